@@ -1,0 +1,91 @@
+# propel - one GNU Makefile; each folder adds its sources in <folder>/<folder>.mk.
+#
+#   make            build everything into build/
+#   make demo       record the bundled demo program and open its trace
+#   make test       run every test; ends with "N passed, N failed, N skipped"
+#   make bench      benchmarks, each beside the same figure for uftrace/perf
+#   make fmt        clang-format the sources
+#   V=1 (verbose), DEVELOPER=1 (-Werror), ASAN=1 (sanitizers)
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+O ?= build
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+LIBS_PC := ncursesw libdw libelf capstone readline sqlite3 libbpf
+
+# Install what the build needs, once (idempotent; sudo when not root).
+DEPS_STAMP := $(O)/.deps-ok
+$(DEPS_STAMP):
+	@mkdir -p $(O)
+	@tests/install-deps.sh build
+	@touch $@
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+CFLAGS_BASE := -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-parameter \
+	-Wno-missing-field-initializers -fno-strict-aliasing -I. -MMD -MP
+ifeq ($(DEVELOPER),1)
+CFLAGS_BASE += -Werror
+endif
+ifeq ($(ASAN),1)
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+endif
+
+pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs = $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null)
+
+# Sources, filled in by the fragments.
+SHARE_SRCS :=
+ENGINE_SRCS :=
+ANALYSIS_SRCS :=
+INJECT_SRCS :=
+KMOD_SRCS :=
+TUI_SRCS :=
+AGENT_SRCS :=
+TEST_TARGETS :=
+ALL_TARGETS :=
+
+include share/share.mk
+include inject/inject.mk
+include kmod/kmod.mk
+include engine/engine.mk
+include analysis/analysis.mk
+include tui/tui.mk
+include tests/tests.mk
+
+all: $(DEPS_STAMP) $(ALL_TARGETS)
+
+$(O)/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(SAN) $(EXTRA_CFLAGS_$(firstword $(subst /, ,$<))) $(CFLAGS) -c -o $@ $<
+
+$(O)/%.o: %.S | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  AS      $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -c -o $@ $<
+
+demo: all
+	@tests/demo.sh
+
+test: all
+	@tests/run.sh
+
+bench: all
+	@tests/bench.sh
+
+fmt:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(O)
+
+.PHONY: all demo test bench fmt clean
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

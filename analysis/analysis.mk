@@ -1,0 +1,2 @@
+# analysis/: pure functions over in-memory events.
+ANALYSIS_SRCS += $(wildcard analysis/*.c)

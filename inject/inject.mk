@@ -1,0 +1,26 @@
+# inject/: the ptrace hijack (host side, linked into propel and propeld) and
+# the agent shared library (inject/agent/, libc + capstone only).
+INJECT_SRCS += $(wildcard inject/*.c)
+
+AGENT_SRCS := $(wildcard inject/agent/*.c) $(wildcard inject/agent/*.S)
+AGENT_OBJS := $(patsubst %,$(O)/pic/%.o,$(AGENT_SRCS))
+AGENT_SO := $(O)/libpropel-agent.so
+AGENT_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
+	-fno-stack-protector $(call pc_cflags,capstone)
+
+$(O)/pic/%.c.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC [so] $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(SAN_AGENT) $(AGENT_CFLAGS) $(CFLAGS) $(AGENT_CFLAGS_$(notdir $*)) -c -o $@ $<
+
+$(O)/pic/%.S.o: %.S | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  AS [so] $<")
+	$(Q)$(CC) $(CFLAGS_BASE) $(AGENT_CFLAGS) -c -o $@ $<
+
+$(AGENT_SO): $(AGENT_OBJS)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ \
+		$(call pc_libs,capstone) -ldl -lpthread
+
+ALL_TARGETS += $(AGENT_SO)

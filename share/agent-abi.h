@@ -1,0 +1,49 @@
+/*
+ * share/agent-abi.h - what the injector calls in the agent.
+ *
+ * The agent (build/libpropel-agent.so) is loaded by LD_PRELOAD (record) or
+ * by dlopen from a ptrace-hijacked thread (attach).  It exports only these
+ * symbols (and, for LD_PRELOAD, __libc_start_main):
+ *
+ *   int propel_agent_start(const char *session_dir,
+ *                          const struct propel_thread_hint *hints,
+ *                          uint32_t nhints, uint32_t flags);
+ *       Activate: create the process's map file in session_dir, instrument
+ *       the functions on every thread's stack (the hints give each stopped
+ *       thread's pc and sp; the agent scans the stack from sp for return
+ *       addresses), install the fault handlers.  Returns 0, -EBUSY when
+ *       already active, or another -errno (and the agent stays inactive).
+ *       Called with every other thread stopped.
+ *
+ *   int propel_agent_stop(void);
+ *       Deactivate: restore every patched byte, stop recording, mark rings
+ *       closed.  Returns the number of patch sites restored, or -errno.
+ *       Called with every other thread stopped.  The library stays loaded
+ *       (threads may still return through its trampolines).
+ *
+ *   int propel_agent_status(void);   1 if active, 0 if not.
+ *
+ * For record, the environment carries the session instead:
+ *   PROPEL_SESSION_DIR=/dev/shm/propel/<session>   (required)
+ *   PROPEL_RING_KB=<size of one thread's ring, KiB> (default 4096)
+ *   PROPEL_TRACE_LIBC=1                             (trace inside libc too)
+ */
+#ifndef PROPEL_SHARE_AGENT_ABI_H
+#define PROPEL_SHARE_AGENT_ABI_H
+
+#include <stdint.h>
+
+#define PROPEL_AGENT_START_SYM "propel_agent_start"
+#define PROPEL_AGENT_STOP_SYM "propel_agent_stop"
+#define PROPEL_AGENT_STATUS_SYM "propel_agent_status"
+#define PROPEL_SHM_ROOT "/dev/shm/propel"
+
+struct propel_thread_hint {
+	uint64_t tid;
+	uint64_t pc;
+	uint64_t sp;
+};
+
+#define PROPEL_START_TRACE_LIBC 1u
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * share/record.h - the trace record: what the agent writes and the engine reads.
+ *
+ * Every event is one 16-byte record (TraceBack 3.1: fixed-size records in
+ * wrap-around buffers).  Word 0 holds the raw TSC shifted left by four bits
+ * with the record type in the low nibble; words a and b are type specific.
+ * A record whose word 0 is zero is an empty slot: the agent zeroes a
+ * sub-buffer before it starts writing into it, and writes word 0 last, so a
+ * record with a non-zero word 0 is complete even after a kill -9.
+ *
+ * TSC values are converted to nanoseconds (CLOCK_MONOTONIC) by the engine,
+ * using the calibration pairs stored in each ring header (share/ring.h).
+ *
+ *   type           a                    b
+ *   ENTRY          function id          call-site id (PROPEL_SITE_NONE if none)
+ *   EXIT           function id          call-site id | PROPEL_EXIT_UNWOUND
+ *   SIGNAL         signo                si_code; followed by ARG(fault addr), ARG(pc)
+ *   ARG            low 32 bits          high 32 bits of a 64-bit argument
+ *   THREAD_START   parent tid           0
+ *   THREAD_EXIT    0                    0
+ *   FORK           child pid            0
+ *   EXEC           0                    0 ; followed by nothing: the path is in the .map file
+ *   PROCESS_EXIT   exit status          0
+ *   SEND, RECV     fd                   bytes; followed by ARG(stream offset), ARG(peer id)
+ *   LOST           records dropped      0
+ *
+ * Function and call-site ids index the per-process map file (share/ring.h).
+ */
+#ifndef PROPEL_SHARE_RECORD_H
+#define PROPEL_SHARE_RECORD_H
+
+#include <stdint.h>
+
+enum propel_rec_type {
+	PROPEL_REC_EMPTY = 0,
+	PROPEL_REC_ENTRY = 1,
+	PROPEL_REC_EXIT = 2,
+	PROPEL_REC_SIGNAL = 3,
+	PROPEL_REC_ARG = 4,
+	PROPEL_REC_THREAD_START = 5,
+	PROPEL_REC_THREAD_EXIT = 6,
+	PROPEL_REC_FORK = 7,
+	PROPEL_REC_EXEC = 8,
+	PROPEL_REC_PROCESS_EXIT = 9,
+	PROPEL_REC_SEND = 10,
+	PROPEL_REC_RECV = 11,
+	PROPEL_REC_LOST = 12,
+	PROPEL_REC_NTYPES
+};
+
+#define PROPEL_SITE_NONE 0x7fffffffu
+#define PROPEL_EXIT_UNWOUND 0x80000000u /* frame left by longjmp/exception */
+
+struct propel_rec {
+	uint64_t w0; /* tsc << 4 | type; zero = empty */
+	uint32_t a;
+	uint32_t b;
+};
+
+_Static_assert(sizeof(struct propel_rec) == 16, "a record is 16 bytes");
+
+static inline uint64_t propel_rdtsc(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline unsigned propel_rec_type(const struct propel_rec *r)
+{
+	return (unsigned)(r->w0 & 0xf);
+}
+
+static inline uint64_t propel_rec_tsc(const struct propel_rec *r)
+{
+	return r->w0 >> 4;
+}
+
+static inline uint64_t propel_rec_w0(uint64_t tsc, unsigned type)
+{
+	return (tsc << 4) | (type & 0xf);
+}
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * share/ring.c - reading ring files (see share/ring.h for the layout and the
+ * commit protocol).  The writer side lives in the agent, which cannot call
+ * into anything but libc; this side is used by the engine and the tests.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "share/ring.h"
+
+int propel_ring_check(const struct propel_ring_hdr *h, size_t file_size,
+		      const char **why)
+{
+	const char *w = NULL;
+
+	if (file_size < PROPEL_RING_HDR_SIZE)
+		w = "file shorter than its header";
+	else if (memcmp(h->magic, PROPEL_RING_MAGIC, 8) != 0)
+		w = "not a propel ring (bad magic)";
+	else if (h->version > PROPEL_RING_VERSION)
+		w = "ring written by a newer propel";
+	else if (h->hdr_size != PROPEL_RING_HDR_SIZE || h->sub_count == 0 ||
+		 h->sub_recs == 0 || h->sub_count > (1u << 16) ||
+		 h->sub_recs > (1u << 26))
+		w = "corrupt ring header";
+	else if (propel_ring_size(h->sub_count, h->sub_recs) > file_size)
+		w = "ring file truncated";
+	if (w) {
+		if (why)
+			*why = w;
+		return h && file_size >= 12 && h->version > PROPEL_RING_VERSION
+			       ? -EPROTO
+			       : -EINVAL;
+	}
+	return 0;
+}
+
+static int walk_sub(const struct propel_ring_hdr *h, uint64_t k,
+		    propel_ring_fn fn, void *arg, int stop_at_empty)
+{
+	const struct propel_rec *r =
+		propel_ring_sub((struct propel_ring_hdr *)h, k);
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < h->sub_recs; i++) {
+		if (r[i].w0 == 0) {
+			if (stop_at_empty)
+				return 0;
+			continue;
+		}
+		ret = fn(&r[i], arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
+		     propel_ring_fn fn, void *arg)
+{
+	uint64_t commits = __atomic_load_n(&h->commits, __ATOMIC_ACQUIRE);
+	uint64_t n = h->sub_count, k, first;
+	int ret;
+
+	if (propel_ring_check(h, file_size, NULL))
+		return -EINVAL;
+	/* The sub-buffer being written is commits % n; the n-1 before it are
+	 * full once the ring has wrapped. */
+	first = commits >= n - 1 ? commits - (n - 1) : 0;
+	for (k = first; k < commits; k++) {
+		/* A full sub-buffer may begin with empty slots only when a
+		 * kill landed between zeroing and committing; skip those. */
+		ret = walk_sub(h, k, fn, arg, 0);
+		if (ret)
+			return ret;
+	}
+	return walk_sub(h, commits, fn, arg, 1);
+}

@@ -1,0 +1,93 @@
+/*
+ * share/ring.h - the ring file: one per traced thread, in the session directory.
+ *
+ * Layout of a ring file (mapped MAP_SHARED by the agent, so it outlives the
+ * process that wrote it):
+ *
+ *   offset 0      struct propel_ring_hdr (one page)
+ *   offset 4096   sub_count sub-buffers of sub_recs records each
+ *
+ * Commit points (TraceBack 3.2).  The writer fills sub-buffer k = commits %
+ * sub_count.  When it is full the writer (propel_ring_commit):
+ *   1. zeroes sub-buffer k+1,
+ *   2. stores the calibration pair (tsc_last, mono_last_ns),
+ *   3. increments commits (release).
+ * A reader therefore finds the newest record without any pointer from the
+ * dead writer: the sub-buffer being written is commits % sub_count and its
+ * records end at the first empty one.  The older, full sub-buffers precede
+ * it in ring order.  A kill between steps 1 and 3 leaves k full and k+1
+ * zero, which the same reading handles.
+ *
+ * The session directory (/dev/shm/propel/<session>/) holds, per process image
+ * (a pid, renewed at exec), a nonce chosen at agent start:
+ *   <pid>.<nonce>.map            text, appended one line per write(2):
+ *       P <pid> <ppid> <nonce> <exe path>           process image
+ *       M <modid> <bias-hex> <path>                  module (load bias)
+ *       F <funcid> <addr-hex> <modid> <flags> <name|->   function
+ *       S <siteid> <addr-hex> <funcid|-1>            call site (address of call)
+ *       E <status>                                   clean exit seen
+ *   <pid>.<nonce>.<tid>.ring     the thread's ring
+ * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library.
+ */
+#ifndef PROPEL_SHARE_RING_H
+#define PROPEL_SHARE_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "share/record.h"
+
+#define PROPEL_RING_MAGIC "PRPLRNG1"
+#define PROPEL_RING_VERSION 1
+#define PROPEL_RING_HDR_SIZE 4096
+#define PROPEL_RING_SUBS 16
+
+#define PROPEL_RING_F_EXITED 1u /* thread exit record written */
+
+struct propel_ring_hdr {
+	char magic[8];
+	uint32_t version;
+	uint32_t hdr_size;
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t nonce;
+	uint32_t sub_count;
+	uint32_t sub_recs;
+	volatile uint64_t commits;
+	uint64_t tsc0;
+	uint64_t mono0_ns;
+	volatile uint64_t tsc_last;
+	volatile uint64_t mono_last_ns;
+	volatile uint32_t flags;
+	char comm[16];
+};
+
+static inline size_t propel_ring_size(uint32_t sub_count, uint32_t sub_recs)
+{
+	return PROPEL_RING_HDR_SIZE +
+	       (size_t)sub_count * sub_recs * sizeof(struct propel_rec);
+}
+
+static inline struct propel_rec *propel_ring_sub(struct propel_ring_hdr *h,
+						 uint64_t k)
+{
+	char *base = (char *)h + PROPEL_RING_HDR_SIZE;
+
+	return (struct propel_rec *)(base + (k % h->sub_count) * h->sub_recs *
+						    sizeof(struct propel_rec));
+}
+
+/*
+ * Reading a ring (engine side; also valid on a live ring, best effort).
+ * Calls fn on every record from oldest to newest; stops if fn returns
+ * non-zero and returns that value.  Returns -EINVAL on a malformed header.
+ */
+typedef int (*propel_ring_fn)(const struct propel_rec *r, void *arg);
+int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
+		     propel_ring_fn fn, void *arg);
+
+/* Check a mapped header; 0 or -EINVAL/-EPROTO with *why set. */
+int propel_ring_check(const struct propel_ring_hdr *h, size_t file_size,
+		      const char **why);
+
+#endif

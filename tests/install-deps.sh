@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# tests/install-deps.sh [build|test|bench] - install the Debian packages propel
+# needs, only those missing (idempotent); sudo when not root.
+set -e
+pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
+  libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
+  zlib1g-dev libzstd-dev"
+pkgs_test="tmux sqlite3 g++ iproute2 openssh-server openssh-client procps"
+pkgs_bench="uftrace linux-perf hyperfine nginx wrk"
+want=$pkgs_build
+case "${1:-build}" in
+test) want="$pkgs_build $pkgs_test" ;;
+bench) want="$pkgs_build $pkgs_test $pkgs_bench" ;;
+esac
+missing=()
+for p in $want; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "propel: installing ${missing[*]}" >&2
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >/dev/null || true
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,19 @@
+# tests/lib.sh - helpers for end-to-end test scripts (source it).
+#   pass NAME | fail NAME WHY | skip NAME WHY | need_root NAME
+#   check NAME CMD...        pass if CMD succeeds, fail otherwise
+#   expect_diff NAME EXPECTED ACTUAL   pass if files are equal (diff shown)
+: "${PROPEL_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${PROPEL:=$PROPEL_TOP/build/propel}"
+export PROPEL_TOP PROPEL
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1: ${2:-}"; }
+skip() { echo "SKIP $1: ${2:-}"; }
+check() {
+	local name=$1; shift
+	if "$@"; then pass "$name"; else fail "$name" "command failed: $*"; fi
+}
+expect_diff() {
+	if diff -u "$2" "$3"; then pass "$1"; else fail "$1" "output differs from $2"; fi
+}
+is_root() { [ "$(id -u)" -eq 0 ]; }
+tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# tests/run.sh [PATTERN] - run every test: unit programs (build/tests/unit/*)
+# and end-to-end scripts (tests/e2e/*.sh), optionally only those whose name
+# matches PATTERN.  Each test prints lines "PASS name", "FAIL name: why" or
+# "SKIP name: why" (tests/lib.sh helps); a test that prints none counts as
+# one result by its exit status (0 pass, 77 skip, else fail).
+# Ends with the line "N passed, N failed, N skipped"; exits 1 on any failure.
+cd "$(dirname "$0")/.." || exit 1
+tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
+export PROPEL_TOP=$PWD PROPEL=$PWD/build/propel
+pat=${1:-}
+pass=0 fail=0 skip=0
+logdir=build/test-logs
+mkdir -p "$logdir"
+run_one() {
+	local name=$1; shift
+	local log=$logdir/$name.log out rc
+	[ -n "$pat" ] && [[ $name != *$pat* ]] && return
+	printf '%-40s ' "$name"
+	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1
+	rc=$?
+	local p f s
+	p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
+	if [ $((p + f + s)) -eq 0 ]; then
+		case $rc in 0) p=1 ;; 77) s=1 ;; *) f=1 ;; esac
+	elif [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then
+		f=1; echo "FAIL $name: exited with status $rc" >>"$log"
+	fi
+	[ $rc -eq 124 ] && echo "FAIL $name: timed out" >>"$log"
+	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	if [ "$f" -gt 0 ]; then
+		echo "FAIL ($p passed, $f failed, $s skipped)"
+		grep -E '^(FAIL|SKIP)' "$log" | head -20 | sed 's/^/    /'
+		tail -n 15 "$log" | sed 's/^/    | /'
+	elif [ "$s" -gt 0 ]; then
+		echo "ok ($p passed, $s skipped)"
+		grep '^SKIP' "$log" | head -5 | sed 's/^/    /'
+	else
+		echo "ok ($p passed)"
+	fi
+}
+for t in build/tests/unit/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	run_one "unit/$(basename "$t")" "$t"
+done
+for t in tests/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	run_one "e2e/$(basename "$t" .sh)" bash "$t"
+done
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]
