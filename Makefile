@@ -72,13 +72,13 @@ $(O)/%.o: %.S | $(DEPS_STAMP)
 	$(Q)$(CC) $(CFLAGS_BASE) $(CFLAGS) -c -o $@ $<
 
 demo: all
-	@tests/demo.sh
+	@O=$(O) tests/demo.sh
 
 test: all
-	@tests/run.sh
+	@O=$(O) tests/run.sh $(T)
 
 bench: all
-	@tests/bench.sh
+	@O=$(O) tests/bench.sh
 
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -3,7 +3,10 @@
 #   check NAME CMD...        pass if CMD succeeds, fail otherwise
 #   expect_diff NAME EXPECTED ACTUAL   pass if files are equal (diff shown)
 : "${PROPEL_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
-: "${PROPEL:=$PROPEL_TOP/build/propel}"
+: "${O:=build}"
+: "${PROPEL:=$PROPEL_TOP/$O/propel}"
+export O
+AGENT_SO=$PROPEL_TOP/$O/libpropel-agent.so
 export PROPEL_TOP PROPEL
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: ${2:-}"; }

@@ -7,10 +7,11 @@
 # Ends with the line "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
 tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
-export PROPEL_TOP=$PWD PROPEL=$PWD/build/propel
+O=${O:-build}
+export PROPEL_TOP=$PWD PROPEL=$PWD/$O/propel O
 pat=${1:-}
 pass=0 fail=0 skip=0
-logdir=build/test-logs
+logdir=$O/test-logs
 mkdir -p "$logdir"
 run_one() {
 	local name=$1; shift
@@ -39,7 +40,7 @@ run_one() {
 		echo "ok ($p passed)"
 	fi
 }
-for t in build/tests/unit/*; do
+for t in "$O"/tests/unit/*; do
 	[ -x "$t" ] && [ -f "$t" ] || continue
 	run_one "unit/$(basename "$t")" "$t"
 done
