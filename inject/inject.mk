@@ -23,4 +23,6 @@ $(AGENT_SO): $(AGENT_OBJS)
 	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ \
 		$(call pc_libs,capstone) -ldl -lpthread
 
+AGENT_CFLAGS_hot := -mgeneral-regs-only
+
 ALL_TARGETS += $(AGENT_SO)

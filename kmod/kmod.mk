@@ -1,2 +1,43 @@
-# kmod/: the eBPF vital-sign collector (filled in by the vitals work).
-KMOD_SRCS +=
+# kmod/: the eBPF vital-sign collector (kmod/vitals.bpf.c, loader kmod/vitals.c,
+# /proc fallback kmod/vitals-proc.c).
+#
+#   $(O)/kmod/vmlinux.h      bpftool btf dump of /sys/kernel/btf/vmlinux
+#   $(O)/kmod/vitals.bpf.o   clang -target bpf -g -O2
+#   $(O)/kmod/vitals.skel.h  bpftool gen skeleton
+#
+# Where bpftool, clang or the kernel's BTF is missing at build time the
+# skeleton is a stub defining VITALS_SKEL_MISSING (with the reason): propel
+# still builds, and the collector runs on its /proc fallback and says why.
+KMOD_SRCS += $(wildcard kmod/*.c)
+KMOD_SRCS := $(filter-out %.bpf.c,$(KMOD_SRCS))
+
+BPFTOOL ?= bpftool
+BPF_CLANG ?= clang
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+KMOD_O := $(O)/kmod
+
+EXTRA_CFLAGS_kmod = -I$(KMOD_O) $(call pc_cflags,libbpf)
+
+$(KMOD_O)/vmlinux.h: | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BTF     $@")
+	$(Q)if command -v $(BPFTOOL) >/dev/null 2>&1 && [ -r $(VMLINUX_BTF) ]; then \
+		$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@; \
+	else echo '/* no bpftool or no kernel BTF */' > $@; fi
+
+$(KMOD_O)/vitals.bpf.o: kmod/vitals.bpf.c kmod/vitals.h $(KMOD_O)/vmlinux.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  BPF     $<")
+	$(Q)if command -v $(BPF_CLANG) >/dev/null 2>&1 && grep -q 'struct task_struct {' $(KMOD_O)/vmlinux.h; then \
+		$(BPF_CLANG) -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 \
+			-I$(KMOD_O) -Ikmod $(call pc_cflags,libbpf) -c $< -o $@; \
+	else : > $@; fi
+
+$(KMOD_O)/vitals.skel.h: $(KMOD_O)/vitals.bpf.o
+	$(if $(Q),@echo "  SKEL    $@")
+	$(Q)if [ -s $< ] && command -v $(BPFTOOL) >/dev/null 2>&1; then \
+		$(BPFTOOL) gen skeleton $< name vitals_bpf > $@.tmp && mv $@.tmp $@; \
+	else printf '#define VITALS_SKEL_MISSING "%s"\n' \
+		"propel was built without bpftool/clang/kernel BTF" > $@; fi
+
+$(O)/kmod/vitals.o: $(KMOD_O)/vitals.skel.h

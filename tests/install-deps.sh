@@ -6,7 +6,7 @@ pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
   zlib1g-dev libzstd-dev"
 pkgs_test="tmux sqlite3 g++ iproute2 openssh-server openssh-client procps"
-pkgs_bench="uftrace linux-perf hyperfine nginx wrk"
+pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
 case "${1:-build}" in
 test) want="$pkgs_build $pkgs_test" ;;

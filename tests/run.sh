@@ -16,6 +16,7 @@ mkdir -p "$logdir"
 run_one() {
 	local name=$1; shift
 	local log=$logdir/$name.log out rc
+	mkdir -p "$(dirname "$log")"
 	[ -n "$pat" ] && [[ $name != *$pat* ]] && return
 	printf '%-40s ' "$name"
 	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1

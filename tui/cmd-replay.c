@@ -1,18 +1,270 @@
 /*
- * tui/cmd-replay.c - `propel replay`: placeholder until its issue lands.
+ * tui/cmd-replay.c - `propel replay [--format=text|jsonl] [--pid P] [--tid T]
+ * [DB]`: print a recorded session's events.  Options and printing only; the
+ * walk (order, leaf calls, durations, names) is engine/replay.c.
+ *
+ * text is uftrace's replay layout: "# DURATION     TID     FUNCTION", a leaf
+ * call on one line ("foo();"), a nested one as "foo() {" ... "} (comment foo)",
+ * durations in uftrace's units, other events as comment lines.
+ * jsonl is one object per event with the fields DESIGN.md names.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/replay.h"
+#include "engine/session.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
+enum { REPLAY_TEXT, REPLAY_JSONL };
+
+/* uftrace's duration column: 10 characters, truncated, us/ms/s. */
+static void cmd_replay_dur(char *buf, size_t n, int64_t ns)
+{
+	static const char *const unit[] = { "us", "ms", " s" };
+	uint64_t t, frac;
+	int u = 0;
+
+	if (ns < 0) {
+		snprintf(buf, n, "%10s", "");
+		return;
+	}
+	t = (uint64_t)ns / 1000;
+	frac = (uint64_t)ns % 1000;
+	while (t >= 1000 && u < 2) {
+		frac = t % 1000;
+		t /= 1000;
+		u++;
+	}
+	snprintf(buf, n, "%3" PRIu64 ".%03" PRIu64 " %s", t, frac, unit[u]);
+}
+
+static const char *cmd_replay_signame(int signo)
+{
+	const char *s = sigabbrev_np(signo);
+
+	return s ? s : "?";
+}
+
+static int cmd_replay_text(const struct replay_event *ev, void *arg)
+{
+	char dur[32], name[512];
+	int ind = ev->depth > 0 ? ev->depth * 2 : 0;
+	const char *fn;
+
+	if (ev->kind == SK_EXIT && ev->leaf)
+		return 0;
+	fn = ev->func ? replay_short_name(ev->func, name, sizeof(name)) : "?";
+	cmd_replay_dur(dur, sizeof(dur),
+		       ev->kind == SK_EXIT || ev->leaf ? ev->dur_ns : -1);
+	printf(" %s [%6" PRId64 "] | %*s", dur, ev->tid, ind, "");
+	switch (ev->kind) {
+	case SK_ENTRY:
+		printf(ev->leaf ? "%s();\n" : "%s() {\n", fn);
+		break;
+	case SK_EXIT:
+		printf("} /* %s */\n", fn);
+		break;
+	case SK_SIGNAL:
+		printf("/* signal: SIG%s (%" PRId64 ") addr=0x%" PRIx64
+		       " pc=0x%" PRIx64 " */\n",
+		       cmd_replay_signame((int)ev->arg[0]), ev->arg[0],
+		       (uint64_t)ev->arg[1], (uint64_t)ev->arg[2]);
+		break;
+	case SK_FORK:
+		printf("/* fork: child %" PRId64 " */\n", ev->arg[0]);
+		break;
+	case SK_PROCESS_EXIT:
+		printf("/* process_exit: status %" PRId64 " */\n", ev->arg[0]);
+		break;
+	case SK_THREAD_START:
+		printf("/* thread_start: parent %" PRId64 " */\n", ev->arg[0]);
+		break;
+	case SK_SEND:
+	case SK_RECV:
+		printf("/* %s: fd %" PRId64 ", %" PRId64 " bytes */\n",
+		       session_kind_name(ev->kind), ev->arg[0], ev->arg[1]);
+		break;
+	case SK_LOST:
+		printf("/* lost: %" PRId64 " records */\n", ev->arg[0]);
+		break;
+	default:
+		printf("/* %s */\n", session_kind_name(ev->kind)
+					     ? session_kind_name(ev->kind)
+					     : "unknown");
+		break;
+	}
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static void cmd_replay_jstr(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
+{
+	const char *k = session_kind_name(ev->kind);
+
+	printf("{\"kind\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
+	       ",\"ts_ns\":%" PRId64,
+	       k ? k : "unknown", ev->pid, ev->tid, ev->ts_ns);
+	switch (ev->kind) {
+	case SK_ENTRY:
+	case SK_EXIT:
+		fputs(",\"func\":", stdout);
+		cmd_replay_jstr(ev->func ? ev->func : "?");
+		printf(",\"depth\":%d", ev->depth);
+		if (ev->kind == SK_ENTRY && ev->file) {
+			fputs(",\"file\":", stdout);
+			cmd_replay_jstr(ev->file);
+			printf(",\"line\":%d", ev->line);
+		}
+		break;
+	case SK_SIGNAL:
+		printf(",\"signo\":%" PRId64 ",\"addr\":%" PRIu64, ev->arg[0],
+		       (uint64_t)ev->arg[1]);
+		break;
+	case SK_SEND:
+	case SK_RECV:
+		printf(",\"fd\":%" PRId64 ",\"bytes\":%" PRId64, ev->arg[0],
+		       ev->arg[1]);
+		break;
+	case SK_FORK:
+		printf(",\"child\":%" PRId64, ev->arg[0]);
+		break;
+	case SK_PROCESS_EXIT:
+		printf(",\"status\":%" PRId64, ev->arg[0]);
+		break;
+	case SK_LOST:
+		printf(",\"count\":%" PRId64, ev->arg[0]);
+		break;
+	}
+	fputs("}\n", stdout);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int cmd_replay_num(const char *opt, const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || !*s || *end || v <= 0) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "replay: %s %s", opt, s);
+		propel_report(what, 0, "not a positive number");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
 static int cmd_replay_exec(int argc, char **argv)
 {
-	propel_report("replay", 0, "not implemented yet");
-	return 1;
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "tid", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct replay_filter filt = { 0, 0 };
+	struct session *s = NULL;
+	const char *db = PROPEL_SESSION_DEFAULT;
+	char *cause = NULL, what[64];
+	int fmt = REPLAY_TEXT, c, err;
+	static char obuf[1 << 16];
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:p:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "text") == 0) {
+				fmt = REPLAY_TEXT;
+			} else if (strcmp(optarg, "jsonl") == 0) {
+				fmt = REPLAY_JSONL;
+			} else {
+				snprintf(what, sizeof(what), "replay: --format=%s",
+					 optarg);
+				propel_report(what, 0,
+					      "unknown format (text or jsonl)");
+				return 2;
+			}
+			break;
+		case 'p':
+		case 't':
+			if (cmd_replay_num(c == 'p' ? "--pid" : "--tid", optarg,
+					   c == 'p' ? &filt.pid : &filt.tid) < 0)
+				return 2;
+			break;
+		case 'h': /* tui/propel.c answers --help before exec */
+			printf("usage: propel replay %s\n\n%s\n",
+			       cmd_replay_entry.usage, cmd_replay_entry.summary);
+			return 0;
+		default:
+			propel_report("replay", 0,
+				      "bad option (see propel replay --help)");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		db = argv[optind++];
+	if (optind < argc) {
+		propel_report("replay", 0,
+			      "too many arguments (see propel replay --help)");
+		return 2;
+	}
+	err = session_open(db, SESSION_READ, &s, &cause);
+	if (err) {
+		propel_report("replay", err, cause);
+		free(cause);
+		return 1;
+	}
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	if (fmt == REPLAY_TEXT)
+		printf("# DURATION     TID     FUNCTION\n");
+	err = replay_walk(s, &filt,
+			  fmt == REPLAY_TEXT ? cmd_replay_text : cmd_replay_jsonl,
+			  NULL, &cause);
+	if (fflush(stdout) != 0 && !err)
+		err = -EIO;
+	session_close(s);
+	if (err) {
+		propel_report("replay", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
 }
 
 const struct propel_cmd cmd_replay_entry = {
 	.name = "replay",
-	.usage = "",
-	.summary = "not implemented yet",
+	.usage = "[--format=text|jsonl] [--pid P] [--tid T] [DB]",
+	.summary = "print a session's events, thread by thread (default DB "
+		   "./propel.db)\n"
+		   "  --format=text   uftrace-like call tree with durations "
+		   "(default)\n"
+		   "  --format=jsonl  one JSON object per event\n"
+		   "  --pid P, --tid T  only that process / thread",
 	.exec = cmd_replay_exec,
 };

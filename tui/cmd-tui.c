@@ -1,18 +1,915 @@
 /*
- * tui/cmd-tui.c - `propel tui`: placeholder until its issue lands.
+ * tui/cmd-tui.c - `propel tui [DB]` (and `propel DB`): the TUI core.
+ *
+ * Owns the session, its reconstruction (engine/reconstruct.h) and the
+ * cursor (engine/cursor.h); lays out the panes (one struct view each, from
+ * the ops tables of tui/view-*.c), routes keys, runs `:` commands from a
+ * descriptor table, and draws the status line
+ *   pid:tid  function  file:line  event N/M
+ * Every exit path goes through screen_fini(), which restores the terminal.
+ *
+ * Layout: below 160 columns the panes stack (source above trace above
+ * threads); from 160 columns the trace takes the left half.  The aux slot
+ * (source by default) can show any other view (`:view vitals`).  A session
+ * that crashed opens at the faulting event with its stack expanded; a hang
+ * snapshot opens with the threads pane focused and large, one line per
+ * thread.
  */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/cursor.h"
+#include "engine/reconstruct.h"
+#include "engine/session.h"
+#include "engine/symbols.h"
 #include "share/log.h"
 #include "tui/cmd.h"
+#include "tui/screen.h"
+#include "tui/tui-core.h"
+#include "tui/view.h"
+
+/* the vitals view is another engineer's file: link it when present */
+extern const struct view_ops view_vitals_ops __attribute__((weak));
+
+#define TUI_MIN_COLS 40
+#define TUI_MIN_ROWS 10
+#define TUI_MAXVIEWS 8
+
+enum { SLOT_AUX, SLOT_TRACE, SLOT_THREADS, NSLOTS };
+
+struct tui {
+	struct session *s;
+	struct recon *r;
+	struct cursor *c;
+	struct symbols *sym;
+	struct view views[TUI_MAXVIEWS];
+	int nviews;
+	int slot[NSLOTS]; /* index into views */
+	int focus;        /* slot */
+	int interleave;
+	int help;
+	int quit;
+	char srcpath[1024];
+	char search[128];
+	int bench; /* PROPEL_TUI_BENCH: print timings to stderr at exit */
+};
+
+static struct tui *tui_of(struct view *v)
+{
+	return v->tui;
+}
+
+struct session *view_session(struct view *v)
+{
+	return tui_of(v)->s;
+}
+
+struct recon *tui_recon(struct view *v)
+{
+	return tui_of(v)->r;
+}
+
+struct cursor *tui_cursor(struct view *v)
+{
+	return tui_of(v)->c;
+}
+
+int tui_interleaved(struct view *v)
+{
+	return tui_of(v)->interleave;
+}
+
+int64_t view_cursor_event(struct view *v)
+{
+	return cursor_event_id(tui_of(v)->c);
+}
+
+int64_t view_cursor_ts(struct view *v)
+{
+	const struct recon_ev *e = cursor_event(tui_of(v)->c);
+
+	return e ? e->ts : 0;
+}
+
+void view_cursor_thread(struct view *v, int *pid, int *tid)
+{
+	struct tui *t = tui_of(v);
+	int th = cursor_thread(t->c);
+
+	*pid = *tid = 0;
+	if (th < t->r->nthreads) {
+		*pid = t->r->threads[th].pid;
+		*tid = t->r->threads[th].tid;
+	}
+}
+
+void view_time_span(struct view *v, int64_t *first_ns, int64_t *last_ns)
+{
+	*first_ns = tui_of(v)->r->first_ts;
+	*last_ns = tui_of(v)->r->last_ts;
+}
+
+static void tui_moved(struct tui *t)
+{
+	int i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (t->views[i].ops->moved)
+			t->views[i].ops->moved(&t->views[i]);
+}
+
+int view_goto_ts(struct view *v, int64_t ts_ns, char **cause)
+{
+	int err = cursor_goto_ts(tui_of(v)->c, ts_ns, cause);
+
+	if (!err)
+		tui_moved(tui_of(v));
+	return err;
+}
+
+int view_goto_event(struct view *v, int64_t event_id, char **cause)
+{
+	int err = cursor_goto_event(tui_of(v)->c, event_id, cause);
+
+	if (!err)
+		tui_moved(tui_of(v));
+	return err;
+}
+
+static int tui_find_view(struct tui *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (strcmp(t->views[i].ops->name, name) == 0)
+			return i;
+	return -1;
+}
+
+int view_focus(struct view *v, const char *name)
+{
+	struct tui *t = tui_of(v);
+	int i = tui_find_view(t, name), s;
+
+	if (i < 0)
+		return -ENOENT;
+	for (s = 0; s < NSLOTS; s++)
+		if (t->slot[s] == i) {
+			t->focus = s;
+			return 0;
+		}
+	t->slot[SLOT_AUX] = i;
+	t->focus = SLOT_AUX;
+	return 0;
+}
+
+/* ---- source locations ---- */
+
+static char *find_source(struct tui *t, const char *file)
+{
+	char buf[2048], *dirs, *d, *save;
+	const char *base;
+	struct stat st;
+
+	if (!file || !*file)
+		return NULL;
+	if (file[0] == '/' && stat(file, &st) == 0)
+		return strdup(file);
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	dirs = strdup(t->srcpath);
+	if (!dirs)
+		return NULL;
+	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", d, file);
+		if (file[0] != '/' && stat(buf, &st) == 0)
+			goto found;
+		snprintf(buf, sizeof(buf), "%s/%s", d, base);
+		if (stat(buf, &st) == 0)
+			goto found;
+	}
+	free(dirs);
+	return NULL;
+found:
+	free(dirs);
+	return strdup(buf);
+}
+
+static char *proc_exe(struct tui *t, int pid)
+{
+	sqlite3_stmt *st;
+	char *exe = NULL;
+
+	if (sqlite3_prepare_v2(session_db(t->s),
+			       "SELECT exe FROM processes WHERE pid=? ORDER BY "
+			       "id DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_int(st, 1, pid);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		exe = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return exe;
+}
+
+int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
+	       char **path)
+{
+	struct tui *t = tui_of(v);
+	const struct recon_ev *e = &t->r->threads[th].ev[idx];
+	int err;
+
+	*path = NULL;
+	*file = NULL;
+	*line = 0;
+	if (e->kind == SK_SIGNAL) {
+		struct recon_row row;
+		char *exe;
+
+		if (!recon_row(t->r, e->id, &row) && row.arg2 &&
+		    (exe = proc_exe(t, t->r->threads[th].pid))) {
+			char *p = find_source(t, exe), *cause = NULL;
+			struct symbols_mod *m;
+			const char *f;
+			int l;
+
+			if (!t->sym)
+				t->sym = symbols_new();
+			m = p && t->sym ? symbols_module(t->sym, p, 0, &cause) : NULL;
+			free(cause);
+			free(p);
+			free(exe);
+			if (m && !symbols_srcline(m, (uint64_t)row.arg2, &f, &l)) {
+				*file = strdup(f);
+				*line = l;
+				*path = find_source(t, f);
+				return 0;
+			}
+		}
+	}
+	err = recon_event_site(t->r, th, idx, file, line);
+	if (err)
+		return err;
+	*path = find_source(t, *file);
+	return 0;
+}
+
+/* ---- event text ---- */
+
+static const char *signame(int signo)
+{
+	static const char *const n[] = {
+		[4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE",
+		[9] = "SIGKILL", [11] = "SIGSEGV", [13] = "SIGPIPE",
+		[15] = "SIGTERM", [2] = "SIGINT",
+	};
+
+	return signo > 0 && signo < 16 && n[signo] ? n[signo] : "signal";
+}
+
+void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
+{
+	struct tui *t = tui_of(v);
+	const struct recon_thread *thr = &t->r->threads[th];
+	const struct recon_ev *e = &thr->ev[idx];
+	const char *fn = recon_func_name(t->r, e->func);
+	struct recon_row row;
+
+	switch (e->kind) {
+	case SK_ENTRY:
+		if (e->match < 0)
+			snprintf(buf, size, "%s() {%s", fn,
+				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
+							    "wrapped)"
+							  : "");
+		else if (e->flags & RECON_F_FOLDED)
+			snprintf(buf, size, "%s() { ... }  %lld events", fn,
+				 (long long)(e->match - idx + 1));
+		else
+			snprintf(buf, size, "%s() {", fn);
+		return;
+	case SK_EXIT:
+		snprintf(buf, size, "} /* %s */", fn);
+		return;
+	}
+	recon_row(t->r, e->id, &row);
+	switch (e->kind) {
+	case SK_SIGNAL:
+		snprintf(buf, size, "*** %s (signal %lld) addr 0x%llx ***",
+			 signame((int)row.arg0), (long long)row.arg0,
+			 (unsigned long long)row.arg1);
+		break;
+	case SK_SEND:
+	case SK_RECV: {
+		int ot;
+		int64_t oi;
+
+		if (!recon_peer(t->r, th, idx, &ot, &oi))
+			snprintf(buf, size, "%s fd=%lld %lld bytes %s %d:%d",
+				 e->kind == SK_SEND ? "send" : "recv",
+				 (long long)row.arg0, (long long)row.arg1,
+				 e->kind == SK_SEND ? "->" : "<-",
+				 t->r->threads[ot].pid, t->r->threads[ot].tid);
+		else
+			snprintf(buf, size, "%s fd=%lld %lld bytes",
+				 e->kind == SK_SEND ? "send" : "recv",
+				 (long long)row.arg0, (long long)row.arg1);
+		break;
+	}
+	case SK_FORK:
+		snprintf(buf, size, "fork -> pid %lld", (long long)row.arg0);
+		break;
+	case SK_PROCESS_EXIT:
+		snprintf(buf, size, "process exit (status %lld)",
+			 (long long)row.arg0);
+		break;
+	default:
+		snprintf(buf, size, "%s",
+			 session_kind_name(e->kind) ? session_kind_name(e->kind)
+						    : "?");
+	}
+}
+
+/* ---- commands ---- */
+
+struct tui_cmd {
+	const char *name;
+	const char *alias;
+	const char *usage;
+	int (*exec)(struct tui *t, int argc, char **argv, char **cause);
+};
+
+static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
+{
+	int64_t fr[64];
+	int n = cursor_backtrace(t->c, fr, 64), i, len;
+	const struct recon_thread *th = &t->r->threads[cursor_thread(t->c)];
+	char buf[512];
+
+	len = snprintf(buf, sizeof(buf), "bt: %d frame%s:", n, n == 1 ? "" : "s");
+	for (i = 0; i < n && i < 64 && len < (int)sizeof(buf); i++)
+		len += snprintf(buf + len, sizeof(buf) - len, " #%d %s", i,
+				recon_func_name(t->r, th->ev[fr[i]].func));
+	screen_message("%s", buf);
+	return 0;
+}
+
+static int cmd_thread(struct tui *t, int argc, char **argv, char **cause)
+{
+	int i;
+
+	if (argc < 2) {
+		char buf[512];
+		int len = 0;
+
+		for (i = 0; i < t->r->nthreads && len < (int)sizeof(buf); i++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%d %d:%d",
+					i ? ", " : "", i + 1, t->r->threads[i].pid,
+					t->r->threads[i].tid);
+		screen_message("threads: %s", buf);
+		return 0;
+	}
+	return cursor_switch_thread(t->c, strtol(argv[1], NULL, 0), cause);
+}
+
+static int cmd_break(struct tui *t, int argc, char **argv, char **cause)
+{
+	int err;
+
+	if (argc < 2)
+		return propel_cause(cause, -EINVAL, "usage: break FUNC");
+	err = cursor_break_add(t->c, argv[1], cause);
+	if (!err)
+		screen_message("breakpoint at %s (%d set); `continue` stops there",
+			       argv[1], cursor_break_count(t->c));
+	return err;
+}
+
+static int cmd_delete(struct tui *t, int argc, char **argv, char **cause)
+{
+	cursor_break_clear(t->c);
+	screen_message("breakpoints deleted");
+	return 0;
+}
+
+static int cmd_goto(struct tui *t, int argc, char **argv, char **cause)
+{
+	char *end;
+	long long v;
+
+	if (argc < 2)
+		return propel_cause(cause, -EINVAL,
+				    "usage: goto EVENT-ID | goto @TIME-NS");
+	if (argv[1][0] == '@') {
+		v = strtoll(argv[1] + 1, &end, 0);
+		if (*end)
+			return propel_cause(cause, -EINVAL, "bad time %s", argv[1]);
+		return cursor_goto_ts(t->c, v, cause);
+	}
+	v = strtoll(argv[1], &end, 0);
+	if (*end)
+		return propel_cause(cause, -EINVAL, "bad event id %s", argv[1]);
+	return cursor_goto_event(t->c, v, cause);
+}
+
+static int cmd_directory(struct tui *t, int argc, char **argv, char **cause)
+{
+	size_t len = strlen(t->srcpath);
+
+	if (argc < 2) {
+		screen_message("source path: %s", t->srcpath);
+		return 0;
+	}
+	snprintf(t->srcpath + len, sizeof(t->srcpath) - len, "%s%s",
+		 len ? ":" : "", argv[1]);
+	screen_message("source path: %s", t->srcpath);
+	return 0;
+}
+
+static int cmd_view(struct tui *t, int argc, char **argv, char **cause)
+{
+	int i;
+
+	if (argc < 2)
+		return propel_cause(cause, -EINVAL, "usage: view NAME");
+	i = tui_find_view(t, argv[1]);
+	if (i < 0)
+		return propel_cause(cause, -ENOENT, "no view \"%s\"", argv[1]);
+	return view_focus(&t->views[i], argv[1]);
+}
+
+static int cmd_interleave(struct tui *t, int argc, char **argv, char **cause)
+{
+	t->interleave = !t->interleave;
+	screen_message("trace: %s", t->interleave ? "all threads by time"
+						   : "call tree of one thread");
+	return 0;
+}
+
+static int cmd_help(struct tui *t, int argc, char **argv, char **cause)
+{
+	t->help = 1;
+	return 0;
+}
+
+static int cmd_quit(struct tui *t, int argc, char **argv, char **cause)
+{
+	t->quit = 1;
+	return 0;
+}
+
+static const struct tui_cmd tui_cmds[] = {
+	{ "bt", "backtrace", "bt", cmd_bt },
+	{ "thread", "t", "thread [N]", cmd_thread },
+	{ "break", "b", "break FUNC", cmd_break },
+	{ "delete", "d", "delete (all breakpoints)", cmd_delete },
+	{ "goto", "g", "goto EVENT-ID | goto @TIME-NS", cmd_goto },
+	{ "directory", "dir", "directory DIR (source path)", cmd_directory },
+	{ "view", NULL, "view NAME", cmd_view },
+	{ "interleave", NULL, "interleave (toggle)", cmd_interleave },
+	{ "help", "h", "help", cmd_help },
+	{ "quit", "q", "quit", cmd_quit },
+};
+
+static void tui_do_move(struct tui *t, enum cursor_move m)
+{
+	char *cause = NULL;
+
+	if (cursor_move(t->c, m, &cause))
+		screen_error("%s: %s", cursor_move_name(m),
+			     cause ? cause : "cannot move");
+	else
+		tui_moved(t);
+	free(cause);
+}
+
+static void tui_command(struct tui *t, char *line)
+{
+	char *argv[16], *save, *tok;
+	char *cause = NULL;
+	int argc = 0, m, i, err = 0, used = 0;
+
+	for (tok = strtok_r(line, " \t", &save); tok && argc < 15;
+	     tok = strtok_r(NULL, " \t", &save))
+		argv[argc++] = tok;
+	argv[argc] = NULL;
+	if (!argc)
+		return;
+	m = cursor_move_parse(argv[0]);
+	if (m >= 0 && strlen(argv[0]) > 1) {
+		tui_do_move(t, m);
+		return;
+	}
+	for (i = 0; i < (int)(sizeof(tui_cmds) / sizeof(tui_cmds[0])); i++) {
+		if (strcmp(argv[0], tui_cmds[i].name) == 0 ||
+		    (tui_cmds[i].alias && strcmp(argv[0], tui_cmds[i].alias) == 0)) {
+			err = tui_cmds[i].exec(t, argc, argv, &cause);
+			if (!err)
+				tui_moved(t);
+			used = 1;
+			break;
+		}
+	}
+	if (m >= 0 && !used) { /* one-letter gdb abbreviations: s, n, c */
+		tui_do_move(t, m);
+		return;
+	}
+	for (i = -1; !used && i < t->nviews; i++) {
+		struct view *v = i < 0 ? &t->views[t->slot[t->focus]] : &t->views[i];
+
+		if (!v->ops->command)
+			continue;
+		err = v->ops->command(v, argc, argv, &cause);
+		used = err != 0;
+	}
+	if (!used)
+		err = propel_cause(&cause, -EINVAL,
+				   "undefined command: \"%s\" (try :help)", argv[0]);
+	if (err < 0)
+		screen_error("%s", cause ? cause : strerror(-err));
+	free(cause);
+}
+
+static void tui_search(struct tui *t, const char *what)
+{
+	const struct recon *r = t->r;
+	int th = cursor_thread(t->c);
+	const struct recon_thread *thr = &r->threads[th];
+	int64_t i, n = thr->n;
+
+	if (*what)
+		snprintf(t->search, sizeof(t->search), "%s", what);
+	if (!t->search[0])
+		return;
+	for (i = 1; i <= n; i++) {
+		int64_t j = (cursor_index(t->c) + i) % n;
+
+		if (thr->ev[j].kind == SK_ENTRY &&
+		    strstr(recon_func_name(r, thr->ev[j].func), t->search)) {
+			cursor_goto(t->c, th, j, NULL);
+			tui_moved(t);
+			if (j < cursor_index(t->c) || i + cursor_index(t->c) >= n)
+				screen_message("search wrapped");
+			return;
+		}
+	}
+	screen_error("not found: %s", t->search);
+}
+
+/* ---- drawing ---- */
+
+static const char tui_help_text[] =
+	"propel TUI - keys (gdb single-key style; uppercase = reverse)\n"
+	"  s / S      step / reverse-step (a send steps into its receiver)\n"
+	"  n / N      next / reverse-next (over calls)\n"
+	"  f / F      finish / reverse-finish (out of the function)\n"
+	"  c / C      continue / reverse-continue (to a signal or break)\n"
+	"  Up/Down    move the cursor line   PgUp/PgDn  page   Home/End\n"
+	"  Enter/Spc  fold or unfold the call at the cursor\n"
+	"  + / -      unfold / fold all calls inside it\n"
+	"  a          all threads interleaved by time (toggle)\n"
+	"  Tab        next pane          / TEXT   search a function\n"
+	"  :          command line: step reverse-step next reverse-next finish\n"
+	"             reverse-finish continue reverse-continue bt thread N\n"
+	"             break FUNC delete goto ID|@NS directory DIR view NAME\n"
+	"  ?          this help (any key closes)        q  quit\n";
+
+static void draw_help(struct tui *t, int cols, int rows)
+{
+	struct screen_rect r;
+	const char *p = tui_help_text;
+	int y = 1, i;
+
+	r.w = cols < 76 ? cols : 76;
+	r.h = rows - 2 < 18 ? rows - 2 : 18;
+	r.x = (cols - r.w) / 2;
+	r.y = (rows - 2 - r.h) / 2;
+	screen_clear(&r);
+	screen_box(&r, "help", SC_CYAN);
+	while (*p && y < r.h - 1) {
+		const char *nl = strchr(p, '\n');
+		char line[128];
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s", len, p);
+		screen_put(&r, y++, 2, SA_NORMAL, line);
+		p += len + (nl ? 1 : 0);
+	}
+	for (i = 0; i < t->nviews && y < r.h - 1; i++)
+		if (t->views[i].ops->help)
+			screen_printf(&r, y++, 2, SA_DIM, "[%s] %s",
+				      t->views[i].ops->name, t->views[i].ops->help);
+}
+
+static void draw_pane(struct tui *t, int slot, struct screen_rect r)
+{
+	struct view *v = &t->views[t->slot[slot]];
+	struct screen_rect head = { r.x, r.y, r.w, 1 }, body;
+	int focused = slot == t->focus;
+	char title[128];
+
+	snprintf(title, sizeof(title), " %s%s", v->ops->title,
+		 slot == SLOT_TRACE && t->interleave ? " (all threads by time)"
+						     : "");
+	screen_clear_row(&head, 0, 0, focused ? SA_REVERSE : SC_CYAN | SA_UNDERLINE);
+	screen_put(&head, 0, 0, (focused ? SA_REVERSE : SC_CYAN) | SA_BOLD, title);
+	body = (struct screen_rect){ r.x, r.y + 1, r.w, r.h - 1 };
+	if (body.h > 0)
+		v->ops->draw(v, &body, focused);
+}
+
+static void tui_status(struct tui *t, char *buf, int size)
+{
+	int th = cursor_thread(t->c);
+	const struct recon_thread *thr = &t->r->threads[th];
+	int64_t i = cursor_index(t->c), f = recon_frame(thr, i);
+	char *file = NULL, *path = NULL;
+	const char *base;
+	int line = 0;
+	char where[256] = "??";
+
+	if (!tui_locate(&t->views[0], th, i, &file, &line, &path)) {
+		base = strrchr(file, '/');
+		snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : file,
+			 line);
+	}
+	snprintf(buf, size, " %d:%d  %s  %s  event %lld/%lld%s%s", thr->pid,
+		 thr->tid, f >= 0 ? recon_func_name(t->r, thr->ev[f].func) : "-",
+		 where, (long long)(i + 1 - thr->nsynth),
+		 (long long)(thr->n - thr->nsynth),
+		 thr->ev[i].kind == SK_SIGNAL ? "  [fault]" : "",
+		 cursor_break_count(t->c) ? "  [break]" : "");
+	free(file);
+	free(path);
+}
+
+static void tui_draw(struct tui *t)
+{
+	int cols, rows, ch, tr, trh, thh;
+	char status[512];
+
+	screen_size(&cols, &rows);
+	screen_begin_frame();
+	if (cols < TUI_MIN_COLS || rows < TUI_MIN_ROWS) {
+		struct screen_rect r = { 0, 0, cols, rows };
+
+		screen_printf(&r, 0, 0, SA_BOLD, "terminal too small: %dx%d", cols,
+			      rows);
+		screen_printf(&r, 1, 0, SA_NORMAL, "propel needs at least %dx%d",
+			      TUI_MIN_COLS, TUI_MIN_ROWS);
+		screen_end_frame();
+		return;
+	}
+	ch = rows - 2; /* content rows above status and message */
+	thh = t->r->nthreads + 1;
+	if (t->r->hang)
+		thh = thh > ch / 2 ? thh : ch / 2;
+	if (thh > ch / 3 && !t->r->hang)
+		thh = ch / 3;
+	if (thh < 2)
+		thh = 2;
+	if (cols >= 160) {
+		int lw = cols / 2;
+
+		draw_pane(t, SLOT_TRACE, (struct screen_rect){ 0, 0, lw, ch });
+		tr = ch - thh;
+		draw_pane(t, SLOT_AUX,
+			  (struct screen_rect){ lw + 1, 0, cols - lw - 1, tr });
+		draw_pane(t, SLOT_THREADS,
+			  (struct screen_rect){ lw + 1, tr, cols - lw - 1, thh });
+		{
+			struct screen_rect sep = { lw, 0, 1, ch };
+
+			screen_vline(&sep, 0, 0, ch, SC_CYAN);
+		}
+	} else {
+		int srch = (ch - thh) * 2 / 5;
+
+		if (srch < 3)
+			srch = 3;
+		trh = ch - thh - srch;
+		if (trh < 3) {
+			trh = ch - thh;
+			srch = 0;
+		}
+		if (srch)
+			draw_pane(t, SLOT_AUX, (struct screen_rect){ 0, 0, cols, srch });
+		draw_pane(t, SLOT_TRACE, (struct screen_rect){ 0, srch, cols, trh });
+		draw_pane(t, SLOT_THREADS,
+			  (struct screen_rect){ 0, srch + trh, cols, thh });
+	}
+	if (t->help)
+		draw_help(t, cols, rows);
+	tui_status(t, status, sizeof(status));
+	screen_status(status);
+	screen_end_frame();
+}
+
+/* ---- main loop ---- */
+
+static int tui_key(struct tui *t, int key)
+{
+	struct view *v = &t->views[t->slot[t->focus]];
+	char *line = NULL;
+
+	if (screen_prompt_active()) {
+		static int search_mode;
+
+		(void)search_mode;
+		if (screen_prompt_key(key, &line)) {
+			if (line && t->search[0] == '\x01') {
+				t->search[0] = 0;
+				tui_search(t, line);
+			} else if (line) {
+				tui_command(t, line);
+			} else if (t->search[0] == '\x01') {
+				t->search[0] = 0;
+			}
+			free(line);
+		}
+		return 0;
+	}
+	if (t->help) {
+		t->help = 0;
+		if (key != 'q')
+			return 0;
+	}
+	if (key == SCREEN_KEY_RESIZE || key == SCREEN_KEY_NONE)
+		return 0;
+	if (v->ops->key && v->ops->key(v, key)) {
+		return 0;
+	}
+	switch (key) {
+	case 's': tui_do_move(t, CURSOR_STEP); break;
+	case 'S': tui_do_move(t, CURSOR_RSTEP); break;
+	case 'n': tui_do_move(t, CURSOR_NEXT); break;
+	case 'N': tui_do_move(t, CURSOR_RNEXT); break;
+	case 'f': tui_do_move(t, CURSOR_FINISH); break;
+	case 'F': tui_do_move(t, CURSOR_RFINISH); break;
+	case 'c': tui_do_move(t, CURSOR_CONTINUE); break;
+	case 'C': tui_do_move(t, CURSOR_RCONTINUE); break;
+	case 'a': cmd_interleave(t, 0, NULL, NULL); break;
+	case SCREEN_KEY_TAB: t->focus = (t->focus + 1) % NSLOTS; break;
+	case SCREEN_KEY_BTAB: t->focus = (t->focus + NSLOTS - 1) % NSLOTS; break;
+	case ':': screen_prompt_begin(":"); break;
+	case '/':
+		t->search[0] = '\x01';
+		t->search[1] = 0;
+		screen_prompt_begin("/");
+		break;
+	case '?': t->help = 1; break;
+	case 'q': t->quit = 1; break;
+	case 'L' & 0x1f: break;
+	default:
+		if (key < 128 && key > 32)
+			screen_message("key '%c' does nothing here (? for help)", key);
+	}
+	return 0;
+}
+
+static void tui_add_view(struct tui *t, const struct view_ops *ops)
+{
+	struct view *v;
+	char *cause = NULL;
+
+	if (!ops || t->nviews == TUI_MAXVIEWS)
+		return;
+	v = &t->views[t->nviews];
+	v->ops = ops;
+	v->tui = t;
+	v->priv = NULL;
+	if (ops->open && ops->open(v, &cause)) {
+		screen_error("%s view: %s", ops->name, cause ? cause : "failed");
+		free(cause);
+		return;
+	}
+	t->nviews++;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
 
 static int cmd_tui_exec(int argc, char **argv)
 {
-	propel_report("tui", 0, "not implemented yet");
-	return 1;
+	const char *path = PROPEL_SESSION_DEFAULT, *env;
+	struct tui t;
+	char *cause = NULL;
+	int err, i, opt_end = 0;
+	double t0 = now_s(), t_first = 0;
+
+	memset(&t, 0, sizeof(t));
+	for (i = 1; i < argc; i++) {
+		if (!opt_end && strcmp(argv[i], "--") == 0)
+			opt_end = 1;
+		else if (!opt_end && strcmp(argv[i], "--attach") == 0) {
+			propel_report("tui", 0,
+				      "--attach: record with `propel attach -o "
+				      "DB PID`, then open DB");
+			return 2;
+		} else if (!opt_end && argv[i][0] == '-' && argv[i][1]) {
+			propel_report("tui", 0, "unknown option (see --help)");
+			return 2;
+		} else
+			path = argv[i];
+	}
+	env = getenv("PROPEL_SOURCE_PATH");
+	snprintf(t.srcpath, sizeof(t.srcpath), "%s%s.", env ? env : "",
+		 env ? ":" : "");
+	t.bench = getenv("PROPEL_TUI_BENCH") != NULL;
+	/* refuse a non-terminal before the (possibly long) load */
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		propel_report("tui", 0,
+			      "not a terminal (the TUI needs a tty on stdin and "
+			      "stdout; use `propel replay` for text)");
+		return 1;
+	}
+	err = session_open(path, SESSION_READ, &t.s, &cause);
+	if (!err)
+		err = recon_load(t.s, &t.r, &cause);
+	if (!err && !(t.c = cursor_new(t.r)))
+		err = propel_cause(&cause, -ENOMEM, "out of memory");
+	if (!err && !t.r->nevents)
+		err = propel_cause(&cause, -ENOENT, "%s: the session has no events",
+				   path);
+	if (err)
+		goto out;
+	err = screen_init(&cause);
+	if (err)
+		goto out;
+	tui_add_view(&t, &view_trace_ops);
+	tui_add_view(&t, &view_source_ops);
+	tui_add_view(&t, &view_threads_ops);
+	if (&view_vitals_ops)
+		tui_add_view(&t, &view_vitals_ops);
+	t.slot[SLOT_TRACE] = tui_find_view(&t, "trace");
+	t.slot[SLOT_AUX] = tui_find_view(&t, "source");
+	t.slot[SLOT_THREADS] = tui_find_view(&t, "threads");
+	if (t.slot[SLOT_TRACE] < 0 || t.slot[SLOT_AUX] < 0 ||
+	    t.slot[SLOT_THREADS] < 0) {
+		screen_fini();
+		err = propel_cause(&cause, -EIO, "cannot open the panes");
+		goto out;
+	}
+	t.focus = t.r->hang ? SLOT_THREADS : SLOT_TRACE;
+	tui_moved(&t);
+	if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
+		screen_message("the program crashed here: %s (? for help)",
+			       "stack expanded");
+	else if (t.r->hang)
+		screen_message("hang snapshot: one line per thread (Tab to the "
+			       "trace)");
+	else
+		screen_message("? for help, q to quit");
+	while (!t.quit) {
+		int key;
+
+		tui_draw(&t);
+		if (!t_first)
+			t_first = now_s();
+		key = screen_getkey(-1);
+		tui_key(&t, key);
+	}
+	screen_fini();
+	if (t.bench) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "propel-tui-bench: first_screen_s=%.3f events=%lld "
+				"maxrss_kb=%ld\n",
+			t_first - t0, (long long)t.r->nevents, ru.ru_maxrss);
+	}
+out:
+	for (i = 0; i < t.nviews; i++)
+		if (t.views[i].ops->free)
+			t.views[i].ops->free(&t.views[i]);
+	if (t.sym)
+		symbols_free(t.sym);
+	cursor_free(t.c);
+	recon_free(t.r);
+	session_close(t.s);
+	if (err) {
+		propel_report("tui", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
 }
 
 const struct propel_cmd cmd_tui_entry = {
 	.name = "tui",
-	.usage = "",
-	.summary = "not implemented yet",
+	.usage = "[DB]   (also: propel DB)",
+	.summary = "browse a session: step back and forth through the trace "
+		   "(source, call tree, threads)",
 	.exec = cmd_tui_exec,
 };

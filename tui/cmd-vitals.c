@@ -1,18 +1,468 @@
 /*
- * tui/cmd-vitals.c - `propel vitals`: placeholder until its issue lands.
+ * tui/cmd-vitals.c - `propel vitals record|report|tui`: collect the kernel's
+ * vital signs into a session, print them, or browse them.
+ *
+ *   record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc]
+ *          [--disable V,V]      collect until the duration or ^C
+ *   report [--format=text|jsonl] [--scale S] [--vital V] [--no-samples] [DB]
+ *          jsonl: {"kind":"value",...} per (epoch, vital, process),
+ *          {"kind":"sample",...,"stack":[...]} per sample,
+ *          {"kind":"flag",...} per rule that fired, {"kind":"status",...}
+ *   tui [DB] [--live]           the vitals view (tui/view-vitals.c)
+ *
+ * Only this layer prints and exits (via its return value).
  */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/vitals-rules.h"
+#include "engine/session.h"
+#include "engine/vitals-collect.h"
+#include "engine/vitals-store.h"
 #include "share/log.h"
+#include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+
+static volatile sig_atomic_t cmd_vitals_stop;
+
+static void cmd_vitals_on_signal(int sig)
+{
+	cmd_vitals_stop = 1;
+}
+
+static const char cmd_vitals_usage[] =
+	"record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc] "
+	"[--disable V,...]\n"
+	"       propel vitals report [--format=text|jsonl] [--scale 0|300|3600|86400] "
+	"[--vital V] [--no-samples] [DB]\n"
+	"       propel vitals tui [--live] [DB]";
+
+static int cmd_vitals_record(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "epoch", required_argument, NULL, 'e' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "proc", no_argument, NULL, 'p' },
+		{ "disable", required_argument, NULL, 'x' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vitals_collect_opts o = { 0 };
+	struct vitals_collect_stats stats = { 0 };
+	struct vitals_collect *vc = NULL;
+	struct session *s = NULL;
+	const char *path = PROPEL_SESSION_DEFAULT;
+	double duration = 0, epoch = 1;
+	char *cause = NULL;
+	int c, err, quiet = 0;
+	struct sigaction sa = { 0 };
+	struct timespec t0, now;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:d:e:b:pq", lo, NULL)) != -1) {
+		switch (c) {
+		case 'o': path = optarg; break;
+		case 'd': duration = atof(optarg); break;
+		case 'e': epoch = atof(optarg); break;
+		case 'b': o.budget_bytes = (uint64_t)(atof(optarg) * 1048576); break;
+		case 'p': o.proc_only = 1; break;
+		case 'x': o.disable = optarg; break;
+		case 'q': quiet = 1; break;
+		default:
+			propel_report("vitals record", 0, "bad option (see --help)");
+			return 2;
+		}
+	}
+	if (epoch < 0.05) {
+		propel_report("vitals record", 0, "--epoch must be >= 0.05 s");
+		return 2;
+	}
+	o.epoch_ms = (unsigned)(epoch * 1000);
+	err = session_open(path, access(path, F_OK) == 0 ? SESSION_WRITE
+							 : SESSION_CREATE,
+			   &s, &cause);
+	if (err)
+		goto out;
+	err = vitals_collect_start(s, &o, &vc, &cause);
+	if (err)
+		goto out;
+	if (!quiet)
+		fprintf(stderr, "propel: %s\n", vitals_collect_summary(vc));
+	sa.sa_handler = cmd_vitals_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!cmd_vitals_stop) {
+		usleep(20000);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (duration > 0 && (now.tv_sec - t0.tv_sec) +
+						(now.tv_nsec - t0.tv_nsec) / 1e9 >=
+					duration)
+			break;
+	}
+	err = vitals_collect_stop(vc, &stats, &cause);
+	vc = NULL;
+	if (!quiet) {
+		double wall = stats.wall_ns / 1e9;
+
+		fprintf(stderr,
+			"propel: vitals: %" PRIu64 " epochs, %" PRIu64
+			" samples in %.1f s; collector cpu %.3f%% (bpf %.3f%%, "
+			"thread %.3f%%) of %u cores; kernel maps %" PRIu64
+			" KiB; file %" PRIu64 " KiB\n",
+			stats.epochs, stats.samples, wall,
+			wall > 0 ? 100.0 * (stats.bpf_run_ns + stats.user_run_ns) /
+					   (stats.wall_ns * (double)stats.ncpus)
+				 : 0,
+			wall > 0 ? 100.0 * stats.bpf_run_ns /
+					   (stats.wall_ns * (double)stats.ncpus)
+				 : 0,
+			wall > 0 ? 100.0 * stats.user_run_ns /
+					   (stats.wall_ns * (double)stats.ncpus)
+				 : 0,
+			stats.ncpus, stats.kernel_bytes >> 10,
+			stats.file_bytes >> 10);
+	}
+out:
+	if (vc)
+		vitals_collect_stop(vc, NULL, NULL);
+	if (s)
+		session_close(s);
+	if (err) {
+		propel_report("vitals record", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void json_frames(FILE *f, const char *frames, int *first)
+{
+	const char *p = frames;
+
+	while (p && *p) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char buf[512];
+
+		snprintf(buf, sizeof(buf), "%.*s", (int)n, p);
+		if (!*first)
+			fputc(',', f);
+		*first = 0;
+		json_str(f, buf);
+		p = e ? e + 1 : NULL;
+	}
+}
+
+int cmd_vitals_rules_epochs(const struct vitals_hist *h,
+			    struct vitals_rules_epoch **out)
+{
+	struct vitals_rules_epoch *ep = calloc(h->n ? h->n : 1, sizeof(*ep));
+	size_t i, j, k;
+
+	if (!ep)
+		return -ENOMEM;
+	for (i = 0; i < h->n; i++) {
+		const struct vitals_hepoch *he = &h->ep[i];
+		struct vitals_rules_epoch *e = &ep[i];
+
+		e->start_ns = he->start_ns;
+		e->end_ns = he->end_ns;
+		e->ncpus = he->ncpus;
+		e->procs = calloc(he->nrows ? he->nrows : 1, sizeof(*e->procs));
+		if (!e->procs) {
+			vitals_rules_epochs_free(ep, h->n);
+			return -ENOMEM;
+		}
+		for (j = 0; j < he->nrows; j++) {
+			const struct vitals_hrow *r = &he->rows[j];
+			int v = vitals_rules_vital(r->vital);
+
+			if (v < 0)
+				continue;
+			for (k = 0; k < e->nprocs; k++)
+				if (e->procs[k].pid == r->pid)
+					break;
+			if (k == e->nprocs) {
+				e->nprocs++;
+				e->procs[k].pid = r->pid;
+				snprintf(e->procs[k].comm, sizeof(e->procs[k].comm),
+					 "%s", r->comm);
+			}
+			e->procs[k].v[v] += r->value;
+		}
+	}
+	*out = ep;
+	return 0;
+}
+
+int cmd_vitals_flags(const struct vitals_hist *h, struct vitals_rules_flag **f,
+		     size_t *nf)
+{
+	struct vitals_rules_epoch *ep;
+	struct vitals_rules_opts o;
+	int i, err;
+
+	*f = NULL;
+	*nf = 0;
+	err = cmd_vitals_rules_epochs(h, &ep);
+	if (err)
+		return err;
+	vitals_rules_defaults(&o);
+	o.have_l2 = 0;
+	for (i = 0; i < h->nstatus; i++)
+		if (strcmp(h->status[i].vital, "l2miss") == 0 &&
+		    strcmp(h->status[i].state, "on") == 0)
+			o.have_l2 = 1;
+	err = vitals_rules_run(ep, h->n, &o, f, nf);
+	vitals_rules_epochs_free(ep, h->n);
+	return err;
+}
+
+struct report_ctx {
+	FILE *f;
+	int jsonl;
+	size_t n;
+};
+
+static int report_sample(void *arg, const struct vitals_hsample *s)
+{
+	struct report_ctx *rc = arg;
+	FILE *f = rc->f;
+	int first = 1;
+
+	rc->n++;
+	if (rc->jsonl) {
+		fprintf(f, "{\"kind\":\"sample\",\"vital\":\"%s\",\"epoch_start_ns\":%" PRIu64
+			   ",\"ts_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"uid\":%u,\"comm\":",
+			s->vital, s->epoch_start_ns, s->ts_ns, s->pid, s->tid, s->uid);
+		json_str(f, s->comm);
+		fprintf(f, ",\"weight\":%" PRIu64 ",\"data\":[%" PRIu64 ",%" PRIu64
+			   ",%" PRIu64 ",%" PRIu64 "],\"stack\":[",
+			s->weight, s->d[0], s->d[1], s->d[2], s->d[3]);
+		json_frames(f, s->kstack, &first);
+		json_frames(f, s->ustack, &first);
+		fputs("],\"kstack\":[", f);
+		first = 1;
+		json_frames(f, s->kstack, &first);
+		fputs("],\"ustack\":[", f);
+		first = 1;
+		json_frames(f, s->ustack, &first);
+		fputs("]}\n", f);
+	} else {
+		const char *p;
+
+		fprintf(f, "  sample %-7s pid %-7u %-16s weight %-8" PRIu64 " ",
+			s->vital, s->pid, s->comm, s->weight);
+		p = s->ustack ? s->ustack : s->kstack;
+		if (p) {
+			const char *e = strchr(p, '\n');
+
+			fprintf(f, "%.*s", e ? (int)(e - p) : (int)strlen(p), p);
+			if (s->kstack && s->ustack) {
+				e = strchr(s->kstack, '\n');
+				fprintf(f, " <- kernel %.*s",
+					e ? (int)(e - s->kstack)
+					  : (int)strlen(s->kstack),
+					s->kstack);
+			}
+		}
+		fputc('\n', f);
+	}
+	return 0;
+}
+
+static int cmd_vitals_report(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "scale", required_argument, NULL, 's' },
+		{ "vital", required_argument, NULL, 'v' },
+		{ "no-samples", no_argument, NULL, 'n' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = PROPEL_SESSION_DEFAULT, *vital = NULL;
+	struct session *s = NULL;
+	struct vitals_store *st = NULL;
+	struct vitals_hist h = { 0 };
+	struct vitals_rules_flag *fl = NULL;
+	size_t nfl = 0, i, j;
+	unsigned scale = 0;
+	int c, err, jsonl = 0, samples = 1;
+	char *cause = NULL;
+	struct report_ctx rc = { stdout, 0, 0 };
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:s:v:n", lo, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "jsonl") == 0)
+				jsonl = 1;
+			else if (strcmp(optarg, "text") != 0) {
+				propel_report("vitals report", 0,
+					      "--format must be text or jsonl");
+				return 2;
+			}
+			break;
+		case 's': scale = atoi(optarg); break;
+		case 'v': vital = optarg; break;
+		case 'n': samples = 0; break;
+		default:
+			propel_report("vitals report", 0, "bad option (see --help)");
+			return 2;
+		}
+	}
+	if (scale && scale != 300 && scale != 3600 && scale != 86400) {
+		propel_report("vitals report", 0, "--scale must be 0, 300, 3600 or 86400");
+		return 2;
+	}
+	if (optind < argc)
+		path = argv[optind];
+	rc.jsonl = jsonl;
+	err = session_open(path, SESSION_READ, &s, &cause);
+	if (err)
+		goto out;
+	err = vitals_store_new(s, &st, &cause);
+	if (err) {
+		/* a read-only file: the tables may already be there */
+		free(cause);
+		cause = NULL;
+		err = propel_cause(&cause, -EIO, "%s: no vital signs in this session",
+				   path);
+		goto out;
+	}
+	err = vitals_store_load(st, scale, &h, &cause);
+	if (err)
+		goto out;
+	if (h.n == 0) {
+		err = propel_cause(&cause, -ENOENT,
+				   "%s: no vital signs in this session", path);
+		goto out;
+	}
+	err = cmd_vitals_flags(&h, &fl, &nfl);
+	if (err)
+		goto out;
+	if (jsonl) {
+		for (i = 0; i < (size_t)h.nstatus; i++) {
+			printf("{\"kind\":\"status\",\"vital\":\"%s\",\"state\":\"%s\",\"why\":",
+			       h.status[i].vital, h.status[i].state);
+			json_str(stdout, h.status[i].why);
+			printf(",\"source\":\"%s\"}\n", h.source);
+		}
+	} else {
+		printf("vitals: %zu epochs of %u ms via %s%s%s\n", h.n, h.epoch_ms,
+		       h.source, h.notes[0] ? "; " : "", h.notes);
+		for (i = 0; i < (size_t)h.nstatus; i++)
+			if (strcmp(h.status[i].state, "on"))
+				printf("  %-7s %s: %s\n", h.status[i].vital,
+				       h.status[i].state, h.status[i].why);
+	}
+	for (i = 0; i < h.n; i++) {
+		const struct vitals_hepoch *e = &h.ep[i];
+
+		if (!jsonl)
+			printf("epoch %zu start %" PRIu64 " (%.2f s)\n", i, e->start_ns,
+			       (e->end_ns - e->start_ns) / 1e9);
+		for (j = 0; j < e->nrows; j++) {
+			const struct vitals_hrow *r = &e->rows[j];
+
+			if (vital && strcmp(vital, r->vital))
+				continue;
+			if (jsonl) {
+				printf("{\"kind\":\"value\",\"vital\":\"%s\",\"epoch_start_ns\":%" PRIu64
+				       ",\"epoch_end_ns\":%" PRIu64 ",\"pid\":%u,\"uid\":%u,\"comm\":",
+				       r->vital, e->start_ns, e->end_ns, r->pid, r->uid);
+				json_str(stdout, r->comm);
+				printf(",\"value\":%.0f,\"count\":%" PRIu64 "}\n", r->value,
+				       r->count);
+			} else if (j < 400) {
+				printf("  %-7s pid %-7u %-16s %12.0f (%" PRIu64 " events)\n",
+				       r->vital, r->pid, r->comm, r->value, r->count);
+			}
+		}
+		if (samples && !scale && !jsonl)
+			vitals_store_samples(st, e->id, vital, 1, report_sample, &rc);
+		for (j = 0; j < nfl; j++) {
+			if (fl[j].epoch != i)
+				continue;
+			if (jsonl) {
+				printf("{\"kind\":\"flag\",\"rule\":\"%s\",\"epoch_start_ns\":%" PRIu64
+				       ",\"pid\":%u,\"comm\":",
+				       fl[j].rule, e->start_ns, fl[j].pid);
+				json_str(stdout, fl[j].comm);
+				printf(",\"why\":");
+				json_str(stdout, fl[j].why);
+				printf("}\n");
+			} else {
+				printf("  FLAG %s pid %u %s: %s\n", fl[j].rule, fl[j].pid,
+				       fl[j].comm, fl[j].why);
+			}
+		}
+	}
+	if (samples && !scale && jsonl)
+		vitals_store_samples(st, 0, vital, 0, report_sample, &rc);
+	fflush(stdout);
+out:
+	free(fl);
+	vitals_hist_release(&h);
+	vitals_store_free(st);
+	if (s)
+		session_close(s);
+	if (err) {
+		propel_report("vitals report", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
 
 static int cmd_vitals_exec(int argc, char **argv)
 {
-	propel_report("vitals", 0, "not implemented yet");
-	return 1;
+	if (argc < 2) {
+		fprintf(stderr, "usage: propel vitals %s\n", cmd_vitals_usage);
+		return 2;
+	}
+	if (strcmp(argv[1], "record") == 0)
+		return cmd_vitals_record(argc - 1, argv + 1);
+	if (strcmp(argv[1], "report") == 0)
+		return cmd_vitals_report(argc - 1, argv + 1);
+	if (strcmp(argv[1], "tui") == 0)
+		return cmd_vitals_tui(argc - 1, argv + 1);
+	propel_report("vitals", 0, "unknown subcommand (record, report, tui)");
+	return 2;
 }
 
 const struct propel_cmd cmd_vitals_entry = {
 	.name = "vitals",
-	.usage = "",
-	.summary = "not implemented yet",
+	.usage = cmd_vitals_usage,
+	.summary = "collect the kernel's vital signs (chopstix on eBPF), report "
+		   "them, browse them",
 	.exec = cmd_vitals_exec,
 };

@@ -1,0 +1,102 @@
+/*
+ * analysis/vitals-rules.h - the symptom rules of chopstix §3.2 and an EWMA
+ * anomaly detector, as pure functions over epochs of per-process vital
+ * values held in memory (no I/O: the caller loads them from the session).
+ *
+ * Rules implemented (the numbering of the paper):
+ *   1 busy-loop        high cpu, low l2miss (where there is no cache-miss
+ *                      counter: no syscalls and no page allocation either)
+ *   2 leak             user or kernel pages allocated in every one of
+ *                      >= leak_epochs consecutive epochs, at a steady rate
+ *   4 kernel-bottleneck processes' cpu low, their sched delay high, system
+ *                      cpu high
+ *   5 blocking         block high; attributed to blkio, lock or sock of the
+ *                      same process (or "unattributed")
+ *   6 memory-pressure  umem, block and blkio high for one process
+ *   7 held             cpu low, sched high: normal (fair share) when the
+ *                      system's cpu is high, abnormal when it is low
+ *   8 syscall-loop     many syscalls, few kernel pages per call
+ *  10 death            a process's vitals vanish; its signals are quoted
+ *   ewma               a vital's system total far above its moving average
+ * Rule 3 (unsatisfied I/O) and rule 9 need data we do not keep or a cache
+ * counter this machine lacks.  Called by tui/cmd-vitals.c and the view.
+ */
+#ifndef PROPEL_ANALYSIS_VITALS_RULES_H
+#define PROPEL_ANALYSIS_VITALS_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Same order as kmod/vitals.h enum vitals_kind. */
+enum vitals_rules_vital {
+	VR_CPU,
+	VR_L2MISS,
+	VR_SCHED,
+	VR_BLOCK,
+	VR_BLKIO,
+	VR_KMEM,
+	VR_UMEM,
+	VR_SYSCALL,
+	VR_SIGNAL,
+	VR_SOCK,
+	VR_LOCK,
+	VR_NR,
+};
+
+struct vitals_rules_proc {
+	uint32_t pid;
+	char comm[16];
+	double v[VR_NR]; /* the epoch's values, units of kmod/vitals.h */
+};
+
+struct vitals_rules_epoch {
+	uint64_t start_ns, end_ns;
+	unsigned ncpus;
+	struct vitals_rules_proc *procs;
+	size_t nprocs;
+};
+
+struct vitals_rules_opts {
+	double cpu_hz;       /* ticks per second of the cpu vital (1000) */
+	int have_l2;         /* the l2miss vital was collected */
+	double busy_cpu;     /* share of one core that is "high" (0.3) */
+	double block_frac;   /* share of the epoch blocked that is high (0.1) */
+	double sched_frac;   /* share of the epoch waiting that is high (0.3) */
+	double syscall_rate; /* calls per second that are many (20000) */
+	int leak_epochs;     /* consecutive epochs of allocation (4) */
+	double leak_pages;   /* pages per second that count (100) */
+	double ewma_alpha;   /* 0.3 */
+	double ewma_k;       /* deviations above the mean (3) */
+	int ewma_warmup;     /* epochs before it may flag (5) */
+};
+
+struct vitals_rules_flag {
+	char rule[20]; /* "busy-loop", "leak", ... */
+	size_t epoch;  /* index into the epochs given */
+	uint32_t pid;  /* 0 for a system-wide flag */
+	char comm[16];
+	char why[256];
+};
+
+/* "cpu", "l2miss", ... <-> VR_*; -1 / "?" when unknown. */
+int vitals_rules_vital(const char *name);
+const char *vitals_rules_name(int vital);
+
+/*
+ * Build epochs from a flat list of (epoch index, vital name, pid, comm,
+ * value) rows is the caller's job; this frees what such a caller built.
+ */
+void vitals_rules_epochs_free(struct vitals_rules_epoch *ep, size_t n);
+
+/* Fill *opts with the defaults. */
+void vitals_rules_defaults(struct vitals_rules_opts *opts);
+
+/*
+ * Run every rule over n epochs (in time order).  *out is a malloc'd array
+ * of *nout flags in epoch order; 0 or -ENOMEM.
+ */
+int vitals_rules_run(const struct vitals_rules_epoch *ep, size_t n,
+		     const struct vitals_rules_opts *opts,
+		     struct vitals_rules_flag **out, size_t *nout);
+
+#endif

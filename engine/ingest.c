@@ -1,0 +1,1235 @@
+/*
+ * engine/ingest.c - ring and map files into the session store (see
+ * engine/ingest.h; formats in share/ring.h and share/record.h).
+ *
+ * Order of work in ingest_dir():
+ *   1. list the directory; every *.map becomes a process image
+ *      (ingest_map: processes row, functions and callsites symbolized once);
+ *   2. every *.ring is mapped and checked (ingest_ring_open); damaged ones are
+ *      counted and skipped; a ring with no map gets a bare process row;
+ *   3. the TSC rate is fixed once for the session (ingest_calibrate);
+ *   4. each ring is read twice (propel_ring_walk): pass 1 finds the lowest
+ *      relative depth and the exits whose entries were overwritten, pass 2
+ *      inserts the events with their final depth, after the rebuilt entries;
+ *   5. process rows get their times, exit status and crash signal; meta gets
+ *      tsc_hz and crashed; the event indexes are rebuilt.
+ * All of it is one transaction: a store error rolls everything back.
+ *
+ * Depth (TraceBack 4.1, mined back to front): with d = entries - exits seen
+ * so far, an exit that takes d below its lowest value so far closes a frame
+ * whose entry was overwritten.  Those exits, in order, are the lost frames
+ * from the innermost out; the outermost frame still visible was called from
+ * a call site whose function, when it is a traced one, is one more open
+ * frame (its entry is gone too).  Pass 2 emits an entry for each (arg0 = 1,
+ * at the time of the thread's oldest record) so that every frame of the
+ * thread is balanced and depth 0 is the outermost traced frame.
+ *
+ * The hot loop (pass 2) binds integers into one prepared statement and does
+ * no allocation per event.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/ingest.h"
+#include "engine/session.h"
+#include "engine/symbols.h"
+#include "share/log.h"
+#include "share/record.h"
+#include "share/ring.h"
+
+#define PR_DOMAIN "ingest"
+
+#define INGEST_MAX_ID (1u << 24)	/* larger ids in a map file: corrupt */
+#define INGEST_MIN_CAL_NS 50000000ll	/* header pairs must span 50 ms */
+
+struct ingest_mod {
+	uint32_t id;
+	uint64_t bias;
+	char *path;
+	struct symbols_mod *sm;
+};
+
+struct ingest_proc {
+	char *key; /* "<pid>.<nonce>" as in the file names */
+	int64_t row;
+	uint32_t pid, ppid;
+	struct ingest_mod *mods;
+	size_t nmods;
+	int64_t *func_row; /* by funcid; 0 = none */
+	int32_t *func_mod; /* index in mods, -1 none */
+	uint32_t nfunc;
+	int64_t *site_row; /* by siteid; 0 = none */
+	int32_t *site_func; /* funcid of the calling function, -1 none */
+	uint32_t nsite;
+	int has_e;
+	int64_t e_status;
+	int has_exit_rec;
+	int64_t exit_rec_status;
+	int have_ns;
+	int64_t first_ns, last_ns;
+	int crash_signo;
+};
+
+struct ingest_ring {
+	char *path;
+	struct ingest_proc *proc;
+	const struct propel_ring_hdr *h;
+	size_t size;
+};
+
+struct ingest {
+	struct session *s;
+	sqlite3 *db;
+	struct ingest_stats *st;
+	struct symbols *sy;
+	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_event;
+	struct ingest_proc **procs;
+	size_t nprocs;
+	struct ingest_ring *rings;
+	size_t nrings;
+	double ns_per_tick;
+	char host[65];
+};
+
+/* State of one ring walk. */
+struct ingest_walk {
+	struct ingest *in;
+	struct ingest_ring *r;
+	struct ingest_proc *p;
+	int pass;
+	/* a SIGNAL/SEND/RECV waiting for its two ARG records */
+	unsigned pend_type;
+	uint64_t pend_tsc;
+	uint32_t pend_a, pend_b;
+	uint64_t pend_arg[2];
+	int pend_n;
+	/* pass 1 */
+	int64_t d, min;
+	uint64_t n;
+	uint64_t first_tsc, last_tsc;
+	unsigned last_type;
+	uint32_t last_a;
+	int saw_call;
+	uint32_t first_entry_site; /* PROPEL_SITE_NONE unless first call is an entry */
+	struct ingest_lost {
+		uint32_t func, site;
+	} *lost;
+	size_t nlost, caplost;
+	/* pass 2 */
+	int64_t depth;
+	int64_t first_ns, last_ns;
+	uint64_t nins;
+	int err;
+};
+
+/* ---- small helpers ---- */
+
+static int ingest_sql_err(struct ingest *in, char **cause)
+{
+	return propel_cause(cause, -EIO, "%s: %s", session_path(in->s),
+			    sqlite3_errmsg(in->db));
+}
+
+static int ingest_step(sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s)
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_row_or_null(sqlite3_stmt *st, int i, int64_t row)
+{
+	if (row > 0)
+		sqlite3_bind_int64(st, i, row);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static int grow(void **arr, uint32_t *n, uint32_t want, size_t elem, int fill)
+{
+	uint32_t nn = *n ? *n : 64;
+	void *p;
+
+	if (want < *n)
+		return 0;
+	while (nn <= want)
+		nn *= 2;
+	p = realloc(*arr, (size_t)nn * elem);
+	if (!p)
+		return -ENOMEM;
+	memset((char *)p + (size_t)*n * elem, fill, (size_t)(nn - *n) * elem);
+	*arr = p;
+	*n = nn;
+	return 0;
+}
+
+static uint64_t ingest_now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* ---- map files ---- */
+
+static struct ingest_proc *ingest_proc_new(struct ingest *in, const char *key)
+{
+	struct ingest_proc *p, **np;
+
+	np = realloc(in->procs, (in->nprocs + 1) * sizeof(*np));
+	if (!np)
+		return NULL;
+	in->procs = np;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->key = strdup(key);
+	p->pid = (uint32_t)strtoul(key, NULL, 10);
+	in->procs[in->nprocs++] = p;
+	return p;
+}
+
+static void ingest_proc_free(struct ingest_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		free(p->mods[i].path);
+	free(p->mods);
+	free(p->func_row);
+	free(p->func_mod);
+	free(p->site_row);
+	free(p->site_func);
+	free(p->key);
+	free(p);
+}
+
+static struct ingest_proc *ingest_proc_find(struct ingest *in, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < in->nprocs; i++)
+		if (strcmp(in->procs[i]->key, key) == 0)
+			return in->procs[i];
+	return NULL;
+}
+
+static int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
+			      const char *nonce, const char *exe)
+{
+	sqlite3_stmt *st = in->ins_proc;
+
+	sqlite3_bind_int64(st, 1, p->pid);
+	sqlite3_bind_int64(st, 2, p->ppid);
+	bind_text_or_null(st, 3, nonce);
+	bind_text_or_null(st, 4, exe);
+	sqlite3_bind_text(st, 5, in->host, -1, SQLITE_STATIC);
+	if (ingest_step(st))
+		return -EIO;
+	p->row = sqlite3_last_insert_rowid(in->db);
+	in->st->processes++;
+	return 0;
+}
+
+static int ingest_mod_of(struct ingest_proc *p, uint32_t modid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		if (p->mods[i].id == modid)
+			return (int)i;
+	return -1;
+}
+
+static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
+			  const char *line)
+{
+	struct ingest_mod *nm;
+	unsigned modid;
+	unsigned long long bias;
+	int off = 0;
+
+	if (sscanf(line, "M %u %llx %n", &modid, &bias, &off) < 2 || !off ||
+	    !line[off])
+		return -EINVAL;
+	nm = realloc(p->mods, (p->nmods + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	p->mods = nm;
+	nm = &p->mods[p->nmods++];
+	nm->id = modid;
+	nm->bias = bias;
+	nm->path = strdup(line + off);
+	nm->sm = nm->path ? symbols_module(in->sy, nm->path, bias, NULL) : NULL;
+	return 0;
+}
+
+static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
+			   const char *line)
+{
+	unsigned funcid, modid, flags;
+	unsigned long long addr;
+	const char *given, *file = NULL;
+	char *name = NULL;
+	int off = 0, mi, ln = 0, err;
+	struct ingest_mod *m = NULL;
+	sqlite3_stmt *st = in->ins_func;
+
+	if (sscanf(line, "F %u %llx %u %u %n", &funcid, &addr, &modid, &flags,
+		   &off) < 4 ||
+	    !off || funcid >= INGEST_MAX_ID)
+		return -EINVAL;
+	given = line + off;
+	if (funcid >= p->nfunc) {
+		uint32_t n = p->nfunc, n2 = p->nfunc;
+
+		if (grow((void **)&p->func_row, &n, funcid, sizeof(int64_t), 0) ||
+		    grow((void **)&p->func_mod, &n2, funcid, sizeof(int32_t), 0xff))
+			return -ENOMEM;
+		p->nfunc = n;
+	}
+	mi = ingest_mod_of(p, modid);
+	if (mi >= 0)
+		m = &p->mods[mi];
+	if (*given && strcmp(given, "-") != 0)
+		name = symbols_demangle(given);
+	else if (m && m->sm)
+		name = symbols_name(m->sm, addr, NULL);
+	else
+		name = strdup("?");
+	if (!name)
+		return -ENOMEM;
+	if (m && m->sm && !(flags & 1))
+		symbols_decl(m->sm, addr, &file, &ln);
+	sqlite3_bind_int64(st, 1, p->row);
+	sqlite3_bind_int64(st, 2, (int64_t)addr);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+	bind_text_or_null(st, 4, m ? m->path : NULL);
+	bind_text_or_null(st, 5, file);
+	if (file)
+		sqlite3_bind_int(st, 6, ln);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_int(st, 7, (int)flags);
+	err = ingest_step(st);
+	free(name);
+	if (err)
+		return err;
+	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
+	p->func_mod[funcid] = mi;
+	in->st->functions++;
+	return 0;
+}
+
+static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
+			   const char *line)
+{
+	unsigned siteid;
+	unsigned long long addr;
+	int funcid, ln = 0, err;
+	struct symbols_mod *sm = NULL;
+	const char *file = NULL;
+	sqlite3_stmt *st = in->ins_site;
+	size_t i;
+
+	if (sscanf(line, "S %u %llx %d", &siteid, &addr, &funcid) < 3 ||
+	    siteid >= INGEST_MAX_ID)
+		return -EINVAL;
+	if (siteid >= p->nsite) {
+		uint32_t n = p->nsite, n2 = p->nsite;
+
+		if (grow((void **)&p->site_row, &n, siteid, sizeof(int64_t), 0) ||
+		    grow((void **)&p->site_func, &n2, siteid, sizeof(int32_t),
+			 0xff))
+			return -ENOMEM;
+		p->nsite = n;
+	}
+	if (funcid >= 0 && (uint32_t)funcid < p->nfunc &&
+	    p->func_mod[funcid] >= 0)
+		sm = p->mods[p->func_mod[funcid]].sm;
+	for (i = 0; !sm && i < p->nmods; i++)
+		if (symbols_contains(p->mods[i].sm, addr))
+			sm = p->mods[i].sm;
+	if (sm)
+		symbols_srcline(sm, addr, &file, &ln);
+	sqlite3_bind_int64(st, 1, p->row);
+	sqlite3_bind_int64(st, 2, (int64_t)addr);
+	bind_text_or_null(st, 3, file);
+	if (file)
+		sqlite3_bind_int(st, 4, ln);
+	else
+		sqlite3_bind_null(st, 4);
+	err = ingest_step(st);
+	if (err)
+		return err;
+	p->site_row[siteid] = sqlite3_last_insert_rowid(in->db);
+	p->site_func[siteid] = funcid;
+	in->st->callsites++;
+	return 0;
+}
+
+/* name is "<pid>.<nonce>.map" */
+static int ingest_map(struct ingest *in, const char *dir, const char *name,
+		      char **cause)
+{
+	char path[4096], key[256], nonce[128] = "", *line = NULL, *exe = NULL;
+	size_t cap = 0, kl = strlen(name) - 4;
+	struct ingest_proc *p;
+	ssize_t len;
+	FILE *f;
+	int err = 0, have_p = 0;
+
+	if (kl >= sizeof(key))
+		return 0;
+	memcpy(key, name, kl);
+	key[kl] = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f) {
+		in->st->bad_map_lines++;
+		return 0;
+	}
+	p = ingest_proc_new(in, key);
+	if (!p) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (strchr(key, '.'))
+		snprintf(nonce, sizeof(nonce), "%s", strchr(key, '.') + 1);
+	/* The P line comes first; the row is inserted as soon as it is read
+	 * (or before the first other line, if it is missing). */
+	while ((len = getline(&line, &cap, f)) > 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (line[0] == 'P' && !have_p) {
+			unsigned pid, ppid;
+			int off = 0;
+			char nb[128];
+
+			if (sscanf(line, "P %u %u %127s %n", &pid, &ppid, nb,
+				   &off) >= 3) {
+				p->pid = pid;
+				p->ppid = ppid;
+				snprintf(nonce, sizeof(nonce), "%s", nb);
+				free(exe);
+				exe = off ? strdup(line + off) : NULL;
+			} else {
+				in->st->bad_map_lines++;
+			}
+			have_p = 1;
+			err = ingest_proc_insert(in, p, nonce, exe);
+			if (err)
+				break;
+			continue;
+		}
+		if (!have_p) {
+			have_p = 1;
+			err = ingest_proc_insert(in, p, nonce, NULL);
+			if (err)
+				break;
+		}
+		switch (line[0]) {
+		case 'M':
+			err = ingest_map_mod(in, p, line);
+			break;
+		case 'F':
+			err = ingest_map_func(in, p, line);
+			break;
+		case 'S':
+			err = ingest_map_site(in, p, line);
+			break;
+		case 'E':
+			if (sscanf(line, "E %" SCNd64, &p->e_status) == 1)
+				p->has_e = 1;
+			else
+				err = -EINVAL;
+			break;
+		case 'P':
+		case 0:
+			break;
+		default:
+			err = -EINVAL;	/* a newer agent's line: skip it */
+			break;
+		}
+		if (err == -EINVAL) {
+			in->st->bad_map_lines++;
+			err = 0;
+		}
+		if (err)
+			break;
+	}
+	if (!err && !have_p)
+		err = ingest_proc_insert(in, p, nonce, NULL);
+	free(line);
+	free(exe);
+	fclose(f);
+	if (err == -EIO)
+		return ingest_sql_err(in, cause);
+	return err;
+}
+
+/* ---- rings ---- */
+
+static int ingest_ring_open(struct ingest *in, const char *dir,
+			    const char *name, char **cause)
+{
+	char path[4096], key[256];
+	const struct propel_ring_hdr *h;
+	struct ingest_ring *nr;
+	struct ingest_proc *p;
+	const char *dot;
+	struct stat sb;
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0) {
+		if (fd >= 0)
+			close(fd);
+		in->st->rings_corrupt++;
+		return 0;
+	}
+	if ((size_t)sb.st_size < 12) {
+		close(fd);
+		in->st->rings_truncated++;
+		return 0;
+	}
+	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		in->st->rings_corrupt++;
+		return 0;
+	}
+	h = map;
+	if (memcmp(h->magic, PROPEL_RING_MAGIC, 8) != 0) {
+		in->st->rings_corrupt++;
+		goto skip;
+	}
+	if (h->version > PROPEL_RING_VERSION) {
+		in->st->rings_newer++;
+		goto skip;
+	}
+	if ((size_t)sb.st_size < PROPEL_RING_HDR_SIZE) {
+		in->st->rings_truncated++;
+		goto skip;
+	}
+	if (propel_ring_check(h, sb.st_size, NULL)) {
+		if (h->hdr_size == PROPEL_RING_HDR_SIZE && h->sub_count &&
+		    h->sub_recs && h->sub_count <= (1u << 16) &&
+		    h->sub_recs <= (1u << 26))
+			in->st->rings_truncated++;
+		else
+			in->st->rings_corrupt++;
+		goto skip;
+	}
+	/* key = "<pid>.<nonce>" = name up to its second dot */
+	dot = strchr(name, '.');
+	dot = dot ? strchr(dot + 1, '.') : NULL;
+	if (!dot || (size_t)(dot - name) >= sizeof(key)) {
+		in->st->rings_corrupt++;
+		goto skip;
+	}
+	memcpy(key, name, dot - name);
+	key[dot - name] = 0;
+	p = ingest_proc_find(in, key);
+	if (!p) {
+		int err;
+
+		in->st->orphan_rings++;
+		p = ingest_proc_new(in, key);
+		if (!p) {
+			munmap(map, sb.st_size);
+			return -ENOMEM;
+		}
+		p->pid = h->pid;
+		p->has_e = 0;
+		err = ingest_proc_insert(in, p, strchr(key, '.') + 1, NULL);
+		if (err) {
+			munmap(map, sb.st_size);
+			return ingest_sql_err(in, cause);
+		}
+	}
+	nr = realloc(in->rings, (in->nrings + 1) * sizeof(*nr));
+	if (!nr) {
+		munmap(map, sb.st_size);
+		return -ENOMEM;
+	}
+	in->rings = nr;
+	nr = &in->rings[in->nrings++];
+	nr->path = strdup(path);
+	nr->proc = p;
+	nr->h = h;
+	nr->size = sb.st_size;
+	return 0;
+skip:
+	pr_dbg("%s: skipped", path);
+	munmap(map, sb.st_size);
+	return 0;
+}
+
+static int ingest_ring_cmp(const void *a, const void *b)
+{
+	const struct ingest_ring *x = a, *y = b;
+
+	if (x->h->pid != y->h->pid)
+		return x->h->pid < y->h->pid ? -1 : 1;
+	if (x->h->tid != y->h->tid)
+		return x->h->tid < y->h->tid ? -1 : 1;
+	if (x->h->tsc0 != y->h->tsc0)
+		return x->h->tsc0 < y->h->tsc0 ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+/* One (tsc, ns) pair read as close together as we can. */
+static void ingest_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t t0 = propel_rdtsc();
+	uint64_t n = ingest_now_ns(CLOCK_MONOTONIC);
+	uint64_t t1 = propel_rdtsc();
+
+	*tsc = t0 + (t1 - t0) / 2;
+	*ns = n;
+}
+
+/*
+ * The session's TSC rate: from the calibration pairs in the ring headers
+ * when the earliest and latest span at least 50 ms, else measured here
+ * (same host, invariant TSC) over 50 ms.
+ */
+static void ingest_calibrate(struct ingest *in)
+{
+	uint64_t t0 = 0, m0 = 0, t1 = 0, m1 = 0, ta, na, tb, nb;
+	struct timespec req = { 0, 50000000 };
+	size_t i;
+
+	for (i = 0; i < in->nrings; i++) {
+		const struct propel_ring_hdr *h = in->rings[i].h;
+
+		if (h->mono0_ns && (!m0 || h->mono0_ns < m0)) {
+			m0 = h->mono0_ns;
+			t0 = h->tsc0;
+		}
+		if (h->mono_last_ns && h->mono_last_ns > m1) {
+			m1 = h->mono_last_ns;
+			t1 = h->tsc_last;
+		}
+	}
+	if (m0 && m1 > m0 && (int64_t)(m1 - m0) >= INGEST_MIN_CAL_NS &&
+	    t1 > t0) {
+		in->st->tsc_hz = (double)(t1 - t0) * 1e9 / (double)(m1 - m0);
+		in->st->tsc_measured = 0;
+	} else {
+		ingest_pair(&ta, &na);
+		while (nanosleep(&req, &req) < 0 && errno == EINTR)
+			;
+		ingest_pair(&tb, &nb);
+		in->st->tsc_hz = (double)(tb - ta) * 1e9 / (double)(nb - na);
+		in->st->tsc_measured = 1;
+	}
+	in->ns_per_tick = 1e9 / in->st->tsc_hz;
+}
+
+static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
+{
+	const struct propel_ring_hdr *h = w->r->h;
+
+	return (int64_t)h->mono0_ns +
+	       (int64_t)llround((double)(int64_t)(tsc - h->tsc0) *
+				w->in->ns_per_tick);
+}
+
+static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,
+			 int64_t depth, int64_t func, int64_t site, int nargs,
+			 int64_t a0, int64_t a1, int64_t a2)
+{
+	sqlite3_stmt *st = w->in->ins_event;
+	int64_t ns = ingest_ns(w, tsc);
+	int rc;
+
+	sqlite3_bind_int64(st, 1, w->r->h->pid);
+	sqlite3_bind_int64(st, 2, w->r->h->tid);
+	sqlite3_bind_int64(st, 3, ns);
+	sqlite3_bind_int(st, 4, kind);
+	sqlite3_bind_int64(st, 5, depth);
+	bind_row_or_null(st, 6, func);
+	bind_row_or_null(st, 7, site);
+	if (nargs > 0)
+		sqlite3_bind_int64(st, 8, a0);
+	else
+		sqlite3_bind_null(st, 8);
+	if (nargs > 1)
+		sqlite3_bind_int64(st, 9, a1);
+	else
+		sqlite3_bind_null(st, 9);
+	if (nargs > 2)
+		sqlite3_bind_int64(st, 10, a2);
+	else
+		sqlite3_bind_null(st, 10);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	if (!w->nins++)
+		w->first_ns = ns;
+	w->last_ns = ns;
+	return 0;
+}
+
+static inline int64_t ingest_func(const struct ingest_proc *p, uint32_t id)
+{
+	return id < p->nfunc ? p->func_row[id] : 0;
+}
+
+static inline int64_t ingest_site(const struct ingest_proc *p, uint32_t id)
+{
+	return id < p->nsite ? p->site_row[id] : 0;
+}
+
+/* One decoded event (ARGs folded in). */
+static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
+			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
+{
+	struct ingest_proc *p = w->p;
+
+	if (w->pass == 1) {
+		if (!w->n++)
+			w->first_tsc = tsc;
+		w->last_tsc = tsc;
+		w->last_type = type;
+		w->last_a = a;
+		if (type == PROPEL_REC_ENTRY) {
+			if (!w->saw_call)
+				w->first_entry_site = b;
+			w->saw_call = 1;
+			w->d++;
+		} else if (type == PROPEL_REC_EXIT) {
+			w->saw_call = 1;
+			if (--w->d < w->min) {
+				struct ingest_lost *nl;
+
+				w->min = w->d;
+				if (w->nlost == w->caplost) {
+					size_t nc = w->caplost ? 2 * w->caplost : 16;
+
+					nl = realloc(w->lost, nc * sizeof(*nl));
+					if (!nl)
+						return -ENOMEM;
+					w->lost = nl;
+					w->caplost = nc;
+				}
+				w->lost[w->nlost].func = a;
+				w->lost[w->nlost].site = b & ~PROPEL_EXIT_UNWOUND;
+				w->nlost++;
+			}
+		} else if (type == PROPEL_REC_LOST) {
+			w->in->st->lost_records += a;
+		} else if (type == PROPEL_REC_PROCESS_EXIT) {
+			p->has_exit_rec = 1;
+			p->exit_rec_status = (int32_t)a;
+		}
+		return 0;
+	}
+	switch (type) {
+	case PROPEL_REC_ENTRY:
+		return ingest_insert(w, tsc, SK_ENTRY, w->depth++,
+				     ingest_func(p, a), ingest_site(p, b), 0, 0,
+				     0, 0);
+	case PROPEL_REC_EXIT:
+		if (w->depth > 0)
+			w->depth--;
+		return ingest_insert(w, tsc, SK_EXIT, w->depth,
+				     ingest_func(p, a),
+				     ingest_site(p, b & ~PROPEL_EXIT_UNWOUND),
+				     1, !!(b & PROPEL_EXIT_UNWOUND), 0, 0);
+	case PROPEL_REC_SIGNAL:
+		return ingest_insert(w, tsc, SK_SIGNAL, w->depth, 0, 0, 3, a,
+				     narg > 0 ? (int64_t)arg[0] : 0,
+				     narg > 1 ? (int64_t)arg[1] : 0);
+	case PROPEL_REC_SEND:
+	case PROPEL_REC_RECV:
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 3, a, b,
+				     narg > 0 ? (int64_t)arg[0] : 0);
+	case PROPEL_REC_THREAD_START:
+	case PROPEL_REC_FORK:
+	case PROPEL_REC_LOST:
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
+	case PROPEL_REC_PROCESS_EXIT:
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1,
+				     (int32_t)a, 0, 0);
+	default: /* THREAD_EXIT, EXEC */
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 0, 0, 0, 0);
+	}
+}
+
+static int ingest_flush(struct ingest_walk *w)
+{
+	int err;
+
+	if (!w->pend_type)
+		return 0;
+	err = ingest_event(w, w->pend_type, w->pend_tsc, w->pend_a, w->pend_b,
+			   w->pend_arg, w->pend_n);
+	w->pend_type = 0;
+	return err;
+}
+
+static int ingest_rec(const struct propel_rec *r, void *arg)
+{
+	struct ingest_walk *w = arg;
+	unsigned type = propel_rec_type(r);
+	int err;
+
+	if (type == PROPEL_REC_ARG) {
+		if (w->pend_type && w->pend_n < 2) {
+			w->pend_arg[w->pend_n++] =
+				(uint64_t)r->b << 32 | (uint64_t)r->a;
+			if (w->pend_n == 2)
+				return ingest_flush(w) ? 1 : 0;
+		} else if (w->pass == 1) {
+			w->in->st->unknown_records++;
+		}
+		return 0;
+	}
+	if (w->pend_type && (err = ingest_flush(w)))
+		return 1;
+	switch (type) {
+	case PROPEL_REC_SIGNAL:
+	case PROPEL_REC_SEND:
+	case PROPEL_REC_RECV:
+		w->pend_type = type;
+		w->pend_tsc = propel_rec_tsc(r);
+		w->pend_a = r->a;
+		w->pend_b = r->b;
+		w->pend_n = 0;
+		return 0;
+	case PROPEL_REC_ENTRY:
+	case PROPEL_REC_EXIT:
+	case PROPEL_REC_THREAD_START:
+	case PROPEL_REC_THREAD_EXIT:
+	case PROPEL_REC_FORK:
+	case PROPEL_REC_EXEC:
+	case PROPEL_REC_PROCESS_EXIT:
+	case PROPEL_REC_LOST:
+		if (ingest_event(w, type, propel_rec_tsc(r), r->a, r->b, NULL,
+				 0))
+			return 1;
+		return 0;
+	default:
+		if (w->pass == 1)
+			w->in->st->unknown_records++;
+		return 0;
+	}
+}
+
+static int ingest_walk(struct ingest_walk *w)
+{
+	int ret;
+
+	w->pend_type = 0;
+	ret = propel_ring_walk(w->r->h, w->r->size, ingest_rec, w);
+	if (ret == 0)
+		ret = ingest_flush(w) ? 1 : 0;
+	return ret;
+}
+
+static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
+{
+	const struct propel_ring_hdr *h = r->h;
+	struct ingest_walk w = { .in = in, .r = r, .p = r->proc, .pass = 1,
+				 .first_entry_site = PROPEL_SITE_NONE };
+	struct ingest_proc *p = r->proc;
+	sqlite3_stmt *st = in->ins_thread;
+	int64_t parent = 0, shift;
+	uint32_t psite;
+	char comm[17];
+	int wrapped, err = 0;
+	size_t i;
+
+	if (ingest_walk(&w)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* The outermost visible frame's caller, if traced, is open too. */
+	psite = w.nlost ? w.lost[w.nlost - 1].site : w.first_entry_site;
+	if (psite < p->nsite && p->site_func[psite] >= 0)
+		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
+	shift = -w.min + (parent ? 1 : 0);
+
+	w.pass = 2;
+	w.depth = 0;
+	if (w.n && parent) {
+		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++, parent,
+				    0, 1, 1, 0, 0);
+		in->st->rebuilt_frames++;
+	}
+	for (i = w.nlost; !err && i-- > 0;) {
+		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++,
+				    ingest_func(p, w.lost[i].func),
+				    ingest_site(p, w.lost[i].site), 1, 1, 0, 0);
+		in->st->rebuilt_frames++;
+	}
+	if (!err && w.depth != shift)
+		w.depth = shift;
+	if (!err && ingest_walk(&w))
+		err = -EIO;
+	if (err)
+		goto out;
+
+	wrapped = h->commits >= h->sub_count;
+	memcpy(comm, h->comm, 16);
+	comm[16] = 0;
+	sqlite3_bind_int64(st, 1, p->row);
+	sqlite3_bind_int64(st, 2, h->pid);
+	sqlite3_bind_int64(st, 3, h->tid);
+	sqlite3_bind_text(st, 4, comm, -1, SQLITE_TRANSIENT);
+	if (w.nins) {
+		sqlite3_bind_int64(st, 5, w.first_ns);
+		sqlite3_bind_int64(st, 6, w.last_ns);
+	} else {
+		sqlite3_bind_null(st, 5);
+		sqlite3_bind_null(st, 6);
+	}
+	sqlite3_bind_int64(st, 7, (int64_t)w.nins);
+	sqlite3_bind_int(st, 8, wrapped);
+	err = ingest_step(st);
+	if (err)
+		goto out;
+	in->st->threads++;
+	in->st->events += w.nins;
+	in->st->wrapped += wrapped;
+	if (w.nins) {
+		if (!p->have_ns || w.first_ns < p->first_ns)
+			p->first_ns = w.first_ns;
+		if (!p->have_ns || w.last_ns > p->last_ns)
+			p->last_ns = w.last_ns;
+		p->have_ns = 1;
+	}
+	if (w.n && w.last_type == PROPEL_REC_SIGNAL && !p->crash_signo)
+		p->crash_signo = (int)w.last_a;
+out:
+	free(w.lost);
+	if (err == -EIO)
+		return ingest_sql_err(in, cause);
+	return err;
+}
+
+/* ---- the whole directory ---- */
+
+static int ingest_prepare(struct ingest *in, char **cause)
+{
+	static const char *const sql[] = {
+		"INSERT INTO processes(pid,ppid,nonce,exe,host) VALUES(?,?,?,?,?)",
+		"INSERT INTO functions(proc,addr,name,module,file,line,flags)"
+		" VALUES(?,?,?,?,?,?,?)",
+		"INSERT INTO callsites(proc,addr,file,line) VALUES(?,?,?,?)",
+		"INSERT INTO threads(proc,pid,tid,name,first_ns,last_ns,nevents,"
+		"wrapped) VALUES(?,?,?,?,?,?,?,?)",
+		"INSERT INTO events(pid,tid,ts_ns,kind,depth,func,site,arg0,arg1,"
+		"arg2) VALUES(?,?,?,?,?,?,?,?,?,?)",
+	};
+	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
+				 &in->ins_thread, &in->ins_event };
+	size_t i;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+		if (sqlite3_prepare_v2(in->db, sql[i], -1, out[i], NULL) !=
+		    SQLITE_OK)
+			return ingest_sql_err(in, cause);
+	return 0;
+}
+
+static int ingest_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ingest_ends(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && strcmp(s + n - m, suf) == 0;
+}
+
+static int ingest_finish_procs(struct ingest *in)
+{
+	sqlite3_stmt *st;
+	size_t i;
+	int crashed = 0, rc = 0;
+
+	if (sqlite3_prepare_v2(in->db,
+			       "UPDATE processes SET start_ns=?,end_ns=?,"
+			       "exit_status=?,signal=? WHERE id=?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	for (i = 0; i < in->nprocs && !rc; i++) {
+		struct ingest_proc *p = in->procs[i];
+		int clean = p->has_e || p->has_exit_rec;
+
+		if (!p->has_e)
+			in->st->killed++;
+		if (p->have_ns) {
+			sqlite3_bind_int64(st, 1, p->first_ns);
+			sqlite3_bind_int64(st, 2, p->last_ns);
+		} else {
+			sqlite3_bind_null(st, 1);
+			sqlite3_bind_null(st, 2);
+		}
+		if (p->has_e)
+			sqlite3_bind_int64(st, 3, p->e_status);
+		else if (p->has_exit_rec)
+			sqlite3_bind_int64(st, 3, p->exit_rec_status);
+		else
+			sqlite3_bind_null(st, 3);
+		if (!clean && p->crash_signo) {
+			sqlite3_bind_int(st, 4, p->crash_signo);
+			crashed = 1;
+		} else {
+			sqlite3_bind_null(st, 4);
+		}
+		sqlite3_bind_int64(st, 5, p->row);
+		rc = ingest_step(st);
+	}
+	sqlite3_finalize(st);
+	if (rc)
+		return rc;
+	return session_meta_set(in->s, "crashed", crashed ? "1" : "0");
+}
+
+int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
+	       char **cause)
+{
+	struct ingest in = { .s = s, .db = session_db(s), .st = st };
+	uint64_t t_start = ingest_now_ns(CLOCK_MONOTONIC);
+	char **names = NULL, buf[64];
+	size_t nnames = 0, i;
+	struct utsname un;
+	struct dirent *de;
+	int err = 0, began = 0;
+	DIR *d;
+
+	memset(st, 0, sizeof(*st));
+	d = opendir(dir);
+	if (!d)
+		return propel_cause(cause, -errno, "%s: %s", dir,
+				    strerror(errno));
+	while ((de = readdir(d))) {
+		char **nn;
+
+		if (!ingest_ends(de->d_name, ".map") &&
+		    !ingest_ends(de->d_name, ".ring"))
+			continue;
+		nn = realloc(names, (nnames + 1) * sizeof(*nn));
+		if (!nn || !(nn[nnames] = strdup(de->d_name))) {
+			names = nn ? nn : names;
+			err = -ENOMEM;
+			break;
+		}
+		names = nn;
+		nnames++;
+	}
+	closedir(d);
+	if (err)
+		goto out;
+	qsort(names, nnames, sizeof(*names), ingest_name_cmp);
+	if (uname(&un) == 0)
+		snprintf(in.host, sizeof(in.host), "%s", un.nodename);
+	in.sy = symbols_new();
+	if (!in.sy) {
+		err = -ENOMEM;
+		goto out;
+	}
+	sqlite3_exec(in.db, "PRAGMA cache_size=-131072; PRAGMA threads=2;", NULL,
+		     NULL, NULL);
+	err = session_exec(s, "BEGIN", cause);
+	if (err)
+		goto out;
+	began = 1;
+	err = session_exec(s, "DROP INDEX IF EXISTS events_thread;"
+			      "DROP INDEX IF EXISTS events_time;",
+			   cause);
+	if (!err)
+		err = ingest_prepare(&in, cause);
+	for (i = 0; !err && i < nnames; i++)
+		if (ingest_ends(names[i], ".map"))
+			err = ingest_map(&in, dir, names[i], cause);
+	for (i = 0; !err && i < nnames; i++)
+		if (ingest_ends(names[i], ".ring"))
+			err = ingest_ring_open(&in, dir, names[i], cause);
+	if (err)
+		goto out;
+	qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
+	ingest_calibrate(&in);
+	for (i = 0; !err && i < in.nrings; i++)
+		err = ingest_thread(&in, &in.rings[i], cause);
+	if (!err && ingest_finish_procs(&in))
+		err = ingest_sql_err(&in, cause);
+	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
+	if (!err && session_meta_set(s, "tsc_hz", buf))
+		err = ingest_sql_err(&in, cause);
+	if (!err)
+		err = session_exec(s,
+				   "CREATE INDEX IF NOT EXISTS events_thread ON "
+				   "events(pid, tid, id);"
+				   "CREATE INDEX IF NOT EXISTS events_time ON "
+				   "events(ts_ns);",
+				   cause);
+out:
+	sqlite3_finalize(in.ins_proc);
+	sqlite3_finalize(in.ins_func);
+	sqlite3_finalize(in.ins_site);
+	sqlite3_finalize(in.ins_thread);
+	sqlite3_finalize(in.ins_event);
+	if (began) {
+		if (err)
+			sqlite3_exec(in.db, "ROLLBACK", NULL, NULL, NULL);
+		else if (session_exec(s, "COMMIT", cause))
+			err = -EIO;
+	}
+	for (i = 0; i < in.nrings; i++) {
+		munmap((void *)in.rings[i].h, in.rings[i].size);
+		free(in.rings[i].path);
+	}
+	free(in.rings);
+	for (i = 0; i < in.nprocs; i++)
+		ingest_proc_free(in.procs[i]);
+	free(in.procs);
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	symbols_free(in.sy);
+	if (err == -ENOMEM)
+		propel_cause(cause, err, "%s: out of memory", dir);
+	st->seconds = (ingest_now_ns(CLOCK_MONOTONIC) - t_start) / 1e9;
+	return err;
+}
+
+int ingest_warning(const struct ingest_stats *st, char *buf, size_t size)
+{
+	size_t n = 0;
+	int any = 0;
+
+#define W(cond, ...)                                                        \
+	do {                                                                \
+		if ((cond) && n < size) {                                   \
+			n += snprintf(buf + n, size - n, "%s", any ? ", " : ""); \
+			if (n < size)                                       \
+				n += snprintf(buf + n, size - n, __VA_ARGS__); \
+			any = 1;                                            \
+		}                                                           \
+	} while (0)
+
+	if (size)
+		buf[0] = 0;
+	W(st->rings_truncated, "%" PRIu64 " truncated ring(s) skipped",
+	  st->rings_truncated);
+	W(st->rings_corrupt, "%" PRIu64 " corrupt ring(s) skipped",
+	  st->rings_corrupt);
+	W(st->rings_newer, "%" PRIu64 " ring(s) from a newer propel skipped",
+	  st->rings_newer);
+	W(st->unknown_records, "%" PRIu64 " unknown record(s) ignored",
+	  st->unknown_records);
+	W(st->killed, "%" PRIu64 " process(es) ended without a clean exit",
+	  st->killed);
+	W(st->orphan_rings, "%" PRIu64 " ring(s) without a map file",
+	  st->orphan_rings);
+	W(st->bad_map_lines, "%" PRIu64 " bad map line(s)", st->bad_map_lines);
+	W(st->lost_records, "%" PRIu64 " record(s) lost by the agent",
+	  st->lost_records);
+#undef W
+	return any;
+}
+
+int ingest_write_meta(struct session *s, int argc, char *const *argv)
+{
+	char *cmd = NULL, buf[64];
+	size_t len = 0, cap = 0;
+	struct utsname un;
+	int i, err = 0;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i], *c;
+		int quote = !*a || strpbrk(a, " \t\n'\"\\$`*?[]{}()<>|&;!#~") != NULL;
+		size_t need = strlen(a) * 4 + 4;
+
+		if (len + need + 1 > cap) {
+			char *n = realloc(cmd, cap = (len + need + 1) * 2);
+
+			if (!n) {
+				free(cmd);
+				return -ENOMEM;
+			}
+			cmd = n;
+		}
+		if (i)
+			cmd[len++] = ' ';
+		if (quote)
+			cmd[len++] = '\'';
+		for (c = a; *c; c++) {
+			if (*c == '\'' && quote) {
+				memcpy(cmd + len, "'\\''", 4);
+				len += 4;
+			} else {
+				cmd[len++] = *c;
+			}
+		}
+		if (quote)
+			cmd[len++] = '\'';
+	}
+	if (cmd)
+		cmd[len] = 0;
+	if (session_meta_set(s, "command", cmd ? cmd : ""))
+		err = -EIO;
+	free(cmd);
+	if (!err && uname(&un) == 0 && session_meta_set(s, "host", un.nodename))
+		err = -EIO;
+	snprintf(buf, sizeof(buf), "%" PRIu64, ingest_now_ns(CLOCK_REALTIME));
+	if (!err && session_meta_set(s, "created_ns", buf))
+		err = -EIO;
+	return err;
+}
+
+int ingest_crashed(struct session *s, int *signo, int *pid)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(session_db(s),
+			       "SELECT signal, pid FROM processes WHERE signal "
+			       "IS NOT NULL ORDER BY end_ns, id LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		if (signo)
+			*signo = sqlite3_column_int(st, 0);
+		if (pid)
+			*pid = sqlite3_column_int(st, 1);
+		rc = 1;
+	} else {
+		rc = rc == SQLITE_DONE ? 0 : -EIO;
+	}
+	sqlite3_finalize(st);
+	return rc;
+}

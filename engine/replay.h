@@ -1,0 +1,61 @@
+/*
+ * engine/replay.h - walking a session's events thread by thread, with what
+ * every printer of a trace needs already worked out: the function's display
+ * name, the entry's call site, whether an entry is a leaf (its exit is the
+ * thread's next event) and the duration of each call.
+ *
+ * Order: threads by their first event (then pid, tid), each thread's events
+ * in time order (events.id order, see engine/session.h).  A pid or tid
+ * filter of 0 means any.
+ *
+ * Used by tui/cmd-replay.c (text and jsonl) and reusable by the TUI and the
+ * exporters.  Reads only; no allocation per event.
+ */
+#ifndef PROPEL_ENGINE_REPLAY_H
+#define PROPEL_ENGINE_REPLAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct session;
+
+struct replay_event {
+	int64_t id;
+	int64_t pid, tid, ts_ns;
+	int kind;	  /* enum session_kind */
+	int depth;
+	const char *func; /* demangled name, "?@0x..." when unknown; NULL if none */
+	const char *file; /* entry: call site file, NULL when unknown */
+	int line;
+	int has_arg[3];
+	int64_t arg[3];
+	/*
+	 * entry: leaf = 1 when the thread's next event is its exit, then
+	 * dur_ns is the call's duration; exit: leaf = 1 for the exit of such an
+	 * entry (a text printer skips it), dur_ns = time since the matching
+	 * entry, -1 when that entry was rebuilt (overwritten in a wrapped ring)
+	 * or is not there.
+	 */
+	int leaf;
+	int64_t dur_ns;
+	int rebuilt;	  /* entry rebuilt from a lost frame (arg0 = 1) */
+};
+
+struct replay_filter {
+	int64_t pid, tid; /* 0 = any */
+};
+
+/* Called per event; a non-zero return stops the walk and is returned. */
+typedef int (*replay_fn)(const struct replay_event *ev, void *arg);
+
+/* 0, fn's non-zero value, or -EIO with *cause. */
+int replay_walk(struct session *s, const struct replay_filter *f,
+		replay_fn fn, void *arg, char **cause);
+
+/*
+ * uftrace's "simple" demangling: the name without its parameter list and
+ * qualifiers ("ns::W::poke(int) const" -> "ns::W::poke"), into buf.
+ */
+const char *replay_short_name(const char *name, char *buf, size_t size);
+
+#endif

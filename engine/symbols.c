@@ -1,0 +1,201 @@
+/*
+ * engine/symbols.c - see engine/symbols.h.
+ *
+ * Each module gets its own Dwfl, reported offline with dwfl_report_elf at its
+ * load bias: two processes may map different files at the same address, so
+ * one Dwfl per process would need a process key everywhere; one per file is
+ * simpler and lets forked children share the work.  The cache is a plain
+ * list (a session has tens of modules, not thousands).
+ *
+ * Demangling uses the C++ runtime's __cxa_demangle (libstdc++ is linked into
+ * propel), so names match what c++filt prints.
+ */
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/symbols.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "symbols"
+
+/* From the C++ ABI (libstdc++). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len,
+			    int *status);
+
+struct symbols_mod {
+	struct symbols_mod *next;
+	char *path;
+	uint64_t bias;
+	Dwfl *dwfl;	 /* NULL: the file could not be read */
+	Dwfl_Module *mod;
+	uint64_t low, high;
+};
+
+struct symbols {
+	struct symbols_mod *mods;
+};
+
+static const Dwfl_Callbacks symbols_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+struct symbols *symbols_new(void)
+{
+	return calloc(1, sizeof(struct symbols));
+}
+
+void symbols_free(struct symbols *sy)
+{
+	struct symbols_mod *m, *n;
+
+	if (!sy)
+		return;
+	for (m = sy->mods; m; m = n) {
+		n = m->next;
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		free(m->path);
+		free(m);
+	}
+	free(sy);
+}
+
+struct symbols_mod *symbols_module(struct symbols *sy, const char *path,
+				   uint64_t bias, char **cause)
+{
+	struct symbols_mod *m;
+	Dwarf_Addr low = 0, high = 0;
+
+	for (m = sy->mods; m; m = m->next)
+		if (m->bias == bias && strcmp(m->path, path) == 0)
+			break;
+	if (!m) {
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return NULL;
+		m->path = strdup(path);
+		m->bias = bias;
+		m->next = sy->mods;
+		sy->mods = m;
+		m->dwfl = dwfl_begin(&symbols_cbs);
+		if (m->dwfl) {
+			dwfl_report_begin(m->dwfl);
+			m->mod = dwfl_report_elf(m->dwfl, path, path, -1, bias,
+						 false);
+			dwfl_report_end(m->dwfl, NULL, NULL);
+		}
+		if (!m->mod) {
+			pr_dbg("%s: %s", path, dwfl_errmsg(-1));
+			if (m->dwfl)
+				dwfl_end(m->dwfl);
+			m->dwfl = NULL;
+		} else {
+			dwfl_module_info(m->mod, NULL, &low, &high, NULL, NULL,
+					 NULL, NULL);
+			m->low = low;
+			m->high = high;
+		}
+	}
+	if (!m->mod) {
+		propel_cause(cause, -ENOENT, "%s: cannot read as ELF", path);
+		return NULL;
+	}
+	return m;
+}
+
+int symbols_contains(struct symbols_mod *m, uint64_t addr)
+{
+	return m && m->mod && addr >= m->low && addr < m->high;
+}
+
+char *symbols_demangle(const char *name)
+{
+	char *d;
+	int status = -1;
+
+	if (name[0] == '_' && name[1] == 'Z') {
+		d = __cxa_demangle(name, NULL, NULL, &status);
+		if (d && status == 0)
+			return d;
+		free(d);
+	}
+	return strdup(name);
+}
+
+char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset)
+{
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = NULL;
+	char *d, *at;
+
+	if (m && m->mod)
+		name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL,
+					    NULL, NULL);
+	if (offset)
+		*offset = name ? off : 0;
+	if (!name || !*name)
+		return strdup("?");
+	/* Versioned dynamic names ("memcpy@GLIBC_2.14") keep only the name. */
+	d = symbols_demangle(name);
+	if (d && (at = strchr(d, '@')) && at != d && !strchr(d, '('))
+		*at = 0;
+	return d;
+}
+
+int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
+		    int *line)
+{
+	Dwfl_Line *l;
+	const char *f;
+	int ln = 0;
+
+	if (!m || !m->mod)
+		return -ENOENT;
+	l = dwfl_module_getsrc(m->mod, addr);
+	if (!l)
+		return -ENOENT;
+	f = dwfl_lineinfo(l, NULL, &ln, NULL, NULL, NULL);
+	if (!f || ln <= 0)
+		return -ENOENT;
+	*file = f;
+	*line = ln;
+	return 0;
+}
+
+int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
+		 int *line)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu, *scopes = NULL;
+	const char *f;
+	int n, i, ln = 0, err = -ENOENT;
+
+	if (!m || !m->mod)
+		return -ENOENT;
+	cu = dwfl_module_addrdie(m->mod, addr, &bias);
+	if (!cu)
+		return -ENOENT;
+	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
+			continue;
+		f = dwarf_decl_file(&scopes[i]);
+		if (f && dwarf_decl_line(&scopes[i], &ln) == 0 && ln > 0) {
+			*file = f;
+			*line = ln;
+			err = 0;
+		}
+		break;
+	}
+	free(scopes);
+	return err;
+}

@@ -1,0 +1,62 @@
+/*
+ * engine/symbols.h - names and source lines for addresses of a traced
+ * process image, with libdwfl, offline (the process may be long gone: each
+ * module is reported from its file with the load bias the agent wrote in the
+ * map file's M line).
+ *
+ * A struct symbols is a cache: one Dwfl per (path, bias), shared by every
+ * process image that mapped the same file at the same place (forked
+ * children, repeated runs).  Addresses given to the lookups are run-time
+ * addresses (file address + bias).  Lookups never fail hard: a stripped
+ * binary gives what .dynsym knows, an unreadable file gives "?".
+ *
+ * Called by engine/ingest.c while it reads map files; usable by anything
+ * that needs a name for an address (the TUI's disassembly view).
+ */
+#ifndef PROPEL_ENGINE_SYMBOLS_H
+#define PROPEL_ENGINE_SYMBOLS_H
+
+#include <stdint.h>
+
+struct symbols;
+struct symbols_mod;
+
+struct symbols *symbols_new(void);
+void symbols_free(struct symbols *sy);
+
+/*
+ * The module for the file at path loaded with bias (cached).  Returns NULL
+ * with *cause set when the file cannot be read as ELF; a later call for the
+ * same (path, bias) returns NULL again without retrying.
+ */
+struct symbols_mod *symbols_module(struct symbols *sy, const char *path,
+				   uint64_t bias, char **cause);
+
+/* 1 if addr falls inside the module's mapped range. */
+int symbols_contains(struct symbols_mod *m, uint64_t addr);
+
+/*
+ * The demangled name of the symbol containing addr, malloc'd; "?" when no
+ * symbol covers it (stripped binary without .dynsym entry).  *offset (if
+ * non-NULL) gets addr minus the symbol's start.  NULL only on ENOMEM.
+ */
+char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset);
+
+/*
+ * Source position of the instruction at addr (DWARF line table).  0 with
+ * *file (owned by the module) and *line set, or -ENOENT.
+ */
+int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
+		    int *line);
+
+/*
+ * Declaration file:line of the (out-of-line) function whose code contains
+ * addr.  0 or -ENOENT.
+ */
+int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
+		 int *line);
+
+/* Demangle a C++ symbol (malloc'd copy of name when it is not mangled). */
+char *symbols_demangle(const char *name);
+
+#endif

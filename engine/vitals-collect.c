@@ -1,0 +1,364 @@
+/*
+ * engine/vitals-collect.c - the background collector thread: drives the
+ * kmod collector (kmod/vitals-collector.h), symbolizes each sample as it
+ * arrives (the process may not live long: engine/vitals-sym.c), buffers
+ * samples until their epoch ends, then writes the epoch, its totals,
+ * per-process values and samples in one transaction (engine/vitals-store.c)
+ * and applies the retention budget.
+ *
+ * Threads: the caller calls start/stop; everything else runs on the
+ * collector thread, which owns its own session handle.  `stopping` is the
+ * only shared state.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/vitals-collect.h"
+#include "engine/vitals-store.h"
+#include "engine/vitals-sym.h"
+#include "kmod/vitals-collector.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "vitals"
+
+struct vitals_pend {
+	struct vitals_sample raw; /* stacks dropped after symbolization */
+	char *kstack, *ustack;
+};
+
+struct vitals_collect {
+	struct vitals_collect_opts o;
+	struct vitals *v;
+	struct session *sess; /* the thread's own handle */
+	struct vitals_store *st;
+	struct vitals_sym *sym;
+	int64_t run;
+	pthread_t thread;
+	int started;
+	volatile int stopping;
+	struct vitals_pend *pend;
+	size_t npend, cappend;
+	char summary[1024];
+	int err;
+	char *cause;
+	struct vitals_collect_stats stats;
+	uint64_t t0;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* Join names of a stack into a malloc'd '\n'-separated string. */
+static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s,
+			int user)
+{
+	const unsigned long long *ips = user ? s->ustack : s->kstack;
+	int bytes = user ? s->ustack_bytes : s->kstack_bytes;
+	int n = bytes > 0 ? bytes / 8 : 0, i;
+	size_t cap = 256, len = 0;
+	char *out, buf[96];
+
+	if (n <= 0)
+		return NULL;
+	if (n > VITALS_STACK_DEPTH)
+		n = VITALS_STACK_DEPTH;
+	out = malloc(cap);
+	if (!out)
+		return NULL;
+	out[0] = 0;
+	for (i = 0; i < n; i++) {
+		const char *name;
+		size_t l;
+
+		if (!ips[i])
+			break;
+		if (user)
+			name = vitals_sym_user(vc->sym, s->tgid,
+					       i ? ips[i] - 1 : ips[i], buf,
+					       sizeof(buf));
+		else
+			name = vitals_sym_kernel(vc->sym, ips[i], buf, sizeof(buf));
+		l = strlen(name);
+		if (len + l + 2 > cap) {
+			char *nb;
+
+			cap = 2 * (len + l + 2);
+			nb = realloc(out, cap);
+			if (!nb)
+				break;
+			out = nb;
+		}
+		if (len)
+			out[len++] = '\n';
+		memcpy(out + len, name, l + 1);
+		len += l;
+	}
+	return out;
+}
+
+static void on_sample(void *arg, const struct vitals_sample *s)
+{
+	struct vitals_collect *vc = arg;
+	struct vitals_pend *p;
+
+	if (vc->npend == vc->cappend) {
+		size_t cap = vc->cappend ? 2 * vc->cappend : 256;
+		struct vitals_pend *n;
+
+		if (cap > 200000)
+			return; /* a runaway epoch: drop, counted nowhere */
+		n = realloc(vc->pend, cap * sizeof(*n));
+		if (!n)
+			return;
+		vc->pend = n;
+		vc->cappend = cap;
+	}
+	p = &vc->pend[vc->npend++];
+	p->raw = *s;
+	p->kstack = stack_text(vc, s, 0);
+	p->ustack = stack_text(vc, s, 1);
+	vc->stats.samples++;
+}
+
+static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
+{
+	struct vitals_store_epoch se = {
+		.run = vc->run,
+		.seq = e->seq,
+		.start_ns = e->start_ns,
+		.end_ns = e->end_ns,
+		.bpf_run_ns = e->bpf_run_ns,
+		.user_run_ns = e->user_run_ns,
+		.memfree_kb = e->memfree_kb,
+		.ncpus = e->ncpus,
+	};
+	int64_t id;
+	size_t i, keep = 0;
+	int err;
+
+	err = vitals_store_begin(vc->st);
+	if (err) {
+		pr_dbg("epoch %u: cannot begin a transaction", e->seq);
+		return;
+	}
+	id = vitals_store_epoch(vc->st, &se);
+	if (id <= 0)
+		goto fail;
+	for (i = 0; i < VITALS_NR; i++)
+		if (e->events[i] &&
+		    vitals_store_total(vc->st, id, vitals_name(i), e->events[i],
+				       e->weight[i], e->sampled[i], e->dropped[i],
+				       e->tshift[i]))
+			goto fail;
+	for (i = 0; i < e->nrows; i++) {
+		const struct vitals_row *r = &e->rows[i];
+
+		if (vitals_store_value(vc->st, id, e->start_ns,
+				       vitals_name(r->vital), r->tgid, r->uid,
+				       r->comm, r->value, r->count, r->aux))
+			goto fail;
+	}
+	for (i = 0; i < vc->npend; i++) {
+		struct vitals_pend *p = &vc->pend[i];
+		struct vitals_store_sample ss;
+
+		if (p->raw.epoch > e->seq) {
+			vc->pend[keep++] = *p;
+			continue;
+		}
+		ss.ts_ns = p->raw.ts_ns;
+		ss.weight = p->raw.weight;
+		ss.counter = p->raw.counter;
+		ss.label = p->raw.label;
+		memcpy(ss.d, p->raw.data, sizeof(ss.d));
+		ss.vital = vitals_name(p->raw.vital);
+		ss.comm = p->raw.comm;
+		ss.pid = p->raw.tgid;
+		ss.tid = p->raw.tid;
+		ss.uid = p->raw.uid;
+		ss.kstack = p->kstack;
+		ss.ustack = p->ustack;
+		err = vitals_store_sample(vc->st, id, &ss);
+		free(p->kstack);
+		free(p->ustack);
+		if (err)
+			pr_dbg("sample lost: %d", err);
+	}
+	vc->npend = keep;
+	if (vitals_store_commit(vc->st))
+		goto fail;
+	vitals_store_retain(vc->st, vc->o.budget_bytes);
+	vc->stats.epochs++;
+	vc->stats.bpf_run_ns += e->bpf_run_ns;
+	vc->stats.user_run_ns += e->user_run_ns;
+	vitals_sym_forget(vc->sym);
+	if (vc->o.on_epoch)
+		vc->o.on_epoch(vc->o.arg, id);
+	return;
+fail:
+	pr_dbg("epoch %u not stored: %s", e->seq,
+	       sqlite3_errmsg(session_db(vc->sess)));
+	session_exec(vc->sess, "ROLLBACK", NULL);
+}
+
+static void on_epoch(void *arg, const struct vitals_epoch *e)
+{
+	write_epoch(arg, e);
+}
+
+static const struct vitals_sink_ops vitals_collect_ops = { on_sample,
+							   on_epoch };
+
+static void *vitals_collect_main(void *arg)
+{
+	struct vitals_collect *vc = arg;
+
+	while (!vc->stopping) {
+		int err = vitals_poll(vc->v, 100, &vitals_collect_ops, vc);
+
+		if (err && err != -EINTR) {
+			vc->err = err;
+			break;
+		}
+	}
+	vitals_flush(vc->v, &vitals_collect_ops, vc);
+	return NULL;
+}
+
+static const char *state_name(int st)
+{
+	return st == VITALS_ON ? "on" : st == VITALS_COARSE ? "coarse" : "off";
+}
+
+int vitals_collect_start(struct session *s,
+			 const struct vitals_collect_opts *o,
+			 struct vitals_collect **out, char **cause)
+{
+	struct vitals_collect *vc = calloc(1, sizeof(*vc));
+	struct vitals_opts vo = { 0 };
+	size_t len;
+	int err, i;
+
+	if (!vc)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	if (o)
+		vc->o = *o;
+	if (!vc->o.epoch_ms)
+		vc->o.epoch_ms = 1000;
+	if (!vc->o.budget_bytes)
+		vc->o.budget_bytes = 256ull << 20;
+	vo.epoch_ms = vc->o.epoch_ms;
+	vo.cpu_hz = vc->o.cpu_hz;
+	vo.proc_only = vc->o.proc_only;
+	vo.disable = vc->o.disable;
+
+	err = session_open(session_path(s), SESSION_WRITE, &vc->sess, cause);
+	if (err)
+		goto fail;
+	err = vitals_store_new(vc->sess, &vc->st, cause);
+	if (err)
+		goto fail;
+	vc->sym = vitals_sym_new();
+	if (!vc->sym) {
+		err = propel_cause(cause, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	err = vitals_open(&vo, &vc->v, cause);
+	if (err)
+		goto fail;
+	err = vitals_store_run_begin(vc->st, vitals_source(vc->v),
+				     vc->o.epoch_ms, vitals_notes(vc->v),
+				     &vc->run);
+	if (err) {
+		propel_cause(cause, err, "%s: %s", session_path(s),
+			     sqlite3_errmsg(session_db(vc->sess)));
+		goto fail;
+	}
+	snprintf(vc->summary, sizeof(vc->summary), "vitals via %s",
+		 vitals_source(vc->v));
+	for (i = 0; i < VITALS_NR; i++) {
+		const char *why = "";
+		int stt = vitals_status(vc->v, i, &why);
+
+		vitals_store_status(vc->st, vc->run, vitals_name(i),
+				    state_name(stt), why);
+		if (stt != VITALS_ON) {
+			len = strlen(vc->summary);
+			snprintf(vc->summary + len, sizeof(vc->summary) - len,
+				 "; %s %s%s%s", vitals_name(i), state_name(stt),
+				 why[0] ? ": " : "", why);
+		}
+	}
+	if (vitals_notes(vc->v)[0]) {
+		len = strlen(vc->summary);
+		snprintf(vc->summary + len, sizeof(vc->summary) - len, "; %s",
+			 vitals_notes(vc->v));
+	}
+	vc->stats.kernel_bytes = vitals_kernel_bytes(vc->v);
+	vc->t0 = now_ns();
+	err = pthread_create(&vc->thread, NULL, vitals_collect_main, vc);
+	if (err) {
+		err = propel_cause(cause, -err, "starting the vitals thread");
+		goto fail;
+	}
+	vc->started = 1;
+	*out = vc;
+	return 0;
+fail:
+	vitals_close(vc->v);
+	vitals_sym_free(vc->sym);
+	vitals_store_free(vc->st);
+	if (vc->sess)
+		session_close(vc->sess);
+	free(vc);
+	return err;
+}
+
+int vitals_collect_stop(struct vitals_collect *vc,
+			struct vitals_collect_stats *stats, char **cause)
+{
+	size_t i;
+	int err;
+
+	if (!vc)
+		return 0;
+	vc->stopping = 1;
+	if (vc->started)
+		pthread_join(vc->thread, NULL);
+	vc->stats.wall_ns = now_ns() - vc->t0;
+	vitals_store_run_end(vc->st, vc->run);
+	vc->stats.file_bytes = vitals_store_used_bytes(vc->st);
+	vc->stats.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (stats)
+		*stats = vc->stats;
+	err = vc->err;
+	if (err)
+		propel_cause(cause, err, "collecting vitals: %s", strerror(-err));
+	for (i = 0; i < vc->npend; i++) {
+		free(vc->pend[i].kstack);
+		free(vc->pend[i].ustack);
+	}
+	free(vc->pend);
+	vitals_close(vc->v);
+	vitals_sym_free(vc->sym);
+	vitals_store_free(vc->st);
+	session_close(vc->sess);
+	free(vc);
+	return err;
+}
+
+const char *vitals_collect_summary(struct vitals_collect *vc)
+{
+	return vc->summary;
+}
+

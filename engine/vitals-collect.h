@@ -1,0 +1,58 @@
+/*
+ * engine/vitals-collect.h - collect vital signs into a session in a
+ * background thread: `propel vitals record`, and `record`/`attach`, which
+ * collect vitals alongside their trace when they can.
+ *
+ *   struct vitals_collect *vc = NULL;
+ *   struct vitals_collect_opts o = { 0 };        // defaults: 1 s epochs
+ *   if (vitals_collect_start(session, &o, &vc, &cause) == 0)
+ *           ... run ...   (vitals_collect_summary(vc) says what is missing)
+ *   vitals_collect_stop(vc, NULL, &cause);        // before session_close
+ *
+ * The thread opens its own sqlite connection to session_path(session) and
+ * writes one short transaction per epoch (busy timeout 5 s), so the caller
+ * may keep writing the same file through its own handle.  Samples carry
+ * CLOCK_REALTIME ns and the pid, to be joined with trace events by time and
+ * pid.  The collector never counts its own process.  Nothing here exits.
+ */
+#ifndef PROPEL_ENGINE_VITALS_COLLECT_H
+#define PROPEL_ENGINE_VITALS_COLLECT_H
+
+#include <stdint.h>
+
+#include "engine/session.h"
+
+struct vitals_collect_opts {
+	unsigned epoch_ms;     /* default 1000 */
+	unsigned cpu_hz;       /* default 1000 */
+	uint64_t budget_bytes; /* retention budget of the file, 0 = 256 MiB */
+	int proc_only;         /* force the /proc fallback */
+	const char *disable;   /* comma-separated vitals not to collect */
+	/* called on the collector thread after each stored epoch */
+	void (*on_epoch)(void *arg, int64_t epoch_id);
+	void *arg;
+};
+
+struct vitals_collect;
+
+int vitals_collect_start(struct session *s,
+			 const struct vitals_collect_opts *o,
+			 struct vitals_collect **out, char **cause);
+/* Flush the last epoch, stop the thread, free.  NULL is a no-op.  stats
+ * (may be NULL) gets the run's figures. */
+struct vitals_collect_stats;
+int vitals_collect_stop(struct vitals_collect *vc,
+			struct vitals_collect_stats *stats, char **cause);
+/* One line: source and the vitals that are off or coarse, with why. */
+const char *vitals_collect_summary(struct vitals_collect *vc);
+
+/* Figures for benchmarks (epochs stored, samples, collector CPU time in
+ * BPF programs and in the thread, wall time, kernel map bytes, bytes used
+ * in the session file). */
+struct vitals_collect_stats {
+	uint64_t epochs, samples, bpf_run_ns, user_run_ns, wall_ns;
+	uint64_t kernel_bytes, file_bytes;
+	unsigned ncpus;
+};
+
+#endif

@@ -1,0 +1,254 @@
+/*
+ * inject/agent/agent.h - internal declarations of the agent (not installed,
+ * not seen by anything outside inject/agent/).
+ *
+ * The agent is self-propelled instrumentation (Mirgorodskiy & Miller): it
+ * patches *call sites*, not function entries.  Instrumenting a function F
+ * (patch_function) means decoding F with capstone and redirecting every call
+ * and tail-call instruction in F to a per-site stub.  When a stub runs, the
+ * agent records an entry event, makes sure the callee is instrumented (so
+ * control never reaches uninstrumented code of the traced modules through an
+ * instrumented site), calls the callee, records the exit and jumps back to
+ * the instruction after the original call.  Cost grows with the code that
+ * runs, not with the size of the program.
+ *
+ *   caller F:  call T        ==>   jmp stub_S           (same length)
+ *   stub_S:    push r11 ; r11 = T ; push r11 ; r11 = site
+ *              call *tramp_enter ; r11 = [rsp+8] ; rsp += 16
+ *              call *-16(%rsp)                <- callee returns here
+ *              call *tramp_exit ; jmp *R ; .quad site
+ *
+ * The return address a callee sees is inside its stub, which carries a
+ * registered DWARF FDE (patch.c) saying "the caller resumes at R with
+ * rsp = CFA": C++ exceptions, backtrace() and _Unwind_* walk through stubs.
+ *
+ * Per-thread state (struct athread) is reached through one initial-exec TLS
+ * pointer.  The hot path (hot.c, built -mgeneral-regs-only so it never
+ * touches vector registers that may hold arguments or return values) takes
+ * no lock, makes no syscall and allocates nothing: an rdtsc and a 16-byte
+ * store into the thread's ring.  Everything else is the slow path (slow.c),
+ * entered with the full register file saved (xsave) and the global lock
+ * held with signals blocked.
+ */
+#ifndef PROPEL_AGENT_AGENT_H
+#define PROPEL_AGENT_AGENT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "share/agent-abi.h"
+#include "share/record.h"
+#include "share/ring.h"
+
+#define AG_EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* ---- modules and symbols (module.c) ---- */
+
+struct ag_sym {
+	uint64_t addr; /* run-time address */
+	uint64_t size;
+	const char *name;
+	int32_t cold; /* index of "<name>.cold" part, or -1 */
+};
+
+struct ag_reloc {
+	uint64_t got; /* run-time address of the GOT slot */
+	const char *name;
+};
+
+struct ag_module {
+	struct ag_module *next;
+	int id;
+	char *path;
+	uint64_t bias;
+	uint64_t text_lo, text_hi; /* executable range */
+	int system;                /* a system library: not instrumented inside */
+	int self;                  /* the agent itself */
+	struct ag_sym *syms;       /* sorted by addr */
+	size_t nsyms;
+	struct ag_reloc *relocs; /* sorted by got */
+	size_t nrelocs;
+	uint64_t plt_lo[3], plt_hi[3]; /* .plt, .plt.sec, .plt.got */
+	void *file;
+	size_t file_size;
+	/* stub arena near the module's text (patch.c) */
+	uint8_t *arena, *arena_cur, *arena_end;
+};
+
+int module_scan(void); /* (re)scan loaded objects; new ones are added */
+struct ag_module *module_of(uint64_t addr);
+const struct ag_sym *module_sym(struct ag_module *m, uint64_t addr);
+const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr);
+int module_in_plt(struct ag_module *m, uint64_t addr);
+const char *module_got_name(struct ag_module *m, uint64_t got);
+extern struct ag_module *ag_modules;
+
+/* ---- functions and call sites ---- */
+
+enum {
+	F_READY = 1,      /* its call sites are patched (or it needs none) */
+	F_PLT = 2,        /* a PLT entry; name is the import */
+	F_SYSTEM = 4,     /* in a system library: traced as a leaf */
+	F_SLOW = 8,       /* every call takes the slow path (interposed) */
+	F_FOREIGN = 16,   /* outside every known module */
+	F_RESOLVED = 32,  /* PLT: destination instrumented if ours */
+	F_NOTRACE = 64,   /* never record (the agent itself) */
+};
+
+enum ag_intercept {
+	IC_NONE,
+	IC_PTHREAD_CREATE,
+	IC_SIGACTION,
+	IC_SIGNAL,
+	IC_FORK,
+	IC_VFORK,
+	IC_EXEC,
+	IC_EXECVE,
+	IC_EXECVPE,
+	IC_EXIT,
+};
+
+struct ag_func {
+	struct ag_func *hnext;
+	uint64_t addr;
+	uint32_t id;
+	volatile uint32_t flags;
+	uint32_t intercept;
+	struct ag_module *mod;
+	const char *name;
+};
+
+enum site_kind {
+	SITE_CALL,     /* call (direct or indirect) */
+	SITE_TAIL,     /* jmp/jcc leaving the function: a tail call */
+};
+
+struct ag_site {
+	struct ag_site *hnext;
+	struct ag_site *next_all;
+	uint64_t addr; /* address of the original instruction */
+	uint64_t ret;  /* address after it */
+	struct ag_func *target; /* direct: the callee; NULL: indirect */
+	struct ag_func *owner;
+	uint32_t id;
+	uint8_t kind;
+	uint8_t len;
+	uint8_t trap;  /* patched with int3 (too short for a jmp) */
+	uint8_t patched;
+	uint8_t orig[16];
+	uint8_t new_bytes[16];
+	uint8_t *stub;
+};
+
+struct ag_func *func_get(uint64_t addr);  /* create if new (slow path) */
+struct ag_func *func_find(uint64_t addr); /* lock-free lookup */
+struct ag_site *site_find(uint64_t addr); /* lock-free lookup */
+
+/* ---- patching (patch.c) ---- */
+
+int patch_init(void);
+int patch_function(struct ag_func *f);   /* instrument f's call sites */
+int patch_restore_all(void);             /* undo every patch */
+int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
+extern struct ag_site *ag_sites_all;     /* every site, newest first */
+
+/* ---- threads and rings ---- */
+
+#define SHADOW_MAX 8192
+
+struct shadow {
+	uint64_t slot; /* address of the return-address slot; 0 = pseudo */
+	uint32_t func;
+	uint32_t site;
+};
+
+struct athread {
+	struct propel_rec *cur, *end;
+	volatile int busy;        /* inside the agent: nested events pass */
+	uint32_t gen;             /* agent generation the ring belongs to */
+	int dead;
+	pid_t tid;
+	uint32_t depth;           /* shadow entries in use */
+	struct propel_ring_hdr *ring;
+	size_t ring_size;
+	uint64_t lost;
+	struct athread *next;     /* all threads, for stop */
+	int unmap_pending;
+	struct shadow shadow[SHADOW_MAX];
+};
+
+extern __thread struct athread *ag_self
+	__attribute__((tls_model("initial-exec")));
+
+/* hot.c */
+void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b);
+void rec_put64(struct athread *t, uint64_t v);
+void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
+		 uint32_t site);
+void shadow_unwind(struct athread *t, uint64_t below);
+
+/* The frame tramp_enter builds (tramp.S): saved registers, then the
+ * return address into the stub and the callee's address. */
+struct ag_frame {
+	uint64_t r10, r9, r8, rcx, rdx, rsi, rdi, rax;
+	struct ag_site *site;
+	uint64_t rbp;
+	uint64_t stub_ret;
+	uint64_t target; /* at S-16: the callee, replaceable */
+	uint64_t r11;    /* at S-8: the caller's r11; the return slot */
+};
+
+int ag_on_enter(struct ag_frame *fr);
+int ag_on_tail(struct ag_frame *fr);
+void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax);
+void ag_on_enter_slow(struct ag_frame *fr);
+void ag_on_tail_slow(struct ag_frame *fr);
+
+/* slow.c */
+struct athread *thread_get(void);       /* create the ring if needed */
+void thread_exit_hook(void);
+int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f);
+void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax);
+int signals_install(void);
+void signals_uninstall(void);
+void func_resolve(struct ag_func *f); /* instrument a callee first */
+void slow_lock(sigset_t *old);
+uint32_t intercept_kind(const char *name);
+extern struct ag_func **ag_funcs_by_id;
+void slow_unlock(sigset_t *old);
+
+/* agent.c */
+struct ag_config {
+	char dir[512];
+	uint32_t ring_kb;
+	uint32_t flags;
+};
+extern struct ag_config ag_cfg;
+extern volatile int ag_active;
+extern volatile uint32_t ag_gen;
+extern uint64_t ag_nonce;
+extern pthread_mutex_t ag_lock;
+extern struct athread *ag_threads;
+extern uint32_t ag_nfuncs, ag_nsites;
+extern uint64_t ag_xsave_mask;
+extern uint32_t ag_xsave_size;
+
+void map_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *ag_alloc(size_t n); /* zeroed, never freed, no malloc */
+char *ag_strdup(const char *s);
+void ag_sort(void *base, size_t n, size_t size,
+	     int (*cmp)(const void *, const void *)); /* heapsort, no malloc */
+void ag_fork_child(void);
+uint64_t ag_mono_ns(void);
+pid_t ag_gettid(void);
+
+/* tramp.S */
+extern char ag_tramp_enter[], ag_tramp_exit[], ag_tramp_tail[];
+
+#endif

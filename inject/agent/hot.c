@@ -1,0 +1,212 @@
+/*
+ * inject/agent/hot.c - the hot path: what runs on every traced call.
+ *
+ * Built with -mgeneral-regs-only: these functions run between a callee's
+ * arguments (or return value) being set up and being used, and only the
+ * general registers are saved around them (tramp.S).  No locks, no
+ * syscalls (except the rare sub-buffer commit, which calls clock_gettime
+ * through a raw syscall), no allocation.  Anything else returns non-zero so
+ * the trampoline takes the slow path (slow.c) with the full state saved.
+ *
+ * Shadow stack: per thread, one entry per traced call in progress, holding
+ * the address of the call's return-address slot.  Stack addresses of live
+ * frames decrease toward the top, so an entry whose slot is at or below a
+ * new call's slot belongs to a frame that is gone (longjmp, exception,
+ * thread switching stacks): shadow_unwind() closes it with an exit record
+ * marked PROPEL_EXIT_UNWOUND.
+ */
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "inject/agent/agent.h"
+
+#define UNWIND_WINDOW (64ull << 20) /* slots further apart: another stack */
+
+static uint64_t raw_mono_ns(void)
+{
+	struct timespec ts = { 0, 0 };
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"((long)SYS_clock_gettime), "D"((long)CLOCK_MONOTONIC),
+			   "S"(&ts)
+			 : "rcx", "r11", "memory");
+	(void)ret;
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The current sub-buffer is full: commit it (share/ring.h) and move on. */
+static struct propel_rec *ring_advance(struct athread *t)
+{
+	struct propel_ring_hdr *h = t->ring;
+	uint64_t next;
+	struct propel_rec *r;
+	size_t words;
+
+	if (!h) {
+		t->lost++;
+		return NULL;
+	}
+	next = h->commits + 1;
+	r = propel_ring_sub(h, next);
+	words = (size_t)h->sub_recs * sizeof(*r) / 8;
+	__asm__ volatile("rep stosq"
+			 : "+D"(r), "+c"(words)
+			 : "a"(0)
+			 : "memory");
+	r = propel_ring_sub(h, next);
+	h->tsc_last = propel_rdtsc();
+	h->mono_last_ns = raw_mono_ns();
+	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
+	t->end = r + h->sub_recs;
+	return r;
+}
+
+void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
+{
+	struct propel_rec *r = t->cur;
+
+	if (unlikely(r == t->end)) {
+		r = ring_advance(t);
+		if (!r)
+			return;
+	}
+	t->cur = r + 1;
+	__asm__ volatile("" ::: "memory");
+	r->a = a;
+	r->b = b;
+	__atomic_store_n(&r->w0, propel_rec_w0(propel_rdtsc(), type),
+			 __ATOMIC_RELEASE);
+}
+
+void rec_put64(struct athread *t, uint64_t v)
+{
+	rec_put(t, PROPEL_REC_ARG, (uint32_t)v, (uint32_t)(v >> 32));
+}
+
+void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
+		 uint32_t site)
+{
+	uint32_t d = t->depth;
+
+	if (unlikely(d >= SHADOW_MAX)) {
+		t->lost++;
+		return;
+	}
+	t->depth = d + 1;
+	__asm__ volatile("" ::: "memory");
+	t->shadow[d].slot = slot;
+	t->shadow[d].func = func;
+	t->shadow[d].site = site;
+}
+
+/* Close every entry whose frame lies at or below `below` (deeper in the
+ * stack), i.e. frames that were left without returning. */
+void shadow_unwind(struct athread *t, uint64_t below)
+{
+	while (t->depth > 0) {
+		struct shadow *s = &t->shadow[t->depth - 1];
+
+		if (s->slot == 0 || s->slot > below ||
+		    below - s->slot > UNWIND_WINDOW)
+			break;
+		t->depth--;
+		if (t->ring && t->gen == ag_gen && ag_active)
+			rec_put(t, PROPEL_REC_EXIT, s->func,
+				(s->site & 0x7fffffffu) | PROPEL_EXIT_UNWOUND);
+	}
+}
+
+static inline struct ag_func *site_callee(struct ag_site *site, uint64_t target)
+{
+	return site->target ? site->target : func_find(target);
+}
+
+int ag_on_enter(struct ag_frame *fr)
+{
+	struct athread *t = ag_self;
+	struct ag_site *site = fr->site;
+	struct ag_func *f;
+	uint64_t slot;
+
+	if (unlikely(!ag_active))
+		return 0;
+	if (unlikely(!t || t->gen != ag_gen))
+		return 1;
+	if (unlikely(t->dead || t->busy))
+		return 0;
+	f = site_callee(site, fr->target);
+	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
+		return 1;
+	t->busy = 1;
+	slot = (uint64_t)&fr->r11;
+	if (t->depth)
+		shadow_unwind(t, slot);
+	shadow_push(t, slot, f->id, site->id);
+	rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+	t->busy = 0;
+	return 0;
+}
+
+/*
+ * A tail call: the frame at the top of the shadow stack (if its slot is the
+ * one this jump leaves in place) ends and the callee takes it over.
+ */
+int ag_on_tail(struct ag_frame *fr)
+{
+	struct athread *t = ag_self;
+	struct ag_site *site = fr->site;
+	struct ag_func *f;
+	uint64_t ra_slot;
+
+	if (unlikely(!ag_active))
+		return 0;
+	if (unlikely(!t || t->gen != ag_gen))
+		return 1;
+	if (unlikely(t->dead || t->busy))
+		return 0;
+	f = site_callee(site, fr->target);
+	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
+		return 1;
+	t->busy = 1;
+	/* the jump happens with rsp at the caller's return-address slot,
+	 * just above the two words the stub pushed */
+	ra_slot = (uint64_t)&fr->r11 + 8;
+	if (t->depth)
+		shadow_unwind(t, ra_slot - 8);
+	if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
+		struct shadow *s = &t->shadow[t->depth - 1];
+
+		rec_put(t, PROPEL_REC_EXIT, s->func, s->site);
+		s->func = f->id;
+		s->site = site->id;
+		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+	}
+	t->busy = 0;
+	return 0;
+}
+
+void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
+{
+	struct athread *t = ag_self;
+	uint64_t slot = sp - 8;
+	int record;
+
+	if (unlikely(!t || t->busy))
+		return;
+	t->busy = 1;
+	record = ag_active && t->gen == ag_gen && !t->dead && t->ring;
+	if (t->depth && t->shadow[t->depth - 1].slot != slot)
+		shadow_unwind(t, slot - 1);
+	if (t->depth && t->shadow[t->depth - 1].slot == slot) {
+		struct shadow *s = &t->shadow[--t->depth];
+
+		if (record) {
+			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & 0x7fffffffu);
+			if (unlikely(s->site & 0x80000000u))
+				intercept_exit(t, NULL, rax);
+		}
+	}
+	t->busy = 0;
+}

@@ -1,0 +1,423 @@
+/*
+ * inject/agent/module.c - the loaded objects of the traced process and their
+ * symbols, read without the dynamic loader's help.
+ *
+ * Modules come from /proc/self/maps (not dl_iterate_phdr: the agent starts
+ * while other threads are stopped, perhaps holding the loader's lock).  Each
+ * object's file is mapped read-only once; its function symbols (.symtab, or
+ * .dynsym when stripped) are sorted by address, and its PLT ranges and GOT
+ * relocations let a call into the PLT be named after its import.
+ * A module is "system" when it lives under /lib or /usr/lib: the agent
+ * records calls into it but does not instrument inside it.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "inject/agent/agent.h"
+
+struct ag_module *ag_modules;
+static int next_modid;
+
+static int is_system_path(const char *p)
+{
+	if (ag_cfg.flags & PROPEL_START_TRACE_LIBC)
+		return strstr(p, "/ld-linux") != NULL;
+	return strncmp(p, "/lib/", 5) == 0 || strncmp(p, "/usr/lib/", 9) == 0 ||
+	       strncmp(p, "/lib64/", 7) == 0 || strncmp(p, "/usr/lib64/", 11) == 0;
+}
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct ag_sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* prefer the sized symbol, then the global-looking name */
+	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+}
+
+static int rel_cmp(const void *a, const void *b)
+{
+	const struct ag_reloc *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static uint64_t name_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* Link every "<f>.cold" part to its function, through a hash of names. */
+static void link_cold_parts(struct ag_module *m)
+{
+	size_t cap = 1, i;
+	int32_t *tab;
+
+	while (cap < m->nsyms * 2)
+		cap <<= 1;
+	tab = ag_alloc(cap * sizeof(*tab));
+	for (i = 0; i < cap; i++)
+		tab[i] = -1;
+	for (i = 0; i < m->nsyms; i++) {
+		const char *n = m->syms[i].name;
+		uint64_t h = name_hash(n, strlen(n)) & (cap - 1);
+
+		m->syms[i].cold = -1;
+		while (tab[h] >= 0)
+			h = (h + 1) & (cap - 1);
+		tab[h] = (int32_t)i;
+	}
+	for (i = 0; i < m->nsyms; i++) {
+		const char *n = m->syms[i].name, *c = strstr(n, ".cold");
+		uint64_t h;
+
+		if (!c || c == n)
+			continue;
+		h = name_hash(n, (size_t)(c - n)) & (cap - 1);
+		while (tab[h] >= 0) {
+			const char *pn = m->syms[tab[h]].name;
+
+			if (strlen(pn) == (size_t)(c - n) &&
+			    memcmp(pn, n, (size_t)(c - n)) == 0) {
+				m->syms[tab[h]].cold = (int32_t)i;
+				break;
+			}
+			h = (h + 1) & (cap - 1);
+		}
+	}
+}
+
+static void load_elf(struct ag_module *m)
+{
+	const Elf64_Ehdr *eh;
+	const Elf64_Shdr *sh, *shstr;
+	const char *base;
+	size_t i, nsyms = 0, nrel = 0;
+	struct stat st;
+	int fd, has_symtab = 0;
+
+	fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return;
+	}
+	base = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (base == MAP_FAILED)
+		return;
+	m->file = (void *)base;
+	m->file_size = st.st_size;
+	eh = (const Elf64_Ehdr *)base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) >
+		    (uint64_t)st.st_size)
+		return;
+	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+	shstr = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+	for (i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type == SHT_SYMTAB)
+			has_symtab = 1;
+		if (sh[i].sh_type == SHT_SYMTAB || sh[i].sh_type == SHT_DYNSYM)
+			nsyms += sh[i].sh_size / sizeof(Elf64_Sym);
+		if (sh[i].sh_type == SHT_RELA)
+			nrel += sh[i].sh_size / sizeof(Elf64_Rela);
+	}
+	m->syms = ag_alloc((nsyms + 1) * sizeof(*m->syms));
+	m->relocs = ag_alloc((nrel + 1) * sizeof(*m->relocs));
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Shdr *s = &sh[i];
+		const char *sname = shstr ? base + shstr->sh_offset + s->sh_name
+					  : "";
+
+		if (s->sh_offset + s->sh_size > (uint64_t)st.st_size)
+			continue;
+		if (s->sh_type == SHT_PROGBITS && shstr) {
+			int k = strcmp(sname, ".plt") == 0       ? 0
+				: strcmp(sname, ".plt.sec") == 0 ? 1
+				: strcmp(sname, ".plt.got") == 0 ? 2
+								 : -1;
+			if (k >= 0) {
+				m->plt_lo[k] = m->bias + s->sh_addr;
+				m->plt_hi[k] = m->bias + s->sh_addr + s->sh_size;
+			}
+		}
+		if ((s->sh_type == SHT_SYMTAB ||
+		     (s->sh_type == SHT_DYNSYM && !has_symtab)) &&
+		    s->sh_link < eh->e_shnum) {
+			const Elf64_Sym *sy = (const void *)(base + s->sh_offset);
+			const char *str = base + sh[s->sh_link].sh_offset;
+			size_t n = s->sh_size / sizeof(*sy), j;
+
+			for (j = 0; j < n; j++) {
+				unsigned t = ELF64_ST_TYPE(sy[j].st_info);
+
+				if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+				    sy[j].st_shndx == SHN_UNDEF ||
+				    sy[j].st_value == 0)
+					continue;
+				m->syms[m->nsyms].addr = m->bias + sy[j].st_value;
+				m->syms[m->nsyms].size = sy[j].st_size;
+				m->syms[m->nsyms].name = str + sy[j].st_name;
+				m->nsyms++;
+			}
+		}
+		if (s->sh_type == SHT_RELA && s->sh_link < eh->e_shnum &&
+		    sh[s->sh_link].sh_type == SHT_DYNSYM) {
+			const Elf64_Rela *r = (const void *)(base + s->sh_offset);
+			const Elf64_Shdr *ds = &sh[s->sh_link];
+			const Elf64_Sym *dsy = (const void *)(base + ds->sh_offset);
+			const char *dstr = base + sh[ds->sh_link].sh_offset;
+			size_t n = s->sh_size / sizeof(*r), j;
+
+			for (j = 0; j < n; j++) {
+				unsigned ty = ELF64_R_TYPE(r[j].r_info);
+				size_t si = ELF64_R_SYM(r[j].r_info);
+
+				if ((ty != R_X86_64_JUMP_SLOT &&
+				     ty != R_X86_64_GLOB_DAT) ||
+				    si == 0)
+					continue;
+				m->relocs[m->nrelocs].got = m->bias + r[j].r_offset;
+				m->relocs[m->nrelocs].name = dstr + dsy[si].st_name;
+				m->nrelocs++;
+			}
+		}
+	}
+	ag_sort(m->syms, m->nsyms, sizeof(*m->syms), sym_cmp);
+	/* drop duplicates at one address, keeping the first (sized) one */
+	if (m->nsyms) {
+		size_t w = 1;
+
+		for (i = 1; i < m->nsyms; i++)
+			if (m->syms[i].addr != m->syms[w - 1].addr)
+				m->syms[w++] = m->syms[i];
+		m->nsyms = w;
+	}
+	/* symbols without a size end where the next one starts */
+	for (i = 0; i < m->nsyms; i++)
+		if (m->syms[i].size == 0)
+			m->syms[i].size = i + 1 < m->nsyms
+						  ? m->syms[i + 1].addr - m->syms[i].addr
+						  : m->text_hi - m->syms[i].addr;
+	ag_sort(m->relocs, m->nrelocs, sizeof(*m->relocs), rel_cmp);
+	link_cold_parts(m);
+}
+
+/* Bias of an object: where its first PT_LOAD (file offset 0) landed. */
+static uint64_t elf_first_vaddr(const char *path)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t v = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0) {
+		for (i = 0; i < eh.e_phnum; i++) {
+			if (pread(fd, &ph, sizeof(ph),
+				  eh.e_phoff + (off_t)i * eh.e_phentsize) !=
+			    sizeof(ph))
+				break;
+			if (ph.p_type == PT_LOAD) {
+				v = ph.p_vaddr & ~(uint64_t)(ph.p_align ? ph.p_align - 1 : 0xfff);
+				break;
+			}
+		}
+	}
+	close(fd);
+	return v;
+}
+
+static struct ag_module *module_by_path(const char *path)
+{
+	struct ag_module *m;
+
+	for (m = ag_modules; m; m = m->next)
+		if (strcmp(m->path, path) == 0)
+			return m;
+	return NULL;
+}
+
+extern char ag_tramp_enter[];
+
+/* Read a whole /proc file without stdio (no malloc: see agent.h). */
+char *ag_read_proc(const char *path, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *buf = NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		char *nb;
+		ssize_t r;
+
+		if (!buf || n + 1 >= cap) {
+			if (buf)
+				cap *= 2;
+			nb = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (nb == MAP_FAILED)
+				break;
+			if (buf) {
+				memcpy(nb, buf, n);
+				munmap(buf, cap / 2);
+			}
+			buf = nb;
+			/* /proc files must be read from the start in one pass */
+			if (n) {
+				lseek(fd, 0, SEEK_SET);
+				n = 0;
+			}
+		}
+		r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			break;
+		n += r;
+	}
+	close(fd);
+	if (buf)
+		buf[n] = 0;
+	*len = cap;
+	return buf;
+}
+
+int module_scan(void)
+{
+	size_t cap = 0;
+	char *text = ag_read_proc("/proc/self/maps", &cap), *line, *nl;
+	int added = 0;
+
+	if (!text)
+		return -EIO;
+	for (line = text; *line; line = nl + 1) {
+		unsigned long lo, hi, off;
+		char perms[8], path[4096];
+		struct ag_module *m;
+		int n;
+
+		nl = strchr(line, '\n');
+		if (!nl)
+			nl = line + strlen(line) - 1;
+		path[0] = 0;
+		n = sscanf(line, "%lx-%lx %7s %lx %*s %*s %4095[^\n]", &lo, &hi,
+			   perms, &off, path);
+		if (n < 5 || path[0] != '/')
+			continue;
+		m = module_by_path(path);
+		if (!m) {
+			m = ag_alloc(sizeof(*m));
+			m->path = ag_strdup(path);
+			m->id = next_modid++;
+			m->bias = lo - off - elf_first_vaddr(path);
+			m->system = is_system_path(path);
+			m->text_lo = ~0ull;
+			m->next = ag_modules;
+			ag_modules = m;
+			added++;
+		}
+		if (perms[2] == 'x') {
+			if (lo < m->text_lo)
+				m->text_lo = lo;
+			if (hi > m->text_hi)
+				m->text_hi = hi;
+		}
+	}
+	munmap(text, cap);
+	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		if (m->file || m->text_hi == 0)
+			continue;
+		if ((uint64_t)ag_tramp_enter >= m->text_lo &&
+		    (uint64_t)ag_tramp_enter < m->text_hi)
+			m->self = m->system = 1;
+		load_elf(m);
+		if (!m->file)
+			m->file = (void *)1; /* unreadable: no symbols */
+		map_line("M %d %llx %s", m->id, (unsigned long long)m->bias,
+			 m->path);
+	}
+	return added;
+}
+
+struct ag_module *module_of(uint64_t addr)
+{
+	struct ag_module *m;
+
+	for (m = ag_modules; m; m = m->next)
+		if (addr >= m->text_lo && addr < m->text_hi)
+			return m;
+	return NULL;
+}
+
+/* The function symbol containing addr. */
+const struct ag_sym *module_sym(struct ag_module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	if (addr < m->syms[lo - 1].addr + m->syms[lo - 1].size)
+		return &m->syms[lo - 1];
+	return NULL;
+}
+
+/* The function symbol starting exactly at addr. */
+const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr)
+{
+	const struct ag_sym *s = module_sym(m, addr);
+
+	return s && s->addr == addr ? s : NULL;
+}
+
+int module_in_plt(struct ag_module *m, uint64_t addr)
+{
+	int k;
+
+	for (k = 0; k < 3; k++)
+		if (addr >= m->plt_lo[k] && addr < m->plt_hi[k])
+			return 1;
+	return 0;
+}
+
+const char *module_got_name(struct ag_module *m, uint64_t got)
+{
+	size_t lo = 0, hi = m->nrelocs;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->relocs[mid].got == got)
+			return m->relocs[mid].name;
+		if (m->relocs[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}

@@ -1,0 +1,786 @@
+/*
+ * inject/agent/patch.c - finding call sites with capstone, writing stubs,
+ * and patching code that other threads may be executing.
+ *
+ * patch_function(f) decodes f (and its ".cold" part), and for every
+ *   call rel32 / call *mem / call *reg      -> a call stub   (SITE_CALL)
+ *   jmp rel32|rel8, jcc rel32, jmp *rip-mem  leaving f for another
+ *   function's entry                        -> a tail stub   (SITE_TAIL)
+ * builds the stub in an arena within +-2 GiB of the module, registers a DWARF
+ * FDE for the stubs (so unwinders pass through them), then rewrites the
+ * instruction: a jmp/jcc of the same length when it has 5 bytes or more,
+ * else a single int3 that patch_trap() turns into a jump to the stub.
+ *
+ * Cross-modifying code (Intel SDM 8.1.3): no thread may execute a
+ * half-written instruction.  Every multi-byte rewrite goes
+ *   int3 at byte 0 -> sync all cores -> bytes 1..n-1 -> sync -> byte 0 -> sync
+ * with membarrier(SYNC_CORE); a thread that meets the int3 meanwhile is sent
+ * to the stub by patch_trap().  Only whole instructions are replaced, and
+ * return addresses never point inside one, so no thread is ever left inside
+ * replaced bytes.  Writes go through /proc/self/mem, leaving page
+ * protections alone.  Stubs are never freed: after a detach, threads may
+ * still return through them.
+ */
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/membarrier.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "inject/agent/agent.h"
+
+static csh cs;
+static cs_insn *insn;
+static int mem_fd = -1;
+static int sync_ok;
+struct ag_site *ag_sites_all;
+uint32_t ag_nfuncs, ag_nsites;
+
+/* ---- lock-free hash tables (insert under ag_lock, read anywhere) ---- */
+
+#define HBITS 16
+static struct ag_func *func_tab[1 << HBITS];
+static struct ag_site *site_tab[1 << HBITS];
+struct ag_func **ag_funcs_by_id;
+static uint32_t funcs_cap;
+
+static inline unsigned hash_addr(uint64_t a)
+{
+	return (unsigned)((a * 0x9E3779B97F4A7C15ull) >> (64 - HBITS));
+}
+
+struct ag_func *func_find(uint64_t addr)
+{
+	struct ag_func *f =
+		__atomic_load_n(&func_tab[hash_addr(addr)], __ATOMIC_ACQUIRE);
+
+	for (; f; f = f->hnext)
+		if (f->addr == addr)
+			return f;
+	return NULL;
+}
+
+struct ag_site *site_find(uint64_t addr)
+{
+	struct ag_site *s =
+		__atomic_load_n(&site_tab[hash_addr(addr)], __ATOMIC_ACQUIRE);
+
+	for (; s; s = s->hnext)
+		if (s->addr == addr)
+			return s;
+	return NULL;
+}
+
+/* Name and classify a new callee.  Called with ag_lock held. */
+static void func_classify(struct ag_func *f)
+{
+	struct ag_module *m = module_of(f->addr);
+	const struct ag_sym *sym;
+
+	if (!m && module_scan() > 0)
+		m = module_of(f->addr);
+	f->mod = m;
+	if (!m) {
+		f->flags |= F_FOREIGN;
+		return;
+	}
+	if (m->self)
+		f->flags |= F_NOTRACE | F_SYSTEM;
+	if (module_in_plt(m, f->addr)) {
+		uint64_t got = 0;
+		size_t left = 32;
+		const uint8_t *code = (const uint8_t *)f->addr;
+		uint64_t a = f->addr;
+
+		/* the PLT entry jumps through its GOT slot: name it */
+		while (cs_disasm_iter(cs, &code, &left, &a, insn)) {
+			cs_x86_op *op = &insn->detail->x86.operands[0];
+
+			if (insn->id == X86_INS_JMP && op->type == X86_OP_MEM &&
+			    op->mem.base == X86_REG_RIP) {
+				got = a + op->mem.disp;
+				break;
+			}
+			if (insn->id == X86_INS_JMP || insn->id == X86_INS_RET)
+				break;
+		}
+		f->name = got ? module_got_name(m, got) : NULL;
+		f->flags |= F_PLT;
+		f->intercept = intercept_kind(f->name);
+		if (f->intercept)
+			f->flags |= F_SLOW;
+		return;
+	}
+	if (m->system) {
+		f->flags |= F_SYSTEM;
+		sym = module_sym_at(m, f->addr);
+		f->name = sym ? sym->name : NULL;
+		f->intercept = intercept_kind(f->name);
+		if (f->intercept)
+			f->flags |= F_SLOW;
+	}
+}
+
+struct ag_func *func_get(uint64_t addr)
+{
+	struct ag_func *f = func_find(addr);
+	unsigned h;
+
+	if (f)
+		return f;
+	f = ag_alloc(sizeof(*f));
+	f->addr = addr;
+	f->id = ag_nfuncs;
+	func_classify(f);
+	if (ag_nfuncs == funcs_cap) {
+		uint32_t ncap = funcs_cap ? funcs_cap * 2 : 4096;
+		struct ag_func **n = ag_alloc(ncap * sizeof(*n));
+
+		if (ag_funcs_by_id)
+			memcpy(n, ag_funcs_by_id, funcs_cap * sizeof(*n));
+		__atomic_store_n(&ag_funcs_by_id, n, __ATOMIC_RELEASE);
+		funcs_cap = ncap;
+	}
+	ag_funcs_by_id[ag_nfuncs++] = f;
+	map_line("F %u %llx %d %u %s", f->id, (unsigned long long)addr,
+		 f->mod ? f->mod->id : -1,
+		 ((f->flags & F_PLT) ? 1u : 0u) | ((f->flags & F_SYSTEM) ? 2u : 0u),
+		 f->name && *f->name ? f->name : "-");
+	h = hash_addr(addr);
+	f->hnext = func_tab[h];
+	__atomic_store_n(&func_tab[h], f, __ATOMIC_RELEASE);
+	return f;
+}
+
+/* ---- code memory ---- */
+
+static int sync_cores(void)
+{
+	if (sync_ok)
+		return (int)syscall(SYS_membarrier,
+				    MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0);
+	/* without membarrier, an mprotect round trip makes the kernel
+	 * interrupt (and so serialize) every CPU running this mm */
+	static char page[4096] __attribute__((aligned(4096)));
+	mprotect(page, sizeof(page), PROT_READ);
+	return mprotect(page, sizeof(page), PROT_READ | PROT_WRITE);
+}
+
+static int code_write(uint64_t addr, const void *buf, size_t n)
+{
+	ssize_t w = pwrite(mem_fd, buf, n, (off_t)addr);
+
+	return w == (ssize_t)n ? 0 : -EFAULT;
+}
+
+int patch_init(void)
+{
+	static int done;
+
+	if (mem_fd >= 0)
+		close(mem_fd);
+	mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (mem_fd < 0)
+		return -errno;
+	if (done)
+		return 0;
+	if (syscall(SYS_membarrier,
+		    MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE, 0, 0) == 0)
+		sync_ok = 1;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK)
+		return -ENOMEM;
+	cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(cs);
+	if (!insn)
+		return -ENOMEM;
+	done = 1;
+	return 0;
+}
+
+/* Reserve stub memory within reach of a rel32 jump from the module. */
+static uint8_t *arena_alloc(struct ag_module *m, size_t n)
+{
+	const size_t size = 16u << 20;
+	uint8_t *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (m->arena_cur && m->arena_cur + n <= m->arena_end) {
+		p = m->arena_cur;
+		m->arena_cur += n;
+		return p;
+	}
+	for (uint64_t step = 1; step < 96; step++) {
+		uint64_t want;
+
+		for (int dir = 0; dir < 2; dir++) {
+			want = dir ? (m->text_hi + (step << 24)) & ~0xfffull
+				   : (m->text_lo - (step << 24)) & ~0xfffull;
+			if (!dir && m->text_lo < (step << 24) + size)
+				continue;
+			p = mmap((void *)want, size,
+				 PROT_READ | PROT_WRITE | PROT_EXEC,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+					 MAP_FIXED_NOREPLACE,
+				 -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uint64_t)p != want) {
+				munmap(p, size);
+				continue;
+			}
+			m->arena = p;
+			m->arena_cur = p + n;
+			m->arena_end = p + size;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* ---- stub emission ---- */
+
+struct emit {
+	uint8_t *p;
+};
+
+static void e8(struct emit *e, uint8_t b)
+{
+	*e->p++ = b;
+}
+
+static void e64(struct emit *e, uint64_t v)
+{
+	memcpy(e->p, &v, 8);
+	e->p += 8;
+}
+
+static void e32(struct emit *e, uint32_t v)
+{
+	memcpy(e->p, &v, 4);
+	e->p += 4;
+}
+
+static void emit_movabs_r11(struct emit *e, uint64_t v)
+{
+	e8(e, 0x49);
+	e8(e, 0xbb);
+	e64(e, v);
+}
+
+/*
+ * Emit "r11 = callee" for the original instruction: an immediate for a
+ * direct call/jmp, or the original operand re-encoded as mov r/m64 -> r11.
+ * Returns 0 or -1 when the operand cannot be re-encoded.
+ */
+static int emit_target(struct emit *e, const uint8_t *ins, int len,
+		       uint64_t direct, uint64_t next)
+{
+	int i = 0, seg = 0, rex = 0;
+	uint8_t modrm;
+
+	if (direct) {
+		emit_movabs_r11(e, direct);
+		return 0;
+	}
+	for (; i < len; i++) {
+		uint8_t b = ins[i];
+
+		if (b == 0x64 || b == 0x65)
+			seg = b;
+		else if (b == 0x3e || b == 0xf2 || b == 0x2e)
+			continue; /* notrack, bnd, branch hints */
+		else
+			break;
+	}
+	if (i < len && (ins[i] & 0xf0) == 0x40)
+		rex = ins[i++];
+	if (i + 1 >= len || ins[i] != 0xff)
+		return -1;
+	modrm = ins[i + 1];
+	if ((modrm & 0xc0) == 0x00 && (modrm & 7) == 5) {
+		/* rip-relative: load the absolute address, then through it */
+		int32_t disp;
+
+		if (seg || i + 6 > len)
+			return -1;
+		memcpy(&disp, ins + i + 2, 4);
+		emit_movabs_r11(e, next + (int64_t)disp);
+		e8(e, 0x4d);
+		e8(e, 0x8b);
+		e8(e, 0x1b);
+		return 0;
+	}
+	if (seg)
+		e8(e, (uint8_t)seg);
+	e8(e, (uint8_t)(0x4c | (rex & 3))); /* REX.W + REX.R + X/B kept */
+	e8(e, 0x8b);
+	{
+		int mod = modrm >> 6, k = i + 2;
+		int rsp_base = mod != 3 && (modrm & 7) == 4 && k < len &&
+			       (ins[k] & 7) == 4 && !(rex & 1);
+
+		if (!rsp_base) {
+			e8(e, (uint8_t)((modrm & 0xc7) | (3 << 3)));
+			for (; k < len; k++)
+				e8(e, ins[k]);
+			return 0;
+		}
+		/* the stub pushed r11 first: rsp-based operands move by 8 */
+		int32_t disp = 0;
+
+		if (mod == 1)
+			disp = (int8_t)ins[k + 1];
+		else if (mod == 2)
+			memcpy(&disp, ins + k + 1, 4);
+		disp += 8;
+		if (disp >= -128 && disp <= 127) {
+			e8(e, (uint8_t)(0x40 | ((3 << 3) | 4)));
+			e8(e, ins[k]);
+			e8(e, (uint8_t)(int8_t)disp);
+		} else {
+			e8(e, (uint8_t)(0x80 | ((3 << 3) | 4)));
+			e8(e, ins[k]);
+			e32(e, (uint32_t)disp);
+		}
+	}
+	return 0;
+}
+
+/* CIE shared by every stub FDE: CFA = rsp + 0 at the stub's start. */
+static size_t emit_cie(uint8_t *p)
+{
+	static const uint8_t cie[] = {
+		0x14, 0, 0, 0,     /* length */
+		0, 0, 0, 0,        /* CIE id */
+		1,                 /* version */
+		'z', 'R', 0,       /* augmentation */
+		1,                 /* code align */
+		0x78,              /* data align -8 */
+		16,                /* return address column (rip) */
+		1, 0x00,           /* augmentation data: FDE encoding absptr */
+		0x0c, 7, 0,        /* DW_CFA_def_cfa rsp, 0 */
+		0, 0, 0,           /* padding (DW_CFA_nop) */
+	};
+	memcpy(p, cie, sizeof(cie));
+	return sizeof(cie);
+}
+
+/*
+ * FDE for one stub.  A call stub: the return address is the constant R (the
+ * instruction after the original call) and the caller's rsp is the CFA.  A
+ * tail stub is entered with the caller's return address on the stack, like
+ * a function.  The CFA moves while the stub holds words on the stack:
+ * rows[i] = (offset in the stub, CFA offset from there on).
+ */
+static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
+		       uint64_t ra, int ra_on_stack, const uint32_t rows[][2],
+		       int nrows)
+{
+	uint8_t *s = p;
+	uint32_t n, cie_ptr, at = 0;
+
+	p += 4;
+	cie_ptr = (uint32_t)((p - s) + cie_off);
+	memcpy(p, &cie_ptr, 4);
+	p += 4;
+	memcpy(p, &lo, 8);
+	p += 8;
+	memcpy(p, &len, 8);
+	p += 8;
+	*p++ = 0; /* augmentation data length */
+	if (ra_on_stack) {
+		*p++ = 0x0e; /* def_cfa_offset 8 */
+		*p++ = 8;
+		*p++ = 0x80 | 16; /* offset rip, cfa-8 */
+		*p++ = 1;
+	} else {
+		*p++ = 0x16; /* DW_CFA_val_expression rip */
+		*p++ = 16;
+		*p++ = 9;
+		*p++ = 0x0e; /* DW_OP_const8u */
+		memcpy(p, &ra, 8);
+		p += 8;
+	}
+	for (int i = 0; i < nrows; i++) {
+		*p++ = (uint8_t)(0x40 | (rows[i][0] - at)); /* advance_loc */
+		*p++ = 0x0e;                                 /* def_cfa_offset */
+		*p++ = (uint8_t)(rows[i][1] + (ra_on_stack ? 8 : 0));
+		at = rows[i][0];
+	}
+	while ((p - s) % 8)
+		*p++ = 0;
+	n = (uint32_t)(p - s) - 4;
+	memcpy(s, &n, 4);
+	return (size_t)(p - s);
+}
+
+/* Build the stub for a site (layout in agent.h); 0, or -1 when the
+ * operand is unusual or no stub memory is in reach. */
+static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
+		      uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
+{
+	struct ag_module *m = module_of(s->addr);
+	uint8_t tmp[160];
+	struct emit e = { tmp };
+	uint32_t rows[3][2], code_len;
+	uint8_t *stub, *p_enter, *p_exit = NULL, *p_jmp = NULL, *lit;
+	int32_t d;
+
+	if (!m)
+		return -1;
+	e8(&e, 0x41); /* push r11 */
+	e8(&e, 0x53);
+	rows[0][0] = 2;
+	rows[0][1] = 8;
+	if (emit_target(&e, ins, s->len, direct, s->ret) < 0)
+		return -1;
+	e8(&e, 0x41); /* push r11 (the callee) */
+	e8(&e, 0x53);
+	rows[1][0] = (uint32_t)(e.p - tmp);
+	rows[1][1] = 16;
+	emit_movabs_r11(&e, (uint64_t)s);
+	e8(&e, 0xff); /* call *[rip+enter] */
+	e8(&e, 0x15);
+	p_enter = e.p;
+	e32(&e, 0);
+	static const uint8_t tail_of_enter[] = {
+		0x4c, 0x8b, 0x5c, 0x24, 0x08, /* mov 8(%rsp), %r11 */
+		0x48, 0x8d, 0x64, 0x24, 0x10, /* lea 16(%rsp), %rsp */
+	};
+	memcpy(e.p, tail_of_enter, sizeof(tail_of_enter));
+	e.p += sizeof(tail_of_enter);
+	rows[2][0] = (uint32_t)(e.p - tmp);
+	rows[2][1] = 0;
+	if (s->kind == SITE_CALL) {
+		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
+
+		memcpy(e.p, call_red, 4); /* call *-16(%rsp) */
+		e.p += 4;
+		e8(&e, 0xff); /* call *[rip+exit] */
+		e8(&e, 0x15);
+		p_exit = e.p;
+		e32(&e, 0);
+		e8(&e, 0xff); /* jmp *[rip+R] */
+		e8(&e, 0x25);
+		p_jmp = e.p;
+		e32(&e, 0);
+		e64(&e, (uint64_t)s); /* tramp_exit reads the site here */
+	} else {
+		static const uint8_t jmp_red[] = { 0xff, 0x64, 0x24, 0xf0 };
+
+		memcpy(e.p, jmp_red, 4); /* jmp *-16(%rsp) */
+		e.p += 4;
+	}
+	code_len = (uint32_t)(e.p - tmp);
+	while ((e.p - tmp) % 8)
+		e8(&e, 0xcc);
+	lit = e.p;
+	e64(&e, s->kind == SITE_CALL ? (uint64_t)ag_tramp_enter
+				     : (uint64_t)ag_tramp_tail);
+	d = (int32_t)(lit - (p_enter + 4));
+	memcpy(p_enter, &d, 4);
+	if (s->kind == SITE_CALL) {
+		lit = e.p;
+		e64(&e, (uint64_t)ag_tramp_exit);
+		d = (int32_t)(lit - (p_exit + 4));
+		memcpy(p_exit, &d, 4);
+		lit = e.p;
+		e64(&e, s->ret);
+		d = (int32_t)(lit - (p_jmp + 4));
+		memcpy(p_jmp, &d, 4);
+	}
+	stub = arena_alloc(m, (size_t)(e.p - tmp));
+	if (!stub)
+		return -1;
+	/* rip-relative operands were made absolute, so the copy is exact */
+	memcpy(stub, tmp, (size_t)(e.p - tmp));
+	s->stub = stub;
+	*fde_len += emit_fde(fde_buf + *fde_len, *fde_len + cie_off,
+			     (uint64_t)stub, code_len, s->ret,
+			     s->kind == SITE_TAIL, rows, 3);
+	return 0;
+}
+
+/* ---- unwinder registration ---- */
+
+static void (*register_frame)(void *);
+static uint8_t **pending_frames;
+static size_t npending, pending_cap;
+
+static void frames_register(uint8_t *eh)
+{
+	if (!register_frame) {
+		for (struct ag_module *m = ag_modules; m; m = m->next) {
+			const struct ag_sym *s;
+
+			if (!strstr(m->path, "libgcc_s"))
+				continue;
+			for (size_t i = 0; i < m->nsyms; i++) {
+				s = &m->syms[i];
+				if (strcmp(s->name, "__register_frame") == 0)
+					register_frame = (void (*)(void *))s->addr;
+			}
+		}
+	}
+	if (!register_frame) {
+		if (npending == pending_cap) {
+			size_t nc = pending_cap ? pending_cap * 2 : 256;
+			uint8_t **n = ag_alloc(nc * sizeof(*n));
+
+			if (pending_frames)
+				memcpy(n, pending_frames, npending * sizeof(*n));
+			pending_frames = n;
+			pending_cap = nc;
+		}
+		pending_frames[npending++] = eh;
+		return;
+	}
+	while (npending)
+		register_frame(pending_frames[--npending]);
+	register_frame(eh);
+}
+
+/* ---- patching ---- */
+
+static int site_make_bytes(struct ag_site *s, const uint8_t *ins)
+{
+	int32_t rel;
+	int64_t d = (int64_t)((uint64_t)s->stub - (s->addr + 5));
+
+	memcpy(s->orig, ins, s->len);
+	memcpy(s->new_bytes, ins, s->len);
+	if (s->trap) {
+		s->new_bytes[0] = 0xcc;
+		return 0;
+	}
+	if (ins[0] == 0x0f && (ins[1] & 0xf0) == 0x80) { /* jcc rel32 */
+		d = (int64_t)((uint64_t)s->stub - (s->addr + 6));
+		if (d != (int32_t)d)
+			return -1;
+		rel = (int32_t)d;
+		memcpy(s->new_bytes + 2, &rel, 4);
+		return 0;
+	}
+	if (d != (int32_t)d)
+		return -1;
+	rel = (int32_t)d;
+	s->new_bytes[0] = 0xe9;
+	memcpy(s->new_bytes + 1, &rel, 4);
+	for (int i = 5; i < s->len; i++)
+		s->new_bytes[i] = 0xcc;
+	return 0;
+}
+
+/* Apply (or undo) a batch of sites with the int3 protocol. */
+static int sites_write(struct ag_site **v, size_t n, int restore)
+{
+	static const uint8_t int3 = 0xcc;
+	size_t i;
+	int err = 0;
+
+	for (i = 0; i < n; i++)
+		err |= code_write(v[i]->addr, &int3, 1);
+	sync_cores();
+	for (i = 0; i < n; i++) {
+		const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
+
+		if (v[i]->len > 1)
+			err |= code_write(v[i]->addr + 1, b + 1, v[i]->len - 1);
+	}
+	sync_cores();
+	for (i = 0; i < n; i++) {
+		const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
+
+		err |= code_write(v[i]->addr, b, 1);
+		v[i]->patched = !restore;
+	}
+	sync_cores();
+	return err ? -EFAULT : 0;
+}
+
+static int in_func(const struct ag_sym *fs, const struct ag_sym *cold,
+		   uint64_t a)
+{
+	return (a >= fs->addr && a < fs->addr + fs->size) ||
+	       (cold && a >= cold->addr && a < cold->addr + cold->size);
+}
+
+#define MAX_SITES_PER_FUNC 4096
+
+/* Decode [lo, hi) of function fs and collect its sites. */
+static void scan_range(struct ag_func *f, struct ag_module *m,
+		       const struct ag_sym *fs, const struct ag_sym *cold,
+		       uint64_t lo, uint64_t hi, struct ag_site **v, size_t *n,
+		       uint8_t *fde, size_t *fde_len, size_t cie_off)
+{
+	const uint8_t *code = (const uint8_t *)lo;
+	size_t left = hi - lo;
+	uint64_t a = lo;
+
+	while (left && *n < MAX_SITES_PER_FUNC) {
+		uint64_t at = a, direct = 0;
+		int kind = -1, trap = 0;
+		cs_x86 *x;
+
+		if (!cs_disasm_iter(cs, &code, &left, &a, insn)) {
+			/* undecodable byte (data, padding): skip it */
+			code++;
+			left--;
+			a++;
+			continue;
+		}
+		x = &insn->detail->x86;
+		if (insn->id == X86_INS_CALL) {
+			kind = SITE_CALL;
+			if (x->operands[0].type == X86_OP_IMM) {
+				direct = (uint64_t)x->operands[0].imm;
+				/* call next; pop (pc thunks) is not a call */
+				if (direct == at + insn->size)
+					continue;
+			}
+			trap = insn->size < 5;
+		} else if (cs_insn_group(cs, insn, CS_GRP_JUMP)) {
+			cs_x86_op *op = &x->operands[0];
+
+			if (op->type == X86_OP_IMM) {
+				uint64_t t = (uint64_t)op->imm;
+				struct ag_module *tm;
+
+				if (in_func(fs, cold, t))
+					continue;
+				tm = module_of(t);
+				if (!tm || (!module_sym_at(tm, t) &&
+					    !module_in_plt(tm, t)))
+					continue;
+				if (insn->id == X86_INS_JMP) {
+					trap = insn->size < 5;
+				} else if (insn->size != 6) {
+					continue; /* short jcc: leave it */
+				}
+				kind = SITE_TAIL;
+				direct = t;
+			} else if (insn->id == X86_INS_JMP &&
+				   op->type == X86_OP_MEM &&
+				   op->mem.base == X86_REG_RIP &&
+				   insn->size >= 6) {
+				kind = SITE_TAIL; /* jmp *got(%rip) */
+			}
+		}
+		if (kind < 0)
+			continue;
+		struct ag_site *s = site_find(at);
+		if (!s) {
+			s = ag_alloc(sizeof(*s));
+			s->addr = at;
+			s->len = (uint8_t)insn->size;
+			s->ret = at + insn->size;
+			s->kind = (uint8_t)kind;
+			s->trap = (uint8_t)trap;
+			s->owner = f;
+			s->target = direct ? func_get(direct) : NULL;
+			s->id = ag_nsites++;
+			if (stub_build(s, insn->bytes, direct, fde, fde_len,
+				       cie_off) < 0 ||
+			    site_make_bytes(s, insn->bytes) < 0) {
+				ag_nsites--;
+				continue;
+			}
+			map_line("S %u %llx %d", s->id, (unsigned long long)at,
+				 s->target ? (int)s->target->id : -1);
+			s->hnext = site_tab[hash_addr(at)];
+			__atomic_store_n(&site_tab[hash_addr(at)], s,
+					 __ATOMIC_RELEASE);
+			s->next_all = ag_sites_all;
+			ag_sites_all = s;
+		}
+		if (!s->patched)
+			v[(*n)++] = s;
+	}
+	(void)m;
+}
+
+static uint8_t fde_scratch[64 + MAX_SITES_PER_FUNC * 64];
+
+int patch_function(struct ag_func *f)
+{
+	static struct ag_site *v[MAX_SITES_PER_FUNC];
+	struct ag_module *m = f->mod;
+	const struct ag_sym *fs, *cold = NULL;
+	uint8_t *fde;
+	size_t n = 0, fde_len, cie_len;
+	int err;
+
+	if (!m || m->system || m->self || !m->file)
+		goto done;
+	fs = module_sym(m, f->addr);
+	if (!fs)
+		goto done;
+	if (fs->cold >= 0)
+		cold = &m->syms[fs->cold];
+	/* one .eh_frame blob per function: CIE, FDEs, terminator */
+	fde = fde_scratch;
+	cie_len = emit_cie(fde);
+	fde_len = 0;
+	scan_range(f, m, fs, cold, fs->addr, fs->addr + fs->size, v, &n,
+		   fde + cie_len, &fde_len, cie_len);
+	if (cold)
+		scan_range(f, m, fs, cold, cold->addr, cold->addr + cold->size,
+			   v, &n, fde + cie_len, &fde_len, cie_len);
+	if (fde_len) {
+		uint8_t *blob = ag_alloc(cie_len + fde_len + 8);
+
+		memcpy(blob, fde, cie_len + fde_len);
+		fde = blob;
+	}
+	if (fde_len)
+		frames_register(fde);
+	err = n ? sites_write(v, n, 0) : 0;
+	if (err)
+		ag_warn("cannot patch %s: %s", fs->name, strerror(-err));
+done:
+	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int patch_restore_all(void)
+{
+	static struct ag_site *v[1024];
+	struct ag_site *s;
+	size_t n = 0;
+	int count = 0;
+
+	for (s = ag_sites_all; s; s = s->next_all) {
+		if (!s->patched)
+			continue;
+		v[n++] = s;
+		count++;
+		if (n == 1024) {
+			sites_write(v, n, 1);
+			n = 0;
+		}
+	}
+	if (n)
+		sites_write(v, n, 1);
+	for (uint32_t i = 0; i < ag_nfuncs; i++)
+		__atomic_and_fetch(&ag_funcs_by_id[i]->flags, ~(uint32_t)F_READY,
+				   __ATOMIC_RELEASE);
+	return count;
+}
+
+/* SIGTRAP: one of our int3s (a short site, or a site being rewritten). */
+int patch_trap(ucontext_t *uc)
+{
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	struct ag_site *s = site_find(rip - 1);
+
+	if (!s)
+		return 0;
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)s->stub;
+	return 1;
+}

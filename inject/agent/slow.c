@@ -1,0 +1,656 @@
+/*
+ * inject/agent/slow.c - the slow path: first events of a thread, first
+ * calls of a callee, and the library calls the agent must interpose on.
+ *
+ * Entered from tramp.S with the complete register state saved, so ordinary
+ * C and libc are fine here.  Work that touches shared agent state runs under
+ * ag_lock with signals blocked (slow_lock), so a signal handler that makes a
+ * traced call cannot deadlock against its own thread.
+ *
+ * Interposed calls (through the PLT of an instrumented module):
+ *   pthread_create   the start routine runs inside thread_start(), which
+ *                    creates the thread's ring and traces the routine
+ *   sigaction/signal emulated: the agent keeps the program's handlers and
+ *                    installs its own wrapper, which records the delivery
+ *                    and traces the handler; fault signals stay the agent's
+ *   fork/vfork       the child gets its own rings (ag_fork_child); vfork
+ *                    becomes fork, since the child must not share our state
+ *   exec*            recorded; the environment keeps the agent for record
+ *   exit/_exit       recorded as the process exit
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "inject/agent/agent.h"
+
+extern char **environ;
+
+void slow_lock(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+	pthread_mutex_lock(&ag_lock);
+}
+
+void slow_unlock(sigset_t *old)
+{
+	pthread_mutex_unlock(&ag_lock);
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+static const struct {
+	const char *name;
+	uint32_t kind;
+} intercepts[] = {
+	{ "pthread_create", IC_PTHREAD_CREATE },
+	{ "sigaction", IC_SIGACTION },
+	{ "__sigaction", IC_SIGACTION },
+	{ "signal", IC_SIGNAL },
+	{ "bsd_signal", IC_SIGNAL },
+	{ "fork", IC_FORK },
+	{ "vfork", IC_VFORK },
+	{ "execv", IC_EXEC },
+	{ "execvp", IC_EXEC },
+	{ "execl", IC_EXEC },
+	{ "execlp", IC_EXEC },
+	{ "execve", IC_EXECVE },
+	{ "execle", IC_EXEC },
+	{ "execvpe", IC_EXECVPE },
+	{ "exit", IC_EXIT },
+	{ "_exit", IC_EXIT },
+	{ "_Exit", IC_EXIT },
+};
+
+uint32_t intercept_kind(const char *name)
+{
+	size_t i;
+
+	if (!name)
+		return IC_NONE;
+	for (i = 0; i < sizeof(intercepts) / sizeof(intercepts[0]); i++)
+		if (strcmp(name, intercepts[i].name) == 0)
+			return intercepts[i].kind;
+	return IC_NONE;
+}
+
+/* ---- threads ---- */
+
+static pthread_key_t thread_key;
+static int thread_key_ok;
+
+static void thread_key_dtor(void *p)
+{
+	(void)p;
+	thread_exit_hook();
+}
+
+static int ring_open(struct athread *t)
+{
+	char path[600];
+	size_t recs, sub, size;
+	struct propel_ring_hdr *h;
+	int fd;
+
+	recs = (size_t)ag_cfg.ring_kb * 1024 / sizeof(struct propel_rec);
+	sub = recs / PROPEL_RING_SUBS;
+	if (sub < 256)
+		sub = 256;
+	size = propel_ring_size(PROPEL_RING_SUBS, (uint32_t)sub);
+	snprintf(path, sizeof(path), "%s/%d.%llx.%d.ring", ag_cfg.dir,
+		 (int)getpid(), (unsigned long long)ag_nonce, (int)t->tid);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		int e = -errno;
+
+		close(fd);
+		unlink(path);
+		return e;
+	}
+	h = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (h == MAP_FAILED) {
+		unlink(path);
+		return -ENOMEM;
+	}
+	/* tmpfs allocates pages on first touch: a full /dev/shm shows up
+	 * as SIGBUS later, so reserve the whole ring now */
+	if (posix_fallocate(fd = open(path, O_RDWR | O_CLOEXEC), 0,
+			    (off_t)size) != 0) {
+		if (fd >= 0)
+			close(fd);
+		munmap(h, size);
+		unlink(path);
+		return -ENOSPC;
+	}
+	close(fd);
+	memcpy(h->magic, PROPEL_RING_MAGIC, 8);
+	h->version = PROPEL_RING_VERSION;
+	h->hdr_size = PROPEL_RING_HDR_SIZE;
+	h->pid = (uint32_t)getpid();
+	h->tid = (uint32_t)t->tid;
+	h->nonce = ag_nonce;
+	h->sub_count = PROPEL_RING_SUBS;
+	h->sub_recs = (uint32_t)sub;
+	h->tsc0 = propel_rdtsc();
+	h->mono0_ns = ag_mono_ns();
+	h->tsc_last = h->tsc0;
+	h->mono_last_ns = h->mono0_ns;
+	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
+	t->ring = h;
+	t->ring_size = size;
+	t->cur = propel_ring_sub(h, 0);
+	t->end = t->cur + sub;
+	return 0;
+}
+
+static void ring_close(struct athread *t)
+{
+	if (!t->ring)
+		return;
+	t->ring->tsc_last = propel_rdtsc();
+	t->ring->mono_last_ns = ag_mono_ns();
+	munmap(t->ring, t->ring_size);
+	t->ring = NULL;
+	t->cur = t->end = NULL;
+}
+
+/* The calling thread's state, with a ring in the current session. */
+struct athread *thread_get(void)
+{
+	struct athread *t = ag_self;
+	int err;
+
+	if (t && t->gen == ag_gen)
+		return t->dead ? NULL : t;
+	if (!t) {
+		t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t == MAP_FAILED)
+			return NULL;
+		t->tid = ag_gettid();
+		t->next = ag_threads;
+		ag_threads = t;
+		if (thread_key_ok)
+			pthread_setspecific(thread_key, t);
+		ag_self = t;
+	}
+	ring_close(t); /* a ring of an earlier session */
+	t->gen = ag_gen;
+	t->dead = 0;
+	err = ring_open(t);
+	if (err) {
+		t->dead = 1;
+		ag_warn("thread %d: cannot create its ring: %s; not traced",
+			(int)t->tid, strerror(-err));
+		return NULL;
+	}
+	return t;
+}
+
+void thread_exit_hook(void)
+{
+	struct athread *t = ag_self;
+
+	if (!t || !t->ring || t->gen != ag_gen)
+		return;
+	t->busy = 1;
+	rec_put(t, PROPEL_REC_THREAD_EXIT, 0, 0);
+	t->ring->flags |= PROPEL_RING_F_EXITED;
+	ring_close(t);
+	t->dead = 1;
+	t->busy = 0;
+}
+
+/* ---- callees ---- */
+
+/* Make sure a callee is instrumented before control reaches it. */
+void func_resolve(struct ag_func *f)
+{
+	if (f->flags & F_READY)
+		return;
+	if ((f->flags & F_PLT) && !(f->flags & F_RESOLVED) && f->name) {
+		/* the PLT entry leads into a module of our own: instrument
+		 * the function it binds to */
+		void *dst = dlsym(RTLD_DEFAULT, f->name);
+		struct ag_module *m;
+
+		f->flags |= F_RESOLVED;
+		if (dst) {
+			m = module_of((uint64_t)dst);
+			if (!m && module_scan() > 0)
+				m = module_of((uint64_t)dst);
+			if (m && !m->system && !m->self)
+				patch_function(func_get((uint64_t)dst));
+		}
+	}
+	if (!(f->flags & (F_PLT | F_SYSTEM | F_FOREIGN)))
+		patch_function(f);
+	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
+}
+
+/* Run fn(a, b, c) as a traced call of f from agent code (thread start
+ * routines, signal handlers, main). */
+static uint64_t traced_call(struct ag_func *f, void *fn, uint64_t a,
+			    uint64_t b, uint64_t c)
+{
+	struct athread *t = ag_self;
+	uint64_t (*call)(uint64_t, uint64_t, uint64_t) = fn;
+	uint64_t ret, slot = (uint64_t)__builtin_frame_address(0) - 64;
+	int traced = f && t && t->ring && !t->busy && ag_active &&
+		     t->gen == ag_gen;
+
+	if (traced) {
+		t->busy = 1;
+		shadow_unwind(t, slot);
+		shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+		t->busy = 0;
+	}
+	ret = call(a, b, c);
+	t = ag_self;
+	if (traced && t && !t->busy) {
+		t->busy = 1;
+		shadow_unwind(t, slot - 1);
+		if (t->depth && t->shadow[t->depth - 1].slot == slot) {
+			t->depth--;
+			if (t->ring && t->gen == ag_gen && ag_active)
+				rec_put(t, PROPEL_REC_EXIT, f->id,
+					PROPEL_SITE_NONE);
+		}
+		t->busy = 0;
+	}
+	return ret;
+}
+
+static struct ag_func *func_for_code(uint64_t addr)
+{
+	struct ag_func *f;
+	sigset_t old;
+
+	if (!addr)
+		return NULL;
+	slow_lock(&old);
+	f = func_get(addr);
+	func_resolve(f);
+	slow_unlock(&old);
+	return f->flags & F_NOTRACE ? NULL : f;
+}
+
+/* ---- pthread_create ---- */
+
+struct start_ctx {
+	void *(*fn)(void *);
+	void *arg;
+	struct ag_func *f;
+	pid_t parent;
+};
+
+static void *thread_start(void *p)
+{
+	struct start_ctx c = *(struct start_ctx *)p;
+	struct athread *t;
+	sigset_t old;
+
+	free(p);
+	slow_lock(&old);
+	t = ag_active ? thread_get() : NULL;
+	slow_unlock(&old);
+	if (t && t->ring)
+		rec_put(t, PROPEL_REC_THREAD_START, (uint32_t)c.parent, 0);
+	return (void *)traced_call(c.f, (void *)c.fn, (uint64_t)c.arg, 0, 0);
+}
+
+/* ---- signals ---- */
+
+static struct sigaction prog_act[NSIG];
+static unsigned char managed[NSIG];
+static const int fault_sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL };
+
+static int is_fault(int sig)
+{
+	for (size_t i = 0; i < sizeof(fault_sigs) / sizeof(fault_sigs[0]); i++)
+		if (fault_sigs[i] == sig)
+			return 1;
+	return 0;
+}
+
+static void sig_wrapper(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct athread *t = ag_self;
+	struct sigaction *pa = &prog_act[sig];
+	void *h = pa->sa_flags & SA_SIGINFO ? (void *)pa->sa_sigaction
+					    : (void *)pa->sa_handler;
+	int saved_errno = errno;
+
+	if (sig == SIGTRAP && patch_trap(uc))
+		return;
+	if (t && t->ring && !t->busy && t->gen == ag_gen && ag_active) {
+		t->busy = 1;
+		rec_put(t, PROPEL_REC_SIGNAL, (uint32_t)sig,
+			(uint32_t)si->si_code);
+		rec_put64(t, (uint64_t)si->si_addr);
+		rec_put64(t, (uint64_t)uc->uc_mcontext.gregs[REG_RIP]);
+		t->busy = 0;
+	}
+	if (h == (void *)SIG_DFL || h == (void *)SIG_IGN) {
+		struct sigaction dfl;
+
+		if (h == (void *)SIG_IGN && !is_fault(sig))
+			return;
+		/* the default action, exactly as without the agent */
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+		managed[sig] = 0;
+		if (si->si_code <= 0 || sig == SIGABRT || sig == SIGTRAP)
+			syscall(SYS_tgkill, getpid(), ag_gettid(), sig);
+		errno = saved_errno;
+		return;
+	}
+	if (pa->sa_flags & SA_RESETHAND) {
+		pa->sa_handler = SIG_DFL;
+		pa->sa_flags &= ~SA_SIGINFO;
+	}
+	errno = saved_errno;
+	traced_call(func_find((uint64_t)h), h, (uint64_t)sig, (uint64_t)si,
+		    (uint64_t)ucv);
+}
+
+static int manage(int sig, const struct sigaction *act)
+{
+	struct sigaction ours = *act;
+
+	ours.sa_flags |= SA_SIGINFO;
+	ours.sa_sigaction = sig_wrapper;
+	if (sigaction(sig, &ours, NULL) < 0)
+		return -1;
+	managed[sig] = 1;
+	return 0;
+}
+
+int signals_install(void)
+{
+	struct sigaction cur;
+	size_t i;
+
+	for (i = 0; i < sizeof(fault_sigs) / sizeof(fault_sigs[0]) + 1; i++) {
+		int sig = i < sizeof(fault_sigs) / sizeof(fault_sigs[0])
+				  ? fault_sigs[i]
+				  : SIGTRAP;
+
+		if (managed[sig] || sigaction(sig, NULL, &cur) < 0)
+			continue;
+		prog_act[sig] = cur;
+		if (manage(sig, &cur) < 0)
+			ag_warn("cannot install a handler for signal %d", sig);
+	}
+	return 0;
+}
+
+/* Put the program's own dispositions back (detach). */
+void signals_uninstall(void)
+{
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (!managed[sig] || sig == SIGTRAP)
+			continue;
+		sigaction(sig, &prog_act[sig], NULL);
+		managed[sig] = 0;
+	}
+}
+
+static int emul_sigaction(int sig, const struct sigaction *act,
+			  struct sigaction *oact)
+{
+	void *h;
+
+	if (sig <= 0 || sig >= NSIG || sig == SIGKILL || sig == SIGSTOP ||
+	    !ag_active)
+		return sigaction(sig, act, oact);
+	if (!managed[sig] && !is_fault(sig) && sig != SIGTRAP) {
+		if (!act)
+			return sigaction(sig, act, oact);
+		h = act->sa_flags & SA_SIGINFO ? (void *)act->sa_sigaction
+					       : (void *)act->sa_handler;
+		if (h == (void *)SIG_DFL || h == (void *)SIG_IGN)
+			return sigaction(sig, act, oact);
+	}
+	if (!managed[sig] && sigaction(sig, NULL, &prog_act[sig]) < 0)
+		return -1;
+	if (oact)
+		*oact = prog_act[sig];
+	if (!act)
+		return 0;
+	h = act->sa_flags & SA_SIGINFO ? (void *)act->sa_sigaction
+				       : (void *)act->sa_handler;
+	if (h != (void *)SIG_DFL && h != (void *)SIG_IGN)
+		func_for_code((uint64_t)h);
+	prog_act[sig] = *act;
+	if ((h == (void *)SIG_DFL || h == (void *)SIG_IGN) && !is_fault(sig) &&
+	    sig != SIGTRAP) {
+		managed[sig] = 0;
+		return sigaction(sig, act, NULL);
+	}
+	return manage(sig, act);
+}
+
+static __sighandler_t emul_signal(int sig, __sighandler_t h)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sa.sa_flags = SA_RESTART;
+	if (emul_sigaction(sig, &sa, &old) < 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* ---- exec ---- */
+
+static int env_has(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return 1;
+	return 0;
+}
+
+/* For record: an exec'd image must load the agent again. */
+static char **env_with_agent(char *const *envp)
+{
+	static const char *const keep[] = { "LD_PRELOAD", "PROPEL_SESSION_DIR",
+					    "PROPEL_RING_KB" };
+	size_t n = 0, i, k = 0;
+	char **v;
+
+	if (!getenv("PROPEL_SESSION_DIR") || env_has(envp, "PROPEL_SESSION_DIR"))
+		return NULL;
+	while (envp && envp[n])
+		n++;
+	v = malloc((n + 4) * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (i = 0; i < 3; i++) {
+		const char *val = getenv(keep[i]);
+		char *s;
+
+		if (!val || env_has(envp, keep[i]))
+			continue;
+		if (asprintf(&s, "%s=%s", keep[i], val) >= 0)
+			v[k++] = s;
+	}
+	for (i = 0; i < n; i++)
+		v[k++] = envp[i];
+	v[k] = NULL;
+	return v;
+}
+
+/* ---- the slow path proper ---- */
+
+int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
+{
+	switch (f->intercept) {
+	case IC_PTHREAD_CREATE: {
+		struct start_ctx *c = malloc(sizeof(*c));
+
+		if (!c)
+			break;
+		c->fn = (void *(*)(void *))fr->rdx;
+		c->arg = (void *)fr->rcx;
+		c->parent = t ? t->tid : ag_gettid();
+		c->f = func_get(fr->rdx);
+		func_resolve(c->f);
+		if (c->f->flags & F_NOTRACE)
+			c->f = NULL;
+		fr->rdx = (uint64_t)thread_start;
+		fr->rcx = (uint64_t)c;
+		break;
+	}
+	case IC_SIGACTION:
+		fr->target = (uint64_t)emul_sigaction;
+		break;
+	case IC_SIGNAL:
+		fr->target = (uint64_t)emul_signal;
+		break;
+	case IC_VFORK:
+		fr->target = (uint64_t)fork;
+		/* fall through */
+	case IC_FORK:
+		return 1; /* exit hook: record the child's pid */
+	case IC_EXEC:
+	case IC_EXECVE:
+	case IC_EXECVPE:
+		if (t && t->ring)
+			rec_put(t, PROPEL_REC_EXEC, 0, 0);
+		if (f->intercept == IC_EXEC) {
+			char **v = env_with_agent(environ);
+
+			if (v)
+				environ = v;
+		} else {
+			char **v = env_with_agent((char *const *)fr->rdx);
+
+			if (v)
+				fr->rdx = (uint64_t)v;
+		}
+		break;
+	case IC_EXIT:
+		if (t && t->ring)
+			rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)fr->rdi, 0);
+		map_line("E %d", (int)fr->rdi);
+		break;
+	}
+	return 0;
+}
+
+void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax)
+{
+	(void)f;
+	if ((int64_t)*rax > 0)
+		rec_put(t, PROPEL_REC_FORK, (uint32_t)*rax, 0);
+}
+
+static void enter_slow(struct ag_frame *fr, int tail)
+{
+	struct ag_site *site = fr->site;
+	struct athread *t;
+	struct ag_func *f;
+	sigset_t old;
+	int hook = 0;
+
+	slow_lock(&old);
+	if (!ag_active) {
+		slow_unlock(&old);
+		return;
+	}
+	t = thread_get();
+	f = site->target ? site->target : func_get(fr->target);
+	func_resolve(f);
+	if (t)
+		t->busy = 1;
+	if (f->flags & F_SLOW)
+		hook = intercept_enter(t, fr, f);
+	if (t)
+		t->busy = 0;
+	slow_unlock(&old);
+	if (!t || t->dead || (f->flags & F_NOTRACE))
+		return;
+	t->busy = 1;
+	if (tail) {
+		uint64_t ra_slot = (uint64_t)&fr->r11 + 8;
+
+		shadow_unwind(t, ra_slot - 8);
+		if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
+			struct shadow *s = &t->shadow[t->depth - 1];
+
+			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & 0x7fffffffu);
+			s->func = f->id;
+			s->site = site->id;
+			rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+		}
+	} else {
+		uint64_t slot = (uint64_t)&fr->r11;
+
+		shadow_unwind(t, slot);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+		shadow_push(t, slot, f->id, site->id | (hook ? 0x80000000u : 0));
+	}
+	t->busy = 0;
+}
+
+void ag_on_enter_slow(struct ag_frame *fr)
+{
+	enter_slow(fr, 0);
+}
+
+void ag_on_tail_slow(struct ag_frame *fr)
+{
+	enter_slow(fr, 1);
+}
+
+/* main, as a traced call (record: from the __libc_start_main wrapper). */
+int ag_call_main(int (*main_fn)(int, char **, char **), int argc, char **argv,
+		 char **envp)
+{
+	struct ag_func *f = func_for_code((uint64_t)main_fn);
+	struct athread *t;
+	sigset_t old;
+	int ret;
+
+	slow_lock(&old);
+	t = ag_active ? thread_get() : NULL;
+	slow_unlock(&old);
+	(void)t;
+	ret = (int)traced_call(f, (void *)main_fn, (uint64_t)argc,
+			       (uint64_t)argv, (uint64_t)envp);
+	t = ag_self;
+	if (t && t->ring && !t->busy && t->gen == ag_gen) {
+		rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)ret, 0);
+		map_line("E %d", ret);
+	}
+	return ret;
+}
+
+int slow_init_threads(void)
+{
+	if (!thread_key_ok && pthread_key_create(&thread_key, thread_key_dtor) == 0)
+		thread_key_ok = 1;
+	return 0;
+}

@@ -1,0 +1,138 @@
+/*
+ * inject/agent/tramp.S - the three trampolines every stub calls (agent.h
+ * draws the stub).  They save what the hot path (hot.c, general registers
+ * only) could clobber, call it, and take the slow path with the complete
+ * extended register state saved (xsave) when the hot path asks for it.
+ *
+ * tramp_enter/tramp_tail, on entry: [rsp] = return into the stub,
+ * [rsp+8] = callee, [rsp+16] = the caller's r11 (this word is the slot where
+ * the call's return address will go), r11 = the site.  They build struct
+ * ag_frame (agent.h) below rbp.
+ * tramp_exit, on entry: [rsp] = return into the stub (its final jmp, which
+ * is followed by the site's address), rsp+8 = the sp of the original call.
+ * Compilers keep values in caller-saved registers across calls to callees
+ * known not to touch them (gcc -fipa-ra), so no register may change that
+ * the callee itself did not change: tramp_exit preserves all of them.
+ */
+	.text
+
+.macro SAVE_FRAME
+	push	%rbp
+	mov	%rsp, %rbp
+	push	%r11
+	push	%rax
+	push	%rdi
+	push	%rsi
+	push	%rdx
+	push	%rcx
+	push	%r8
+	push	%r9
+	push	%r10
+	mov	%rsp, %rdi
+	and	$-16, %rsp
+.endm
+
+.macro RESTORE_FRAME
+	lea	-72(%rbp), %rsp
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rcx
+	pop	%rdx
+	pop	%rsi
+	pop	%rdi
+	pop	%rax
+	pop	%r11
+	pop	%rbp
+.endm
+
+/* Slow path: \fn(frame) with the full extended state saved around it. */
+.macro SLOW_CALL fn
+	mov	ag_xsave_size(%rip), %ecx
+	sub	%rcx, %rsp
+	and	$-64, %rsp
+	xor	%eax, %eax
+	mov	%rax, 512(%rsp)
+	mov	%rax, 520(%rsp)
+	mov	%rax, 528(%rsp)
+	mov	%rax, 536(%rsp)
+	mov	%rax, 544(%rsp)
+	mov	%rax, 552(%rsp)
+	mov	%rax, 560(%rsp)
+	mov	%rax, 568(%rsp)
+	mov	ag_xsave_mask(%rip), %eax
+	mov	ag_xsave_mask+4(%rip), %edx
+	xsave64	(%rsp)
+	lea	-72(%rbp), %rdi
+	call	\fn
+	mov	ag_xsave_mask(%rip), %eax
+	mov	ag_xsave_mask+4(%rip), %edx
+	xrstor64 (%rsp)
+.endm
+
+	.globl	ag_tramp_enter
+	.hidden	ag_tramp_enter
+	.type	ag_tramp_enter, @function
+	.p2align 4
+ag_tramp_enter:
+	SAVE_FRAME
+	call	ag_on_enter
+	test	%eax, %eax
+	jz	1f
+	SLOW_CALL ag_on_enter_slow
+1:	RESTORE_FRAME
+	ret
+	.size	ag_tramp_enter, .-ag_tramp_enter
+
+	.globl	ag_tramp_tail
+	.hidden	ag_tramp_tail
+	.type	ag_tramp_tail, @function
+	.p2align 4
+ag_tramp_tail:
+	SAVE_FRAME
+	call	ag_on_tail
+	test	%eax, %eax
+	jz	1f
+	SLOW_CALL ag_on_tail_slow
+1:	RESTORE_FRAME
+	ret
+	.size	ag_tramp_tail, .-ag_tramp_tail
+
+	.globl	ag_tramp_exit
+	.hidden	ag_tramp_exit
+	.type	ag_tramp_exit, @function
+	.p2align 4
+ag_tramp_exit:
+	/* every register is the callee's result: keep them all */
+	push	%rbp
+	mov	%rsp, %rbp
+	push	%rax
+	push	%rdx
+	push	%rcx
+	push	%rsi
+	push	%rdi
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	and	$-16, %rsp
+	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */
+	mov	6(%rdi), %rdi
+	lea	16(%rbp), %rsi
+	lea	-8(%rbp), %rdx
+	call	ag_on_exit
+	lea	-72(%rbp), %rsp
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rdi
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	pop	%rbp
+	ret
+	.size	ag_tramp_exit, .-ag_tramp_exit
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,1166 @@
+/*
+ * inject/hijack.c - the ptrace layer: seize every thread of a live process,
+ * make one thread call a function, put everything back, let go.
+ *
+ * Thread states (struct hj_thread.state):
+ *   HJ_RUNNING --hj_stop_thread (PTRACE_INTERRUPT + wait)--> HJ_STOPPED
+ *   HJ_STOPPED --hj_resume / hijack_call--> HJ_RUNNING
+ *   any --(waitpid reports exit, or ESRCH)--> HJ_GONE (reaped)
+ *
+ * How the pieces work:
+ *   - Attach seizes (PTRACE_SEIZE, no options) every tid in /proc/PID/task
+ *     and interrupts it, and rescans until a scan finds no new thread: once
+ *     all known threads are stopped nobody can create another.
+ *   - A signal that arrives while a thread is held shows up as a
+ *     signal-delivery-stop: we keep its siginfo, suppress it, and re-send it
+ *     after detach (rt_tgsigqueueinfo for sigqueue'd ones, tgkill for the
+ *     rest; synchronous faults are dropped because re-executing the faulting
+ *     instruction raises them again).  While HIJACK_OTHERS_RUN lets the
+ *     other threads run, their signals are passed straight through (except
+ *     stop signals, which are kept like the others).
+ *   - A call: save the general registers and the whole XSAVE area, build a
+ *     frame at (sp - 128 - staged) & ~15, push return address 0, set rip and
+ *     the argument registers, orig_rax = -1 so that the kernel's syscall
+ *     restart logic does not fire on our frame; run; the return to address 0
+ *     faults (SIGSEGV with rip == 0), which is our trap.  Then restore the
+ *     registers, including orig_rax and the -ERESTART* rax of an
+ *     interrupted syscall, so that the syscall restarts exactly as it would
+ *     have without us.  The call thread is preferably one blocked in a
+ *     restartable syscall (it holds no user-space lock), never one sleeping
+ *     with a restart block (nanosleep) unless there is no other choice,
+ *     because a nested interrupted syscall would overwrite that block.
+ *   - Every wait is a poll with a deadline: nothing here can hang.
+ *
+ * Callers: inject/inject.c, tests/unit/test-hijack.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "inject/hijack.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "hijack"
+
+#define HJ_RED_ZONE 128
+#define HJ_XSTATE_MAX 32768
+#define HJ_STOP_TIMEOUT_MS 5000
+#define HJ_MAX_SIGS 16
+#define HJ_ERESTARTSYS 512
+#define HJ_ERESTARTNOINTR 513
+#define HJ_ERESTARTNOHAND 514
+#define HJ_ERESTART_RESTARTBLOCK 516
+#define HJ_PF_KTHREAD 0x00200000u
+
+enum { HJ_RUNNING, HJ_STOPPED, HJ_GONE };
+
+struct hj_thread {
+	pid_t tid;
+	int state;
+	struct user_regs_struct regs; /* at the latest stop */
+};
+
+struct hj_saved {
+	uint64_t addr;
+	size_t n;
+	unsigned char *bytes;
+};
+
+struct hijack {
+	pid_t pid;
+	int memfd;
+	int timeout_ms;
+	struct hj_thread *th;
+	size_t nth, cap;
+	pid_t call_tid;
+	/* signals kept for re-delivery */
+	struct {
+		pid_t tid;
+		siginfo_t si;
+	} sigs[HJ_MAX_SIGS];
+	int nsigs;
+	/* staged data for the next call */
+	struct hj_saved stage[8];
+	int nstage;
+	size_t stage_used;
+};
+
+/* ---- small helpers ---------------------------------------------------- */
+
+static uint64_t hj_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int hj_read_file(const char *path, char *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = read(fd, buf, n - 1);
+	if (r < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	close(fd);
+	buf[r] = 0;
+	return (int)r;
+}
+
+/* A field of /proc/PID/status ("TracerPid", "Uid"...), as text. */
+static int hj_status_field(pid_t pid, const char *key, char *out, size_t n)
+{
+	char path[64], buf[4096], *p;
+	size_t kl = strlen(key);
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	err = hj_read_file(path, buf, sizeof(buf));
+	if (err < 0)
+		return err;
+	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			p += kl + 1;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			snprintf(out, n, "%.*s", (int)strcspn(p, "\n"), p);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static void hj_comm(pid_t pid, char *out, size_t n)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	if (hj_read_file(path, out, n) <= 0)
+		snprintf(out, n, "?");
+	out[strcspn(out, "\n")] = 0;
+}
+
+static pid_t hj_tracer(pid_t pid)
+{
+	char v[32];
+
+	if (hj_status_field(pid, "TracerPid", v, sizeof(v)) < 0)
+		return 0;
+	return atoi(v);
+}
+
+static int hj_cause_traced(char **cause, pid_t tracer)
+{
+	char name[64];
+
+	hj_comm(tracer, name, sizeof(name));
+	return propel_cause(cause, -EBUSY, "already traced by pid %d (%s)",
+			    tracer, name);
+}
+
+/* State letter and flags from /proc/PID/stat; -ESRCH if none. */
+static int hj_stat(pid_t pid, char *state, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (hj_read_file(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	p = strrchr(buf, ')');
+	if (!p || !p[1])
+		return -ESRCH;
+	p += 2;
+	*state = *p;
+	/* fields after state: ppid pgrp session tty tpgid flags */
+	for (i = 0; i < 6 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	*flags = p ? strtoul(p, NULL, 10) : 0;
+	return 0;
+}
+
+static int hj_cause_eperm(pid_t pid, char **cause)
+{
+	char uid[64] = "?";
+	uid_t me = geteuid();
+
+	hj_status_field(pid, "Uid", uid, sizeof(uid));
+	if ((uid_t)atoi(uid) != me)
+		return propel_cause(cause, -EPERM,
+				    "not permitted: process runs as uid %d and "
+				    "we are uid %d without CAP_SYS_PTRACE",
+				    atoi(uid), (int)me);
+	return propel_cause(cause, -EPERM,
+			    "not permitted: process is not dumpable (setuid?) "
+			    "or a security module forbids ptrace");
+}
+
+/* ---- threads and waiting ---------------------------------------------- */
+
+static struct hj_thread *hj_find(struct hijack *h, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < h->nth; i++)
+		if (h->th[i].tid == tid)
+			return &h->th[i];
+	return NULL;
+}
+
+static struct hj_thread *hj_add(struct hijack *h, pid_t tid)
+{
+	if (h->nth == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		struct hj_thread *n = realloc(h->th, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		h->th = n;
+		h->cap = cap;
+	}
+	memset(&h->th[h->nth], 0, sizeof(h->th[0]));
+	h->th[h->nth].tid = tid;
+	h->th[h->nth].state = HJ_RUNNING;
+	return &h->th[h->nth++];
+}
+
+static void hj_keep_signal(struct hijack *h, pid_t tid, const siginfo_t *si)
+{
+	if (h->nsigs >= HJ_MAX_SIGS) {
+		pr_dbg("signal %d for %d dropped: too many kept", si->si_signo,
+		       tid);
+		return;
+	}
+	h->sigs[h->nsigs].tid = tid;
+	h->sigs[h->nsigs].si = *si;
+	h->nsigs++;
+}
+
+/* Wait for any state change of t, up to timeout_ms.  Returns 0 with
+ * *status for a stop; -ESRCH when the thread is gone (reaped, marked
+ * HJ_GONE); -ETIMEDOUT. */
+static int hj_wait(struct hijack *h, struct hj_thread *t, int timeout_ms,
+		   int *status)
+{
+	uint64_t end = hj_now_ms() + timeout_ms;
+	useconds_t nap = 20;
+
+	for (;;) {
+		pid_t r = waitpid(t->tid, status, WNOHANG | __WALL);
+
+		if (r == t->tid) {
+			if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
+				t->state = HJ_GONE;
+				return -ESRCH;
+			}
+			if (WIFSTOPPED(*status))
+				return 0;
+			continue;
+		}
+		if (r < 0 && errno != EINTR) {
+			t->state = HJ_GONE;
+			return -ESRCH;
+		}
+		if (hj_now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(nap);
+		if (nap < 1000)
+			nap *= 2;
+	}
+}
+
+static int hj_is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+/* Bring a RUNNING (already interrupted, or to be interrupted) thread to
+ * its interrupt stop, keeping any signal it meets on the way. */
+static int hj_stop_thread(struct hijack *h, struct hj_thread *t, int interrupt)
+{
+	int status, err;
+
+	if (t->state != HJ_RUNNING)
+		return t->state == HJ_GONE ? -ESRCH : 0;
+	if (interrupt && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
+	    errno == ESRCH) {
+		/* exited: reap it if it is ours to reap */
+		hj_wait(h, t, 100, &status);
+		t->state = HJ_GONE;
+		return -ESRCH;
+	}
+	for (;;) {
+		err = hj_wait(h, t, HJ_STOP_TIMEOUT_MS, &status);
+		if (err)
+			return err;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			t->state = HJ_STOPPED;
+			break;
+		}
+		if ((status >> 16) == 0) {
+			siginfo_t si;
+
+			if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0)
+				hj_keep_signal(h, t->tid, &si);
+		}
+		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 && errno == ESRCH) {
+			hj_wait(h, t, 100, &status);
+			t->state = HJ_GONE;
+			return -ESRCH;
+		}
+	}
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Seize and stop every thread in /proc/PID/task until no new one shows up.
+ * Returns 0, or -errno with a cause for the main thread's seize failure. */
+static int hj_seize_all(struct hijack *h, char **cause)
+{
+	char path[64];
+	int round, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", h->pid);
+	for (round = 0; round < 1000; round++) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		int fresh = 0;
+		size_t i;
+
+		if (!d)
+			return propel_cause(cause, -ESRCH,
+					    "the target exited during attach");
+		while ((de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+			struct hj_thread *t;
+
+			if (tid <= 0 || hj_find(h, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
+				err = -errno;
+				if (err == -ESRCH)
+					continue; /* exited meanwhile */
+				closedir(d);
+				if (err == -EPERM) {
+					pid_t tr = hj_tracer(h->pid);
+
+					if (tr)
+						return hj_cause_traced(cause, tr);
+					return hj_cause_eperm(h->pid, cause);
+				}
+				return propel_cause(cause, err,
+						    "PTRACE_SEIZE %d: %s", tid,
+						    strerror(-err));
+			}
+			t = hj_add(h, tid);
+			if (!t) {
+				ptrace(PTRACE_DETACH, tid, 0, 0);
+				closedir(d);
+				return propel_cause(cause, -ENOMEM,
+						    "out of memory");
+			}
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+				pr_dbg("interrupt %d: %s", tid, strerror(errno));
+			fresh++;
+		}
+		closedir(d);
+		for (i = 0; i < h->nth; i++) {
+			err = hj_stop_thread(h, &h->th[i], 0);
+			if (err == -ETIMEDOUT)
+				return propel_cause(cause, err,
+						    "thread %d did not stop "
+						    "within %d ms",
+						    h->th[i].tid,
+						    HJ_STOP_TIMEOUT_MS);
+		}
+		if (!fresh)
+			break;
+	}
+	for (size_t i = 0; i < h->nth; i++)
+		if (h->th[i].state == HJ_STOPPED)
+			return 0;
+	return propel_cause(cause, -ESRCH, "the target exited during attach");
+}
+
+/* Stop every thread again after HIJACK_OTHERS_RUN and catch threads that
+ * were created meanwhile. */
+static int hj_stop_all(struct hijack *h, char **cause)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < h->nth; i++)
+		if (h->th[i].state == HJ_RUNNING)
+			ptrace(PTRACE_INTERRUPT, h->th[i].tid, 0, 0);
+	for (i = 0; i < h->nth; i++) {
+		err = hj_stop_thread(h, &h->th[i], 0);
+		if (err == -ETIMEDOUT)
+			return propel_cause(cause, err,
+					    "thread %d did not stop within %d ms",
+					    h->th[i].tid, HJ_STOP_TIMEOUT_MS);
+	}
+	return hj_seize_all(h, cause);
+}
+
+/* ---- attach / detach -------------------------------------------------- */
+
+int hijack_attach(pid_t pid, struct hijack **out, char **cause)
+{
+	struct hijack *h;
+	unsigned long flags;
+	char state, v[32], path[64];
+	pid_t tracer;
+	int err;
+
+	*out = NULL;
+	if (pid <= 0 || hj_stat(pid, &state, &flags) < 0)
+		return propel_cause(cause, -ESRCH, "no such process");
+	if (flags & HJ_PF_KTHREAD)
+		return propel_cause(cause, -EPERM,
+				    "a kernel thread (cannot be traced)");
+	if (state == 'Z' || state == 'X')
+		return propel_cause(cause, -ESRCH,
+				    "a zombie (it has exited; its parent has "
+				    "not reaped it)");
+	if (hj_status_field(pid, "Tgid", v, sizeof(v)) == 0 && atoi(v) != pid)
+		return propel_cause(cause, -EINVAL,
+				    "%d is a thread of process %d: attach to "
+				    "the process",
+				    pid, atoi(v));
+	tracer = hj_tracer(pid);
+	if (tracer)
+		return hj_cause_traced(cause, tracer);
+	if (state == 'T')
+		return propel_cause(cause, -EAGAIN,
+				    "the process is stopped (SIGSTOP): "
+				    "continue it first");
+	if (pid == getpid())
+		return propel_cause(cause, -EINVAL, "cannot attach to myself");
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	h->pid = pid;
+	h->memfd = -1;
+	h->timeout_ms = HIJACK_CALL_TIMEOUT_MS;
+	err = hj_seize_all(h, cause);
+	if (err)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	h->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (h->memfd < 0) {
+		err = -errno;
+		propel_cause(cause, err, "open %s: %s", path, strerror(-err));
+		goto fail;
+	}
+	pr_dbg("attached %d (%zu threads)", pid, h->nth);
+	*out = h;
+	return 0;
+fail:
+	if (err == -ESRCH && hj_stat(pid, &state, &flags) < 0)
+		propel_cause(cause, err, "the target exited during attach");
+	hijack_detach(h);
+	return err;
+}
+
+static void hj_unstage(struct hijack *h)
+{
+	while (h->nstage > 0) {
+		struct hj_saved *s = &h->stage[--h->nstage];
+
+		hijack_write(h, s->addr, s->bytes, s->n);
+		free(s->bytes);
+	}
+	h->stage_used = 0;
+}
+
+static void hj_redeliver(struct hijack *h)
+{
+	int i;
+
+	for (i = 0; i < h->nsigs; i++) {
+		siginfo_t *si = &h->sigs[i].si;
+		pid_t tid = h->sigs[i].tid;
+		int sig = si->si_signo, r;
+
+		if (si->si_code > 0 &&
+		    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+		     sig == SIGFPE))
+			continue; /* raised again by re-execution */
+		if (si->si_code < 0 && si->si_code != SI_TKILL)
+			r = syscall(SYS_rt_tgsigqueueinfo, h->pid, tid, sig, si);
+		else
+			r = syscall(SYS_tgkill, h->pid, tid, sig);
+		if (r < 0)
+			r = kill(h->pid, sig);
+		pr_dbg("re-delivered signal %d to %d: %d", sig, tid, r);
+	}
+	h->nsigs = 0;
+}
+
+int hijack_detach(struct hijack *h)
+{
+	size_t i;
+	int err = 0;
+
+	if (!h)
+		return 0;
+	/* the call thread's regs are already restored; put staged bytes
+	 * back, then make sure every thread is in a stop before detaching */
+	if (h->memfd >= 0)
+		hj_unstage(h);
+	for (i = 0; i < h->nth; i++)
+		if (h->th[i].state == HJ_RUNNING)
+			hj_stop_thread(h, &h->th[i], 1);
+	for (i = 0; i < h->nth; i++) {
+		struct hj_thread *t = &h->th[i];
+
+		if (t->state != HJ_STOPPED)
+			continue;
+		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0 && !err &&
+		    errno != ESRCH)
+			err = -errno;
+		t->state = HJ_GONE;
+	}
+	hj_redeliver(h);
+	pr_dbg("detached %d", h->pid);
+	hijack_free(h);
+	return err;
+}
+
+void hijack_free(struct hijack *h)
+{
+	if (!h)
+		return;
+	while (h->nstage > 0)
+		free(h->stage[--h->nstage].bytes);
+	if (h->memfd >= 0)
+		close(h->memfd);
+	free(h->th);
+	free(h);
+}
+
+pid_t hijack_pid(const struct hijack *h)
+{
+	return h->pid;
+}
+
+int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
+		   size_t *n)
+{
+	size_t i, k = 0;
+
+	*hints = calloc(h->nth ? h->nth : 1, sizeof(**hints));
+	if (!*hints)
+		return -ENOMEM;
+	for (i = 0; i < h->nth; i++) {
+		if (h->th[i].state != HJ_STOPPED)
+			continue;
+		(*hints)[k].tid = h->th[i].tid;
+		(*hints)[k].pc = h->th[i].regs.rip;
+		(*hints)[k].sp = h->th[i].regs.rsp;
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
+void hijack_set_timeout(struct hijack *h, int ms)
+{
+	h->timeout_ms = ms > 0 ? ms : HIJACK_CALL_TIMEOUT_MS;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+int hijack_read(struct hijack *h, uint64_t addr, void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pread(h->memfd, (char *)buf + done, n - done,
+				  (off_t)(addr + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		done += r;
+	}
+	return 0;
+}
+
+int hijack_write(struct hijack *h, uint64_t addr, const void *buf, size_t n)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = pwrite(h->memfd, (const char *)buf + done, n - done,
+				   (off_t)(addr + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		done += r;
+	}
+	return 0;
+}
+
+int hijack_read_str(struct hijack *h, uint64_t addr, size_t max, char **out)
+{
+	char *s = calloc(1, max);
+	size_t i;
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	/* byte-wise chunks so that a string near the end of a mapping is
+	 * still read */
+	for (i = 0; i + 1 < max; i++) {
+		err = hijack_read(h, addr + i, s + i, 1);
+		if (err) {
+			free(s);
+			return err;
+		}
+		if (!s[i])
+			break;
+	}
+	s[max - 1] = 0;
+	*out = s;
+	return 0;
+}
+
+/* ---- symbols ---------------------------------------------------------- */
+
+static int hj_lib_matches(const char *path, const char *lib)
+{
+	const char *base = strrchr(path, '/');
+	size_t n = strlen(lib);
+
+	if (strchr(lib, '/'))
+		return !strcmp(path, lib);
+	base = base ? base + 1 : path;
+	if (!strcmp(base, lib))
+		return 1;
+	return !strncmp(base, lib, n) && (base[n] == '.' || base[n] == '-');
+}
+
+/* Walk /proc/PID/maps; for the first mapped file matching lib, fill path;
+ * if want_off >= 0 also find the mapping of that file at that offset. */
+static int hj_maps_find(pid_t pid, const char *lib, char *path, size_t pn,
+		       long long want_off, uint64_t *start)
+{
+	char mp[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return -ESRCH;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off;
+		int pos = 0;
+		char *p, *del;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off,
+			   &pos) < 3 ||
+		    !pos)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		if (*p != '/')
+			continue;
+		del = strstr(p, " (deleted)");
+		if (del && !del[10])
+			*del = 0;
+		if (found ? strcmp(p, path) : !hj_lib_matches(p, lib))
+			continue;
+		if (!found) {
+			snprintf(path, pn, "%s", p);
+			found = 1;
+			if (want_off < 0)
+				break;
+		}
+		if ((long long)off == want_off) {
+			*start = lo;
+			found = 2;
+			break;
+		}
+	}
+	fclose(f);
+	if (!found || (want_off >= 0 && found != 2))
+		return -ENOENT;
+	return 0;
+}
+
+int hijack_find_lib(pid_t pid, const char *lib, char **path)
+{
+	char p[PATH_MAX];
+	int err = hj_maps_find(pid, lib, p, sizeof(p), -1, NULL);
+
+	if (err)
+		return err;
+	*path = strdup(p);
+	return *path ? 0 : -ENOMEM;
+}
+
+static Elf *hj_elf_open(pid_t pid, const char *path, int *fd)
+{
+	char root[PATH_MAX + 32];
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	snprintf(root, sizeof(root), "/proc/%d/root%s", pid, path);
+	*fd = open(root, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	return elf_begin(*fd, ELF_C_READ, NULL);
+}
+
+int hijack_exe_dynamic(pid_t pid)
+{
+	char path[64];
+	size_t i, n;
+	int fd, dyn = 0;
+	Elf *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_getphdrnum(e, &n) < 0) {
+		if (e)
+			elf_end(e);
+		close(fd);
+		return -ENOEXEC;
+	}
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_INTERP)
+			dyn = 1;
+	}
+	elf_end(e);
+	close(fd);
+	return dyn;
+}
+
+/* Look sym up in .dynsym; prefer the default version over hidden ones. */
+static int hj_elf_sym(Elf *e, const char *sym, uint64_t *value, int *ifunc)
+{
+	Elf_Scn *scn = NULL, *vscn = NULL, *dscn = NULL;
+	Elf_Data *data, *vdata = NULL;
+	GElf_Shdr sh, dsh = { 0 };
+	size_t i, n;
+	int found = 0;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			dscn = scn;
+			dsh = sh;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			vscn = scn;
+		}
+	}
+	if (!dscn || !(data = elf_getdata(dscn, NULL)) || !dsh.sh_entsize)
+		return -ENOENT;
+	if (vscn)
+		vdata = elf_getdata(vscn, NULL);
+	n = dsh.sh_size / dsh.sh_entsize;
+	for (i = 0; i < n; i++) {
+		GElf_Sym s;
+		const char *name;
+		GElf_Versym vs = 0;
+
+		if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF ||
+		    !s.st_value)
+			continue;
+		name = elf_strptr(e, dsh.sh_link, s.st_name);
+		if (!name || strcmp(name, sym))
+			continue;
+		if (vdata)
+			gelf_getversym(vdata, i, &vs);
+		if (!found || !(vs & 0x8000)) {
+			*value = s.st_value;
+			*ifunc = GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC;
+		}
+		found = 1;
+		if (!(vs & 0x8000))
+			break;
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int hijack_sym(struct hijack *h, const char *lib, const char *sym,
+	       uint64_t *addr, char **cause)
+{
+	char path[PATH_MAX];
+	uint64_t start = 0, value = 0, vpage = 0;
+	long long opage = -1;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	size_t i, n;
+	int fd = -1, err, ifunc = 0;
+	Elf *e;
+
+	if (hj_maps_find(h->pid, lib, path, sizeof(path), -1, NULL))
+		return propel_cause(cause, -ENOENT, "%s is not mapped in process %d",
+				    lib, h->pid);
+	e = hj_elf_open(h->pid, path, &fd);
+	if (!e) {
+		err = fd < 0 ? -errno : -ENOEXEC;
+		if (fd >= 0)
+			close(fd);
+		return propel_cause(cause, err, "cannot read ELF %s", path);
+	}
+	if (elf_getphdrnum(e, &n) < 0)
+		n = 0;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD) {
+			vpage = ph.p_vaddr & ~(uint64_t)(pagesz - 1);
+			opage = ph.p_offset & ~(uint64_t)(pagesz - 1);
+			break;
+		}
+	}
+	err = hj_elf_sym(e, sym, &value, &ifunc);
+	elf_end(e);
+	close(fd);
+	if (err)
+		return propel_cause(cause, err, "%s: no dynamic symbol %s", path,
+				    sym);
+	if (opage < 0 ||
+	    hj_maps_find(h->pid, path, path, sizeof(path), opage, &start))
+		return propel_cause(cause, -ENOENT,
+				    "%s: cannot find its load address", path);
+	*addr = start - vpage + value;
+	if (ifunc) {
+		/* an IFUNC: its value is a resolver that returns the real
+		 * implementation (x86-64 glibc resolvers take no argument) */
+		uint64_t impl = 0;
+
+		err = hijack_call(h, *addr, NULL, 0, 0, &impl, cause);
+		if (err)
+			return err;
+		if (!impl)
+			return propel_cause(cause, -ENOENT,
+					    "%s: resolver of %s returned NULL",
+					    path, sym);
+		*addr = impl;
+	}
+	pr_dbg("%s!%s = %#llx", path, sym, (unsigned long long)*addr);
+	return 0;
+}
+
+/* ---- calls ------------------------------------------------------------ */
+
+static int hj_restart_kind(const struct user_regs_struct *r)
+{
+	long long ax = (long long)r->rax;
+
+	if ((long long)r->orig_rax < 0)
+		return 1; /* in user code */
+	if (ax == -HJ_ERESTARTSYS || ax == -HJ_ERESTARTNOINTR ||
+	    ax == -HJ_ERESTARTNOHAND)
+		return 0; /* blocked in a restartable syscall: best */
+	if (ax == -HJ_ERESTART_RESTARTBLOCK)
+		return 3;
+	return 2;
+}
+
+static struct hj_thread *hj_call_thread(struct hijack *h)
+{
+	struct hj_thread *best = NULL;
+	size_t i;
+
+	if (h->call_tid) {
+		best = hj_find(h, h->call_tid);
+		if (best && best->state == HJ_STOPPED)
+			return best;
+		h->call_tid = 0;
+	}
+	for (i = 0; i < h->nth; i++) {
+		struct hj_thread *t = &h->th[i];
+
+		if (t->state != HJ_STOPPED)
+			continue;
+		if (!best || hj_restart_kind(&t->regs) < hj_restart_kind(&best->regs))
+			best = t;
+	}
+	if (best)
+		h->call_tid = best->tid;
+	return best;
+}
+
+int hijack_set_call_thread(struct hijack *h, pid_t tid)
+{
+	struct hj_thread *t = hj_find(h, tid);
+
+	if (!t || t->state != HJ_STOPPED || h->nstage)
+		return -EINVAL;
+	h->call_tid = tid;
+	return 0;
+}
+
+pid_t hijack_call_thread(struct hijack *h)
+{
+	struct hj_thread *t = hj_call_thread(h);
+
+	return t ? t->tid : 0;
+}
+
+int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr)
+{
+	struct hj_thread *t = hj_call_thread(h);
+	struct hj_saved *s;
+	uint64_t a;
+	int err;
+
+	if (!t)
+		return -ESRCH;
+	if (h->nstage >= (int)(sizeof(h->stage) / sizeof(h->stage[0])) ||
+	    h->stage_used + n > 256 * 1024)
+		return -ENOSPC;
+	h->stage_used = (h->stage_used + n + 15) & ~(size_t)15;
+	a = ((t->regs.rsp - HJ_RED_ZONE) & ~(uint64_t)15) - h->stage_used;
+	s = &h->stage[h->nstage];
+	s->bytes = malloc(n ? n : 1);
+	if (!s->bytes)
+		return -ENOMEM;
+	err = hijack_read(h, a, s->bytes, n);
+	if (!err)
+		err = hijack_write(h, a, buf, n);
+	if (err) {
+		free(s->bytes);
+		return err;
+	}
+	s->addr = a;
+	s->n = n;
+	h->nstage++;
+	*addr = a;
+	return 0;
+}
+
+/* Service the other (running) threads during an HIJACK_OTHERS_RUN call:
+ * pass their signals through, keep stop signals, note exits. */
+static void hj_service_others(struct hijack *h, struct hj_thread *self)
+{
+	size_t i;
+
+	for (i = 0; i < h->nth; i++) {
+		struct hj_thread *t = &h->th[i];
+		int status, sig = 0;
+
+		if (t == self || t->state != HJ_RUNNING)
+			continue;
+		if (hj_wait(h, t, 0, &status))
+			continue;
+		if ((status >> 16) == 0) {
+			siginfo_t si;
+
+			sig = WSTOPSIG(status);
+			if (hj_is_stop_sig(sig)) {
+				if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0)
+					hj_keep_signal(h, t->tid, &si);
+				sig = 0;
+			}
+		}
+		ptrace(PTRACE_CONT, t->tid, 0, sig);
+	}
+}
+
+int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
+		unsigned flags, uint64_t *ret, char **cause)
+{
+	static unsigned char xbuf[HJ_XSTATE_MAX];
+	struct hj_thread *t = hj_call_thread(h);
+	struct user_regs_struct saved, regs;
+	struct iovec xio = { xbuf, sizeof(xbuf) };
+	int xnote = NT_X86_XSTATE, err = 0, status, restored = 0;
+	uint64_t sp, zero = 0, slot_old = 0, end;
+	unsigned long long *argreg[6];
+	size_t i;
+
+	if (!t)
+		return propel_cause(cause, -ESRCH, "no stopped thread to call from");
+	if (nargs < 0 || nargs > 6)
+		return propel_cause(cause, -EINVAL, "at most 6 arguments");
+	saved = t->regs;
+	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(long)xnote, &xio) < 0) {
+		xnote = NT_PRFPREG;
+		xio.iov_len = sizeof(xbuf);
+		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(long)xnote, &xio) < 0) {
+			err = -errno;
+			propel_cause(cause, err, "cannot read FP state of %d: %s",
+				     t->tid, strerror(-err));
+			goto unstage;
+		}
+	}
+
+	/* the frame: below the red zone and the staged data, aligned so
+	 * that rsp + 8 is a multiple of 16 at the callee's first insn */
+	sp = ((saved.rsp - HJ_RED_ZONE) & ~(uint64_t)15) - h->stage_used;
+	sp = (sp & ~(uint64_t)15) - 8;
+	err = hijack_read(h, sp, &slot_old, 8);
+	if (!err)
+		err = hijack_write(h, sp, &zero, 8);
+	if (err) {
+		propel_cause(cause, err, "cannot write the stack of thread %d",
+			     t->tid);
+		goto unstage;
+	}
+	regs = saved;
+	argreg[0] = &regs.rdi;
+	argreg[1] = &regs.rsi;
+	argreg[2] = &regs.rdx;
+	argreg[3] = &regs.rcx;
+	argreg[4] = &regs.r8;
+	argreg[5] = &regs.r9;
+	for (i = 0; i < (size_t)nargs; i++)
+		*argreg[i] = args[i];
+	regs.rsp = sp;
+	regs.rip = fn;
+	regs.rax = 0;
+	regs.orig_rax = (unsigned long long)-1;
+	regs.eflags &= ~0x500ull; /* DF, TF */
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &regs) < 0) {
+		err = -errno;
+		propel_cause(cause, err, "cannot set registers of %d", t->tid);
+		goto slot;
+	}
+
+	if (flags & HIJACK_OTHERS_RUN)
+		for (i = 0; i < h->nth; i++)
+			if (&h->th[i] != t && h->th[i].state == HJ_STOPPED &&
+			    ptrace(PTRACE_CONT, h->th[i].tid, 0, 0) == 0)
+				h->th[i].state = HJ_RUNNING;
+	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
+		err = -errno;
+		propel_cause(cause, err, "cannot resume thread %d", t->tid);
+		goto restore;
+	}
+	t->state = HJ_RUNNING;
+
+	end = hj_now_ms() + h->timeout_ms;
+	for (;;) {
+		int left = (int)(end - hj_now_ms());
+
+		if ((int64_t)(end - hj_now_ms()) <= 0)
+			left = 0;
+		if (flags & HIJACK_OTHERS_RUN) {
+			hj_service_others(h, t);
+			err = hj_wait(h, t, left < 2 ? left : 2, &status);
+			if (err == -ETIMEDOUT && left > 2)
+				continue;
+		} else {
+			err = hj_wait(h, t, left, &status);
+		}
+		if (err == -ESRCH) {
+			propel_cause(cause, err, "the process exited during the "
+						 "call");
+			goto others;
+		}
+		if (err == -ETIMEDOUT) {
+			propel_cause(cause, err,
+				     "call to %#llx in thread %d did not return "
+				     "within %d ms: abandoned",
+				     (unsigned long long)fn, t->tid,
+				     h->timeout_ms);
+			hj_stop_thread(h, t, 1);
+			goto restore;
+		}
+		if ((status >> 16) == 0) {
+			int sig = WSTOPSIG(status);
+			siginfo_t si;
+
+			memset(&si, 0, sizeof(si));
+			ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si);
+			ptrace(PTRACE_GETREGS, t->tid, 0, &regs);
+			if (sig == SIGSEGV && regs.rip == 0 &&
+			    regs.rsp == sp + 8) {
+				*ret = regs.rax;
+				t->state = HJ_STOPPED;
+				break;
+			}
+			if (si.si_code > 0 &&
+			    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+			     sig == SIGFPE)) {
+				err = propel_cause(cause, -EFAULT,
+						   "the call faulted in thread "
+						   "%d (%s at %#llx)",
+						   t->tid, strsignal(sig),
+						   (unsigned long long)regs.rip);
+				t->state = HJ_STOPPED;
+				goto restore;
+			}
+			hj_keep_signal(h, t->tid, &si);
+		}
+		ptrace(PTRACE_CONT, t->tid, 0, 0);
+	}
+
+restore:
+	if (t->state == HJ_STOPPED) {
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) < 0 && !err)
+			err = propel_cause(cause, -errno,
+					   "cannot restore registers of %d",
+					   t->tid);
+		if (ptrace(PTRACE_SETREGSET, t->tid, (void *)(long)xnote, &xio) < 0 &&
+		    !err)
+			err = propel_cause(cause, -errno,
+					   "cannot restore FP state of %d",
+					   t->tid);
+		t->regs = saved;
+		restored = 1;
+	}
+others:
+	if (flags & HIJACK_OTHERS_RUN) {
+		int e2 = hj_stop_all(h, cause);
+
+		if (e2 && !err)
+			err = e2;
+	}
+slot:
+	if (restored || t->state != HJ_GONE)
+		hijack_write(h, sp, &slot_old, 8);
+unstage:
+	hj_unstage(h);
+	return err;
+}

@@ -1,0 +1,97 @@
+/*
+ * inject/hijack.h - hold a live, unmodified process with ptrace and make one
+ * of its threads call a function.
+ *
+ * Life of a hold (each transition names the function that performs it):
+ *
+ *   (free) --hijack_attach--> HELD: every thread seized and stopped
+ *   HELD --hijack_stage--> HELD with data on the call thread's stack
+ *   HELD --hijack_call--> RUNNING the call --(return trap)--> HELD
+ *   HELD --hijack_detach--> (free): every thread running as if never touched
+ *
+ * Invariants: while HELD every live thread is in a ptrace-stop and its
+ * registers at that stop are known (hijack_threads); everything hijack_call
+ * changes (registers, FP/vector state, the return-address slot, staged
+ * bytes) is put back before it returns, whatever the outcome; signals that
+ * arrive for a held thread are kept and re-delivered after detach; no error
+ * path leaves the target stopped or traced.
+ *
+ * Callers: inject/inject.c (agent start/stop) and tests/unit/test-hijack.c.
+ * Errors: 0 or -errno, with a one-line reason in *cause (share/log.h).
+ */
+#ifndef PROPEL_INJECT_HIJACK_H
+#define PROPEL_INJECT_HIJACK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "share/agent-abi.h"
+
+struct hijack;
+
+/* hijack_call flags */
+#define HIJACK_OTHERS_RUN 1u /* let the other threads run during the call */
+
+#define HIJACK_CALL_TIMEOUT_MS 10000
+
+/* Seize and stop every thread of pid.  On error nothing is left traced. */
+int hijack_attach(pid_t pid, struct hijack **out, char **cause);
+
+/* Detach every thread (restoring anything still staged), re-deliver the
+ * signals that arrived meanwhile, and free h.  Returns 0 or -errno of the
+ * first thread that could not be detached. */
+int hijack_detach(struct hijack *h);
+
+/* Free without detaching (only after hijack_detach, or for a NULL h). */
+void hijack_free(struct hijack *h);
+
+pid_t hijack_pid(const struct hijack *h);
+
+/* tid, pc, sp of every stopped thread, as they were when stopped (a
+ * malloc'd array the caller frees). */
+int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
+		   size_t *n);
+
+/* Resolve a dynamic symbol of a library mapped in the target: lib is a full
+ * path, or a file name ("libc.so.6"), or its stem ("libc"). */
+int hijack_sym(struct hijack *h, const char *lib, const char *sym,
+	       uint64_t *addr, char **cause);
+
+/* Without ptrace: the full path of the mapped file matching lib (as in
+ * hijack_sym), 0 or -ENOENT.  *path is malloc'd. */
+int hijack_find_lib(pid_t pid, const char *lib, char **path);
+
+/* Without ptrace: 1 if pid's executable is dynamically linked (has an
+ * interpreter), 0 if static, -errno if it cannot be read. */
+int hijack_exe_dynamic(pid_t pid);
+
+/* Choose the thread that will run calls (default: one blocked in a
+ * restartable syscall, else one in user code). */
+int hijack_set_call_thread(struct hijack *h, pid_t tid);
+pid_t hijack_call_thread(struct hijack *h);
+
+/* Per-call timeout in ms (default HIJACK_CALL_TIMEOUT_MS). */
+void hijack_set_timeout(struct hijack *h, int ms);
+
+/* Copy n bytes onto the call thread's stack below its red zone, for the
+ * next hijack_call; *addr is where they are in the target.  The original
+ * bytes are put back when that call returns (or at detach). */
+int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr);
+
+/* Make the call thread run fn(args[0..nargs-1]) (at most 6 integer
+ * arguments) and come back; *ret is rax.  -ETIMEDOUT after the timeout
+ * (the call is abandoned, registers restored), -EFAULT if it faulted,
+ * -ESRCH if the process died. */
+int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
+		unsigned flags, uint64_t *ret, char **cause);
+
+/* Memory of the target (through /proc/PID/mem: works on read-only pages).
+ * Return 0 or -errno (-EIO on a short transfer). */
+int hijack_read(struct hijack *h, uint64_t addr, void *buf, size_t n);
+int hijack_write(struct hijack *h, uint64_t addr, const void *buf, size_t n);
+
+/* Read a NUL-terminated string of at most max-1 bytes; malloc'd. */
+int hijack_read_str(struct hijack *h, uint64_t addr, size_t max, char **out);
+
+#endif

@@ -1,0 +1,246 @@
+/*
+ * inject/inject.c - the high-level operations of `propel attach`: load the
+ * agent into a live process and start or stop it, each in one hold of
+ * inject/hijack.c.
+ *
+ * inject_agent_start:
+ *   attach -> dynamically linked? -> dlopen(agent, RTLD_NOW) with the other
+ *   threads running (the loader and malloc locks may be held by one of
+ *   them) -> on failure dlerror() in the same thread -> resolve
+ *   propel_agent_start in the agent's mapping (all threads stopped again)
+ *   -> thread hints -> propel_agent_start(dir, hints, n, flags) with every
+ *   other thread stopped -> detach.
+ * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
+ *   -> detach.
+ * An agent is recognised by a mapped file whose name contains
+ * "propel-agent" (libpropel-agent.so, test fakes) and that exports the
+ * symbols of share/agent-abi.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inject/hijack.h"
+#include "inject/inject.h"
+#include "share/agent-abi.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "inject"
+
+#define INJECT_RTLD_NOW 2
+#define INJECT_RTLD_DLOPEN 0x80000000u /* __libc_dlopen_mode's flag */
+#define INJECT_AGENT_TAG "propel-agent"
+
+int inject_agent_loaded(pid_t pid, char **path)
+{
+	char mp[64], line[PATH_MAX + 128];
+	FILE *f;
+	int found = 0;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return -ESRCH;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *base, *del;
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		del = strstr(p, " (deleted)");
+		if (del && !del[10])
+			*del = 0;
+		base = strrchr(p, '/') + 1;
+		if (!strstr(base, INJECT_AGENT_TAG) || !strstr(base, ".so"))
+			continue;
+		found = 1;
+		if (path && !(*path = strdup(p)))
+			found = -ENOMEM;
+	}
+	fclose(f);
+	return found;
+}
+
+/* errno text for an agent's -errno, with the ABI's special meanings. */
+static int inject_agent_err(int r, const char *what, char **cause)
+{
+	if (r == -EBUSY)
+		return propel_cause(cause, r, "already being traced by propel");
+	return propel_cause(cause, r, "%s failed in the target: %s", what,
+			    strerror(-r));
+}
+
+/* dlopen in the target; *handle is the returned handle. */
+static int inject_dlopen(struct hijack *h, const char *so, char **cause)
+{
+	uint64_t fn, err_fn, path, args[2], ret = 0;
+	int legacy = 0, err;
+	char *msg = NULL;
+
+	err = hijack_sym(h, "libc.so.6", "dlopen", &fn, NULL);
+	if (err) {
+		err = hijack_sym(h, "libc.so.6", "__libc_dlopen_mode", &fn,
+				 cause);
+		if (err)
+			return err;
+		legacy = 1;
+	}
+	err = hijack_stage(h, so, strlen(so) + 1, &path);
+	if (err)
+		return propel_cause(cause, err, "cannot place the agent path on "
+						"the target's stack");
+	args[0] = path;
+	args[1] = INJECT_RTLD_NOW | (legacy ? INJECT_RTLD_DLOPEN : 0);
+	err = hijack_call(h, fn, args, 2, HIJACK_OTHERS_RUN, &ret, cause);
+	if (err)
+		return err;
+	if (ret)
+		return 0;
+	/* failed: dlerror() in the same thread (its error state is
+	 * thread-local) */
+	if (!legacy && !hijack_sym(h, "libc.so.6", "dlerror", &err_fn, NULL) &&
+	    !hijack_call(h, err_fn, NULL, 0, 0, &ret, NULL) && ret &&
+	    !hijack_read_str(h, ret, 512, &msg)) {
+		msg[strcspn(msg, "\n")] = 0;
+		err = propel_cause(cause, -ENOENT, "dlopen in the target failed: %s",
+				   msg);
+		free(msg);
+		return err;
+	}
+	return propel_cause(cause, -ENOENT, "dlopen of %s in the target failed",
+			    so);
+}
+
+static int inject_check_dynamic(struct hijack *h, char **cause)
+{
+	char *libc = NULL;
+	int dyn = hijack_exe_dynamic(hijack_pid(h));
+
+	if (dyn == 0)
+		return propel_cause(cause, -ENOEXEC,
+				    "statically linked: cannot load the agent "
+				    "(no dlopen)");
+	if (hijack_find_lib(hijack_pid(h), "libc.so.6", &libc))
+		return propel_cause(cause, -ENOEXEC,
+				    "no libc.so.6 mapped: cannot load the agent "
+				    "(no dlopen)");
+	free(libc);
+	return 0;
+}
+
+int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
+		       uint32_t flags, char **cause)
+{
+	char so[PATH_MAX + 64], cwd[PATH_MAX / 2];
+	struct propel_thread_hint *hints = NULL;
+	struct hijack *h = NULL;
+	uint64_t fn, ahints, adir, args[4], ret = 0;
+	size_t n = 0;
+	int err, e2;
+
+	/* the target has its own cwd: give it an absolute path */
+	if (!realpath(agent_so, so)) {
+		if (agent_so[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+			snprintf(so, sizeof(so), "%s", agent_so);
+		else
+			snprintf(so, sizeof(so), "%s/%s", cwd, agent_so);
+	}
+	err = hijack_attach(pid, &h, cause);
+	if (err)
+		return err;
+	err = inject_check_dynamic(h, cause);
+	if (err)
+		goto out;
+	err = inject_dlopen(h, so, cause);
+	if (err)
+		goto out;
+	err = hijack_sym(h, so, PROPEL_AGENT_START_SYM, &fn, cause);
+	if (err)
+		goto out;
+	err = hijack_threads(h, &hints, &n);
+	if (err) {
+		propel_cause(cause, err, "out of memory");
+		goto out;
+	}
+	err = hijack_stage(h, hints, n * sizeof(*hints), &ahints);
+	if (!err)
+		err = hijack_stage(h, session_dir, strlen(session_dir) + 1, &adir);
+	if (err) {
+		propel_cause(cause, err, "cannot place the arguments on the "
+					 "target's stack");
+		goto out;
+	}
+	args[0] = adir;
+	args[1] = ahints;
+	args[2] = n;
+	args[3] = flags;
+	err = hijack_call(h, fn, args, 4, 0, &ret, cause);
+	if (err)
+		goto out;
+	if ((int32_t)ret < 0)
+		err = inject_agent_err((int32_t)ret, PROPEL_AGENT_START_SYM, cause);
+out:
+	free(hints);
+	e2 = hijack_detach(h);
+	if (e2 && !err)
+		err = propel_cause(cause, e2, "detach: %s", strerror(-e2));
+	return err;
+}
+
+/* Attach, find agent symbol sym, call it with all threads stopped. */
+static int inject_agent_call(pid_t pid, const char *sym, int32_t *res,
+			     char **cause)
+{
+	struct hijack *h = NULL;
+	char *so = NULL;
+	uint64_t fn, ret = 0;
+	int err, e2;
+
+	err = inject_agent_loaded(pid, &so);
+	if (err < 0)
+		return propel_cause(cause, err, "no such process");
+	if (err == 0)
+		return propel_cause(cause, -ENOENT, "propel agent not loaded");
+	err = hijack_attach(pid, &h, cause);
+	if (err)
+		goto out_free;
+	err = hijack_sym(h, so, sym, &fn, cause);
+	if (!err)
+		err = hijack_call(h, fn, NULL, 0, 0, &ret, cause);
+	if (!err)
+		*res = (int32_t)ret;
+	e2 = hijack_detach(h);
+	if (e2 && !err)
+		err = propel_cause(cause, e2, "detach: %s", strerror(-e2));
+out_free:
+	free(so);
+	return err;
+}
+
+int inject_agent_stop(pid_t pid, char **cause)
+{
+	int32_t r = 0;
+	int err = inject_agent_call(pid, PROPEL_AGENT_STOP_SYM, &r, cause);
+
+	if (err)
+		return err;
+	if (r < 0)
+		return inject_agent_err(r, PROPEL_AGENT_STOP_SYM, cause);
+	return r;
+}
+
+int inject_agent_status(pid_t pid, char **cause)
+{
+	int32_t r = 0;
+	int err = inject_agent_loaded(pid, NULL);
+
+	if (err <= 0)
+		return err < 0 ? propel_cause(cause, err, "no such process") : 0;
+	err = inject_agent_call(pid, PROPEL_AGENT_STATUS_SYM, &r, cause);
+	if (err)
+		return err;
+	return r > 0;
+}

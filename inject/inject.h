@@ -1,0 +1,34 @@
+/*
+ * inject/inject.h - load the propel agent into a live process and switch it
+ * on or off (share/agent-abi.h is the contract with the agent).
+ *
+ * Each call is one complete hold: attach, do the work, detach; the target
+ * runs untouched between calls.  Callers: `propel attach` (tui/cmd-attach.c),
+ * propeld, tests/unit/test-hijack.c.  Errors: 0 or -errno with a one-line
+ * cause ("propel: attach PID: <cause>").
+ */
+#ifndef PROPEL_INJECT_INJECT_H
+#define PROPEL_INJECT_INJECT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* dlopen(agent_so, RTLD_NOW) in pid (other threads running), then
+ * propel_agent_start(session_dir, hints, n, flags) with every other thread
+ * stopped.  -EBUSY ("already being traced by propel") if already active. */
+int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
+		       uint32_t flags, char **cause);
+
+/* propel_agent_stop() in pid: the number of restored sites, or -errno
+ * (-ENOENT "propel agent not loaded"). */
+int inject_agent_stop(pid_t pid, char **cause);
+
+/* Without ptrace, from /proc/PID/maps: 1 if an agent library is mapped in
+ * pid (its path in *path if path is non-NULL, malloc'd), 0 if not, -errno. */
+int inject_agent_loaded(pid_t pid, char **path);
+
+/* 1 if the agent is loaded and active in pid, 0 if not (loaded or not),
+ * -errno.  Loaded-but-unknown needs a short hold to ask the agent. */
+int inject_agent_status(pid_t pid, char **cause);
+
+#endif

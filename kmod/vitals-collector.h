@@ -1,0 +1,102 @@
+/*
+ * kmod/vitals-collector.h - the user-side API of the vital-sign collector,
+ * implemented by kmod/vitals.c (eBPF, the normal case) and kmod/vitals-proc.c
+ * (the coarser /proc-polling fallback used where BPF is refused).
+ *
+ * Life cycle:  vitals_open -> (vitals_poll)* -> vitals_flush -> vitals_close.
+ * vitals_poll() waits up to timeout_ms for samples, hands each to
+ * ops->sample, and when the epoch is over swaps the double-buffered kernel
+ * state and hands the finished epoch to ops->epoch.  One thread drives a
+ * collector; callbacks run on that thread.  Times are CLOCK_REALTIME ns.
+ */
+#ifndef PROPEL_KMOD_VITALS_COLLECTOR_H
+#define PROPEL_KMOD_VITALS_COLLECTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kmod/vitals.h"
+
+/* The names used by reports and the session: cpu, l2miss, sched, ... */
+const char *vitals_name(int vital);
+/* -1 when unknown */
+int vitals_lookup(const char *name);
+/* The unit of a vital's value ("ticks", "us", ...). */
+const char *vitals_unit(int vital);
+
+enum vitals_state {
+	VITALS_OFF = 0, /* not collected; vitals_status says why */
+	VITALS_ON = 1,
+	VITALS_COARSE = 2, /* /proc fallback: per-process totals, no samples */
+};
+
+struct vitals_row {
+	uint32_t tgid;
+	uint32_t uid;
+	uint16_t vital;
+	char comm[VITALS_COMM_LEN];
+	uint64_t value, count, aux;
+};
+
+struct vitals_epoch {
+	uint32_t seq;
+	uint64_t start_ns, end_ns;
+	const char *source; /* "bpf" or "proc" */
+	struct vitals_row *rows;
+	size_t nrows;
+	uint64_t events[VITALS_NR], weight[VITALS_NR];
+	uint64_t sampled[VITALS_NR], dropped[VITALS_NR];
+	uint32_t tshift[VITALS_NR];
+	uint64_t bpf_run_ns;  /* kernel time spent in our programs */
+	uint64_t user_run_ns; /* the collecting thread's own CPU time */
+	uint64_t memfree_kb;
+	unsigned ncpus;
+};
+
+struct vitals_sink_ops {
+	void (*sample)(void *arg, const struct vitals_sample *s);
+	void (*epoch)(void *arg, const struct vitals_epoch *e);
+};
+
+struct vitals_opts {
+	unsigned epoch_ms;   /* default 1000 */
+	unsigned cpu_hz;     /* cpu-clock sampling rate, default 1000 */
+	double high_wm;      /* collector CPU share that doubles t (0.01) */
+	double low_wm;       /* share under which t halves (0.002) */
+	unsigned tshift;     /* initial log2 t, default 1 (t = 2) */
+	int proc_only;       /* use the /proc fallback even if BPF works */
+	const char *disable; /* comma-separated vital names not to collect */
+};
+
+struct vitals;
+
+int vitals_open(const struct vitals_opts *o, struct vitals **out,
+		char **cause);
+int vitals_poll(struct vitals *v, int timeout_ms,
+		const struct vitals_sink_ops *ops, void *arg);
+/* End the current epoch now (delivering it), e.g. before close. */
+int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
+		 void *arg);
+void vitals_close(struct vitals *v);
+
+/* "bpf" or "proc" */
+const char *vitals_source(struct vitals *v);
+/* State of one vital and, when not VITALS_ON, a one-line why. */
+int vitals_status(struct vitals *v, int vital, const char **why);
+/* Notes about the environment (tracefs, bpf stats), "" when none. */
+const char *vitals_notes(struct vitals *v);
+/* Bytes of kernel memory held by the collector's maps. */
+uint64_t vitals_kernel_bytes(struct vitals *v);
+
+/* ---- the /proc fallback (kmod/vitals-proc.c) ---- */
+struct vitals_proc;
+int vitals_proc_open(struct vitals_proc **out, unsigned cpu_hz,
+		     char **cause);
+/* Fill e->rows (malloc'd, replaced each call) with the deltas since the
+ * last call. */
+int vitals_proc_epoch(struct vitals_proc *p, struct vitals_epoch *e);
+void vitals_proc_close(struct vitals_proc *p);
+/* Which vitals the fallback provides, and why not the others. */
+int vitals_proc_status(int vital, const char **why);
+
+#endif

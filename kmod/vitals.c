@@ -1,0 +1,848 @@
+/*
+ * kmod/vitals.c - loader and user side of the vital-sign collector
+ * (kernel side: kmod/vitals.bpf.c; shared structs: kmod/vitals.h; API:
+ * kmod/vitals-collector.h).
+ *
+ * vitals_open: open the skeleton -> set rodata (self_tgid, thresholds) ->
+ * switch off the programs whose tracepoint this kernel lacks (looked up in
+ * the kernel's BTF as btf_trace_<name>, so no version checks and no need for
+ * tracefs) or whose perf event cannot be opened (no hardware cache counter
+ * in a VM) -> load -> attach each program on its own, so one failure costs
+ * one vital.  If BPF is refused (not root, no CAP_BPF, lockdown) the
+ * collector runs on the /proc fallback (kmod/vitals-proc.c) and every vital
+ * says why it is coarse or off.
+ *
+ * Epochs (vitals_end_epoch): flip `parity` in the mmap'd .bss so new events
+ * go to the other copy, let in-flight programs finish, drain the ring
+ * buffer, read and delete the idle copy's per-process rows, read and clear
+ * its counters.  The threshold t of each vital adapts to the collector's
+ * cost measured from BPF run-time statistics (bpf_enable_stats): above the
+ * high watermark (checked at every poll) t doubles for the costliest vital;
+ * under the low watermark at an epoch's end t halves (never below 2).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "kmod/vitals-collector.h"
+#include "share/log.h"
+#include "vitals.skel.h"
+
+#define PR_DOMAIN "vitals"
+
+static const char *const vitals_names[VITALS_NR] = {
+	"cpu",	   "l2miss", "sched",	"block",  "blkio", "kmem",
+	"umem",	   "syscall", "signal", "sock",   "lock",
+};
+static const char *const vitals_units[VITALS_NR] = {
+	"ticks", "overflows", "us",    "us",	    "sectors", "pages",
+	"faults", "calls",     "signals", "bytes", "us",
+};
+
+const char *vitals_name(int vital)
+{
+	return vital >= 0 && vital < VITALS_NR ? vitals_names[vital] : "?";
+}
+
+const char *vitals_unit(int vital)
+{
+	return vital >= 0 && vital < VITALS_NR ? vitals_units[vital] : "";
+}
+
+int vitals_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < VITALS_NR; i++)
+		if (strcmp(name, vitals_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+static int name_in_list(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = list;
+
+	while (p && *p) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == n && strncmp(p, name, n) == 0)
+			return 1;
+		p = e ? e + 1 : NULL;
+	}
+	return 0;
+}
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static uint64_t memfree_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[128];
+	unsigned long long v = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemFree: %llu", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+#define VITALS_MAX_PROGS 16
+#define VITALS_MAX_CPUS 256
+
+struct vitals {
+	const char *source;
+	int state[VITALS_NR];
+	char why[VITALS_NR][160];
+	char notes[512];
+	struct vitals_opts o;
+	unsigned ncpus;
+	uint64_t mono_to_real;
+	uint64_t epoch_start_ns; /* realtime */
+	uint64_t epoch_start_mono;
+	uint32_t seq;
+	uint64_t user_ns0;
+	/* current sink while polling */
+	const struct vitals_sink_ops *ops;
+	void *arg;
+	struct vitals_proc *proc;
+#ifndef VITALS_SKEL_MISSING
+	struct vitals_bpf *skel;
+	struct ring_buffer *rb;
+	struct bpf_link *links[VITALS_MAX_PROGS + 2 * VITALS_MAX_CPUS];
+	int nlinks;
+	int perf_fds[2][VITALS_MAX_CPUS];
+	int stats_fd;
+	struct {
+		struct bpf_program *prog;
+		int vital;
+		uint64_t run_ns; /* at the last look */
+	} progs[VITALS_MAX_PROGS];
+	int nprogs;
+	uint64_t epoch_run_ns[VITALS_NR]; /* BPF time this epoch */
+	uint64_t check_mono, check_user;
+#endif
+};
+
+static void vitals_off(struct vitals *v, int vital, int state, const char *fmt,
+		       ...) __attribute__((format(printf, 4, 5)));
+static void vitals_off(struct vitals *v, int vital, int state, const char *fmt,
+		       ...)
+{
+	va_list ap;
+
+	v->state[vital] = state;
+	if (v->why[vital][0])
+		return; /* first reason wins */
+	va_start(ap, fmt);
+	vsnprintf(v->why[vital], sizeof(v->why[vital]), fmt, ap);
+	va_end(ap);
+}
+
+static void note(struct vitals *v, const char *s)
+{
+	size_t n = strlen(v->notes);
+
+	snprintf(v->notes + n, sizeof(v->notes) - n, "%s%s", n ? "; " : "", s);
+}
+
+/* tracefs is not needed by tp_btf programs, but perf and an operator's
+ * tools want it: mount it where it is missing, or say why not. */
+static void vitals_tracefs(struct vitals *v)
+{
+	struct stat st;
+
+	if (stat("/sys/kernel/tracing/events", &st) == 0)
+		return;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) == 0) {
+		note(v, "tracefs was not mounted: mounted it on /sys/kernel/tracing");
+		return;
+	}
+	char buf[200];
+
+	snprintf(buf, sizeof(buf),
+		 "tracefs not mounted and mounting it failed (%s); not needed: "
+		 "programs attach through BTF",
+		 strerror(errno));
+	note(v, buf);
+}
+
+static int vitals_open_proc(struct vitals *v, const char *why_bpf,
+			    char **cause)
+{
+	const char *why;
+	int i, err;
+
+	err = vitals_proc_open(&v->proc, v->o.cpu_hz, cause);
+	if (err)
+		return err;
+	v->source = "proc";
+	for (i = 0; i < VITALS_NR; i++) {
+		int st = vitals_proc_status(i, &why);
+
+		v->state[i] = st;
+		snprintf(v->why[i], sizeof(v->why[i]), "%s%s%s",
+			 st == VITALS_OFF ? why : "coarse /proc polling, no samples",
+			 why_bpf ? ": BPF unavailable: " : "",
+			 why_bpf ? why_bpf : "");
+	}
+	return 0;
+}
+
+#ifndef VITALS_SKEL_MISSING
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (getenv("PROPEL_VITALS_LIBBPF_STDERR"))
+		return vfprintf(stderr, fmt, ap);
+	if (propel_log_enabled(PR_DOMAIN)) {
+		static char buf[65536];
+
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		propel_log(PR_DOMAIN, "libbpf: %s", buf);
+	}
+	return 0;
+}
+
+/* Does this kernel have tracepoint `name`?  Looked up in its BTF. */
+static int tp_exists(const struct btf *btf, const char *name)
+{
+	const char *fake = getenv("PROPEL_VITALS_FAKE_MISSING");
+	char tn[128];
+
+	if (fake && name_in_list(fake, name))
+		return 0;
+	if (!btf)
+		return 1; /* cannot tell: let load decide */
+	snprintf(tn, sizeof(tn), "btf_trace_%s", name);
+	return btf__find_by_name_kind(btf, tn, BTF_KIND_TYPEDEF) >= 0;
+}
+
+static int perf_open_cpu(uint32_t type, uint64_t config, uint64_t period,
+			 int cpu)
+{
+	struct perf_event_attr a = { 0 };
+
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = config;
+	a.sample_period = period;
+	a.disabled = 0;
+	return syscall(__NR_perf_event_open, &a, -1, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Open one sampling event per CPU into fds; -errno if any fails. */
+static int perf_open_all(struct vitals *v, int which, uint32_t type,
+			 uint64_t config, uint64_t period)
+{
+	unsigned i;
+
+	for (i = 0; i < v->ncpus; i++) {
+		int fd = perf_open_cpu(type, config, period, i);
+
+		if (fd < 0) {
+			int err = -errno;
+
+			while (i-- > 0) {
+				close(v->perf_fds[which][i]);
+				v->perf_fds[which][i] = -1;
+			}
+			return err;
+		}
+		v->perf_fds[which][i] = fd;
+	}
+	return 0;
+}
+
+static void add_prog(struct vitals *v, struct bpf_program *p, int vital)
+{
+	if (v->nprogs < VITALS_MAX_PROGS) {
+		v->progs[v->nprogs].prog = p;
+		v->progs[v->nprogs].vital = vital;
+		v->nprogs++;
+	}
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct vitals *v = ctx;
+	struct vitals_sample s;
+
+	if (size < sizeof(s))
+		return 0;
+	memcpy(&s, data, sizeof(s));
+	s.ts_ns += v->mono_to_real;
+	if (v->ops && v->ops->sample)
+		v->ops->sample(v->arg, &s);
+	return 0;
+}
+
+static int vitals_open_bpf(struct vitals *v, char **cause)
+{
+	struct vitals_bpf *skel;
+	struct btf *btf;
+	char buf[256];
+	int err, i, any = 0;
+	struct tpdef {
+		struct bpf_program *prog;
+		const char *tp;
+		int vital;
+	} tps[16];
+	int ntps = 0;
+
+	for (i = 0; i < VITALS_NR; i++)
+		v->state[i] = VITALS_ON;
+	libbpf_set_print(libbpf_quiet);
+	skel = vitals_bpf__open();
+	if (!skel)
+		return propel_cause(cause, -errno, "opening BPF object: %s",
+				    strerror(errno));
+	v->skel = skel;
+	skel->rodata->self_tgid = getpid();
+	skel->rodata->sched_min_ns = 50000;
+
+	btf = btf__load_vmlinux_btf();
+	if (!btf)
+		note(v, "kernel BTF not readable: cannot check tracepoints");
+#define TP(p, name, vit)                                                      \
+	tps[ntps++] = (struct tpdef){ skel->progs.p, name, vit }
+	TP(vitals_sched_switch, "sched_switch", VITALS_SCHED);
+	TP(vitals_sched_wakeup, "sched_wakeup", VITALS_BLOCK);
+	TP(vitals_sched_wakeup_new, "sched_wakeup_new", VITALS_SCHED);
+	TP(vitals_block_rq_issue, "block_rq_issue", VITALS_BLKIO);
+	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
+	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
+	TP(vitals_page_fault_user, "page_fault_user", VITALS_UMEM);
+	TP(vitals_sys_enter, "sys_enter", VITALS_SYSCALL);
+	TP(vitals_signal_deliver, "signal_deliver", VITALS_SIGNAL);
+	TP(vitals_sock_send, "sock_send_length", VITALS_SOCK);
+	TP(vitals_sock_recv, "sock_recv_length", VITALS_SOCK);
+	TP(vitals_contention_begin, "contention_begin", VITALS_LOCK);
+	TP(vitals_contention_end, "contention_end", VITALS_LOCK);
+#undef TP
+	for (i = 0; i < ntps; i++) {
+		int vit = tps[i].vital;
+
+		if (v->o.disable && name_in_list(v->o.disable, vitals_names[vit])) {
+			vitals_off(v, vit, VITALS_OFF, "disabled by --disable");
+			bpf_program__set_autoload(tps[i].prog, false);
+		} else if (!tp_exists(btf, tps[i].tp)) {
+			/* sched_switch carries both sched and block */
+			if (strcmp(tps[i].tp, "sched_switch") == 0)
+				vitals_off(v, VITALS_BLOCK, VITALS_OFF,
+					   "tracepoint sched_switch missing on this kernel");
+			vitals_off(v, vit, VITALS_OFF,
+				   "tracepoint %s missing on this kernel", tps[i].tp);
+			bpf_program__set_autoload(tps[i].prog, false);
+		}
+	}
+	btf__free(btf);
+	/* A vital needs all of its programs (lock: begin and end). */
+	for (i = 0; i < ntps; i++)
+		if (v->state[tps[i].vital] == VITALS_OFF)
+			bpf_program__set_autoload(tps[i].prog, false);
+
+	/* cpu and l2miss: perf events, opened before load */
+	if (v->o.disable && name_in_list(v->o.disable, "cpu"))
+		vitals_off(v, VITALS_CPU, VITALS_OFF, "disabled by --disable");
+	else if ((err = perf_open_all(v, 0, PERF_TYPE_SOFTWARE,
+				      PERF_COUNT_SW_CPU_CLOCK,
+				      1000000000ull / v->o.cpu_hz)))
+		vitals_off(v, VITALS_CPU, VITALS_OFF,
+			   "perf_event_open(cpu-clock): %s", strerror(-err));
+	if (v->o.disable && name_in_list(v->o.disable, "l2miss"))
+		vitals_off(v, VITALS_L2MISS, VITALS_OFF, "disabled by --disable");
+	else if ((err = perf_open_all(v, 1, PERF_TYPE_HARDWARE,
+				      PERF_COUNT_HW_CACHE_MISSES,
+				      VITALS_L2_PERIOD)))
+		vitals_off(v, VITALS_L2MISS, VITALS_OFF,
+			   "no hardware cache-miss counter on this machine "
+			   "(perf_event_open: %s)",
+			   strerror(-err));
+	if (v->state[VITALS_CPU] == VITALS_OFF)
+		bpf_program__set_autoload(skel->progs.vitals_cpu, false);
+	if (v->state[VITALS_L2MISS] == VITALS_OFF)
+		bpf_program__set_autoload(skel->progs.vitals_l2miss, false);
+
+	err = vitals_bpf__load(skel);
+	if (err) {
+		snprintf(buf, sizeof(buf), "loading BPF programs: %s",
+			 strerror(-err));
+		return propel_cause(cause, err, "%s", buf);
+	}
+	for (i = 0; i < VITALS_NR; i++)
+		skel->bss->tshift[i] = v->o.tshift;
+
+	for (i = 0; i < ntps; i++) {
+		struct bpf_link *l;
+		int vit = tps[i].vital;
+
+		if (!bpf_program__autoload(tps[i].prog))
+			continue;
+		l = bpf_program__attach(tps[i].prog);
+		if (!l) {
+			vitals_off(v, vit, VITALS_OFF, "attaching %s: %s",
+				   tps[i].tp, strerror(errno));
+			continue;
+		}
+		v->links[v->nlinks++] = l;
+		add_prog(v, tps[i].prog, vit);
+	}
+	for (i = 0; i < 2; i++) {
+		struct bpf_program *p = i ? skel->progs.vitals_l2miss
+					  : skel->progs.vitals_cpu;
+		int vit = i ? VITALS_L2MISS : VITALS_CPU;
+		unsigned c;
+
+		if (v->state[vit] == VITALS_OFF)
+			continue;
+		for (c = 0; c < v->ncpus; c++) {
+			struct bpf_link *l =
+				bpf_program__attach_perf_event(p, v->perf_fds[i][c]);
+
+			if (!l) {
+				vitals_off(v, vit, VITALS_OFF,
+					   "attaching to perf event: %s",
+					   strerror(errno));
+				break;
+			}
+			v->links[v->nlinks++] = l;
+		}
+		add_prog(v, p, vit);
+	}
+	for (i = 0; i < VITALS_NR; i++)
+		if (v->state[i] != VITALS_OFF)
+			any = 1;
+	if (!any)
+		return propel_cause(cause, -ENOENT, "no vital could be attached");
+
+	v->rb = ring_buffer__new(bpf_map__fd(skel->maps.samples), on_sample, v,
+				 NULL);
+	if (!v->rb)
+		return propel_cause(cause, -errno, "ring buffer: %s",
+				    strerror(errno));
+	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (v->stats_fd < 0)
+		note(v, "BPF run-time statistics unavailable: t does not adapt");
+	v->source = "bpf";
+	return 0;
+}
+
+static uint64_t prog_run_ns(struct bpf_program *p)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len))
+		return 0;
+	return info.run_time_ns;
+}
+
+/* Add BPF run time since the last look into epoch_run_ns[]; return the
+ * total added. */
+static uint64_t vitals_take_cost(struct vitals *v)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < v->nprogs; i++) {
+		uint64_t r = prog_run_ns(v->progs[i].prog);
+		uint64_t d = r >= v->progs[i].run_ns ? r - v->progs[i].run_ns : 0;
+
+		v->progs[i].run_ns = r;
+		v->epoch_run_ns[v->progs[i].vital] += d;
+		sum += d;
+	}
+	return sum;
+}
+
+/* High watermark, checked at every poll over the time since the last. */
+static void vitals_check_high(struct vitals *v)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), cost, wall;
+	int i, worst = -1;
+
+	if (v->stats_fd < 0)
+		return;
+	wall = now - v->check_mono;
+	if (wall < 100000000ull)
+		return;
+	cost = vitals_take_cost(v);
+	{
+		uint64_t u = thread_cpu_ns();
+
+		cost += u - v->check_user; /* symbolizing and storing too */
+		v->check_user = u;
+	}
+	v->check_mono = now;
+	if ((double)cost / ((double)wall * v->ncpus) < v->o.high_wm)
+		return;
+	for (i = 0; i < VITALS_NR; i++)
+		if (worst < 0 || v->epoch_run_ns[i] > v->epoch_run_ns[worst])
+			worst = i;
+	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
+		v->skel->bss->tshift[worst]++;
+		pr_dbg("high watermark: t of %s -> 2^%u", vitals_names[worst],
+		       v->skel->bss->tshift[worst]);
+	}
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct vitals_row *x = a, *y = b;
+
+	if (x->vital != y->vital)
+		return x->vital - y->vital;
+	return x->value < y->value ? 1 : x->value > y->value ? -1 : 0;
+}
+
+static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
+{
+	struct vitals_bpf__bss *bss = v->skel->bss;
+	int fd = bpf_map__fd(v->skel->maps.procs);
+	struct vitals_proc_key key, next, *keys = NULL;
+	size_t nkeys = 0, cap = 0, i;
+	uint32_t old = bss->parity & 1;
+	uint64_t wall, total = 0;
+	struct timespec ts = { 0, 3000000 };
+
+	__atomic_store_n(&bss->parity, old ^ 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&bss->epoch, 1, __ATOMIC_SEQ_CST);
+	nanosleep(&ts, NULL); /* programs running on the old copy finish */
+	ring_buffer__consume(v->rb);
+
+	if (bpf_map_get_next_key(fd, NULL, &key) == 0) {
+		do {
+			if (nkeys == cap) {
+				cap = cap ? 2 * cap : 256;
+				keys = realloc(keys, cap * sizeof(*keys));
+				if (!keys)
+					return -ENOMEM;
+			}
+			keys[nkeys++] = key;
+		} while (bpf_map_get_next_key(fd, &key, &next) == 0 &&
+			 (key = next, 1));
+	}
+	e->rows = calloc(nkeys ? nkeys : 1, sizeof(*e->rows));
+	if (!e->rows) {
+		free(keys);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nkeys; i++) {
+		struct vitals_proc_val val;
+		struct vitals_row *r;
+
+		if (keys[i].parity != old)
+			continue;
+		if (bpf_map_lookup_elem(fd, &keys[i], &val) == 0 &&
+		    keys[i].vital < VITALS_NR) {
+			r = &e->rows[e->nrows++];
+			r->tgid = keys[i].tgid;
+			r->vital = keys[i].vital;
+			r->uid = val.uid;
+			memcpy(r->comm, val.comm, sizeof(r->comm));
+			r->comm[VITALS_COMM_LEN - 1] = 0;
+			r->value = val.value;
+			r->count = val.count;
+			r->aux = val.aux;
+		}
+		bpf_map_delete_elem(fd, &keys[i]);
+	}
+	free(keys);
+	qsort(e->rows, e->nrows, sizeof(*e->rows), row_cmp);
+	for (i = 0; i < VITALS_NR; i++) {
+		e->events[i] = bss->nevents[old][i];
+		e->weight[i] = bss->nweight[old][i];
+		e->sampled[i] = bss->nsampled[old][i];
+		e->dropped[i] = bss->ndropped[old][i];
+		e->tshift[i] = bss->tshift[i];
+		bss->nevents[old][i] = bss->nweight[old][i] = 0;
+		bss->nsampled[old][i] = bss->ndropped[old][i] = 0;
+	}
+	memset(bss->hca[old], 0, sizeof(bss->hca[old]));
+
+	/* cost and the low watermark */
+	vitals_take_cost(v);
+	for (i = 0; i < VITALS_NR; i++) {
+		total += v->epoch_run_ns[i];
+		v->epoch_run_ns[i] = 0;
+	}
+	e->bpf_run_ns = total;
+	wall = clock_ns(CLOCK_MONOTONIC) - v->epoch_start_mono;
+	if (v->stats_fd >= 0 && wall &&
+	    (double)total / ((double)wall * v->ncpus) < v->o.low_wm)
+		for (i = 0; i < VITALS_NR; i++)
+			if (bss->tshift[i] > 1)
+				bss->tshift[i]--;
+	return 0;
+}
+
+#endif /* VITALS_SKEL_MISSING */
+
+/* Release every BPF resource (also of a half-finished open). */
+static void vitals_close_bpf(struct vitals *v)
+{
+#ifndef VITALS_SKEL_MISSING
+	int i;
+	unsigned c;
+
+	for (i = 0; i < v->nlinks; i++)
+		bpf_link__destroy(v->links[i]);
+	v->nlinks = 0;
+	v->nprogs = 0;
+	ring_buffer__free(v->rb);
+	v->rb = NULL;
+	vitals_bpf__destroy(v->skel);
+	v->skel = NULL;
+	for (i = 0; i < 2; i++)
+		for (c = 0; c < VITALS_MAX_CPUS; c++)
+			if (v->perf_fds[i][c] >= 0) {
+				close(v->perf_fds[i][c]);
+				v->perf_fds[i][c] = -1;
+			}
+	if (v->stats_fd >= 0)
+		close(v->stats_fd);
+	v->stats_fd = -1;
+#endif
+}
+
+int vitals_open(const struct vitals_opts *o, struct vitals **out,
+		char **cause)
+{
+	struct vitals *v = calloc(1, sizeof(*v));
+	char *bpf_cause = NULL;
+	long n;
+	int err;
+
+	if (!v)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	if (o)
+		v->o = *o;
+	if (!v->o.epoch_ms)
+		v->o.epoch_ms = 1000;
+	if (!v->o.cpu_hz)
+		v->o.cpu_hz = 1000;
+	if (v->o.high_wm <= 0)
+		v->o.high_wm = 0.01;
+	if (v->o.low_wm <= 0)
+		v->o.low_wm = 0.002;
+	if (!v->o.tshift)
+		v->o.tshift = 1;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	v->ncpus = n > 0 ? (n > VITALS_MAX_CPUS ? VITALS_MAX_CPUS : n) : 1;
+	v->mono_to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+#ifndef VITALS_SKEL_MISSING
+	memset(v->perf_fds, -1, sizeof(v->perf_fds));
+	v->stats_fd = -1;
+#endif
+	vitals_tracefs(v);
+
+#ifdef VITALS_SKEL_MISSING
+	bpf_cause = strdup(VITALS_SKEL_MISSING);
+	err = -ENOSYS;
+#else
+	if (v->o.proc_only) {
+		bpf_cause = strdup("--proc requested");
+		err = -ENOSYS;
+	} else {
+		err = vitals_open_bpf(v, &bpf_cause);
+	}
+#endif
+	if (err) {
+		vitals_close_bpf(v);
+		memset(v->state, 0, sizeof(v->state));
+		memset(v->why, 0, sizeof(v->why));
+		err = vitals_open_proc(v, bpf_cause, cause);
+		if (err) {
+			free(bpf_cause);
+			free(v);
+			return err;
+		}
+		{
+			char buf[300];
+
+			snprintf(buf, sizeof(buf),
+				 "BPF unavailable (%s): coarse /proc polling",
+				 bpf_cause ? bpf_cause : "?");
+			note(v, buf);
+		}
+	}
+	free(bpf_cause);
+	v->epoch_start_ns = clock_ns(CLOCK_REALTIME);
+	v->epoch_start_mono = clock_ns(CLOCK_MONOTONIC);
+	v->user_ns0 = 0; /* thread clocks: taken on the polling thread */
+#ifndef VITALS_SKEL_MISSING
+	v->check_mono = v->epoch_start_mono;
+#endif
+	if (v->proc) {
+		/* prime the deltas */
+		struct vitals_epoch e = { 0 };
+
+		vitals_proc_epoch(v->proc, &e);
+		free(e.rows);
+	}
+	*out = v;
+	return 0;
+}
+
+int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
+		 void *arg)
+{
+	struct vitals_epoch e = { 0 };
+	uint64_t now;
+	int err = 0;
+
+	v->ops = ops;
+	v->arg = arg;
+	e.seq = v->seq;
+	e.start_ns = v->epoch_start_ns;
+	e.source = v->source;
+	e.ncpus = v->ncpus;
+	if (v->proc) {
+		err = vitals_proc_epoch(v->proc, &e);
+	}
+#ifndef VITALS_SKEL_MISSING
+	else
+		err = vitals_end_epoch_bpf(v, &e);
+#endif
+	now = clock_ns(CLOCK_REALTIME);
+	e.end_ns = now;
+	e.memfree_kb = memfree_kb();
+	{
+		uint64_t u = thread_cpu_ns();
+
+		e.user_run_ns = v->user_ns0 ? u - v->user_ns0 : 0;
+		v->user_ns0 = u;
+	}
+	if (!err && ops && ops->epoch)
+		ops->epoch(arg, &e);
+	free(e.rows);
+	v->seq++;
+	v->epoch_start_ns = now;
+	v->epoch_start_mono = clock_ns(CLOCK_MONOTONIC);
+	return err;
+}
+
+int vitals_poll(struct vitals *v, int timeout_ms,
+		const struct vitals_sink_ops *ops, void *arg)
+{
+	uint64_t now, due;
+	int left;
+
+	v->ops = ops;
+	v->arg = arg;
+	if (!v->user_ns0)
+		v->user_ns0 = thread_cpu_ns();
+#ifndef VITALS_SKEL_MISSING
+	if (!v->check_user)
+		v->check_user = thread_cpu_ns();
+#endif
+	due = v->epoch_start_mono + (uint64_t)v->o.epoch_ms * 1000000ull;
+	now = clock_ns(CLOCK_MONOTONIC);
+	left = now >= due ? 0 : (int)((due - now) / 1000000ull) + 1;
+	if (timeout_ms < 0 || left < timeout_ms)
+		timeout_ms = left;
+#ifndef VITALS_SKEL_MISSING
+	if (v->rb) {
+		int n = ring_buffer__poll(v->rb, timeout_ms);
+
+		if (n < 0 && n != -EINTR)
+			return n;
+		vitals_check_high(v);
+	} else
+#endif
+	{
+		struct timespec ts = { timeout_ms / 1000,
+				       (timeout_ms % 1000) * 1000000l };
+
+		nanosleep(&ts, NULL);
+	}
+	if (clock_ns(CLOCK_MONOTONIC) >= due)
+		return vitals_flush(v, ops, arg);
+	return 0;
+}
+
+void vitals_close(struct vitals *v)
+{
+	if (!v)
+		return;
+	vitals_close_bpf(v);
+	vitals_proc_close(v->proc);
+	free(v);
+}
+
+const char *vitals_source(struct vitals *v)
+{
+	return v->source;
+}
+
+int vitals_status(struct vitals *v, int vital, const char **why)
+{
+	if (vital < 0 || vital >= VITALS_NR)
+		return VITALS_OFF;
+	if (why)
+		*why = v->why[vital];
+	return v->state[vital];
+}
+
+const char *vitals_notes(struct vitals *v)
+{
+	return v->notes;
+}
+
+uint64_t vitals_kernel_bytes(struct vitals *v)
+{
+	uint64_t sum = 0;
+#ifndef VITALS_SKEL_MISSING
+	struct bpf_map *m;
+
+	if (!v->skel)
+		return 0;
+	bpf_object__for_each_map(m, v->skel->obj)
+	{
+		struct bpf_map_info info = { 0 };
+		uint32_t len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_map__fd(m), &info, &len))
+			continue;
+		if (info.type == BPF_MAP_TYPE_RINGBUF)
+			sum += info.max_entries;
+		else
+			sum += (uint64_t)info.max_entries *
+			       (info.key_size + info.value_size) *
+			       (info.type == BPF_MAP_TYPE_PERCPU_ARRAY ? v->ncpus : 1);
+	}
+#endif
+	return sum;
+}

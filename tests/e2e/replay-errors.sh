@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# tests/e2e/replay-errors.sh - `propel replay` on bad input: each case must
+# fail with one line "propel: replay: ..." naming the problem and a non-zero
+# status.  Sessions are made with the sqlite3 shell (a test dependency).
+. "$(dirname "$0")/../lib.sh"
+[ -x "$PROPEL" ] || { skip replay-errors "no $PROPEL"; exit 0; }
+t=$(tmpdir)
+trap 'rm -rf "$t"' EXIT
+
+# expect NAME PATTERN ARGS...: fails, one line, matching PATTERN
+expect() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$("$PROPEL" replay "$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		fail "$name" "exit status 0"
+	elif [ "$(printf '%s\n' "$out" | wc -l)" -ne 1 ]; then
+		fail "$name" "not one line: $out"
+	elif ! [[ $out =~ ^propel:\ replay:\ .*$pat ]]; then
+		fail "$name" "got '$out', want /$pat/"
+	else
+		pass "$name"
+	fi
+}
+
+expect replay-missing-file "No such file" "$t/nope.db"
+(cd "$t" && expect replay-missing-default "propel.db: No such file")
+printf 'hello, this is not a database at all, only some text\n%.0s' {1..100} >"$t/text.db"
+expect replay-not-sqlite "not a propel session" "$t/text.db"
+
+if command -v sqlite3 >/dev/null; then
+	sqlite3 "$t/other.db" "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
+	expect replay-not-a-session "not a propel session" "$t/other.db"
+	sqlite3 "$t/newer.db" "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+		INSERT INTO meta VALUES('format_version', '99');"
+	expect replay-newer-format "newer" "$t/newer.db"
+	# a real session, large enough to span many pages, then cut short
+	sqlite3 "$t/full.db" "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);
+		INSERT INTO meta VALUES('format_version', '1');
+		CREATE TABLE events(id INTEGER PRIMARY KEY, pid, tid, ts_ns, kind,
+		  depth, func, site, arg0, arg1, arg2);
+		WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n
+		  WHERE i < 20000)
+		INSERT INTO events SELECT i, 1, 1, i, 1, 0, NULL, NULL, i, i, i FROM n;"
+	size=$(stat -c %s "$t/full.db")
+	cp "$t/full.db" "$t/trunc.db"
+	truncate -s $((size / 2)) "$t/trunc.db"
+	expect replay-truncated "corrupt or truncated" "$t/trunc.db"
+else
+	skip replay-not-a-session "no sqlite3 shell"
+	skip replay-newer-format "no sqlite3 shell"
+	skip replay-truncated "no sqlite3 shell"
+fi
+
+out=$("$PROPEL" replay --help 2>&1)
+if [ $? -eq 0 ] && [[ $out == usage:\ propel\ replay* ]]; then
+	pass replay-help
+else
+	fail replay-help "$out"
+fi
+expect replay-bad-option "bad option" --frobnicate "$t/nope.db"

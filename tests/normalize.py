@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""tests/normalize.py - turn a trace into the stable text the golden files hold.
+
+Input: `propel replay --format=jsonl DB` (one JSON object per event, in time
+order per thread; fields kind, pid, tid, ts_ns, func, depth, signo, ...), from
+a file or stdin.  With --from-uftrace DIR it reads a uftrace data directory
+instead (through `uftrace dump`), which is how the expected files were
+cross-checked (tests/golden/README).
+
+Output, one line per shown event:
+
+    == P1 T1                 a thread section: process and thread renamed
+    main                     an entry, indented two spaces per depth level
+      run
+        signal SIGSEGV       a signal, at the depth the thread was at
+
+Rules (the invariants the golden files rely on):
+  * no timestamps, addresses, file/line, real pids or tids;
+  * processes are numbered P1, P2... in order of their first event (ts_ns);
+    within a process the thread whose tid equals the pid comes first, the
+    others follow ordered by their normalized text (then first ts), so
+    scheduling cannot reorder them; threads are numbered T1, T2... globally
+    in that output order;
+  * names: parameter lists and a trailing " const" are cut
+    (`Guard::~Guard()` -> `Guard::~Guard`), so are `@plt`/`@VERSION`; a C++
+    clone keeps its suffix as a C clone shows it (`f(int) [clone .isra.0]`
+    -> `f.isra.0`);
+  * functions the toolchain puts in every program (_start, _init,
+    frame_dummy, register_tm_clones, __do_global_dtors_aux, static
+    initializers...) are dropped with everything called under them, and in a
+    thread that contains an entry of `main`, everything before main's first
+    entry is dropped ("functions before main are not shown");
+  * exits only move the depth; fork/exec/thread/process events are not shown
+    (the sections already show them) unless --events is given.
+Exit status 0, or 1 with a message on stderr for unreadable input.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+TOOLCHAIN = {
+    "_start", "_init", "_fini", "frame_dummy", "register_tm_clones",
+    "deregister_tm_clones", "__do_global_dtors_aux", "__libc_csu_init",
+    "__libc_csu_fini", "_dl_relocate_static_pie", "__cxa_finalize",
+}
+TOOLCHAIN_PREFIXES = ("_GLOBAL__sub_I_", "_GLOBAL__sub_D_",
+                      "__static_initialization_and_destruction")
+PROCESS_KINDS = ("fork", "exec", "thread_start", "thread_exit", "process_exit")
+
+
+def clean_name(name):
+    """Cut a demangled name's parameter list and symbol version."""
+    name = (name or "?").strip()
+    name = re.split(r"@", name, maxsplit=1)[0] if not name.startswith("@") else name
+    clones = "".join(re.findall(r" \[clone (\.[^\]]+)\]", name))
+    name = re.sub(r" \[clone [^\]]+\]", "", name)
+    if name.endswith(" const"):
+        name = name[:-6]
+    if name.endswith(")"):
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            c = name[i]
+            if c == ")":
+                depth += 1
+            elif c == "(":
+                depth -= 1
+                if depth == 0:
+                    if i > 0:
+                        name = name[:i]
+                    break
+    return name + clones
+
+
+def signame(signo):
+    try:
+        return signal.Signals(int(signo)).name
+    except (ValueError, TypeError):
+        return "SIG%s" % signo
+
+
+def is_toolchain(name):
+    return name in TOOLCHAIN or name.startswith(TOOLCHAIN_PREFIXES)
+
+
+def read_jsonl(stream):
+    events = []
+    for n, line in enumerate(stream, 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise SystemExit("normalize: line %d: not JSON: %s" % (n, e))
+        if not isinstance(ev, dict) or "kind" not in ev:
+            raise SystemExit("normalize: line %d: no kind" % n)
+        events.append(ev)
+    return events
+
+
+def read_uftrace(datadir):
+    """Events from a uftrace data directory, in the jsonl field names."""
+    pid_of = {}
+    with open(os.path.join(datadir, "task.txt")) as f:
+        for line in f:
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            if line.startswith("TASK"):
+                pid_of[int(kv["tid"])] = int(kv["pid"])
+            elif line.startswith("FORK"):
+                pid_of.setdefault(int(kv["pid"]), int(kv["pid"]))
+    out = subprocess.run(["uftrace", "dump", "-d", datadir],
+                         capture_output=True, text=True, check=True).stdout
+    pat = re.compile(r"^\s*([\d.]+)\s+(\d+): \[(entry|exit )\] (.*)\([0-9a-f]+\) depth: (\d+)")
+    events = []
+    for line in out.splitlines():
+        m = pat.match(line)
+        if not m:
+            continue
+        ts, tid, kind, func, depth = m.groups()
+        tid = int(tid)
+        events.append({"kind": kind.strip(), "pid": pid_of.get(tid, tid), "tid": tid,
+                       "ts_ns": int(float(ts) * 1e9), "func": func, "depth": int(depth)})
+    return events
+
+
+def thread_lines(evs, show_events):
+    """Normalized lines of one thread's events (in their given order)."""
+    has_main = any(e["kind"] == "entry" and clean_name(e.get("func")) == "main" for e in evs)
+    started = not has_main
+    cur = 0          # depth of the next entry, from the events seen so far
+    skip_at = None   # depth of a dropped toolchain entry: drop what is under it
+    lines = []
+    for e in evs:
+        kind = e["kind"]
+        if kind == "entry":
+            d = e.get("depth")
+            d = cur if d is None else int(d)
+            name = clean_name(e.get("func"))
+            cur = d + 1
+            if not started:
+                if name != "main":
+                    continue
+                started = True
+            if skip_at is not None:
+                if d > skip_at:
+                    continue
+                skip_at = None
+            if is_toolchain(name):
+                skip_at = d
+                continue
+            lines.append("  " * d + name)
+        elif kind == "exit":
+            d = e.get("depth")
+            cur = max(cur - 1, 0) if d is None else int(d)
+        else:
+            if not started or (skip_at is not None and cur > skip_at):
+                continue
+            if kind == "signal":
+                lines.append("  " * cur + "signal " + signame(e.get("signo")))
+            elif show_events and kind in PROCESS_KINDS:
+                extra = " status=%s" % e["status"] if kind == "process_exit" and "status" in e else ""
+                lines.append("  " * cur + kind + extra)
+    return lines
+
+
+def normalize(events, show_events=False):
+    procs = {}    # pid -> {tid -> [events]}, insertion order = first appearance
+    first_ts = {}
+    for i, e in enumerate(events):
+        pid, tid = e.get("pid"), e.get("tid")
+        procs.setdefault(pid, {}).setdefault(tid, []).append(e)
+        ts = e.get("ts_ns", i)
+        for key in (("p", pid), ("t", pid, tid)):
+            if key not in first_ts or ts < first_ts[key]:
+                first_ts[key] = ts
+    out = []
+    tnum = 0
+    for pnum, pid in enumerate(sorted(procs, key=lambda p: first_ts[("p", p)]), 1):
+        threads = []
+        for tid, evs in procs[pid].items():
+            lines = thread_lines(evs, show_events)
+            main_first = 0 if tid == pid else 1
+            threads.append((main_first, "\n".join(lines), first_ts[("t", pid, tid)], lines))
+        threads.sort(key=lambda t: t[:3])
+        for t in threads:
+            tnum += 1
+            out.append("== P%d T%d" % (pnum, tnum))
+            out.extend(t[3])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Normalize a propel jsonl trace for golden tests.")
+    ap.add_argument("input", nargs="?", help="jsonl file (default: stdin)")
+    ap.add_argument("--from-uftrace", metavar="DIR", help="read a uftrace data directory instead")
+    ap.add_argument("--events", action="store_true",
+                    help="also show fork/exec/thread_start/thread_exit/process_exit")
+    args = ap.parse_args()
+    try:
+        if args.from_uftrace:
+            events = read_uftrace(args.from_uftrace)
+        elif args.input and args.input != "-":
+            with open(args.input) as f:
+                events = read_jsonl(f)
+        else:
+            events = read_jsonl(sys.stdin)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print("normalize: %s" % e, file=sys.stderr)
+        return 1
+    try:
+        for line in normalize(events, args.events):
+            print(line)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `| head` is fine
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

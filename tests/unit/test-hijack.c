@@ -1,0 +1,912 @@
+/*
+ * tests/unit/test-hijack.c - inject/hijack.c and inject/inject.c against real
+ * processes with real ptrace.
+ *
+ * Builds its fixtures from tests/fixtures/hijack/ with gcc into
+ * $O/tests/fixtures/hijack/: target (a self-checking multi-threaded
+ * program under load), libpropel-agent-fake.so (the agent ABI, recording
+ * what it receives), static-spin (gcc -static).  Cases print PASS/FAIL/SKIP
+ * lines; needs root for the permission case (skips otherwise).
+ *
+ * Usage: test-hijack            run every case
+ *        test-hijack CASE...    run only the named cases (prefix match)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "inject/hijack.h"
+#include "inject/inject.h"
+
+static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
+static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
+	th_static[PATH_MAX + 16];
+static int th_failed;
+static int th_argc;
+static char **th_argv;
+
+static void th_pass(const char *n)
+{
+	printf("PASS %s\n", n);
+	fflush(stdout);
+}
+
+static void __attribute__((format(printf, 2, 3))) th_fail(const char *n,
+							  const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("FAIL %s: ", n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	th_failed++;
+}
+
+static void th_skip(const char *n, const char *why)
+{
+	printf("SKIP %s: %s\n", n, why);
+	fflush(stdout);
+}
+
+static int th_want(const char *name)
+{
+	int i;
+
+	if (th_argc < 2)
+		return 1;
+	for (i = 1; i < th_argc; i++)
+		if (!strncmp(name, th_argv[i], strlen(th_argv[i])))
+			return 1;
+	return 0;
+}
+
+static long th_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void th_sleep_ms(int ms)
+{
+	usleep(ms * 1000);
+}
+
+static int th_sh(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+static int th_build(void)
+{
+	const char *o = getenv("O") ? getenv("O") : "build";
+	const char *t = getenv("PROPEL_TOP");
+
+	if (t)
+		snprintf(th_top, sizeof(th_top), "%s", t);
+	else if (!getcwd(th_top, sizeof(th_top)))
+		return -1;
+	snprintf(th_fix, sizeof(th_fix), "%s/%s/tests/fixtures/hijack", th_top,
+		 o[0] == '/' ? o + 0 : o);
+	if (o[0] == '/')
+		snprintf(th_fix, sizeof(th_fix), "%s/tests/fixtures/hijack", o);
+	snprintf(th_target, sizeof(th_target), "%s/target", th_fix);
+	snprintf(th_agent, sizeof(th_agent), "%s/libpropel-agent-fake.so", th_fix);
+	snprintf(th_static, sizeof(th_static), "%s/static-spin", th_fix);
+	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
+	if (!mkdtemp(th_tmp))
+		return -1;
+	if (th_sh("mkdir -p %s", th_fix))
+		return -1;
+	if (th_sh("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/target.c",
+		  th_target, th_top))
+		return -1;
+	if (th_sh("gcc -O0 -g -fno-omit-frame-pointer -fPIC -shared "
+		  "-fvisibility=hidden -I%s -o %s "
+		  "%s/tests/fixtures/hijack/fake-agent.c",
+		  th_top, th_agent, th_top))
+		return -1;
+	if (th_sh("gcc -O2 -static -o %s %s/tests/fixtures/hijack/static-spin.c "
+		  "2>/dev/null",
+		  th_static, th_top))
+		th_static[0] = 0;
+	return 0;
+}
+
+/* ---- processes ------------------------------------------------------- */
+
+struct th_proc {
+	pid_t pid;
+	char out[PATH_MAX + 32];
+};
+
+static pid_t th_spawn(char *const argv[], const char *out)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int fd = open(out ? out : "/dev/null",
+			      O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static int th_start_target(struct th_proc *p, const char *tag)
+{
+	char *argv[] = { th_target, NULL };
+
+	snprintf(p->out, sizeof(p->out), "%s/target-%s.out", th_tmp, tag);
+	p->pid = th_spawn(argv, p->out);
+	th_sleep_ms(150);
+	return p->pid > 0 ? 0 : -1;
+}
+
+static void th_kill(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static pid_t th_tracer(pid_t pid)
+{
+	char path[64], line[256];
+	FILE *f;
+	pid_t t = -1;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &t) == 1)
+			break;
+	fclose(f);
+	return t;
+}
+
+static char th_state(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	buf[0] = 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	p = strrchr(buf, ')');
+	return p && p[1] ? p[2] : 0;
+}
+
+struct th_counts {
+	unsigned long tick, asmc, comp, reads, sleeps, spawns, usr1;
+};
+
+/* Last status line of a target; -1 if it reported an ERROR or died. */
+static int th_counts(struct th_proc *p, struct th_counts *c, char *why,
+		     size_t wn)
+{
+	char line[400], last[400] = "";
+	FILE *f = fopen(p->out, "r");
+	int st;
+
+	if (!f) {
+		snprintf(why, wn, "no output file");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "ERROR", 5)) {
+			snprintf(why, wn, "target said: %s", line);
+			why[strcspn(why, "\n")] = 0;
+			fclose(f);
+			return -1;
+		}
+		if (!strncmp(line, "tick ", 5))
+			memcpy(last, line, sizeof(last));
+	}
+	fclose(f);
+	if (waitpid(p->pid, &st, WNOHANG) == p->pid) {
+		snprintf(why, wn, "target died (status %#x)", st);
+		p->pid = -1;
+		return -1;
+	}
+	if (sscanf(last, "tick %lu asm %lu comp %lu reads %lu sleeps %lu spawns %lu "
+			 "usr1 %lu",
+		   &c->tick, &c->asmc, &c->comp, &c->reads, &c->sleeps,
+		   &c->spawns, &c->usr1) != 7) {
+		snprintf(why, wn, "no status line yet");
+		return -1;
+	}
+	return 0;
+}
+
+/* The target is alive, untraced, self-checks fine, and every thread makes
+ * progress over ms milliseconds. */
+static int th_healthy(struct th_proc *p, int ms, char *why, size_t wn)
+{
+	struct th_counts a, b;
+	pid_t tr;
+
+	if (th_counts(p, &a, why, wn))
+		return -1;
+	th_sleep_ms(ms);
+	if (th_counts(p, &b, why, wn))
+		return -1;
+	tr = th_tracer(p->pid);
+	if (tr != 0) {
+		snprintf(why, wn, "TracerPid is %d", tr);
+		return -1;
+	}
+	if (b.tick <= a.tick || b.asmc <= a.asmc || b.comp <= a.comp ||
+	    b.reads <= a.reads || b.sleeps <= a.sleeps || b.spawns <= a.spawns) {
+		snprintf(why, wn,
+			 "no progress: tick %lu->%lu asm %lu->%lu comp %lu->%lu "
+			 "reads %lu->%lu sleeps %lu->%lu spawns %lu->%lu",
+			 a.tick, b.tick, a.asmc, b.asmc, a.comp, b.comp, a.reads,
+			 b.reads, a.sleeps, b.sleeps, a.spawns, b.spawns);
+		return -1;
+	}
+	return 0;
+}
+
+static int th_one_line(const char *cause)
+{
+	return cause && *cause && !strchr(cause, '\n');
+}
+
+/* ---- cases ------------------------------------------------------------ */
+
+struct th_snap {
+	pid_t tid;
+	struct user_regs_struct regs;
+	unsigned char x[8192];
+	size_t xn;
+	unsigned char stack[1024];
+};
+
+static int th_snapshot(pid_t tid, struct th_snap *s)
+{
+	struct iovec io = { s->x, sizeof(s->x) };
+	char path[64];
+	int fd;
+
+	s->tid = tid;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &s->regs) < 0)
+		return -1;
+	if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_X86_XSTATE, &io) < 0)
+		return -1;
+	s->xn = io.iov_len;
+	snprintf(path, sizeof(path), "/proc/%d/mem", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, s->stack, sizeof(s->stack),
+		  (off_t)(s->regs.rsp - sizeof(s->stack))) !=
+	    (ssize_t)sizeof(s->stack)) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Compare the architectural FP/vector state: x87/SSE legacy area up to
+ * xmm15 and, when present, the AVX upper halves. */
+static int th_x_equal(const struct th_snap *a, const struct th_snap *b)
+{
+	if (memcmp(a->x, b->x, 416))
+		return 0;
+	if (a->xn >= 832 && b->xn >= 832 && memcmp(a->x + 576, b->x + 576, 256))
+		return 0;
+	return 1;
+}
+
+static void th_case_call(void)
+{
+	struct th_proc p;
+	struct hijack *h = NULL;
+	struct propel_thread_hint *hints = NULL;
+	struct th_snap *before = NULL, *after = NULL;
+	char *cause = NULL, why[512];
+	uint64_t f_strlen, f_getpid, addr, ret, args[1];
+	size_t n = 0, i;
+	int err, calls_ok = 1, regs_ok = 1, x_ok = 1, stack_ok = 1, sys = 0;
+	long t0;
+
+	if (th_start_target(&p, "call")) {
+		th_fail("call_restores", "cannot start target");
+		return;
+	}
+	t0 = th_ms();
+	err = hijack_attach(p.pid, &h, &cause);
+	if (err) {
+		th_fail("call_attach", "%s", cause);
+		goto out;
+	}
+	t0 = th_ms() - t0;
+	hijack_threads(h, &hints, &n);
+	printf("# attach of %zu threads took %ld ms\n", n, t0);
+	if (n < 6)
+		th_fail("call_threads", "only %zu threads", n);
+	else
+		th_pass("call_threads");
+	before = calloc(n, sizeof(*before));
+	after = calloc(n, sizeof(*after));
+	for (i = 0; i < n; i++)
+		if (th_snapshot(hints[i].tid, &before[i]))
+			th_fail("call_snapshot", "tid %llu: %s",
+				(unsigned long long)hints[i].tid, strerror(errno));
+	if (hijack_sym(h, "libc.so.6", "strlen", &f_strlen, &cause) ||
+	    hijack_sym(h, "libc.so.6", "getpid", &f_getpid, &cause)) {
+		th_fail("call_sym", "%s", cause);
+		goto detach;
+	}
+	th_pass("call_sym");
+	/* one call from every thread: user code, read(), nanosleep(),
+	 * futex, ... */
+	for (i = 0; i < n; i++) {
+		if (before[i].regs.orig_rax != (unsigned long long)-1)
+			sys++;
+		if (hijack_set_call_thread(h, hints[i].tid)) {
+			calls_ok = 0;
+			continue;
+		}
+		err = hijack_stage(h, "hello, world", 13, &addr);
+		args[0] = addr;
+		if (!err)
+			err = hijack_call(h, f_strlen, args, 1, 0, &ret, &cause);
+		if (err || ret != 12) {
+			th_fail("call_strlen", "tid %llu: err %d ret %llu %s",
+				(unsigned long long)hints[i].tid, err,
+				(unsigned long long)ret, cause ? cause : "");
+			calls_ok = 0;
+		}
+		err = hijack_call(h, f_getpid, NULL, 0, 0, &ret, &cause);
+		if (err || ret != (uint64_t)p.pid) {
+			th_fail("call_getpid", "err %d ret %llu", err,
+				(unsigned long long)ret);
+			calls_ok = 0;
+		}
+	}
+	if (calls_ok)
+		th_pass("call_results");
+	printf("# %d of %zu threads were stopped inside a syscall\n", sys, n);
+	for (i = 0; i < n; i++) {
+		if (th_snapshot(hints[i].tid, &after[i])) {
+			regs_ok = 0;
+			continue;
+		}
+		if (memcmp(&before[i].regs, &after[i].regs, sizeof(before[i].regs)))
+			regs_ok = 0;
+		if (!th_x_equal(&before[i], &after[i]))
+			x_ok = 0;
+		if (memcmp(before[i].stack, after[i].stack, sizeof(before[i].stack)))
+			stack_ok = 0;
+	}
+	regs_ok ? th_pass("call_regs_restored")
+		: th_fail("call_regs_restored", "general registers differ");
+	x_ok ? th_pass("call_fpstate_restored")
+	     : th_fail("call_fpstate_restored", "FP/vector state differs");
+	stack_ok ? th_pass("call_stack_restored")
+		 : th_fail("call_stack_restored", "bytes below sp differ");
+detach:
+	err = hijack_detach(h);
+	if (err)
+		th_fail("call_detach", "%s", strerror(-err));
+	if (th_healthy(&p, 300, why, sizeof(why)))
+		th_fail("call_target_healthy", "%s", why);
+	else
+		th_pass("call_target_healthy");
+out:
+	free(hints);
+	free(before);
+	free(after);
+	free(cause);
+	th_kill(p.pid);
+}
+
+static void th_case_signal(void)
+{
+	struct th_proc p;
+	struct hijack *h = NULL;
+	struct th_counts a, b;
+	char *cause = NULL, why[256];
+	int err;
+
+	th_start_target(&p, "signal");
+	if (th_counts(&p, &a, why, sizeof(why))) {
+		th_fail("signal_kept", "%s", why);
+		goto out;
+	}
+	err = hijack_attach(p.pid, &h, &cause);
+	if (err) {
+		th_fail("signal_kept", "attach: %s", cause);
+		goto out;
+	}
+	kill(p.pid, SIGUSR1);
+	th_sleep_ms(50);
+	hijack_detach(h);
+	th_sleep_ms(200);
+	if (th_counts(&p, &b, why, sizeof(why)))
+		th_fail("signal_kept", "%s", why);
+	else if (b.usr1 != a.usr1 + 1)
+		th_fail("signal_kept", "usr1 count %lu -> %lu", a.usr1, b.usr1);
+	else
+		th_pass("signal_kept");
+out:
+	free(cause);
+	th_kill(p.pid);
+}
+
+static void th_case_timeout(void)
+{
+	struct th_proc p;
+	struct hijack *h = NULL;
+	char *cause = NULL, why[256];
+	uint64_t fn, ret;
+	long t0;
+	int err;
+
+	th_start_target(&p, "timeout");
+	err = hijack_attach(p.pid, &h, &cause);
+	if (err || hijack_sym(h, "libc.so.6", "pause", &fn, &cause)) {
+		th_fail("call_timeout", "%s", cause);
+		if (h)
+			hijack_detach(h);
+		goto out;
+	}
+	hijack_set_timeout(h, 300);
+	t0 = th_ms();
+	err = hijack_call(h, fn, NULL, 0, 0, &ret, &cause);
+	t0 = th_ms() - t0;
+	hijack_detach(h);
+	if (err != -ETIMEDOUT || !th_one_line(cause) || t0 > 2000)
+		th_fail("call_timeout", "err %d after %ld ms: %s", err, t0,
+			cause ? cause : "(no cause)");
+	else if (th_healthy(&p, 300, why, sizeof(why)))
+		th_fail("call_timeout", "after: %s", why);
+	else
+		th_pass("call_timeout");
+	printf("# timeout cause: %s\n", cause ? cause : "");
+out:
+	free(cause);
+	th_kill(p.pid);
+}
+
+static int th_file_has(const char *path, const char *s)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, s) != NULL;
+	fclose(f);
+	return found;
+}
+
+static void th_case_inject(void)
+{
+	struct th_proc p;
+	char *cause = NULL, why[512], dir[PATH_MAX], rec[PATH_MAX + 32],
+		line[512];
+	unsigned nh = 0, hints = 0, ok = 0, aligned = 0, flags = 99;
+	FILE *f;
+	int err, i, loops = 200, bad = 0;
+	long t0;
+
+	snprintf(dir, sizeof(dir), "%s/session", th_tmp);
+	mkdir(dir, 0755);
+	snprintf(rec, sizeof(rec), "%s/fake-agent.txt", dir);
+	th_start_target(&p, "inject");
+
+	err = inject_agent_stop(p.pid, &cause);
+	if (err != -ENOENT || !th_one_line(cause) ||
+	    !strstr(cause, "propel agent not loaded"))
+		th_fail("stop_not_loaded", "err %d: %s", err, cause);
+	else
+		th_pass("stop_not_loaded");
+	free(cause);
+	cause = NULL;
+	if (inject_agent_loaded(p.pid, NULL) != 0)
+		th_fail("loaded_before", "agent reported loaded");
+
+	err = inject_agent_start(p.pid, th_agent, dir, 1, &cause);
+	if (err) {
+		th_fail("inject_start", "%s", cause);
+		goto out;
+	}
+	f = fopen(rec, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "start nhints=%u flags=%u aligned=%u", &nh, &flags,
+			   &aligned) == 3)
+			continue;
+		if (!strncmp(line, "hint ", 5)) {
+			hints++;
+			ok += strstr(line, " ok") != NULL;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!nh || hints != nh || ok != nh || flags != 1 || !aligned)
+		th_fail("inject_start", "nhints %u lines %u ok %u flags %u aligned %u",
+			nh, hints, ok, flags, aligned);
+	else
+		th_pass("inject_start");
+	if (inject_agent_loaded(p.pid, NULL) != 1 ||
+	    inject_agent_status(p.pid, &cause) != 1)
+		th_fail("inject_status", "not reported active: %s",
+			cause ? cause : "");
+	else
+		th_pass("inject_status");
+	err = inject_agent_start(p.pid, th_agent, dir, 1, &cause);
+	if (err != -EBUSY || !th_one_line(cause) ||
+	    strcmp(cause, "already being traced by propel"))
+		th_fail("inject_busy", "err %d: %s", err, cause ? cause : "");
+	else
+		th_pass("inject_busy");
+	free(cause);
+	cause = NULL;
+	err = inject_agent_stop(p.pid, &cause);
+	if (err != 7 || inject_agent_status(p.pid, NULL) != 0)
+		th_fail("inject_stop", "err %d: %s", err, cause ? cause : "");
+	else
+		th_pass("inject_stop");
+	if (th_healthy(&p, 200, why, sizeof(why)))
+		th_fail("inject_healthy", "%s", why);
+	else
+		th_pass("inject_healthy");
+
+	if (getenv("PROPEL_HIJACK_LOOPS"))
+		loops = atoi(getenv("PROPEL_HIJACK_LOOPS"));
+	t0 = th_ms();
+	for (i = 0; i < loops && !bad; i++) {
+		err = inject_agent_start(p.pid, th_agent, dir, 0, &cause);
+		if (err) {
+			th_fail("inject_loop", "start #%d: %s", i, cause);
+			bad = 1;
+		}
+		err = inject_agent_stop(p.pid, &cause);
+		if (!bad && err != 7) {
+			th_fail("inject_loop", "stop #%d: %d %s", i, err,
+				cause ? cause : "");
+			bad = 1;
+		}
+		if (th_tracer(p.pid) != 0) {
+			th_fail("inject_loop", "#%d left a tracer", i);
+			bad = 1;
+		}
+	}
+	t0 = th_ms() - t0;
+	printf("# %d x (inject_agent_start + inject_agent_stop): %ld ms, "
+	       "%.2f ms per pair\n",
+	       i, t0, i ? (double)t0 / i : 0.0);
+	snprintf(line, sizeof(line), "stop %d", loops + 1);
+	if (!bad && !th_file_has(rec, line))
+		th_fail("inject_loop", "agent did not record '%s'", line);
+	else if (!bad && th_healthy(&p, 300, why, sizeof(why)))
+		th_fail("inject_loop", "%s", why);
+	else if (!bad)
+		th_pass("inject_loop");
+
+	/* dlopen failure: dlerror text from the target */
+	free(cause);
+	cause = NULL;
+	err = inject_agent_start(p.pid, "/nonexistent/libpropel-agent-nope.so",
+				 dir, 0, &cause);
+	if (!err || !th_one_line(cause) ||
+	    !strstr(cause, "cannot open shared object file"))
+		th_fail("bad_dlopen", "err %d: %s", err, cause ? cause : "");
+	else if (th_healthy(&p, 200, why, sizeof(why)))
+		th_fail("bad_dlopen", "%s", why);
+	else
+		th_pass("bad_dlopen");
+	printf("# dlopen failure cause: %s\n", cause ? cause : "");
+out:
+	free(cause);
+	th_kill(p.pid);
+}
+
+/* expect attach to fail with a one-line cause containing want */
+static void th_expect_attach_fail(const char *name, pid_t pid, const char *want)
+{
+	struct hijack *h = NULL;
+	char *cause = NULL;
+	int err = hijack_attach(pid, &h, &cause);
+
+	if (!err) {
+		hijack_detach(h);
+		th_fail(name, "attach to %d succeeded", pid);
+	} else if (!th_one_line(cause) || !strstr(cause, want)) {
+		th_fail(name, "err %d, cause '%s', wanted '%s'", err,
+			cause ? cause : "", want);
+	} else {
+		th_pass(name);
+	}
+	printf("# %s: propel: attach %d: %s\n", name, pid, cause ? cause : "");
+	free(cause);
+}
+
+static void th_case_bad(void)
+{
+	struct th_proc p;
+	char *cause = NULL, why[256], comm[64] = "", path[64];
+	pid_t pid;
+	FILE *f;
+	int i;
+
+	/* nonexistent */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	waitpid(pid, NULL, 0);
+	th_expect_attach_fail("bad_nonexistent", pid, "no such process");
+
+	/* zombie */
+	pid = fork();
+	if (pid == 0)
+		_exit(0);
+	for (i = 0; i < 200 && th_state(pid) != 'Z'; i++)
+		th_sleep_ms(5);
+	th_expect_attach_fail("bad_zombie", pid, "zombie");
+	waitpid(pid, NULL, 0);
+
+	/* kernel thread */
+	f = fopen("/proc/2/comm", "r");
+	if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, "kthreadd", 8))
+		th_expect_attach_fail("bad_kthread", 2, "kernel thread");
+	else
+		th_skip("bad_kthread", "pid 2 is not kthreadd here");
+	if (f)
+		fclose(f);
+
+	/* a thread rather than the process */
+	th_start_target(&p, "bad");
+	{
+		char tp[64];
+		pid_t tid = 0;
+		FILE *d;
+
+		snprintf(tp, sizeof(tp), "ls /proc/%d/task | sort -n | tail -1",
+			 p.pid);
+		d = popen(tp, "r");
+		if (d && fscanf(d, "%d", &tid) == 1 && tid != p.pid)
+			th_expect_attach_fail("bad_thread_id", tid,
+					      "is a thread of process");
+		if (d)
+			pclose(d);
+	}
+
+	/* not permitted: nobody attaching to a root process */
+	if (geteuid() != 0) {
+		th_skip("bad_not_permitted", "needs root");
+	} else {
+		int pfd[2], err = 0, st;
+		char buf[512] = "";
+		ssize_t r;
+
+		if (pipe(pfd))
+			return;
+		pid = fork();
+		if (pid == 0) {
+			struct hijack *h = NULL;
+
+			close(pfd[0]);
+			if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+				_exit(2);
+			err = hijack_attach(p.pid, &h, &cause);
+			if (!err)
+				hijack_detach(h);
+			dprintf(pfd[1], "%d %s", err, cause ? cause : "");
+			_exit(0);
+		}
+		close(pfd[1]);
+		r = read(pfd[0], buf, sizeof(buf) - 1);
+		close(pfd[0]);
+		waitpid(pid, &st, 0);
+		buf[r > 0 ? r : 0] = 0;
+		if (atoi(buf) != -EPERM || !strstr(buf, "not permitted") ||
+		    strchr(buf, '\n'))
+			th_fail("bad_not_permitted", "got '%s'", buf);
+		else if (th_healthy(&p, 150, why, sizeof(why)))
+			th_fail("bad_not_permitted", "after: %s", why);
+		else
+			th_pass("bad_not_permitted");
+		printf("# bad_not_permitted: %s\n", buf);
+	}
+
+	/* a second tracer */
+	if (access("/usr/bin/strace", X_OK)) {
+		th_skip("bad_traced", "strace not installed");
+	} else {
+		char spid[32];
+		char *av[] = { "/usr/bin/strace", "-q", "-o", "/dev/null", "-p",
+			       spid, NULL };
+		pid_t st;
+
+		snprintf(spid, sizeof(spid), "%d", p.pid);
+		st = th_spawn(av, NULL);
+		for (i = 0; i < 400 && th_tracer(p.pid) <= 0; i++)
+			th_sleep_ms(5);
+		snprintf(path, sizeof(path), "by pid %d (strace)", st);
+		th_expect_attach_fail("bad_traced", p.pid, path);
+		kill(st, SIGTERM);
+		waitpid(st, NULL, 0);
+		for (i = 0; i < 200 && th_tracer(p.pid) != 0; i++)
+			th_sleep_ms(5);
+		if (th_healthy(&p, 150, why, sizeof(why)))
+			th_fail("bad_traced_after", "%s", why);
+		else
+			th_pass("bad_traced_after");
+	}
+	th_kill(p.pid);
+
+	/* statically linked */
+	if (!th_static[0]) {
+		th_skip("bad_static", "gcc -static did not build");
+	} else {
+		char *av[] = { th_static, NULL };
+		int err;
+
+		pid = th_spawn(av, NULL);
+		th_sleep_ms(50);
+		err = inject_agent_start(pid, th_agent, th_tmp, 0, &cause);
+		if (err != -ENOEXEC || !th_one_line(cause) ||
+		    !strstr(cause, "statically linked: cannot load the agent"))
+			th_fail("bad_static", "err %d: %s", err,
+				cause ? cause : "");
+		else if (th_tracer(pid) != 0 || th_state(pid) != 'S')
+			th_fail("bad_static", "target left in state %c",
+				th_state(pid));
+		else
+			th_pass("bad_static");
+		printf("# bad_static: %s\n", cause ? cause : "");
+		free(cause);
+		cause = NULL;
+		th_kill(pid);
+	}
+}
+
+/* Race attach against processes that exit right away.  The racing
+ * process is a grandchild, so that its exit status goes to a helper that
+ * reports it (we, the tracer, must not be its parent). */
+static void th_case_race(void)
+{
+	int rounds = 120, i, counts[4] = { 0 }, bad = 0;
+	long t0 = th_ms();
+
+	for (i = 0; i < rounds && !bad; i++) {
+		int pfd[2], st, gst = -1, err;
+		struct hijack *h = NULL;
+		char *cause = NULL;
+		pid_t helper, pid = 0;
+
+		if (pipe(pfd))
+			return;
+		helper = fork();
+		if (helper == 0) {
+			pid_t g = fork();
+
+			if (g == 0) {
+				char ms[16];
+
+				snprintf(ms, sizeof(ms), "%d", i % 6);
+				if (i % 2)
+					execl("/bin/true", "true", NULL);
+				else
+					execl(th_target, th_target, ms, NULL);
+				_exit(127);
+			}
+			if (write(pfd[1], &g, sizeof(g)) < 0)
+				_exit(2);
+			waitpid(g, &st, 0);
+			if (write(pfd[1], &st, sizeof(st)) < 0)
+				_exit(2);
+			_exit(0);
+		}
+		close(pfd[1]);
+		if (read(pfd[0], &pid, sizeof(pid)) != sizeof(pid)) {
+			bad = 1;
+			break;
+		}
+		usleep((i * 397) % 3000);
+		err = hijack_attach(pid, &h, &cause);
+		if (!err) {
+			counts[0]++;
+			hijack_detach(h);
+		} else if (!th_one_line(cause)) {
+			th_fail("race_exit", "cause '%s'", cause ? cause : "");
+			bad = 1;
+		} else if (strstr(cause, "no such process")) {
+			counts[1]++;
+		} else if (strstr(cause, "zombie")) {
+			counts[2]++;
+		} else if (strstr(cause, "exited during attach")) {
+			counts[3]++;
+		} else {
+			th_fail("race_exit", "unexpected cause '%s'", cause);
+			bad = 1;
+		}
+		free(cause);
+		if (read(pfd[0], &gst, sizeof(gst)) != sizeof(gst) ||
+		    !WIFEXITED(gst) || WEXITSTATUS(gst) != 0) {
+			if (!bad)
+				th_fail("race_exit",
+					"round %d: target ended with status %#x",
+					i, gst);
+			bad = 1;
+		}
+		close(pfd[0]);
+		waitpid(helper, NULL, 0);
+	}
+	printf("# race: %d rounds in %ld ms: attached %d, no such process %d, "
+	       "zombie %d, exited during attach %d\n",
+	       i, th_ms() - t0, counts[0], counts[1], counts[2], counts[3]);
+	if (!bad)
+		th_pass("race_exit");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*fn)(void);
+	} cases[] = {
+		{ "call", th_case_call },     { "signal", th_case_signal },
+		{ "timeout", th_case_timeout }, { "inject", th_case_inject },
+		{ "bad", th_case_bad },       { "race", th_case_race },
+	};
+	size_t i;
+
+	th_argc = argc;
+	th_argv = argv;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	if (th_build()) {
+		printf("FAIL hijack_fixtures: cannot build the fixtures with gcc\n");
+		return 1;
+	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (th_want(cases[i].name))
+			cases[i].fn();
+	th_sh("rm -rf %s", th_tmp);
+	return th_failed ? 1 : 0;
+}

@@ -1,0 +1,920 @@
+/*
+ * tests/unit/test-ingest.c - engine/ingest.c, engine/symbols.c,
+ * engine/replay.c and `propel replay`, without the agent.
+ *
+ * Compiles tests/fixtures/ingest/fix.c and fix.cc with -g at -O0 and -O2,
+ * takes function and call addresses from the binaries (objdump), writes map
+ * and ring files exactly as the agent does (share/ring.h: commit points,
+ * calibration pairs), ingests them and checks the rows, then runs
+ * `propel replay` in text and jsonl and compares with the expected output.
+ * Expected lines come from the markers in the fixture sources.
+ *
+ * Cases written: two processes with several threads, a wrapped ring whose
+ * oldest frames must be rebuilt, a thread that starts inside an open frame
+ * (attach), a kill between zeroing and committing, a truncated ring, a ring
+ * from a newer version, a ring with bad magic, an unknown record, a signal
+ * record at the end (crash).
+ *
+ * `test-ingest --bench N` ingests N synthetic events and prints events/s.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/ingest.h"
+#include "engine/replay.h"
+#include "engine/session.h"
+#include "share/record.h"
+#include "share/ring.h"
+
+#define BIAS 0x555555554000ull
+#define TSC0 1000000000ull
+#define MONO0 5000000000ull
+#define TICK 2000ull /* per record: 1 us at 2 GHz */
+
+static int nfail;
+static char tmp[256];
+static const char *top = ".";
+
+static void check(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s\n", name);
+		return;
+	}
+	nfail++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* ---- the binaries ---- */
+
+struct bin {
+	char path[512];
+	struct { char name[128]; uint64_t addr; } fn[64];
+	int nfn;
+	struct { char caller[128], callee[128]; uint64_t addr; } call[64];
+	int ncall;
+};
+
+static uint64_t bin_fn(const struct bin *b, const char *name)
+{
+	int i;
+
+	for (i = 0; i < b->nfn; i++)
+		if (strcmp(b->fn[i].name, name) == 0)
+			return b->fn[i].addr;
+	return 0;
+}
+
+/* n-th (from 1) call from caller to callee */
+static uint64_t bin_call(const struct bin *b, const char *caller,
+			 const char *callee, int n)
+{
+	int i;
+
+	for (i = 0; i < b->ncall; i++)
+		if (strcmp(b->call[i].caller, caller) == 0 &&
+		    strcmp(b->call[i].callee, callee) == 0 && --n == 0)
+			return b->call[i].addr;
+	return 0;
+}
+
+static int bin_build(struct bin *b, const char *cc, const char *src,
+		     const char *opt, const char *out)
+{
+	char cmd[2048], line[1024], cur[128] = "";
+	FILE *f;
+
+	snprintf(b->path, sizeof(b->path), "%s/%s", tmp, out);
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && %s -g %s -fdebug-prefix-map=%s=. -o %s %s 2>&1",
+		 top, cc, opt, top, b->path, src);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "objdump -d --no-show-raw-insn %s", b->path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, t;
+		char name[128];
+
+		if (sscanf(line, "%llx <%127[^>]>:", &a, name) == 2) {
+			snprintf(cur, sizeof(cur), "%s", name);
+			if (b->nfn < 64) {
+				snprintf(b->fn[b->nfn].name, 128, "%s", name);
+				b->fn[b->nfn++].addr = a;
+			}
+		} else if (sscanf(line, " %llx:\tcall %llx <%127[^>]>", &a, &t,
+				  name) == 3 && b->ncall < 64) {
+			snprintf(b->call[b->ncall].caller, 128, "%s", cur);
+			snprintf(b->call[b->ncall].callee, 128, "%s", name);
+			b->call[b->ncall++].addr = a;
+		}
+	}
+	return pclose(f) == 0 ? 0 : -1;
+}
+
+/* line number of the marker in the fixture source */
+static int marker(const char *src, const char *mark)
+{
+	char path[512], line[512];
+	int n = 0, found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", top, src);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (strstr(line, mark)) {
+			found = n;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* ---- writing rings as the agent does ---- */
+
+struct tw {
+	struct propel_ring_hdr *h;
+	size_t size;
+	uint32_t pos;	/* next slot in the current sub-buffer */
+	uint64_t nrec;	/* records written: the clock */
+};
+
+static void tw_open(struct tw *w, const char *dir, uint32_t pid,
+		    const char *nonce, uint32_t tid, uint32_t subs,
+		    uint32_t recs)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%u.%s.%u.ring", dir, pid, nonce, tid);
+	memset(w, 0, sizeof(*w));
+	w->size = propel_ring_size(subs, recs);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ftruncate(fd, w->size) < 0) {
+		perror(path);
+		exit(1);
+	}
+	w->h = mmap(NULL, w->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	memcpy(w->h->magic, PROPEL_RING_MAGIC, 8);
+	w->h->version = PROPEL_RING_VERSION;
+	w->h->hdr_size = PROPEL_RING_HDR_SIZE;
+	w->h->pid = pid;
+	w->h->tid = tid;
+	w->h->nonce = 42;
+	w->h->sub_count = subs;
+	w->h->sub_recs = recs;
+	w->h->tsc0 = TSC0;
+	w->h->mono0_ns = MONO0;
+	/* the pair a later commit would store; spans 1 s at 2 GHz */
+	w->h->tsc_last = TSC0 + 2000000000ull;
+	w->h->mono_last_ns = MONO0 + 1000000000ull;
+	snprintf(w->h->comm, sizeof(w->h->comm), "t%u", tid);
+}
+
+static void tw_zero_next(struct tw *w)
+{
+	memset(propel_ring_sub(w->h, w->h->commits + 1), 0,
+	       (size_t)w->h->sub_recs * sizeof(struct propel_rec));
+}
+
+static void tw_put(struct tw *w, unsigned type, uint32_t a, uint32_t b)
+{
+	struct propel_rec *r = propel_ring_sub(w->h, w->h->commits) + w->pos;
+
+	r->a = a;
+	r->b = b;
+	__atomic_store_n(&r->w0, propel_rec_w0(TSC0 + TICK * w->nrec++, type),
+			 __ATOMIC_RELEASE);
+	if (++w->pos == w->h->sub_recs) {
+		tw_zero_next(w);
+		__atomic_add_fetch(&w->h->commits, 1, __ATOMIC_RELEASE);
+		w->pos = 0;
+	}
+}
+
+static void tw_arg(struct tw *w, uint64_t v)
+{
+	tw_put(w, PROPEL_REC_ARG, (uint32_t)v, (uint32_t)(v >> 32));
+}
+
+static void tw_close(struct tw *w)
+{
+	munmap(w->h, w->size);
+}
+
+static void map_write(const char *dir, uint32_t pid, const char *nonce,
+		      const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%u.%s.map", dir, pid, nonce);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+/* ---- sql helpers ---- */
+
+static char qbuf[8192];
+
+static const char *q(struct session *s, const char *fmt, ...)
+{
+	sqlite3_stmt *st;
+	char sql[1024];
+	size_t n = 0;
+	va_list ap;
+	int i;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	qbuf[0] = 0;
+	if (sqlite3_prepare_v2(session_db(s), sql, -1, &st, NULL) != SQLITE_OK)
+		return sqlite3_errmsg(session_db(s));
+	while (sqlite3_step(st) == SQLITE_ROW && n < sizeof(qbuf) - 256) {
+		for (i = 0; i < sqlite3_column_count(st); i++) {
+			const char *v = (const char *)sqlite3_column_text(st, i);
+
+			n += snprintf(qbuf + n, sizeof(qbuf) - n, "%s%s",
+				      i ? "|" : "", v ? v : "NULL");
+		}
+		n += snprintf(qbuf + n, sizeof(qbuf) - n, ";");
+	}
+	sqlite3_finalize(st);
+	return qbuf;
+}
+
+#define CHECK_Q(name, want, s, ...)                                       \
+	do {                                                              \
+		const char *got_ = q(s, __VA_ARGS__);                     \
+		check(strcmp(got_, want) == 0, name, "got '%s', want '%s'", \
+		      got_, want);                                        \
+	} while (0)
+
+/* run propel, capture stdout (and stderr) */
+static int run(const char *args, char *out, size_t size)
+{
+	const char *propel = getenv("PROPEL");
+	char cmd[2048];
+	size_t n = 0;
+	FILE *f;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1",
+		 propel ? propel : "build/propel", args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (n < size - 1 && fgets(out + n, size - n, f))
+		n += strlen(out + n);
+	out[n] = 0;
+	st = pclose(f);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void check_text(const char *name, const char *got, const char *want)
+{
+	if (strcmp(got, want) == 0) {
+		printf("PASS %s\n", name);
+		return;
+	}
+	nfail++;
+	printf("FAIL %s: output differs\n--- want\n%s--- got\n%s---\n", name,
+	       want, got);
+}
+
+/* ---- the scenario ---- */
+
+static struct bin c0, c2, cc0, cc2;
+static char stripped[600];
+static const char *csrc = "tests/fixtures/ingest/fix.c";
+static const char *ccsrc = "tests/fixtures/ingest/fix.cc";
+static const char *mangled_poke = "_ZNK2ns6Widget4pokeEi";
+static const char *mangled_twice = "_ZN2ns5twiceIiEET_S1_";
+
+/* funcs 0 main, 1 mid, 2 leaf, 3 printf (PLT); sites 0 main->mid,
+ * 1 mid->leaf, 2 mid->leaf (second), 3 _start->main (not traced) */
+static void map_c(const char *dir, uint32_t pid, uint32_t ppid,
+		  const char *nonce, const struct bin *b, int exit_line)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "P %u %u %s %s\n"
+		 "M 0 %llx %s\n"
+		 "F 0 %llx 0 0 -\n"
+		 "F 1 %llx 0 0 -\n"
+		 "F 2 %llx 0 0 -\n"
+		 "F 3 %llx 0 1 printf\n"
+		 "S 0 %llx 0\n"
+		 "S 1 %llx 1\n"
+		 "S 2 %llx 1\n"
+		 "S 3 %llx -1\n"
+		 "%s",
+		 pid, ppid, nonce, b->path, BIAS, b->path,
+		 BIAS + bin_fn(b, "main"), BIAS + bin_fn(b, "mid"),
+		 BIAS + bin_fn(b, "leaf"), BIAS + bin_fn(b, "printf@plt"),
+		 BIAS + bin_call(b, "main", "mid", 1),
+		 BIAS + bin_call(b, "mid", "leaf", 1),
+		 BIAS + bin_call(b, "mid", "leaf", 2),
+		 BIAS + bin_call(b, "_start", "main", 1) ?: BIAS + bin_fn(b, "_start") + 4,
+		 exit_line ? "E 0\n" : "");
+	map_write(dir, pid, nonce, text);
+}
+
+/* funcs 0 main, 1 poke, 2 twice; sites 0 main->poke, 1 main->twice */
+static void map_cc(const char *dir, uint32_t pid, const char *nonce,
+		   const struct bin *b, int exit_line)
+{
+	char text[4096];
+
+	snprintf(text, sizeof(text),
+		 "P %u 1 %s %s\n"
+		 "M 0 %llx %s\n"
+		 "F 0 %llx 0 0 -\n"
+		 "F 1 %llx 0 0 -\n"
+		 "F 2 %llx 0 0 %s\n"
+		 "S 0 %llx 0\n"
+		 "S 1 %llx 0\n"
+		 "%s",
+		 pid, nonce, b->path, BIAS, b->path, BIAS + bin_fn(b, "main"),
+		 BIAS + bin_fn(b, mangled_poke), BIAS + bin_fn(b, mangled_twice),
+		 mangled_twice, BIAS + bin_call(b, "main", mangled_poke, 1),
+		 BIAS + bin_call(b, "main", mangled_twice, 1),
+		 exit_line ? "E 0\n" : "");
+	map_write(dir, pid, nonce, text);
+}
+
+static void write_session(const char *dir)
+{
+	struct tw w;
+	int i;
+
+	map_c(dir, 1000, 1, "a1", &c0, 0);
+	/* 1000: main thread, ends in a fault */
+	tw_open(&w, dir, 1000, "a1", 1000, 16, 64);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, 3);
+	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 3, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_EXIT, 3, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_FORK, 1500, 0);
+	tw_put(&w, 13, 7, 7); /* a record type from the future */
+	tw_put(&w, PROPEL_REC_SIGNAL, 11, 1);
+	tw_arg(&w, 0x10);
+	tw_arg(&w, BIAS + bin_fn(&c0, "leaf"));
+	tw_close(&w);
+
+	/* 1001: a wrapped ring (4 x 8 records, 46 written): the oldest kept
+	 * record is an exit of leaf; mid's and main's entries are gone */
+	tw_open(&w, dir, 1000, "a1", 1001, 4, 8);
+	tw_put(&w, PROPEL_REC_THREAD_START, 1000, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+	for (i = 0; i < 20; i++) {
+		tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+		tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	}
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_put(&w, PROPEL_REC_EXIT, 0, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_THREAD_EXIT, 0, 0);
+	tw_close(&w);
+
+	/* 1003: started inside mid (attach): main's frame is rebuilt from
+	 * the call site's function */
+	tw_open(&w, dir, 1000, "a1", 1003, 16, 64);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_close(&w);
+
+	/* C++ -O0: killed between zeroing sub-buffer 2 and committing */
+	map_cc(dir, 2000, "b2", &cc0, 0);
+	tw_open(&w, dir, 2000, "b2", 2000, 4, 8);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE);
+	for (i = 0; i < 7; i++) {
+		tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+		tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	}
+	/* the 16th record fills sub-buffer 1: zero 2, then die */
+	{
+		struct propel_rec *r = propel_ring_sub(w.h, 1) + 7;
+
+		r->a = 2;
+		r->b = 1;
+		r->w0 = propel_rec_w0(TSC0 + TICK * w.nrec++, PROPEL_REC_ENTRY);
+		tw_zero_next(&w);
+	}
+	tw_close(&w);
+	/* a truncated ring, one from a newer propel, one not a ring */
+	tw_open(&w, dir, 2000, "b2", 2001, 4, 8);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, 0);
+	tw_close(&w);
+	{
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/2000.b2.2001.ring", dir);
+		if (truncate(p, PROPEL_RING_HDR_SIZE + 100))
+			perror(p);
+	}
+	tw_open(&w, dir, 2000, "b2", 2002, 4, 8);
+	w.h->version = PROPEL_RING_VERSION + 1;
+	tw_put(&w, PROPEL_REC_ENTRY, 0, 0);
+	tw_close(&w);
+	tw_open(&w, dir, 2000, "b2", 2003, 4, 8);
+	memcpy(w.h->magic, "NOTARING", 8);
+	tw_close(&w);
+
+	/* -O2 binaries, clean exits */
+	map_c(dir, 3000, 1, "c3", &c2, 1);
+	tw_open(&w, dir, 3000, "c3", 3000, 16, 64);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, 3);
+	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_put(&w, PROPEL_REC_EXIT, 0, 3);
+	tw_put(&w, PROPEL_REC_PROCESS_EXIT, 0, 0);
+	tw_close(&w);
+
+	/* a stripped binary and a module whose file is gone: "?" names */
+	{
+		char text[2048];
+
+		snprintf(text, sizeof(text),
+			 "P 5000 1 f6 %s\n"
+			 "M 0 %llx %s\n"
+			 "M 1 7f0000000000 /nonexistent/libgone.so\n"
+			 "F 0 %llx 0 0 -\n"
+			 "F 1 7f0000001000 1 0 -\n"
+			 "S 0 %llx 0\n"
+			 "E 0\n",
+			 stripped, BIAS, stripped, BIAS + bin_fn(&c0, "main"),
+			 BIAS + bin_call(&c0, "main", "mid", 1));
+		map_write(dir, 5000, "f6", text);
+		tw_open(&w, dir, 5000, "f6", 5000, 16, 64);
+		tw_put(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE);
+		tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+		tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+		tw_put(&w, PROPEL_REC_EXIT, 0, PROPEL_SITE_NONE);
+		tw_close(&w);
+	}
+
+	map_cc(dir, 4000, "d4", &cc2, 1);
+	tw_open(&w, dir, 4000, "d4", 4000, 16, 64);
+	tw_put(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 0, PROPEL_SITE_NONE);
+	tw_put(&w, PROPEL_REC_PROCESS_EXIT, 0, 0);
+	tw_close(&w);
+}
+
+static void check_rows(struct session *s, const struct ingest_stats *st)
+{
+	char want[4096], warn[512];
+	int l1, l2, lm, sig = 0, pid = 0;
+
+	check(st->processes == 5 && st->threads == 7, "ingest-counts",
+	      "processes %" PRIu64 " threads %" PRIu64, st->processes,
+	      st->threads);
+	check(st->rings_truncated == 1 && st->rings_newer == 1 &&
+		      st->rings_corrupt == 1 && st->unknown_records == 1 &&
+		      st->killed == 2 && st->wrapped == 1,
+	      "ingest-damage-counted",
+	      "truncated %" PRIu64 " newer %" PRIu64 " corrupt %" PRIu64
+	      " unknown %" PRIu64 " killed %" PRIu64 " wrapped %" PRIu64,
+	      st->rings_truncated, st->rings_newer, st->rings_corrupt,
+	      st->unknown_records, st->killed, st->wrapped);
+	check(ingest_warning(st, warn, sizeof(warn)) == 1 &&
+		      strstr(warn, "1 truncated ring(s) skipped") &&
+		      !strchr(warn, '\n'),
+	      "ingest-warning-line", "'%s'", warn);
+	check(!st->tsc_measured && st->tsc_hz > 1999999999.0 &&
+		      st->tsc_hz < 2000000001.0,
+	      "ingest-tsc-from-headers", "hz %f measured %d", st->tsc_hz,
+	      st->tsc_measured);
+	CHECK_Q("ingest-meta", "2000000000|1;", s,
+		"SELECT (SELECT value FROM meta WHERE key='tsc_hz'),"
+		" (SELECT value FROM meta WHERE key='crashed')");
+	check(ingest_crashed(s, &sig, &pid) == 1 && sig == 11 && pid == 1000,
+	      "ingest-crashed", "signo %d pid %d", sig, pid);
+
+	/* names, demangled; PLT name from the F line */
+	CHECK_Q("symbols-c-names", "main|0;mid|0;leaf|0;printf|1;", s,
+		"SELECT f.name, f.flags FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 1000 ORDER BY f.id");
+	CHECK_Q("symbols-cxx-demangled",
+		"main;ns::Widget::poke(int) const;int ns::twice<int>(int);", s,
+		"SELECT f.name FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 2000 ORDER BY f.id");
+	CHECK_Q("symbols-cxx-O2-demangled",
+		"main;ns::Widget::poke(int) const;int ns::twice<int>(int);", s,
+		"SELECT f.name FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 4000 ORDER BY f.id");
+	/* declarations */
+	snprintf(want, sizeof(want), "%s|%d;%s|%d;%s|%d;NULL|NULL;",
+		 csrc, marker(csrc, "decl:main"), csrc, marker(csrc, "decl:mid"),
+		 csrc, marker(csrc, "decl:leaf"));
+	CHECK_Q("symbols-decl-O0", want, s,
+		"SELECT f.file, f.line FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 1000 ORDER BY f.id");
+	CHECK_Q("symbols-decl-O2", want, s,
+		"SELECT f.file, f.line FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 3000 ORDER BY f.id");
+	snprintf(want, sizeof(want), "%s|%d;%s|%d;", ccsrc,
+		 marker(ccsrc, "def:poke"), ccsrc, marker(ccsrc, "decl:twice"));
+	CHECK_Q("symbols-decl-cxx", want, s,
+		"SELECT f.file, f.line FROM functions f JOIN processes p ON"
+		" p.id = f.proc WHERE p.pid = 2000 AND f.name != 'main'"
+		" ORDER BY f.id");
+	/* call sites: file:line at -O0 and -O2; the site in _start has none */
+	lm = marker(csrc, "site:main:mid:1");
+	l1 = marker(csrc, "site:mid:leaf:1");
+	l2 = marker(csrc, "site:mid:leaf:2");
+	snprintf(want, sizeof(want), "%s|%d;%s|%d;%s|%d;NULL|NULL;", csrc,
+		 lm, csrc, l1, csrc, l2);
+	CHECK_Q("symbols-sites-O0", want, s,
+		"SELECT c.file, c.line FROM callsites c JOIN processes p ON"
+		" p.id = c.proc WHERE p.pid = 1000 ORDER BY c.id");
+	CHECK_Q("symbols-sites-O2", want, s,
+		"SELECT c.file, c.line FROM callsites c JOIN processes p ON"
+		" p.id = c.proc WHERE p.pid = 3000 ORDER BY c.id");
+	snprintf(want, sizeof(want), "%s|%d;%s|%d;", ccsrc,
+		 marker(ccsrc, "site:main:poke:1"), ccsrc,
+		 marker(ccsrc, "site:main:twice:1"));
+	CHECK_Q("symbols-sites-cxx-O2", want, s,
+		"SELECT c.file, c.line FROM callsites c JOIN processes p ON"
+		" p.id = c.proc WHERE p.pid = 4000 ORDER BY c.id");
+
+	CHECK_Q("symbols-stripped", "?|NULL|NULL;?|NULL|NULL;site|NULL|NULL;", s,
+		"SELECT f.name, f.file, f.line FROM functions f JOIN processes p"
+		" ON p.id = f.proc WHERE p.pid = 5000 UNION ALL SELECT 'site',"
+		" c.file, c.line FROM callsites c JOIN processes p ON p.id = c.proc"
+		" WHERE p.pid = 5000");
+	/* depths of the plain thread, the signal folded with its ARGs */
+	CHECK_Q("ingest-depths",
+		"1|0|main;1|1|mid;1|2|leaf;2|2|leaf;1|2|leaf;2|2|leaf;2|1|mid;"
+		"1|1|printf;2|1|printf;7|1|NULL;3|1|NULL;",
+		s,
+		"SELECT e.kind, e.depth, f.name FROM events e LEFT JOIN"
+		" functions f ON f.id = e.func WHERE e.tid = 1000 ORDER BY e.id");
+	snprintf(want, sizeof(want), "11|16|%" PRIu64 ";",
+		 (uint64_t)(BIAS + bin_fn(&c0, "leaf")));
+	CHECK_Q("ingest-signal-args", want, s,
+		"SELECT arg0, arg1, arg2 FROM events WHERE kind = 3");
+	CHECK_Q("ingest-ts-ns", "5000000000;5000001000;5000011000;", s,
+		"SELECT ts_ns FROM events WHERE tid = 1000 AND"
+		" (id = (SELECT min(id) FROM events WHERE tid = 1000) OR"
+		" kind IN (2, 3) AND depth = 1 AND func IS NULL OR"
+		" kind = 1 AND depth = 1 AND func = (SELECT id FROM functions"
+		" WHERE name = 'mid' AND proc = 1)) ORDER BY id");
+
+	/* wrapped ring: main, mid, leaf rebuilt at depth 0, 1, 2; the
+	 * outermost exits come back to depth 0 */
+	CHECK_Q("ingest-wrapped-rebuilt",
+		"1|0|main|1;1|1|mid|1;1|2|leaf|1;2|2|leaf|0;1|2|leaf|NULL;", s,
+		"SELECT e.kind, e.depth, f.name, e.arg0 FROM events e LEFT JOIN"
+		" functions f ON f.id = e.func WHERE e.tid = 1001"
+		" ORDER BY e.id LIMIT 5");
+	CHECK_Q("ingest-wrapped-tail", "2|1|mid;2|0|main;6|0|NULL;", s,
+		"SELECT kind, depth, name FROM (SELECT e.id, e.kind, e.depth,"
+		" f.name FROM events e LEFT JOIN functions f ON f.id = e.func"
+		" WHERE e.tid = 1001 ORDER BY e.id DESC LIMIT 3) ORDER BY id");
+	CHECK_Q("ingest-wrapped-thread", "1|33;0|11;0|5;", s,
+		"SELECT wrapped, nevents FROM threads WHERE pid = 1000"
+		" ORDER BY wrapped DESC, nevents DESC");
+	CHECK_Q("ingest-wrapped-balanced", "16|16|0;", s,
+		"SELECT sum(kind = 1), sum(kind = 2), min(depth) FROM events"
+		" WHERE tid = 1001");
+	/* attach: parent main rebuilt from the call site of mid */
+	CHECK_Q("ingest-parent-rebuilt",
+		"1|0|main|1;1|1|mid|1;1|2|leaf|NULL;2|2|leaf|0;2|1|mid|0;", s,
+		"SELECT e.kind, e.depth, f.name, e.arg0 FROM events e LEFT JOIN"
+		" functions f ON f.id = e.func WHERE e.tid = 1003 ORDER BY e.id");
+	/* kill between zeroing and committing: all 16 records are there */
+	CHECK_Q("ingest-kill-mid-commit",
+		"16|1|int ns::twice<int>(int)|1;", s,
+		"SELECT (SELECT count(*) FROM events WHERE tid = 2000), e.depth,"
+		" f.name, e.kind FROM events e JOIN functions f ON f.id = e.func"
+		" WHERE e.tid = 2000 ORDER BY e.id DESC LIMIT 1");
+	CHECK_Q("ingest-processes",
+		"1000|1|NULL|11;2000|1|NULL|NULL;3000|1|0|NULL;4000|1|0|NULL;"
+		"5000|1|0|NULL;", s,
+		"SELECT pid, end_ns > start_ns, exit_status, signal FROM"
+		" processes ORDER BY pid");
+}
+
+static void check_replay(const char *db)
+{
+	char out[16384], want[16384], args[1024];
+	char file[600];
+	int rc;
+	uint64_t leafpc = BIAS + bin_fn(&c0, "leaf");
+
+	snprintf(file, sizeof(file), "%s", csrc);
+	snprintf(args, sizeof(args), "replay --tid 1000 %s", db);
+	rc = run(args, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "# DURATION     TID     FUNCTION\n"
+		 "            [  1000] | main() {\n"
+		 "            [  1000] |   mid() {\n"
+		 "   1.000 us [  1000] |     leaf();\n"
+		 "   1.000 us [  1000] |     leaf();\n"
+		 "   5.000 us [  1000] |   } /* mid */\n"
+		 "   1.000 us [  1000] |   printf();\n"
+		 "            [  1000] |   /* fork: child 1500 */\n"
+		 "            [  1000] |   /* signal: SIGSEGV (11) addr=0x10 "
+		 "pc=0x%" PRIx64 " */\n",
+		 leafpc);
+	check(rc == 0, "replay-text-exit", "status %d", rc);
+	check_text("replay-text", out, want);
+
+	snprintf(args, sizeof(args), "replay --format=jsonl --tid 1000 %s", db);
+	rc = run(args, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000000000,\"func\":\"main\",\"depth\":0}\n"
+		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000001000,\"func\":\"mid\",\"depth\":1,\"file\":\"%s\",\"line\":%d}\n"
+		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000002000,\"func\":\"leaf\",\"depth\":2,\"file\":\"%s\",\"line\":%d}\n"
+		 "{\"kind\":\"exit\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000003000,\"func\":\"leaf\",\"depth\":2}\n"
+		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000004000,\"func\":\"leaf\",\"depth\":2,\"file\":\"%s\",\"line\":%d}\n"
+		 "{\"kind\":\"exit\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000005000,\"func\":\"leaf\",\"depth\":2}\n"
+		 "{\"kind\":\"exit\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000006000,\"func\":\"mid\",\"depth\":1}\n"
+		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000007000,\"func\":\"printf\",\"depth\":1}\n"
+		 "{\"kind\":\"exit\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000008000,\"func\":\"printf\",\"depth\":1}\n"
+		 "{\"kind\":\"fork\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000009000,\"child\":1500}\n"
+		 "{\"kind\":\"signal\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000011000,\"signo\":11,\"addr\":16}\n",
+		 file, marker(csrc, "site:main:mid:1"), file,
+		 marker(csrc, "site:mid:leaf:1"), file,
+		 marker(csrc, "site:mid:leaf:2"));
+	check(rc == 0, "replay-jsonl-exit", "status %d", rc);
+	check_text("replay-jsonl", out, want);
+
+	/* the wrapped thread: rebuilt frames make a balanced tree */
+	snprintf(args, sizeof(args), "replay --tid 1001 %s | head -6", db);
+	run(args, out, sizeof(out));
+	check_text("replay-text-wrapped", out,
+		   "# DURATION     TID     FUNCTION\n"
+		   "            [  1001] | main() {\n"
+		   "            [  1001] |   mid() {\n"
+		   "            [  1001] |     leaf();\n"
+		   "   1.000 us [  1001] |     leaf();\n"
+		   "   1.000 us [  1001] |     leaf();\n");
+	snprintf(args, sizeof(args), "replay --tid 1001 %s | tail -3", db);
+	run(args, out, sizeof(out));
+	check_text("replay-text-wrapped-tail", out,
+		   "            [  1001] |   } /* mid */\n"
+		   "            [  1001] | } /* main */\n"
+		   "            [  1001] | /* thread_exit */\n");
+
+	/* C++: simple names in text, full ones in jsonl */
+	snprintf(args, sizeof(args), "replay --pid 4000 %s", db);
+	run(args, out, sizeof(out));
+	check_text("replay-text-cxx", out,
+		   "# DURATION     TID     FUNCTION\n"
+		   "            [  4000] | main() {\n"
+		   "   1.000 us [  4000] |   ns::Widget::poke();\n"
+		   "   1.000 us [  4000] |   ns::twice<int>();\n"
+		   "   5.000 us [  4000] | } /* main */\n"
+		   "            [  4000] | /* process_exit: status 0 */\n");
+	snprintf(args, sizeof(args),
+		 "replay --format=jsonl --pid 4000 %s | sed -n 2p", db);
+	run(args, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "{\"kind\":\"entry\",\"pid\":4000,\"tid\":4000,\"ts_ns\":5000001000,"
+		 "\"func\":\"ns::Widget::poke(int) const\",\"depth\":1,"
+		 "\"file\":\"%s\",\"line\":%d}\n",
+		 ccsrc, marker(ccsrc, "site:main:poke:1"));
+	check_text("replay-jsonl-cxx", out, want);
+
+	snprintf(args, sizeof(args),
+		 "replay --format=jsonl --pid 5000 %s | sed -n 2p", db);
+	run(args, out, sizeof(out));
+	snprintf(want, sizeof(want),
+		 "{\"kind\":\"entry\",\"pid\":5000,\"tid\":5000,\"ts_ns\":5000001000,"
+		 "\"func\":\"?@0x7f0000001000\",\"depth\":1}\n");
+	check_text("replay-jsonl-unknown-name", out, want);
+
+	/* every thread, in order of first event; every line parses as one
+	 * object with the required fields */
+	snprintf(args, sizeof(args),
+		 "replay --format=jsonl %s | grep -vc '^{\"kind\":\"[a-z_]*\","
+		 "\"pid\":[0-9]*,\"tid\":[0-9]*,\"ts_ns\":[0-9]*[,}]'",
+		 db);
+	run(args, out, sizeof(out));
+	check(strcmp(out, "0\n") == 0, "replay-jsonl-all-fields",
+	      "%s lines without the required fields", out);
+	snprintf(args, sizeof(args), "replay --format=jsonl %s | wc -l", db);
+	run(args, out, sizeof(out));
+	check(atoi(out) == 11 + 33 + 5 + 16 + 9 + 7 + 4,
+	      "replay-jsonl-all-events",
+	      "%d lines", atoi(out));
+
+	snprintf(args, sizeof(args), "replay --format=xml %s", db);
+	rc = run(args, out, sizeof(out));
+	check(rc == 2 && strncmp(out, "propel: replay", 14) == 0 &&
+		      !strchr(out, '\n')[1],
+	      "replay-bad-format", "status %d: %s", rc, out);
+	snprintf(args, sizeof(args), "replay --tid x %s", db);
+	rc = run(args, out, sizeof(out));
+	check(rc == 2 && strncmp(out, "propel: replay", 14) == 0,
+	      "replay-bad-tid", "status %d: %s", rc, out);
+}
+
+static void check_short_names(void)
+{
+	static const char *const in[][2] = {
+		{ "ns::Widget::poke(int) const", "ns::Widget::poke" },
+		{ "int ns::twice<int>(int)", "ns::twice<int>" },
+		{ "S::operator()(int)", "S::operator()" },
+		{ "main", "main" },
+		{ "?@0x1234", "?@0x1234" },
+		{ "(anonymous namespace)::f(char const*)",
+		  "(anonymous namespace)::f" },
+	};
+	char buf[256];
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		replay_short_name(in[i][0], buf, sizeof(buf));
+		if (strcmp(buf, in[i][1]) != 0) {
+			printf("  %s -> %s (want %s)\n", in[i][0], buf, in[i][1]);
+			ok = 0;
+		}
+	}
+	check(ok, "replay-short-names", "see above");
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* N events on one thread: a call tree three deep, as the hot loop sees it */
+static int bench(uint64_t n, int report_only)
+{
+	char dir[300], db[300], cmd[700], *cause = NULL;
+	struct ingest_stats st;
+	struct session *s;
+	struct tw w;
+	uint64_t i, t0;
+	uint32_t recs = (uint32_t)(n / 15 + 64);
+	int err;
+
+	snprintf(dir, sizeof(dir), "/dev/shm/propel-test-ingest.%d", getpid());
+	mkdir(dir, 0755);
+	snprintf(db, sizeof(db), "%s/bench.db", tmp);
+	map_c(dir, 9000, 1, "e5", &c0, 1);
+	tw_open(&w, dir, 9000, "e5", 9000, 16, recs);
+	/* a 1 s calibration span no matter how many records */
+	tw_put(&w, PROPEL_REC_ENTRY, 0, 3);
+	for (i = 1; i + 1 < n; i += 6) {
+		tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+		tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+		tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+		tw_put(&w, PROPEL_REC_ENTRY, 2, 2);
+		tw_put(&w, PROPEL_REC_EXIT, 2, 2);
+		tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	}
+	tw_close(&w);
+	if (session_open(db, SESSION_CREATE, &s, &cause)) {
+		printf("FAIL ingest-bench: %s\n", cause);
+		return 1;
+	}
+	t0 = now_ns();
+	err = ingest_dir(s, dir, &st, &cause);
+	t0 = now_ns() - t0;
+	session_close(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd)) {
+		/* nothing */
+	}
+	if (err) {
+		printf("FAIL ingest-bench: %s\n", cause);
+		return 1;
+	}
+	printf("%s ingest-bench: %" PRIu64 " events in %.2f s = %.0f events/s"
+	       "\n",
+	       report_only ? "INFO" : "PASS", st.events, t0 / 1e9,
+	       st.events / (t0 / 1e9));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[300], db[300], *cause = NULL;
+	struct ingest_stats st;
+	struct session *s;
+	int err;
+
+	if (getenv("PROPEL_TOP"))
+		top = getenv("PROPEL_TOP");
+	else if (getcwd(tmp, sizeof(tmp)))
+		top = strdup(tmp);
+	snprintf(tmp, sizeof(tmp), "/tmp/propel-test-ingest.XXXXXX");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	if (system("command -v gcc g++ objdump >/dev/null") != 0) {
+		printf("SKIP test-ingest: gcc, g++ or objdump missing\n");
+		return 0;
+	}
+	if (bin_build(&c0, "gcc", csrc, "-O0", "fix-c-O0") ||
+	    bin_build(&c2, "gcc", csrc, "-O2", "fix-c-O2") ||
+	    bin_build(&cc0, "g++", ccsrc, "-O0", "fix-cc-O0") ||
+	    bin_build(&cc2, "g++", ccsrc, "-O2", "fix-cc-O2")) {
+		printf("FAIL fixtures: cannot build the fixtures\n");
+		return 1;
+	}
+	{
+		char cmd[1400];
+
+		snprintf(stripped, sizeof(stripped), "%s-stripped", c0.path);
+		snprintf(cmd, sizeof(cmd), "strip -o %s %s", stripped, c0.path);
+		if (system(cmd) != 0)
+			printf("FAIL fixtures-strip: %s\n", cmd);
+	}
+	check(bin_call(&c2, "mid", "leaf", 2) && bin_fn(&cc2, mangled_twice),
+	      "fixtures-addresses", "objdump gave no call mid->leaf");
+	if (argc > 2 && strcmp(argv[1], "--bench") == 0)
+		return bench(strtoull(argv[2], NULL, 10), 1);
+
+	snprintf(dir, sizeof(dir), "%s/session", tmp);
+	snprintf(db, sizeof(db), "%s/propel.db", tmp);
+	mkdir(dir, 0755);
+	write_session(dir);
+	err = session_open(db, SESSION_CREATE, &s, &cause);
+	if (!err)
+		err = ingest_dir(s, dir, &st, &cause);
+	check(err == 0, "ingest-dir", "%s", cause ? cause : strerror(-err));
+	if (err)
+		return 1;
+	err = ingest_write_meta(s, 3, (char *[]){ "./app", "a b", "it's", NULL });
+	CHECK_Q("ingest-write-meta", "./app 'a b' 'it'\\''s';", s,
+		"SELECT value FROM meta WHERE key = 'command'");
+	check_rows(s, &st);
+	session_close(s);
+
+	check_replay(db);
+	check_short_names();
+
+	/* a missing directory is an error with a cause */
+	{
+		char *c2 = NULL;
+
+		session_open(db, SESSION_WRITE, &s, &cause);
+		err = ingest_dir(s, "/nonexistent/propel", &st, &c2);
+		check(err == -ENOENT && c2 && strstr(c2, "/nonexistent"),
+		      "ingest-missing-dir", "err %d cause %s", err, c2);
+		free(c2);
+		session_close(s);
+	}
+	bench(200000, 0);
+
+	if (!nfail) {
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd)) {
+			/* leave it */
+		}
+	}
+	return nfail ? 1 : 0;
+}

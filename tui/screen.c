@@ -1,0 +1,553 @@
+/*
+ * tui/screen.c - the terminal: ncursesw for drawing and keys, readline
+ * (callback interface) for the `:` and `/` prompts.  The only file that
+ * includes curses or readline; the API is tui/screen.h.
+ *
+ * Readline never touches the terminal: its input comes from the bytes we
+ * feed it (keys read by curses, turned back into the byte sequences
+ * readline expects), its output goes to /dev/null, and its redisplay hook
+ * only records that the prompt must be redrawn; screen_end_frame draws
+ * rl_line_buffer on the bottom row with curses.
+ *
+ * State (one terminal per process): initialized between screen_init and
+ * screen_fini; screen_fini is idempotent and is what restores the terminal
+ * on every exit path of the TUI.
+ */
+#include <errno.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <wchar.h>
+
+#define NCURSES_WIDECHAR 1
+#include <curses.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "share/log.h"
+#include "tui/screen.h"
+
+static int screen_up;
+static int screen_has_colors;
+static char screen_msg[512];
+static int screen_msg_err;
+
+/* readline glue */
+static unsigned char rl_feed[64];
+static int rl_feed_len, rl_feed_pos;
+static int prompt_on, prompt_done;
+static char *prompt_line;
+static char prompt_text[64];
+static FILE *rl_null;
+
+static int attr_to_curses(int attr)
+{
+	int a = 0, c = attr & SA_COLOR_MASK;
+
+	if (attr & SA_BOLD)
+		a |= A_BOLD;
+	if (attr & SA_REVERSE)
+		a |= A_REVERSE;
+	if (attr & SA_UNDERLINE)
+		a |= A_UNDERLINE;
+	if (attr & SA_DIM)
+		a |= A_DIM;
+	if (attr & SA_HIGHLIGHT) {
+		a |= A_BOLD;
+		c = SC_RED;
+		if (!screen_has_colors)
+			a |= A_REVERSE;
+	}
+	if (screen_has_colors && c > 0 && c < SC_NCOLORS)
+		a |= COLOR_PAIR(c + ((attr & SA_HIGHLIGHT) ? SC_NCOLORS : 0));
+	return a;
+}
+
+int screen_strwidth(const char *text)
+{
+	mbstate_t st;
+	wchar_t wc;
+	size_t n;
+	int w = 0, cw;
+
+	memset(&st, 0, sizeof(st));
+	while (*text) {
+		n = mbrtowc(&wc, text, MB_CUR_MAX, &st);
+		if (n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+			wc = L'?';
+		}
+		cw = wcwidth(wc);
+		w += cw < 0 ? 1 : cw;
+		text += n ? n : 1;
+	}
+	return w;
+}
+
+int screen_put(const struct screen_rect *r, int row, int col, int attr,
+	       const char *text)
+{
+	mbstate_t st;
+	int x, cw, written = 0;
+	wchar_t wc;
+	size_t n;
+
+	if (!screen_up || row < 0 || row >= r->h || col >= r->w || r->w <= 0)
+		return 0;
+	memset(&st, 0, sizeof(st));
+	x = col;
+	attr_set(attr_to_curses(attr), 0, NULL);
+	while (*text && x < r->w) {
+		n = mbrtowc(&wc, text, MB_CUR_MAX, &st);
+		if (n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+			wc = L'?';
+		}
+		text += n ? n : 1;
+		if (wc < 32 || wc == 127)
+			wc = L'?';
+		cw = wcwidth(wc);
+		if (cw < 0) {
+			wc = L'?';
+			cw = 1;
+		}
+		if (x + cw > r->w)
+			break;
+		if (x >= 0) {
+			wchar_t s[2] = { wc, 0 };
+
+			mvaddwstr(r->y + row, r->x + x, s);
+		}
+		x += cw;
+		written += cw;
+	}
+	attr_set(A_NORMAL, 0, NULL);
+	return written;
+}
+
+int screen_vprintf(const struct screen_rect *r, int row, int col, int attr,
+		   const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	return screen_put(r, row, col, attr, buf);
+}
+
+int screen_printf(const struct screen_rect *r, int row, int col, int attr,
+		  const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = screen_vprintf(r, row, col, attr, fmt, ap);
+	va_end(ap);
+	return n;
+}
+
+void screen_clear_row(const struct screen_rect *r, int row, int col, int attr)
+{
+	int x;
+
+	if (!screen_up || row < 0 || row >= r->h)
+		return;
+	attr_set(attr_to_curses(attr), 0, NULL);
+	for (x = col < 0 ? 0 : col; x < r->w; x++)
+		mvaddch(r->y + row, r->x + x, ' ');
+	attr_set(A_NORMAL, 0, NULL);
+}
+
+void screen_clear(const struct screen_rect *r)
+{
+	int y;
+
+	for (y = 0; y < r->h; y++)
+		screen_clear_row(r, y, 0, SA_NORMAL);
+}
+
+void screen_hline(const struct screen_rect *r, int row, int col, int len,
+		  int attr)
+{
+	int x;
+
+	for (x = col; x < col + len; x++)
+		screen_put(r, row, x, attr, "\u2500");
+}
+
+void screen_vline(const struct screen_rect *r, int row, int col, int len,
+		  int attr)
+{
+	int y;
+
+	for (y = row; y < row + len; y++)
+		screen_put(r, y, col, attr, "\u2502");
+}
+
+void screen_box(const struct screen_rect *r, const char *title, int attr)
+{
+	if (r->w < 2 || r->h < 2)
+		return;
+	screen_hline(r, 0, 1, r->w - 2, attr);
+	screen_hline(r, r->h - 1, 1, r->w - 2, attr);
+	screen_vline(r, 1, 0, r->h - 2, attr);
+	screen_vline(r, 1, r->w - 1, r->h - 2, attr);
+	screen_put(r, 0, 0, attr, "\u250c");
+	screen_put(r, 0, r->w - 1, attr, "\u2510");
+	screen_put(r, r->h - 1, 0, attr, "\u2514");
+	screen_put(r, r->h - 1, r->w - 1, attr, "\u2518");
+	if (title && *title)
+		screen_printf(r, 0, 2, attr | SA_BOLD, " %s ", title);
+}
+
+static const char *const blocks[9] = {
+	" ", "\u2581", "\u2582", "\u2583", "\u2584",
+	"\u2585", "\u2586", "\u2587", "\u2588",
+};
+
+void screen_vbar(const struct screen_rect *r, int col, int bottom, int eighths,
+		 int attr)
+{
+	int row = bottom;
+
+	while (eighths > 0 && row >= 0) {
+		screen_put(r, row, col, attr, blocks[eighths >= 8 ? 8 : eighths]);
+		eighths -= 8;
+		row--;
+	}
+}
+
+static double vmax(const double *v, int n, double max)
+{
+	int i;
+
+	if (max > 0)
+		return max;
+	for (i = 0; i < n; i++)
+		if (v[i] > max)
+			max = v[i];
+	return max > 0 ? max : 1;
+}
+
+void screen_graph(const struct screen_rect *r, const double *v, int n,
+		  double max, int attr, int mark, int mark_attr)
+{
+	int first = n > r->w ? n - r->w : 0, i;
+
+	max = vmax(v + first, n - first, max);
+	for (i = first; i < n; i++) {
+		int e = (int)(v[i] / max * r->h * 8 + 0.5);
+
+		if (v[i] > 0 && e == 0)
+			e = 1;
+		screen_vbar(r, i - first, r->h - 1, e, i == mark ? mark_attr : attr);
+		if (i == mark && e == 0)
+			screen_put(r, r->h - 1, i - first, mark_attr, "\u2502");
+	}
+}
+
+void screen_sparkline(const struct screen_rect *r, int row, int col,
+		      const double *v, int n, double max, int attr)
+{
+	int i;
+
+	max = vmax(v, n, max);
+	for (i = 0; i < n; i++) {
+		int e = (int)(v[i] / max * 8 + 0.5);
+
+		screen_put(r, row, col + i, attr,
+			   blocks[e < 0 ? 0 : e > 8 ? 8 : e]);
+	}
+}
+
+void screen_message(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(screen_msg, sizeof(screen_msg), fmt, ap);
+	va_end(ap);
+	screen_msg_err = 0;
+}
+
+void screen_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(screen_msg, sizeof(screen_msg), fmt, ap);
+	va_end(ap);
+	screen_msg_err = 1;
+}
+
+const char *screen_message_text(void)
+{
+	return screen_msg;
+}
+
+/* ---- readline ---- */
+
+static int rl_getc_cb(FILE *f)
+{
+	if (rl_feed_pos < rl_feed_len)
+		return rl_feed[rl_feed_pos++];
+	return EOF;
+}
+
+static void rl_redisplay_cb(void)
+{
+}
+
+static void rl_line_cb(char *line)
+{
+	prompt_done = 1;
+	prompt_line = line;
+	if (line && *line)
+		add_history(line);
+	rl_callback_handler_remove();
+}
+
+void screen_prompt_begin(const char *prompt)
+{
+	snprintf(prompt_text, sizeof(prompt_text), "%s", prompt);
+	prompt_on = 1;
+	prompt_done = 0;
+	prompt_line = NULL;
+	rl_callback_handler_install(prompt_text, rl_line_cb);
+	curs_set(1);
+}
+
+int screen_prompt_active(void)
+{
+	return prompt_on;
+}
+
+static void feed(const char *bytes, int n)
+{
+	rl_feed_len = n;
+	rl_feed_pos = 0;
+	memcpy(rl_feed, bytes, n);
+	while (rl_feed_pos < rl_feed_len && !prompt_done)
+		rl_callback_read_char();
+}
+
+int screen_prompt_key(int key, char **line)
+{
+	char buf[8];
+	int n = 0;
+
+	*line = NULL;
+	if (!prompt_on)
+		return 1;
+	switch (key) {
+	case SCREEN_KEY_ESC:
+	case 'C' & 0x1f:
+	case 'G' & 0x1f:
+		rl_callback_handler_remove();
+		prompt_on = 0;
+		curs_set(0);
+		return 1;
+	case SCREEN_KEY_ENTER:
+		buf[n++] = '\r';
+		break;
+	case SCREEN_KEY_BACKSPACE:
+		buf[n++] = 0x7f;
+		if (rl_end == 0) { /* backspace on an empty line cancels */
+			rl_callback_handler_remove();
+			prompt_on = 0;
+			curs_set(0);
+			return 1;
+		}
+		break;
+	case SCREEN_KEY_LEFT: n = snprintf(buf, sizeof(buf), "\033[D"); break;
+	case SCREEN_KEY_RIGHT: n = snprintf(buf, sizeof(buf), "\033[C"); break;
+	case SCREEN_KEY_UP: n = snprintf(buf, sizeof(buf), "\033[A"); break;
+	case SCREEN_KEY_DOWN: n = snprintf(buf, sizeof(buf), "\033[B"); break;
+	case SCREEN_KEY_HOME: buf[n++] = 'A' & 0x1f; break;
+	case SCREEN_KEY_END: buf[n++] = 'E' & 0x1f; break;
+	case SCREEN_KEY_DELETE: buf[n++] = 'D' & 0x1f; break;
+	case SCREEN_KEY_TAB: buf[n++] = '\t'; break;
+	default:
+		if (key >= SCREEN_KEY_BASE)
+			return 0;
+		if (key == ('D' & 0x1f) && rl_end == 0) {
+			rl_callback_handler_remove();
+			prompt_on = 0;
+			curs_set(0);
+			return 1;
+		}
+		{
+			mbstate_t st;
+
+			memset(&st, 0, sizeof(st));
+			n = (int)wcrtomb(buf, (wchar_t)key, &st);
+			if (n <= 0)
+				return 0;
+		}
+	}
+	feed(buf, n);
+	if (prompt_done) {
+		prompt_on = 0;
+		curs_set(0);
+		*line = prompt_line;
+		return 1;
+	}
+	return 0;
+}
+
+/* ---- terminal ---- */
+
+int screen_init(char **cause)
+{
+	int i;
+	static const short colors[SC_NCOLORS] = {
+		-1, COLOR_RED, COLOR_GREEN, COLOR_YELLOW, COLOR_BLUE,
+		COLOR_MAGENTA, COLOR_CYAN, COLOR_WHITE, COLOR_BLACK,
+	};
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return propel_cause(cause, -ENOTTY,
+				    "not a terminal (the TUI needs a tty on "
+				    "stdin and stdout; use `propel replay` for "
+				    "text)");
+	setlocale(LC_ALL, "");
+	if (!getenv("ESCDELAY"))
+		set_escdelay(25);
+	if (!newterm(NULL, stdout, stdin))
+		return propel_cause(cause, -ENOTTY, "cannot use terminal \"%s\"",
+				    getenv("TERM") ? getenv("TERM") : "");
+	screen_up = 1;
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	curs_set(0);
+	if (has_colors()) {
+		start_color();
+		use_default_colors();
+		screen_has_colors = 1;
+		for (i = 1; i < SC_NCOLORS; i++) {
+			init_pair(i, i == SC_GRAY && COLORS > 8 ? 8 : colors[i], -1);
+			init_pair(i + SC_NCOLORS, COLOR_WHITE, COLOR_RED);
+		}
+		init_pair(SC_NCOLORS, COLOR_WHITE, COLOR_RED);
+	}
+	/* readline: fed by us, silent */
+	rl_null = fopen("/dev/null", "w");
+	rl_instream = NULL;
+	rl_outstream = rl_null;
+	rl_getc_function = rl_getc_cb;
+	rl_redisplay_function = rl_redisplay_cb;
+	rl_prep_term_function = NULL;
+	rl_deprep_term_function = NULL;
+	rl_catch_signals = 0;
+	rl_catch_sigwinch = 0;
+	rl_change_environment = 0;
+	rl_bind_key('\t', rl_insert);
+	return 0;
+}
+
+void screen_fini(void)
+{
+	if (!screen_up)
+		return;
+	if (prompt_on)
+		rl_callback_handler_remove();
+	prompt_on = 0;
+	curs_set(1);
+	endwin();
+	screen_up = 0;
+	if (rl_null) {
+		rl_outstream = NULL;
+		fclose(rl_null);
+		rl_null = NULL;
+	}
+}
+
+void screen_size(int *cols, int *rows)
+{
+	*cols = screen_up ? COLS : 80;
+	*rows = screen_up ? LINES : 24;
+}
+
+void screen_begin_frame(void)
+{
+	erase();
+}
+
+void screen_status(const char *text)
+{
+	struct screen_rect r = { 0, LINES - 2, COLS, 1 };
+
+	screen_clear_row(&r, 0, 0, SA_REVERSE);
+	screen_put(&r, 0, 0, SA_REVERSE | SA_BOLD, text);
+}
+
+void screen_end_frame(void)
+{
+	struct screen_rect r = { 0, LINES - 1, COLS, 1 };
+
+	screen_clear_row(&r, 0, 0, SA_NORMAL);
+	if (prompt_on) {
+		char buf[600];
+		int w;
+
+		snprintf(buf, sizeof(buf), "%s%.*s", prompt_text, rl_point,
+			 rl_line_buffer ? rl_line_buffer : "");
+		w = screen_strwidth(buf);
+		screen_printf(&r, 0, 0, SA_NORMAL, "%s%s", prompt_text,
+			      rl_line_buffer ? rl_line_buffer : "");
+		move(LINES - 1, w < COLS ? w : COLS - 1);
+	} else if (screen_msg[0]) {
+		screen_put(&r, 0, 0, screen_msg_err ? SC_RED | SA_BOLD : SA_NORMAL,
+			   screen_msg);
+	}
+	refresh();
+}
+
+int screen_getkey(int timeout_ms)
+{
+	wint_t wc;
+	int rc;
+
+	timeout(timeout_ms);
+	rc = get_wch(&wc);
+	if (rc == ERR)
+		return SCREEN_KEY_NONE;
+	if (!prompt_on)
+		screen_msg[0] = 0;
+	if (rc == KEY_CODE_YES) {
+		switch (wc) {
+		case KEY_UP: return SCREEN_KEY_UP;
+		case KEY_DOWN: return SCREEN_KEY_DOWN;
+		case KEY_LEFT: return SCREEN_KEY_LEFT;
+		case KEY_RIGHT: return SCREEN_KEY_RIGHT;
+		case KEY_PPAGE: return SCREEN_KEY_PGUP;
+		case KEY_NPAGE: return SCREEN_KEY_PGDN;
+		case KEY_HOME: return SCREEN_KEY_HOME;
+		case KEY_END: return SCREEN_KEY_END;
+		case KEY_ENTER: return SCREEN_KEY_ENTER;
+		case KEY_BACKSPACE: return SCREEN_KEY_BACKSPACE;
+		case KEY_BTAB: return SCREEN_KEY_BTAB;
+		case KEY_DC: return SCREEN_KEY_DELETE;
+		case KEY_RESIZE: return SCREEN_KEY_RESIZE;
+		default:
+			if (wc >= KEY_F(1) && wc <= KEY_F(12))
+				return SCREEN_KEY_F0 + (wc - KEY_F0);
+			return SCREEN_KEY_NONE;
+		}
+	}
+	switch (wc) {
+	case '\r':
+	case '\n': return SCREEN_KEY_ENTER;
+	case '\t': return SCREEN_KEY_TAB;
+	case 27: return SCREEN_KEY_ESC;
+	case 127:
+	case 8: return SCREEN_KEY_BACKSPACE;
+	}
+	return (int)wc;
+}

@@ -1,0 +1,40 @@
+/*
+ * tui/tui-core.h - what the TUI core (tui/cmd-tui.c) offers the trace,
+ * source and threads views beyond tui/view.h: the reconstruction, the
+ * cursor, and source locations.  Views written against view.h alone (e.g.
+ * vitals) need none of this.
+ */
+#ifndef PROPEL_TUI_TUI_CORE_H
+#define PROPEL_TUI_TUI_CORE_H
+
+#include <stdint.h>
+
+#include "engine/cursor.h"
+#include "engine/reconstruct.h"
+#include "tui/view.h"
+
+struct recon *tui_recon(struct view *v);
+struct cursor *tui_cursor(struct view *v);
+
+/* 1 when the trace pane shows all threads interleaved by time */
+int tui_interleaved(struct view *v);
+
+/*
+ * Source location of event (t, idx): for a signal, the faulting line from
+ * its pc when the binary's DWARF has it, else what recon_event_site says.
+ * *file is malloc'd.  *path (malloc'd, may be NULL) is the file found on
+ * disk through the source path (`:directory DIR`), NULL when not found.
+ */
+int tui_locate(struct view *v, int t, int64_t idx, char **file, int *line,
+	       char **path);
+
+/* Disassemble around the event's address when there is no source: lines
+ * "addr: mnemonic operands" into out (malloc'd array of malloc'd strings),
+ * *cur = index of the line of the address.  Count, or -errno with *cause. */
+int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
+	       char **cause);
+
+/* one line describing an event for the trace and threads panes */
+void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
+
+#endif

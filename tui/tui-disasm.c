@@ -1,0 +1,181 @@
+/*
+ * tui/tui-disasm.c - disassembly for the source pane where the source file
+ * is not on this machine: the function containing the cursor event, read
+ * from the process's binary (processes.exe) with libelf and decoded with
+ * capstone.  The instruction at a fault's pc is marked; the load bias is
+ * found by comparing the function's run-time address (functions.addr) with
+ * its symbol's value, so PIE binaries work too.  Called by view-source.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <capstone/capstone.h>
+
+#include "engine/session.h"
+#include "share/log.h"
+#include "tui/tui-core.h"
+
+#define DISASM_MAX_BYTES 4096
+
+static int disasm_query(struct view *v, int pid, uint32_t func, char **exe,
+			char **name, int64_t *addr)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	if (sqlite3_prepare_v2(session_db(view_session(v)),
+			       "SELECT p.exe, f.name, f.addr FROM functions f, "
+			       "processes p WHERE f.id=? AND p.pid=? ORDER BY "
+			       "p.id DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, func);
+	sqlite3_bind_int(st, 2, pid);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
+	    sqlite3_column_text(st, 1)) {
+		*exe = strdup((const char *)sqlite3_column_text(st, 0));
+		*name = strdup((const char *)sqlite3_column_text(st, 1));
+		*addr = sqlite3_column_int64(st, 2);
+		err = 0;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* symbol value/size and the bytes of the function */
+static int disasm_read(const char *exe, const char *name, uint64_t *value,
+		       unsigned char **code, size_t *size, char **cause)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	int fd, err = -ENOENT;
+
+	elf_version(EV_CURRENT);
+	fd = open(exe, O_RDONLY);
+	if (fd < 0)
+		return propel_cause(cause, -errno, "binary not found: %s", exe);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(fd);
+		return propel_cause(cause, -EINVAL, "%s: not an ELF file", exe);
+	}
+	while ((scn = elf_nextscn(elf, scn)) && err) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t k, n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		for (k = 0; d && k < n; k++) {
+			GElf_Sym sym;
+			const char *sn;
+			Elf_Scn *ts;
+			GElf_Shdr tsh;
+			Elf_Data *td;
+
+			if (!gelf_getsym(d, (int)k, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || sym.st_shndx == SHN_UNDEF)
+				continue;
+			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!sn || strcmp(sn, name) != 0)
+				continue;
+			ts = elf_getscn(elf, sym.st_shndx);
+			if (!ts || !gelf_getshdr(ts, &tsh) ||
+			    !(td = elf_getdata(ts, NULL)) || !td->d_buf)
+				break;
+			*size = sym.st_size ? sym.st_size : 64;
+			if (*size > DISASM_MAX_BYTES)
+				*size = DISASM_MAX_BYTES;
+			if (sym.st_value < tsh.sh_addr ||
+			    sym.st_value - tsh.sh_addr + *size > td->d_size)
+				break;
+			*code = malloc(*size);
+			if (!*code) {
+				err = -ENOMEM;
+				break;
+			}
+			memcpy(*code, (char *)td->d_buf + (sym.st_value - tsh.sh_addr),
+			       *size);
+			*value = sym.st_value;
+			err = 0;
+			break;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	if (err)
+		propel_cause(cause, err, "%s: no code for %s", exe, name);
+	return err;
+}
+
+int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
+	       char **cause)
+{
+	struct recon *r = tui_recon(v);
+	const struct recon_thread *th = &r->threads[t];
+	int64_t f = recon_frame(th, idx), addr = 0, pc = 0;
+	char *exe = NULL, *name = NULL, **lines = NULL;
+	unsigned char *code = NULL;
+	size_t size = 0, n = 0, k;
+	uint64_t value = 0;
+	cs_insn *insn = NULL;
+	csh cs;
+	int err;
+
+	*out = NULL;
+	*cur = 0;
+	if (f < 0)
+		return propel_cause(cause, -ENOENT, "no function here");
+	err = disasm_query(v, th->pid, th->ev[f].func, &exe, &name, &addr);
+	if (err) {
+		propel_cause(cause, err, "no binary recorded for %s",
+			     recon_func_name(r, th->ev[f].func));
+		goto out;
+	}
+	err = disasm_read(exe, name, &value, &code, &size, cause);
+	if (err)
+		goto out;
+	if (th->ev[idx].kind == SK_SIGNAL) {
+		struct recon_row row;
+
+		if (!recon_row(r, th->ev[idx].id, &row) && row.arg2)
+			pc = row.arg2 - (addr ? addr - (int64_t)value : 0);
+	}
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+		err = propel_cause(cause, -EIO, "capstone unavailable");
+		goto out;
+	}
+	n = cs_disasm(cs, code, size, value, 0, &insn);
+	lines = calloc(n ? n : 1, sizeof(*lines));
+	for (k = 0; lines && k < n; k++) {
+		char buf[256];
+
+		snprintf(buf, sizeof(buf), "%s%s 0x%llx:  %-7s %s",
+			 k == 0 ? name : "", k == 0 ? ":" : "",
+			 (unsigned long long)insn[k].address, insn[k].mnemonic,
+			 insn[k].op_str);
+		lines[k] = strdup(buf);
+		if ((int64_t)insn[k].address == pc)
+			*cur = (int)k;
+	}
+	if (n)
+		cs_free(insn, n);
+	cs_close(&cs);
+	*out = lines;
+	err = lines ? (int)n : -ENOMEM;
+out:
+	free(exe);
+	free(name);
+	free(code);
+	return err;
+}

@@ -1,0 +1,288 @@
+/*
+ * tui/view-trace.c - the trace pane: the cursor thread's events as a
+ * collapsible call tree (TraceBack §4.3.1), or all threads interleaved by
+ * time (TraceBack §4.3.2; key `a`).
+ *
+ * Folding is a flag on the entry event (RECON_F_FOLDED): a folded call
+ * shows as one line, and its events (exit included) are skipped by the
+ * visible-line walk (trace_vnext / trace_vprev), which costs O(1) per
+ * line thanks to the entry<->exit match.  When the cursor lands inside a
+ * folded call, its folded ancestors open (trace_reveal), so the cursor's
+ * line is always visible.  The pane keeps only a top anchor; a frame
+ * walks at most one screen of lines from it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/session.h"
+#include "tui/screen.h"
+#include "tui/tui-core.h"
+#include "tui/view.h"
+
+struct trace_view {
+	int top_t;
+	int64_t top; /* first visible line (tree mode) */
+	int page;    /* rows last drawn */
+};
+
+static int64_t trace_vnext(const struct recon_thread *th, int64_t i)
+{
+	const struct recon_ev *e = &th->ev[i];
+
+	if (e->kind == SK_ENTRY && (e->flags & RECON_F_FOLDED) && e->match >= 0)
+		return e->match + 1;
+	return i + 1;
+}
+
+static int64_t trace_vprev(const struct recon_thread *th, int64_t i)
+{
+	int64_t j = i - 1;
+
+	if (j >= 0 && th->ev[j].kind == SK_EXIT && th->ev[j].match >= 0 &&
+	    (th->ev[th->ev[j].match].flags & RECON_F_FOLDED))
+		j = th->ev[j].match;
+	return j;
+}
+
+static void trace_reveal(struct recon_thread *th, int64_t i)
+{
+	int64_t a = th->ev[i].kind == SK_EXIT && th->ev[i].match >= 0
+			    ? th->ev[i].match
+			    : th->ev[i].up;
+
+	if (th->ev[i].kind == SK_EXIT && a >= 0)
+		th->ev[a].flags &= ~RECON_F_FOLDED;
+	for (a = th->ev[i].kind == SK_EXIT && a >= 0 ? th->ev[a].up : a; a >= 0;
+	     a = th->ev[a].up)
+		th->ev[a].flags &= ~RECON_F_FOLDED;
+}
+
+static int trace_open(struct view *v, char **cause)
+{
+	v->priv = calloc(1, sizeof(struct trace_view));
+	return v->priv ? 0 : -12;
+}
+
+static void trace_free(struct view *v)
+{
+	free(v->priv);
+}
+
+static int line_attr(const struct recon_ev *e)
+{
+	switch (e->kind) {
+	case SK_SIGNAL:
+		return SA_HIGHLIGHT;
+	case SK_EXIT:
+		return SA_DIM;
+	case SK_SEND:
+	case SK_RECV:
+		return SC_YELLOW;
+	case SK_ENTRY:
+		return e->flags & RECON_F_SYNTH ? SC_MAGENTA : SA_NORMAL;
+	}
+	return SC_CYAN;
+}
+
+static void draw_line(struct view *v, const struct screen_rect *r, int row,
+		      int t, int64_t i, int cur, int focused, int tidcol)
+{
+	struct recon *rc = tui_recon(v);
+	const struct recon_thread *th = &rc->threads[t];
+	const struct recon_ev *e = &th->ev[i];
+	char text[256];
+	int attr = line_attr(e), col = 0, ind = e->depth, maxind = r->w / 4;
+
+	if (cur)
+		attr = (focused ? SA_REVERSE : SA_UNDERLINE | SA_BOLD) |
+		       (e->kind == SK_SIGNAL ? SA_HIGHLIGHT : 0);
+	if (cur)
+		screen_clear_row(r, row, 0, focused ? SA_REVERSE : SA_NORMAL);
+	if (tidcol)
+		col += screen_printf(r, row, col, attr | SC_GREEN, "%6d ", th->tid);
+	col += screen_put(r, row, col, attr, cur ? ">" : " ");
+	if (ind > maxind)
+		ind = maxind;
+	col += screen_printf(r, row, col, attr, "%*s", ind * 2, "");
+	if (e->kind == SK_ENTRY && e->match >= 0)
+		col += screen_put(r, row, col, attr,
+				  e->flags & RECON_F_FOLDED ? "+ " : "- ");
+	tui_describe(v, t, i, text, sizeof(text));
+	screen_put(r, row, col, attr, text);
+}
+
+static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
+{
+	struct trace_view *tv = v->priv;
+	struct recon *rc = tui_recon(v);
+	struct cursor *c = tui_cursor(v);
+	int t = cursor_thread(c), row, k;
+	struct recon_thread *th = &rc->threads[t];
+	int64_t ci = cursor_index(c), i;
+
+	trace_reveal(th, ci);
+	/* is the cursor within one screen from top? */
+	if (tv->top_t != t || tv->top > ci || tv->top >= th->n)
+		tv->top = -1;
+	if (tv->top >= 0) {
+		for (i = tv->top, k = 0; i < th->n && k < r->h && i < ci; k++)
+			i = trace_vnext(th, i);
+		if (i != ci || k >= r->h)
+			tv->top = -1;
+	}
+	if (tv->top < 0) {
+		/* put the cursor a third of the way down (half for a crash) */
+		int back = rc->crashed && th->ev[ci].kind == SK_SIGNAL ? r->h * 2 / 3
+									  : r->h / 3;
+
+		for (i = ci, k = 0; k < back; k++) {
+			int64_t p = trace_vprev(th, i);
+
+			if (p < 0)
+				break;
+			i = p;
+		}
+		tv->top = i;
+		tv->top_t = t;
+	}
+	for (i = tv->top, row = 0; i < th->n && row < r->h; row++) {
+		draw_line(v, r, row, t, i, i == ci, focused, 0);
+		i = trace_vnext(th, i);
+	}
+	if (row < r->h)
+		screen_put(r, row, 1, SA_DIM, "-- end of trace --");
+}
+
+static void draw_interleaved(struct view *v, const struct screen_rect *r,
+			     int focused)
+{
+	struct recon *rc = tui_recon(v);
+	struct cursor *c = tui_cursor(v);
+	int t = cursor_thread(c), nt, row, k;
+	int64_t i = cursor_index(c), ni;
+
+	for (k = 0; k < r->h / 3 && !recon_global_prev(rc, t, i, &nt, &ni); k++) {
+		t = nt;
+		i = ni;
+	}
+	for (row = 0; row < r->h; row++) {
+		draw_line(v, r, row, t, i, t == cursor_thread(c) && i == cursor_index(c),
+			  focused, 1);
+		if (recon_global_next(rc, t, i, &nt, &ni))
+			break;
+		t = nt;
+		i = ni;
+	}
+}
+
+static void trace_draw(struct view *v, const struct screen_rect *r, int focused)
+{
+	struct trace_view *tv = v->priv;
+
+	tv->page = r->h;
+	if (tui_interleaved(v))
+		draw_interleaved(v, r, focused);
+	else
+		draw_tree(v, r, focused);
+}
+
+static void set_fold(struct recon_thread *th, int64_t from, int64_t to, int on)
+{
+	int64_t i;
+
+	for (i = from; i <= to && i < th->n; i++)
+		if (th->ev[i].kind == SK_ENTRY && th->ev[i].match >= 0) {
+			if (on)
+				th->ev[i].flags |= RECON_F_FOLDED;
+			else
+				th->ev[i].flags &= ~RECON_F_FOLDED;
+		}
+}
+
+static int move_line(struct view *v, int dir, int count)
+{
+	struct recon *rc = tui_recon(v);
+	struct cursor *c = tui_cursor(v);
+	int t = cursor_thread(c), nt;
+	int64_t i = cursor_index(c), ni;
+	const struct recon_thread *th = &rc->threads[t];
+
+	while (count-- > 0) {
+		if (tui_interleaved(v)) {
+			if ((dir > 0 ? recon_global_next : recon_global_prev)(
+				    rc, t, i, &nt, &ni))
+				break;
+			t = nt;
+			i = ni;
+			continue;
+		}
+		ni = dir > 0 ? trace_vnext(th, i) : trace_vprev(th, i);
+		if (ni < 0 || ni >= th->n)
+			break;
+		i = ni;
+	}
+	if (t != cursor_thread(c) || i != cursor_index(c))
+		cursor_goto(c, t, i, NULL);
+	return 1;
+}
+
+static int trace_key(struct view *v, int key)
+{
+	struct trace_view *tv = v->priv;
+	struct cursor *c = tui_cursor(v);
+	struct recon_thread *th = &tui_recon(v)->threads[cursor_thread(c)];
+	int64_t i = cursor_index(c);
+	struct recon_ev *e = &th->ev[i];
+
+	switch (key) {
+	case SCREEN_KEY_UP: case 'k': return move_line(v, -1, 1);
+	case SCREEN_KEY_DOWN: case 'j': return move_line(v, 1, 1);
+	case SCREEN_KEY_PGUP: return move_line(v, -1, tv->page ? tv->page - 1 : 10);
+	case SCREEN_KEY_PGDN: return move_line(v, 1, tv->page ? tv->page - 1 : 10);
+	case SCREEN_KEY_HOME:
+		cursor_goto(c, cursor_thread(c), 0, NULL);
+		return 1;
+	case SCREEN_KEY_END:
+		cursor_goto(c, cursor_thread(c), th->n - 1, NULL);
+		return 1;
+	case SCREEN_KEY_ENTER:
+	case ' ':
+		if (e->kind == SK_EXIT && e->match >= 0) {
+			i = e->match;
+			cursor_goto(c, cursor_thread(c), i, NULL);
+			e = &th->ev[i];
+		}
+		if (e->kind != SK_ENTRY || e->match < 0) {
+			screen_message("nothing to fold here (not a call that "
+				       "returned)");
+			return 1;
+		}
+		e->flags ^= RECON_F_FOLDED;
+		return 1;
+	case '+':
+	case '-': {
+		int64_t f = e->kind == SK_ENTRY ? i : recon_frame(th, i);
+
+		if (f < 0 || th->ev[f].match < 0) {
+			screen_message("no call here to %s", key == '+' ? "unfold"
+									: "fold");
+			return 1;
+		}
+		set_fold(th, f + 1, th->ev[f].match, key == '-');
+		th->ev[f].flags &= ~RECON_F_FOLDED;
+		cursor_goto(c, cursor_thread(c), f, NULL);
+		return 1;
+	}
+	}
+	return 0;
+}
+
+const struct view_ops view_trace_ops = {
+	.name = "trace",
+	.title = "trace",
+	.help = "Up/Down line, Enter/Space fold, +/- unfold/fold inside, a interleave",
+	.open = trace_open,
+	.free = trace_free,
+	.draw = trace_draw,
+	.key = trace_key,
+};
