@@ -145,6 +145,16 @@ void cursor_home(struct cursor *c)
 		c->t = 0;
 		return;
 	}
+	if (r->hang) { /* the snapshot's moment: the latest event */
+		for (t = 0; t < r->nthreads; t++)
+			if (r->threads[t].n &&
+			    r->threads[t].ev[r->threads[t].n - 1].ts >=
+				    r->threads[c->t].ev[r->threads[c->t].n - 1].ts) {
+				c->t = t;
+				c->i = r->threads[t].n - 1;
+			}
+		return;
+	}
 	if (!r->crashed)
 		return;
 	for (t = 0; t < r->nthreads; t++) {

@@ -77,8 +77,8 @@ int cursor_goto_ts(struct cursor *c, int64_t ts_ns, char **cause);
 /* Switch to thread N (1-based as listed, or a tid), at the cursor's time. */
 int cursor_switch_thread(struct cursor *c, long n, char **cause);
 
-/* Where a session opens: the faulting event of a crash, else the first
- * event of the first thread. */
+/* Where a session opens: the faulting event of a crash, the latest event
+ * of a hang snapshot, else the first event of the first thread. */
 void cursor_home(struct cursor *c);
 
 /* Breakpoints by function name (exact), for continue. */

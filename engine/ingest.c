@@ -1060,7 +1060,7 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 		err = -ENOMEM;
 		goto out;
 	}
-	sqlite3_exec(in.db, "PRAGMA cache_size=-131072; PRAGMA threads=2;", NULL,
+	sqlite3_exec(in.db, "PRAGMA cache_size=-131072;", NULL,
 		     NULL, NULL);
 	err = session_exec(s, "BEGIN", cause);
 	if (err)

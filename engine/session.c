@@ -196,8 +196,10 @@ int session_open(const char *path, int flags, struct session **out,
 	if (!s)
 		return -ENOMEM;
 	s->path = strdup(path);
-	oflags = flags == SESSION_READ ? SQLITE_OPEN_READONLY
-				       : SQLITE_OPEN_READWRITE;
+	/* a session is used from one thread at a time */
+	oflags = (flags == SESSION_READ ? SQLITE_OPEN_READONLY
+					: SQLITE_OPEN_READWRITE) |
+		 SQLITE_OPEN_NOMUTEX;
 	if (flags == SESSION_CREATE)
 		oflags |= SQLITE_OPEN_CREATE;
 	if (sqlite3_open_v2(path, &s->db, oflags, NULL) != SQLITE_OK) {

@@ -13,7 +13,8 @@
  *           first_ns, last_ns, nevents, wrapped (0/1))
  *   functions(id INTEGER PRIMARY KEY, proc INTEGER, addr, name TEXT,
  *             module TEXT, file TEXT, line, flags)
- *       name is demangled; file:line is the function's declaration
+ *       name is demangled; file:line is the function's definition
+ *       (DWARF decl attributes)
  *   callsites(id INTEGER PRIMARY KEY, proc INTEGER, addr, file TEXT, line)
  *   events(id INTEGER PRIMARY KEY, pid, tid, ts_ns, kind, depth,
  *          func INTEGER, site INTEGER, arg0, arg1, arg2)
@@ -25,6 +26,8 @@
  *       send/recv: arg0 = fd, arg1 = bytes, arg2 = stream offset.
  *       fork: arg0 = child pid.  process_exit: arg0 = status.
  *       exit: arg0 = 1 when the frame was unwound (longjmp, exception).
+ *       entry: arg0 = 1 when the entry was rebuilt for a frame lost in a
+ *       wrapped ring (time = the thread's oldest record).
  *   messages(send INTEGER, recv INTEGER, peer TEXT)
  *       matched send/recv event pairs (filled by matching)
  *

@@ -82,6 +82,18 @@ static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s
 
 		if (!ips[i])
 			break;
+		if (!user && !len) {
+			/* our own frames: the BPF program and its trampoline */
+			name = vitals_sym_kernel(vc->sym, ips[i], buf, sizeof(buf));
+			if (!strncmp(name, "bpf_prog_", 9) ||
+			    !strncmp(name, "bpf_trace_run", 13) ||
+			    !strncmp(name, "__bpf_trace_", 12) ||
+			    !strncmp(name, "call_trace_", 11) ||
+			    !strncmp(name, "perf_trace_", 11) ||
+			    !strncmp(name, "bpf_overflow_handler", 20) ||
+			    !strncmp(name, "__perf_event_overflow", 21))
+				continue;
+		}
 		if (user)
 			name = vitals_sym_user(vc->sym, s->tgid,
 					       i ? ips[i] - 1 : ips[i], buf,
@@ -201,7 +213,8 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	vc->stats.epochs++;
 	vc->stats.bpf_run_ns += e->bpf_run_ns;
 	vc->stats.user_run_ns += e->user_run_ns;
-	vitals_sym_forget(vc->sym);
+	if (vc->stats.epochs % 30 == 0)
+		vitals_sym_forget(vc->sym); /* pids come and go, exec remaps */
 	if (vc->o.on_epoch)
 		vc->o.on_epoch(vc->o.arg, id);
 	return;

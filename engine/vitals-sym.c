@@ -24,6 +24,13 @@ struct vitals_ksym {
 };
 
 #define VITALS_SYM_PIDS 64
+#define VITALS_SYM_CACHE 8192 /* direct-mapped (pid, addr) -> name */
+
+struct vitals_sym_ent {
+	uint32_t pid;
+	uint64_t addr;
+	char *name;
+};
 
 struct vitals_sym {
 	struct vitals_ksym *ks;
@@ -34,6 +41,7 @@ struct vitals_sym {
 		Dwfl *dwfl; /* NULL: could not be reported */
 	} pids[VITALS_SYM_PIDS];
 	int npids;
+	struct vitals_sym_ent cache[VITALS_SYM_CACHE];
 };
 
 static const Dwfl_Callbacks vitals_sym_cb = {
@@ -49,6 +57,11 @@ struct vitals_sym *vitals_sym_new(void)
 void vitals_sym_forget(struct vitals_sym *vs)
 {
 	int i;
+
+	for (i = 0; i < VITALS_SYM_CACHE; i++) {
+		free(vs->cache[i].name);
+		vs->cache[i].name = NULL;
+	}
 
 	for (i = 0; i < vs->npids; i++)
 		if (vs->pids[i].dwfl)
@@ -161,8 +174,30 @@ static Dwfl *pid_dwfl(struct vitals_sym *vs, uint32_t pid)
 	return d;
 }
 
+static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
+					uint64_t addr, char *buf, size_t n);
+
 const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
 			    uint64_t addr, char *buf, size_t n)
+{
+	uint64_t h = (addr ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
+	struct vitals_sym_ent *e = &vs->cache[h >> 51 & (VITALS_SYM_CACHE - 1)];
+	const char *name;
+
+	if (e->name && e->pid == pid && e->addr == addr)
+		return e->name;
+	name = vitals_sym_user_slow(vs, pid, addr, buf, n);
+	if (name[0] == '0' && name[1] == 'x')
+		return name; /* unresolved: may resolve on a later try */
+	free(e->name);
+	e->name = strdup(name);
+	e->pid = pid;
+	e->addr = addr;
+	return e->name ? e->name : name;
+}
+
+static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
+					uint64_t addr, char *buf, size_t n)
 {
 	Dwfl *d = pid_dwfl(vs, pid);
 	Dwfl_Module *m;

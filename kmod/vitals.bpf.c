@@ -55,7 +55,7 @@ __u64 ndropped[2][VITALS_NR];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 << 10);
+	__uint(max_entries, 512 << 10);
 } samples SEC(".maps");
 
 struct {

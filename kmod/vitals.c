@@ -149,7 +149,7 @@ struct vitals {
 	} progs[VITALS_MAX_PROGS];
 	int nprogs;
 	uint64_t epoch_run_ns[VITALS_NR]; /* BPF time this epoch */
-	uint64_t check_mono, check_user;
+	uint64_t check_mono, check_user, check_samples;
 #endif
 };
 
@@ -493,7 +493,7 @@ static void vitals_check_high(struct vitals *v)
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), cost, wall;
 	int i, worst = -1;
 
-	if (v->stats_fd < 0)
+	if (v->stats_fd < 0 || v->o.high_wm >= 1)
 		return;
 	wall = now - v->check_mono;
 	if (wall < 100000000ull)
@@ -508,9 +508,27 @@ static void vitals_check_high(struct vitals *v)
 	v->check_mono = now;
 	if ((double)cost / ((double)wall * v->ncpus) < v->o.high_wm)
 		return;
-	for (i = 0; i < VITALS_NR; i++)
-		if (worst < 0 || v->epoch_run_ns[i] > v->epoch_run_ns[worst])
+	/* the vital that samples most costs most downstream */
+	for (i = 0; i < VITALS_NR; i++) {
+		uint32_t p = v->skel->bss->parity & 1;
+
+		if (worst < 0 || v->skel->bss->nsampled[p][i] >
+					 v->skel->bss->nsampled[p][worst])
 			worst = i;
+	}
+	{
+		/* raising t only cuts sampling: do it where samples flow */
+		uint32_t p = v->skel->bss->parity & 1;
+		uint64_t ns = 0;
+
+		for (i = 0; i < VITALS_NR; i++)
+			ns += v->skel->bss->nsampled[p][i];
+		if (ns - v->check_samples < 50 && ns >= v->check_samples) {
+			v->check_samples = ns;
+			return;
+		}
+		v->check_samples = ns;
+	}
 	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
 		v->skel->bss->tshift[worst]++;
 		pr_dbg("high watermark: t of %s -> 2^%u", vitals_names[worst],
@@ -654,7 +672,9 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 	if (!v->o.cpu_hz)
 		v->o.cpu_hz = 1000;
 	if (v->o.high_wm <= 0)
-		v->o.high_wm = 0.01;
+		v->o.high_wm = getenv("PROPEL_VITALS_HIGH_WM")
+				       ? atof(getenv("PROPEL_VITALS_HIGH_WM"))
+				       : 0.01;
 	if (v->o.low_wm <= 0)
 		v->o.low_wm = 0.002;
 	if (!v->o.tshift)

@@ -36,7 +36,7 @@ enum vitals_kind {
 	VITALS_NR,
 };
 
-#define VITALS_HCA_SIZE 512 /* counters per vital per epoch (power of 2) */
+#define VITALS_HCA_SIZE 2048 /* counters per vital per epoch (power of 2) */
 #define VITALS_STACK_DEPTH 32
 #define VITALS_COMM_LEN 16
 #define VITALS_L2_PERIOD 10000

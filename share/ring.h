@@ -24,7 +24,9 @@
  *       P <pid> <ppid> <nonce> <exe path>           process image
  *       M <modid> <bias-hex> <path>                  module (load bias)
  *       F <funcid> <addr-hex> <modid> <flags> <name|->   function
- *       S <siteid> <addr-hex> <funcid|-1>            call site (address of call)
+ *       S <siteid> <addr-hex> <funcid|-1>            call site (address of the
+ *                                                    call; funcid = the traced
+ *                                                    function containing it)
  *       E <status>                                   clean exit seen
  *   <pid>.<nonce>.<tid>.ring     the thread's ring
  * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library.

@@ -57,7 +57,8 @@ struct tui {
 	int quit;
 	char srcpath[1024];
 	char search[128];
-	int bench; /* PROPEL_TUI_BENCH: print timings to stderr at exit */
+	int bench; /* PROPEL_TUI_BENCH=N: timings to stderr; N>1: N random
+		    * moves with redraws, then quit (tests/bench-tui.sh) */
 };
 
 static struct tui *tui_of(struct view *v)
@@ -283,16 +284,17 @@ void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 
 	switch (e->kind) {
 	case SK_ENTRY:
-		if (e->match < 0)
+		if (e->match >= 0 && (e->flags & RECON_F_FOLDED))
+			snprintf(buf, size, "%s() { ... }  %lld events%s", fn,
+				 (long long)(e->match - idx + 1),
+				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
+							    "wrapped)"
+							  : "");
+		else
 			snprintf(buf, size, "%s() {%s", fn,
 				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
 							    "wrapped)"
 							  : "");
-		else if (e->flags & RECON_F_FOLDED)
-			snprintf(buf, size, "%s() { ... }  %lld events", fn,
-				 (long long)(e->match - idx + 1));
-		else
-			snprintf(buf, size, "%s() {", fn);
 		return;
 	case SK_EXIT:
 		snprintf(buf, size, "} /* %s */", fn);
@@ -539,23 +541,27 @@ static void tui_command(struct tui *t, char *line)
 static void tui_search(struct tui *t, const char *what)
 {
 	const struct recon *r = t->r;
-	int th = cursor_thread(t->c);
-	const struct recon_thread *thr = &r->threads[th];
-	int64_t i, n = thr->n;
+	int th0 = cursor_thread(t->c), k;
 
 	if (*what)
 		snprintf(t->search, sizeof(t->search), "%s", what);
 	if (!t->search[0])
 		return;
-	for (i = 1; i <= n; i++) {
-		int64_t j = (cursor_index(t->c) + i) % n;
+	/* forward from the cursor in its thread, then the other threads */
+	for (k = 0; k <= r->nthreads; k++) {
+		int th = (th0 + k) % r->nthreads;
+		const struct recon_thread *thr = &r->threads[th];
+		int64_t i = k == 0 ? cursor_index(t->c) + 1 : 0;
+		int64_t end = k == r->nthreads ? cursor_index(t->c) : thr->n;
 
-		if (thr->ev[j].kind == SK_ENTRY &&
-		    strstr(recon_func_name(r, thr->ev[j].func), t->search)) {
-			cursor_goto(t->c, th, j, NULL);
+		for (; i < end; i++) {
+			if (thr->ev[i].kind != SK_ENTRY ||
+			    !strstr(recon_func_name(r, thr->ev[i].func), t->search))
+				continue;
+			cursor_goto(t->c, th, i, NULL);
 			tui_moved(t);
-			if (j < cursor_index(t->c) || i + cursor_index(t->c) >= n)
-				screen_message("search wrapped");
+			if (k)
+				screen_message("search: found in thread %d", th + 1);
 			return;
 		}
 	}
@@ -806,7 +812,7 @@ static int cmd_tui_exec(int argc, char **argv)
 	struct tui t;
 	char *cause = NULL;
 	int err, i, opt_end = 0;
-	double t0 = now_s(), t_first = 0;
+	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0;
 
 	memset(&t, 0, sizeof(t));
 	for (i = 1; i < argc; i++) {
@@ -826,8 +832,17 @@ static int cmd_tui_exec(int argc, char **argv)
 	env = getenv("PROPEL_SOURCE_PATH");
 	snprintf(t.srcpath, sizeof(t.srcpath), "%s%s.", env ? env : "",
 		 env ? ":" : "");
-	t.bench = getenv("PROPEL_TUI_BENCH") != NULL;
+	t.bench = getenv("PROPEL_TUI_BENCH") ? atoi(getenv("PROPEL_TUI_BENCH")) : 0;
+	if (getenv("PROPEL_TUI_BENCH") && !t.bench)
+		t.bench = 1;
 	/* refuse a non-terminal before the (possibly long) load */
+	if (access(path, F_OK) != 0) {
+		char msg[1200];
+
+		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(errno));
+		propel_report("tui", 0, msg);
+		return 1;
+	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		propel_report("tui", 0,
 			      "not a terminal (the TUI needs a tty on stdin and "
@@ -835,8 +850,10 @@ static int cmd_tui_exec(int argc, char **argv)
 		return 1;
 	}
 	err = session_open(path, SESSION_READ, &t.s, &cause);
+	t_open = now_s();
 	if (!err)
 		err = recon_load(t.s, &t.r, &cause);
+	t_load = now_s();
 	if (!err && !(t.c = cursor_new(t.r)))
 		err = propel_cause(&cause, -ENOMEM, "out of memory");
 	if (!err && !t.r->nevents)
@@ -871,6 +888,38 @@ static int cmd_tui_exec(int argc, char **argv)
 			       "trace)");
 	else
 		screen_message("? for help, q to quit");
+	if (t.bench > 1) {
+		/* PROPEL_TUI_BENCH=N: N random moves, each with a full redraw */
+		double worst = 0, sum = 0;
+		int k;
+
+		tui_draw(&t);
+		t_first = now_s();
+		srand(12345);
+		for (k = 0; k < t.bench; k++) {
+			int th = rand() % t.r->nthreads;
+			double s0;
+
+			if (t.r->threads[th].n)
+				cursor_goto(t.c, th,
+					    (int64_t)(((double)rand() / RAND_MAX) *
+						      (t.r->threads[th].n - 1)),
+					    NULL);
+			tui_draw(&t);
+			s0 = now_s();
+			tui_do_move(&t, (enum cursor_move)(rand() % CURSOR_NMOVES));
+			tui_draw(&t);
+			s0 = now_s() - s0;
+			sum += s0;
+			if (s0 > worst)
+				worst = s0;
+		}
+		screen_fini();
+		fprintf(stderr, "propel-tui-bench: steps=%d worst_step_ms=%.2f "
+				"mean_step_ms=%.3f\n",
+			t.bench, worst * 1e3, sum / t.bench * 1e3);
+		t.quit = 1;
+	}
 	while (!t.quit) {
 		int key;
 
@@ -885,9 +934,10 @@ static int cmd_tui_exec(int argc, char **argv)
 		struct rusage ru;
 
 		getrusage(RUSAGE_SELF, &ru);
-		fprintf(stderr, "propel-tui-bench: first_screen_s=%.3f events=%lld "
-				"maxrss_kb=%ld\n",
-			t_first - t0, (long long)t.r->nevents, ru.ru_maxrss);
+		fprintf(stderr, "propel-tui-bench: first_screen_s=%.3f (open %.3f, "
+				"load %.3f, draw %.3f) events=%lld maxrss_kb=%ld\n",
+			t_first - t0, t_open - t0, t_load - t_open, t_first - t_load,
+			(long long)t.r->nevents, ru.ru_maxrss);
 	}
 out:
 	for (i = 0; i < t.nviews; i++)

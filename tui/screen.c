@@ -298,6 +298,11 @@ static int rl_getc_cb(FILE *f)
 	return EOF;
 }
 
+static int rl_avail_cb(void)
+{
+	return rl_feed_pos < rl_feed_len;
+}
+
 static void rl_redisplay_cb(void)
 {
 }
@@ -331,8 +336,13 @@ static void feed(const char *bytes, int n)
 	rl_feed_len = n;
 	rl_feed_pos = 0;
 	memcpy(rl_feed, bytes, n);
-	while (rl_feed_pos < rl_feed_len && !prompt_done)
+	while (rl_feed_pos < rl_feed_len && !prompt_done) {
+		int before = rl_feed_pos;
+
 		rl_callback_read_char();
+		if (rl_feed_pos == before)
+			break;
+	}
 }
 
 int screen_prompt_key(int key, char **line)
@@ -442,6 +452,7 @@ int screen_init(char **cause)
 	rl_outstream = rl_null;
 	rl_getc_function = rl_getc_cb;
 	rl_redisplay_function = rl_redisplay_cb;
+	rl_input_available_hook = rl_avail_cb;
 	rl_prep_term_function = NULL;
 	rl_deprep_term_function = NULL;
 	rl_catch_signals = 0;

@@ -263,12 +263,14 @@ static int trace_key(struct view *v, int key)
 	case '-': {
 		int64_t f = e->kind == SK_ENTRY ? i : recon_frame(th, i);
 
-		if (f < 0 || th->ev[f].match < 0) {
+		if (f < 0) {
 			screen_message("no call here to %s", key == '+' ? "unfold"
 									: "fold");
 			return 1;
 		}
-		set_fold(th, f + 1, th->ev[f].match, key == '-');
+		/* a call that never returned (crash) spans to the end */
+		set_fold(th, f + 1, th->ev[f].match >= 0 ? th->ev[f].match : th->n - 1,
+			 key == '-');
 		th->ev[f].flags &= ~RECON_F_FOLDED;
 		cursor_goto(c, cursor_thread(c), f, NULL);
 		return 1;

@@ -236,7 +236,7 @@ static void map_replay(void)
 	}
 	for (s = ag_sites_all; s; s = s->next_all)
 		map_line("S %u %llx %d", s->id, (unsigned long long)s->addr,
-			 s->target ? (int)s->target->id : -1);
+			 s->owner ? (int)s->owner->id : -1);
 }
 
 /* ---- activation ---- */
@@ -364,6 +364,11 @@ static void fork_child(void)
 		self->busy = 0;
 		if (!thread_get())
 			return;
+		/* the child's trace starts inside the frames it inherited:
+		 * open them again so its rings stand on their own */
+		for (uint32_t i = 0; i < self->depth; i++)
+			rec_put(self, PROPEL_REC_ENTRY, self->shadow[i].func,
+				self->shadow[i].site & 0x7fffffffu);
 	}
 }
 

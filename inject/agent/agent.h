@@ -191,6 +191,8 @@ void rec_put64(struct athread *t, uint64_t v);
 void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
 		 uint32_t site);
 void shadow_unwind(struct athread *t, uint64_t below);
+void tail_enter(struct athread *t, struct ag_func *f, struct ag_site *site,
+		uint64_t ra_slot);
 
 /* The frame tramp_enter builds (tramp.S): saved registers, then the
  * return address into the stub and the callee's address. */

@@ -150,15 +150,27 @@ int ag_on_enter(struct ag_frame *fr)
 }
 
 /*
- * A tail call: the frame at the top of the shadow stack (if its slot is the
- * one this jump leaves in place) ends and the callee takes it over.
+ * A tail call: the callee takes over the frame at the top of the shadow
+ * stack (when its slot is the one this jump leaves in place).  It is shown
+ * as a child of the function that jumped, as the source reads and as -O0
+ * code runs: a second entry with the same slot, and both close together
+ * when that slot's call returns.
  */
+void tail_enter(struct athread *t, struct ag_func *f, struct ag_site *site,
+		uint64_t ra_slot)
+{
+	shadow_unwind(t, ra_slot - 8);
+	if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
+		shadow_push(t, ra_slot, f->id, site->id);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+	}
+}
+
 int ag_on_tail(struct ag_frame *fr)
 {
 	struct athread *t = ag_self;
 	struct ag_site *site = fr->site;
 	struct ag_func *f;
-	uint64_t ra_slot;
 
 	if (unlikely(!ag_active))
 		return 0;
@@ -172,17 +184,7 @@ int ag_on_tail(struct ag_frame *fr)
 	t->busy = 1;
 	/* the jump happens with rsp at the caller's return-address slot,
 	 * just above the two words the stub pushed */
-	ra_slot = (uint64_t)&fr->r11 + 8;
-	if (t->depth)
-		shadow_unwind(t, ra_slot - 8);
-	if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
-		struct shadow *s = &t->shadow[t->depth - 1];
-
-		rec_put(t, PROPEL_REC_EXIT, s->func, s->site);
-		s->func = f->id;
-		s->site = site->id;
-		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
-	}
+	tail_enter(t, f, site, (uint64_t)&fr->r11 + 8);
 	t->busy = 0;
 	return 0;
 }
@@ -199,7 +201,8 @@ void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
 	record = ag_active && t->gen == ag_gen && !t->dead && t->ring;
 	if (t->depth && t->shadow[t->depth - 1].slot != slot)
 		shadow_unwind(t, slot - 1);
-	if (t->depth && t->shadow[t->depth - 1].slot == slot) {
+	/* the call, and any tail calls that took over its frame */
+	while (t->depth && t->shadow[t->depth - 1].slot == slot) {
 		struct shadow *s = &t->shadow[--t->depth];
 
 		if (record) {

@@ -365,7 +365,7 @@ static size_t emit_cie(uint8_t *p)
 		16,                /* return address column (rip) */
 		1, 0x00,           /* augmentation data: FDE encoding absptr */
 		0x0c, 7, 0,        /* DW_CFA_def_cfa rsp, 0 */
-		0, 0, 0,           /* padding (DW_CFA_nop) */
+		0, 0, 0, 0,        /* padding (DW_CFA_nop) to 24 bytes */
 	};
 	memcpy(p, cie, sizeof(cie));
 	return sizeof(cie);
@@ -373,7 +373,7 @@ static size_t emit_cie(uint8_t *p)
 
 /*
  * FDE for one stub.  A call stub: the return address is the constant R (the
- * instruction after the original call) and the caller's rsp is the CFA.  A
+ * instruction after the original call) and the caller's rsp is CFA-8.  A
  * tail stub is entered with the caller's return address on the stack, like
  * a function.  The CFA moves while the stub holds words on the stack:
  * rows[i] = (offset in the stub, CFA offset from there on).
@@ -400,6 +400,17 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 		*p++ = 0x80 | 16; /* offset rip, cfa-8 */
 		*p++ = 1;
 	} else {
+		/*
+		 * An artificial CFA 8 above the caller's rsp, with rsp given
+		 * explicitly: a zero-sized frame would share its identity
+		 * (the CFA) with the caller, and the unwinder would take the
+		 * stub for the handler frame of an exception caught there.
+		 */
+		*p++ = 0x0e; /* def_cfa_offset 8 */
+		*p++ = 8;
+		*p++ = 0x14; /* DW_CFA_val_offset rsp, cfa-8 */
+		*p++ = 7;
+		*p++ = 1;
 		*p++ = 0x16; /* DW_CFA_val_expression rip */
 		*p++ = 16;
 		*p++ = 9;
@@ -410,7 +421,7 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	for (int i = 0; i < nrows; i++) {
 		*p++ = (uint8_t)(0x40 | (rows[i][0] - at)); /* advance_loc */
 		*p++ = 0x0e;                                 /* def_cfa_offset */
-		*p++ = (uint8_t)(rows[i][1] + (ra_on_stack ? 8 : 0));
+		*p++ = (uint8_t)(rows[i][1] + 8);
 		at = rows[i][0];
 	}
 	while ((p - s) % 8)
@@ -692,7 +703,7 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 				continue;
 			}
 			map_line("S %u %llx %d", s->id, (unsigned long long)at,
-				 s->target ? (int)s->target->id : -1);
+				 (int)f->id);
 			s->hnext = site_tab[hash_addr(at)];
 			__atomic_store_n(&site_tab[hash_addr(at)], s,
 					 __ATOMIC_RELEASE);

@@ -242,38 +242,50 @@ void func_resolve(struct ag_func *f)
 	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
 }
 
-/* Run fn(a, b, c) as a traced call of f from agent code (thread start
- * routines, signal handlers, main). */
+uint64_t ag_invoke(void *fn, uint64_t a, uint64_t b, uint64_t c,
+		   struct ag_func *f); /* tramp.S */
+
+static int invoke_traced(struct athread *t, struct ag_func *f)
+{
+	return f && t && t->ring && !t->busy && ag_active && t->gen == ag_gen;
+}
+
+void ag_invoke_enter(struct ag_func *f, uint64_t slot)
+{
+	struct athread *t = ag_self;
+
+	if (!invoke_traced(t, f))
+		return;
+	t->busy = 1;
+	shadow_unwind(t, slot);
+	shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
+	rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+	t->busy = 0;
+}
+
+void ag_invoke_exit(struct ag_func *f, uint64_t slot)
+{
+	struct athread *t = ag_self;
+
+	if (!f || !t || t->busy)
+		return;
+	t->busy = 1;
+	shadow_unwind(t, slot - 1);
+	while (t->depth && t->shadow[t->depth - 1].slot == slot) {
+		struct shadow *s = &t->shadow[--t->depth];
+
+		if (t->ring && t->gen == ag_gen && ag_active)
+			rec_put(t, PROPEL_REC_EXIT, s->func,
+				s->site & 0x7fffffffu);
+	}
+	t->busy = 0;
+}
+
+/* Run fn(a, b, c) as a traced call of f from agent code. */
 static uint64_t traced_call(struct ag_func *f, void *fn, uint64_t a,
 			    uint64_t b, uint64_t c)
 {
-	struct athread *t = ag_self;
-	uint64_t (*call)(uint64_t, uint64_t, uint64_t) = fn;
-	uint64_t ret, slot = (uint64_t)__builtin_frame_address(0) - 64;
-	int traced = f && t && t->ring && !t->busy && ag_active &&
-		     t->gen == ag_gen;
-
-	if (traced) {
-		t->busy = 1;
-		shadow_unwind(t, slot);
-		shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
-		rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
-		t->busy = 0;
-	}
-	ret = call(a, b, c);
-	t = ag_self;
-	if (traced && t && !t->busy) {
-		t->busy = 1;
-		shadow_unwind(t, slot - 1);
-		if (t->depth && t->shadow[t->depth - 1].slot == slot) {
-			t->depth--;
-			if (t->ring && t->gen == ag_gen && ag_active)
-				rec_put(t, PROPEL_REC_EXIT, f->id,
-					PROPEL_SITE_NONE);
-		}
-		t->busy = 0;
-	}
-	return ret;
+	return ag_invoke(fn, a, b, c, f);
 }
 
 static struct ag_func *func_for_code(uint64_t addr)
@@ -594,17 +606,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		return;
 	t->busy = 1;
 	if (tail) {
-		uint64_t ra_slot = (uint64_t)&fr->r11 + 8;
-
-		shadow_unwind(t, ra_slot - 8);
-		if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
-			struct shadow *s = &t->shadow[t->depth - 1];
-
-			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & 0x7fffffffu);
-			s->func = f->id;
-			s->site = site->id;
-			rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
-		}
+		tail_enter(t, f, site, (uint64_t)&fr->r11 + 8);
 	} else {
 		uint64_t slot = (uint64_t)&fr->r11;
 

@@ -135,4 +135,46 @@ ag_tramp_exit:
 	ret
 	.size	ag_tramp_exit, .-ag_tramp_exit
 
+
+/*
+ * uint64_t ag_invoke(fn, a, b, c, struct ag_func *f): fn(a, b, c) as a
+ * traced call made from agent code (thread start routines, signal
+ * handlers, main).  Written here so that the return-address slot of the
+ * call is known exactly: ag_invoke_enter/exit get it, like a stub's.
+ */
+	.globl	ag_invoke
+	.hidden	ag_invoke
+	.type	ag_invoke, @function
+	.p2align 4
+ag_invoke:
+	.cfi_startproc
+	push	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	mov	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	sub	$48, %rsp
+	mov	%rdi, -8(%rbp)
+	mov	%rsi, -16(%rbp)
+	mov	%rdx, -24(%rbp)
+	mov	%rcx, -32(%rbp)
+	mov	%r8, -40(%rbp)
+	mov	%r8, %rdi
+	lea	-56(%rbp), %rsi
+	call	ag_invoke_enter
+	mov	-16(%rbp), %rdi
+	mov	-24(%rbp), %rsi
+	mov	-32(%rbp), %rdx
+	call	*-8(%rbp)
+	mov	%rax, -16(%rbp)
+	mov	-40(%rbp), %rdi
+	lea	-56(%rbp), %rsi
+	call	ag_invoke_exit
+	mov	-16(%rbp), %rax
+	leave
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	ag_invoke, .-ag_invoke
+
 	.section .note.GNU-stack,"",@progbits

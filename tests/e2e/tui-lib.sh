@@ -16,7 +16,7 @@ tui_build() {
 # the @fault line in the real binary
 tui_crash_db() {
 	local src=${2:-$TUI_SRC} line pc
-	line=$(grep -n '@fault' "$TUI_SRC" | cut -d: -f1)
+	line=$(grep -n '/\* @fault \*/' "$TUI_SRC" | cut -d: -f1)
 	pc=$(objdump --dwarf=decodedline "$TUI_CRASHY" | awk -v l="$line" '$1=="crashy.c" && $2==l {print $3; exit}')
 	"$TUI_GEN" crash "$1" "$src" "$TUI_CRASHY" "${pc:-0}"
 }
@@ -26,7 +26,10 @@ tmx() { tmux -L "$TUI_SOCK" "$@"; }
 tui_start() {
 	local w=$1 h=$2; shift 2
 	tmx kill-server 2>/dev/null
-	tmx new-session -d -s t -x "$w" -y "$h" "$* ; echo EXITED \$?; sleep 60"
+	for _ in 1 2 3 4 5; do
+		tmx new-session -d -s t -x "$w" -y "$h" "$* ; echo EXITED \$?; sleep 60" 2>/dev/null && break
+		sleep 0.3
+	done
 	tui_wait_for "" 1
 }
 tui_screen() { tmx capture-pane -p -t t; }

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# tests/e2e/vitals-workloads.sh - real workloads (tests/fixtures/vitals/
+# vitals-load.c) under `propel vitals record`: each shows up in its vital,
+# under its own pid, with a plausible stack; the busy-loop rule flags the
+# spinners (3 of them on 2 cores, so they also wait to run) and the
+# blocking rule flags the fsync writer or the lock contenders.
+. "$(dirname "$0")/../lib.sh"
+is_root || { skip vitals-workloads "needs root for BPF"; exit 0; }
+command -v python3 >/dev/null || { skip vitals-workloads "python3 missing"; exit 0; }
+d=$(tmpdir); trap 'rm -rf "$d"' EXIT
+gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
+	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||
+	{ fail vitals-workloads-build "cannot build the fixture"; exit 1; }
+L=$d/vitals-load
+
+# phase 1: spinners
+"$PROPEL" vitals record -o "$d/spin.db" --duration 4 --epoch 1 2>"$d/spin.err" &
+rec=$!
+sleep 0.5
+for i in 1 2 3; do "$L" spin 3 & echo $! >>"$d/spin.pids"; done
+wait $(cat "$d/spin.pids")
+wait $rec || { fail vitals-record "exit $?: $(cat "$d/spin.err")"; exit 1; }
+grep -q "vitals via bpf" "$d/spin.err" ||
+	{ skip vitals-workloads "BPF unavailable: $(head -1 "$d/spin.err")"; exit 0; }
+pass vitals-record
+"$PROPEL" vitals report --format=jsonl "$d/spin.db" >"$d/spin.jsonl" ||
+	fail vitals-report "report failed"
+
+# phase 2: the others, side by side
+"$PROPEL" vitals record -o "$d/mix.db" --duration 4.5 --epoch 1 2>"$d/mix.err" &
+rec=$!
+sleep 0.5
+for m in fsync alloc signals sock lock; do
+	"$L" $m 3 "$d" & echo "$m $!" >>"$d/mix.pids"
+done
+wait $(cut -d' ' -f2 "$d/mix.pids")
+wait $rec || fail vitals-record-mix "exit $?: $(cat "$d/mix.err")"
+"$PROPEL" vitals report --format=jsonl "$d/mix.db" >"$d/mix.jsonl" ||
+	fail vitals-report-mix "report failed"
+
+python3 - "$d" <<'PY'
+import json, sys, collections
+d = sys.argv[1]
+def load(name):
+    vals = collections.defaultdict(float); stacks = collections.defaultdict(list)
+    flags = collections.defaultdict(set)
+    for l in open(f"{d}/{name}.jsonl"):
+        o = json.loads(l)
+        if o["kind"] == "value": vals[(o["vital"], o["pid"])] += o["value"]
+        elif o["kind"] == "sample": stacks[(o["vital"], o["pid"])].append(o["stack"])
+        elif o["kind"] == "flag": flags[o["pid"]].add(o["rule"])
+    return vals, stacks, flags
+def ok(name, cond, why):
+    print(("PASS %s" % name) if cond else ("FAIL %s: %s" % (name, why)))
+def stack_has(stacks, key, words):
+    return any(any(w in f for f in s for w in words) for s in stacks.get(key, []))
+
+vals, stacks, flags = load("spin")
+spins = [int(x) for x in open(f"{d}/spin.pids").read().split()]
+for i, p in enumerate(spins):
+    ok(f"vitals-spin{i}-cpu", vals[("cpu", p)] >= 300, f"cpu {vals[('cpu', p)]} ticks")
+    ok(f"vitals-spin{i}-sched", vals[("sched", p)] >= 100000, f"sched {vals[('sched', p)]} us")
+    ok(f"vitals-spin{i}-stack", stack_has(stacks, ("cpu", p), ["load_spin"]),
+       "no cpu sample with load_spin in its stack")
+    ok(f"vitals-spin{i}-busy-loop", "busy-loop" in flags[p], f"flags {sorted(flags[p])}")
+
+vals, stacks, flags = load("mix")
+pids = dict(l.split() for l in open(f"{d}/mix.pids"))
+pids = {k: int(v) for k, v in pids.items()}
+want = {  # mode: (vital, minimum value, words one of which is in a stack)
+    "fsync": ("block", 1000, ["fsync", "ext4_sync_file", "jbd2", "blkdev_issue_flush"]),
+    "alloc": ("umem", 2000, ["load_alloc"]),
+    "signals": ("signal", 1000, ["kill", "get_signal", "on_usr1"]),
+    "sock": ("sock", 1 << 20, ["send", "recv", "tcp_"]),
+    "lock": ("lock", 1000, ["down_write", "rwsem", "mutex", "pwrite"]),
+}
+for m, (v, lo, words) in want.items():
+    p = pids[m]
+    ok(f"vitals-{m}-{v}", vals[(v, p)] >= lo, f"{v} of pid {p} = {vals[(v, p)]}, want >= {lo}")
+    ok(f"vitals-{m}-stack", stack_has(stacks, (v, p), words),
+       f"no {v} sample of pid {p} with any of {words}: {stacks.get((v, p), [])[:2]}")
+ok("vitals-fsync-blkio", vals[("blkio", pids["fsync"])] > 0, "no disk I/O for the fsync writer")
+blk = [m for m in ("fsync", "lock") if "blocking" in flags[pids[m]]]
+ok("vitals-blocking-rule", blk, f"flags fsync {sorted(flags[pids['fsync']])} lock {sorted(flags[pids['lock']])}")
+ok("vitals-blocking-not-spinners", all("blocking" not in flags[pids[m]] for m in ("alloc",)),
+   "the allocator was flagged as blocked")
+PY
