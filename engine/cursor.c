@@ -32,7 +32,15 @@ struct cursor {
 	int nbrk;
 	struct cursor_rec hist[CURSOR_HISTORY];
 	int nhist;
+	/* per thread: sorted indices of the stops (signals, break entries),
+	 * rebuilt by stops_build() when the breakpoints change */
+	struct cursor_stops {
+		int64_t *idx;
+		int64_t n;
+	} *stops;
 };
+
+static void stops_free(struct cursor *c);
 
 static const struct {
 	const char *name;
@@ -92,6 +100,7 @@ void cursor_free(struct cursor *c)
 {
 	if (!c)
 		return;
+	stops_free(c);
 	free(c->brk);
 	free(c);
 }
@@ -204,6 +213,67 @@ static int is_stop(const struct cursor *c, const struct recon_ev *e)
 	       c->brk[e->func];
 }
 
+static void stops_free(struct cursor *c)
+{
+	int t;
+
+	if (!c->stops)
+		return;
+	for (t = 0; t < c->r->nthreads; t++)
+		free(c->stops[t].idx);
+	free(c->stops);
+	c->stops = NULL;
+}
+
+/* One scan of every thread: O(events), done when the breakpoints change
+ * so that continue is a binary search per thread. */
+static int stops_build(struct cursor *c)
+{
+	int t;
+
+	stops_free(c);
+	c->stops = calloc(c->r->nthreads ? c->r->nthreads : 1, sizeof(*c->stops));
+	if (!c->stops)
+		return -ENOMEM;
+	for (t = 0; t < c->r->nthreads; t++) {
+		const struct recon_thread *th = &c->r->threads[t];
+		struct cursor_stops *st = &c->stops[t];
+		int64_t i, cap = 0;
+
+		for (i = 0; i < th->n; i++) {
+			if (!is_stop(c, &th->ev[i]))
+				continue;
+			if (st->n == cap) {
+				int64_t *ni;
+
+				cap = cap ? cap * 2 : 16;
+				ni = realloc(st->idx, cap * sizeof(*ni));
+				if (!ni)
+					return -ENOMEM;
+				st->idx = ni;
+			}
+			st->idx[st->n++] = i;
+		}
+	}
+	return 0;
+}
+
+/* first k with idx[k] >= i */
+static int64_t stops_lb(const struct cursor_stops *st, int64_t i)
+{
+	int64_t lo = 0, hi = st->n;
+
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2;
+
+		if (st->idx[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* continue: earliest stop after (or latest before) the cursor's key. */
 static int find_stop(const struct cursor *c, int forward, int *ot,
 		     int64_t *oi)
@@ -213,9 +283,12 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 	int u, bt = -1;
 	int64_t bi = -1;
 
+	if (!c->stops && stops_build((struct cursor *)c))
+		return -ENOMEM;
 	for (u = 0; u < r->nthreads; u++) {
 		const struct recon_thread *th = &r->threads[u];
-		int64_t j;
+		const struct cursor_stops *st = &c->stops[u];
+		int64_t j, k;
 
 		if (forward) {
 			if (u == c->t)
@@ -224,14 +297,10 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 				j = recon_at_ts(r, u, ts0) + 1;
 			else
 				j = recon_at_ts(r, u, ts0 - 1) + 1;
-			for (; j < th->n; j++) {
-				if (bt >= 0 && th->ev[j].ts > r->threads[bt].ev[bi].ts)
-					break;
-				if (is_stop(c, &th->ev[j]))
-					break;
-			}
-			if (j >= th->n || !is_stop(c, &th->ev[j]))
+			k = stops_lb(st, j);
+			if (k >= st->n)
 				continue;
+			j = st->idx[k];
 			if (bt < 0 || th->ev[j].ts < r->threads[bt].ev[bi].ts) {
 				bt = u;
 				bi = j;
@@ -243,14 +312,10 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 				j = recon_at_ts(r, u, ts0);
 			else
 				j = recon_at_ts(r, u, ts0 - 1);
-			for (; j >= 0; j--) {
-				if (bt >= 0 && th->ev[j].ts < r->threads[bt].ev[bi].ts)
-					break;
-				if (is_stop(c, &th->ev[j]))
-					break;
-			}
-			if (j < 0 || !is_stop(c, &th->ev[j]))
+			k = stops_lb(st, j + 1) - 1;
+			if (k < 0)
 				continue;
+			j = st->idx[k];
 			if (bt < 0 || th->ev[j].ts > r->threads[bt].ev[bi].ts) {
 				bt = u;
 				bi = j;
@@ -451,6 +516,7 @@ int cursor_break_add(struct cursor *c, const char *func, char **cause)
 	if (!found)
 		return propel_cause(cause, -ENOENT,
 				    "function \"%s\" not in the trace", func);
+	stops_free(c);
 	return 0;
 }
 
@@ -458,6 +524,7 @@ void cursor_break_clear(struct cursor *c)
 {
 	memset(c->brk, 0, c->r->nfuncs ? c->r->nfuncs : 1);
 	c->nbrk = 0;
+	stops_free(c);
 }
 
 int cursor_break_count(const struct cursor *c)

@@ -73,6 +73,7 @@ struct ingest_proc {
 	int32_t *site_func; /* funcid of the calling function, -1 none */
 	uint32_t nsite;
 	int has_e;
+	int detached; /* an X line: the agent was switched off, the process lives on */
 	int64_t e_status;
 	int has_exit_rec;
 	int64_t exit_rec_status;
@@ -464,6 +465,16 @@ static int ingest_map(struct ingest *in, const char *dir, const char *name,
 				p->has_e = 1;
 			else
 				err = -EINVAL;
+			break;
+		case 'W': /* the agent's own warning */
+			in->st->agent_warnings++;
+			if (!in->st->agent_warning[0])
+				snprintf(in->st->agent_warning,
+					 sizeof(in->st->agent_warning),
+					 "pid %d: %s", (int)p->pid, line + 2);
+			break;
+		case 'X': /* detached: sites restored */
+			p->detached = 1;
 			break;
 		case 'P':
 		case 0:
@@ -987,7 +998,7 @@ static int ingest_finish_procs(struct ingest *in)
 		struct ingest_proc *p = in->procs[i];
 		int clean = p->has_e || p->has_exit_rec;
 
-		if (!p->has_e)
+		if (!p->has_e && !p->detached)
 			in->st->killed++;
 		if (p->have_ns) {
 			sqlite3_bind_int64(st, 1, p->first_ns);
@@ -1155,6 +1166,8 @@ int ingest_warning(const struct ingest_stats *st, char *buf, size_t size)
 	W(st->orphan_rings, "%" PRIu64 " ring(s) without a map file",
 	  st->orphan_rings);
 	W(st->bad_map_lines, "%" PRIu64 " bad map line(s)", st->bad_map_lines);
+	W(st->agent_warnings, "the agent reported: %s%s", st->agent_warning,
+	  st->agent_warnings > 1 ? " (and more)" : "");
 	W(st->lost_records, "%" PRIu64 " record(s) lost by the agent",
 	  st->lost_records);
 #undef W

@@ -39,6 +39,8 @@ struct ingest_stats {
 	uint64_t killed;	  /* process images with no E line */
 	uint64_t orphan_rings;	  /* ring with no map file */
 	uint64_t bad_map_lines;
+	uint64_t agent_warnings;  /* W lines: the agent reported a problem */
+	char agent_warning[256];  /* the first of them, with its pid */
 	double tsc_hz;
 	int tsc_measured;	  /* 1: rate measured here, not from the rings */
 	double seconds;		  /* wall time of ingest_dir */

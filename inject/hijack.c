@@ -364,8 +364,10 @@ static int hj_seize_all(struct hijack *h, char **cause)
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
 				err = -errno;
-				if (err == -ESRCH)
-					continue; /* exited meanwhile */
+				/* exited meanwhile; EPERM for a thread of a
+				 * process we already hold means it is exiting */
+				if (err == -ESRCH || (err == -EPERM && h->nth))
+					continue;
 				closedir(d);
 				if (err == -EPERM) {
 					pid_t tr = hj_tracer(h->pid);

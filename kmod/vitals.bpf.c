@@ -55,7 +55,7 @@ __u64 ndropped[2][VITALS_NR];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 512 << 10);
+	__uint(max_entries, 2 << 20);
 } samples SEC(".maps");
 
 struct {
@@ -154,12 +154,20 @@ static __always_inline void who_task(struct who *w, struct task_struct *t)
 	w->tgid = BPF_CORE_READ(t, tgid);
 	w->tid = BPF_CORE_READ(t, pid);
 	w->uid = BPF_CORE_READ(t, cred, uid.val);
-	w->exe = BPF_CORE_READ(t, mm, exe_file, f_inode, i_ino);
+	w->exe = w->tgid;
 }
 
+/* The current task through helpers: no pointer chasing on the hot path
+ * (syscalls, page faults); its executable is identified by its tgid. */
 static __always_inline void who_current(struct who *w)
 {
-	who_task(w, (struct task_struct *)bpf_get_current_task());
+	__u64 pt = bpf_get_current_pid_tgid();
+
+	w->task = (struct task_struct *)bpf_get_current_task();
+	w->tgid = pt >> 32;
+	w->tid = (__u32)pt;
+	w->uid = (__u32)bpf_get_current_uid_gid();
+	w->exe = w->tgid;
 }
 
 static __always_inline void proc_add(__u32 vital, struct who *w, __u64 weight,

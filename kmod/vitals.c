@@ -499,12 +499,8 @@ static void vitals_check_high(struct vitals *v)
 	if (wall < 100000000ull)
 		return;
 	cost = vitals_take_cost(v);
-	{
-		uint64_t u = thread_cpu_ns();
-
-		cost += u - v->check_user; /* symbolizing and storing too */
-		v->check_user = u;
-	}
+	/* kernel-side cost only, as chopstix: the thread's own CPU is
+	 * reported per epoch (user_run_ns) but does not drive t */
 	v->check_mono = now;
 	if ((double)cost / ((double)wall * v->ncpus) < v->o.high_wm)
 		return;

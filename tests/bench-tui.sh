@@ -6,7 +6,7 @@
 # redraw; measured inside propel, PROPEL_TUI_BENCH=N), and peak RSS.
 # Goals: first screen < 2 s, every step < 50 ms.  Run by `make bench`
 # (tests/bench.sh) or alone: O=build tests/bench-tui.sh
-. "$(dirname "$0")/e2e/tui-lib.sh"
+. "$(dirname "$0")/fixtures/tui/tui-lib.sh"
 command -v tmux >/dev/null || { echo "bench-tui: tmux not installed, skipped"; exit 0; }
 n=${PROPEL_BENCH_EVENTS:-10000000}
 tui_build || exit 1

@@ -1,18 +1,194 @@
 /*
- * tui/cmd-attach.c - `propel attach`: placeholder until its issue lands.
+ * tui/cmd-attach.c - `propel attach [-o DB] [--duration S] PID...`: load the
+ * agent into live processes, trace until --duration, Ctrl-C, or until every
+ * target has exited, then switch the agent off (every patched byte restored)
+ * and store the session.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/capture.h"
+#include "engine/session.h"
+#include "inject/inject.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
+static volatile sig_atomic_t attach_stop;
+
+static void attach_on_signal(int sig)
+{
+	(void)sig;
+	attach_stop = 1;
+}
+
+/* Alive and not a zombie. */
+static int attach_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int alive = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		alive = p[2] != 'Z' && p[2] != 'X';
+	fclose(f);
+	return alive;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 static int cmd_attach_exec(int argc, char **argv)
 {
-	propel_report("attach", 0, "not implemented yet");
-	return 1;
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "libc", no_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *db = PROPEL_SESSION_DEFAULT;
+	double duration = 0, start;
+	struct capture cap;
+	char *cause = NULL, *end;
+	pid_t *pids;
+	int c, i, n = 0, attached = 0, err, live;
+	uint32_t flags = 0;
+	struct sigaction sa;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+o:d:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			db = optarg;
+			break;
+		case 'd':
+			duration = strtod(optarg, &end);
+			if (*end || duration <= 0) {
+				propel_report("attach", 0,
+					      "--duration: a positive number of seconds");
+				return 2;
+			}
+			break;
+		case 'f':
+			break;
+		case 'l':
+			flags |= 1;
+			break;
+		default:
+			fprintf(stderr, "usage: propel attach %s\n",
+				cmd_attach_entry.usage);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "usage: propel attach %s\n", cmd_attach_entry.usage);
+		return 2;
+	}
+	pids = calloc(argc - optind, sizeof(*pids));
+	for (i = optind; i < argc; i++) {
+		long v = strtol(argv[i], &end, 10);
+
+		if (*end || v <= 0 || v > 0x3fffffff) {
+			fprintf(stderr, "propel: attach %s: not a process id\n",
+				argv[i]);
+			free(pids);
+			return 2;
+		}
+		pids[n++] = (pid_t)v;
+	}
+	err = capture_begin(&cap, db, &cause);
+	if (err) {
+		propel_report("attach", err, cause);
+		free(cause);
+		capture_abort(&cap);
+		free(pids);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = attach_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < n; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "attach %d", (int)pids[i]);
+		cause = NULL;
+		err = inject_agent_start(pids[i], cap.agent, cap.dir, flags, &cause);
+		if (err) {
+			propel_report(what, err, cause);
+			free(cause);
+			pids[i] = 0;
+			continue;
+		}
+		attached++;
+	}
+	if (!attached) {
+		capture_abort(&cap);
+		free(pids);
+		return 1;
+	}
+	if (isatty(2))
+		fprintf(stderr, "propel: tracing %d process%s%s; Ctrl-C to stop\n",
+			attached, attached > 1 ? "es" : "",
+			duration > 0 ? " (until --duration)" : "");
+	start = now_s();
+	for (;;) {
+		live = 0;
+		for (i = 0; i < n; i++)
+			if (pids[i] && attach_alive(pids[i]))
+				live++;
+		if (!live || attach_stop ||
+		    (duration > 0 && now_s() - start >= duration))
+			break;
+		usleep(50 * 1000);
+	}
+	for (i = 0; i < n; i++) {
+		char what[64];
+
+		if (!pids[i] || !attach_alive(pids[i]))
+			continue;
+		snprintf(what, sizeof(what), "detach %d", (int)pids[i]);
+		cause = NULL;
+		err = inject_agent_stop(pids[i], &cause);
+		if (err < 0) {
+			propel_report(what, err, cause);
+			free(cause);
+		}
+	}
+	free(pids);
+	cause = NULL;
+	err = capture_end(&cap, argc - optind, argv + optind, &cause);
+	if (err) {
+		propel_report("attach", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
 }
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "",
-	.summary = "not implemented yet",
+	.usage = "[-o DB] [--duration S] [--libc] [--follow] PID...",
+	.summary = "inject the agent into live processes and trace them\n"
+		   "  -o DB           session file (default ./propel.db)\n"
+		   "  --duration S    stop after S seconds (default: Ctrl-C, or "
+		   "when the targets exit)\n"
+		   "  --libc          trace inside libc too",
 	.exec = cmd_attach_exec,
 };

@@ -141,7 +141,7 @@ const char *screen_message_text(void);
  * inside the curses loop).  screen_prompt_begin shows `prompt`; each key
  * goes to screen_prompt_key until it returns 1 (line done: *line is a
  * malloc'd string, or NULL when cancelled with Esc/Ctrl-C/Ctrl-D).
- * History is kept per prompt string.
+ * One history, shared by the prompts.
  */
 void screen_prompt_begin(const char *prompt);
 int screen_prompt_key(int key, char **line);

@@ -76,6 +76,8 @@ struct ag_module {
 	uint64_t plt_lo[3], plt_hi[3]; /* .plt, .plt.sec, .plt.got */
 	void *file;
 	size_t file_size;
+	/* the executable segment as in the file: code before any patch */
+	uint64_t x_vaddr, x_off, x_size;
 	/* stub arena near the module's text (patch.c) */
 	uint8_t *arena, *arena_cur, *arena_end;
 };
@@ -85,6 +87,8 @@ struct ag_module *module_of(uint64_t addr);
 const struct ag_sym *module_sym(struct ag_module *m, uint64_t addr);
 const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr);
 int module_in_plt(struct ag_module *m, uint64_t addr);
+/* Original bytes of [addr, addr+n) from the file, or NULL. */
+const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
 const char *module_got_name(struct ag_module *m, uint64_t got);
 extern struct ag_module *ag_modules;
 

@@ -99,11 +99,20 @@ static void link_cold_parts(struct ag_module *m)
 	}
 }
 
+/* Read [off, off+n) of the file into the same offsets of base. */
+static int file_piece(int fd, const char *base, uint64_t size, uint64_t off,
+		      uint64_t n)
+{
+	if (off > size || n > size - off)
+		return 0;
+	return pread(fd, (char *)base + off, n, (off_t)off) == (ssize_t)n;
+}
+
 static void load_elf(struct ag_module *m)
 {
 	const Elf64_Ehdr *eh;
 	const Elf64_Shdr *sh, *shstr;
-	const char *base;
+	char *base;
 	size_t i, nsyms = 0, nrel = 0;
 	struct stat st;
 	int fd, has_symtab = 0;
@@ -115,18 +124,56 @@ static void load_elf(struct ag_module *m)
 		close(fd);
 		return;
 	}
-	base = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (base == MAP_FAILED)
+	/*
+	 * Not a file mapping: the injector and this very scan read
+	 * /proc/PID/maps, where a second mapping of a loaded object would
+	 * look like the object itself.  Only the pieces needed are read into
+	 * anonymous memory, at their file offsets.
+	 */
+	base = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (base == MAP_FAILED) {
+		close(fd);
 		return;
+	}
 	m->file = (void *)base;
 	m->file_size = st.st_size;
 	eh = (const Elf64_Ehdr *)base;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	if (!file_piece(fd, base, st.st_size, 0, sizeof(*eh)) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
 	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) >
-		    (uint64_t)st.st_size)
+		    (uint64_t)st.st_size ||
+	    !file_piece(fd, base, st.st_size, eh->e_shoff,
+			(uint64_t)eh->e_shnum * sizeof(Elf64_Shdr))) {
+		close(fd);
 		return;
+	}
+	/* the executable segment: pristine code to decode and restore */
+	if (eh->e_phoff && file_piece(fd, base, st.st_size, eh->e_phoff,
+				      (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
+		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+
+		for (i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
+			    file_piece(fd, base, st.st_size, ph[i].p_offset,
+				       ph[i].p_filesz)) {
+				m->x_vaddr = ph[i].p_vaddr;
+				m->x_off = ph[i].p_offset;
+				m->x_size = ph[i].p_filesz;
+				break;
+			}
+	}
+	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
+	for (i = 0; i < eh->e_shnum; i++) {
+		unsigned t = sh[i].sh_type;
+
+		if (t == SHT_SYMTAB || t == SHT_DYNSYM || t == SHT_STRTAB ||
+		    t == SHT_RELA)
+			file_piece(fd, base, st.st_size, sh[i].sh_offset,
+				   sh[i].sh_size);
+	}
+	close(fd);
 	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
 	shstr = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
 	for (i = 0; i < eh->e_shnum; i++) {
@@ -393,6 +440,16 @@ const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr)
 	const struct ag_sym *s = module_sym(m, addr);
 
 	return s && s->addr == addr ? s : NULL;
+}
+
+const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n)
+{
+	uint64_t v = addr - m->bias;
+
+	if (!m->x_size || (uintptr_t)m->file <= 1 || v < m->x_vaddr ||
+	    v + n > m->x_vaddr + m->x_size)
+		return NULL;
+	return (const uint8_t *)m->file + m->x_off + (v - m->x_vaddr);
 }
 
 int module_in_plt(struct ag_module *m, uint64_t addr)

@@ -630,9 +630,14 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 		       uint64_t lo, uint64_t hi, struct ag_site **v, size_t *n,
 		       uint8_t *fde, size_t *fde_len, size_t cie_off)
 {
-	const uint8_t *code = (const uint8_t *)lo;
+	/* decode the code as the file has it: sites patched earlier (by
+	 * another function's scan, or a previous attach) read as they were */
+	const uint8_t *code = module_code(m, lo, hi - lo);
 	size_t left = hi - lo;
 	uint64_t a = lo;
+
+	if (!code)
+		return;
 
 	while (left && *n < MAX_SITES_PER_FUNC) {
 		uint64_t at = a, direct = 0;
@@ -685,20 +690,25 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 		}
 		if (kind < 0)
 			continue;
+		/* func_get() below may decode a PLT entry with the same
+		 * capstone buffer: keep this instruction's bytes */
+		uint8_t ib[16];
+		uint8_t isize = (uint8_t)insn->size;
+
+		memcpy(ib, insn->bytes, isize);
 		struct ag_site *s = site_find(at);
 		if (!s) {
 			s = ag_alloc(sizeof(*s));
 			s->addr = at;
-			s->len = (uint8_t)insn->size;
-			s->ret = at + insn->size;
+			s->len = isize;
+			s->ret = at + isize;
 			s->kind = (uint8_t)kind;
 			s->trap = (uint8_t)trap;
 			s->owner = f;
 			s->target = direct ? func_get(direct) : NULL;
 			s->id = ag_nsites++;
-			if (stub_build(s, insn->bytes, direct, fde, fde_len,
-				       cie_off) < 0 ||
-			    site_make_bytes(s, insn->bytes) < 0) {
+			if (stub_build(s, ib, direct, fde, fde_len, cie_off) < 0 ||
+			    site_make_bytes(s, ib) < 0) {
 				ag_nsites--;
 				continue;
 			}
@@ -713,7 +723,6 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 		if (!s->patched)
 			v[(*n)++] = s;
 	}
-	(void)m;
 }
 
 static uint8_t fde_scratch[64 + MAX_SITES_PER_FUNC * 64];
@@ -727,6 +736,8 @@ int patch_function(struct ag_func *f)
 	size_t n = 0, fde_len, cie_len;
 	int err;
 
+	if (f->flags & F_READY)
+		return 0;
 	if (!m || m->system || m->self || !m->file)
 		goto done;
 	fs = module_sym(m, f->addr);

@@ -5,7 +5,7 @@
 # bt at every step matches replay's depth, folding hides exactly the
 # callee's events, two threads interleave in time order, resizing and a
 # too-small terminal, and quitting restores the terminal.
-. "$(dirname "$0")/tui-lib.sh"
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 command -v tmux >/dev/null || { skip tui/screen "tmux not installed"; exit 0; }
 command -v objdump >/dev/null || { skip tui/screen "objdump not installed"; exit 0; }
 [ -x "$PROPEL" ] || { fail tui/screen "no $PROPEL"; exit 1; }
