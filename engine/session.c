@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/session.h"
@@ -153,7 +154,29 @@ static int check_readable(struct session *s, char **cause)
 				    "%s: session format %ld is newer than this "
 				    "propel understands (%d); upgrade propel",
 				    s->path, fmt, PROPEL_SESSION_FORMAT);
-	/* A quick structural check catches most truncations. */
+	/* A truncated file is shorter than its page count says; a full
+	 * structural check only for small files (it reads everything). */
+	{
+		struct stat sb;
+		long long pages = 0, psize = 0;
+
+		if (sqlite3_prepare_v2(s->db, "PRAGMA page_count", -1, &st,
+				       NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			pages = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st,
+				       NULL) == SQLITE_OK &&
+		    sqlite3_step(st) == SQLITE_ROW)
+			psize = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (stat(s->path, &sb) == 0 && pages * psize > sb.st_size)
+			return propel_cause(cause, -EINVAL,
+					    "%s: session file is truncated",
+					    s->path);
+		if (stat(s->path, &sb) == 0 && sb.st_size > (64 << 20))
+			return 0;
+	}
 	rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check(1)", -1, &st, NULL);
 	if (rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		const char *r = (const char *)sqlite3_column_text(st, 0);

@@ -3,7 +3,7 @@
  * make one thread call a function, put everything back, let go.
  *
  * Thread states (struct hj_thread.state):
- *   HJ_RUNNING --hj_stop_thread (PTRACE_INTERRUPT + wait)--> HJ_STOPPED
+ *   HJ_RUNNING --hj_stop_many (PTRACE_INTERRUPT + wait)--> HJ_STOPPED
  *   HJ_STOPPED --hj_resume / hijack_call--> HJ_RUNNING
  *   any --(waitpid reports exit, or ESRCH)--> HJ_GONE (reaped)
  *
@@ -299,44 +299,63 @@ static int hj_is_stop_sig(int sig)
 	       sig == SIGTTOU;
 }
 
-/* Bring a RUNNING (already interrupted, or to be interrupted) thread to
- * its interrupt stop, keeping any signal it meets on the way. */
-static int hj_stop_thread(struct hijack *h, struct hj_thread *t, int interrupt)
+/* One non-blocking step towards stopping a RUNNING thread (already
+ * interrupted): 1 once it is in its interrupt stop (regs read) or gone,
+ * 0 if not yet.  Signals met on the way are kept and suppressed. */
+static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 {
-	int status, err;
+	int status;
+	siginfo_t si;
 
 	if (t->state != HJ_RUNNING)
-		return t->state == HJ_GONE ? -ESRCH : 0;
-	if (interrupt && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0 &&
-	    errno == ESRCH) {
-		/* exited: reap it if it is ours to reap */
-		hj_wait(h, t, 100, &status);
-		t->state = HJ_GONE;
-		return -ESRCH;
+		return 1;
+	if (hj_wait(h, t, 0, &status))
+		return t->state == HJ_GONE;
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		t->state = HJ_STOPPED;
+		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
+			pr_dbg("getregs %d: %s", t->tid, strerror(errno));
+		return 1;
 	}
-	for (;;) {
-		err = hj_wait(h, t, HJ_STOP_TIMEOUT_MS, &status);
-		if (err)
-			return err;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			t->state = HJ_STOPPED;
-			break;
-		}
-		if ((status >> 16) == 0) {
-			siginfo_t si;
-
-			if (ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0)
-				hj_keep_signal(h, t->tid, &si);
-		}
-		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0 && errno == ESRCH) {
-			hj_wait(h, t, 100, &status);
-			t->state = HJ_GONE;
-			return -ESRCH;
-		}
-	}
-	if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
-		return -errno;
+	if ((status >> 16) == 0 &&
+	    ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0)
+		hj_keep_signal(h, t->tid, &si);
+	/* the pending interrupt traps right after this */
+	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
+}
+
+/* Interrupt (if asked) and wait for every RUNNING thread, all at once, so
+ * that a zombie leader whose exit report waits for its threads' is not
+ * waited for first.  -ETIMEDOUT (with *late the first one left) or 0. */
+static int hj_stop_many(struct hijack *h, int interrupt, int timeout_ms,
+			pid_t *late)
+{
+	uint64_t end = hj_now_ms() + timeout_ms;
+	useconds_t nap = 20;
+	size_t i;
+
+	if (interrupt)
+		for (i = 0; i < h->nth; i++)
+			if (h->th[i].state == HJ_RUNNING)
+				ptrace(PTRACE_INTERRUPT, h->th[i].tid, 0, 0);
+	for (;;) {
+		int left = 0;
+
+		for (i = 0; i < h->nth; i++)
+			if (!hj_stop_step(h, &h->th[i])) {
+				if (!left && late)
+					*late = h->th[i].tid;
+				left++;
+			}
+		if (!left)
+			return 0;
+		if (hj_now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(nap);
+		if (nap < 1000)
+			nap *= 2;
+	}
 }
 
 /* Seize and stop every thread in /proc/PID/task until no new one shows up.
@@ -345,13 +364,13 @@ static int hj_seize_all(struct hijack *h, char **cause)
 {
 	char path[64];
 	int round, err;
+	pid_t late = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", h->pid);
 	for (round = 0; round < 1000; round++) {
 		DIR *d = opendir(path);
 		struct dirent *de;
 		int fresh = 0;
-		size_t i;
 
 		if (!d)
 			return propel_cause(cause, -ESRCH,
@@ -371,6 +390,15 @@ static int hj_seize_all(struct hijack *h, char **cause)
 				closedir(d);
 				if (err == -EPERM) {
 					pid_t tr = hj_tracer(h->pid);
+					unsigned long fl;
+					char st;
+
+					if (hj_stat(h->pid, &st, &fl) < 0 ||
+					    st == 'Z' || st == 'X')
+						return propel_cause(
+							cause, -ESRCH,
+							"the target exited "
+							"during attach");
 
 					if (tr)
 						return hj_cause_traced(cause, tr);
@@ -392,15 +420,11 @@ static int hj_seize_all(struct hijack *h, char **cause)
 			fresh++;
 		}
 		closedir(d);
-		for (i = 0; i < h->nth; i++) {
-			err = hj_stop_thread(h, &h->th[i], 0);
-			if (err == -ETIMEDOUT)
-				return propel_cause(cause, err,
-						    "thread %d did not stop "
-						    "within %d ms",
-						    h->th[i].tid,
-						    HJ_STOP_TIMEOUT_MS);
-		}
+		err = hj_stop_many(h, 0, HJ_STOP_TIMEOUT_MS, &late);
+		if (err)
+			return propel_cause(cause, err,
+					    "thread %d did not stop within %d ms",
+					    late, HJ_STOP_TIMEOUT_MS);
 		if (!fresh)
 			break;
 	}
@@ -414,19 +438,13 @@ static int hj_seize_all(struct hijack *h, char **cause)
  * were created meanwhile. */
 static int hj_stop_all(struct hijack *h, char **cause)
 {
-	size_t i;
-	int err;
+	pid_t late = 0;
+	int err = hj_stop_many(h, 1, HJ_STOP_TIMEOUT_MS, &late);
 
-	for (i = 0; i < h->nth; i++)
-		if (h->th[i].state == HJ_RUNNING)
-			ptrace(PTRACE_INTERRUPT, h->th[i].tid, 0, 0);
-	for (i = 0; i < h->nth; i++) {
-		err = hj_stop_thread(h, &h->th[i], 0);
-		if (err == -ETIMEDOUT)
-			return propel_cause(cause, err,
-					    "thread %d did not stop within %d ms",
-					    h->th[i].tid, HJ_STOP_TIMEOUT_MS);
-	}
+	if (err)
+		return propel_cause(cause, err,
+				    "thread %d did not stop within %d ms", late,
+				    HJ_STOP_TIMEOUT_MS);
 	return hj_seize_all(h, cause);
 }
 
@@ -528,30 +546,42 @@ static void hj_redeliver(struct hijack *h)
 
 int hijack_detach(struct hijack *h)
 {
+	uint64_t end;
 	size_t i;
-	int err = 0;
+	int err = 0, left;
 
 	if (!h)
 		return 0;
 	/* the call thread's regs are already restored; put staged bytes
-	 * back, then make sure every thread is in a stop before detaching */
+	 * back, then bring every thread to a stop and detach it; a thread
+	 * that dies meanwhile must be reaped (a traced zombie is not
+	 * released to its parent until its tracer waits for it) */
 	if (h->memfd >= 0)
 		hj_unstage(h);
-	for (i = 0; i < h->nth; i++)
-		if (h->th[i].state == HJ_RUNNING)
-			hj_stop_thread(h, &h->th[i], 1);
-	for (i = 0; i < h->nth; i++) {
-		struct hj_thread *t = &h->th[i];
+	end = hj_now_ms() + HJ_STOP_TIMEOUT_MS;
+	do {
+		left = 0;
+		hj_stop_many(h, 1, 50, NULL);
+		for (i = 0; i < h->nth; i++) {
+			struct hj_thread *t = &h->th[i];
 
-		if (t->state != HJ_STOPPED)
-			continue;
-		if (ptrace(PTRACE_DETACH, t->tid, 0, 0) < 0 && !err &&
-		    errno != ESRCH)
-			err = -errno;
-		t->state = HJ_GONE;
-	}
+			if (t->state != HJ_STOPPED)
+				continue;
+			if (ptrace(PTRACE_DETACH, t->tid, 0, 0) == 0) {
+				t->state = HJ_GONE;
+				continue;
+			}
+			if (errno != ESRCH && !err)
+				err = -errno;
+			t->state = HJ_RUNNING; /* dying: reap it below */
+		}
+		for (i = 0; i < h->nth; i++)
+			left += h->th[i].state != HJ_GONE;
+	} while (left && hj_now_ms() < end);
+	if (left && !err)
+		err = -ETIMEDOUT;
 	hj_redeliver(h);
-	pr_dbg("detached %d", h->pid);
+	pr_dbg("detached %d%s", h->pid, left ? " (some threads left)" : "");
 	hijack_free(h);
 	return err;
 }
@@ -1012,10 +1042,10 @@ static void hj_service_others(struct hijack *h, struct hj_thread *self)
 int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 		unsigned flags, uint64_t *ret, char **cause)
 {
-	static unsigned char xbuf[HJ_XSTATE_MAX];
+	unsigned char *xbuf = NULL;
 	struct hj_thread *t = hj_call_thread(h);
 	struct user_regs_struct saved, regs;
-	struct iovec xio = { xbuf, sizeof(xbuf) };
+	struct iovec xio = { NULL, HJ_XSTATE_MAX };
 	int xnote = NT_X86_XSTATE, err = 0, status, restored = 0;
 	uint64_t sp, zero = 0, slot_old = 0, end;
 	unsigned long long *argreg[6];
@@ -1026,9 +1056,14 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 	if (nargs < 0 || nargs > 6)
 		return propel_cause(cause, -EINVAL, "at most 6 arguments");
 	saved = t->regs;
+	xio.iov_base = xbuf = malloc(HJ_XSTATE_MAX);
+	if (!xbuf) {
+		err = propel_cause(cause, -ENOMEM, "out of memory");
+		goto unstage;
+	}
 	if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(long)xnote, &xio) < 0) {
 		xnote = NT_PRFPREG;
-		xio.iov_len = sizeof(xbuf);
+		xio.iov_len = HJ_XSTATE_MAX;
 		if (ptrace(PTRACE_GETREGSET, t->tid, (void *)(long)xnote, &xio) < 0) {
 			err = -errno;
 			propel_cause(cause, err, "cannot read FP state of %d: %s",
@@ -1106,7 +1141,9 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 				     "within %d ms: abandoned",
 				     (unsigned long long)fn, t->tid,
 				     h->timeout_ms);
-			hj_stop_thread(h, t, 1);
+			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+			for (int k = 0; k < 1000 && !hj_stop_step(h, t); k++)
+				usleep(1000);
 			goto restore;
 		}
 		if ((status >> 16) == 0) {
@@ -1164,5 +1201,6 @@ slot:
 		hijack_write(h, sp, &slot_old, 8);
 unstage:
 	hj_unstage(h);
+	free(xbuf);
 	return err;
 }

@@ -55,7 +55,7 @@ __u64 ndropped[2][VITALS_NR];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 2 << 20);
+	__uint(max_entries, 1 << 20);
 } samples SEC(".maps");
 
 struct {

@@ -45,5 +45,7 @@ struct propel_thread_hint {
 };
 
 #define PROPEL_START_TRACE_LIBC 1u
+/* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
+#define PROPEL_START_RING_SHIFT 8
 
 #endif

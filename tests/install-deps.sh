@@ -5,7 +5,7 @@ set -e
 pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
   zlib1g-dev libzstd-dev"
-pkgs_test="tmux sqlite3 g++ iproute2 openssh-server openssh-client procps"
+pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
 case "${1:-build}" in

@@ -10,3 +10,4 @@ $(O)/tests/unit/%: $(O)/tests/unit/%.o $(UNIT_LIB_OBJS)
 EXTRA_CFLAGS_tests = $(call pc_cflags,ncursesw readline libdw sqlite3)
 
 ALL_TARGETS += $(UNIT_BINS)
+.SECONDARY: $(UNIT_BINS:%=%.o)

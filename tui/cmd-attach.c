@@ -16,6 +16,7 @@
 #include "engine/capture.h"
 #include "engine/session.h"
 #include "inject/inject.h"
+#include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
@@ -59,6 +60,7 @@ static int cmd_attach_exec(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "libc", no_argument, NULL, 'l' },
+		{ "buffer-size", required_argument, NULL, 'b' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT;
@@ -87,8 +89,19 @@ static int cmd_attach_exec(int argc, char **argv)
 		case 'f':
 			break;
 		case 'l':
-			flags |= 1;
+			flags |= PROPEL_START_TRACE_LIBC;
 			break;
+		case 'b': {
+			unsigned long kb = strtoul(optarg, &end, 10);
+
+			if (*end || kb < 64 || kb > (1ul << 26)) {
+				propel_report("attach", 0,
+					      "--buffer-size: 64 KiB or more");
+				return 2;
+			}
+			flags |= (uint32_t)(kb / 64) << PROPEL_START_RING_SHIFT;
+			break;
+		}
 		default:
 			fprintf(stderr, "usage: propel attach %s\n",
 				cmd_attach_entry.usage);
@@ -184,11 +197,13 @@ static int cmd_attach_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[-o DB] [--duration S] [--libc] [--follow] PID...",
+	.usage = "[-o DB] [--duration S] [--buffer-size KB] [--libc] [--follow] "
+		 "PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --duration S    stop after S seconds (default: Ctrl-C, or "
 		   "when the targets exit)\n"
+		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc          trace inside libc too",
 	.exec = cmd_attach_exec,
 };

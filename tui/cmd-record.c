@@ -19,6 +19,16 @@
 #include "share/log.h"
 #include "tui/cmd.h"
 
+static volatile pid_t record_child;
+
+/* SIGTERM/SIGHUP for propel are for CMD too; propel waits and keeps the
+ * trace of what CMD did until then. */
+static void record_forward(int sig)
+{
+	if (record_child > 0)
+		kill(record_child, sig);
+}
+
 static int cmd_record_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -96,12 +106,17 @@ static int cmd_record_exec(int argc, char **argv)
 	}
 	free(preload);
 	/* like time(1): the terminal's signals are for CMD */
+	record_child = pid;
 	signal(SIGINT, SIG_IGN);
 	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, record_forward);
+	signal(SIGHUP, record_forward);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	signal(SIGINT, SIG_DFL);
 	signal(SIGQUIT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (WIFEXITED(status)) {
 		ret = WEXITSTATUS(status);
 		if (ret == 127 || ret == 126) {

@@ -36,6 +36,9 @@
 
 /* the vitals view is another engineer's file: link it when present */
 extern const struct view_ops view_vitals_ops __attribute__((weak));
+/* tui/view-vitals.c: a session of vital signs only opens in that view */
+int view_vitals_present(struct session *s) __attribute__((weak));
+int cmd_vitals_tui(int argc, char **argv) __attribute__((weak));
 
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 10
@@ -811,7 +814,7 @@ static int cmd_tui_exec(int argc, char **argv)
 	const char *path = PROPEL_SESSION_DEFAULT, *env;
 	struct tui t;
 	char *cause = NULL;
-	int err, i, opt_end = 0;
+	int err, i, opt_end = 0, vitals_only = 0;
 	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0;
 
 	memset(&t, 0, sizeof(t));
@@ -859,7 +862,14 @@ static int cmd_tui_exec(int argc, char **argv)
 	if (!err && !t.r->nevents)
 		err = propel_cause(&cause, -ENOENT, "%s: the session has no events",
 				   path);
-	if (err)
+	if (err && t.s && view_vitals_present && cmd_vitals_tui &&
+	    view_vitals_present(t.s)) {
+		free(cause);
+		cause = NULL;
+		err = 0;
+		vitals_only = 1;
+	}
+	if (err || vitals_only)
 		goto out;
 	err = screen_init(&cause);
 	if (err)
@@ -953,6 +963,8 @@ out:
 		free(cause);
 		return 1;
 	}
+	if (vitals_only)
+		return cmd_vitals_tui(2, (char *[]){ "tui", (char *)path, NULL });
 	return 0;
 }
 

@@ -417,7 +417,10 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	int err;
 	uint32_t i;
 
-	err = start_common(session_dir, flags);
+	ag_no_traps = 1;
+	if (flags >> PROPEL_START_RING_SHIFT)
+		ag_cfg.ring_kb = (flags >> PROPEL_START_RING_SHIFT) * 64;
+	err = start_common(session_dir, flags & 0xff);
 	if (err)
 		return err;
 	for (i = 0; i < nhints; i++)

@@ -160,6 +160,7 @@ int patch_function(struct ag_func *f);   /* instrument f's call sites */
 int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 extern struct ag_site *ag_sites_all;     /* every site, newest first */
+extern int ag_no_traps;                  /* no int3 sites (attach) */
 
 /* ---- threads and rings ---- */
 

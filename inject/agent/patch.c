@@ -40,6 +40,7 @@ static cs_insn *insn;
 static int mem_fd = -1;
 static int sync_ok;
 struct ag_site *ag_sites_all;
+int ag_no_traps;
 uint32_t ag_nfuncs, ag_nsites;
 
 /* ---- lock-free hash tables (insert under ag_lock, read anywhere) ---- */
@@ -688,7 +689,13 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 				kind = SITE_TAIL; /* jmp *got(%rip) */
 			}
 		}
-		if (kind < 0)
+		/*
+		 * A short site is an int3.  Under attach, a thread may be
+		 * stopped by the injector with that int3's SIGTRAP pending
+		 * when the agent is switched off, and the injector cannot yet
+		 * tell it from other traps: short sites are left alone there.
+		 */
+		if (kind < 0 || (trap && ag_no_traps))
 			continue;
 		/* func_get() below may decode a PLT entry with the same
 		 * capstone buffer: keep this instruction's bytes */

@@ -38,3 +38,6 @@ print(f"# {n} sites, {total} getppid calls, {events:.0f} syscalls counted, "
 print("PASS vitals-coverage" if cov >= 0.90 else f"FAIL vitals-coverage: {100*cov:.2f}% < 90%")
 print("PASS vitals-coverage-count" if events >= total else f"FAIL vitals-coverage-count: {events} < {total}")
 PY
+# what the sketch saw, for a failing run (sampled, dropped, log2 t per epoch)
+command -v sqlite3 >/dev/null && sqlite3 "$d/cov.db" \
+	"SELECT '# epoch '||epoch||' events '||events||' sampled '||sampled||' dropped '||dropped||' log2(t) '||tshift FROM vitals_totals WHERE vital='syscall'"

@@ -847,7 +847,11 @@ static void th_case_race(void)
 		}
 		close(pfd[1]);
 		if (read(pfd[0], &pid, sizeof(pid)) != sizeof(pid)) {
+			th_fail("race_exit", "round %d: helper gave no pid: %s", i,
+				strerror(errno));
 			bad = 1;
+			close(pfd[0]);
+			waitpid(helper, NULL, 0);
 			break;
 		}
 		usleep((i * 397) % 3000);
@@ -887,6 +891,53 @@ static void th_case_race(void)
 		th_pass("race_exit");
 }
 
+/* The real agent ($O/libpropel-agent.so), when it has been built with the
+ * ABI's symbols: start it in the self-checking target, let it run, stop
+ * it.  The target must go on verifying its own results throughout. */
+static void th_case_agent(void)
+{
+	const char *o = getenv("O") ? getenv("O") : "build";
+	char so[PATH_MAX + 64], dir[128], why[512], *cause = NULL;
+	struct th_proc p;
+	int err;
+
+	if (o[0] == '/')
+		snprintf(so, sizeof(so), "%s/libpropel-agent.so", o);
+	else
+		snprintf(so, sizeof(so), "%s/%s/libpropel-agent.so", th_top, o);
+	if (access(so, R_OK) ||
+	    th_sh("nm -D %s 2>/dev/null | grep -q ' T propel_agent_start$'", so)) {
+		th_skip("real_agent", "libpropel-agent.so not built with the ABI");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
+	th_sh("mkdir -p %s", dir);
+	th_start_target(&p, "agent");
+	err = inject_agent_start(p.pid, so, dir, 0, &cause);
+	if (err) {
+		th_fail("real_agent", "start: %s", cause ? cause : strerror(-err));
+		goto out;
+	}
+	if (th_healthy(&p, 300, why, sizeof(why))) {
+		th_fail("real_agent", "while active: %s", why);
+		goto out;
+	}
+	err = inject_agent_stop(p.pid, &cause);
+	if (err < 0) {
+		th_fail("real_agent", "stop: %s", cause ? cause : strerror(-err));
+		goto out;
+	}
+	printf("# real agent: %d sites restored\n", err);
+	if (th_healthy(&p, 300, why, sizeof(why)))
+		th_fail("real_agent", "after stop: %s", why);
+	else
+		th_pass("real_agent");
+out:
+	free(cause);
+	th_kill(p.pid);
+	th_sh("rm -rf %s", dir);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -896,6 +947,7 @@ int main(int argc, char **argv)
 		{ "call", th_case_call },     { "signal", th_case_signal },
 		{ "timeout", th_case_timeout }, { "inject", th_case_inject },
 		{ "bad", th_case_bad },       { "race", th_case_race },
+		{ "agent", th_case_agent },
 	};
 	size_t i;
 

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# tests/e2e/capture.sh - propel record and propel attach on real processes:
+# exit statuses, attach/detach cycles under load, and every bad input the
+# capture issue lists (one-line error, non-zero exit, nothing harmed).
+. "$(dirname "$0")/../lib.sh"
+t=$(tmpdir)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+export PROPEL_TEST_QUIET=1
+cc=${CC:-gcc}
+$cc -O2 -g -pthread -o "$t/spin" "$PROPEL_TOP/tests/fixtures/capture/spin.c" || { fail build "cannot build spin"; exit 1; }
+printf 'int main(void){return 3;}\n' >"$t/three.c" && $cc -o "$t/three" "$t/three.c"
+
+one_line() { # NAME WANT-REGEX -- CMD...: one stderr line matching, status != 0
+	local name=$1 re=$2; shift 3
+	"$@" >"$t/out" 2>"$t/err"
+	local rc=$? n
+	n=$(wc -l <"$t/err")
+	if [ $rc -ne 0 ] && [ "$n" -eq 1 ] && grep -Eq "$re" "$t/err"; then
+		pass "$name"
+	else
+		fail "$name" "status $rc, stderr: $(head -c 300 "$t/err")"
+	fi
+}
+
+# record: the exit status is the program's
+"$PROPEL" record -o "$t/r.db" -- "$t/three" 2>/dev/null
+[ $? -eq 3 ] && pass record/exit-status || fail record/exit-status "want 3"
+"$PROPEL" replay "$t/r.db" | grep -q 'main()' && pass record/trace || fail record/trace "no main in replay"
+one_line record/no-such-command 'propel: record: .*nonexistent.*No such file' -- \
+	"$PROPEL" record -o "$t/n.db" -- "$t/nonexistent"
+one_line record/unwritable 'propel: record: cannot write /proc/nope/x.db' -- \
+	"$PROPEL" record -o /proc/nope/x.db -- "$t/three"
+
+# attach: bad input
+one_line attach/no-such-pid 'propel: attach 999999' -- "$PROPEL" attach -o "$t/a.db" 999999
+one_line attach/not-a-pid 'not a process id' -- "$PROPEL" attach -o "$t/a.db" abc
+one_line attach/kernel-thread 'propel: attach 2: .*kernel thread' -- "$PROPEL" attach -o "$t/a.db" 2
+printf '#include <unistd.h>\n#include <stdio.h>\nint main(void){pid_t p=fork();if(!p)return 0;printf("%%d\\n",p);fflush(stdout);sleep(30);}\n' >"$t/z.c"
+$cc -o "$t/zmaker" "$t/z.c"
+"$t/zmaker" >"$t/z" & zparent=$!
+sleep 0.3
+zpid=$(cat "$t/z")
+if grep -q '^State:.*Z' /proc/$zpid/status 2>/dev/null; then
+	one_line attach/zombie 'zombie' -- "$PROPEL" attach -o "$t/a.db" "$zpid"
+else
+	skip attach/zombie "could not make a zombie"
+fi
+printf '#include <unistd.h>\nint main(void){for(;;)pause();}\n' >"$t/p.c"
+if $cc -static -o "$t/static" "$t/p.c" 2>/dev/null; then
+	"$t/static" &
+	spid=$!
+	sleep 0.2
+	one_line attach/static 'statically linked' -- "$PROPEL" attach -o "$t/a.db" "$spid"
+	kill "$spid" 2>/dev/null
+else
+	skip attach/static "no static libc"
+fi
+one_line attach/unwritable 'propel: attach: cannot write' -- "$PROPEL" attach -o /proc/nope/a.db 1
+
+# attach/detach 200 times under load: the target keeps running correctly
+"$t/spin" >"$t/spin.out" 2>"$t/spin.err" & spin=$!
+sleep 0.3
+ok=0
+for i in $(seq 1 200); do
+	if "$PROPEL" attach -o "$t/c.db" --buffer-size 64 --duration 0.02 "$spin" 2>>"$t/cycles.err"; then
+		ok=$((ok + 1))
+	fi
+	kill -0 "$spin" 2>/dev/null || break
+done
+sleep 0.3
+if kill -0 "$spin" 2>/dev/null && ! grep -q BAD "$t/spin.out" "$t/spin.err" &&
+	[ "$(awk '/TracerPid/{print $2}' /proc/$spin/status)" = 0 ] && [ $ok -eq 200 ]; then
+	pass attach/200-cycles
+else
+	fail attach/200-cycles "$ok/200 attaches; alive=$(kill -0 $spin 2>/dev/null && echo yes || echo no); $(grep -m1 BAD "$t/spin.out" "$t/spin.err"); $(tail -n 2 "$t/cycles.err")"
+fi
+"$PROPEL" replay "$t/c.db" | grep -q 'mix()' && pass attach/trace || fail attach/trace "no mix() in the last cycle's replay"
+n1=$(wc -l <"$t/spin.out"); sleep 0.5; n2=$(wc -l <"$t/spin.out")
+[ "$n2" -gt "$n1" ] && pass attach/keeps-running || fail attach/keeps-running "output stopped"
+
+# a second propel on a process already traced by one
+"$PROPEL" attach -o "$t/d1.db" --duration 3 "$spin" 2>/dev/null & first=$!
+sleep 1
+one_line attach/second 'already' -- "$PROPEL" attach -o "$t/d2.db" --duration 1 "$spin"
+wait $first && pass attach/first-unharmed || fail attach/first-unharmed "the first attach failed"
+
+# another user's process: nobody may not ptrace root's
+if is_root && command -v setpriv >/dev/null && [ -x "$PROPEL" ]; then
+	chmod o+rx "$t"
+	one_line attach/not-permitted 'not permitted|Operation not permitted' -- \
+		setpriv --reuid=nobody --regid=nogroup --clear-groups "$PROPEL" attach -o /tmp/propel-nobody-$$.db "$spin"
+	rm -f /tmp/propel-nobody-$$.db
+else
+	skip attach/not-permitted "needs root and setpriv"
+fi
+
+# a target that exits during attach: a clean outcome either way, never a hang
+bad=0
+for i in $(seq 1 20); do
+	"$t/three" & p=$!
+	timeout 20 "$PROPEL" attach -o "$t/e.db" --duration 0.2 "$p" >/dev/null 2>"$t/e.err"
+	rc=$?
+	[ $rc -eq 124 ] && bad=1
+	[ $rc -ne 0 ] && [ "$(wc -l <"$t/e.err")" -gt 2 ] && bad=1
+	wait $p 2>/dev/null
+done
+[ $bad -eq 0 ] && pass attach/target-exits || fail attach/target-exits "$(cat "$t/e.err")"
+kill "$spin" 2>/dev/null
