@@ -96,8 +96,23 @@ if command -v uftrace >/dev/null; then
 	u_ns=$(percall "$t")
 fi
 
+# the traced run alone: the program under the agent exactly as propel
+# record starts it (LD_PRELOAD + session dir), without storing the session
+r_ns=n/a
+agent=$(dirname "$PROPEL")/libpropel-agent.so
+if [ -z "$propel_why" ] && [ -f "$agent" ]; then
+	sd=/dev/shm/propel/bench-$$
+	t=$(median_ms env LD_PRELOAD="$agent" PROPEL_SESSION_DIR="$sd" \
+		sh -c 'rm -rf "$PROPEL_SESSION_DIR"; mkdir -p "$PROPEL_SESSION_DIR"; exec "$0" "$@"' "$fib" "$fibn")
+	rm -rf "$sd"
+	r_ns=$(percall "$t")
+fi
+
 printf '%-44s %12s %12s %8s\n' name propel peer ratio
 printf '%-44s %12s %12s %8s\n' "ns/call fib($fibn) ${calls} calls, untraced ${base}ms" \
+	"$r_ns" "$u_ns" "$(ratio "$r_ns" "$u_ns")"
+echo "  propel: the traced run (agent recording into its rings), as propel record runs it"
+printf '%-44s %12s %12s %8s\n' "ns/call incl. storing the session (sqlite)" \
 	"$p_ns" "$u_ns" "$(ratio "$p_ns" "$u_ns")"
 echo "  peer: uftrace record -P . (dynamic patching of the same unmodified -O2 binary)"
 
