@@ -705,7 +705,9 @@ static void th_case_bad(void)
 		pid_t tid = 0;
 		FILE *d;
 
-		snprintf(tp, sizeof(tp), "ls /proc/%d/task | sort -n | tail -1",
+		/* the oldest thread after main: a long-lived worker (the newest is
+		 * one of the short-lived threads the target keeps creating) */
+		snprintf(tp, sizeof(tp), "ls /proc/%d/task | sort -n | sed -n 2p",
 			 p.pid);
 		d = popen(tp, "r");
 		if (d && fscanf(d, "%d", &tid) == 1 && tid != p.pid)
