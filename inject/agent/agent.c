@@ -215,6 +215,20 @@ static int map_open(void)
 	return 0;
 }
 
+void map_func(const struct ag_func *f)
+{
+	map_line("F %u %llx %d %u %s", f->id, (unsigned long long)f->addr,
+		 f->mod ? f->mod->id : -1,
+		 ((f->flags & F_PLT) ? 1u : 0u) | ((f->flags & F_SYSTEM) ? 2u : 0u),
+		 f->name && *f->name ? f->name : "-");
+}
+
+void map_site(const struct ag_site *s)
+{
+	map_line("S %u %llx %d", s->id, (unsigned long long)s->addr,
+		 s->owner ? (int)s->owner->id : -1);
+}
+
 /* Re-emit every module, function and site (a new session, or a child). */
 static void map_replay(void)
 {
@@ -225,18 +239,10 @@ static void map_replay(void)
 	for (m = ag_modules; m; m = m->next)
 		map_line("M %d %llx %s", m->id, (unsigned long long)m->bias,
 			 m->path);
-	for (i = 0; i < ag_nfuncs; i++) {
-		struct ag_func *f = ag_funcs_by_id[i];
-
-		map_line("F %u %llx %d %u %s", f->id, (unsigned long long)f->addr,
-			 f->mod ? f->mod->id : -1,
-			 ((f->flags & F_PLT) ? 1u : 0u) |
-				 ((f->flags & F_SYSTEM) ? 2u : 0u),
-			 f->name && *f->name ? f->name : "-");
-	}
+	for (i = 0; i < ag_nfuncs; i++)
+		map_func(ag_funcs_by_id[i]);
 	for (s = ag_sites_all; s; s = s->next_all)
-		map_line("S %u %llx %d", s->id, (unsigned long long)s->addr,
-			 s->owner ? (int)s->owner->id : -1);
+		map_site(s);
 }
 
 /* ---- activation ---- */

@@ -246,6 +246,8 @@ extern uint64_t ag_xsave_mask;
 extern uint32_t ag_xsave_size;
 
 void map_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void map_func(const struct ag_func *f); /* its F line */
+void map_site(const struct ag_site *s); /* its S line */
 void ag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *ag_alloc(size_t n); /* zeroed, never freed, no malloc */
 char *ag_strdup(const char *s);

@@ -123,12 +123,14 @@ static inline struct ag_func *site_callee(struct ag_site *site, uint64_t target)
 	return site->target ? site->target : func_find(target);
 }
 
-int ag_on_enter(struct ag_frame *fr)
+/*
+ * What the trampolines share: 0 = record nothing (inactive, or a nested
+ * event), 1 = take the slow path, 2 = record, with *fp the callee.
+ */
+static inline int enter_check(struct athread *t, struct ag_frame *fr,
+			      struct ag_func **fp)
 {
-	struct athread *t = ag_self;
-	struct ag_site *site = fr->site;
 	struct ag_func *f;
-	uint64_t slot;
 
 	if (unlikely(!ag_active))
 		return 0;
@@ -136,9 +138,24 @@ int ag_on_enter(struct ag_frame *fr)
 		return 1;
 	if (unlikely(t->dead || t->busy))
 		return 0;
-	f = site_callee(site, fr->target);
+	f = site_callee(fr->site, fr->target);
 	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
 		return 1;
+	*fp = f;
+	return 2;
+}
+
+int ag_on_enter(struct ag_frame *fr)
+{
+	struct athread *t = ag_self;
+	struct ag_site *site = fr->site;
+	struct ag_func *f;
+	uint64_t slot;
+
+	int r = enter_check(t, fr, &f);
+
+	if (r != 2)
+		return r;
 	t->busy = 1;
 	slot = (uint64_t)&fr->r11;
 	if (t->depth)
@@ -172,15 +189,10 @@ int ag_on_tail(struct ag_frame *fr)
 	struct ag_site *site = fr->site;
 	struct ag_func *f;
 
-	if (unlikely(!ag_active))
-		return 0;
-	if (unlikely(!t || t->gen != ag_gen))
-		return 1;
-	if (unlikely(t->dead || t->busy))
-		return 0;
-	f = site_callee(site, fr->target);
-	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
-		return 1;
+	int r = enter_check(t, fr, &f);
+
+	if (r != 2)
+		return r;
 	t->busy = 1;
 	/* the jump happens with rsp at the caller's return-address slot,
 	 * just above the two words the stub pushed */

@@ -149,10 +149,7 @@ struct ag_func *func_get(uint64_t addr)
 		funcs_cap = ncap;
 	}
 	ag_funcs_by_id[ag_nfuncs++] = f;
-	map_line("F %u %llx %d %u %s", f->id, (unsigned long long)addr,
-		 f->mod ? f->mod->id : -1,
-		 ((f->flags & F_PLT) ? 1u : 0u) | ((f->flags & F_SYSTEM) ? 2u : 0u),
-		 f->name && *f->name ? f->name : "-");
+	map_func(f);
 	h = hash_addr(addr);
 	f->hnext = func_tab[h];
 	__atomic_store_n(&func_tab[h], f, __ATOMIC_RELEASE);
@@ -719,8 +716,7 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 				ag_nsites--;
 				continue;
 			}
-			map_line("S %u %llx %d", s->id, (unsigned long long)at,
-				 (int)f->id);
+			map_site(s);
 			s->hnext = site_tab[hash_addr(at)];
 			__atomic_store_n(&site_tab[hash_addr(at)], s,
 					 __ATOMIC_RELEASE);
