@@ -349,7 +349,7 @@ static void sig_wrapper(int sig, siginfo_t *si, void *ucv)
 					    : (void *)pa->sa_handler;
 	int saved_errno = errno;
 
-	if (sig == SIGTRAP && patch_trap(uc))
+	if (sig == SIGTRAP && (quiesce_signal(si, uc) || patch_trap(uc)))
 		return;
 	if (t && t->ring && !t->busy && t->gen == ag_gen && ag_active) {
 		t->busy = 1;
