@@ -272,7 +272,7 @@ static void instrument_code_addr(uint64_t a)
 	if (!m || m->system || m->self || !m->file || a < m->text_lo + 8)
 		return;
 	s = module_sym(m, a);
-	if (!s)
+	if (!s || s->frag)
 		return;
 	patch_function(func_get(s->addr));
 }
@@ -454,6 +454,9 @@ AG_EXPORT int propel_agent_stop(void)
 		t->ring = NULL;
 		t->cur = t->end = NULL;
 	}
+	if (ag_skipped)
+		ag_warn("%u call sites left as they were (no room for a jump, "
+		"or a thread inside)", ag_skipped);
 	map_line("X %d", n);
 	close(map_fd);
 	map_fd = -1;

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <ucontext.h>
 
 #include "share/agent-abi.h"
 #include "share/record.h"
@@ -52,8 +53,16 @@
 struct ag_sym {
 	uint64_t addr; /* run-time address */
 	uint64_t size;
-	const char *name;
-	int32_t cold; /* index of "<name>.cold" part, or -1 */
+	const char *name; /* "" when only .eh_frame knows the function */
+	int32_t cold;     /* index of "<name>.cold" part, or -1 */
+	uint32_t frag;    /* a fragment (a .cold part): entered by jumps only */
+};
+
+/* One .eh_frame FDE, at run-time addresses. */
+struct ag_fde {
+	uint64_t lo, hi;
+	uint64_t lsda; /* language-specific data (landing pads), or 0 */
+	uint32_t frag; /* its CFA is not a function entry's: a .cold part */
 };
 
 struct ag_reloc {
@@ -67,12 +76,16 @@ struct ag_module {
 	char *path;
 	uint64_t bias;
 	uint64_t text_lo, text_hi; /* executable range */
+	uint64_t rd_lo[8], rd_hi[8]; /* its readable mappings */
+	int nrd;
 	int system;                /* a system library: not instrumented inside */
 	int self;                  /* the agent itself */
 	struct ag_sym *syms;       /* sorted by addr */
 	size_t nsyms;
 	struct ag_reloc *relocs; /* sorted by got */
 	size_t nrelocs;
+	struct ag_fde *fdes; /* sorted by lo */
+	size_t nfdes;
 	uint64_t plt_lo[3], plt_hi[3]; /* .plt, .plt.sec, .plt.got */
 	void *file;
 	size_t file_size;
@@ -87,6 +100,19 @@ struct ag_module *module_of(uint64_t addr);
 const struct ag_sym *module_sym(struct ag_module *m, uint64_t addr);
 const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr);
 int module_in_plt(struct ag_module *m, uint64_t addr);
+int module_readable(struct ag_module *m, uint64_t addr, uint64_t n);
+
+/* ---- call-frame information (ehframe.c) ---- */
+
+/* Read the FDEs of .eh_frame (sec: its bytes, at file address vaddr). */
+void ehframe_load(struct ag_module *m, const uint8_t *sec, size_t size,
+		  uint64_t vaddr);
+const struct ag_fde *ehframe_find(struct ag_module *m, uint64_t addr);
+/* Landing pads of an FDE's LSDA (C++ catch/cleanup entry points), read
+ * from memory: up to max written to out; returns how many, -1 if
+ * unreadable. */
+int ehframe_landing_pads(struct ag_module *m, const struct ag_fde *fde,
+			 uint64_t *out, int max);
 /* Original bytes of [addr, addr+n) from the file, or NULL. */
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
 const char *module_got_name(struct ag_module *m, uint64_t got);
@@ -134,18 +160,21 @@ enum site_kind {
 
 struct ag_site {
 	struct ag_site *hnext;
+	struct ag_site *wnext;  /* in the table of patch addresses */
 	struct ag_site *next_all;
 	uint64_t addr; /* address of the original instruction */
 	uint64_t ret;  /* address after it */
+	uint64_t at;   /* where the patch starts: addr, or a window's start */
 	struct ag_func *target; /* direct: the callee; NULL: indirect */
 	struct ag_func *owner;
 	uint32_t id;
 	uint8_t kind;
-	uint8_t len;
-	uint8_t trap;  /* patched with int3 (too short for a jmp) */
+	uint8_t len;   /* of the original instruction */
+	uint8_t plen;  /* of the patched bytes (a window: several insns) */
+	uint8_t trap;  /* patched with int3 (too short, no window) */
 	uint8_t patched;
-	uint8_t orig[16];
-	uint8_t new_bytes[16];
+	uint8_t orig[24];
+	uint8_t new_bytes[24];
 	uint8_t *stub;
 };
 
@@ -161,6 +190,18 @@ int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 extern struct ag_site *ag_sites_all;     /* every site, newest first */
 extern int ag_no_traps;                  /* no int3 sites (attach) */
+extern uint32_t ag_skipped;              /* sites left alone */
+
+/* ---- no thread inside replaced bytes (quiesce.c) ---- */
+
+struct quiesce_win {
+	uint64_t lo, hi; /* a pc in (lo, hi) is inside */
+};
+
+/* bad[i] = 1 for each window some thread is inside (all, on error). */
+int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad);
+/* SIGTRAP: 1 if it is quiesce_check's question (answered here). */
+int quiesce_signal(const siginfo_t *si, const ucontext_t *uc);
 
 /* ---- threads and rings ---- */
 

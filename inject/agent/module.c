@@ -99,6 +99,42 @@ static void link_cold_parts(struct ag_module *m)
 	}
 }
 
+/*
+ * A stripped object: every FDE not named by .dynsym is a function of its
+ * own (named later by the engine, from debug files or as module+offset),
+ * and FDEs of .cold parts are fragments.  The symbols so far come from
+ * .dynsym only; the caller sorts.
+ */
+static void add_fde_syms(struct ag_module *m)
+{
+	size_t named = m->nsyms, i;
+
+	ag_sort(m->syms, named, sizeof(*m->syms), sym_cmp);
+	for (i = 0; i < m->nfdes; i++) {
+		const struct ag_fde *fd = &m->fdes[i];
+		size_t lo = 0, hi = named;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (m->syms[mid].addr < fd->lo)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < named && m->syms[lo].addr == fd->lo) {
+			if (!m->syms[lo].size)
+				m->syms[lo].size = fd->hi - fd->lo;
+			continue;
+		}
+		m->syms[m->nsyms].addr = fd->lo;
+		m->syms[m->nsyms].size = fd->hi - fd->lo;
+		m->syms[m->nsyms].name = "";
+		m->syms[m->nsyms].frag = fd->frag;
+		m->nsyms++;
+	}
+}
+
 /* Read [off, off+n) of the file into the same offsets of base. */
 static int file_piece(int fd, const char *base, uint64_t size, uint64_t off,
 		      uint64_t n)
@@ -173,6 +209,18 @@ static void load_elf(struct ag_module *m)
 			file_piece(fd, base, st.st_size, sh[i].sh_offset,
 				   sh[i].sh_size);
 	}
+	/* .eh_frame: function bounds and landing pads (ehframe.c) */
+	shstr = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
+	if (shstr && !m->system)
+		for (i = 0; i < eh->e_shnum; i++)
+			if (sh[i].sh_type == SHT_PROGBITS &&
+			    sh[i].sh_name < shstr->sh_size &&
+			    strcmp(base + shstr->sh_offset + sh[i].sh_name,
+				   ".eh_frame") == 0 &&
+			    file_piece(fd, base, st.st_size, sh[i].sh_offset,
+				       sh[i].sh_size))
+				ehframe_load(m, (const uint8_t *)base + sh[i].sh_offset,
+					     sh[i].sh_size, sh[i].sh_addr);
 	close(fd);
 	sh = (const Elf64_Shdr *)(base + eh->e_shoff);
 	shstr = eh->e_shstrndx < eh->e_shnum ? &sh[eh->e_shstrndx] : NULL;
@@ -184,6 +232,8 @@ static void load_elf(struct ag_module *m)
 		if (sh[i].sh_type == SHT_RELA)
 			nrel += sh[i].sh_size / sizeof(Elf64_Rela);
 	}
+	if (!has_symtab)
+		nsyms += m->nfdes;
 	m->syms = ag_alloc((nsyms + 1) * sizeof(*m->syms));
 	m->relocs = ag_alloc((nrel + 1) * sizeof(*m->relocs));
 	for (i = 0; i < eh->e_shnum; i++) {
@@ -245,6 +295,8 @@ static void load_elf(struct ag_module *m)
 			}
 		}
 	}
+	if (!has_symtab)
+		add_fde_syms(m);
 	ag_sort(m->syms, m->nsyms, sizeof(*m->syms), sym_cmp);
 	/* drop duplicates at one address, keeping the first (sized) one */
 	if (m->nsyms) {
@@ -387,6 +439,18 @@ int module_scan(void)
 			if (hi > m->text_hi)
 				m->text_hi = hi;
 		}
+		if (perms[0] == 'r') {
+			int k;
+
+			for (k = 0; k < m->nrd; k++)
+				if (m->rd_lo[k] == lo)
+					break;
+			if (k == m->nrd && k < 8) {
+				m->rd_lo[k] = lo;
+				m->rd_hi[k] = hi;
+				m->nrd++;
+			}
+		}
 	}
 	munmap(text, cap);
 	for (struct ag_module *m = ag_modules; m; m = m->next) {
@@ -450,6 +514,14 @@ const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n)
 	    v + n > m->x_vaddr + m->x_size)
 		return NULL;
 	return (const uint8_t *)m->file + m->x_off + (v - m->x_vaddr);
+}
+
+int module_readable(struct ag_module *m, uint64_t addr, uint64_t n)
+{
+	for (int i = 0; i < m->nrd; i++)
+		if (addr >= m->rd_lo[i] && addr + n <= m->rd_hi[i] && addr + n > addr)
+			return 1;
+	return 0;
 }
 
 int module_in_plt(struct ag_module *m, uint64_t addr)

@@ -41,6 +41,8 @@ static int mem_fd = -1;
 static int sync_ok;
 struct ag_site *ag_sites_all;
 int ag_no_traps;
+uint32_t ag_skipped; /* short sites left alone, or unsafe to patch */
+#define MAX_SITES_PER_BATCH 4096
 uint32_t ag_nfuncs, ag_nsites;
 
 /* ---- lock-free hash tables (insert under ag_lock, read anywhere) ---- */
@@ -243,6 +245,16 @@ static uint8_t *arena_alloc(struct ag_module *m, size_t n)
 
 /* ---- stub emission ---- */
 
+/* One decoded instruction of the function being instrumented. */
+struct pinsn {
+	uint64_t addr;
+	uint64_t direct;  /* a site's direct target */
+	uint8_t len;
+	uint8_t disp_off; /* offset of a rip-relative disp32, 0 = none */
+	uint8_t flow;     /* changes control flow, or cannot be moved */
+	int8_t kind;      /* SITE_CALL, SITE_TAIL, or -1 */
+};
+
 struct emit {
 	uint8_t *p;
 };
@@ -429,23 +441,54 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	return (size_t)(p - s);
 }
 
+/*
+ * The instructions of a window that precede its site, as copied to the
+ * front of the stub: straight-line code that does not touch rsp, so the
+ * stub's unwind rows hold for it too.  rip-relative operands are fixed up
+ * once the stub's address is known.
+ */
+struct prefix {
+	const struct pinsn *ins;
+	int n;
+};
+
 /* Build the stub for a site (layout in agent.h); 0, or -1 when the
  * operand is unusual or no stub memory is in reach. */
 static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
-		      uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
+		      const struct prefix *pre, uint8_t *fde_buf,
+		      size_t *fde_len, size_t cie_off)
 {
 	struct ag_module *m = module_of(s->addr);
-	uint8_t tmp[160];
+	uint8_t tmp[256];
 	struct emit e = { tmp };
-	uint32_t rows[3][2], code_len;
+	uint32_t rows[3][2], code_len, fix_at[8];
+	uint64_t fix_to[8];
+	int nfix = 0;
 	uint8_t *stub, *p_enter, *p_exit = NULL, *p_jmp = NULL, *lit;
 	int32_t d;
 
 	if (!m)
 		return -1;
+	for (int i = 0; pre && i < pre->n; i++) {
+		const struct pinsn *pi = &pre->ins[i];
+		const uint8_t *b = module_code(m, pi->addr, pi->len);
+
+		if (!b || nfix == 8)
+			return -1;
+		memcpy(e.p, b, pi->len);
+		if (pi->disp_off) {
+			int32_t od;
+
+			memcpy(&od, b + pi->disp_off, 4);
+			fix_at[nfix] = (uint32_t)(e.p - tmp) + pi->disp_off;
+			fix_to[nfix++] = pi->addr + pi->len + (int64_t)od;
+		}
+		e.p += pi->len;
+	}
+	const uint32_t plen = (uint32_t)(e.p - tmp);
 	e8(&e, 0x41); /* push r11 */
 	e8(&e, 0x53);
-	rows[0][0] = 2;
+	rows[0][0] = plen + 2;
 	rows[0][1] = 8;
 	if (emit_target(&e, ins, s->len, direct, s->ret) < 0)
 		return -1;
@@ -507,7 +550,26 @@ static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 	stub = arena_alloc(m, (size_t)(e.p - tmp));
 	if (!stub)
 		return -1;
-	/* rip-relative operands were made absolute, so the copy is exact */
+	/* the prefix's rip-relative operands, from the stub's address */
+	for (int i = 0; i < nfix; i++) {
+		/* relative to the end of the instruction holding it */
+		uint32_t end = 0;
+		int64_t nd;
+
+		for (int k = 0, at = 0; k < pre->n; k++) {
+			at += pre->ins[k].len;
+			if ((uint32_t)at > fix_at[i]) {
+				end = (uint32_t)at;
+				break;
+			}
+		}
+		nd = (int64_t)(fix_to[i] - ((uint64_t)stub + end));
+		if (nd != (int32_t)nd)
+			return -1;
+		d = (int32_t)nd;
+		memcpy(tmp + fix_at[i], &d, 4);
+	}
+	/* the site's own rip-relative operand was made absolute */
 	memcpy(stub, tmp, (size_t)(e.p - tmp));
 	s->stub = stub;
 	*fde_len += emit_fde(fde_buf + *fde_len, *fde_len + cie_off,
@@ -560,15 +622,19 @@ static void frames_register(uint8_t *eh)
 static int site_make_bytes(struct ag_site *s, const uint8_t *ins)
 {
 	int32_t rel;
-	int64_t d = (int64_t)((uint64_t)s->stub - (s->addr + 5));
+	int64_t d = (int64_t)((uint64_t)s->stub - (s->at + 5));
+	const uint8_t *orig = module_code(s->owner->mod, s->at, s->plen);
 
-	memcpy(s->orig, ins, s->len);
-	memcpy(s->new_bytes, ins, s->len);
+	if (!orig)
+		return -1;
+	memcpy(s->orig, orig, s->plen);
+	memcpy(s->new_bytes, orig, s->plen);
 	if (s->trap) {
 		s->new_bytes[0] = 0xcc;
 		return 0;
 	}
-	if (ins[0] == 0x0f && (ins[1] & 0xf0) == 0x80) { /* jcc rel32 */
+	if (s->plen == s->len && ins[0] == 0x0f && (ins[1] & 0xf0) == 0x80) {
+		/* jcc rel32: the same jcc, to the stub */
 		d = (int64_t)((uint64_t)s->stub - (s->addr + 6));
 		if (d != (int32_t)d)
 			return -1;
@@ -581,65 +647,175 @@ static int site_make_bytes(struct ag_site *s, const uint8_t *ins)
 	rel = (int32_t)d;
 	s->new_bytes[0] = 0xe9;
 	memcpy(s->new_bytes + 1, &rel, 4);
-	for (int i = 5; i < s->len; i++)
+	for (int i = 5; i < s->plen; i++)
 		s->new_bytes[i] = 0xcc;
 	return 0;
 }
 
-/* Apply (or undo) a batch of sites with the int3 protocol. */
+/* Sites by patch address, for the int3 of a window being written. */
+static struct ag_site *win_tab[1 << 12];
+
+static unsigned win_hash(uint64_t a)
+{
+	return (unsigned)((a * 0x9E3779B97F4A7C15ull) >> 52);
+}
+
+/*
+ * Apply (or undo) a batch of sites with the int3 protocol.  A window (more
+ * than one instruction) is written only once quiesce_check() has shown no
+ * thread inside it; one that has a thread inside keeps its original bytes
+ * (and its site is counted as not patched).
+ */
 static int sites_write(struct ag_site **v, size_t n, int restore)
 {
 	static const uint8_t int3 = 0xcc;
+	static struct quiesce_win w[MAX_SITES_PER_BATCH];
+	static uint8_t bad[MAX_SITES_PER_BATCH];
 	size_t i;
-	int err = 0;
+	int err = 0, nw = 0;
 
 	for (i = 0; i < n; i++)
-		err |= code_write(v[i]->addr, &int3, 1);
+		err |= code_write(v[i]->at, &int3, 1);
 	sync_cores();
+	memset(bad, 0, n);
+	for (i = 0; i < n && !restore; i++)
+		if (v[i]->plen > v[i]->len || v[i]->at != v[i]->addr)
+			nw++;
+	if (nw) {
+		for (i = 0; i < n; i++) {
+			w[i].lo = v[i]->at;
+			w[i].hi = v[i]->plen > v[i]->len || v[i]->at != v[i]->addr
+					  ? v[i]->at + v[i]->plen
+					  : v[i]->at + 1;
+		}
+		quiesce_check(w, (int)n, bad);
+		for (i = 0; i < n; i++) {
+			if (!bad[i])
+				continue;
+			code_write(v[i]->at, v[i]->orig, 1);
+			ag_skipped++;
+		}
+		sync_cores();
+	}
 	for (i = 0; i < n; i++) {
 		const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
 
-		if (v[i]->len > 1)
-			err |= code_write(v[i]->addr + 1, b + 1, v[i]->len - 1);
+		if (v[i]->plen > 1 && !bad[i])
+			err |= code_write(v[i]->at + 1, b + 1, v[i]->plen - 1);
 	}
 	sync_cores();
 	for (i = 0; i < n; i++) {
 		const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
 
-		err |= code_write(v[i]->addr, b, 1);
+		if (bad[i])
+			continue;
+		err |= code_write(v[i]->at, b, 1);
 		v[i]->patched = !restore;
 	}
 	sync_cores();
 	return err ? -EFAULT : 0;
 }
 
-static int in_func(const struct ag_sym *fs, const struct ag_sym *cold,
-		   uint64_t a)
+/*
+ * Decoding a function.  fn_decode() reads every range of the function (its
+ * body, a .cold part named by .symtab, and fragments it jumps into), and
+ * keeps per instruction what fn_sites() needs: length, rip-relative operand,
+ * whether it ends straight-line code, and whether it is a site.  It also
+ * collects every place control can enter from elsewhere than the preceding
+ * instruction: direct branch targets, jump-table entries that land inside,
+ * and C++ landing pads.  No window may have one of those inside.
+ */
+#define MAX_INSNS (1 << 17)
+#define MAX_TARGETS (1 << 16)
+#define MAX_RANGES 10
+#define MAX_TABLES 64
+
+struct fn {
+	struct ag_func *f;
+	struct ag_module *m;
+	uint64_t lo[MAX_RANGES], hi[MAX_RANGES];
+	int nranges;
+	struct pinsn *ins;
+	size_t nins;
+	uint64_t *tg;
+	size_t ntg;
+	uint64_t tables[MAX_TABLES];
+	int ntables;
+	int ijmp;      /* an indirect jump that is not a GOT tail call */
+	int no_window; /* targets unknown (an unreadable LSDA): no windows */
+};
+
+static struct pinsn fn_ins[MAX_INSNS];
+static uint64_t fn_tg[MAX_TARGETS];
+
+static int fn_inside(const struct fn *fn, uint64_t a)
 {
-	return (a >= fs->addr && a < fs->addr + fs->size) ||
-	       (cold && a >= cold->addr && a < cold->addr + cold->size);
+	for (int i = 0; i < fn->nranges; i++)
+		if (a >= fn->lo[i] && a < fn->hi[i])
+			return 1;
+	return 0;
 }
 
-#define MAX_SITES_PER_FUNC 4096
-
-/* Decode [lo, hi) of function fs and collect its sites. */
-static void scan_range(struct ag_func *f, struct ag_module *m,
-		       const struct ag_sym *fs, const struct ag_sym *cold,
-		       uint64_t lo, uint64_t hi, struct ag_site **v, size_t *n,
-		       uint8_t *fde, size_t *fde_len, size_t cie_off)
+static void fn_target(struct fn *fn, uint64_t a)
 {
-	/* decode the code as the file has it: sites patched earlier (by
-	 * another function's scan, or a previous attach) read as they were */
-	const uint8_t *code = module_code(m, lo, hi - lo);
+	if (fn->ntg < MAX_TARGETS)
+		fn->tg[fn->ntg++] = a;
+	else
+		fn->no_window = 1;
+}
+
+static void fn_add_range(struct fn *fn, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; i < fn->nranges; i++)
+		if (fn->lo[i] == lo)
+			return;
+	if (fn->nranges == MAX_RANGES) {
+		fn->no_window = 1;
+		return;
+	}
+	fn->lo[fn->nranges] = lo;
+	fn->hi[fn->nranges++] = hi;
+}
+
+/* A jump to t leaves the function: is t a fragment of it (.cold)? */
+static int fn_fragment(struct fn *fn, uint64_t t)
+{
+	struct ag_module *tm = module_of(t);
+	const struct ag_sym *ts = tm ? module_sym(tm, t) : NULL;
+
+	if (!ts || !ts->frag || module_in_plt(tm, t))
+		return 0;
+	fn_add_range(fn, ts->addr, ts->addr + ts->size);
+	return 1;
+}
+
+static int touches_rsp(cs_insn *in)
+{
+	cs_regs rr, rw;
+	uint8_t nr = 0, nw = 0;
+
+	if (cs_regs_access(cs, in, rr, &nr, rw, &nw) != CS_ERR_OK)
+		return 1;
+	for (int i = 0; i < nw; i++)
+		if (rw[i] == X86_REG_RSP || rw[i] == X86_REG_ESP ||
+		    rw[i] == X86_REG_SP || rw[i] == X86_REG_RIP)
+			return 1;
+	return 0;
+}
+
+static void fn_decode_range(struct fn *fn, uint64_t lo, uint64_t hi)
+{
+	const uint8_t *code = module_code(fn->m, lo, hi - lo);
 	size_t left = hi - lo;
 	uint64_t a = lo;
 
-	if (!code)
+	if (!code) {
+		fn->no_window = 1;
 		return;
-
-	while (left && *n < MAX_SITES_PER_FUNC) {
-		uint64_t at = a, direct = 0;
-		int kind = -1, trap = 0;
+	}
+	while (left) {
+		uint64_t at = a;
+		struct pinsn *pi;
 		cs_x86 *x;
 
 		if (!cs_disasm_iter(cs, &code, &left, &a, insn)) {
@@ -649,16 +825,48 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 			a++;
 			continue;
 		}
+		if (fn->nins == MAX_INSNS) {
+			fn->no_window = 1;
+			return;
+		}
+		pi = &fn->ins[fn->nins++];
+		memset(pi, 0, sizeof(*pi));
+		pi->addr = at;
+		pi->len = (uint8_t)insn->size;
+		pi->kind = -1;
 		x = &insn->detail->x86;
-		if (insn->id == X86_INS_CALL) {
-			kind = SITE_CALL;
-			if (x->operands[0].type == X86_OP_IMM) {
-				direct = (uint64_t)x->operands[0].imm;
-				/* call next; pop (pc thunks) is not a call */
-				if (direct == at + insn->size)
-					continue;
+		for (int k = 0; k < x->op_count; k++) {
+			cs_x86_op *op = &x->operands[k];
+
+			if (op->type != X86_OP_MEM)
+				continue;
+			if (op->mem.base == X86_REG_RIP) {
+				pi->disp_off = x->encoding.disp_offset;
+				if (fn->ntables < MAX_TABLES)
+					fn->tables[fn->ntables++] = a + op->mem.disp;
+			} else if (op->mem.base == X86_REG_INVALID &&
+				   op->mem.index != X86_REG_INVALID &&
+				   fn->ntables < MAX_TABLES) {
+				fn->tables[fn->ntables++] = (uint64_t)op->mem.disp;
 			}
-			trap = insn->size < 5;
+		}
+		if (cs_insn_group(cs, insn, CS_GRP_JUMP) ||
+		    cs_insn_group(cs, insn, CS_GRP_CALL) ||
+		    cs_insn_group(cs, insn, CS_GRP_RET) ||
+		    cs_insn_group(cs, insn, CS_GRP_INT) ||
+		    cs_insn_group(cs, insn, CS_GRP_IRET) ||
+		    insn->id == X86_INS_SYSCALL || insn->id == X86_INS_SYSENTER ||
+		    insn->id == X86_INS_HLT || insn->id == X86_INS_UD2 ||
+		    insn->id == X86_INS_INT3 || touches_rsp(insn))
+			pi->flow = 1;
+		if (insn->id == X86_INS_CALL) {
+			pi->kind = SITE_CALL;
+			if (x->operands[0].type == X86_OP_IMM) {
+				pi->direct = (uint64_t)x->operands[0].imm;
+				/* call next; pop (pc thunks) is not a call */
+				if (pi->direct == a)
+					pi->kind = -1;
+			}
 		} else if (cs_insn_group(cs, insn, CS_GRP_JUMP)) {
 			cs_x86_op *op = &x->operands[0];
 
@@ -666,73 +874,203 @@ static void scan_range(struct ag_func *f, struct ag_module *m,
 				uint64_t t = (uint64_t)op->imm;
 				struct ag_module *tm;
 
-				if (in_func(fs, cold, t))
+				if (fn_inside(fn, t) || fn_fragment(fn, t)) {
+					fn_target(fn, t);
 					continue;
+				}
 				tm = module_of(t);
 				if (!tm || (!module_sym_at(tm, t) &&
 					    !module_in_plt(tm, t)))
 					continue;
-				if (insn->id == X86_INS_JMP) {
-					trap = insn->size < 5;
-				} else if (insn->size != 6) {
+				if (insn->id != X86_INS_JMP && insn->size != 6)
 					continue; /* short jcc: leave it */
-				}
-				kind = SITE_TAIL;
-				direct = t;
+				pi->kind = SITE_TAIL;
+				pi->direct = t;
 			} else if (insn->id == X86_INS_JMP &&
 				   op->type == X86_OP_MEM &&
 				   op->mem.base == X86_REG_RIP &&
 				   insn->size >= 6) {
-				kind = SITE_TAIL; /* jmp *got(%rip) */
+				pi->kind = SITE_TAIL; /* jmp *got(%rip) */
+			} else {
+				fn->ijmp = 1;
 			}
 		}
-		/*
-		 * A short site is an int3.  Under attach, a thread may be
-		 * stopped by the injector with that int3's SIGTRAP pending
-		 * when the agent is switched off, and the injector cannot yet
-		 * tell it from other traps: short sites are left alone there.
-		 */
-		if (kind < 0 || (trap && ag_no_traps))
-			continue;
-		/* func_get() below may decode a PLT entry with the same
-		 * capstone buffer: keep this instruction's bytes */
-		uint8_t ib[16];
-		uint8_t isize = (uint8_t)insn->size;
-
-		memcpy(ib, insn->bytes, isize);
-		struct ag_site *s = site_find(at);
-		if (!s) {
-			s = ag_alloc(sizeof(*s));
-			s->addr = at;
-			s->len = isize;
-			s->ret = at + isize;
-			s->kind = (uint8_t)kind;
-			s->trap = (uint8_t)trap;
-			s->owner = f;
-			s->target = direct ? func_get(direct) : NULL;
-			s->id = ag_nsites++;
-			if (stub_build(s, ib, direct, fde, fde_len, cie_off) < 0 ||
-			    site_make_bytes(s, ib) < 0) {
-				ag_nsites--;
-				continue;
-			}
-			map_site(s);
-			s->hnext = site_tab[hash_addr(at)];
-			__atomic_store_n(&site_tab[hash_addr(at)], s,
-					 __ATOMIC_RELEASE);
-			s->next_all = ag_sites_all;
-			ag_sites_all = s;
-		}
-		if (!s->patched)
-			v[(*n)++] = s;
 	}
 }
 
-static uint8_t fde_scratch[64 + MAX_SITES_PER_FUNC * 64];
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Jump tables: entries (32-bit relative to the table, or absolute
+ * addresses) that land inside the function are targets. */
+static void fn_tables(struct fn *fn)
+{
+	for (int i = 0; i < fn->ntables; i++) {
+		uint64_t t = fn->tables[i], k;
+
+		for (k = 0; k < 4096 && module_readable(fn->m, t + 4 * k, 4); k++) {
+			int32_t v = *(const int32_t *)(t + 4 * k);
+
+			if (!fn_inside(fn, t + (int64_t)v))
+				break;
+			fn_target(fn, t + (int64_t)v);
+		}
+		for (k = 0; k < 4096 && module_readable(fn->m, t + 8 * k, 8); k++) {
+			uint64_t v = *(const uint64_t *)(t + 8 * k);
+
+			if (!fn_inside(fn, v))
+				break;
+			fn_target(fn, v);
+		}
+	}
+}
+
+static void fn_decode(struct fn *fn, const struct ag_sym *fs,
+		      const struct ag_sym *cold)
+{
+	fn->ins = fn_ins;
+	fn->tg = fn_tg;
+	fn_add_range(fn, fs->addr, fs->addr + fs->size);
+	if (cold)
+		fn_add_range(fn, cold->addr, cold->addr + cold->size);
+	/* fragments found while decoding are decoded in turn */
+	for (int r = 0; r < fn->nranges; r++)
+		fn_decode_range(fn, fn->lo[r], fn->hi[r]);
+	if (fn->ijmp)
+		fn_tables(fn);
+	for (int r = 0; r < fn->nranges; r++) {
+		const struct ag_fde *fde = ehframe_find(fn->m, fn->lo[r]);
+		uint64_t pads[256];
+		int np = fde ? ehframe_landing_pads(fn->m, fde, pads, 256) : 0;
+
+		if (np < 0 || np > 256)
+			fn->no_window = 1;
+		for (int k = 0; k < np && k < 256; k++)
+			fn_target(fn, pads[k]);
+	}
+	ag_sort(fn->tg, fn->ntg, sizeof(*fn->tg), u64_cmp);
+}
+
+static int fn_is_target(const struct fn *fn, uint64_t a)
+{
+	size_t lo = 0, hi = fn->ntg;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (fn->tg[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < fn->ntg && fn->tg[lo] == a;
+}
+
+/*
+ * The window for a short site at ins[j]: the fewest preceding instructions
+ * that make 5 bytes, all straight-line, contiguous, movable, and none but
+ * the first entered from elsewhere.  Returns the index of the first, or -1.
+ */
+static long fn_window(const struct fn *fn, size_t j)
+{
+	uint64_t len = fn->ins[j].len;
+	size_t i = j;
+
+	if (fn->no_window)
+		return -1;
+	while (len < 5) {
+		if (fn_is_target(fn, fn->ins[i].addr) || i == 0)
+			return -1;
+		i--;
+		if (fn->ins[i].flow ||
+		    fn->ins[i].addr + fn->ins[i].len != fn->ins[i + 1].addr)
+			return -1;
+		len += fn->ins[i].len;
+	}
+	return len <= sizeof(((struct ag_site *)0)->orig) ? (long)i : -1;
+}
+
+/* Make the sites of a decoded function (the ones not made before). */
+static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
+		     uint8_t *fde, size_t *fde_len, size_t cie_off)
+{
+	for (size_t j = 0; j < fn->nins && *n < MAX_SITES_PER_BATCH; j++) {
+		const struct pinsn *pi = &fn->ins[j];
+		struct prefix pre = { NULL, 0 };
+		struct ag_site *s;
+		int trap = 0;
+		long w = (long)j;
+
+		if (pi->kind < 0)
+			continue;
+		s = site_find(pi->addr);
+		if (s) {
+			if (!s->patched)
+				v[(*n)++] = s;
+			continue;
+		}
+		if (pi->len < 5) {
+			w = fn_window(fn, j);
+			if (w < 0) {
+				/* no room: an int3 (record), or left alone:
+				 * under attach a thread stopped at a trap
+				 * when the agent is switched off could not
+				 * be told from the program's own */
+				if (ag_no_traps) {
+					ag_skipped++;
+					continue;
+				}
+				trap = 1;
+				w = (long)j;
+			}
+			pre.ins = &fn->ins[w];
+			pre.n = (int)(j - (size_t)w);
+		}
+		const uint8_t *ib = module_code(fn->m, pi->addr, pi->len);
+
+		if (!ib)
+			continue;
+		s = ag_alloc(sizeof(*s));
+		s->addr = pi->addr;
+		s->len = pi->len;
+		s->ret = pi->addr + pi->len;
+		s->at = fn->ins[w].addr;
+		s->plen = (uint8_t)(s->ret - s->at);
+		s->kind = (uint8_t)pi->kind;
+		s->trap = (uint8_t)trap;
+		s->owner = fn->f;
+		/* func_get() may decode a PLT entry with the shared capstone
+		 * buffer: the decoded instructions are kept in fn->ins */
+		s->target = pi->direct ? func_get(pi->direct) : NULL;
+		s->id = ag_nsites++;
+		if (stub_build(s, ib, pi->direct, pre.n ? &pre : NULL, fde,
+			       fde_len, cie_off) < 0 ||
+		    site_make_bytes(s, ib) < 0) {
+			ag_nsites--;
+			ag_skipped++;
+			continue;
+		}
+		map_site(s);
+		s->hnext = site_tab[hash_addr(s->addr)];
+		__atomic_store_n(&site_tab[hash_addr(s->addr)], s, __ATOMIC_RELEASE);
+		s->wnext = win_tab[win_hash(s->at)];
+		__atomic_store_n(&win_tab[win_hash(s->at)], s, __ATOMIC_RELEASE);
+		s->next_all = ag_sites_all;
+		ag_sites_all = s;
+		v[(*n)++] = s;
+	}
+}
+
+static uint8_t fde_scratch[64 + MAX_SITES_PER_BATCH * 64];
 
 int patch_function(struct ag_func *f)
 {
-	static struct ag_site *v[MAX_SITES_PER_FUNC];
+	static struct ag_site *v[MAX_SITES_PER_BATCH];
+	static struct fn fn;
 	struct ag_module *m = f->mod;
 	const struct ag_sym *fs, *cold = NULL;
 	uint8_t *fde;
@@ -744,30 +1082,29 @@ int patch_function(struct ag_func *f)
 	if (!m || m->system || m->self || !m->file)
 		goto done;
 	fs = module_sym(m, f->addr);
-	if (!fs)
+	if (!fs || fs->frag)
 		goto done;
 	if (fs->cold >= 0)
 		cold = &m->syms[fs->cold];
+	memset(&fn, 0, sizeof(fn));
+	fn.f = f;
+	fn.m = m;
+	fn_decode(&fn, fs, cold);
 	/* one .eh_frame blob per function: CIE, FDEs, terminator */
 	fde = fde_scratch;
 	cie_len = emit_cie(fde);
 	fde_len = 0;
-	scan_range(f, m, fs, cold, fs->addr, fs->addr + fs->size, v, &n,
-		   fde + cie_len, &fde_len, cie_len);
-	if (cold)
-		scan_range(f, m, fs, cold, cold->addr, cold->addr + cold->size,
-			   v, &n, fde + cie_len, &fde_len, cie_len);
+	fn_sites(&fn, v, &n, fde + cie_len, &fde_len, cie_len);
 	if (fde_len) {
 		uint8_t *blob = ag_alloc(cie_len + fde_len + 8);
 
 		memcpy(blob, fde, cie_len + fde_len);
-		fde = blob;
+		frames_register(blob);
 	}
-	if (fde_len)
-		frames_register(fde);
 	err = n ? sites_write(v, n, 0) : 0;
 	if (err)
-		ag_warn("cannot patch %s: %s", fs->name, strerror(-err));
+		ag_warn("cannot patch %s: %s", *fs->name ? fs->name : "a function",
+			strerror(-err));
 done:
 	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
 	return 0;
@@ -775,7 +1112,7 @@ done:
 
 int patch_restore_all(void)
 {
-	static struct ag_site *v[1024];
+	static struct ag_site *v[MAX_SITES_PER_BATCH];
 	struct ag_site *s;
 	size_t n = 0;
 	int count = 0;
@@ -785,7 +1122,7 @@ int patch_restore_all(void)
 			continue;
 		v[n++] = s;
 		count++;
-		if (n == 1024) {
+		if (n == MAX_SITES_PER_BATCH) {
 			sites_write(v, n, 1);
 			n = 0;
 		}
@@ -801,9 +1138,13 @@ int patch_restore_all(void)
 /* SIGTRAP: one of our int3s (a short site, or a site being rewritten). */
 int patch_trap(ucontext_t *uc)
 {
-	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	struct ag_site *s = site_find(rip - 1);
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP] - 1;
+	struct ag_site *s =
+		__atomic_load_n(&win_tab[win_hash(rip)], __ATOMIC_ACQUIRE);
 
+	for (; s; s = s->wnext)
+		if (s->at == rip)
+			break;
 	if (!s)
 		return 0;
 	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)s->stub;
