@@ -18,6 +18,13 @@
  *     instruction raises them again).  While HIJACK_OTHERS_RUN lets the
  *     other threads run, their signals are passed straight through (except
  *     stop signals, which are kept like the others).
+ *   - A SIGTRAP from an int3 (the agent's sites are int3 for a moment while
+ *     they are rewritten) is not kept: the thread is noted as stopped right
+ *     after the int3 (hj_stop_step, also when the signal was still pending
+ *     at the interrupt) and rewound onto the int3's byte before it runs
+ *     again (hj_untrap), so that it executes whatever byte is there by then:
+ *     the original instruction if the agent was switched off in the hold,
+ *     or the int3 again, whose handler then runs as it would have.
  *   - A call: save the general registers and the whole XSAVE area, build a
  *     frame at (sp - 128 - staged) & ~15, push return address 0, set rip and
  *     the argument registers, orig_rax = -1 so that the kernel's syscall
@@ -73,6 +80,9 @@ struct hj_thread {
 	pid_t tid;
 	int state;
 	struct user_regs_struct regs; /* at the latest stop */
+	int draining;      /* resumed to take a pending SIGTRAP (count) */
+	int trap;          /* stopped right after an int3, its SIGTRAP taken */
+	uint64_t trap_rip; /* rip at that stop (the int3's address + 1) */
 };
 
 struct hj_saved {
@@ -299,9 +309,95 @@ static int hj_is_stop_sig(int sig)
 	       sig == SIGTTOU;
 }
 
+/* A byte of the target's memory through ptrace (works before memfd is
+ * open); -1 if it cannot be read. */
+static int hj_peek_byte(pid_t tid, uint64_t addr)
+{
+	long w;
+
+	errno = 0;
+	w = ptrace(PTRACE_PEEKDATA, tid, (void *)addr, 0);
+	if (errno)
+		return -1;
+	return (int)(w & 0xff);
+}
+
+/* 1 if SIGTRAP is pending for thread tid and not blocked by it. */
+static int hj_trap_pending(pid_t pid, pid_t tid)
+{
+	char path[96], buf[4096], *p;
+	unsigned long long pnd = 0, blk = 0;
+	const unsigned long long bit = 1ull << (SIGTRAP - 1);
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
+	if (hj_read_file(path, buf, sizeof(buf)) < 0)
+		return 0;
+	if ((p = strstr(buf, "\nSigPnd:")))
+		pnd = strtoull(p + 8, NULL, 16);
+	if ((p = strstr(buf, "\nSigBlk:")))
+		blk = strtoull(p + 8, NULL, 16);
+	return (pnd & bit) && !(blk & bit);
+}
+
+/*
+ * Was this SIGTRAP raised by executing an int3 (0xcc) that ends right
+ * before rip?  x86 reports an int3 as SI_KERNEL; "int $3" (cd 03) too, and
+ * that one must not be taken for an int3.  The byte at rip-1 may already
+ * differ from 0xcc: the agent rewrites a site while other threads run (an
+ * int3 is only ever a moment of a rewrite), and it restores every site
+ * when it is switched off.
+ */
+static int hj_int3_trap(pid_t tid, const siginfo_t *si, uint64_t rip)
+{
+	int b1, b2;
+
+	if (si->si_signo != SIGTRAP || !rip)
+		return 0;
+	b1 = hj_peek_byte(tid, rip - 1);
+	if (si->si_code == TRAP_BRKPT)
+		return b1 == 0xcc;
+	if (si->si_code != SI_KERNEL || b1 < 0)
+		return 0;
+	b2 = hj_peek_byte(tid, rip - 2);
+	return b1 == 0xcc || !(b2 == 0xcd && b1 == 0x03);
+}
+
+/*
+ * Before a thread stopped right after an int3 runs again (detach, or the
+ * other threads running during a call): rewind it onto the int3's byte and
+ * forget the signal we took.  If the agent restored the original byte
+ * meanwhile, the thread executes the original instruction, as if the trap
+ * had never happened; if the byte is still an int3, executing it raises the
+ * same SIGTRAP again, so the signal is delivered on resume exactly as the
+ * agent expects it (same si_code, same rip).  Resuming at rip as it was
+ * would run the second byte of the instruction (the detach defect).
+ */
+static void hj_untrap(struct hj_thread *t)
+{
+	struct user_regs_struct r;
+
+	if (!t->trap)
+		return;
+	t->trap = 0;
+	if (ptrace(PTRACE_GETREGS, t->tid, 0, &r) < 0 || r.rip != t->trap_rip)
+		return;
+	r.rip--;
+	if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0)
+		return;
+	if (t->regs.rip == t->trap_rip)
+		t->regs.rip = r.rip;
+	pr_dbg("thread %d rewound onto the int3 at %#llx", t->tid,
+	       (unsigned long long)r.rip);
+}
+
 /* One non-blocking step towards stopping a RUNNING thread (already
  * interrupted): 1 once it is in its interrupt stop (regs read) or gone,
- * 0 if not yet.  Signals met on the way are kept and suppressed. */
+ * 0 if not yet.  Signals met on the way are kept and suppressed, except a
+ * SIGTRAP from an int3, which is noted on the thread (hj_untrap).  A
+ * thread interrupted between an int3 and the delivery of its SIGTRAP is
+ * resumed once so that the signal shows up as a signal-delivery-stop
+ * (pending unblocked signals are dequeued before any user instruction
+ * runs), then stopped again. */
 static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 {
 	int status;
@@ -312,15 +408,35 @@ static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 	if (hj_wait(h, t, 0, &status))
 		return t->state == HJ_GONE;
 	if ((status >> 16) == PTRACE_EVENT_STOP) {
-		t->state = HJ_STOPPED;
 		if (ptrace(PTRACE_GETREGS, t->tid, 0, &t->regs) < 0)
 			pr_dbg("getregs %d: %s", t->tid, strerror(errno));
+		if (t->draining < HJ_MAX_SIGS && !t->trap &&
+		    hj_trap_pending(h->pid, t->tid) &&
+		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			t->draining++;
+			return 0;
+		}
+		t->draining = 0;
+		t->state = HJ_STOPPED;
 		return 1;
 	}
 	if ((status >> 16) == 0 &&
-	    ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0)
-		hj_keep_signal(h, t->tid, &si);
-	/* the pending interrupt traps right after this */
+	    ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0) {
+		struct user_regs_struct r;
+
+		if (!t->trap && si.si_signo == SIGTRAP &&
+		    ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
+		    hj_int3_trap(t->tid, &si, r.rip)) {
+			t->trap = 1;
+			t->trap_rip = r.rip;
+		} else {
+			hj_keep_signal(h, t->tid, &si);
+		}
+	}
+	/* the pending interrupt traps right after this (a draining thread
+	 * consumed its interrupt: ask again) */
+	if (t->draining)
+		ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 	ptrace(PTRACE_CONT, t->tid, 0, 0);
 	return 0;
 }
@@ -567,6 +683,7 @@ int hijack_detach(struct hijack *h)
 
 			if (t->state != HJ_STOPPED)
 				continue;
+			hj_untrap(t);
 			if (ptrace(PTRACE_DETACH, t->tid, 0, 0) == 0) {
 				t->state = HJ_GONE;
 				continue;
@@ -1106,9 +1223,11 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 
 	if (flags & HIJACK_OTHERS_RUN)
 		for (i = 0; i < h->nth; i++)
-			if (&h->th[i] != t && h->th[i].state == HJ_STOPPED &&
-			    ptrace(PTRACE_CONT, h->th[i].tid, 0, 0) == 0)
-				h->th[i].state = HJ_RUNNING;
+			if (&h->th[i] != t && h->th[i].state == HJ_STOPPED) {
+				hj_untrap(&h->th[i]);
+				if (ptrace(PTRACE_CONT, h->th[i].tid, 0, 0) == 0)
+					h->th[i].state = HJ_RUNNING;
+			}
 	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
 		err = -errno;
 		propel_cause(cause, err, "cannot resume thread %d", t->tid);
@@ -1169,6 +1288,12 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 						   (unsigned long long)regs.rip);
 				t->state = HJ_STOPPED;
 				goto restore;
+			}
+			if (hj_int3_trap(t->tid, &si, regs.rip)) {
+				/* an int3 met by the call (an agent site):
+				 * its handler must run, now */
+				ptrace(PTRACE_CONT, t->tid, 0, SIGTRAP);
+				continue;
 			}
 			hj_keep_signal(h, t->tid, &si);
 		}
