@@ -137,7 +137,41 @@ void ag_sort(void *base, size_t n, size_t size,
 	}
 }
 
-/* One line of the map file per write(2), so it survives any crash. */
+/*
+ * Map lines.  Outside the slow path, one line per write(2), so it survives
+ * any crash.  Inside it (slow_lock .. slow_unlock, or a start or fork under
+ * map_batch_begin), lines collect in a buffer that is written before the
+ * traced code runs again -- before any record can name what they define.
+ */
+static char map_buf[1 << 16];
+static size_t map_buf_len;
+static __thread int map_batching __attribute__((tls_model("initial-exec")));
+
+void map_flush(void)
+{
+	size_t off = 0;
+
+	while (off < map_buf_len) {
+		ssize_t w = write(map_fd, map_buf + off, map_buf_len - off);
+
+		if (w <= 0)
+			break; /* a full disk: the engine sees a short map file */
+		off += (size_t)w;
+	}
+	map_buf_len = 0;
+}
+
+void map_batch_begin(void)
+{
+	map_batching++;
+}
+
+void map_batch_end(void)
+{
+	if (map_batching && --map_batching == 0 && map_fd >= 0)
+		map_flush();
+}
+
 void map_line(const char *fmt, ...)
 {
 	char buf[1200];
@@ -154,6 +188,13 @@ void map_line(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
+	if (map_batching) {
+		if (map_buf_len + (size_t)n > sizeof(map_buf))
+			map_flush();
+		memcpy(map_buf + map_buf_len, buf, (size_t)n);
+		map_buf_len += (size_t)n;
+		return;
+	}
 	if (write(map_fd, buf, (size_t)n) < 0) {
 		/* a full disk: the engine will see a short map file */
 	}
@@ -362,8 +403,11 @@ static void fork_child(void)
 	if (map_fd >= 0)
 		close(map_fd);
 	map_fd = -1;
+	map_buf_len = 0; /* the parent's lines, if any, are the parent's */
+	map_batch_begin();
 	if (map_open() == 0)
 		map_replay();
+	map_batch_end();
 	if (self) {
 		self->tid = ag_gettid();
 		self->gen = ag_gen - 1; /* forces a new ring */
@@ -407,8 +451,10 @@ static int start_common(const char *dir, uint32_t flags)
 		pthread_atfork(fork_prepare, fork_parent, fork_child);
 		once = 1;
 	}
+	map_batch_begin();
 	map_replay();
 	module_scan();
+	map_batch_end();
 	signals_install();
 	ag_gen++;
 	return 0;
@@ -429,8 +475,10 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	err = start_common(session_dir, flags & 0xff);
 	if (err)
 		return err;
+	map_batch_begin();
 	for (i = 0; i < nhints; i++)
 		stack_activate(&hints[i]);
+	map_batch_end();
 	ag_active = 1;
 	return 0;
 }

@@ -200,6 +200,8 @@ struct quiesce_win {
 
 /* bad[i] = 1 for each window some thread is inside (all, on error). */
 int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad);
+int quiesce_alone(void); /* the calling thread is the only one */
+int quiesce_self(const struct quiesce_win *w, int n, uint8_t *bad);
 /* SIGTRAP: 1 if it is quiesce_check's question (answered here). */
 int quiesce_signal(const siginfo_t *si, const ucontext_t *uc);
 
@@ -287,6 +289,9 @@ extern uint64_t ag_xsave_mask;
 extern uint32_t ag_xsave_size;
 
 void map_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void map_batch_begin(void); /* lines are buffered until the matching end */
+void map_batch_end(void);
+void map_flush(void);
 void map_func(const struct ag_func *f); /* its F line */
 void map_site(const struct ag_site *s); /* its S line */
 void ag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -28,6 +28,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -246,12 +247,17 @@ static uint8_t *arena_alloc(struct ag_module *m, size_t n)
 /* ---- stub emission ---- */
 
 /* One decoded instruction of the function being instrumented. */
+enum { REL_NONE, REL_JMP, REL_JCC };
+
 struct pinsn {
 	uint64_t addr;
-	uint64_t direct;  /* a site's direct target */
+	uint64_t direct;  /* a site's direct target; a relative jump's */
 	uint8_t len;
 	uint8_t disp_off; /* offset of a rip-relative disp32, 0 = none */
-	uint8_t flow;     /* changes control flow, or cannot be moved */
+	uint8_t flow;     /* cannot be moved into a stub */
+	uint8_t rel;      /* REL_JMP, REL_JCC: a relative jump (movable) */
+	uint8_t claimed;  /* in a window already */
+	uint8_t stop;     /* nothing falls through it (jmp, ret) */
 	int8_t kind;      /* SITE_CALL, SITE_TAIL, or -1 */
 };
 
@@ -387,10 +393,52 @@ static size_t emit_cie(uint8_t *p)
  * tail stub is entered with the caller's return address on the stack, like
  * a function.  The CFA moves while the stub holds words on the stack:
  * rows[i] = (offset in the stub, CFA offset from there on).
+ *
+ * Instructions moved out of a window (before the stub proper, and after the
+ * call) are described as what they are: the original instruction, in the
+ * original function, with every register as it is -- rip = its original
+ * address and rsp unchanged.  The unwinder then goes on with the function's
+ * own CFI at that address.
  */
+struct fde_moved {
+	uint32_t off;  /* in the stub */
+	uint64_t orig; /* the instruction's own address */
+};
+
+static uint8_t *fde_advance(uint8_t *p, uint32_t *at, uint32_t to)
+{
+	uint32_t d = to - *at;
+
+	if (!d)
+		return p;
+	if (d < 64) {
+		*p++ = (uint8_t)(0x40 | d); /* advance_loc */
+	} else if (d < 256) {
+		*p++ = 0x02; /* advance_loc1 */
+		*p++ = (uint8_t)d;
+	} else {
+		*p++ = 0x03; /* advance_loc2 */
+		memcpy(p, &(uint16_t){ (uint16_t)d }, 2);
+		p += 2;
+	}
+	*at = to;
+	return p;
+}
+
+static uint8_t *fde_rip_is(uint8_t *p, uint64_t v)
+{
+	*p++ = 0x16; /* DW_CFA_val_expression rip */
+	*p++ = 16;
+	*p++ = 9;
+	*p++ = 0x0e; /* DW_OP_const8u */
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+
 static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 		       uint64_t ra, int ra_on_stack, const uint32_t rows[][2],
-		       int nrows)
+		       int nrows, const struct fde_moved *mv, int npre,
+		       int npost)
 {
 	uint8_t *s = p;
 	uint32_t n, cie_ptr, at = 0;
@@ -404,35 +452,41 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	memcpy(p, &len, 8);
 	p += 8;
 	*p++ = 0; /* augmentation data length */
+	/*
+	 * An artificial CFA 8 above the caller's rsp, with rsp given
+	 * explicitly: a zero-sized frame would share its identity (the CFA)
+	 * with the caller, and the unwinder would take the stub for the
+	 * handler frame of an exception caught there.
+	 */
+	*p++ = 0x0e; /* def_cfa_offset 8 */
+	*p++ = 8;
+	*p++ = 0x14; /* DW_CFA_val_offset rsp, cfa-8 */
+	*p++ = 7;
+	*p++ = 1;
+	for (int i = 0; i < npre; i++) {
+		p = fde_advance(p, &at, mv[i].off);
+		p = fde_rip_is(p, mv[i].orig);
+	}
 	if (ra_on_stack) {
-		*p++ = 0x0e; /* def_cfa_offset 8 */
-		*p++ = 8;
+		*p++ = 0xc0 | 7;  /* restore rsp: the caller's is the CFA */
 		*p++ = 0x80 | 16; /* offset rip, cfa-8 */
 		*p++ = 1;
 	} else {
-		/*
-		 * An artificial CFA 8 above the caller's rsp, with rsp given
-		 * explicitly: a zero-sized frame would share its identity
-		 * (the CFA) with the caller, and the unwinder would take the
-		 * stub for the handler frame of an exception caught there.
-		 */
-		*p++ = 0x0e; /* def_cfa_offset 8 */
-		*p++ = 8;
-		*p++ = 0x14; /* DW_CFA_val_offset rsp, cfa-8 */
-		*p++ = 7;
-		*p++ = 1;
-		*p++ = 0x16; /* DW_CFA_val_expression rip */
-		*p++ = 16;
-		*p++ = 9;
-		*p++ = 0x0e; /* DW_OP_const8u */
-		memcpy(p, &ra, 8);
-		p += 8;
+		p = fde_rip_is(p, ra);
 	}
 	for (int i = 0; i < nrows; i++) {
-		*p++ = (uint8_t)(0x40 | (rows[i][0] - at)); /* advance_loc */
-		*p++ = 0x0e;                                 /* def_cfa_offset */
+		p = fde_advance(p, &at, rows[i][0]);
+		*p++ = 0x0e; /* def_cfa_offset */
 		*p++ = (uint8_t)(rows[i][1] + 8);
-		at = rows[i][0];
+	}
+	if (npost) {
+		p = fde_advance(p, &at, mv[npre].off);
+		*p++ = 0x0e;
+		*p++ = 8;
+		for (int i = npre; i < npre + npost; i++) {
+			p = fde_advance(p, &at, mv[i].off);
+			p = fde_rip_is(p, mv[i].orig);
+		}
 	}
 	while ((p - s) % 8)
 		*p++ = 0;
@@ -442,48 +496,83 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 }
 
 /*
- * The instructions of a window that precede its site, as copied to the
- * front of the stub: straight-line code that does not touch rsp, so the
- * stub's unwind rows hold for it too.  rip-relative operands are fixed up
- * once the stub's address is known.
+ * Moving an instruction of a window into a stub: relative jumps become
+ * their rel32 forms, rip-relative operands keep pointing where they did.
+ * Both are fixed up once the stub's address is known.
  */
-struct prefix {
-	const struct pinsn *ins;
-	int n;
+struct fixup {
+	uint32_t at, end; /* the disp32 field; the end of its instruction */
+	uint64_t to;      /* the absolute address it must reach */
 };
 
-/* Build the stub for a site (layout in agent.h); 0, or -1 when the
- * operand is unusual or no stub memory is in reach. */
+#define MAX_FIXUPS 24
+
+static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
+		      const struct pinsn *pi, struct fixup *fx, int *nfx)
+{
+	const uint8_t *b = module_code(m, pi->addr, pi->len);
+	int k = 0;
+
+	if (!b || *nfx >= MAX_FIXUPS)
+		return -1;
+	if (pi->rel == REL_JMP || pi->rel == REL_JCC) {
+		while (k < pi->len && (b[k] == 0x2e || b[k] == 0x3e || b[k] == 0xf2))
+			k++; /* branch hints, bnd */
+		if (pi->rel == REL_JMP) {
+			e8(e, 0xe9);
+		} else {
+			uint8_t cc = b[k] == 0x0f ? b[k + 1] & 0xf : b[k] & 0xf;
+
+			e8(e, 0x0f);
+			e8(e, (uint8_t)(0x80 | cc));
+		}
+		fx[*nfx].at = (uint32_t)(e->p - base);
+		fx[*nfx].end = fx[*nfx].at + 4;
+		fx[(*nfx)++].to = pi->direct;
+		e32(e, 0);
+		return 0;
+	}
+	memcpy(e->p, b, pi->len);
+	if (pi->disp_off) {
+		int32_t od;
+
+		memcpy(&od, b + pi->disp_off, 4);
+		fx[*nfx].at = (uint32_t)(e->p - base) + pi->disp_off;
+		fx[*nfx].end = (uint32_t)(e->p - base) + pi->len;
+		fx[(*nfx)++].to = pi->addr + pi->len + (int64_t)od;
+	}
+	e->p += pi->len;
+	return 0;
+}
+
+/*
+ * Build the stub for a site (layout in agent.h); 0, or -1 when the operand
+ * is unusual or no stub memory is in reach.  win[0..npre) are the window's
+ * instructions before the site, moved to the stub's front; win[npre] is the
+ * site; the npost after it are moved behind the call, where the callee
+ * returns, followed by a jump back to the end of the window.
+ */
 static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
-		      const struct prefix *pre, uint8_t *fde_buf,
-		      size_t *fde_len, size_t cie_off)
+		      const struct pinsn *win, int npre, int npost,
+		      uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
 {
 	struct ag_module *m = module_of(s->addr);
-	uint8_t tmp[256];
+	uint8_t tmp[512];
 	struct emit e = { tmp };
-	uint32_t rows[3][2], code_len, fix_at[8];
-	uint64_t fix_to[8];
-	int nfix = 0;
+	struct fixup fx[MAX_FIXUPS];
+	struct fde_moved mv[MAX_FIXUPS];
+	uint32_t rows[3][2], code_len, post_off = 0;
+	int nfx = 0;
 	uint8_t *stub, *p_enter, *p_exit = NULL, *p_jmp = NULL, *lit;
 	int32_t d;
 
-	if (!m)
+	if (!m || npre + npost >= MAX_FIXUPS - 1)
 		return -1;
-	for (int i = 0; pre && i < pre->n; i++) {
-		const struct pinsn *pi = &pre->ins[i];
-		const uint8_t *b = module_code(m, pi->addr, pi->len);
-
-		if (!b || nfix == 8)
+	for (int i = 0; i < npre; i++) {
+		mv[i].off = (uint32_t)(e.p - tmp);
+		mv[i].orig = win[i].addr;
+		if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
 			return -1;
-		memcpy(e.p, b, pi->len);
-		if (pi->disp_off) {
-			int32_t od;
-
-			memcpy(&od, b + pi->disp_off, 4);
-			fix_at[nfix] = (uint32_t)(e.p - tmp) + pi->disp_off;
-			fix_to[nfix++] = pi->addr + pi->len + (int64_t)od;
-		}
-		e.p += pi->len;
 	}
 	const uint32_t plen = (uint32_t)(e.p - tmp);
 	e8(&e, 0x41); /* push r11 */
@@ -523,6 +612,22 @@ static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		p_jmp = e.p;
 		e32(&e, 0);
 		e64(&e, (uint64_t)s); /* tramp_exit reads the site here */
+		if (npost) {
+			const struct pinsn *last = &win[npre + npost];
+
+			post_off = (uint32_t)(e.p - tmp);
+			for (int i = npre + 1; i <= npre + npost; i++) {
+				mv[i - 1].off = (uint32_t)(e.p - tmp);
+				mv[i - 1].orig = win[i].addr;
+				if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+					return -1;
+			}
+			e8(&e, 0xe9); /* back to the end of the window */
+			fx[nfx].at = (uint32_t)(e.p - tmp);
+			fx[nfx].end = fx[nfx].at + 4;
+			fx[nfx++].to = last->addr + last->len;
+			e32(&e, 0);
+		}
 	} else {
 		static const uint8_t jmp_red[] = { 0xff, 0x64, 0x24, 0xf0 };
 
@@ -543,38 +648,29 @@ static int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		d = (int32_t)(lit - (p_exit + 4));
 		memcpy(p_exit, &d, 4);
 		lit = e.p;
-		e64(&e, s->ret);
-		d = (int32_t)(lit - (p_jmp + 4));
+		e64(&e, s->ret); /* the callee returns here: R, or the moved */
+		d = (int32_t)(lit - (p_jmp + 4)); /* instructions after it */
 		memcpy(p_jmp, &d, 4);
 	}
 	stub = arena_alloc(m, (size_t)(e.p - tmp));
 	if (!stub)
 		return -1;
-	/* the prefix's rip-relative operands, from the stub's address */
-	for (int i = 0; i < nfix; i++) {
-		/* relative to the end of the instruction holding it */
-		uint32_t end = 0;
-		int64_t nd;
+	if (npost)
+		memcpy(lit, &(uint64_t){ (uint64_t)stub + post_off }, 8);
+	for (int i = 0; i < nfx; i++) {
+		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
 
-		for (int k = 0, at = 0; k < pre->n; k++) {
-			at += pre->ins[k].len;
-			if ((uint32_t)at > fix_at[i]) {
-				end = (uint32_t)at;
-				break;
-			}
-		}
-		nd = (int64_t)(fix_to[i] - ((uint64_t)stub + end));
 		if (nd != (int32_t)nd)
 			return -1;
 		d = (int32_t)nd;
-		memcpy(tmp + fix_at[i], &d, 4);
+		memcpy(tmp + fx[i].at, &d, 4);
 	}
 	/* the site's own rip-relative operand was made absolute */
 	memcpy(stub, tmp, (size_t)(e.p - tmp));
 	s->stub = stub;
 	*fde_len += emit_fde(fde_buf + *fde_len, *fde_len + cie_off,
 			     (uint64_t)stub, code_len, s->ret,
-			     s->kind == SITE_TAIL, rows, 3);
+			     s->kind == SITE_TAIL, rows, 3, mv, npre, npost);
 	return 0;
 }
 
@@ -674,6 +770,35 @@ static int sites_write(struct ag_site **v, size_t n, int restore)
 	size_t i;
 	int err = 0, nw = 0;
 
+	/*
+	 * Alone in the process (record's start, a single-threaded server),
+	 * with signals blocked: nobody can see a half-written site, and a
+	 * window cannot hold this thread (quiesce_check proves it on our own
+	 * stack).  One write per site, no core syncs.
+	 */
+	if (quiesce_alone()) {
+		for (i = 0; i < n && !restore; i++) {
+			w[i].lo = v[i]->at;
+			w[i].hi = v[i]->plen > v[i]->len ? v[i]->at + v[i]->plen
+							  : v[i]->at + 1;
+			nw += v[i]->plen > v[i]->len;
+		}
+		memset(bad, 0, n);
+		if (nw)
+			quiesce_self(w, (int)n, bad);
+		for (i = 0; i < n; i++) {
+			const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
+
+			if (bad[i]) {
+				ag_skipped++;
+				continue;
+			}
+			err |= code_write(v[i]->at, b, v[i]->plen);
+			v[i]->patched = !restore;
+		}
+		sync_cores();
+		return err ? -EFAULT : 0;
+	}
 	for (i = 0; i < n; i++)
 		err |= code_write(v[i]->at, &int3, 1);
 	sync_cores();
@@ -789,20 +914,6 @@ static int fn_fragment(struct fn *fn, uint64_t t)
 	return 1;
 }
 
-static int touches_rsp(cs_insn *in)
-{
-	cs_regs rr, rw;
-	uint8_t nr = 0, nw = 0;
-
-	if (cs_regs_access(cs, in, rr, &nr, rw, &nw) != CS_ERR_OK)
-		return 1;
-	for (int i = 0; i < nw; i++)
-		if (rw[i] == X86_REG_RSP || rw[i] == X86_REG_ESP ||
-		    rw[i] == X86_REG_SP || rw[i] == X86_REG_RIP)
-			return 1;
-	return 0;
-}
-
 static void fn_decode_range(struct fn *fn, uint64_t lo, uint64_t hi)
 {
 	const uint8_t *code = module_code(fn->m, lo, hi - lo);
@@ -850,15 +961,28 @@ static void fn_decode_range(struct fn *fn, uint64_t lo, uint64_t hi)
 				fn->tables[fn->ntables++] = (uint64_t)op->mem.disp;
 			}
 		}
-		if (cs_insn_group(cs, insn, CS_GRP_JUMP) ||
-		    cs_insn_group(cs, insn, CS_GRP_CALL) ||
-		    cs_insn_group(cs, insn, CS_GRP_RET) ||
-		    cs_insn_group(cs, insn, CS_GRP_INT) ||
-		    cs_insn_group(cs, insn, CS_GRP_IRET) ||
-		    insn->id == X86_INS_SYSCALL || insn->id == X86_INS_SYSENTER ||
-		    insn->id == X86_INS_HLT || insn->id == X86_INS_UD2 ||
-		    insn->id == X86_INS_INT3 || touches_rsp(insn))
+		/* movable: anything but calls, indirect jumps, traps and the
+		 * rel8-only jumps (loop, jrcxz); relative jumps are re-encoded */
+		if (cs_insn_group(cs, insn, CS_GRP_JUMP) &&
+		    x->operands[0].type == X86_OP_IMM &&
+		    insn->id != X86_INS_JRCXZ && insn->id != X86_INS_JECXZ &&
+		    insn->id != X86_INS_JCXZ && insn->id != X86_INS_LOOP &&
+		    insn->id != X86_INS_LOOPE && insn->id != X86_INS_LOOPNE) {
+			pi->rel = insn->id == X86_INS_JMP ? REL_JMP : REL_JCC;
+			pi->direct = (uint64_t)x->operands[0].imm;
+			pi->stop = insn->id == X86_INS_JMP;
+		} else if (cs_insn_group(cs, insn, CS_GRP_JUMP) ||
+			   cs_insn_group(cs, insn, CS_GRP_CALL) ||
+			   cs_insn_group(cs, insn, CS_GRP_INT) ||
+			   cs_insn_group(cs, insn, CS_GRP_IRET) ||
+			   insn->id == X86_INS_SYSCALL ||
+			   insn->id == X86_INS_SYSENTER ||
+			   insn->id == X86_INS_HLT || insn->id == X86_INS_UD2 ||
+			   insn->id == X86_INS_INT3) {
 			pi->flow = 1;
+		} else if (cs_insn_group(cs, insn, CS_GRP_RET)) {
+			pi->stop = 1;
+		}
 		if (insn->id == X86_INS_CALL) {
 			pi->kind = SITE_CALL;
 			if (x->operands[0].type == X86_OP_IMM) {
@@ -970,40 +1094,78 @@ static int fn_is_target(const struct fn *fn, uint64_t a)
 	return lo < fn->ntg && fn->tg[lo] == a;
 }
 
-/*
- * The window for a short site at ins[j]: the fewest preceding instructions
- * that make 5 bytes, all straight-line, contiguous, movable, and none but
- * the first entered from elsewhere.  Returns the index of the first, or -1.
- */
-static long fn_window(const struct fn *fn, size_t j)
+/* Can ins[i] be moved into a window (as other than its first)? */
+static int fn_movable(const struct fn *fn, size_t i, int first)
 {
+	const struct pinsn *pi = &fn->ins[i];
+
+	return !pi->flow && !pi->claimed && pi->kind < 0 &&
+	       (first || !fn_is_target(fn, pi->addr));
+}
+
+/*
+ * The window for a short site at ins[j]: the fewest neighbouring
+ * instructions that make 5 bytes, contiguous, movable, none of them taken
+ * by another window, and none but the first entered from elsewhere.
+ * Instructions before the site are preferred; for a call, those after it
+ * are the other choice (the callee then returns into the stub).  Sets
+ * *first and *last (indexes), or returns -1.
+ */
+static int fn_window(const struct fn *fn, size_t j, size_t *first,
+		     size_t *last)
+{
+	const size_t cap = sizeof(((struct ag_site *)0)->orig);
 	uint64_t len = fn->ins[j].len;
 	size_t i = j;
 
-	if (fn->no_window)
+	if (fn->no_window || fn->ins[j].claimed)
 		return -1;
-	while (len < 5) {
-		if (fn_is_target(fn, fn->ins[i].addr) || i == 0)
-			return -1;
+	/* back */
+	while (len < 5 && i > 0 && !fn_is_target(fn, fn->ins[i].addr) &&
+	       fn->ins[i - 1].addr + fn->ins[i - 1].len == fn->ins[i].addr &&
+	       fn_movable(fn, i - 1, 1) && len + fn->ins[i - 1].len <= cap) {
 		i--;
-		if (fn->ins[i].flow ||
-		    fn->ins[i].addr + fn->ins[i].len != fn->ins[i + 1].addr)
-			return -1;
 		len += fn->ins[i].len;
 	}
-	return len <= sizeof(((struct ag_site *)0)->orig) ? (long)i : -1;
+	if (len >= 5) {
+		*first = i;
+		*last = j;
+		return 0;
+	}
+	if (fn->ins[j].kind != SITE_CALL)
+		return -1;
+	/* forward, from the call itself */
+	len = fn->ins[j].len;
+	i = j;
+	while (len < 5) {
+		const struct pinsn *nx;
+
+		if (i + 1 >= fn->nins)
+			return -1;
+		nx = &fn->ins[i + 1];
+		if (fn->ins[i].addr + fn->ins[i].len != nx->addr ||
+		    !fn_movable(fn, i + 1, 0) || len + nx->len > cap)
+			return -1;
+		if (i > j && fn->ins[i].stop)
+			return -1; /* nothing falls through a jmp or ret */
+		i++;
+		len += nx->len;
+	}
+	*first = j;
+	*last = i;
+	return 0;
 }
 
 /* Make the sites of a decoded function (the ones not made before). */
 static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
-		     uint8_t *fde, size_t *fde_len, size_t cie_off)
+		     uint8_t *fde, size_t *fde_len, size_t cie_off,
+		     size_t fde_cap)
 {
 	for (size_t j = 0; j < fn->nins && *n < MAX_SITES_PER_BATCH; j++) {
-		const struct pinsn *pi = &fn->ins[j];
-		struct prefix pre = { NULL, 0 };
+		struct pinsn *pi = &fn->ins[j];
 		struct ag_site *s;
+		size_t w = j, last = j;
 		int trap = 0;
-		long w = (long)j;
 
 		if (pi->kind < 0)
 			continue;
@@ -1013,22 +1175,18 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 				v[(*n)++] = s;
 			continue;
 		}
-		if (pi->len < 5) {
-			w = fn_window(fn, j);
-			if (w < 0) {
-				/* no room: an int3 (record), or left alone:
-				 * under attach a thread stopped at a trap
-				 * when the agent is switched off could not
-				 * be told from the program's own */
-				if (ag_no_traps) {
-					ag_skipped++;
-					continue;
-				}
-				trap = 1;
-				w = (long)j;
+		if (*fde_len + 512 > fde_cap)
+			break; /* the rest on the function's next patch */
+		if (pi->len < 5 && fn_window(fn, j, &w, &last) < 0) {
+			/* no room: an int3 (record), or left alone: under
+			 * attach a thread stopped at a trap when the agent is
+			 * switched off could not be told from the program's */
+			if (ag_no_traps) {
+				ag_skipped++;
+				continue;
 			}
-			pre.ins = &fn->ins[w];
-			pre.n = (int)(j - (size_t)w);
+			trap = 1;
+			w = last = j;
 		}
 		const uint8_t *ib = module_code(fn->m, pi->addr, pi->len);
 
@@ -1039,7 +1197,7 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 		s->len = pi->len;
 		s->ret = pi->addr + pi->len;
 		s->at = fn->ins[w].addr;
-		s->plen = (uint8_t)(s->ret - s->at);
+		s->plen = (uint8_t)(fn->ins[last].addr + fn->ins[last].len - s->at);
 		s->kind = (uint8_t)pi->kind;
 		s->trap = (uint8_t)trap;
 		s->owner = fn->f;
@@ -1047,13 +1205,15 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 		 * buffer: the decoded instructions are kept in fn->ins */
 		s->target = pi->direct ? func_get(pi->direct) : NULL;
 		s->id = ag_nsites++;
-		if (stub_build(s, ib, pi->direct, pre.n ? &pre : NULL, fde,
-			       fde_len, cie_off) < 0 ||
+		if (stub_build(s, ib, pi->direct, &fn->ins[w], (int)(j - w),
+			       (int)(last - j), fde, fde_len, cie_off) < 0 ||
 		    site_make_bytes(s, ib) < 0) {
 			ag_nsites--;
 			ag_skipped++;
 			continue;
 		}
+		for (size_t k = w; k <= last; k++)
+			fn->ins[k].claimed = 1;
 		map_site(s);
 		s->hnext = site_tab[hash_addr(s->addr)];
 		__atomic_store_n(&site_tab[hash_addr(s->addr)], s, __ATOMIC_RELEASE);
@@ -1065,7 +1225,7 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 	}
 }
 
-static uint8_t fde_scratch[64 + MAX_SITES_PER_BATCH * 64];
+static uint8_t fde_scratch[1u << 20];
 
 int patch_function(struct ag_func *f)
 {
@@ -1094,7 +1254,8 @@ int patch_function(struct ag_func *f)
 	fde = fde_scratch;
 	cie_len = emit_cie(fde);
 	fde_len = 0;
-	fn_sites(&fn, v, &n, fde + cie_len, &fde_len, cie_len);
+	fn_sites(&fn, v, &n, fde + cie_len, &fde_len, cie_len,
+		 sizeof(fde_scratch) - cie_len - 8);
 	if (fde_len) {
 		uint8_t *blob = ag_alloc(cie_len + fde_len + 8);
 

@@ -82,8 +82,9 @@ static int inside(const struct quiesce_win *w, int n, uint64_t v, uint8_t *bad)
 	return hit;
 }
 
-/* The end of the readable mapping holding sp, from a maps text. */
-static uint64_t stack_end(const char *maps, uint64_t sp)
+/* The end of the readable mapping holding sp, from a maps text; its
+ * start in *start when asked. */
+static uint64_t stack_map(const char *maps, uint64_t sp, uint64_t *start)
 {
 	for (const char *l = maps; l && *l;) {
 		unsigned long lo = 0, hi = 0;
@@ -99,8 +100,11 @@ static uint64_t stack_end(const char *maps, uint64_t sp)
 			hi = hi * 16 + (unsigned long)(*p <= '9' ? *p - '0' : (*p | 32) - 'a' + 10);
 			p++;
 		}
-		if (sp >= lo && sp < hi && p[1] == 'r')
+		if (sp >= lo && sp < hi && p[1] == 'r') {
+			if (start)
+				*start = lo;
 			return hi;
+		}
 		l = strchr(l, '\n');
 		if (l)
 			l++;
@@ -202,7 +206,7 @@ int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad)
 		close(fd);
 		return -EIO;
 	}
-	end = stack_end(maps, sp);
+	end = stack_map(maps, sp, NULL);
 	if (end)
 		scan_stack(w, n, sp, end, bad);
 	while (!err && (got = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0) {
@@ -224,7 +228,7 @@ int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad)
 			if (err)
 				break;
 			inside(w, n, tpc, bad);
-			end = stack_end(maps, tsp);
+			end = stack_map(maps, tsp, NULL);
 			if (!end) {
 				err = -EFAULT; /* a stack we cannot read */
 				break;
@@ -237,4 +241,50 @@ int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad)
 	if (err)
 		memset(bad, 1, (size_t)n);
 	return err;
+}
+
+/* The calling thread alone: its own stack, for signal frames. */
+int quiesce_self(const struct quiesce_win *w, int n, uint8_t *bad)
+{
+	static uint64_t lo, hi; /* the stack mapping last seen */
+	uint64_t sp = (uint64_t)__builtin_frame_address(0);
+
+	if (!(sp >= lo && sp < hi)) {
+		size_t cap = 0;
+		char *maps = ag_read_proc("/proc/self/maps", &cap);
+
+		if (!maps) {
+			memset(bad, 1, (size_t)n);
+			return -EIO;
+		}
+		hi = stack_map(maps, sp, &lo);
+		munmap(maps, cap);
+		if (!hi) {
+			memset(bad, 1, (size_t)n);
+			return -EFAULT;
+		}
+	}
+	scan_stack(w, n, sp, hi, bad);
+	return 0;
+}
+
+/* Is the calling thread the process's only one? */
+int quiesce_alone(void)
+{
+	char dents[512];
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got, n = 0;
+
+	if (fd < 0)
+		return 0;
+	while ((got = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0)
+		for (long off = 0; off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(dents + off);
+
+			off += d->d_reclen;
+			if (d->d_name[0] != '.')
+				n++;
+		}
+	close(fd);
+	return n == 1;
 }
