@@ -74,6 +74,8 @@ struct ingest_proc {
 	uint32_t nsite;
 	int has_e;
 	int detached; /* an X line: the agent was switched off, the process lives on */
+	int execd;    /* a later image of the same pid exists: this one exec'd */
+	int64_t born_ns; /* creation of its oldest ring (CLOCK_MONOTONIC), 0 none */
 	int64_t e_status;
 	int has_exit_rec;
 	int64_t exit_rec_status;
@@ -983,11 +985,48 @@ static int ingest_ends(const char *s, const char *suf)
 	return n > m && strcmp(s + n - m, suf) == 0;
 }
 
+/*
+ * An image ends in one of four ways: a clean exit the agent saw (E line or
+ * PROCESS_EXIT record), a detach (X line), a crash or kill, or an exec.
+ * An exec is seen from the outside: the same pid started a newer image
+ * (its own map file and rings) in the session, whatever code called
+ * execve (a stripped shell, libc's posix_spawn) and whether the agent saw
+ * it or not.  Images are ordered by the creation of their oldest ring.
+ */
+static void ingest_mark_execs(struct ingest *in)
+{
+	size_t i, j;
+
+	for (i = 0; i < in->nrings; i++) {
+		struct ingest_proc *p = in->rings[i].proc;
+		int64_t b = (int64_t)in->rings[i].h->mono0_ns;
+
+		if (p && b > 0 && (!p->born_ns || b < p->born_ns))
+			p->born_ns = b;
+	}
+	for (i = 0; i < in->nprocs; i++) {
+		struct ingest_proc *p = in->procs[i];
+
+		for (j = 0; j < in->nprocs && !p->execd; j++) {
+			struct ingest_proc *q = in->procs[j];
+
+			if (q == p || q->pid != p->pid || !p->pid)
+				continue;
+			/* an image without rings left no trace of its time:
+			 * it is the older one only if the other has a time */
+			if (p->born_ns ? q->born_ns > p->born_ns : q->born_ns > 0)
+				p->execd = 1;
+		}
+	}
+}
+
 static int ingest_finish_procs(struct ingest *in)
 {
 	sqlite3_stmt *st;
 	size_t i;
 	int crashed = 0, rc = 0;
+
+	ingest_mark_execs(in);
 
 	if (sqlite3_prepare_v2(in->db,
 			       "UPDATE processes SET start_ns=?,end_ns=?,"
@@ -996,9 +1035,9 @@ static int ingest_finish_procs(struct ingest *in)
 		return -EIO;
 	for (i = 0; i < in->nprocs && !rc; i++) {
 		struct ingest_proc *p = in->procs[i];
-		int clean = p->has_e || p->has_exit_rec;
+		int clean = p->has_e || p->has_exit_rec || p->execd;
 
-		if (!p->has_e && !p->detached)
+		if (!clean && !p->detached)
 			in->st->killed++;
 		if (p->have_ns) {
 			sqlite3_bind_int64(st, 1, p->first_ns);

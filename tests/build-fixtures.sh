@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # tests/build-fixtures.sh - build every fixture program of
-# tests/fixtures/capture/ at -O0 and -O2 into $O/fixtures/O0/ and
-# $O/fixtures/O2/ (O defaults to build).  Plain builds: -g, no -pg, no
-# -finstrument-functions, the distribution's default PIE; exactly what a
-# user would trace.  Incremental: a target is rebuilt only when its source
-# or this script is newer.
+# tests/fixtures/capture/ at -O0, -O2 and -O3 into $O/fixtures/O0/,
+# $O/fixtures/O2/ and $O/fixtures/O3/ (O defaults to build).  Plain builds:
+# -g, no -pg, no -finstrument-functions, the distribution's default PIE;
+# exactly what a user would trace.  Incremental: a target is rebuilt only
+# when its source, a header of the folder (golden-wait.h) or this script is
+# newer.
 #
-#   *.c  -> NAME (gcc),  *.cc -> NAME (g++),
-#   lib*.c is not a program; fixlib.c -> libfixlib.so, which shlib links
-#   (-L dir -lfixlib, rpath $ORIGIN so the fixture runs from anywhere).
+#   *.c  -> NAME (gcc),  *.cc -> NAME (g++),  *.h are shared by fixtures;
+#   fixlib.c is not a program: -> libfixlib.so, which shlib and ind_got
+#   link (-L dir -lfixlib, rpath $ORIGIN so the fixture runs from anywhere).
 #
 # ORACLE=1 builds the same programs with -fpatchable-function-entry=5 into
 # $O/fixtures-oracle/ for uftrace -P . (see tests/golden/README): the NOPs
@@ -45,7 +46,9 @@ run() {
 	"$@"
 }
 
-for lvl in O0 O2; do
+headers=("$src"/*.h)
+[ -e "${headers[0]}" ] || headers=()
+for lvl in O0 O2 O3; do
 	d=$out/$lvl
 	mkdir -p "$d"
 	flags=(-$lvl -g -Wall -Wextra $extra)
@@ -59,12 +62,12 @@ for lvl in O0 O2; do
 		[ "$name" = fixlib ] && continue
 		libs=()
 		case $name in
-		threads) libs=(-pthread) ;;
-		shlib) libs=(-L"$d" -lfixlib -Wl,-rpath,'$ORIGIN') ;;
+		threads | cb_thread) libs=(-pthread) ;;
+		shlib | ind_got) libs=(-L"$d" -lfixlib -Wl,-rpath,'$ORIGIN') ;;
 		esac
 		dep=()
-		[ "$name" = shlib ] && dep=("$d/libfixlib.so")
-		stale "$d/$name" "$f" "${dep[@]}" || continue
+		[ ${#libs[@]} -gt 1 ] && dep=("$d/libfixlib.so")
+		stale "$d/$name" "$f" "${headers[@]}" "${dep[@]}" || continue
 		case $f in
 		*.cc) run "$CXX" "${flags[@]}" -o "$d/$name" "$f" "${libs[@]}" ;;
 		*) run "$CC" "${flags[@]}" -o "$d/$name" "$f" "${libs[@]}" ;;

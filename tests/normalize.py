@@ -32,6 +32,20 @@ Rules (the invariants the golden files rely on):
     entry is dropped ("functions before main are not shown");
   * exits only move the depth; fork/exec/thread/process events are not shown
     (the sections already show them) unless --events is given.
+
+--from FUNC (the attach half of the golden tests, tests/e2e/golden.sh): a
+trace taken by `propel attach` starts in the middle of main, so only what
+happens from FUNC's first call on is compared.  In every thread section that
+has an entry of FUNC, the lines before that entry are dropped and FUNC's
+subtree is shifted so that FUNC is at depth 0; so is each later line at
+FUNC's depth or above, with its own subtree (the fixtures call nothing from
+main after FUNC, so what follows is what runs after main returned: exit
+handlers).  What a trace says about the frames that predate the attach
+(main, the frame the agent found the thread in) thus does not matter.
+Sections without FUNC (threads started by it) are kept as they are.
+With --text the input is already normalized text (an expected file), so
+the same cut applied to the expected record trace gives the expected attach
+trace.
 Exit status 0, or 1 with a message on stderr for unreadable input.
 """
 import argparse
@@ -193,15 +207,61 @@ def normalize(events, show_events=False):
     return out
 
 
+def line_depth(line):
+    return (len(line) - len(line.lstrip(" "))) // 2
+
+
+def cut_from(lines, func):
+    """Apply --from FUNC to normalized output lines (see the module doc)."""
+    out, body = [], None
+
+    def flush():
+        if body is None:
+            return
+        start = next((i for i, l in enumerate(body)
+                      if not l.lstrip().startswith("signal ") and l.strip() == func), None)
+        if start is None:
+            out.extend(body)
+            return
+        shift = line_depth(body[start])
+        for l in body[start:]:
+            d = line_depth(l)
+            if d <= shift:      # FUNC, or a line outside the current subtree
+                shift = d
+            out.append("  " * (d - shift) + l.lstrip(" "))
+
+    for l in lines:
+        if l.startswith("== "):
+            flush()
+            out.append(l)
+            body = []
+        elif body is None:
+            out.append(l)
+        else:
+            body.append(l)
+    flush()
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description="Normalize a propel jsonl trace for golden tests.")
     ap.add_argument("input", nargs="?", help="jsonl file (default: stdin)")
     ap.add_argument("--from-uftrace", metavar="DIR", help="read a uftrace data directory instead")
     ap.add_argument("--events", action="store_true",
                     help="also show fork/exec/thread_start/thread_exit/process_exit")
+    ap.add_argument("--from", dest="from_func", metavar="FUNC",
+                    help="keep each thread from FUNC's first entry on, FUNC at depth 0")
+    ap.add_argument("--text", action="store_true",
+                    help="the input is normalized text (with --from: cut an expected file)")
     args = ap.parse_args()
     try:
-        if args.from_uftrace:
+        if args.text:
+            if args.input and args.input != "-":
+                with open(args.input) as f:
+                    lines = f.read().splitlines()
+            else:
+                lines = sys.stdin.read().splitlines()
+        elif args.from_uftrace:
             events = read_uftrace(args.from_uftrace)
         elif args.input and args.input != "-":
             with open(args.input) as f:
@@ -212,7 +272,11 @@ def main():
         print("normalize: %s" % e, file=sys.stderr)
         return 1
     try:
-        for line in normalize(events, args.events):
+        if not args.text:
+            lines = normalize(events, args.events)
+        if args.from_func:
+            lines = cut_from(lines, args.from_func)
+        for line in lines:
             print(line)
         sys.stdout.flush()
     except BrokenPipeError:  # `| head` is fine

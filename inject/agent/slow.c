@@ -16,7 +16,8 @@
  *   fork/vfork       the child gets its own rings (ag_fork_child); vfork
  *                    becomes fork, since the child must not share our state
  *   exec*            recorded; the environment keeps the agent for record
- *   exit/_exit       recorded as the process exit
+ *   exit/_exit       recorded as the process exit (exit() from code we do
+ *                    not see is caught by an on_exit hook, exit_hook)
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -514,6 +515,52 @@ static char **env_with_agent(char *const *envp)
 	return v;
 }
 
+/* ---- exit ---- */
+
+static pid_t exit_noted; /* the process image whose exit is recorded */
+
+/*
+ * Record a clean exit of this process image once: PROCESS_EXIT in the
+ * calling thread's ring, then the E line.  Reached from the exit/_exit
+ * intercept, from main's return (ag_call_main), and from exit_hook, which
+ * libc runs for every exit() whatever code called it (a stripped main, a
+ * library, Python's Py_Exit), so that a clean exit is never mistaken for a
+ * kill.  t is NULL or the caller's thread, marked busy.
+ */
+static void exit_note(struct athread *t, int status)
+{
+	pid_t me = (pid_t)syscall(SYS_getpid);
+
+	if (!ag_active || exit_noted == me)
+		return;
+	exit_noted = me;
+	if (t && t->ring && t->gen == ag_gen)
+		rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)status, 0);
+	map_line("E %d", status);
+}
+
+static void exit_hook(int status, void *arg)
+{
+	struct athread *t = ag_self;
+
+	(void)arg;
+	if (t && t->busy)
+		return; /* exit() from inside the agent: nothing to trust */
+	if (t)
+		t->busy = 1;
+	exit_note(t, status);
+	if (t)
+		t->busy = 0;
+}
+
+/* Loading the agent (LD_PRELOAD, or dlopen from a hijacked thread with the
+ * other threads running) registers exit_hook; it does nothing while the
+ * agent is inactive, and the library is never unloaded. */
+__attribute__((constructor)) static void exit_hook_install(void)
+{
+	on_exit(exit_hook, NULL);
+}
+
 /* ---- the slow path proper ---- */
 
 int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
@@ -564,9 +611,7 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		}
 		break;
 	case IC_EXIT:
-		if (t && t->ring)
-			rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)fr->rdi, 0);
-		map_line("E %d", (int)fr->rdi);
+		exit_note(t, (int)fr->rdi);
 		break;
 	}
 	return 0;
@@ -595,6 +640,8 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	t = thread_get();
 	f = site->target ? site->target : func_get(fr->target);
 	func_resolve(f);
+	if (f->flags & (F_SYSTEM | F_PLT | F_FOREIGN))
+		cb_sniff(fr);
 	if (t)
 		t->busy = 1;
 	if (f->flags & F_SLOW)
@@ -644,8 +691,9 @@ int ag_call_main(int (*main_fn)(int, char **, char **), int argc, char **argv,
 			       (uint64_t)argv, (uint64_t)envp);
 	t = ag_self;
 	if (t && t->ring && !t->busy && t->gen == ag_gen) {
-		rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)ret, 0);
-		map_line("E %d", ret);
+		t->busy = 1;
+		exit_note(t, ret);
+		t->busy = 0;
 	}
 	return ret;
 }

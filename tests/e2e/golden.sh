@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# tests/e2e/golden.sh [NAME...] - golden tests of `propel record` + `propel
-# replay --format=jsonl` on the fixture programs of tests/fixtures/capture/.
+# tests/e2e/golden.sh [NAME...] - golden tests of `propel record` and
+# `propel attach` + `propel replay --format=jsonl` on the fixture programs
+# of tests/fixtures/capture/.
 #
-# For every tests/golden/NAME.LEVEL.expected (LEVEL = O0 or O2) it
+# Record mode: for every tests/golden/NAME.LEVEL.expected (LEVEL = O0, O2
+# or O3) it
 #   1. runs $O/fixtures/LEVEL/NAME untraced, keeping its stdout and status;
 #   2. runs `$PROPEL record -o DB -- $O/fixtures/LEVEL/NAME` and checks that
 #      the status is the same (139 for crash: the SIGSEGV as the shell
@@ -13,10 +15,25 @@
 # program, expects status 137, and compares only a prefix (the expected
 # file's length) since the rest depends on when the kill landed.
 # crash also checks the session was kept (replay works after the crash).
-# One line per fixture per level: PASS/FAIL golden/NAME.LEVEL; plus
-# golden/normalize, a check of the normalizer on a synthetic trace.
-# Until `propel record` works every fixture FAILs, by design.
-# Optional arguments restrict the run to those fixture names.
+#
+# Attach mode, for the fixtures that include golden-wait.h (see its
+# contract): the fixture is started untraced with a FIFO argument; it
+# creates FIFO.ready and blocks reading the FIFO.  Then `propel attach -o
+# DB PID` injects the agent (no --duration: attach ends when the target
+# has exited); once the injection is over -- the agent is mapped in the
+# target and no thread of it is ptraced any more (inject_agent_start is one
+# ptrace hold) -- the test writes the go byte, the fixture runs its work
+# function run() and exits, and attach stores the session.  The status
+# and output must be the native ones, and the trace must be the record
+# expected file cut to run's subtree: `normalize.py --from run` on both
+# sides (the attach trace starts in the middle of main).
+#
+# One line per fixture per level per mode: PASS/FAIL golden/NAME.LEVEL and
+# golden/NAME.LEVEL.attach; plus golden/normalize and golden/normalize-from,
+# checks of the normalizer on synthetic traces.
+# Optional arguments restrict the run to those fixture names; GOLDEN_MODES
+# (default "record attach") and GOLDEN_LEVELS (default "O0 O2 O3") restrict
+# the modes and levels.
 . "$(dirname "$0")/../lib.sh"
 cd "$PROPEL_TOP" || exit 1
 golden=tests/golden
@@ -33,6 +50,22 @@ if $norm $golden/normalize.input.jsonl >"$tmp/norm.out" 2>&1 &&
 else
 	cat "$tmp/norm.diff" "$tmp/norm.out"
 	fail golden/normalize "normalize.py output differs from $golden/normalize.expected"
+fi
+# --from on the same work seen by record (main at depth 0, run under it)
+# and by attach (no main; calls before run; run and the exit handler under
+# the frame the agent was injected in, never closed): one result.
+nf_ok=1
+for src in record attach; do
+	if ! $norm --from run $golden/normalize-from.$src.jsonl >"$tmp/nf.out" 2>&1 ||
+		! diff -u $golden/normalize-from.expected "$tmp/nf.out"; then
+		cat "$tmp/nf.out"
+		nf_ok=0
+	fi
+done
+if [ $nf_ok = 1 ]; then
+	pass golden/normalize-from
+else
+	fail golden/normalize-from "normalize.py --from run differs from $golden/normalize-from.expected"
 fi
 
 if ! tests/build-fixtures.sh >"$tmp/build.log" 2>&1; then
@@ -74,6 +107,58 @@ run_kill9() {
 	fi
 	wait "$pid"
 	rc=$?
+}
+
+# injected PID APID SECONDS: until the agent is mapped in PID and none of
+# PID's threads is ptraced (attach's injection is over); fails early when
+# the attach process APID has ended (injection failed) or PID is gone.
+injected() {
+	local i t tracer
+	for ((i = 0; i < $3 * 20; i++)); do
+		if grep -q propel-agent "/proc/$1/maps" 2>/dev/null; then
+			tracer=0
+			for t in /proc/"$1"/task/*/status; do
+				[ "$(awk '/^TracerPid:/ {print $2}' "$t" 2>/dev/null)" = 0 ] ||
+					tracer=1
+			done
+			[ $tracer = 0 ] && return 0
+		fi
+		kill -0 "$2" 2>/dev/null && kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# run_attach BIN DB: start BIN waiting on a FIFO, attach, let it go; sets
+# rc (the fixture's status), arc (attach's) and why (empty if all went to
+# plan).  The fixture's alarm(60) bounds its run, timeout bounds attach.
+run_attach() {
+	local bin=$1 db=$2 fifo=$tmp/go pid apid
+	rm -f "$fifo" "$fifo.ready"
+	mkfifo "$fifo" || { why="mkfifo failed"; return; }
+	(cd "$tmp" && exec "$bin" "$fifo" >"$tmp/out" 2>"$tmp/fix.err") &
+	pid=$!
+	why=
+	if ! wait_file "$fifo.ready" 20 "$pid"; then
+		why="the fixture never reached its wait point"
+		kill "$pid" 2>/dev/null
+		wait "$pid"
+		rc=$?
+		return
+	fi
+	timeout -k 5 60 "$PROPEL" attach -o "$db" "$pid" \
+		>"$tmp/attach.out" 2>"$tmp/err" &
+	apid=$!
+	injected "$pid" "$apid" 20 ||
+		why="the injection did not finish: $(head -c 300 "$tmp/err")"
+	# go, also after a failed attach (the fixture must end); opened
+	# read-write so that it cannot block if the fixture is already gone
+	printf g 1<>"$fifo"
+	wait "$pid"
+	rc=$?
+	wait "$apid"
+	arc=$?
+	[ -z "$why" ] && [ "$arc" -ne 0 ] && why="attach exited $arc"
 }
 
 one() { # one NAME LEVEL
@@ -126,15 +211,66 @@ one() { # one NAME LEVEL
 	fi
 }
 
+one_attach() { # one_attach NAME LEVEL
+	local name=$1 lvl=$2 t=golden/$1.$2.attach bin=$fix/$2/$1 exp=$golden/$1.$2.expected
+	local db=$tmp/$1.$2.attach.db want_rc rc arc why=
+	[ -x "$bin" ] || { fail "$t" "no fixture $bin"; return; }
+	rm -rf "$db"
+	(cd "$tmp" && timeout -k 5 30 "$bin" >"$tmp/want.out" 2>/dev/null)
+	want_rc=$?
+	run_attach "$bin" "$db"
+	if [ -n "$why" ]; then
+		head -5 "$tmp/err" "$tmp/fix.err"
+		fail "$t" "$why"
+		return
+	fi
+	if [ "$rc" -ne "$want_rc" ]; then
+		head -5 "$tmp/fix.err"
+		fail "$t" "the attached program exited $rc, alone it exits $want_rc"
+		return
+	fi
+	if ! cmp -s "$tmp/want.out" "$tmp/out"; then
+		diff -u "$tmp/want.out" "$tmp/out" | head -20
+		fail "$t" "the attached program printed something else"
+		return
+	fi
+	if ! "$PROPEL" replay --format=jsonl "$db" >"$tmp/replay.jsonl" 2>"$tmp/err"; then
+		head -5 "$tmp/err"
+		fail "$t" "replay failed"
+		return
+	fi
+	if ! $norm --from run "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err" ||
+		! $norm --text --from run "$exp" >"$tmp/exp" 2>>"$tmp/err"; then
+		head -5 "$tmp/err"
+		fail "$t" "normalize.py could not read the replay"
+		return
+	fi
+	if diff -u "$tmp/exp" "$tmp/got" >"$tmp/diff"; then
+		pass "$t"
+	else
+		head -60 "$tmp/diff"
+		fail "$t" "trace differs from $exp cut to run's subtree"
+	fi
+}
+
+# A fixture runs under attach when it follows golden-wait.h's contract.
+attachable() {
+	grep -qs '#include "golden-wait.h"' "$PROPEL_TOP/tests/fixtures/capture/$1".c*
+}
+
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
 	for f in $golden/*.O0.expected; do
 		names+=("$(basename "$f" .O0.expected)")
 	done
 fi
+modes=${GOLDEN_MODES:-record attach}
 for name in "${names[@]}"; do
-	for lvl in O0 O2; do
-		[ -f "$golden/$name.$lvl.expected" ] && one "$name" "$lvl"
+	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
+		[ -f "$golden/$name.$lvl.expected" ] || continue
+		[[ " $modes " = *" record "* ]] && one "$name" "$lvl"
+		[[ " $modes " = *" attach "* ]] && attachable "$name" &&
+			one_attach "$name" "$lvl"
 	done
 done
 exit 0
