@@ -88,6 +88,123 @@ int capture_begin(struct capture *c, const char *db, char **cause)
 	return 0;
 }
 
+/* 1 if pid is alive and maps a file under dir/ (0 for a zombie). */
+static int maps_session(pid_t pid, const char *dir)
+{
+	char path[64], line[4096 + 256], pre[600];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(pre, sizeof(pre), "%s/", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, pre) != NULL;
+	fclose(f);
+	return found;
+}
+
+/* The caller's children, from /proc/self/task/TID/children (one thread:
+ * propel's coordinator), else from a scan of /proc. */
+static size_t my_children(pid_t *out, size_t max)
+{
+	char path[64], buf[8192], *p, *end;
+	pid_t me = getpid();
+	size_t n = 0;
+	ssize_t r;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)me);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = 0;
+		for (p = buf; n < max; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			out[n++] = (pid_t)v;
+		}
+		return n;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		int pid = atoi(e->d_name), ppid = 0;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			sscanf(p + 1, " %*c %d", &ppid);
+		fclose(f);
+		if (ppid == me)
+			out[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+static int pid_cmp(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int capture_traced_left(const struct capture *c, pid_t *one)
+{
+	pid_t *v, *nv;
+	size_t n, cap = 256, i;
+	struct dirent *e;
+	int left = 0;
+	DIR *d;
+
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = my_children(v, cap);
+	d = opendir(c->dir);
+	while (d && (e = readdir(d))) {
+		const char *dot = strrchr(e->d_name, '.');
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || !dot || strcmp(dot, ".map"))
+			continue;
+		if (n == cap) {
+			nv = realloc(v, 2 * cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+			cap *= 2;
+		}
+		v[n++] = pid;
+	}
+	if (d)
+		closedir(d);
+	qsort(v, n, sizeof(*v), pid_cmp);
+	for (i = 0; i < n; i++) {
+		if ((i && v[i] == v[i - 1]) || !maps_session(v[i], c->dir))
+			continue;
+		if (one && !left)
+			*one = v[i];
+		left++;
+	}
+	free(v);
+	return left;
+}
+
 static void remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);

@@ -7,6 +7,7 @@
 #define PROPEL_ENGINE_CAPTURE_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct capture {
 	char dir[512];      /* /dev/shm/propel/<id> */
@@ -28,6 +29,17 @@ int capture_begin(struct capture *c, const char *db, char **cause);
  * nothing is lost (its path is in the cause).
  */
 int capture_end(struct capture *c, int argc, char *const *argv, char **cause);
+
+/*
+ * The processes still tracing into the session: every pid named by a map
+ * file of the directory ("<pid>.<nonce>.map", one per process image) or a
+ * child of the caller, that is alive and maps a file of the directory (its
+ * rings; a child just forked maps its parent's until it makes its own).
+ * A process that exec'd an image without the agent, or whose agent was
+ * switched off, maps none: it has detached.  Returns how many are left,
+ * with one of them in *one (if one is non-NULL).
+ */
+int capture_traced_left(const struct capture *c, pid_t *one);
 
 /* Remove the directory and temporary file without ingesting. */
 void capture_abort(struct capture *c);

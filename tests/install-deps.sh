@@ -6,6 +6,7 @@ pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
   zlib1g-dev libzstd-dev"
 pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
+pkgs_test="$pkgs_test git"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
 case "${1:-build}" in

@@ -1,8 +1,19 @@
 /*
  * tui/cmd-record.c - `propel record [-o DB] [--buffer-size KB] [--libc]
- * -- CMD [ARG...]`: run CMD with the agent preloaded, wait for it, store the
- * trace.  The exit status is CMD's (128+N when killed by signal N, as in a
- * shell); a crash is reported on stderr and its trace kept.
+ * -- CMD [ARG...]`: run CMD with the agent preloaded, wait for it and for
+ * every process it started that is still traced, store the trace.  The exit
+ * status is CMD's (128+N when killed by signal N, as in a shell); a crash
+ * is reported on stderr and its trace kept.
+ *
+ * The recording ends when CMD has ended and no traced descendant is left
+ * (capture_traced_left): a daemon that double-forked and called setsid is
+ * still traced, and the session is stored after it ends, not when its
+ * parent does.  propel is a child subreaper (PR_SET_CHILD_SUBREAPER), so
+ * orphaned descendants become its children: it reaps them, and one that
+ * was forked but has not run yet is still found.  A descendant that exec'd
+ * a program without the agent (or a static one) has detached and is not
+ * waited for.  Waiting after CMD has ended, Ctrl-C, SIGTERM or SIGHUP stop
+ * the recording and store what was traced so far.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -10,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/capture.h"
@@ -20,13 +33,73 @@
 #include "tui/cmd.h"
 
 static volatile pid_t record_child;
+static volatile sig_atomic_t record_stop;
 
-/* SIGTERM/SIGHUP for propel are for CMD too; propel waits and keeps the
- * trace of what CMD did until then. */
-static void record_forward(int sig)
+/* While CMD runs, SIGTERM/SIGHUP for propel are for CMD too; propel waits
+ * and keeps the trace of what CMD did until then.  Once CMD has ended they
+ * (and Ctrl-C) stop the wait for its traced descendants. */
+static void record_on_signal(int sig)
 {
 	if (record_child > 0)
 		kill(record_child, sig);
+	else
+		record_stop = 1;
+}
+
+static void record_signals(void (*h)(int), int ignore_terminal)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = h;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (ignore_terminal)
+		sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+}
+
+/*
+ * Wait for CMD (pid), reaping the orphans handed to us meanwhile, then for
+ * the traced descendants left.  Returns CMD's wait status.
+ */
+static int record_wait(struct capture *cap, pid_t pid, const char *name)
+{
+	struct timespec nap = { 0, 10 * 1000 * 1000 };
+	int status = 0, st, told = 0, polls = 0;
+	pid_t r, one = 0;
+
+	/* like time(1): the terminal's signals are for CMD */
+	record_child = pid;
+	record_signals(record_on_signal, 1);
+	for (;;) {
+		r = waitpid(-1, &st, 0);
+		if (r == pid) {
+			status = st;
+			break;
+		}
+		if (r < 0 && errno == ECHILD)
+			break; /* cannot happen: pid is ours */
+	}
+	record_child = 0;
+	record_signals(record_on_signal, 0);
+	while (!record_stop) {
+		while (waitpid(-1, &st, WNOHANG) > 0)
+			;
+		if (capture_traced_left(cap, &one) <= 0)
+			break;
+		if (!told && ++polls == 100 && isatty(2)) {
+			fprintf(stderr,
+				"propel: record: %s ended; still tracing its "
+				"descendants (pid %d...): Ctrl-C to stop\n",
+				name, (int)one);
+			told = 1;
+		}
+		nanosleep(&nap, NULL);
+	}
+	record_signals(SIG_DFL, 0);
+	return status;
 }
 
 static int cmd_record_exec(int argc, char **argv)
@@ -87,6 +160,8 @@ static int cmd_record_exec(int argc, char **argv)
 			     old ? old : "") < 0)
 			return 1;
 	}
+	/* orphaned descendants are re-parented to us, not to init */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid = fork();
 	if (pid < 0) {
 		propel_report("record", -errno, NULL);
@@ -105,18 +180,7 @@ static int cmd_record_exec(int argc, char **argv)
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	free(preload);
-	/* like time(1): the terminal's signals are for CMD */
-	record_child = pid;
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGTERM, record_forward);
-	signal(SIGHUP, record_forward);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
-	signal(SIGHUP, SIG_DFL);
+	status = record_wait(&cap, pid, argv[optind]);
 	if (WIFEXITED(status)) {
 		ret = WEXITSTATUS(status);
 		if (ret == 127 || ret == 126) {
