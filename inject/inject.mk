@@ -24,5 +24,6 @@ $(AGENT_SO): $(AGENT_OBJS)
 		$(call pc_libs,capstone) -ldl -lpthread
 
 AGENT_CFLAGS_hot := -mgeneral-regs-only
+AGENT_CFLAGS_callback := -mgeneral-regs-only
 
 ALL_TARGETS += $(AGENT_SO)

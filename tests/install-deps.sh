@@ -7,6 +7,8 @@ pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   zlib1g-dev libzstd-dev"
 pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
 pkgs_test="$pkgs_test git"
+# names for stripped binaries (test-ingest): a local debuginfod, MiniDebugInfo
+pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
 case "${1:-build}" in

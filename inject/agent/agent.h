@@ -128,6 +128,7 @@ enum {
 	F_FOREIGN = 16,   /* outside every known module */
 	F_RESOLVED = 32,  /* PLT: destination instrumented if ours */
 	F_NOTRACE = 64,   /* never record (the agent itself) */
+	F_HOOKED = 128,   /* its entry was looked at for a hook (callback.c) */
 };
 
 enum ag_intercept {
@@ -156,6 +157,7 @@ struct ag_func {
 enum site_kind {
 	SITE_CALL,     /* call (direct or indirect) */
 	SITE_TAIL,     /* jmp/jcc leaving the function: a tail call */
+	SITE_ENTRY,    /* a function's entry (a callback: callback.c) */
 };
 
 struct ag_site {
@@ -188,6 +190,7 @@ int patch_init(void);
 int patch_function(struct ag_func *f);   /* instrument f's call sites */
 int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
+int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */
 extern struct ag_site *ag_sites_all;     /* every site, newest first */
 extern int ag_no_traps;                  /* no int3 sites (attach) */
 extern uint32_t ag_skipped;              /* sites left alone */
@@ -215,6 +218,14 @@ struct shadow {
 	uint32_t site;
 };
 
+#define HIJACK_MAX 256
+
+/* A return address the agent replaced (callback.c): the caller's is kept
+ * here while the callee runs and returns through ag_tramp_fret. */
+struct hijack {
+	uint64_t slot, ra;
+};
+
 struct athread {
 	struct propel_rec *cur, *end;
 	volatile int busy;        /* inside the agent: nested events pass */
@@ -227,6 +238,8 @@ struct athread {
 	uint64_t lost;
 	struct athread *next;     /* all threads, for stop */
 	int unmap_pending;
+	uint32_t nhijack;
+	struct hijack hijack[HIJACK_MAX];
 	struct shadow shadow[SHADOW_MAX];
 };
 
@@ -303,7 +316,17 @@ void ag_fork_child(void);
 uint64_t ag_mono_ns(void);
 pid_t ag_gettid(void);
 
+/* callback.c: functions entered from code the agent does not trace */
+extern uint64_t cb_lo, cb_hi; /* traced modules' text, for a quick test */
+int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */
+void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
+void cb_range_update(void);                    /* after module_scan */
+void cb_reset(void);
+void ag_on_fentry(struct ag_site *hook, uint64_t slot);
+uint64_t ag_on_fret(uint64_t slot);
+
 /* tramp.S */
 extern char ag_tramp_enter[], ag_tramp_exit[], ag_tramp_tail[];
+extern char ag_tramp_fentry[], ag_tramp_fret[];
 
 #endif

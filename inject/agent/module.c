@@ -465,6 +465,7 @@ int module_scan(void)
 		map_line("M %d %llx %s", m->id, (unsigned long long)m->bias,
 			 m->path);
 	}
+	cb_range_update();
 	return added;
 }
 

@@ -1271,6 +1271,195 @@ done:
 	return 0;
 }
 
+/*
+ * The stub of a hooked entry (callback.c):
+ *   push r11 ; r11 = hook ; call *tramp_fentry ; pop r11
+ *   <the entry's first instructions, moved> ; jmp back past them
+ * Its FDE: a function's entry state (return address at CFA-8) around the
+ * trampoline call, then the moved instructions as themselves.
+ */
+static uint8_t *entry_stub(struct ag_site *s, const struct pinsn *win, int n,
+			   const struct ag_site *via, uint8_t *fde_buf,
+			   size_t *fde_len, size_t cie_off)
+{
+	struct ag_module *m = s->owner->mod;
+	uint8_t tmp[256], *stub, *p_call, *lit, *f, *fs;
+	struct emit e = { tmp };
+	struct fixup fx[MAX_FIXUPS];
+	struct fde_moved mv[MAX_FIXUPS];
+	uint32_t pop_end, code_len, at = 0, len32;
+	int nfx = 0;
+	int32_t d;
+
+	if (n >= MAX_FIXUPS - 1)
+		return NULL;
+	e8(&e, 0x41); /* push r11 */
+	e8(&e, 0x53);
+	emit_movabs_r11(&e, (uint64_t)s);
+	e8(&e, 0xff); /* call *[rip+fentry] */
+	e8(&e, 0x15);
+	p_call = e.p;
+	e32(&e, 0);
+	e8(&e, 0x41); /* pop r11 */
+	e8(&e, 0x5b);
+	pop_end = (uint32_t)(e.p - tmp);
+	for (int i = 0; i < n; i++) {
+		mv[i].off = (uint32_t)(e.p - tmp);
+		mv[i].orig = win[i].addr;
+		if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+			return NULL;
+	}
+	/* then past the moved bytes, or into the stub of the call site the
+	 * entry's bytes took over (it returns past its own window) */
+	e8(&e, 0xe9);
+	fx[nfx].at = (uint32_t)(e.p - tmp);
+	fx[nfx].end = fx[nfx].at + 4;
+	fx[nfx++].to = via ? (uint64_t)via->stub : s->at + s->plen;
+	e32(&e, 0);
+	code_len = (uint32_t)(e.p - tmp);
+	while ((e.p - tmp) % 8)
+		e8(&e, 0xcc);
+	lit = e.p;
+	e64(&e, (uint64_t)ag_tramp_fentry);
+	d = (int32_t)(lit - (p_call + 4));
+	memcpy(p_call, &d, 4);
+	stub = arena_alloc(m, (size_t)(e.p - tmp));
+	if (!stub)
+		return NULL;
+	for (int i = 0; i < nfx; i++) {
+		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
+
+		if (nd != (int32_t)nd)
+			return NULL;
+		d = (int32_t)nd;
+		memcpy(tmp + fx[i].at, &d, 4);
+	}
+	memcpy(stub, tmp, (size_t)(e.p - tmp));
+	/* FDE */
+	fs = f = fde_buf + *fde_len;
+	f += 4;
+	len32 = (uint32_t)((f - fs) + *fde_len + cie_off);
+	memcpy(f, &len32, 4);
+	f += 4;
+	memcpy(f, &(uint64_t){ (uint64_t)stub }, 8);
+	f += 8;
+	memcpy(f, &(uint64_t){ code_len }, 8);
+	f += 8;
+	*f++ = 0;
+	*f++ = 0x0e; /* def_cfa_offset 8; rip at cfa-8 */
+	*f++ = 8;
+	*f++ = 0x80 | 16;
+	*f++ = 1;
+	f = fde_advance(f, &at, 2);
+	*f++ = 0x0e;
+	*f++ = 16;
+	f = fde_advance(f, &at, pop_end);
+	*f++ = 0x0e;
+	*f++ = 8;
+	*f++ = 0x14; /* from here, rsp as it is */
+	*f++ = 7;
+	*f++ = 1;
+	for (int i = 0; i < n; i++) {
+		f = fde_advance(f, &at, mv[i].off);
+		f = fde_rip_is(f, mv[i].orig);
+	}
+	while ((f - fs) % 8)
+		*f++ = 0;
+	len32 = (uint32_t)(f - fs) - 4;
+	memcpy(fs, &len32, 4);
+	*fde_len += (size_t)(f - fs);
+	return stub;
+}
+
+/*
+ * Hook f's entry: its first instructions (5 bytes or more, straight-line,
+ * none of them entered from elsewhere -- the entry itself included, since
+ * a jump back to it would be taken for a call) move into an entry stub.
+ * An entry that overlaps a site's window, or cannot be proved free of
+ * threads, is left alone.
+ */
+int patch_entry(struct ag_func *f)
+{
+	static struct fn fn;
+	static uint8_t fde[1024];
+	const size_t cap = sizeof(((struct ag_site *)0)->orig);
+	struct ag_module *m = f->mod;
+	const struct ag_sym *fs, *cold = NULL;
+	struct ag_site *s, *via = NULL;
+	size_t i, len = 0, fde_len = 0, cie_len;
+
+	if (f->flags & (F_HOOKED | F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE) ||
+	    !m || m->system || m->self || !m->file)
+		return 0;
+	__atomic_or_fetch(&f->flags, F_HOOKED, __ATOMIC_RELEASE);
+	fs = module_sym_at(m, f->addr);
+	if (!fs || fs->frag)
+		return 0;
+	if (fs->cold >= 0)
+		cold = &m->syms[fs->cold];
+	memset(&fn, 0, sizeof(fn));
+	fn.f = f;
+	fn.m = m;
+	fn_decode(&fn, fs, cold);
+	if (fn.no_window || !fn.nins || fn.ins[0].addr != f->addr ||
+	    fn_is_target(&fn, f->addr))
+		goto skip;
+	for (i = 0; len < 5; i++) {
+		const struct pinsn *pi = &fn.ins[i];
+
+		/* a call site (patched on its own, at its own address): the
+		 * entry's bytes end with its window, and the stub goes on
+		 * into the site's stub */
+		if (i < fn.nins && pi->kind == SITE_CALL &&
+		    (via = site_find(pi->addr)) && via->at == pi->addr &&
+		    via->stub && (!i || !fn_is_target(&fn, pi->addr)) &&
+		    (!i || (pi->addr == fn.ins[i - 1].addr + fn.ins[i - 1].len &&
+			    !fn.ins[i - 1].stop)) &&
+		    via->at + via->plen - f->addr <= cap) {
+			len = via->at + via->plen - f->addr;
+			break;
+		}
+		via = NULL;
+		if (i == fn.nins || !fn_movable(&fn, i, i == 0) ||
+		    (i && (pi->addr != fn.ins[i - 1].addr + fn.ins[i - 1].len ||
+			   fn.ins[i - 1].stop)) ||
+		    len + pi->len > cap)
+			goto skip;
+		/* a site's window begins here: it owns these bytes */
+		for (struct ag_site *o = win_tab[win_hash(pi->addr)]; o; o = o->wnext)
+			if (o->at == pi->addr)
+				goto skip;
+		len += pi->len;
+	}
+	s = ag_alloc(sizeof(*s));
+	s->addr = s->at = f->addr;
+	s->ret = f->addr;
+	s->plen = (uint8_t)len;
+	s->len = 0; /* several instructions: a window */
+	s->kind = SITE_ENTRY;
+	s->owner = f;
+	s->id = PROPEL_SITE_NONE;
+	cie_len = emit_cie(fde);
+	s->stub = entry_stub(s, fn.ins, (int)i, via, fde + cie_len, &fde_len,
+			      cie_len);
+	if (!s->stub || site_make_bytes(s, s->orig) < 0)
+		goto skip;
+	{
+		uint8_t *blob = ag_alloc(cie_len + fde_len + 8);
+
+		memcpy(blob, fde, cie_len + fde_len);
+		frames_register(blob);
+	}
+	s->wnext = win_tab[win_hash(s->at)];
+	__atomic_store_n(&win_tab[win_hash(s->at)], s, __ATOMIC_RELEASE);
+	s->next_all = ag_sites_all;
+	ag_sites_all = s;
+	return sites_write(&s, 1, 0);
+skip:
+	ag_skipped++;
+	return 0;
+}
+
 int patch_restore_all(void)
 {
 	static struct ag_site *v[MAX_SITES_PER_BATCH];
@@ -1291,8 +1480,9 @@ int patch_restore_all(void)
 	if (n)
 		sites_write(v, n, 1);
 	for (uint32_t i = 0; i < ag_nfuncs; i++)
-		__atomic_and_fetch(&ag_funcs_by_id[i]->flags, ~(uint32_t)F_READY,
-				   __ATOMIC_RELEASE);
+		__atomic_and_fetch(&ag_funcs_by_id[i]->flags,
+				   ~(uint32_t)(F_READY | F_HOOKED), __ATOMIC_RELEASE);
+	cb_reset();
 	return count;
 }
 

@@ -43,10 +43,12 @@ void slow_lock(sigset_t *old)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, old);
 	pthread_mutex_lock(&ag_lock);
+	map_batch_begin();
 }
 
 void slow_unlock(sigset_t *old)
 {
+	map_batch_end();
 	pthread_mutex_unlock(&ag_lock);
 	pthread_sigmask(SIG_SETMASK, old, NULL);
 }

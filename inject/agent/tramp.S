@@ -177,4 +177,84 @@ ag_invoke:
 	.cfi_endproc
 	.size	ag_invoke, .-ag_invoke
 
+/*
+ * A hooked function's entry (callback.c).  The entry stub pushed r11 and
+ * called here with r11 = the hook: [rsp] = return into the stub,
+ * [rsp+8] = the saved r11, [rsp+16] = the function's return address.
+ */
+	.globl	ag_tramp_fentry
+	.hidden	ag_tramp_fentry
+	.type	ag_tramp_fentry, @function
+	.p2align 4
+ag_tramp_fentry:
+	push	%rbp
+	mov	%rsp, %rbp
+	push	%rax
+	push	%rdi
+	push	%rsi
+	push	%rdx
+	push	%rcx
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	and	$-16, %rsp
+	mov	%r11, %rdi
+	lea	24(%rbp), %rsi
+	call	ag_on_fentry
+	lea	-72(%rbp), %rsp
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rcx
+	pop	%rdx
+	pop	%rsi
+	pop	%rdi
+	pop	%rax
+	pop	%rbp
+	ret
+	.size	ag_tramp_fentry, .-ag_tramp_fentry
+
+/*
+ * Where a hooked function called from untraced code returns: rsp is its
+ * return slot + 8.  ag_on_fret records the exit and gives the caller's real
+ * return address, which goes back into the slot; every register the
+ * function returned in is kept.
+ */
+	.globl	ag_tramp_fret
+	.hidden	ag_tramp_fret
+	.type	ag_tramp_fret, @function
+	.p2align 4
+ag_tramp_fret:
+	sub	$8, %rsp
+	push	%rbp
+	mov	%rsp, %rbp
+	push	%rax
+	push	%rdx
+	push	%rcx
+	push	%rsi
+	push	%rdi
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	and	$-16, %rsp
+	lea	8(%rbp), %rdi
+	call	ag_on_fret
+	mov	%rax, 8(%rbp)
+	lea	-72(%rbp), %rsp
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rdi
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	pop	%rbp
+	ret
+	.size	ag_tramp_fret, .-ag_tramp_fret
+
 	.section .note.GNU-stack,"",@progbits

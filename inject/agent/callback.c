@@ -1,0 +1,188 @@
+/*
+ * inject/agent/callback.c - functions entered from code the agent does not
+ * trace: qsort comparators, atexit handlers, makecontext entry points,
+ * event-library handlers.
+ *
+ * Self-propelled instrumentation follows calls, and a call made inside libc
+ * is not one of ours.  But a callback has to be handed to that code first,
+ * and the handing-over is a call the agent does see: a traced call into a
+ * system library with a code address of a traced module among its argument
+ * registers.  The hot path (cb_args_unseen) sends such a call to the slow
+ * path once per address; cb_sniff() then hooks every argument that starts a
+ * function of a traced module: its call sites are instrumented as usual
+ * and its entry is patched (patch_entry, patch.c) to run ag_tramp_fentry.
+ *
+ * At the hooked entry, ag_on_fentry() does nothing when an instrumented
+ * call site has just recorded this very call (the shadow stack's top frame
+ * has this return slot).  Otherwise the call came from untraced code: it
+ * records the entry and swaps the return address for ag_tramp_fret, which
+ * records the exit and returns where the caller wanted (ag_on_fret).  The
+ * replaced addresses live in the thread's hijack stack, never unwound by
+ * guesswork, so a return always finds its address -- also after the agent
+ * is switched off.  A frame left by longjmp leaves a stale entry, dropped
+ * when a newer frame of the same stack lies above it.
+ *
+ * Limit: an unwinder (C++ exception, backtrace()) cannot pass a swapped
+ * return address; it stops at ag_tramp_fret.
+ */
+#include <string.h>
+
+#include "inject/agent/agent.h"
+
+uint64_t cb_lo = ~0ull, cb_hi;
+
+#define SEEN_BITS 14
+static uint64_t seen[1 << SEEN_BITS]; /* 0 = empty; insert under ag_lock */
+
+static inline unsigned seen_hash(uint64_t a)
+{
+	return (unsigned)((a * 0x9E3779B97F4A7C15ull) >> (64 - SEEN_BITS));
+}
+
+static int seen_has(uint64_t a)
+{
+	unsigned h = seen_hash(a);
+
+	for (unsigned i = 0; i < 16; i++) {
+		uint64_t v = __atomic_load_n(&seen[(h + i) & ((1 << SEEN_BITS) - 1)],
+					     __ATOMIC_ACQUIRE);
+
+		if (v == a)
+			return 1;
+		if (!v)
+			return 0;
+	}
+	return 1; /* a full neighbourhood: stop asking */
+}
+
+static void seen_add(uint64_t a)
+{
+	unsigned h = seen_hash(a);
+
+	for (unsigned i = 0; i < 16; i++) {
+		uint64_t *p = &seen[(h + i) & ((1 << SEEN_BITS) - 1)];
+
+		if (*p == a)
+			return;
+		if (!*p) {
+			__atomic_store_n(p, a, __ATOMIC_RELEASE);
+			return;
+		}
+	}
+}
+
+/* Switched off: the next session looks at every argument again. */
+void cb_reset(void)
+{
+	memset(seen, 0, sizeof(seen));
+}
+
+void cb_range_update(void)
+{
+	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		if (m->system || m->self || !m->text_hi)
+			continue;
+		if (m->text_lo < cb_lo)
+			cb_lo = m->text_lo;
+		if (m->text_hi > cb_hi)
+			cb_hi = m->text_hi;
+	}
+}
+
+/* Hot path, on a call into untraced code: any argument not looked at? */
+int cb_args_unseen(const struct ag_frame *fr)
+{
+	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
+
+	for (int i = 0; i < 6; i++)
+		if (a[i] >= cb_lo && a[i] < cb_hi && !seen_has(a[i]))
+			return 1;
+	return 0;
+}
+
+/* Slow path (ag_lock held): hook the functions handed over. */
+void cb_sniff(const struct ag_frame *fr)
+{
+	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
+
+	for (int i = 0; i < 6; i++) {
+		struct ag_module *m;
+		const struct ag_sym *s;
+		struct ag_func *f;
+
+		if (a[i] < cb_lo || a[i] >= cb_hi || seen_has(a[i]))
+			continue;
+		seen_add(a[i]);
+		m = module_of(a[i]);
+		if (!m || m->system || m->self)
+			continue;
+		s = module_sym_at(m, a[i]);
+		if (!s || s->frag)
+			continue;
+		f = func_get(a[i]);
+		func_resolve(f);
+		patch_entry(f);
+	}
+}
+
+void ag_on_fentry(struct ag_site *hook, uint64_t slot)
+{
+	struct athread *t = ag_self;
+	struct ag_func *f = hook->owner;
+	uint32_t n;
+
+	if (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
+	    !t->ring)
+		return;
+	if (t->depth && t->shadow[t->depth - 1].slot == slot)
+		return; /* a traced call site has recorded it */
+	t->busy = 1;
+	/* entries of frames now gone from this stack: dead */
+	n = t->nhijack;
+	while (n && t->hijack[n - 1].slot <= slot &&
+	       slot - t->hijack[n - 1].slot < (64ull << 20))
+		n--;
+	t->nhijack = n;
+	if (n < HIJACK_MAX && t->depth < SHADOW_MAX) {
+		shadow_unwind(t, slot);
+		shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+		t->hijack[n].slot = slot;
+		t->hijack[n].ra = *(uint64_t *)slot;
+		__asm__ volatile("" ::: "memory");
+		t->nhijack = n + 1;
+		*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
+	}
+	t->busy = 0;
+}
+
+/* The hooked function returned (rsp was slot + 8): where to really go. */
+uint64_t ag_on_fret(uint64_t slot)
+{
+	struct athread *t = ag_self;
+	uint64_t ra = 0;
+	uint32_t n = t->nhijack;
+	int was_busy = t->busy;
+
+	while (n) {
+		n--;
+		if (t->hijack[n].slot == slot) {
+			ra = t->hijack[n].ra;
+			t->nhijack = n; /* and any stale entries above it */
+			break;
+		}
+	}
+	t->busy = 1;
+	if (!was_busy) {
+		shadow_unwind(t, slot - 1);
+		while (t->depth && t->shadow[t->depth - 1].slot == slot) {
+			struct shadow *s = &t->shadow[--t->depth];
+
+			if (t->ring && t->gen == ag_gen && ag_active && !t->dead)
+				rec_put(t, PROPEL_REC_EXIT, s->func,
+					s->site & 0x7fffffffu);
+		}
+	}
+	t->busy = was_busy;
+	return ra;
+}
