@@ -7,6 +7,13 @@
  * The move record: a small stack of (from, to, move) pushed by every
  * successful forward move and popped by its reverse twin made at `to`.
  * Any other move or jump clears it.
+ *
+ * A position is (thread, index, call).  call = 1 only on an entry, where
+ * reverse-finish lands: the moment of the call, seen from the caller, so
+ * the cursor's frame (cursor_frame) is the caller's and the location is the
+ * entry's call site.  From there step enters the call (call = 0, same
+ * index), reverse-step and reverse-next go to the event before it, finish
+ * finishes the caller, reverse-finish goes out once more.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,6 +28,7 @@
 struct cursor_rec {
 	int ft, tt;
 	int64_t fi, ti;
+	int fc, tc; /* the call flag at each end */
 	enum cursor_move m;
 };
 
@@ -28,6 +36,7 @@ struct cursor {
 	struct recon *r;
 	int t;
 	int64_t i;
+	int call; /* 1: before the entry at i, in its caller at the call line */
 	uint8_t *brk; /* per function id: 1 = break here */
 	int nbrk;
 	struct cursor_rec hist[CURSOR_HISTORY];
@@ -134,6 +143,20 @@ int64_t cursor_event_id(const struct cursor *c)
 	return e ? e->id : -1;
 }
 
+int cursor_at_call(const struct cursor *c)
+{
+	return c->call;
+}
+
+int64_t cursor_frame(const struct cursor *c)
+{
+	const struct recon_ev *e = cursor_event(c);
+
+	if (!e)
+		return -1;
+	return c->call ? e->up : recon_frame(&c->r->threads[c->t], c->i);
+}
+
 static int is_fatal_signal(const struct recon_thread *th, int64_t i)
 {
 	return th->ev[i].kind == SK_SIGNAL && i >= th->n - 4;
@@ -147,6 +170,7 @@ void cursor_home(struct cursor *c)
 
 	c->t = 0;
 	c->i = 0;
+	c->call = 0;
 	c->nhist = 0;
 	while (c->t < r->nthreads && !r->threads[c->t].n)
 		c->t++;
@@ -186,8 +210,8 @@ void cursor_home(struct cursor *c)
 	}
 }
 
-static void set_pos(struct cursor *c, int t, int64_t i, enum cursor_move m,
-		    int record)
+static void set_pos(struct cursor *c, int t, int64_t i, int call,
+		    enum cursor_move m, int record)
 {
 	if (record) {
 		if (c->nhist == CURSOR_HISTORY) {
@@ -196,13 +220,15 @@ static void set_pos(struct cursor *c, int t, int64_t i, enum cursor_move m,
 			c->nhist--;
 		}
 		c->hist[c->nhist++] = (struct cursor_rec){
-			.ft = c->t, .fi = c->i, .tt = t, .ti = i, .m = m
+			.ft = c->t, .fi = c->i, .fc = c->call,
+			.tt = t, .ti = i, .tc = call, .m = m
 		};
 	} else {
 		c->nhist = 0;
 	}
 	c->t = t;
 	c->i = i;
+	c->call = call;
 }
 
 static int is_stop(const struct cursor *c, const struct recon_ev *e)
@@ -291,8 +317,8 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 		int64_t j, k;
 
 		if (forward) {
-			if (u == c->t)
-				j = c->i + 1;
+			if (u == c->t) /* before a call: the call itself counts */
+				j = c->i + (c->call ? 0 : 1);
 			else if (u < c->t)
 				j = recon_at_ts(r, u, ts0) + 1;
 			else
@@ -329,9 +355,10 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 	return 0;
 }
 
-/* The structural target of a move, without the record. */
+/* The structural target of a move, without the record; *ocall is the
+ * call flag of the target (0 unless set). */
 static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
-		  char **cause)
+		  int *ocall, char **cause)
 {
 	struct recon *r = c->r;
 	struct recon_thread *th = &r->threads[c->t];
@@ -339,8 +366,13 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 	int64_t f;
 
 	*ot = c->t;
+	*ocall = 0;
 	switch (m) {
 	case CURSOR_STEP:
+		if (c->call) { /* into the call */
+			*oi = c->i;
+			return 0;
+		}
 		if (e->kind == SK_SEND && !recon_peer(r, c->t, c->i, ot, oi))
 			return 0;
 		/* fall through */
@@ -358,8 +390,8 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 		*oi = c->i + 1;
 		return 0;
 	case CURSOR_FINISH:
-		f = recon_frame(th, c->i);
-		if (e->kind == SK_EXIT && f >= 0)
+		f = cursor_frame(c);
+		if (!c->call && e->kind == SK_EXIT && f >= 0)
 			f = th->ev[f].up;
 		if (f < 0)
 			return propel_cause(cause, -ERANGE,
@@ -377,7 +409,7 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 			return 0;
 		*ot = c->t;
 		*oi = m == CURSOR_CONTINUE ? th->n - 1 : 0;
-		if (*oi == c->i)
+		if (*oi == c->i && (m == CURSOR_RCONTINUE || !c->call))
 			return propel_cause(cause, -ERANGE, "%s of trace",
 					    m == CURSOR_CONTINUE ? "end"
 								 : "start");
@@ -396,14 +428,15 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 		*oi = c->i - 1;
 		return 0;
 	case CURSOR_RFINISH:
-		f = recon_frame(th, c->i);
-		if ((e->kind == SK_ENTRY || e->kind == SK_EXIT) && f >= 0)
-			f = th->ev[f].up;
-		if (f < 0)
+		/* gdb: back to the call of the frame the cursor is in, seen
+		 * from its caller (whose frame the cursor is then in) */
+		f = cursor_frame(c);
+		if (f < 0 || th->ev[f].up < 0)
 			return propel_cause(cause, -ERANGE,
 					    "\"reverse-finish\" not meaningful "
 					    "in the outermost frame");
 		*oi = f;
+		*ocall = 1;
 		return 0;
 	default:
 		return propel_cause(cause, -EINVAL, "unknown move");
@@ -412,7 +445,7 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 
 int cursor_move(struct cursor *c, enum cursor_move m, char **cause)
 {
-	int t, err;
+	int t, err, call;
 	int64_t i;
 
 	if (!cursor_event(c))
@@ -420,18 +453,19 @@ int cursor_move(struct cursor *c, enum cursor_move m, char **cause)
 	if (m >= CURSOR_RSTEP && c->nhist) {
 		struct cursor_rec *h = &c->hist[c->nhist - 1];
 
-		if (h->tt == c->t && h->ti == c->i &&
+		if (h->tt == c->t && h->ti == c->i && h->tc == c->call &&
 		    cursor_move_twin(h->m) == m) {
 			c->t = h->ft;
 			c->i = h->fi;
+			c->call = h->fc;
 			c->nhist--;
 			return 0;
 		}
 	}
-	err = target(c, m, &t, &i, cause);
+	err = target(c, m, &t, &i, &call, cause);
 	if (err)
 		return err;
-	set_pos(c, t, i, m, m < CURSOR_RSTEP);
+	set_pos(c, t, i, call, m, m < CURSOR_RSTEP);
 	return 0;
 }
 
@@ -440,7 +474,7 @@ int cursor_goto(struct cursor *c, int thread, int64_t idx, char **cause)
 	if (thread < 0 || thread >= c->r->nthreads || idx < 0 ||
 	    idx >= c->r->threads[thread].n)
 		return propel_cause(cause, -ERANGE, "no such event");
-	set_pos(c, thread, idx, CURSOR_STEP, 0);
+	set_pos(c, thread, idx, 0, CURSOR_STEP, 0);
 	return 0;
 }
 
@@ -541,7 +575,7 @@ int cursor_backtrace(const struct cursor *c, int64_t *frames, int max)
 	if (!cursor_event(c))
 		return 0;
 	th = &c->r->threads[c->t];
-	for (f = recon_frame(th, c->i); f >= 0; f = th->ev[f].up) {
+	for (f = cursor_frame(c); f >= 0; f = th->ev[f].up) {
 		if (n < max)
 			frames[n] = f;
 		n++;

@@ -3,11 +3,13 @@
  * the TUI and the command line share (gdb's names and their reverse twins).
  *
  * The cursor sits on one event: (thread index, index in that thread's
- * array) of a struct recon.  Moves, with F = the frame the event is in
- * (recon_frame()):
+ * array) of a struct recon; on an entry it may sit *at the call* (before
+ * the entry, in the caller, at the call line: where reverse-finish lands,
+ * as in gdb).  Moves, with F = the frame the cursor is in (cursor_frame():
+ * the event's frame, recon_frame(), or at a call the caller's):
  *   step      the next event of the thread; at a send whose recv is known,
  *             the recv in the receiving thread (a logical thread, TraceBack
- *             §5.1).
+ *             §5.1); at a call, into it (its entry).
  *   next      at an entry: its exit (steps over the call); else the next
  *             event of the thread.
  *   finish    the exit of F (at an exit: of the caller's frame).
@@ -16,8 +18,9 @@
  *             event of the thread.
  *   reverse-step      the previous event; at a matched recv, its send.
  *   reverse-next      at an exit: its entry; else the previous event.
- *   reverse-finish    the entry of F, or at an entry or exit, the entry of
- *                     the caller: from depth d the cursor lands at d-1.
+ *   reverse-finish    the call of F, seen from F's caller: at F's entry,
+ *                     at the call; the cursor's frame goes one level out
+ *                     (the caller is named, the location is the call line).
  *   reverse-continue  the previous stop in global time order; else the
  *                     first event of the thread.
  * Every forward move is recorded; its reverse twin, made from where the
@@ -68,6 +71,11 @@ int cursor_thread(const struct cursor *c);
 int64_t cursor_index(const struct cursor *c);
 const struct recon_ev *cursor_event(const struct cursor *c);
 int64_t cursor_event_id(const struct cursor *c);
+/* 1 when the cursor sits at the call of the entry it is on. */
+int cursor_at_call(const struct cursor *c);
+/* Entry index of the frame the cursor is in (the caller's at a call);
+ * -1 outside every frame. */
+int64_t cursor_frame(const struct cursor *c);
 
 /* Jumps (forget the move record). */
 int cursor_goto(struct cursor *c, int thread, int64_t idx, char **cause);
@@ -87,7 +95,8 @@ void cursor_break_clear(struct cursor *c);
 int cursor_break_count(const struct cursor *c);
 
 /*
- * Backtrace at the cursor: entry indices of the frames, innermost first,
+ * Backtrace at the cursor (from cursor_frame): entry indices of the frames,
+ * innermost first,
  * at most max; returns how many there are in all (may exceed max).
  */
 int cursor_backtrace(const struct cursor *c, int64_t *frames, int max);

@@ -10,10 +10,17 @@
  *   3. the TSC rate is fixed once for the session (ingest_calibrate);
  *   4. each ring is read twice (propel_ring_walk): pass 1 finds the lowest
  *      relative depth and the exits whose entries were overwritten, pass 2
- *      inserts the events with their final depth, after the rebuilt entries;
+ *      inserts the events with their final depth, after the rebuilt entries
+ *      (a signal's pc becomes a callsites row, ingest_signal_site);
  *   5. process rows get their times, exit status and crash signal; meta gets
  *      tsc_hz and crashed; the event indexes are rebuilt.
  * All of it is one transaction: a store error rolls everything back.
+ *
+ * Names and lines are worked out here, once, with each module's load bias
+ * from its M line: a function is named by its F line, else by its symbol
+ * (engine/symbols.h: symtab, debug file, debuginfod, MiniDebugInfo,
+ * dynsym), else "module+0xOFFSET" (never "?"); a signal's site is the line
+ * of its pc.  Replay, the TUI and the exporters only read the rows.
  *
  * Depth (TraceBack 4.1, mined back to front): with d = entries - exits seen
  * so far, an exit that takes d below its lowest value so far closes a frame
@@ -82,6 +89,12 @@ struct ingest_proc {
 	int have_ns;
 	int64_t first_ns, last_ns;
 	int crash_signo;
+	/* callsites rows made for signal pcs (ingest_signal_site) */
+	struct ingest_pcsite {
+		uint64_t pc;
+		int64_t row;
+	} *pcsites;
+	size_t npcsites;
 };
 
 struct ingest_ring {
@@ -224,6 +237,7 @@ static void ingest_proc_free(struct ingest_proc *p)
 	free(p->func_mod);
 	free(p->site_row);
 	free(p->site_func);
+	free(p->pcsites);
 	free(p->key);
 	free(p);
 }
@@ -315,12 +329,15 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 	mi = ingest_mod_of(p, modid);
 	if (mi >= 0)
 		m = &p->mods[mi];
+	/* The one place a function is named: replay, the TUI and every
+	 * exporter read this row (never "?": see engine/symbols.h). */
 	if (*given && strcmp(given, "-") != 0)
 		name = symbols_demangle(given);
 	else if (m && m->sm)
 		name = symbols_name(m->sm, addr, NULL);
 	else
-		name = strdup("?");
+		name = symbols_fallback_name(m ? m->path : NULL,
+					     m ? m->bias : 0, addr);
 	if (!name)
 		return -ENOMEM;
 	if (m && m->sm && !(flags & 1))
@@ -720,6 +737,54 @@ static inline int64_t ingest_site(const struct ingest_proc *p, uint32_t id)
 	return id < p->nsite ? p->site_row[id] : 0;
 }
 
+/*
+ * The source line of a signal's pc, as a callsites row (0 when unknown):
+ * symbolized here, once, in the module that contains the pc and with that
+ * module's load bias, so that every reader (the TUI's fault line) gets the
+ * faulting line without symbols of its own.  Rows are shared by equal pcs
+ * of a process; past INGEST_MAX_PCSITES distinct pcs (a program that lives
+ * on signals) the rest get none.
+ */
+#define INGEST_MAX_PCSITES 4096
+
+static int64_t ingest_signal_site(struct ingest *in, struct ingest_proc *p,
+				  uint64_t pc)
+{
+	struct ingest_pcsite *np;
+	sqlite3_stmt *st = in->ins_site;
+	const char *file = NULL;
+	int64_t row = 0;
+	size_t i;
+	int ln = 0;
+
+	if (!pc)
+		return 0;
+	for (i = 0; i < p->npcsites; i++)
+		if (p->pcsites[i].pc == pc)
+			return p->pcsites[i].row;
+	if (p->npcsites >= INGEST_MAX_PCSITES)
+		return 0;
+	for (i = 0; i < p->nmods && !file; i++)
+		if (symbols_contains(p->mods[i].sm, pc))
+			symbols_srcline(p->mods[i].sm, pc, &file, &ln);
+	if (file) {
+		sqlite3_bind_int64(st, 1, p->row);
+		sqlite3_bind_int64(st, 2, (int64_t)pc);
+		sqlite3_bind_text(st, 3, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 4, ln);
+		if (ingest_step(st))
+			return -EIO;
+		row = sqlite3_last_insert_rowid(in->db);
+		in->st->callsites++;
+	}
+	np = realloc(p->pcsites, (p->npcsites + 1) * sizeof(*np));
+	if (!np)
+		return row;
+	p->pcsites = np;
+	p->pcsites[p->npcsites++] = (struct ingest_pcsite){ pc, row };
+	return row;
+}
+
 /* One decoded event (ARGs folded in). */
 static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
@@ -776,16 +841,24 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 				     ingest_func(p, a),
 				     ingest_site(p, b & ~PROPEL_EXIT_UNWOUND),
 				     1, !!(b & PROPEL_EXIT_UNWOUND), 0, 0);
-	case PROPEL_REC_SIGNAL:
-		return ingest_insert(w, tsc, SK_SIGNAL, w->depth, 0, 0, 3, a,
+	case PROPEL_REC_SIGNAL: {
+		int64_t site = narg > 1 ? ingest_signal_site(w->in, p, arg[1])
+					: 0;
+
+		if (site < 0)
+			return (int)site;
+		return ingest_insert(w, tsc, SK_SIGNAL, w->depth, 0, site, 3, a,
 				     narg > 0 ? (int64_t)arg[0] : 0,
 				     narg > 1 ? (int64_t)arg[1] : 0);
+	}
 	case PROPEL_REC_SEND:
 	case PROPEL_REC_RECV:
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 3, a, b,
 				     narg > 0 ? (int64_t)arg[0] : 0);
+	case PROPEL_REC_FORK: /* arg1 = 1: made by vfork */
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 2, a,
+				     (b & PROPEL_FORK_VFORK) ? 1 : 0, 0);
 	case PROPEL_REC_THREAD_START:
-	case PROPEL_REC_FORK:
 	case PROPEL_REC_LOST:
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
 	case PROPEL_REC_PROCESS_EXIT:

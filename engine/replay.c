@@ -5,6 +5,10 @@
  * events (the events_thread index makes it a range scan).  The walker keeps
  * one event of lookahead (to tell a leaf call) and a stack of entry times by
  * depth (for durations); both are reused across threads.
+ *
+ * Function names are printed as stored: engine/ingest.c names every
+ * function once (module+0xOFFSET when no symbol does), so replay, the TUI
+ * and the exporters agree.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -57,14 +61,9 @@ static void replay_fill(sqlite3_stmt *st, struct replay_slot *sl)
 	ev->ts_ns = sqlite3_column_int64(st, 3);
 	ev->kind = sqlite3_column_int(st, 4);
 	ev->depth = sqlite3_column_int(st, 5);
+	/* the name as ingest stored it: every reader shows the same one */
 	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-		const unsigned char *n = sqlite3_column_text(st, 6);
-
-		if (n && strcmp((const char *)n, "?") != 0)
-			replay_copy(sl->func, n);
-		else
-			snprintf(sl->func, sizeof(sl->func), "?@0x%" PRIx64,
-				 (uint64_t)sqlite3_column_int64(st, 7));
+		replay_copy(sl->func, sqlite3_column_text(st, 6));
 		ev->func = sl->func;
 	}
 	if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
@@ -257,4 +256,27 @@ const char *replay_short_name(const char *name, char *buf, size_t size)
 	memcpy(buf, name, n);
 	buf[n] = 0;
 	return buf;
+}
+
+int replay_site(struct session *s, int64_t site, char **file, int *line)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	*file = NULL;
+	*line = 0;
+	if (site <= 0)
+		return -ENOENT;
+	if (sqlite3_prepare_v2(session_db(s),
+			       "SELECT file, line FROM callsites WHERE id=?", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, site);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		*file = strdup((const char *)sqlite3_column_text(st, 0));
+		*line = sqlite3_column_int(st, 1);
+		err = *file ? 0 : -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	return err;
 }

@@ -24,8 +24,10 @@ struct replay_event {
 	int64_t pid, tid, ts_ns;
 	int kind;	  /* enum session_kind */
 	int depth;
-	const char *func; /* demangled name, "?@0x..." when unknown; NULL if none */
-	const char *file; /* entry: call site file, NULL when unknown */
+	const char *func; /* demangled name as ingest stored it ("module+0x..."
+			   * when no symbol names it); NULL if none */
+	const char *file; /* entry: call site file; signal: the file of its pc;
+			   * NULL when unknown */
 	int line;
 	int has_arg[3];
 	int64_t arg[3];
@@ -51,6 +53,13 @@ typedef int (*replay_fn)(const struct replay_event *ev, void *arg);
 /* 0, fn's non-zero value, or -EIO with *cause. */
 int replay_walk(struct session *s, const struct replay_filter *f,
 		replay_fn fn, void *arg, char **cause);
+
+/*
+ * File and line of a callsites row (events.site): the call line of an
+ * entry or exit, the faulting line of a signal.  0 with *file malloc'd,
+ * -ENOENT, or -EIO.
+ */
+int replay_site(struct session *s, int64_t site, char **file, int *line);
 
 /*
  * uftrace's "simple" demangling: the name without its parameter list and

@@ -7,6 +7,12 @@
  * simpler and lets forked children share the work.  The cache is a plain
  * list (a session has tens of modules, not thousands).
  *
+ * Every source of names (symtab, debug files, debuginfod, MiniDebugInfo,
+ * dynsym) is libdwfl's: dwfl_module_addrinfo() loads the symbol table on
+ * first use and falls back through dwfl_standard_find_debuginfo (which asks
+ * libdebuginfod last) to the auxiliary .gnu_debugdata table and .dynsym.
+ * tests/unit/test-ingest.c proves each one on a stripped fixture.
+ *
  * Demangling uses the C++ runtime's __cxa_demangle (libstdc++ is linked into
  * propel), so names match what c++filt prints.
  */
@@ -130,6 +136,18 @@ char *symbols_demangle(const char *name)
 	return strdup(name);
 }
 
+char *symbols_fallback_name(const char *path, uint64_t bias, uint64_t addr)
+{
+	const char *base;
+	char *s = NULL;
+
+	if (!path || !*path)
+		return asprintf(&s, "0x%" PRIx64, addr) < 0 ? NULL : s;
+	base = strrchr(path, '/');
+	base = base && base[1] ? base + 1 : path;
+	return asprintf(&s, "%s+0x%" PRIx64, base, addr - bias) < 0 ? NULL : s;
+}
+
 char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset)
 {
 	GElf_Off off = 0;
@@ -140,10 +158,14 @@ char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset)
 	if (m && m->mod)
 		name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL,
 					    NULL, NULL);
+	/* a sizeless symbol (an assembler label) names only its own address */
+	if (name && off && !sym.st_size)
+		name = NULL;
 	if (offset)
-		*offset = name ? off : 0;
+		*offset = name && *name ? off : 0;
 	if (!name || !*name)
-		return strdup("?");
+		return symbols_fallback_name(m ? m->path : NULL,
+					     m ? m->bias : 0, addr);
 	/* Versioned dynamic names ("memcpy@GLIBC_2.14") keep only the name. */
 	d = symbols_demangle(name);
 	if (d && (at = strchr(d, '@')) && at != d && !strchr(d, '('))

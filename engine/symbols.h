@@ -36,11 +36,19 @@ struct symbols_mod *symbols_module(struct symbols *sy, const char *path,
 int symbols_contains(struct symbols_mod *m, uint64_t addr);
 
 /*
- * The demangled name of the symbol containing addr, malloc'd; "?" when no
- * symbol covers it (stripped binary without .dynsym entry).  *offset (if
- * non-NULL) gets addr minus the symbol's start.  NULL only on ENOMEM.
+ * The demangled name of the symbol containing addr, malloc'd; when no
+ * symbol covers it (a sizeless symbol only counts at its own address),
+ * symbols_fallback_name() of the module.  *offset (if non-NULL) gets addr
+ * minus the symbol's start (0 for a fallback name).  NULL only on ENOMEM.
  */
 char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset);
+
+/*
+ * "basename+0xOFFSET" with OFFSET = addr - bias, malloc'd (for a module
+ * whose file cannot be read too); "0xADDR" when path is NULL (no module
+ * known).  NULL only on ENOMEM.
+ */
+char *symbols_fallback_name(const char *path, uint64_t bias, uint64_t addr);
 
 /*
  * Source position of the instruction at addr (DWARF line table).  0 with

@@ -6,6 +6,8 @@
  * the ops tables of tui/view-*.c), routes keys, runs `:` commands from a
  * descriptor table, and draws the status line
  *   pid:tid  function  file:line  event N/M
+ * where function is the frame the cursor is in (cursor_frame: after `F`,
+ * reverse-finish, the caller, at the call line, as gdb names it).
  * Every exit path goes through screen_fini(), which restores the terminal.
  *
  * Layout: below 160 columns the panes stack (source above trace above
@@ -26,8 +28,8 @@
 
 #include "engine/cursor.h"
 #include "engine/reconstruct.h"
+#include "engine/replay.h"
 #include "engine/session.h"
-#include "engine/symbols.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 #include "tui/screen.h"
@@ -50,7 +52,6 @@ struct tui {
 	struct session *s;
 	struct recon *r;
 	struct cursor *c;
-	struct symbols *sym;
 	struct view views[TUI_MAXVIEWS];
 	int nviews;
 	int slot[NSLOTS]; /* index into views */
@@ -205,21 +206,13 @@ found:
 	return strdup(buf);
 }
 
-static char *proc_exe(struct tui *t, int pid)
+int64_t tui_frame(struct view *v, int th, int64_t idx)
 {
-	sqlite3_stmt *st;
-	char *exe = NULL;
+	struct tui *t = tui_of(v);
 
-	if (sqlite3_prepare_v2(session_db(t->s),
-			       "SELECT exe FROM processes WHERE pid=? ORDER BY "
-			       "id DESC LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_int(st, 1, pid);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-		exe = strdup((const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	return exe;
+	if (th == cursor_thread(t->c) && idx == cursor_index(t->c))
+		return cursor_frame(t->c);
+	return recon_frame(&t->r->threads[th], idx);
 }
 
 int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
@@ -227,35 +220,18 @@ int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
 {
 	struct tui *t = tui_of(v);
 	const struct recon_ev *e = &t->r->threads[th].ev[idx];
+	struct recon_row row;
 	int err;
 
 	*path = NULL;
 	*file = NULL;
 	*line = 0;
-	if (e->kind == SK_SIGNAL) {
-		struct recon_row row;
-		char *exe;
-
-		if (!recon_row(t->r, e->id, &row) && row.arg2 &&
-		    (exe = proc_exe(t, t->r->threads[th].pid))) {
-			char *p = find_source(t, exe), *cause = NULL;
-			struct symbols_mod *m;
-			const char *f;
-			int l;
-
-			if (!t->sym)
-				t->sym = symbols_new();
-			m = p && t->sym ? symbols_module(t->sym, p, 0, &cause) : NULL;
-			free(cause);
-			free(p);
-			free(exe);
-			if (m && !symbols_srcline(m, (uint64_t)row.arg2, &f, &l)) {
-				*file = strdup(f);
-				*line = l;
-				*path = find_source(t, f);
-				return 0;
-			}
-		}
+	/* a signal: the line of its pc, symbolized at ingest with the load
+	 * bias of the module that holds it (engine/ingest.c) */
+	if (e->kind == SK_SIGNAL && !recon_row(t->r, e->id, &row) &&
+	    !replay_site(t->s, row.site, file, line)) {
+		*path = find_source(t, *file);
+		return 0;
 	}
 	err = recon_event_site(t->r, th, idx, file, line);
 	if (err)
@@ -637,7 +613,7 @@ static void tui_status(struct tui *t, char *buf, int size)
 {
 	int th = cursor_thread(t->c);
 	const struct recon_thread *thr = &t->r->threads[th];
-	int64_t i = cursor_index(t->c), f = recon_frame(thr, i);
+	int64_t i = cursor_index(t->c), f = cursor_frame(t->c);
 	char *file = NULL, *path = NULL;
 	const char *base;
 	int line = 0;
@@ -953,8 +929,6 @@ out:
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
-	if (t.sym)
-		symbols_free(t.sym);
 	cursor_free(t.c);
 	recon_free(t.r);
 	session_close(t.s);

@@ -20,8 +20,16 @@ struct cursor *tui_cursor(struct view *v);
 int tui_interleaved(struct view *v);
 
 /*
- * Source location of event (t, idx): for a signal, the faulting line from
- * its pc when the binary's DWARF has it, else what recon_event_site says.
+ * Entry index of the frame event (t, idx) is in: the cursor's frame
+ * (cursor_frame: the caller's when the cursor sits at a call) when (t, idx)
+ * is the cursor's position, else recon_frame().  -1 outside every frame.
+ */
+int64_t tui_frame(struct view *v, int t, int64_t idx);
+
+/*
+ * Source location of event (t, idx): for a signal, the faulting line of its
+ * pc (symbolized at ingest with its module's load bias), else what
+ * recon_event_site says.
  * *file is malloc'd.  *path (malloc'd, may be NULL) is the file found on
  * disk through the source path (`:directory DIR`), NULL when not found.
  */

@@ -1,10 +1,14 @@
 /*
  * tui/tui-disasm.c - disassembly for the source pane where the source file
  * is not on this machine: the function containing the cursor event, read
- * from the process's binary (processes.exe) with libelf and decoded with
- * capstone.  The instruction at a fault's pc is marked; the load bias is
- * found by comparing the function's run-time address (functions.addr) with
- * its symbol's value, so PIE binaries work too.  Called by view-source.c.
+ * from the file of its module (functions.module: the executable or a shared
+ * library; processes.exe when that is not readable) with libelf and decoded
+ * with capstone.  The function is found by its symbol (raw or demangled
+ * name), or for a "module+0xOFFSET" name (no symbol anywhere, see
+ * engine/symbols.h) at that file address.  The instruction at a fault's pc
+ * is marked; the module's load bias is the function's run-time address
+ * (functions.addr) minus its file address, so PIE binaries and shared
+ * libraries work too.  Called by view-source.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include <capstone/capstone.h>
 
 #include "engine/session.h"
+#include "engine/symbols.h"
 #include "share/log.h"
 #include "tui/tui-core.h"
 
@@ -30,22 +35,75 @@ static int disasm_query(struct view *v, int pid, uint32_t func, char **exe,
 	int err = -ENOENT;
 
 	if (sqlite3_prepare_v2(session_db(view_session(v)),
-			       "SELECT p.exe, f.name, f.addr FROM functions f, "
-			       "processes p WHERE f.id=? AND p.pid=? ORDER BY "
-			       "p.id DESC LIMIT 1",
+			       "SELECT f.module, p.exe, f.name, f.addr FROM "
+			       "functions f LEFT JOIN processes p ON p.id = "
+			       "f.proc WHERE f.id=?",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, func);
-	sqlite3_bind_int(st, 2, pid);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) &&
-	    sqlite3_column_text(st, 1)) {
-		*exe = strdup((const char *)sqlite3_column_text(st, 0));
-		*name = strdup((const char *)sqlite3_column_text(st, 1));
-		*addr = sqlite3_column_int64(st, 2);
-		err = 0;
+	(void)pid;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 2)) {
+		const char *mod = (const char *)sqlite3_column_text(st, 0);
+		const char *pexe = (const char *)sqlite3_column_text(st, 1);
+
+		if (!mod || access(mod, R_OK) != 0)
+			mod = pexe;
+		if (mod) {
+			*exe = strdup(mod);
+			*name = strdup((const char *)sqlite3_column_text(st, 2));
+			*addr = sqlite3_column_int64(st, 3);
+			err = *exe && *name ? 0 : -ENOMEM;
+		}
 	}
 	sqlite3_finalize(st);
 	return err;
+}
+
+/* name as the symbol table spells it (raw) or as ingest stored it */
+static int disasm_same_name(const char *sn, const char *name)
+{
+	char *d;
+	int same;
+
+	if (strcmp(sn, name) == 0)
+		return 1;
+	if (sn[0] != '_' || sn[1] != 'Z')
+		return 0;
+	d = symbols_demangle(sn);
+	same = d && strcmp(d, name) == 0;
+	free(d);
+	return same;
+}
+
+/* A "module+0xOFFSET" name: the code at that file address (64 bytes, or to
+ * the end of its section). */
+static int disasm_read_at(Elf *elf, uint64_t off, uint64_t *value,
+			  unsigned char **code, size_t *size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || off < sh.sh_addr ||
+		    off >= sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || off - sh.sh_addr >= d->d_size)
+			return -ENOENT;
+		*size = d->d_size - (off - sh.sh_addr);
+		if (*size > 64)
+			*size = 64;
+		*code = malloc(*size);
+		if (!*code)
+			return -ENOMEM;
+		memcpy(*code, (char *)d->d_buf + (off - sh.sh_addr), *size);
+		*value = off;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 /* symbol value/size and the bytes of the function */
@@ -55,6 +113,7 @@ static int disasm_read(const char *exe, const char *name, uint64_t *value,
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	int fd, err = -ENOENT;
+	const char *plus = strstr(name, "+0x");
 
 	elf_version(EV_CURRENT);
 	fd = open(exe, O_RDONLY);
@@ -87,7 +146,7 @@ static int disasm_read(const char *exe, const char *name, uint64_t *value,
 			    !sym.st_value || sym.st_shndx == SHN_UNDEF)
 				continue;
 			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (!sn || strcmp(sn, name) != 0)
+			if (!sn || !disasm_same_name(sn, name))
 				continue;
 			ts = elf_getscn(elf, sym.st_shndx);
 			if (!ts || !gelf_getshdr(ts, &tsh) ||
@@ -111,6 +170,9 @@ static int disasm_read(const char *exe, const char *name, uint64_t *value,
 			break;
 		}
 	}
+	if (err == -ENOENT && plus)
+		err = disasm_read_at(elf, strtoull(plus + 1, NULL, 16), value,
+				     code, size);
 	elf_end(elf);
 	close(fd);
 	if (err)
@@ -123,7 +185,7 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 {
 	struct recon *r = tui_recon(v);
 	const struct recon_thread *th = &r->threads[t];
-	int64_t f = recon_frame(th, idx), addr = 0, pc = 0;
+	int64_t f = tui_frame(v, t, idx), addr = 0, pc = 0;
 	char *exe = NULL, *name = NULL, **lines = NULL;
 	unsigned char *code = NULL;
 	size_t size = 0, n = 0, k;

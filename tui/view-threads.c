@@ -56,7 +56,7 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 		int col;
 
 		if (i >= 0 && i < th->n) {
-			int64_t f = recon_frame(th, i);
+			int64_t f = tui_frame(v, t, i);
 
 			if (f >= 0)
 				fn = recon_func_name(rc, th->ev[f].func);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/e2e/tui-screen.sh - the TUI under tmux at 80x24 and 200x50 on
 # synthetic sessions (tests/fixtures/tui/gen-session.c) of the real crashy
-# fixture: opens at the faulting line, reverse-finish lands in the caller,
+# fixture: opens at the faulting line, one reverse-finish (F) lands in the
+# caller at the call line and the status line names the caller,
 # bt at every step matches replay's depth, folding hides exactly the
 # callee's events, two threads interleave in time order, resizing and a
 # too-small terminal, and quitting restores the terminal.
@@ -26,15 +27,28 @@ for size in 80x24 200x50; do
 	tui_screen | grep -q 'SIGSEGV' && tui_screen | grep -q 'handle() {' &&
 		tui_screen | grep -q 'lookup() {' && pass "tui/$size/stack-expanded" ||
 		fail "tui/$size/stack-expanded" "no stack"
+	# one press of F (gdb's reverse-finish): in the caller, handle, at the
+	# line that calls lookup; the status line names the caller
 	tui_keys F
-	if tui_screen | grep -q ' 31>.*return lookup(e)' && tui_status | grep -q 'crashy.c:31'; then
+	if tui_screen | grep -q ' 31>.*return lookup(e)' &&
+	   tui_status | grep -q '4242:4242  handle  crashy.c:31  event 16/17'; then
 		pass "tui/$size/reverse-finish-lands-in-caller"
 	else
 		fail "tui/$size/reverse-finish-lands-in-caller" "$(tui_status)"
 	fi
+	tui_cmd bt
+	tui_message | grep -q '^bt: 2 frames: #0 handle #1 main' &&
+		pass "tui/$size/bt-after-reverse-finish" ||
+		fail "tui/$size/bt-after-reverse-finish" "$(tui_message)"
 	tui_keys F
-	tui_status | grep -q 'handle  crashy.c:59' && tui_screen | grep -q ' 59>.*return handle' &&
+	tui_status | grep -q 'main  crashy.c:59' && tui_screen | grep -q ' 59>.*return handle' &&
 		pass "tui/$size/reverse-finish-again" || fail "tui/$size/reverse-finish-again" "$(tui_status)"
+	tui_keys s
+	tui_status | grep -q 'handle  crashy.c:59' &&
+		pass "tui/$size/step-enters-the-call" || fail "tui/$size/step-enters-the-call" "$(tui_status)"
+	tui_cmd reverse-finish
+	tui_status | grep -q 'main  crashy.c:59' &&
+		pass "tui/$size/reverse-finish-command" || fail "tui/$size/reverse-finish-command" "$(tui_status)"
 	tui_keys q
 	if tui_wait_for "EXITED 0" 3 && ! tui_screen | grep -q "threads at the cursor" &&
 	   [ "$(tmx display -p -t t '#{alternate_on}')" = 0 ]; then

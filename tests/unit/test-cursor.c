@@ -1,13 +1,15 @@
 /*
  * tests/unit/test-cursor.c - the cursor's moves on synthetic traces
- * (engine/cursor.c): every forward move undone by its reverse twin,
- * reverse-finish from depth d lands at depth d-1, stepping across a matched
+ * (engine/cursor.c): every forward move undone by its reverse twin (also
+ * from a call), reverse-finish lands in the caller at the call (the frame
+ * one level out, named by cursor_frame), stepping across a matched
  * send/recv and back, backtrace depth, continue to break and to a signal,
  * and moves on a wrapped thread.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/cursor.h"
 #include "engine/reconstruct.h"
@@ -114,40 +116,109 @@ static void test_undo(struct recon *r, struct cursor *c)
 	CHECK("cursor/undo-chain", !bad, "%d chains not undone", bad);
 }
 
+static const char *frame_name(struct recon *r, struct cursor *c)
+{
+	int64_t f = cursor_frame(c);
+
+	return f < 0 ? "-"
+		     : recon_func_name(r, r->threads[cursor_thread(c)].ev[f].func);
+}
+
+/* gdb's reverse-finish: from anywhere in frame F, to the call of F seen
+ * from F's caller (at F's entry, "at the call"): the cursor's frame goes
+ * exactly one level out; in the outermost frame it does not move. */
 static void test_rfinish(struct recon *r, struct cursor *c)
 {
-	int t, bad = 0, n = 0;
+	int t, bad = 0, n = 0, nerr = 0;
 	int64_t i;
-	char buf[128] = "";
+	char buf[160] = "", *cause = NULL;
 
 	for (t = 0; t < r->nthreads; t++) {
-		for (i = 0; i < r->threads[t].n; i++) {
-			int d = r->threads[t].ev[i].depth;
+		const struct recon_thread *th = &r->threads[t];
 
-			if (d < 1)
-				continue;
+		for (i = 0; i < th->n; i++) {
+			int64_t f = recon_frame(th, i);
+			int err;
+
 			cursor_goto(c, t, i, NULL);
-			if (cursor_move(c, CURSOR_RFINISH, NULL)) {
-				bad++;
+			err = cursor_move(c, CURSOR_RFINISH, NULL);
+			if (f < 0 || th->ev[f].up < 0) {
+				nerr++;
+				if ((err != -ERANGE || cursor_index(c) != i ||
+				     cursor_at_call(c)) && !bad++)
+					snprintf(buf, sizeof(buf),
+						 "t%d/%lld: outermost, err %d", t,
+						 (long long)i, err);
 				continue;
 			}
 			n++;
-			if (cursor_event(c)->depth != d - 1 && !bad++)
+			if ((err || cursor_index(c) != f || !cursor_at_call(c) ||
+			     cursor_frame(c) != th->ev[f].up ||
+			     th->ev[cursor_frame(c)].depth != th->ev[f].depth - 1) &&
+			    !bad++)
 				snprintf(buf, sizeof(buf),
-					 "from t%d/%lld depth %d to depth %d", t,
-					 (long long)i, d, cursor_event(c)->depth);
+					 "t%d/%lld: frame %lld -> at %lld call %d "
+					 "frame %lld",
+					 t, (long long)i, (long long)f,
+					 (long long)cursor_index(c),
+					 cursor_at_call(c), (long long)cursor_frame(c));
 		}
 	}
-	CHECK("cursor/reverse-finish-lands-at-d-1", !bad && n > 10, "%d bad: %s",
-	      bad, buf);
-	/* gdb's meaning: from inside c (at the fault), back to the call of c */
+	CHECK("cursor/reverse-finish-one-frame-out", !bad && n > 10 && nerr > 2,
+	      "%d bad (%d moved, %d outermost): %s", bad, n, nerr, buf);
+
+	/* one press from the fault in d lands in the caller c at the call
+	 * of d (the entry of d, at the call): the frame named is c */
 	cursor_goto_event(c, 20, NULL);
 	cursor_move(c, CURSOR_RFINISH, NULL);
-	CHECK("cursor/reverse-finish-to-the-call", at(c, 19), "at %lld",
+	CHECK("cursor/reverse-finish-lands-in-caller-at-call",
+	      at(c, 19) && cursor_at_call(c) && !strcmp(frame_name(r, c), "c"),
+	      "at %lld call %d frame %s", (long long)cursor_event_id(c),
+	      cursor_at_call(c), frame_name(r, c));
+	{
+		int64_t fr[8];
+		int nb = cursor_backtrace(c, fr, 8);
+
+		CHECK("cursor/bt-at-call-starts-at-caller",
+		      nb == 2 && fr[0] == cursor_frame(c), "%d frames", nb);
+	}
+	cursor_move(c, CURSOR_RFINISH, NULL);
+	CHECK("cursor/reverse-finish-again-to-the-caller",
+	      at(c, 18) && cursor_at_call(c) && !strcmp(frame_name(r, c), "main"),
+	      "at %lld frame %s", (long long)cursor_event_id(c), frame_name(r, c));
+	CHECK("cursor/reverse-finish-outermost",
+	      cursor_move(c, CURSOR_RFINISH, &cause) == -ERANGE && at(c, 18) &&
+		      cursor_at_call(c) && cause && strstr(cause, "outermost"),
+	      "moved to %lld", (long long)cursor_event_id(c));
+	free(cause);
+	/* at the call: step enters it, reverse-step goes before it */
+	cursor_goto_event(c, 20, NULL);
+	cursor_move(c, CURSOR_RFINISH, NULL);
+	cursor_move(c, CURSOR_STEP, NULL);
+	CHECK("cursor/step-at-call-enters-it",
+	      at(c, 19) && !cursor_at_call(c) && !strcmp(frame_name(r, c), "d"),
+	      "at %lld call %d frame %s", (long long)cursor_event_id(c),
+	      cursor_at_call(c), frame_name(r, c));
+	cursor_goto_event(c, 20, NULL);
+	cursor_move(c, CURSOR_RFINISH, NULL);
+	cursor_move(c, CURSOR_RSTEP, NULL);
+	CHECK("cursor/reverse-step-at-call-goes-before-it",
+	      at(c, 18) && !cursor_at_call(c), "at %lld",
+	      (long long)cursor_event_id(c));
+	/* at the call of c in b: finish finishes b, and comes back */
+	cursor_goto_event(c, 10, NULL); /* exit c */
+	cursor_move(c, CURSOR_RFINISH, NULL);
+	CHECK("cursor/reverse-finish-from-exit", at(c, 9) && cursor_at_call(c) &&
+	      !strcmp(frame_name(r, c), "b"), "at %lld frame %s",
+	      (long long)cursor_event_id(c), frame_name(r, c));
+	cursor_move(c, CURSOR_FINISH, NULL);
+	CHECK("cursor/finish-at-call-finishes-caller", at(c, 11), "at %lld",
 	      (long long)cursor_event_id(c));
 	cursor_move(c, CURSOR_RFINISH, NULL);
-	CHECK("cursor/reverse-finish-again-to-the-caller", at(c, 18), "at %lld",
-	      (long long)cursor_event_id(c));
+	CHECK("cursor/finish-at-call-undone", at(c, 9) && cursor_at_call(c),
+	      "at %lld call %d", (long long)cursor_event_id(c),
+	      cursor_at_call(c));
+
 	cursor_goto_event(c, 5, NULL); /* entry b, depth 2 */
 	cursor_move(c, CURSOR_FINISH, NULL);
 	CHECK("cursor/finish-to-the-exit", at(c, 6), "at %lld",
@@ -158,6 +229,46 @@ static void test_rfinish(struct recon *r, struct cursor *c)
 	cursor_goto_event(c, 1, NULL);
 	CHECK("cursor/finish-outermost-never-returns",
 	      cursor_move(c, CURSOR_FINISH, NULL) == -ERANGE && at(c, 1), "moved");
+}
+
+/* every forward move made at a call is undone by its twin, back to the
+ * call (not to the entry at the same index) */
+static void test_undo_at_call(struct recon *r, struct cursor *c)
+{
+	int t, m, bad = 0, tried = 0;
+	int64_t i;
+	char buf[128] = "";
+
+	for (t = 0; t < r->nthreads; t++) {
+		const struct recon_thread *th = &r->threads[t];
+
+		for (i = 0; i < th->n; i++) {
+			if (th->ev[i].kind != SK_ENTRY || th->ev[i].up < 0)
+				continue;
+			for (m = CURSOR_STEP; m <= CURSOR_CONTINUE; m++) {
+				cursor_goto(c, t, i, NULL);
+				if (cursor_move(c, CURSOR_RFINISH, NULL) ||
+				    !cursor_at_call(c) ||
+				    cursor_move(c, m, NULL))
+					continue;
+				tried++;
+				if (cursor_move(c, cursor_move_twin(m), NULL) ||
+				    cursor_thread(c) != t || cursor_index(c) != i ||
+				    !cursor_at_call(c)) {
+					if (!bad++)
+						snprintf(buf, sizeof(buf),
+							 "%s from the call at t%d/%lld: "
+							 "t%d/%lld call %d",
+							 cursor_move_name(m), t,
+							 (long long)i, cursor_thread(c),
+							 (long long)cursor_index(c),
+							 cursor_at_call(c));
+				}
+			}
+		}
+	}
+	CHECK("cursor/undo-every-forward-move-at-call", !bad && tried > 20,
+	      "%d of %d not undone: %s", bad, tried, buf);
 }
 
 static void test_send_recv(struct recon *r, struct cursor *c)
@@ -239,6 +350,15 @@ static void test_continue(struct recon *r, struct cursor *c)
 	CHECK("cursor/reverse-continue", at(c, 15), "at %lld",
 	      (long long)cursor_event_id(c));
 	cursor_break_clear(c);
+	/* at the call of a break function, continue stops at its entry */
+	cursor_break_add(c, "c", NULL);
+	cursor_goto_event(c, 10, NULL);
+	cursor_move(c, CURSOR_RFINISH, NULL);
+	cursor_move(c, CURSOR_CONTINUE, NULL);
+	CHECK("cursor/continue-at-call-stops-at-its-entry",
+	      at(c, 9) && !cursor_at_call(c), "at %lld call %d",
+	      (long long)cursor_event_id(c), cursor_at_call(c));
+	cursor_break_clear(c);
 	CHECK("cursor/switch-thread", !cursor_switch_thread(c, 1, NULL) &&
 	      r->threads[cursor_thread(c)].tid == 1 &&
 	      cursor_event(c)->ts <= r->threads[1].ev[0].ts + 1000, "no");
@@ -295,6 +415,7 @@ int main(void)
 	c = cursor_new(r);
 	test_undo(r, c);
 	test_rfinish(r, c);
+	test_undo_at_call(r, c);
 	test_send_recv(r, c);
 	test_bt(r, c);
 	test_continue(r, c);
