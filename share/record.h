@@ -18,7 +18,7 @@
  *   ARG            low 32 bits          high 32 bits of a 64-bit argument
  *   THREAD_START   parent tid           0
  *   THREAD_EXIT    0                    0
- *   FORK           child pid            0
+ *   FORK           child pid            PROPEL_FORK_VFORK if made by vfork
  *   EXEC           0                    0 ; followed by nothing: the path is in the .map file
  *   PROCESS_EXIT   exit status          0
  *   SEND, RECV     fd                   bytes; followed by ARG(stream offset), ARG(peer id)
@@ -50,6 +50,7 @@ enum propel_rec_type {
 
 #define PROPEL_SITE_NONE 0x7fffffffu
 #define PROPEL_EXIT_UNWOUND 0x80000000u /* frame left by longjmp/exception */
+#define PROPEL_FORK_VFORK 1u /* FORK: the child shared memory until exec/_exit */
 
 struct propel_rec {
 	uint64_t w0; /* tsc << 4 | type; zero = empty */

@@ -77,7 +77,9 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 		       (uint64_t)ev->arg[1], (uint64_t)ev->arg[2]);
 		break;
 	case SK_FORK:
-		printf("/* fork: child %" PRId64 " */\n", ev->arg[0]);
+		printf("/* %s: child %" PRId64 " */\n",
+		       ev->has_arg[1] && ev->arg[1] == 1 ? "vfork" : "fork",
+		       ev->arg[0]);
 		break;
 	case SK_PROCESS_EXIT:
 		printf("/* process_exit: status %" PRId64 " */\n", ev->arg[0]);
@@ -148,6 +150,8 @@ static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 		break;
 	case SK_FORK:
 		printf(",\"child\":%" PRId64, ev->arg[0]);
+		if (ev->has_arg[1] && ev->arg[1] == 1)
+			fputs(",\"vfork\":true", stdout);
 		break;
 	case SK_PROCESS_EXIT:
 		printf(",\"status\":%" PRId64, ev->arg[0]);

@@ -13,8 +13,11 @@
  *   sigaction/signal emulated: the agent keeps the program's handlers and
  *                    installs its own wrapper, which records the delivery
  *                    and traces the handler; fault signals stay the agent's
- *   fork/vfork       the child gets its own rings (ag_fork_child); vfork
- *                    becomes fork, since the child must not share our state
+ *   fork             the child gets its own rings (ag_fork_child)
+ *   vfork            a real vfork (ag_vfork): the child runs on our memory
+ *                    until it execs or exits, as a thread with no ring
+ *                    (vfork_thread), so it writes nothing into our rings
+ *                    or shadow stacks; FORK is recorded in the parent
  *   exec*            recorded; the environment keeps the agent for record
  *   exit/_exit       recorded as the process exit (exit() from code we do
  *                    not see is caught by an on_exit hook, exit_hook)
@@ -529,12 +532,14 @@ static pid_t exit_noted; /* the process image whose exit is recorded */
  * library, Python's Py_Exit), so that a clean exit is never mistaken for a
  * kill.  t is NULL or the caller's thread, marked busy.
  */
+static int in_vfork_child(void);
+
 static void exit_note(struct athread *t, int status)
 {
 	pid_t me = (pid_t)syscall(SYS_getpid);
 
-	if (!ag_active || exit_noted == me)
-		return;
+	if (!ag_active || exit_noted == me || in_vfork_child())
+		return; /* a vfork child's exit is not ours */
 	exit_noted = me;
 	if (t && t->ring && t->gen == ag_gen)
 		rec_put(t, PROPEL_REC_PROCESS_EXIT, (uint32_t)status, 0);
@@ -562,6 +567,93 @@ __attribute__((constructor)) static void exit_hook_install(void)
 {
 	on_exit(exit_hook, NULL);
 }
+
+/* ---- vfork ---- */
+
+/*
+ * vfork shares the parent's memory with the child until the child execs
+ * or exits, and the parent's thread stays suspended meanwhile.  The child
+ * runs with the parent's TLS, so ag_self would be the parent's thread:
+ * its ring, its shadow stack.  ag_vfork (below) points ag_self at
+ * vfork_thread instead just before the system call, and the parent puts
+ * its own back when it resumes (vfork_leave); nothing crosses the system
+ * call on the stack, which the child reuses (glibc's vfork does the same:
+ * the return address travels in a register).
+ *
+ * vfork_thread has the current generation and no ring: the hot path
+ * records into nothing (rec_put finds no ring) and keeps a shadow stack
+ * no one reads.  The slow path does nothing for it but the exec and exit
+ * intercepts (enter_slow): the exec'd image gets the agent through the
+ * environment under record, as for fork; the exit is not the parent's.
+ * Code is not patched from the child (its pid is not the one the agent
+ * knows).  Two threads vforking at once share vfork_thread: harmless, it
+ * holds nothing.  The parent records FORK with PROPEL_FORK_VFORK.
+ */
+#define SLOW_STR2(x) #x
+#define SLOW_STR(x) SLOW_STR2(x)
+
+static struct athread vfork_thread;
+static __thread pid_t vfork_child __attribute__((tls_model("initial-exec")));
+
+struct athread *vfork_enter(void);
+long vfork_leave(struct athread *t, long r);
+
+__attribute__((used)) struct athread *vfork_enter(void)
+{
+	struct athread *t = ag_self;
+
+	vfork_thread.gen = ag_gen;
+	vfork_thread.depth = 0;
+	vfork_thread.busy = 0;
+	vfork_thread.dead = 0;
+	vfork_thread.ring = NULL;
+	vfork_thread.cur = vfork_thread.end = NULL;
+	vfork_thread.tid = -1;
+	ag_self = &vfork_thread;
+	return t;
+}
+
+/* In the parent, resumed: r is the raw system call's result. */
+__attribute__((used)) long vfork_leave(struct athread *t, long r)
+{
+	ag_self = t;
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	vfork_child = (pid_t)r;
+	return r;
+}
+
+static int in_vfork_child(void)
+{
+	return ag_self == &vfork_thread;
+}
+
+/* long ag_vfork(void): vfork(2) for the agent's intercept.  rdx holds the
+ * return address across the call, r8 the parent's thread. */
+__asm__(".text\n"
+	"	.p2align 4\n"
+	"	.type	ag_vfork, @function\n"
+	"ag_vfork:\n"
+	"	sub	$8, %rsp\n"
+	"	call	vfork_enter\n"
+	"	add	$8, %rsp\n"
+	"	mov	%rax, %r8\n"
+	"	pop	%rdx\n"
+	"	mov	$" SLOW_STR(SYS_vfork) ", %eax\n"
+	"	syscall\n"
+	"	push	%rdx\n"
+	"	test	%rax, %rax\n"
+	"	jz	1f\n" /* the child: straight back, as vfork_thread */
+	"	push	%rax\n"
+	"	mov	%r8, %rdi\n"
+	"	mov	%rax, %rsi\n"
+	"	call	vfork_leave\n"
+	"	add	$8, %rsp\n"
+	"1:	ret\n"
+	"	.size	ag_vfork, .-ag_vfork\n");
+long ag_vfork(void);
 
 /* ---- the slow path proper ---- */
 
@@ -591,9 +683,13 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		fr->target = (uint64_t)emul_signal;
 		break;
 	case IC_VFORK:
-		fr->target = (uint64_t)fork;
-		/* fall through */
+		if (in_vfork_child())
+			break; /* vfork from a vfork child: as it is */
+		fr->target = (uint64_t)ag_vfork;
+		vfork_child = 0;
+		return 1; /* exit hook: record the child's pid */
 	case IC_FORK:
+		vfork_child = 0;
 		return 1; /* exit hook: record the child's pid */
 	case IC_EXEC:
 	case IC_EXECVE:
@@ -621,9 +717,14 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 
 void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax)
 {
+	pid_t child = (pid_t)*rax;
+
 	(void)f;
-	if ((int64_t)*rax > 0)
-		rec_put(t, PROPEL_REC_FORK, (uint32_t)*rax, 0);
+	if ((int64_t)*rax <= 0)
+		return;
+	rec_put(t, PROPEL_REC_FORK, (uint32_t)child,
+		child == vfork_child ? PROPEL_FORK_VFORK : 0);
+	vfork_child = 0;
 }
 
 static void enter_slow(struct ag_frame *fr, int tail)
@@ -636,6 +737,17 @@ static void enter_slow(struct ag_frame *fr, int tail)
 
 	slow_lock(&old);
 	if (!ag_active) {
+		slow_unlock(&old);
+		return;
+	}
+	if (in_vfork_child()) {
+		/* only the exec intercepts run in a vfork child (the exec'd
+		 * image's environment); it instruments and records nothing */
+		f = site->target ? site->target : func_find(fr->target);
+		if (f && (f->flags & F_SLOW) &&
+		    (f->intercept == IC_EXEC || f->intercept == IC_EXECVE ||
+		     f->intercept == IC_EXECVPE))
+			intercept_enter(NULL, fr, f);
 		slow_unlock(&old);
 		return;
 	}

@@ -12,6 +12,11 @@
 #                        whatever shims are on PATH) and the exec/fork
 #                        fixtures exit cleanly: no "ended without a clean
 #                        exit" warning; record/killed: a kill -9 still warns
+#   record/vfork         tests/fixtures/lifecycle/vfork.c: a real vfork (the
+#                        child's store is seen by the parent), fork events
+#                        marked "vfork":true, the exec'd image traced even
+#                        with an environment of its own, the parent's trace
+#                        intact after the vforks and its exit its own
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
 t=$(tmpdir)
@@ -27,6 +32,7 @@ build() { # NAME SRC [FLAGS...]
 build daemon "$fix/lifecycle/daemon.c"
 build exec "$fix/capture/exec.c"
 build fork "$fix/capture/fork.c"
+build vfork "$fix/lifecycle/vfork.c"
 
 # ---- daemons: record ends when the last traced descendant has ----
 bad=
@@ -74,3 +80,37 @@ clean shell sh -c 'x=$(echo a | tr a b); [ "$x" = b ] && true'
 "$PROPEL" record -o "$t/k.db" -- sh -c 'sleep 5 & sleep 0.5; kill -9 $!; wait' >/dev/null 2>"$t/k.err"
 grep -q '1 process(es) ended without a clean exit' "$t/k.err" && pass record/killed ||
 	fail record/killed "no warning for a kill -9: $(head -c 300 "$t/k.err")"
+
+# ---- vfork is traced as vfork ----
+"$PROPEL" record -o "$t/v.db" -- "$t/vfork" >"$t/v.out" 2>"$t/v.err"
+rc=$?
+"$PROPEL" replay --format=jsonl "$t/v.db" >"$t/v.jsonl" 2>>"$t/v.err"
+python3 - "$t/v.jsonl" "$t/v.out" $rc >"$t/v.why" <<'PY'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+out = open(sys.argv[2]).read().strip()
+why = []
+if sys.argv[3] != "0" or out != "vfork shared=7 exec=0 exit=3":
+    why.append("status %s, output %r" % (sys.argv[3], out))
+forks = [e for e in evs if e["kind"] == "fork"]
+if len(forks) != 2 or not all(e.get("vfork") is True for e in forks):
+    why.append("fork events: %r" % forks)
+parent = forks[0]["pid"] if forks else None
+if forks:
+    child = forks[0]["child"]
+    if not any(e["pid"] == child and e.get("func") == "child_leaf" for e in evs):
+        why.append("the exec'd image (pid %d) is not traced" % child)
+exits = [e for e in evs if e["kind"] == "process_exit" and e["pid"] == parent]
+if [e["status"] for e in exits] != [0]:
+    why.append("parent's process_exit events: %r" % exits)
+mine = [e for e in evs if e["pid"] == parent and e["kind"] in ("entry", "exit")]
+seq = [(e["kind"], e["func"], e["depth"]) for e in mine]
+want = [("entry", "after_vfork", 2), ("entry", "child_leaf", 3),
+        ("exit", "child_leaf", 3), ("exit", "after_vfork", 2),
+        ("exit", "spawn", 1)]
+if not any(seq[i:i + len(want)] == want for i in range(len(seq))):
+    why.append("parent's trace after the vforks: %r" % seq[-8:])
+if why:
+    print("; ".join(why))
+PY
+[ -s "$t/v.why" ] && fail record/vfork "$(cat "$t/v.why") $(head -c 200 "$t/v.err")" || pass record/vfork
