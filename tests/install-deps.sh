@@ -6,6 +6,8 @@ pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
   zlib1g-dev libzstd-dev"
 pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
+# real packaged software (tests/e2e/real-software.sh, tests/bench-real.sh)
+pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"
 # names for stripped binaries (test-ingest): a local debuginfod, MiniDebugInfo
 pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"

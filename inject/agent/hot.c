@@ -192,6 +192,9 @@ int ag_on_tail(struct ag_frame *fr)
 	struct ag_site *site = fr->site;
 	struct ag_func *f;
 
+	if (fr->target >= site->olo && fr->target < site->ohi)
+		return 0; /* jmp * back into its own function: no call */
+
 	int r = enter_check(t, fr, &f);
 
 	if (r != 2)

@@ -258,6 +258,7 @@ struct pinsn {
 	uint8_t rel;      /* REL_JMP, REL_JCC: a relative jump (movable) */
 	uint8_t claimed;  /* in a window already */
 	uint8_t stop;     /* nothing falls through it (jmp, ret) */
+	uint8_t ijmp;     /* an indirect jmp (not through the GOT) */
 	int8_t kind;      /* SITE_CALL, SITE_TAIL, or -1 */
 };
 
@@ -867,6 +868,7 @@ struct fn {
 	uint64_t tables[MAX_TABLES];
 	int ntables;
 	int ijmp;      /* an indirect jump that is not a GOT tail call */
+	int inner;     /* jump-table entries and code addresses taken inside */
 	int no_window; /* targets unknown (an unreadable LSDA): no windows */
 };
 
@@ -953,8 +955,13 @@ static void fn_decode_range(struct fn *fn, uint64_t lo, uint64_t hi)
 				continue;
 			if (op->mem.base == X86_REG_RIP) {
 				pi->disp_off = x->encoding.disp_offset;
-				if (fn->ntables < MAX_TABLES)
+				if (fn_inside(fn, a + op->mem.disp)) {
+					/* a label's address (computed goto) */
+					fn_target(fn, a + op->mem.disp);
+					fn->inner++;
+				} else if (fn->ntables < MAX_TABLES) {
 					fn->tables[fn->ntables++] = a + op->mem.disp;
+				}
 			} else if (op->mem.base == X86_REG_INVALID &&
 				   op->mem.index != X86_REG_INVALID &&
 				   fn->ntables < MAX_TABLES) {
@@ -1017,6 +1024,7 @@ static void fn_decode_range(struct fn *fn, uint64_t lo, uint64_t hi)
 				pi->kind = SITE_TAIL; /* jmp *got(%rip) */
 			} else {
 				fn->ijmp = 1;
+				pi->ijmp = 1;
 			}
 		}
 	}
@@ -1042,6 +1050,7 @@ static void fn_tables(struct fn *fn)
 			if (!fn_inside(fn, t + (int64_t)v))
 				break;
 			fn_target(fn, t + (int64_t)v);
+			fn->inner++;
 		}
 		for (k = 0; k < 4096 && module_readable(fn->m, t + 8 * k, 8); k++) {
 			uint64_t v = *(const uint64_t *)(t + 8 * k);
@@ -1049,6 +1058,7 @@ static void fn_tables(struct fn *fn)
 			if (!fn_inside(fn, v))
 				break;
 			fn_target(fn, v);
+			fn->inner++;
 		}
 	}
 }
@@ -1066,6 +1076,14 @@ static void fn_decode(struct fn *fn, const struct ag_sym *fs,
 		fn_decode_range(fn, fn->lo[r], fn->hi[r]);
 	if (fn->ijmp)
 		fn_tables(fn);
+	/*
+	 * Indirect jumps of a function that has no jump table and takes no
+	 * label's address can only leave it: tail calls through a pointer
+	 * (the stub still lets a jump back inside pass, unrecorded).
+	 */
+	for (size_t i = 0; fn->ijmp && !fn->inner && i < fn->nins; i++)
+		if (fn->ins[i].ijmp)
+			fn->ins[i].kind = SITE_TAIL;
 	for (int r = 0; r < fn->nranges; r++) {
 		const struct ag_fde *fde = ehframe_find(fn->m, fn->lo[r]);
 		uint64_t pads[256];
@@ -1201,6 +1219,10 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 		s->kind = (uint8_t)pi->kind;
 		s->trap = (uint8_t)trap;
 		s->owner = fn->f;
+		if (pi->ijmp) {
+			s->olo = fn->lo[0];
+			s->ohi = fn->hi[0];
+		}
 		/* func_get() may decode a PLT entry with the shared capstone
 		 * buffer: the decoded instructions are kept in fn->ins */
 		s->target = pi->direct ? func_get(pi->direct) : NULL;

@@ -735,6 +735,8 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	sigset_t old;
 	int hook = 0;
 
+	if (fr->target >= site->olo && fr->target < site->ohi)
+		return; /* jmp * back into its own function (hot.c) */
 	slow_lock(&old);
 	if (!ag_active) {
 		slow_unlock(&old);
