@@ -10,7 +10,11 @@
 #      skips functions shorter than 5 bytes, fib is not one of them).
 #      Median of BENCH_REPS runs (default 5); ns per call =
 #      (median traced - median untraced) / calls.
-#   2. "attach latency": ms from starting `propel attach PID` to the first
+#   2. "a real program": CPython (the pyenv python3.11, which has symbols,
+#      or BENCH_PY) running tests/real/py-work.py, end to end including
+#      storing the session, propel record against uftrace record patching
+#      the interpreter and libpython; median of BENCH_PY_REPS (default 3).
+#   3. "attach latency": ms from starting `propel attach PID` to the first
 #      record in the session (a ring file /dev/shm/propel/*/PID.*.ring whose
 #      first record slot is non-zero) on a generated binary with
 #      BENCH_FUNCS (default 5000) functions that loops through all of them;
@@ -21,7 +25,7 @@
 # propel/peer; n/a while propel cannot run).  While `propel record`/`attach`
 # are not implemented it says so on one line and still measures the peers.
 # Needs uftrace, bpftrace and gdb (tests/install-deps.sh bench); a missing
-# peer prints n/a for it.  Takes ~30 s.  Called by `make bench` via
+# peer prints n/a for it.  Takes ~1 min.  Called by `make bench` via
 # tests/bench.sh or directly: O=build-x tests/bench-trace.sh
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +119,41 @@ echo "  propel: the traced run (agent recording into its rings), as propel recor
 printf '%-44s %12s %12s %8s\n' "ns/call incl. storing the session (sqlite)" \
 	"$p_ns" "$u_ns" "$(ratio "$p_ns" "$u_ns")"
 echo "  peer: uftrace record -P . (dynamic patching of the same unmodified -O2 binary)"
+
+# --- a real program: CPython running tests/real/py-work.py ------------------
+# End to end, as a user runs each tool: `propel record -o DB` (the run plus
+# storing the session in sqlite) against `uftrace record -d DIR` patching
+# every function of the interpreter and of libpython (-P . -P .@libpython...),
+# the same binary, the same script.  Also shown: how much each recorded.
+py=${BENCH_PY:-/root/.pyenv/versions/3.11.7/bin/python3.11}
+[ -x "$py" ] || py=$(command -v python3.11 || command -v python3)
+pyscript=$top/tests/real/py-work.py
+pyreps=${BENCH_PY_REPS:-3}
+if [ -n "$py" ] && [ -x "$py" ]; then
+	uft_pat=(-P .)
+	pylib=$(ldd "$py" 2>/dev/null | awk '/libpython/ { print $1; exit }')
+	[ -n "$pylib" ] && uft_pat+=(-P ".@$pylib")
+	py_base=$(reps=$pyreps median_ms "$py" "$pyscript")
+	p_py=n/a p_what=n/a
+	if [ -z "$propel_why" ]; then
+		p_py=$(reps=$pyreps median_ms timeout 600 "$PROPEL" record -o "$work/run/py.db" -- "$py" "$pyscript")
+		p_what=$("$PROPEL" replay --format=jsonl "$work/run/py.db" 2>/dev/null |
+			python3 "$top/tests/real/trace-stats.py" - | sed -n 's/.*entries=\([0-9]*\) funcs=\([0-9]*\).*/\2 distinct, \1 calls/p')
+	fi
+	u_py=n/a u_what=n/a
+	if command -v uftrace >/dev/null; then
+		u_py=$(reps=$pyreps median_ms timeout 600 uftrace record -d "$work/run/py.uftrace" "${uft_pat[@]}" --force "$py" "$pyscript")
+		u_what=$(timeout 120 uftrace report -d "$work/run/py.uftrace" 2>/dev/null |
+			awk '$NF != "Function" && $1 !~ /^=/ && NF >= 4 { n++; c += $(NF - 1) } END { printf "%d distinct, %d calls\n", n, c }')
+	fi
+	printf '%-44s %12s %12s %8s\n' "ms $(basename "$py") py-work.py, incl. storing" \
+		"$p_py" "$u_py" "$(ratio "$p_py" "$u_py")"
+	echo "  untraced ${py_base} ms; recorded: propel $p_what (kept in its rings); uftrace $u_what"
+	echo "  peer: uftrace record ${uft_pat[*]} --force (dynamic patching of the same binary), median of $pyreps"
+	rm -rf "$work/run"
+else
+	echo "no python interpreter for the real-program comparison (BENCH_PY)"
+fi
 
 # --- attach latency on a large generated binary ---------------------------
 big=$out/bench/big-$nfuncs

@@ -1,0 +1,236 @@
+# shellcheck shell=bash
+# tests/real/servers.sh - the real servers that tests/e2e/real-software.sh
+# and tests/bench-real.sh attach to: Debian's nginx (one worker) and
+# redis-server, each on 127.0.0.1 at a free high port, with its own config,
+# data and logs in a directory the caller owns, and the load generators that
+# drive them (wrk, redis-benchmark).  Source it after tests/lib.sh.
+#
+#   nginx_start DIR      sets NGINX_PORT NGINX_MASTER NGINX_WORKER; serves
+#                        DIR/www: index.html (4 KiB, the wrk target) and
+#                        blob.bin (1 MiB of random bytes, for integrity)
+#   nginx_stop           QUIT, then KILL after 5 s
+#   redis_start DIR      sets REDIS_PORT REDIS_PID (no persistence)
+#   redis_stop
+#   real_cleanup         stops both and every load generator still running
+#   wrk_run SECS OUT     wrk on index.html for SECS s; OUT gets its report
+#                        and the propel-wrk line (tests/real/wrk-report.lua)
+#   wrk_field OUT KEY    a field of that line (requests, rps, connect, ...)
+#   wrk_errors OUT       non-2xx responses + socket errors (empty: no line)
+#   redis_info KEY       a field of INFO (total_commands_processed, ...)
+#   redis_bench_start OUT  redis-benchmark in a loop (SET, GET, INCR, LPUSH,
+#                        RPOP, HSET, MSET, 2,000 requests each: the mix is the
+#                        same in any window of a second or more) until
+#                        redis_bench_stop; it exits at the first error
+#   redis_bench_errors OUT lines of OUT that report an error
+#   now_ns               wall clock, ns
+#
+# Every server and load generator is started by this file and stopped by
+# real_cleanup (call it from the caller's EXIT trap), never by name.
+: "${NGINX_BIN:=/usr/sbin/nginx}"
+: "${REDIS_BIN:=/usr/bin/redis-server}"
+REAL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NGINX_MASTER="" NGINX_WORKER="" NGINX_PORT="" NGINX_DIR=""
+REDIS_PID="" REDIS_PORT=""
+REDIS_BENCH_PID=
+WRK_BG_PID=
+
+now_ns() { date +%s%N; }
+
+# real_port: a TCP port on 127.0.0.1 that is free now (the kernel's choice).
+real_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# real_wait_port PORT: wait (at most 10 s) until 127.0.0.1:PORT accepts.
+real_wait_port() {
+	python3 - "$1" <<'EOF'
+import socket, sys, time
+end = time.monotonic() + 10
+while time.monotonic() < end:
+    try:
+        socket.create_connection(("127.0.0.1", int(sys.argv[1])), 0.5).close()
+        sys.exit(0)
+    except OSError:
+        time.sleep(0.05)
+sys.exit(1)
+EOF
+}
+
+nginx_start() {
+	local d=$1 i
+	NGINX_DIR=$d
+	mkdir -p "$d/www" "$d/tmp"
+	chmod 755 "$d" "$d/www"
+	head -c 4096 /dev/zero | tr '\0' 'p' >"$d/www/index.html"
+	head -c 1048576 /dev/urandom >"$d/www/blob.bin"
+	chmod 644 "$d/www/"*
+	NGINX_PORT=$(real_port)
+	cat >"$d/nginx.conf" <<EOF
+worker_processes 1;
+daemon on;
+master_process on;
+pid $d/nginx.pid;
+error_log $d/error.log notice;
+$(is_root && echo "user root root;")
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $d/tmp/body;
+	proxy_temp_path $d/tmp/proxy;
+	fastcgi_temp_path $d/tmp/fastcgi;
+	uwsgi_temp_path $d/tmp/uwsgi;
+	scgi_temp_path $d/tmp/scgi;
+	keepalive_requests 1000000;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		root $d/www;
+		location = /status { stub_status; }
+	}
+}
+EOF
+	"$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" >"$d/start.log" 2>&1 || {
+		echo "nginx_start: $(tail -n 2 "$d/start.log" "$d/error.log" 2>/dev/null)" >&2
+		return 1
+	}
+	for ((i = 0; i < 100; i++)); do
+		NGINX_MASTER=$(cat "$d/nginx.pid" 2>/dev/null)
+		[ -n "$NGINX_MASTER" ] && NGINX_WORKER=$(pgrep -P "$NGINX_MASTER" | head -1)
+		[ -n "$NGINX_WORKER" ] && break
+		sleep 0.05
+	done
+	[ -n "$NGINX_WORKER" ] && real_wait_port "$NGINX_PORT" || {
+		echo "nginx_start: no worker on port $NGINX_PORT: $(tail -n 2 "$d/error.log")" >&2
+		return 1
+	}
+}
+
+nginx_stop() {
+	local i
+	[ -n "$NGINX_MASTER" ] || return 0
+	kill -QUIT "$NGINX_MASTER" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$NGINX_MASTER" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$NGINX_MASTER" ${NGINX_WORKER:+"$NGINX_WORKER"} 2>/dev/null
+	NGINX_MASTER="" NGINX_WORKER=""
+}
+
+# nginx_get PATH OUT: fetch http://127.0.0.1:$NGINX_PORT/PATH into OUT
+# (status must be 200).
+nginx_get() {
+	python3 - "http://127.0.0.1:$NGINX_PORT/$1" "$2" <<'EOF'
+import sys, urllib.request
+with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
+    if r.status != 200:
+        sys.exit(1)
+    open(sys.argv[2], "wb").write(r.read())
+EOF
+}
+
+# nginx_signals: lines of the error log that tell of a worker's death.
+nginx_signals() {
+	grep -E 'exited on signal|exited with code|worker process [0-9]+ exited' "$NGINX_DIR/error.log" 2>/dev/null
+}
+
+redis_start() {
+	local d=$1 i
+	mkdir -p "$d"
+	REDIS_PORT=$(real_port)
+	"$REDIS_BIN" --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$d" --daemonize no --logfile "$d/redis.log" --protected-mode yes \
+		--io-threads 1 </dev/null >/dev/null 2>&1 &
+	REDIS_PID=$!
+	for ((i = 0; i < 200; i++)); do
+		[ "$(redis-cli -p "$REDIS_PORT" ping 2>/dev/null)" = PONG ] && return 0
+		kill -0 "$REDIS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "redis_start: not answering on $REDIS_PORT: $(tail -n 2 "$d/redis.log")" >&2
+	return 1
+}
+
+redis_stop() {
+	[ -n "$REDIS_PID" ] || return 0
+	kill "$REDIS_PID" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$REDIS_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -9 "$REDIS_PID" 2>/dev/null
+	wait "$REDIS_PID" 2>/dev/null
+	REDIS_PID=
+}
+
+redis_info() {
+	redis-cli -p "$REDIS_PORT" info all 2>/dev/null | tr -d '\r' | awk -F: -v k="$1" '$1 == k { print $2; exit }'
+}
+
+# redis_bench_start OUT: load until redis_bench_stop.  -n bounds each pass
+# of the loop; timeout bounds the whole (10 min).  redis-benchmark 7 exits
+# at the first error reply or connection error (and says so in OUT).
+redis_bench_start() {
+	timeout -k 5 600 redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 16 -n 2000 -r 10000 \
+		-q -l -t set,get,incr,lpush,rpop,hset,mset >"$1" 2>&1 &
+	REDIS_BENCH_PID=$!
+}
+
+# redis_bench_stop: stop the load; status 1 if it had already ended (it
+# ends by itself only on a connection error).
+redis_bench_stop() {
+	local alive=0
+	[ -n "$REDIS_BENCH_PID" ] || return 1
+	kill -0 "$REDIS_BENCH_PID" 2>/dev/null && alive=1
+	kill "$REDIS_BENCH_PID" 2>/dev/null
+	wait "$REDIS_BENCH_PID" 2>/dev/null
+	REDIS_BENCH_PID=
+	[ $alive -eq 1 ]
+}
+
+redis_bench_errors() {
+	tr '\r' '\n' <"$1" | grep -iE 'error|reset|refused|broken|timeout|closed'
+}
+
+# wrk_run SECS OUT [PATH]: 1 thread, 16 connections, keep-alive.
+wrk_run() {
+	timeout -k 5 $(($1 + 30)) wrk -t1 -c16 -d"$1"s --timeout 2s -s "$REAL_DIR/wrk-report.lua" \
+		"http://127.0.0.1:$NGINX_PORT/${3:-index.html}" >"$2" 2>&1
+}
+
+# wrk_bg_start OUT SECS: wrk in the background for at most SECS s;
+# wrk_bg_stop stops it early (SIGINT: wrk still prints its report).
+wrk_bg_start() {
+	timeout -k 5 $(($2 + 30)) wrk -t1 -c16 -d"$2"s --timeout 2s -s "$REAL_DIR/wrk-report.lua" \
+		"http://127.0.0.1:$NGINX_PORT/index.html" >"$1" 2>&1 &
+	WRK_BG_PID=$!
+}
+
+wrk_bg_stop() {
+	local i
+	[ -n "$WRK_BG_PID" ] || return 0
+	kill -INT "$WRK_BG_PID" 2>/dev/null # timeout passes it on to wrk
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$WRK_BG_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill "$WRK_BG_PID" 2>/dev/null
+	wait "$WRK_BG_PID" 2>/dev/null
+	WRK_BG_PID=
+}
+
+wrk_field() {
+	sed -n 's/^propel-wrk .*\b'"$2"'=\([0-9.]*\).*/\1/p' "$1" | tail -1
+}
+
+wrk_errors() {
+	awk '/^propel-wrk / { n = 0; for (i = 2; i <= NF; i++) { split($i, kv, "=");
+		if (kv[1] ~ /^(connect|read|write|status|timeout)$/) n += kv[2] } print n }' "$1" | tail -1
+}
+
+real_cleanup() {
+	wrk_bg_stop
+	[ -n "$REDIS_BENCH_PID" ] && { kill "$REDIS_BENCH_PID" 2>/dev/null; wait "$REDIS_BENCH_PID" 2>/dev/null; }
+	REDIS_BENCH_PID=
+	nginx_stop
+	redis_stop
+}
