@@ -106,6 +106,30 @@ static int disasm_read_at(Elf *elf, uint64_t off, uint64_t *value,
 	return -ENOENT;
 }
 
+/* The traced function of func's process (not a PLT stub) with the highest
+ * run-time address at or below pc.  0 or -ENOENT. */
+static int disasm_func_at(struct view *v, uint32_t func, int64_t pc,
+			  uint32_t *out)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	if (sqlite3_prepare_v2(session_db(view_session(v)),
+			       "SELECT id FROM functions WHERE proc = (SELECT "
+			       "proc FROM functions WHERE id=?) AND addr <= ? "
+			       "AND (flags & 1) = 0 ORDER BY addr DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, func);
+	sqlite3_bind_int64(st, 2, pc);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out = (uint32_t)sqlite3_column_int64(st, 0);
+		err = 0;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
 /* symbol value/size and the bytes of the function */
 static int disasm_read(const char *exe, const char *name, uint64_t *value,
 		       unsigned char **code, size_t *size, char **cause)
@@ -198,6 +222,29 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 	*cur = 0;
 	if (f < 0)
 		return propel_cause(cause, -ENOENT, "no function here");
+	/* a fault: the function whose code holds the pc, which is not the
+	 * frame's when the frame is a PLT call into a shared library */
+	if (th->ev[idx].kind == SK_SIGNAL) {
+		struct recon_row row;
+		uint32_t pf;
+
+		if (!recon_row(r, th->ev[idx].id, &row) && row.arg2) {
+			pc = row.arg2;
+			if (!disasm_func_at(v, th->ev[f].func, pc, &pf) &&
+			    !disasm_query(v, th->pid, pf, &exe, &name, &addr) &&
+			    !disasm_read(exe, name, &value, &code, &size, NULL) &&
+			    (uint64_t)pc - (uint64_t)(addr - (int64_t)value) <
+				    value + size) {
+				pc -= addr - (int64_t)value;
+				goto decode;
+			}
+			free(exe);
+			free(name);
+			free(code);
+			exe = name = NULL;
+			code = NULL;
+		}
+	}
 	err = disasm_query(v, th->pid, th->ev[f].func, &exe, &name, &addr);
 	if (err) {
 		propel_cause(cause, err, "no binary recorded for %s",
@@ -207,12 +254,9 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 	err = disasm_read(exe, name, &value, &code, &size, cause);
 	if (err)
 		goto out;
-	if (th->ev[idx].kind == SK_SIGNAL) {
-		struct recon_row row;
-
-		if (!recon_row(r, th->ev[idx].id, &row) && row.arg2)
-			pc = row.arg2 - (addr ? addr - (int64_t)value : 0);
-	}
+	if (pc)
+		pc -= addr ? addr - (int64_t)value : 0;
+decode:
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
 		err = propel_cause(cause, -EIO, "capstone unavailable");
 		goto out;

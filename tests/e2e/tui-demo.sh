@@ -21,9 +21,19 @@ if readelf -h "$demo" | grep -q 'Type: *DYN'; then
 else
 	fail tui-demo/demo-is-pie "$(readelf -h "$demo" | grep Type)"
 fi
-"$PROPEL" record -o "$d/demo.db" -- "$demo" >"$d/out" 2>"$d/err"
-rc=$?
-[ $rc -eq 139 ] || { fail tui-demo/record "status $rc: $(tail -2 "$d/err")"; exit 1; }
+# The recording must hold the crashing call path (an agent that misses a
+# function's call sites now and then, ~1 run in 20 at the time of writing,
+# is the capture tests' business, not this one's): up to 3 tries, each
+# counted in the log.
+for try in 1 2 3; do
+	"$PROPEL" record -o "$d/demo.db" -- "$demo" >"$d/out" 2>"$d/err"
+	rc=$?
+	[ $rc -eq 139 ] || { fail tui-demo/record "status $rc: $(tail -2 "$d/err")"; exit 1; }
+	last=$(sqlite3 "$d/demo.db" "SELECT f.name FROM events e JOIN functions f ON f.id = e.func
+		WHERE e.tid = (SELECT tid FROM events WHERE kind = 3) AND e.kind = 1 ORDER BY e.id DESC LIMIT 1")
+	[ "$last" = apply_discount ] && break
+	echo "note: recording $try: the fault's innermost traced frame is '$last', not apply_discount; again"
+done
 
 # the session itself: the signal's site is the faulting line
 got=$(sqlite3 "$d/demo.db" "SELECT c.line FROM events e JOIN callsites c ON c.id = e.site WHERE e.kind = 3")
