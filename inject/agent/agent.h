@@ -169,6 +169,7 @@ struct ag_site {
 	uint64_t at;   /* where the patch starts: addr, or a window's start */
 	struct ag_func *target; /* direct: the callee; NULL: indirect */
 	struct ag_func *owner;
+	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
 	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
 	uint32_t id;
 	uint8_t kind;

@@ -118,9 +118,21 @@ void shadow_unwind(struct athread *t, uint64_t below)
 	}
 }
 
+/* The callee: direct, or the last one this indirect site reached, or
+ * looked up (a racy cache: a pointer store is atomic, and checked). */
 static inline struct ag_func *site_callee(struct ag_site *site, uint64_t target)
 {
-	return site->target ? site->target : func_find(target);
+	struct ag_func *f = site->target;
+
+	if (f)
+		return f;
+	f = __atomic_load_n(&site->cache, __ATOMIC_RELAXED);
+	if (f && f->addr == target)
+		return f;
+	f = func_find(target);
+	if (f)
+		__atomic_store_n(&site->cache, f, __ATOMIC_RELAXED);
+	return f;
 }
 
 /*
