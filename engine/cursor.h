@@ -96,8 +96,8 @@ int cursor_break_count(const struct cursor *c);
 
 /*
  * Backtrace at the cursor (from cursor_frame): entry indices of the frames,
- * innermost first,
- * at most max; returns how many there are in all (may exceed max).
+ * innermost first, at most max; returns how many there are in all (may
+ * exceed max).
  */
 int cursor_backtrace(const struct cursor *c, int64_t *frames, int max);
 

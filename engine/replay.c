@@ -1,14 +1,16 @@
 /*
  * engine/replay.c - see engine/replay.h.
  *
- * One query lists the threads (threads table, written by engine/ingest.c); one prepared query per thread streams its
- * events (the events_thread index makes it a range scan).  The walker keeps
+ * One query lists the threads (threads table, written by engine/ingest.c);
+ * one prepared query per thread streams its events (the events_thread index
+ * makes it a range scan).  The walker keeps
  * one event of lookahead (to tell a leaf call) and a stack of entry times by
  * depth (for durations); both are reused across threads.
  *
  * Function names are printed as stored: engine/ingest.c names every
  * function once (module+0xOFFSET when no symbol does), so replay, the TUI
- * and the exporters agree.
+ * and the exporters agree.  replay_site() reads one callsites row (the
+ * TUI's fault line).
  */
 #include <errno.h>
 #include <inttypes.h>
