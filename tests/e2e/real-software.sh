@@ -94,7 +94,7 @@ attach_wait() {
 # cycle_loop PID LOG: $cycles attach/detach cycles; prints "ok N" and the
 # first failure; stops early if PID dies.
 cycle_loop() {
-	local pid=$1 log=$2 ok=0 i rc first=
+	local pid=$1 log=$2 ok=0 i rc first= prev=
 	for ((i = 1; i <= cycles; i++)); do
 		timeout -k 5 60 "$PROPEL" attach -o "$t/cycle.db" --buffer-size 64 --duration 0.1 "$pid" \
 			>"$t/cycle.out" 2>&1
@@ -103,7 +103,9 @@ cycle_loop() {
 			ok=$((ok + 1))
 		elif [ -z "$first" ]; then
 			first="cycle $i: status $rc: $(grep -m1 -v warning "$t/cycle.out")"
+			[ -n "$prev" ] && first="$first (cycle $((i - 1)) said: $prev)"
 		fi
+		prev=$(head -c 300 "$t/cycle.out" | tr '\n' ' ')
 		cat "$t/cycle.out" >>"$log"
 		kill -0 "$pid" 2>/dev/null || { first="${first:+$first; }process $pid died at cycle $i"; break; }
 	done
