@@ -150,6 +150,7 @@ struct ag_func {
 	uint32_t id;
 	volatile uint32_t flags;
 	uint32_t intercept;
+	uint32_t retries; /* patch attempts that met a thread in a window */
 	struct ag_module *mod;
 	const char *name;
 };

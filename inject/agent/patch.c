@@ -749,6 +749,9 @@ static int site_make_bytes(struct ag_site *s, const uint8_t *ins)
 	return 0;
 }
 
+/* Windows found unsafe to write (a thread inside, or no answer). */
+static uint32_t sites_unsafe;
+
 /* Sites by patch address, for the int3 of a window being written. */
 static struct ag_site *win_tab[1 << 12];
 
@@ -791,7 +794,7 @@ static int sites_write(struct ag_site **v, size_t n, int restore)
 			const uint8_t *b = restore ? v[i]->orig : v[i]->new_bytes;
 
 			if (bad[i]) {
-				ag_skipped++;
+				sites_unsafe++;
 				continue;
 			}
 			err |= code_write(v[i]->at, b, v[i]->plen);
@@ -819,7 +822,7 @@ static int sites_write(struct ag_site **v, size_t n, int restore)
 			if (!bad[i])
 				continue;
 			code_write(v[i]->at, v[i]->orig, 1);
-			ag_skipped++;
+			sites_unsafe++;
 		}
 		sync_cores();
 	}
@@ -1257,6 +1260,7 @@ int patch_function(struct ag_func *f)
 	const struct ag_sym *fs, *cold = NULL;
 	uint8_t *fde;
 	size_t n = 0, fde_len, cie_len;
+	uint32_t unsafe;
 	int err;
 
 	if (f->flags & F_READY)
@@ -1284,10 +1288,18 @@ int patch_function(struct ag_func *f)
 		memcpy(blob, fde, cie_len + fde_len);
 		frames_register(blob);
 	}
+	unsafe = sites_unsafe;
 	err = n ? sites_write(v, n, 0) : 0;
 	if (err)
 		ag_warn("cannot patch %s: %s", *fs->name ? fs->name : "a function",
 			strerror(-err));
+	if (sites_unsafe != unsafe) {
+		/* a thread was inside a window, or did not answer (a loaded
+		 * machine): not ready, so its next call tries again */
+		if (++f->retries < 16)
+			return 0;
+		ag_skipped += sites_unsafe - unsafe;
+	}
 done:
 	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
 	return 0;
