@@ -266,6 +266,8 @@ void map_func(const struct ag_func *f)
 
 void map_site(const struct ag_site *s)
 {
+	if (s->kind == SITE_ENTRY)
+		return; /* a hook (callback.c): no record names it */
 	map_line("S %u %llx %d", s->id, (unsigned long long)s->addr,
 		 s->owner ? (int)s->owner->id : -1);
 }
