@@ -88,21 +88,48 @@ int capture_begin(struct capture *c, const char *db, char **cause)
 	return 0;
 }
 
-/* 1 if pid is alive and maps a file under dir/ (0 for a zombie). */
-static int maps_session(pid_t pid, const char *dir)
+/* 1 if pid is a zombie or gone. */
+static int proc_dead(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int dead = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		dead = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return dead;
+}
+
+/*
+ * 1 if pid is alive and maps a file under dir/ or the agent library.  A
+ * child of ours (child non-zero) whose memory is already gone but that is
+ * not a zombie yet is exiting: its own children are about to be handed to
+ * us, so it counts until it is a zombie.
+ */
+static int maps_session(pid_t pid, const char *dir, const char *agent,
+			int child)
 {
 	char path[64], line[4096 + 256], pre[600];
 	FILE *f;
-	int found = 0;
+	int found = 0, lines = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	snprintf(pre, sizeof(pre), "%s/", dir);
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, pre) != NULL;
+	while (!found && fgets(line, sizeof(line), f)) {
+		lines++;
+		found = strstr(line, pre) || strstr(line, agent);
+	}
 	fclose(f);
+	if (!found && !lines && child)
+		found = !proc_dead(pid);
 	return found;
 }
 
@@ -156,25 +183,37 @@ static size_t my_children(pid_t *out, size_t max)
 	return n;
 }
 
-static int pid_cmp(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+struct capture_cand {
+	pid_t pid;
+	int has_map; /* named by a map file (else: a child of ours) */
+};
 
-	return x < y ? -1 : x > y;
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct capture_cand *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return y->has_map - x->has_map; /* the one with a map file first */
 }
 
-int capture_traced_left(const struct capture *c, pid_t *one)
+int capture_traced_pids(const struct capture *c, pid_t **out)
 {
-	pid_t *v, *nv;
-	size_t n, cap = 256, i;
+	struct capture_cand *v, *nv;
+	pid_t kids[512], *res;
+	size_t n, cap = 1024, i, k = 0;
 	struct dirent *e;
-	int left = 0;
 	DIR *d;
 
+	*out = NULL;
+	n = my_children(kids, sizeof(kids) / sizeof(kids[0]));
 	v = malloc(cap * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	n = my_children(v, cap);
+	for (i = 0; i < n; i++) {
+		v[i].pid = kids[i];
+		v[i].has_map = 0;
+	}
 	d = opendir(c->dir);
 	while (d && (e = readdir(d))) {
 		const char *dot = strrchr(e->d_name, '.');
@@ -189,20 +228,37 @@ int capture_traced_left(const struct capture *c, pid_t *one)
 			v = nv;
 			cap *= 2;
 		}
-		v[n++] = pid;
+		v[n].pid = pid;
+		v[n++].has_map = 1;
 	}
 	if (d)
 		closedir(d);
-	qsort(v, n, sizeof(*v), pid_cmp);
+	qsort(v, n, sizeof(*v), cand_cmp);
+	res = malloc((n ? n : 1) * sizeof(*res));
+	if (!res) {
+		free(v);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
-		if ((i && v[i] == v[i - 1]) || !maps_session(v[i], c->dir))
+		if (i && v[i].pid == v[i - 1].pid)
 			continue;
-		if (one && !left)
-			*one = v[i];
-		left++;
+		if (maps_session(v[i].pid, c->dir, c->agent, !v[i].has_map))
+			res[k++] = v[i].pid;
 	}
 	free(v);
-	return left;
+	*out = res;
+	return (int)k;
+}
+
+int capture_traced_left(const struct capture *c, pid_t *one)
+{
+	pid_t *v = NULL;
+	int n = capture_traced_pids(c, &v);
+
+	if (n > 0 && one)
+		*one = v[0];
+	free(v);
+	return n;
 }
 
 static void remove_dir(const char *dir)

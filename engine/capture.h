@@ -32,13 +32,18 @@ int capture_end(struct capture *c, int argc, char *const *argv, char **cause);
 
 /*
  * The processes still tracing into the session: every pid named by a map
- * file of the directory ("<pid>.<nonce>.map", one per process image) or a
- * child of the caller, that is alive and maps a file of the directory (its
- * rings; a child just forked maps its parent's until it makes its own).
- * A process that exec'd an image without the agent, or whose agent was
- * switched off, maps none: it has detached.  Returns how many are left,
- * with one of them in *one (if one is non-NULL).
+ * file of the directory ("<pid>.<nonce>.map", one per process image), or a
+ * child of the caller (a child just forked has no map file yet), that is
+ * alive and maps a file of the directory (its rings) or the agent library
+ * (an attached process whose threads have no ring yet, an image that has
+ * just exec'd and loads the agent again); and a child of the caller that
+ * is exiting but not yet a zombie (its children are about to become the
+ * caller's).  A process that exec'd an image without the agent has
+ * detached.  capture_traced_pids returns how many,
+ * their pids in *pids (malloc'd), or -errno; capture_traced_left the
+ * count, with one of them in *one (if one is non-NULL).
  */
+int capture_traced_pids(const struct capture *c, pid_t **pids);
 int capture_traced_left(const struct capture *c, pid_t *one);
 
 /* Remove the directory and temporary file without ingesting. */

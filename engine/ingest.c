@@ -137,6 +137,7 @@ struct ingest_walk {
 	unsigned last_type;
 	uint32_t last_a;
 	int saw_call;
+	uint64_t exec_n; /* index (1-based) of the latest EXEC record, 0 none */
 	uint32_t first_entry_site; /* PROPEL_SITE_NONE unless first call is an entry */
 	struct ingest_lost {
 		uint32_t func, site;
@@ -797,6 +798,8 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		w->last_tsc = tsc;
 		w->last_type = type;
 		w->last_a = a;
+		if (type == PROPEL_REC_EXEC)
+			w->exec_n = w->n;
 		if (type == PROPEL_REC_ENTRY) {
 			if (!w->saw_call)
 				w->first_entry_site = b;
@@ -958,6 +961,12 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 		goto out;
 	}
 	/* The outermost visible frame's caller, if traced, is open too. */
+	/* the thread ends with the exec (its record, then the entry of the
+	 * exec call): the image was replaced, even by one the agent cannot
+	 * enter (a static program) */
+	if (w.exec_n && (w.n == w.exec_n ||
+			 (w.n == w.exec_n + 1 && w.last_type == PROPEL_REC_ENTRY)))
+		p->execd = 1;
 	psite = w.nlost ? w.lost[w.nlost - 1].site : w.first_entry_site;
 	if (psite < p->nsite && p->site_func[psite] >= 0)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);

@@ -625,6 +625,51 @@ fail:
 	return err;
 }
 
+int hijack_adopt(pid_t pid, pid_t tid, struct hijack **out, char **cause)
+{
+	struct hijack *h;
+	struct hj_thread *t;
+	char path[64];
+	int err;
+
+	*out = NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	h->pid = pid;
+	h->memfd = -1;
+	h->timeout_ms = HIJACK_CALL_TIMEOUT_MS;
+	t = hj_add(h, tid);
+	if (!t) {
+		free(h);
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	}
+	t->state = HJ_STOPPED;
+	if (ptrace(PTRACE_GETREGS, tid, 0, &t->regs) < 0) {
+		err = -errno;
+		t->state = HJ_GONE;
+		hijack_free(h);
+		return propel_cause(cause, err, "thread %d is not held: %s",
+				    (int)tid, strerror(-err));
+	}
+	err = hj_seize_all(h, cause);
+	if (err)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	h->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (h->memfd < 0) {
+		err = -errno;
+		propel_cause(cause, err, "open %s: %s", path, strerror(-err));
+		goto fail;
+	}
+	pr_dbg("adopted %d (%zu threads)", pid, h->nth);
+	*out = h;
+	return 0;
+fail:
+	hijack_detach(h);
+	return err;
+}
+
 static void hj_unstage(struct hijack *h)
 {
 	while (h->nstage > 0) {
@@ -978,21 +1023,24 @@ static int hj_elf_sym(Elf *e, const char *sym, uint64_t *value, int *ifunc)
 	return found ? 0 : -ENOENT;
 }
 
-int hijack_sym(struct hijack *h, const char *lib, const char *sym,
-	       uint64_t *addr, char **cause)
+/* The address of sym in lib as mapped in pid; *ifunc set for an IFUNC
+ * (then *addr is its resolver). */
+static int hj_sym_addr(pid_t pid, const char *lib, const char *sym,
+		       uint64_t *addr, int *ifunc, char **cause)
 {
 	char path[PATH_MAX];
 	uint64_t start = 0, value = 0, vpage = 0;
 	long long opage = -1;
 	long pagesz = sysconf(_SC_PAGESIZE);
 	size_t i, n;
-	int fd = -1, err, ifunc = 0;
+	int fd = -1, err;
 	Elf *e;
 
-	if (hj_maps_find(h->pid, lib, path, sizeof(path), -1, NULL))
+	*ifunc = 0;
+	if (hj_maps_find(pid, lib, path, sizeof(path), -1, NULL))
 		return propel_cause(cause, -ENOENT, "%s is not mapped in process %d",
-				    lib, h->pid);
-	e = hj_elf_open(h->pid, path, &fd);
+				    lib, pid);
+	e = hj_elf_open(pid, path, &fd);
 	if (!e) {
 		err = fd < 0 ? -errno : -ENOEXEC;
 		if (fd >= 0)
@@ -1010,17 +1058,30 @@ int hijack_sym(struct hijack *h, const char *lib, const char *sym,
 			break;
 		}
 	}
-	err = hj_elf_sym(e, sym, &value, &ifunc);
+	err = hj_elf_sym(e, sym, &value, ifunc);
 	elf_end(e);
 	close(fd);
 	if (err)
 		return propel_cause(cause, err, "%s: no dynamic symbol %s", path,
 				    sym);
 	if (opage < 0 ||
-	    hj_maps_find(h->pid, path, path, sizeof(path), opage, &start))
+	    hj_maps_find(pid, path, path, sizeof(path), opage, &start))
 		return propel_cause(cause, -ENOENT,
 				    "%s: cannot find its load address", path);
 	*addr = start - vpage + value;
+	pr_dbg("%s!%s = %#llx%s", path, sym, (unsigned long long)*addr,
+	       *ifunc ? " (resolver)" : "");
+	return 0;
+}
+
+int hijack_sym(struct hijack *h, const char *lib, const char *sym,
+	       uint64_t *addr, char **cause)
+{
+	int err, ifunc = 0;
+
+	err = hj_sym_addr(h->pid, lib, sym, addr, &ifunc, cause);
+	if (err)
+		return err;
 	if (ifunc) {
 		/* an IFUNC: its value is a resolver that returns the real
 		 * implementation (x86-64 glibc resolvers take no argument) */
@@ -1032,11 +1093,21 @@ int hijack_sym(struct hijack *h, const char *lib, const char *sym,
 		if (!impl)
 			return propel_cause(cause, -ENOENT,
 					    "%s: resolver of %s returned NULL",
-					    path, sym);
+					    lib, sym);
 		*addr = impl;
 	}
-	pr_dbg("%s!%s = %#llx", path, sym, (unsigned long long)*addr);
 	return 0;
+}
+
+int hijack_sym_noexec(pid_t pid, const char *lib, const char *sym,
+		      uint64_t *addr, char **cause)
+{
+	int ifunc = 0, err = hj_sym_addr(pid, lib, sym, addr, &ifunc, cause);
+
+	if (!err && ifunc)
+		return propel_cause(cause, -ENOENT,
+				    "%s: %s is an IFUNC (needs a call)", lib, sym);
+	return err;
 }
 
 /* ---- calls ------------------------------------------------------------ */

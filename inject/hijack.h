@@ -5,6 +5,7 @@
  * Life of a hold (each transition names the function that performs it):
  *
  *   (free) --hijack_attach--> HELD: every thread seized and stopped
+ *   (one thread already ours, stopped) --hijack_adopt--> HELD
  *   HELD --hijack_stage--> HELD with data on the call thread's stack
  *   HELD --hijack_call--> RUNNING the call --(return trap)--> HELD
  *   HELD --hijack_detach--> (free): every thread running as if never touched
@@ -38,6 +39,12 @@ struct hijack;
 /* Seize and stop every thread of pid.  On error nothing is left traced. */
 int hijack_attach(pid_t pid, struct hijack **out, char **cause);
 
+/* A hold of pid built on a thread tid that the caller already traces
+ * (PTRACE_SEIZE'd by this process) and that is in a ptrace-stop: the
+ * other threads are seized and stopped as by hijack_attach, and
+ * hijack_detach lets go of every one, tid included. */
+int hijack_adopt(pid_t pid, pid_t tid, struct hijack **out, char **cause);
+
 /* Detach every thread (restoring anything still staged), re-deliver the
  * signals that arrived meanwhile, and free h.  Returns 0 or -errno of the
  * first thread that could not be detached. */
@@ -57,6 +64,11 @@ int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
  * path, or a file name ("libc.so.6"), or its stem ("libc"). */
 int hijack_sym(struct hijack *h, const char *lib, const char *sym,
 	       uint64_t *addr, char **cause);
+
+/* As hijack_sym, without a hold: an IFUNC (which needs a call) is
+ * -ENOENT. */
+int hijack_sym_noexec(pid_t pid, const char *lib, const char *sym,
+		      uint64_t *addr, char **cause);
 
 /* Without ptrace: the full path of the mapped file matching lib (as in
  * hijack_sym), 0 or -ENOENT.  *path is malloc'd. */

@@ -131,40 +131,43 @@ static int inject_check_dynamic(struct hijack *h, char **cause)
 	return 0;
 }
 
-int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
-		       uint32_t flags, char **cause)
+/* The agent's path as the target must see it: absolute. */
+static void inject_abs_path(const char *agent_so, char *so, size_t n)
 {
-	char so[PATH_MAX + 64], cwd[PATH_MAX / 2];
-	struct propel_thread_hint *hints = NULL;
-	struct hijack *h = NULL;
-	uint64_t fn, ahints, adir, args[4], ret = 0;
-	size_t n = 0;
-	int err, e2;
+	char cwd[PATH_MAX / 2];
 
-	/* the target has its own cwd: give it an absolute path */
 	if (!realpath(agent_so, so)) {
 		if (agent_so[0] == '/' || !getcwd(cwd, sizeof(cwd)))
-			snprintf(so, sizeof(so), "%s", agent_so);
+			snprintf(so, n, "%s", agent_so);
 		else
-			snprintf(so, sizeof(so), "%s/%s", cwd, agent_so);
+			snprintf(so, n, "%s/%s", cwd, agent_so);
 	}
-	err = hijack_attach(pid, &h, cause);
-	if (err)
-		return err;
+}
+
+int inject_agent_start_held(struct hijack *h, const char *agent_so,
+			    const char *session_dir, uint32_t flags,
+			    char **cause)
+{
+	char so[PATH_MAX + 64];
+	struct propel_thread_hint *hints = NULL;
+	uint64_t fn, ahints, adir, args[4], ret = 0;
+	size_t n = 0;
+	int err;
+
+	/* the target has its own cwd: give it an absolute path */
+	inject_abs_path(agent_so, so, sizeof(so));
 	err = inject_check_dynamic(h, cause);
 	if (err)
-		goto out;
+		return err;
 	err = inject_dlopen(h, so, cause);
 	if (err)
-		goto out;
+		return err;
 	err = hijack_sym(h, so, PROPEL_AGENT_START_SYM, &fn, cause);
 	if (err)
-		goto out;
+		return err;
 	err = hijack_threads(h, &hints, &n);
-	if (err) {
-		propel_cause(cause, err, "out of memory");
-		goto out;
-	}
+	if (err)
+		return propel_cause(cause, err, "out of memory");
 	err = hijack_stage(h, hints, n * sizeof(*hints), &ahints);
 	if (!err)
 		err = hijack_stage(h, session_dir, strlen(session_dir) + 1, &adir);
@@ -184,6 +187,19 @@ int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 		err = inject_agent_err((int32_t)ret, PROPEL_AGENT_START_SYM, cause);
 out:
 	free(hints);
+	return err;
+}
+
+int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
+		       uint32_t flags, char **cause)
+{
+	struct hijack *h = NULL;
+	int err, e2;
+
+	err = hijack_attach(pid, &h, cause);
+	if (err)
+		return err;
+	err = inject_agent_start_held(h, agent_so, session_dir, flags, cause);
 	e2 = hijack_detach(h);
 	if (e2 && !err)
 		err = propel_cause(cause, e2, "detach: %s", strerror(-e2));
@@ -223,8 +239,16 @@ out_free:
 int inject_agent_stop(pid_t pid, char **cause)
 {
 	int32_t r = 0;
-	int err = inject_agent_call(pid, PROPEL_AGENT_STOP_SYM, &r, cause);
+	int err;
 
+	/* -EAGAIN: a thread was stopped while it patched code; let it finish
+	 * (the process runs between tries) */
+	for (int tries = 0;; tries++) {
+		err = inject_agent_call(pid, PROPEL_AGENT_STOP_SYM, &r, cause);
+		if (err || r != -EAGAIN || tries == 200)
+			break;
+		usleep(10000);
+	}
 	if (err)
 		return err;
 	if (r < 0)

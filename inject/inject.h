@@ -19,6 +19,14 @@
 int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 		       uint32_t flags, char **cause);
 
+struct hijack;
+
+/* The same, in a process already held (hijack_attach or hijack_adopt);
+ * the hold stays. */
+int inject_agent_start_held(struct hijack *h, const char *agent_so,
+			    const char *session_dir, uint32_t flags,
+			    char **cause);
+
 /* propel_agent_stop() in pid: the number of restored sites, or -errno
  * (-ENOENT "propel agent not loaded"). */
 int inject_agent_stop(pid_t pid, char **cause);

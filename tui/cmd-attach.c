@@ -1,8 +1,14 @@
 /*
  * tui/cmd-attach.c - `propel attach [-o DB] [--duration S] PID...`: load the
- * agent into live processes, trace until --duration, Ctrl-C, or until every
- * target has exited, then switch the agent off (every patched byte restored)
- * and store the session.
+ * agent into live processes, trace until --duration, Ctrl-C, or until no
+ * process traces into the session any more, then switch the agent off
+ * (every patched byte restored) and store the session.
+ *
+ * The traced processes are the targets and what they became: their fork
+ * children (the agent goes with the fork) and their new images after an
+ * exec, which inject/tracer.c follows to main and injects again.  At the
+ * end the agent is switched off in every process still tracing into the
+ * session (capture_traced_pids), not only in the targets named.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +22,7 @@
 #include "engine/capture.h"
 #include "engine/session.h"
 #include "inject/inject.h"
+#include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
@@ -28,21 +35,14 @@ static void attach_on_signal(int sig)
 	attach_stop = 1;
 }
 
-/* Alive and not a zombie. */
-static int attach_alive(pid_t pid)
+/* An exec that could not be followed: one line, tracing goes on. */
+static void attach_warn(pid_t pid, int err, const char *cause, void *arg)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
-	int alive = 0;
+	char what[64];
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		alive = p[2] != 'Z' && p[2] != 'X';
-	fclose(f);
-	return alive;
+	(void)arg;
+	snprintf(what, sizeof(what), "warning: exec in %d", (int)pid);
+	propel_report(what, err, cause);
 }
 
 static double now_s(void)
@@ -67,7 +67,8 @@ static int cmd_attach_exec(int argc, char **argv)
 	double duration = 0, start;
 	struct capture cap;
 	char *cause = NULL, *end;
-	pid_t *pids;
+	struct tracer *tr = NULL;
+	pid_t *pids, *traced = NULL;
 	int c, i, n = 0, attached = 0, err, live;
 	uint32_t flags = 0;
 	struct sigaction sa;
@@ -156,34 +157,44 @@ static int cmd_attach_exec(int argc, char **argv)
 		free(pids);
 		return 1;
 	}
+	cause = NULL;
+	err = tracer_new(cap.dir, cap.agent, flags, attach_warn, NULL, &tr,
+			 &cause);
+	if (err) {
+		/* execs will not be followed; tracing goes on */
+		propel_report("warning", err, cause);
+		free(cause);
+		tr = NULL;
+	}
 	if (isatty(2))
 		fprintf(stderr, "propel: tracing %d process%s%s; Ctrl-C to stop\n",
 			attached, attached > 1 ? "es" : "",
 			duration > 0 ? " (until --duration)" : "");
 	start = now_s();
 	for (;;) {
-		live = 0;
-		for (i = 0; i < n; i++)
-			if (pids[i] && attach_alive(pids[i]))
-				live++;
-		if (!live || attach_stop ||
-		    (duration > 0 && now_s() - start >= duration))
+		int following = tr ? tracer_poll(tr, 50) : 0;
+
+		if (!tr)
+			usleep(50 * 1000);
+		if (attach_stop || (duration > 0 && now_s() - start >= duration))
 			break;
-		usleep(50 * 1000);
+		if (following <= 0 && capture_traced_left(&cap, NULL) == 0)
+			break;
 	}
-	for (i = 0; i < n; i++) {
+	tracer_free(tr);
+	live = capture_traced_pids(&cap, &traced);
+	for (i = 0; i < live; i++) {
 		char what[64];
 
-		if (!pids[i] || !attach_alive(pids[i]))
-			continue;
-		snprintf(what, sizeof(what), "detach %d", (int)pids[i]);
+		snprintf(what, sizeof(what), "detach %d", (int)traced[i]);
 		cause = NULL;
-		err = inject_agent_stop(pids[i], &cause);
-		if (err < 0) {
+		err = inject_agent_stop(traced[i], &cause);
+		if (err < 0 && err != -ENOENT && err != -ESRCH) {
 			propel_report(what, err, cause);
-			free(cause);
 		}
+		free(cause);
 	}
+	free(traced);
 	free(pids);
 	cause = NULL;
 	err = capture_end(&cap, argc - optind, argv + optind, &cause);

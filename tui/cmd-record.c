@@ -85,9 +85,13 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
 	record_child = 0;
 	record_signals(record_on_signal, 0);
 	while (!record_stop) {
+		int left = capture_traced_left(cap, &one), reaped = 0;
+
+		/* a process reaped after the count may have handed us
+		 * children the count did not see: count again */
 		while (waitpid(-1, &st, WNOHANG) > 0)
-			;
-		if (capture_traced_left(cap, &one) <= 0)
+			reaped++;
+		if (left <= 0 && !reaped)
 			break;
 		if (!told && ++polls == 100 && isatty(2)) {
 			fprintf(stderr,

@@ -18,7 +18,9 @@
  *                    until it execs or exits, as a thread with no ring
  *                    (vfork_thread), so it writes nothing into our rings
  *                    or shadow stacks; FORK is recorded in the parent
- *   exec*            recorded; the environment keeps the agent for record
+ *   exec*            recorded; the environment keeps the agent for record;
+ *                    under attach the coordinator is asked to follow the
+ *                    thread into the new image (exec_handoff_wait)
  *   exit/_exit       recorded as the process exit (exit() from code we do
  *                    not see is caught by an on_exit hook, exit_hook)
  */
@@ -31,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -520,6 +523,79 @@ static char **env_with_agent(char *const *envp)
 	return v;
 }
 
+/* ---- exec under attach ---- */
+
+/* Set by the exec intercept, consumed once the slow path has let go of
+ * ag_lock (enter_slow): ask the coordinator to follow this exec. */
+static __thread int exec_handoff __attribute__((tls_model("initial-exec")));
+
+/* Started by propel_agent_start (attach), not by the environment (record,
+ * where the exec'd image loads the agent through LD_PRELOAD). */
+static int exec_attach_mode(void)
+{
+	const char *d = getenv("PROPEL_SESSION_DIR");
+
+	return !d || strcmp(d, ag_cfg.dir) != 0;
+}
+
+/* 1 if the program an exec of file would run is set-user/group-ID: it is
+ * left alone, since running it under ptrace would drop its privileges. */
+static int exec_setid(const char *file, int search)
+{
+	char buf[4096];
+	const char *p, *end;
+	struct stat st;
+
+	if (!file || !*file)
+		return 0;
+	if (!search || strchr(file, '/'))
+		return stat(file, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID));
+	p = getenv("PATH");
+	for (p = p ? p : "/bin:/usr/bin";; p = end + 1) {
+		end = strchrnul(p, ':');
+		snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(end - p), p,
+			 end > p ? "/" : "", file);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(buf, X_OK) == 0)
+			return (st.st_mode & (S_ISUID | S_ISGID)) != 0;
+		if (!*end)
+			return 0;
+	}
+}
+
+/*
+ * Under attach, just before an exec: ask the coordinator (tui/cmd-attach.c,
+ * inject/tracer.c) to follow this thread into the new image.  The request
+ * is an empty file <pid>.<tid>.exec in the session directory; the
+ * coordinator seizes the thread with PTRACE_O_TRACEEXEC and removes the
+ * file (or removes it because it cannot), then injects the agent again
+ * when the new image reaches main.  We wait at most 500 ms for the file to
+ * go: without a coordinator an exec is late, never lost.  No malloc, no
+ * lock: a vfork child runs this too.
+ */
+static void exec_handoff_wait(void)
+{
+	struct timespec nap = { 0, 100 * 1000 };
+	char path[700];
+	uint64_t end;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%d.%d.exec", ag_cfg.dir,
+		 (int)syscall(SYS_getpid), (int)ag_gettid());
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	close(fd);
+	end = ag_mono_ns() + 500ull * 1000 * 1000;
+	while (access(path, F_OK) == 0) {
+		if (ag_mono_ns() > end) {
+			unlink(path);
+			return;
+		}
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* ---- exit ---- */
 
 static pid_t exit_noted; /* the process image whose exit is recorded */
@@ -696,6 +772,14 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 	case IC_EXECVPE:
 		if (t && t->ring)
 			rec_put(t, PROPEL_REC_EXEC, 0, 0);
+		if (exec_attach_mode()) {
+			int search = f->intercept == IC_EXECVPE ||
+				     (f->name && (!strcmp(f->name, "execvp") ||
+						  !strcmp(f->name, "execlp")));
+
+			exec_handoff = !exec_setid((const char *)fr->rdi, search);
+			break;
+		}
 		if (f->intercept == IC_EXEC) {
 			char **v = env_with_agent(environ);
 
@@ -751,6 +835,10 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		     f->intercept == IC_EXECVPE))
 			intercept_enter(NULL, fr, f);
 		slow_unlock(&old);
+		if (exec_handoff) {
+			exec_handoff = 0;
+			exec_handoff_wait();
+		}
 		return;
 	}
 	t = thread_get();
@@ -765,6 +853,10 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	if (t)
 		t->busy = 0;
 	slow_unlock(&old);
+	if (exec_handoff) {
+		exec_handoff = 0;
+		exec_handoff_wait();
+	}
 	if (!t || t->dead || (f->flags & F_NOTRACE))
 		return;
 	t->busy = 1;

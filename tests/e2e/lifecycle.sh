@@ -17,6 +17,13 @@
 #                        marked "vfork":true, the exec'd image traced even
 #                        with an environment of its own, the parent's trace
 #                        intact after the vforks and its exit its own
+#   attach/exec          tests/fixtures/lifecycle/attach-exec.c under
+#                        `propel attach`: after the exec the new image's main
+#                        -> child_work -> child_leaf are in the session (the
+#                        agent injected again at main), the process runs as
+#                        untraced, no warning, attach ends when it exits
+#   attach/exec-static   the same exec'ing a static program: one warning
+#                        line, the program runs unharmed
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
 t=$(tmpdir)
@@ -33,6 +40,9 @@ build daemon "$fix/lifecycle/daemon.c"
 build exec "$fix/capture/exec.c"
 build fork "$fix/capture/fork.c"
 build vfork "$fix/lifecycle/vfork.c"
+build attach-exec "$fix/lifecycle/attach-exec.c"
+printf '#include <stdio.h>\nint main(void){puts("static ok");return 0;}\n' >"$t/st.c"
+$cc -static -o "$t/static" "$t/st.c" 2>/dev/null || rm -f "$t/static"
 
 # ---- daemons: record ends when the last traced descendant has ----
 bad=
@@ -114,3 +124,74 @@ if why:
     print("; ".join(why))
 PY
 [ -s "$t/v.why" ] && fail record/vfork "$(cat "$t/v.why") $(head -c 200 "$t/v.err")" || pass record/vfork
+
+# ---- exec under attach: the new image is traced from main ----
+# injected PID APID: the agent is mapped in PID and no thread of it is
+# ptraced (attach's injection is over); fails if either process is gone
+injected() {
+	local i s tracer
+	for ((i = 0; i < 400; i++)); do
+		if grep -q propel-agent "/proc/$1/maps" 2>/dev/null; then
+			tracer=0
+			for s in /proc/"$1"/task/*/status; do
+				[ "$(awk '/^TracerPid:/ {print $2}' "$s" 2>/dev/null)" = 0 ] || tracer=1
+			done
+			[ $tracer = 0 ] && return 0
+		fi
+		kill -0 "$2" 2>/dev/null && kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+# attach_exec NAME [ENV...]: run attach-exec under attach; sets rc, arc
+attach_exec() {
+	local name=$1 pid ap
+	shift
+	rm -f "$t/go"
+	env "$@" "$t/attach-exec" "$t/go" >"$t/$name.out" 2>&1 &
+	pid=$!
+	sleep 0.2
+	timeout 60 "$PROPEL" attach -o "$t/$name.db" "$pid" 2>"$t/$name.err" &
+	ap=$!
+	injected "$pid" "$ap" || echo "never injected" >>"$t/$name.err"
+	touch "$t/go"
+	wait "$ap"
+	arc=$?
+	wait "$pid"
+	rc=$?
+	apid=$pid
+}
+attach_exec ae
+"$PROPEL" replay --format=jsonl "$t/ae.db" >"$t/ae.jsonl" 2>>"$t/ae.err"
+python3 - "$t/ae.jsonl" "$apid" >"$t/ae.why" <<'PY'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1])]
+pid = int(sys.argv[2])
+mine = [e for e in evs if e["pid"] == pid]
+ex = [i for i, e in enumerate(mine) if e["kind"] == "exec"]
+if not ex:
+    print("no exec event for %d" % pid)
+else:
+    after = [(e["func"], e["depth"]) for e in mine[ex[-1]:] if e["kind"] == "entry"]
+    want = [("main", 0), ("child_work", 1), ("child_leaf", 2)]
+    if [a for a in after if a in want][:3] != want:
+        print("after the exec: %r" % after[:12])
+PY
+if [ $rc -ne 0 ] || [ "$(cat "$t/ae.out")" != "exec child 42" ] || [ $arc -ne 0 ] ||
+	[ -s "$t/ae.err" ] || [ -s "$t/ae.why" ]; then
+	fail attach/exec "status $rc, attach $arc, output $(head -c 100 "$t/ae.out"); $(cat "$t/ae.why") $(head -c 300 "$t/ae.err")"
+else
+	pass attach/exec
+fi
+if [ -x "$t/static" ]; then
+	attach_exec as STATIC="$t/static"
+	if [ $rc -eq 0 ] && [ "$(cat "$t/as.out")" = "static ok" ] && [ $arc -eq 0 ] &&
+		[ "$(wc -l <"$t/as.err")" -eq 1 ] &&
+		grep -q "^propel: warning: exec in $apid: .*statically linked" "$t/as.err"; then
+		pass attach/exec-static
+	else
+		fail attach/exec-static "status $rc, attach $arc, output $(head -c 100 "$t/as.out"); stderr: $(head -c 300 "$t/as.err")"
+	fi
+else
+	skip attach/exec-static "no static libc"
+fi

@@ -1,0 +1,484 @@
+/*
+ * inject/tracer.c - follow an attach session's processes across exec (see
+ * inject/tracer.h).
+ *
+ * One followed exec, each transition naming the function that makes it:
+ *
+ *   <pid>.<tid>.exec appears (inotify)  --tr_request--> SEIZED: the thread
+ *       is PTRACE_SEIZE'd with PTRACE_O_TRACEEXEC, the file removed (the
+ *       agent waits for that, then calls execve)
+ *   SEIZED --PTRACE_EVENT_EXEC (tr_event)--> tr_follow, synchronously:
+ *       the new image, stopped before its first instruction:
+ *       run to its entry point (AT_ENTRY: the dynamic loader has run, libc
+ *       is initialised), then to __libc_start_main (its first argument is
+ *       main), then to main (tr_run_to: one int3 at a time, the original
+ *       byte put back and rip rewound at each stop), and there inject the
+ *       agent in a hold built on the stopped thread (hijack_adopt,
+ *       inject_agent_start_held, hijack_detach): the agent instruments main
+ *       from the thread's pc, so main and everything it calls is traced.
+ *   SEIZED --exit, or no exec within TR_EXEC_WAIT_MS (the exec failed and
+ *       the thread runs on)--> released (tr_release)
+ * Meanwhile the seized thread's signals are passed on at once, and a
+ * group-stop is honoured (PTRACE_LISTEN).  Every failure ends in
+ * tr_release with the process running as it would have, and one warning.
+ * A statically linked new image cannot load the agent: warned, let go.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "inject/hijack.h"
+#include "inject/inject.h"
+#include "inject/tracer.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "tracer"
+
+#define TR_EXEC_WAIT_MS 2000 /* seized, no exec: it failed */
+#define TR_STEP_MS 10000     /* from one breakpoint to the next */
+#define TR_MAX_EXECS 4       /* execs in a row before main */
+
+struct tr_watch {
+	pid_t pid, tid;
+	uint64_t since_ms;
+};
+
+struct tracer {
+	char dir[512];
+	char agent[PATH_MAX];
+	uint32_t flags;
+	int ino;
+	struct tr_watch *w;
+	size_t nw, cap;
+	tracer_warn_fn warn;
+	void *arg;
+	int followed, failed;
+};
+
+static uint64_t tr_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void tr_warn(struct tracer *tr, pid_t pid, int err, const char *cause)
+{
+	tr->failed++;
+	pr_dbg("exec of %d not followed: %s", (int)pid, cause ? cause : "?");
+	if (tr->warn)
+		tr->warn(pid, err, cause, tr->arg);
+}
+
+static int tr_is_stop_sig(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
+	       sig == SIGTTOU;
+}
+
+/* Wait for tid's next state change, up to ms.  0 with *st, -ESRCH if it
+ * is gone, -ETIMEDOUT. */
+static int tr_wait(pid_t tid, int ms, int *st)
+{
+	uint64_t end = tr_now_ms() + (uint64_t)ms;
+	useconds_t nap = 50;
+
+	for (;;) {
+		pid_t r = waitpid(tid, st, WNOHANG | __WALL);
+
+		if (r == tid)
+			return WIFSTOPPED(*st) ? 0 : -ESRCH;
+		if (r < 0 && errno != EINTR)
+			return -ESRCH;
+		if (tr_now_ms() >= end)
+			return -ETIMEDOUT;
+		usleep(nap);
+		if (nap < 2000)
+			nap *= 2;
+	}
+}
+
+/* Let go of a seized thread, in whatever state it is: stop it first if it
+ * runs (PTRACE_DETACH needs a stop), hand back a signal it was about to
+ * receive. */
+static void tr_release(pid_t tid, int running)
+{
+	int st, sig = 0;
+
+	if (running) {
+		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+			return;
+		if (tr_wait(tid, 1000, &st))
+			return;
+		if ((st >> 16) == 0)
+			sig = WSTOPSIG(st);
+	}
+	if (ptrace(PTRACE_DETACH, tid, 0, sig) < 0)
+		pr_dbg("detach %d: %s", (int)tid, strerror(errno));
+}
+
+/* A watch's thread is in a stop that is not ours: pass it on. */
+static void tr_pass(pid_t tid, int st)
+{
+	int ev = st >> 16, sig = WSTOPSIG(st);
+
+	if (ev == 0)
+		ptrace(PTRACE_CONT, tid, 0, sig);
+	else if (ev == PTRACE_EVENT_STOP && tr_is_stop_sig(sig))
+		ptrace(PTRACE_LISTEN, tid, 0, 0);
+	else
+		ptrace(PTRACE_CONT, tid, 0, 0);
+}
+
+static int tr_auxv(pid_t pid, unsigned long type, uint64_t *val)
+{
+	char path[64];
+	uint64_t v[2];
+	int fd, err = -ENOENT;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (read(fd, v, sizeof(v)) == (ssize_t)sizeof(v) && v[0] != AT_NULL)
+		if (v[0] == type) {
+			*val = v[1];
+			err = 0;
+			break;
+		}
+	close(fd);
+	return err;
+}
+
+/*
+ * Run the stopped thread pid until it reaches addr: an int3 there, the
+ * original byte back at the stop, rip rewound onto addr.  Signals on the
+ * way are delivered.  0 with *regs at addr (the thread stopped there),
+ * -EAGAIN if it exec'd again, -ESRCH if it exited, -ETIMEDOUT.
+ */
+static int tr_run_to(pid_t pid, uint64_t addr, struct user_regs_struct *regs,
+		     char **cause)
+{
+	uint64_t end = tr_now_ms() + TR_STEP_MS;
+	long word;
+	int st, err;
+
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)addr, 0);
+	if (errno)
+		return propel_cause(cause, -errno, "cannot read %#llx: %s",
+				    (unsigned long long)addr, strerror(errno));
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)addr,
+		   (void *)((word & ~0xffL) | 0xcc)) < 0)
+		return propel_cause(cause, -errno, "cannot write %#llx: %s",
+				    (unsigned long long)addr, strerror(errno));
+	ptrace(PTRACE_CONT, pid, 0, 0);
+	for (;;) {
+		int left = (int)(end - tr_now_ms());
+
+		err = tr_wait(pid, left > 0 ? left : 0, &st);
+		if (err == -ESRCH)
+			return propel_cause(cause, err, "exited before main");
+		if (err) {
+			ptrace(PTRACE_INTERRUPT, pid, 0, 0);
+			if (tr_wait(pid, 1000, &st) == 0) {
+				ptrace(PTRACE_POKETEXT, pid, (void *)addr,
+				       (void *)word);
+				if ((st >> 16) == 0)
+					ptrace(PTRACE_DETACH, pid, 0,
+					       WSTOPSIG(st));
+				else
+					ptrace(PTRACE_DETACH, pid, 0, 0);
+			}
+			return propel_cause(cause, -ETIMEDOUT,
+					    "did not reach main within %d s",
+					    TR_STEP_MS / 1000);
+		}
+		if ((st >> 16) == PTRACE_EVENT_EXEC)
+			return -EAGAIN; /* a new image: the int3 went with the old */
+		if ((st >> 16) == 0 && WSTOPSIG(st) == SIGTRAP &&
+		    ptrace(PTRACE_GETREGS, pid, 0, regs) == 0 &&
+		    regs->rip == addr + 1)
+			break;
+		tr_pass(pid, st);
+	}
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)addr, (void *)word) < 0)
+		return propel_cause(cause, -errno, "cannot restore %#llx",
+				    (unsigned long long)addr);
+	regs->rip = addr;
+	if (ptrace(PTRACE_SETREGS, pid, 0, regs) < 0)
+		return propel_cause(cause, -errno, "cannot rewind to %#llx",
+				    (unsigned long long)addr);
+	return 0;
+}
+
+/*
+ * The new image of pid, stopped at its exec event: run it to main and
+ * inject the agent there.  The thread is released (or exited) on return.
+ */
+static int tr_follow(struct tracer *tr, pid_t pid, char **cause)
+{
+	struct user_regs_struct regs;
+	struct hijack *h = NULL;
+	uint64_t entry = 0, start_main = 0, at;
+	int err, dyn, tries = 0, e2;
+
+again:
+	dyn = hijack_exe_dynamic(pid);
+	if (dyn <= 0) {
+		err = dyn == 0 ? propel_cause(cause, -ENOEXEC,
+					      "the new image is statically "
+					      "linked: cannot load the agent")
+			       : propel_cause(cause, dyn, "cannot read the new "
+							  "image: %s",
+					      strerror(-dyn));
+		goto release;
+	}
+	err = tr_auxv(pid, AT_ENTRY, &entry);
+	if (err) {
+		propel_cause(cause, err, "no entry point in /proc/%d/auxv",
+			     (int)pid);
+		goto release;
+	}
+	err = tr_run_to(pid, entry, &regs, cause);
+	if (!err && !hijack_sym_noexec(pid, "libc.so.6", "__libc_start_main",
+				       &start_main, NULL)) {
+		err = tr_run_to(pid, start_main, &regs, cause);
+		/* __libc_start_main(main, argc, argv, ...) */
+		if (!err && (at = regs.rdi) != 0)
+			err = tr_run_to(pid, at, &regs, cause);
+	}
+	/* else: no glibc start; inject at the entry point */
+	if (err == -EAGAIN && ++tries < TR_MAX_EXECS)
+		goto again;
+	if (err == -EAGAIN)
+		propel_cause(cause, err, "exec'd %d times before main", tries);
+	if (err == -ESRCH || err == -ETIMEDOUT)
+		return err; /* gone, or already let go */
+	if (err)
+		goto release;
+	err = hijack_adopt(pid, pid, &h, cause);
+	if (err)
+		return err; /* the adoption let go of everything */
+	err = inject_agent_start_held(h, tr->agent, tr->dir, tr->flags, cause);
+	e2 = hijack_detach(h);
+	if (!err && e2)
+		err = propel_cause(cause, e2, "detach: %s", strerror(-e2));
+	return err;
+release:
+	tr_release(pid, 0);
+	return err;
+}
+
+static struct tr_watch *tr_find(struct tracer *tr, pid_t r)
+{
+	size_t i;
+
+	for (i = 0; i < tr->nw; i++)
+		if (tr->w[i].tid == r)
+			return &tr->w[i];
+	/* an exec by a thread that was not the leader: reported with the
+	 * process's id (the thread took the leader's) */
+	for (i = 0; i < tr->nw; i++)
+		if (tr->w[i].pid == r)
+			return &tr->w[i];
+	return NULL;
+}
+
+static void tr_drop(struct tracer *tr, struct tr_watch *w)
+{
+	*w = tr->w[--tr->nw];
+}
+
+/* "<pid>.<tid>.exec": seize the thread, then remove the file (the agent
+ * goes on once it is gone). */
+static void tr_request(struct tracer *tr, const char *name)
+{
+	char path[1024], *end;
+	long pid, tid;
+	struct tr_watch *nw;
+
+	pid = strtol(name, &end, 10);
+	if (*end != '.')
+		return;
+	tid = strtol(end + 1, &end, 10);
+	if (strcmp(end, ".exec") || pid <= 0 || tid <= 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", tr->dir, name);
+	if (access(path, F_OK))
+		return; /* served already, or the agent gave up */
+	if (tr->nw == tr->cap) {
+		size_t cap = tr->cap ? 2 * tr->cap : 8;
+
+		nw = realloc(tr->w, cap * sizeof(*nw));
+		if (!nw) {
+			unlink(path);
+			return;
+		}
+		tr->w = nw;
+		tr->cap = cap;
+	}
+	if (ptrace(PTRACE_SEIZE, (pid_t)tid, 0, (void *)PTRACE_O_TRACEEXEC) < 0) {
+		char why[128];
+		int err = -errno;
+
+		unlink(path);
+		snprintf(why, sizeof(why), "cannot follow its exec: %s",
+			 strerror(-err));
+		tr_warn(tr, (pid_t)pid, err, why);
+		return;
+	}
+	tr->w[tr->nw].pid = (pid_t)pid;
+	tr->w[tr->nw].tid = (pid_t)tid;
+	tr->w[tr->nw].since_ms = tr_now_ms();
+	tr->nw++;
+	unlink(path);
+	pr_dbg("following the exec of %ld (thread %ld)", pid, tid);
+}
+
+static void tr_scan(struct tracer *tr)
+{
+	DIR *d = opendir(tr->dir);
+	struct dirent *e;
+	size_t n;
+
+	while (d && (e = readdir(d))) {
+		n = strlen(e->d_name);
+		if (n > 5 && !strcmp(e->d_name + n - 5, ".exec"))
+			tr_request(tr, e->d_name);
+	}
+	if (d)
+		closedir(d);
+}
+
+static void tr_event(struct tracer *tr, pid_t r, int st)
+{
+	struct tr_watch *w = tr_find(tr, r);
+	char *cause = NULL;
+	pid_t pid;
+	int err;
+
+	if (!w)
+		return;
+	if (!WIFSTOPPED(st)) {
+		tr_drop(tr, w); /* exited (the exec failed, or killed) */
+		return;
+	}
+	if ((st >> 16) != PTRACE_EVENT_EXEC) {
+		tr_pass(r, st);
+		return;
+	}
+	pid = w->pid;
+	tr_drop(tr, w);
+	err = tr_follow(tr, pid, &cause);
+	if (err && err != -ESRCH)
+		tr_warn(tr, pid, err, cause);
+	else if (!err)
+		tr->followed++;
+	free(cause);
+}
+
+int tracer_new(const char *session_dir, const char *agent_so, uint32_t flags,
+	       tracer_warn_fn warn, void *arg, struct tracer **out,
+	       char **cause)
+{
+	struct tracer *tr = calloc(1, sizeof(*tr));
+
+	*out = NULL;
+	if (!tr)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	snprintf(tr->dir, sizeof(tr->dir), "%s", session_dir);
+	snprintf(tr->agent, sizeof(tr->agent), "%s", agent_so);
+	tr->flags = flags;
+	tr->warn = warn;
+	tr->arg = arg;
+	tr->ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (tr->ino < 0 ||
+	    inotify_add_watch(tr->ino, session_dir, IN_CREATE | IN_MOVED_TO) < 0) {
+		int err = -errno;
+
+		if (tr->ino >= 0)
+			close(tr->ino);
+		free(tr);
+		return propel_cause(cause, err, "inotify on %s: %s", session_dir,
+				    strerror(-err));
+	}
+	*out = tr;
+	return 0;
+}
+
+int tracer_poll(struct tracer *tr, int timeout_ms)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd pfd = { tr->ino, POLLIN, 0 };
+	uint64_t now;
+	ssize_t n;
+	pid_t r;
+	int st;
+	size_t i;
+
+	/* seized threads report by SIGCHLD, not on the inotify fd */
+	if (tr->nw && timeout_ms > 2)
+		timeout_ms = 2;
+	if (poll(&pfd, 1, timeout_ms) > 0) {
+		while ((n = read(tr->ino, buf, sizeof(buf))) > 0) {
+			for (char *p = buf; p < buf + n;) {
+				struct inotify_event *ev = (void *)p;
+
+				if (ev->mask & IN_Q_OVERFLOW)
+					tr_scan(tr);
+				else if (ev->len)
+					tr_request(tr, ev->name);
+				p += sizeof(*ev) + ev->len;
+			}
+		}
+	}
+	while (tr->nw && (r = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
+		tr_event(tr, r, st);
+	now = tr_now_ms();
+	for (i = 0; i < tr->nw;) {
+		if (now - tr->w[i].since_ms < TR_EXEC_WAIT_MS) {
+			i++;
+			continue;
+		}
+		/* seized, and no exec came: it failed; the thread goes on */
+		tr_release(tr->w[i].tid, 1);
+		tr_drop(tr, &tr->w[i]);
+	}
+	return (int)tr->nw;
+}
+
+void tracer_counts(const struct tracer *tr, int *followed, int *failed)
+{
+	if (followed)
+		*followed = tr->followed;
+	if (failed)
+		*failed = tr->failed;
+}
+
+void tracer_free(struct tracer *tr)
+{
+	if (!tr)
+		return;
+	while (tr->nw) {
+		tr_release(tr->w[0].tid, 1);
+		tr_drop(tr, &tr->w[0]);
+	}
+	close(tr->ino);
+	free(tr->w);
+	free(tr);
+}
