@@ -41,6 +41,11 @@ struct symbols_mod {
 	Dwfl *dwfl;	 /* NULL: the file could not be read */
 	Dwfl_Module *mod;
 	uint64_t low, high;
+	/* names already looked up (forked children share a module): an
+	 * open-addressing table, addr -> name; 0 = empty */
+	uint64_t *nc_addr;
+	char **nc_name;
+	size_t nc_cap, nc_used;
 };
 
 struct symbols {
@@ -68,6 +73,10 @@ void symbols_free(struct symbols *sy)
 		n = m->next;
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
+		for (size_t i = 0; i < m->nc_cap; i++)
+			free(m->nc_name[i]);
+		free(m->nc_addr);
+		free(m->nc_name);
 		free(m->path);
 		free(m);
 	}
@@ -148,7 +157,77 @@ char *symbols_fallback_name(const char *path, uint64_t bias, uint64_t addr)
 	return asprintf(&s, "%s+0x%" PRIx64, base, addr - bias) < 0 ? NULL : s;
 }
 
+static size_t symbols_nc_slot(const struct symbols_mod *m, uint64_t addr)
+{
+	size_t i = (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & (m->nc_cap - 1);
+
+	while (m->nc_addr[i] && m->nc_addr[i] != addr)
+		i = (i + 1) & (m->nc_cap - 1);
+	return i;
+}
+
+/* Remember a name (best effort: a failed allocation only costs time). */
+static void symbols_nc_put(struct symbols_mod *m, uint64_t addr,
+			   const char *name)
+{
+	size_t i;
+
+	if (!addr)
+		return;
+	if (m->nc_used * 2 >= m->nc_cap) {
+		size_t ncap = m->nc_cap ? m->nc_cap * 2 : 1024, j;
+		uint64_t *na = calloc(ncap, sizeof(*na));
+		char **nn = calloc(ncap, sizeof(*nn));
+		struct symbols_mod old = *m;
+
+		if (!na || !nn) {
+			free(na);
+			free(nn);
+			return;
+		}
+		m->nc_addr = na;
+		m->nc_name = nn;
+		m->nc_cap = ncap;
+		for (j = 0; j < old.nc_cap; j++)
+			if (old.nc_addr[j]) {
+				i = symbols_nc_slot(m, old.nc_addr[j]);
+				m->nc_addr[i] = old.nc_addr[j];
+				m->nc_name[i] = old.nc_name[j];
+			}
+		free(old.nc_addr);
+		free(old.nc_name);
+	}
+	i = symbols_nc_slot(m, addr);
+	if (m->nc_addr[i])
+		return;
+	m->nc_name[i] = strdup(name);
+	if (m->nc_name[i]) {
+		m->nc_addr[i] = addr;
+		m->nc_used++;
+	}
+}
+
+static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
+				   uint64_t *offset);
+
 char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset)
+{
+	char *name;
+
+	if (m && !offset && m->nc_cap) {
+		size_t i = symbols_nc_slot(m, addr);
+
+		if (m->nc_addr[i] == addr)
+			return strdup(m->nc_name[i]);
+	}
+	name = symbols_name_uncached(m, addr, offset);
+	if (m && name && !offset)
+		symbols_nc_put(m, addr, name);
+	return name;
+}
+
+static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
+				   uint64_t *offset)
 {
 	GElf_Off off = 0;
 	GElf_Sym sym;
