@@ -493,30 +493,47 @@ static int env_has(char *const *envp, const char *name)
 	return 0;
 }
 
-/* For record: an exec'd image must load the agent again. */
+/*
+ * For record: an exec'd image must load the agent again.  The variables
+ * are those the process started with (saved when the agent is loaded,
+ * exec_env_save): a program that cleared its environment (env -i, a
+ * shell's exec -c) still hands the agent on, and the agent knows that it
+ * was started by the environment (record) rather than by an injector.
+ */
+static const char *const exec_env_keep[] = { "LD_PRELOAD", "PROPEL_SESSION_DIR",
+					     "PROPEL_RING_KB",
+					     "PROPEL_TRACE_LIBC" };
+#define EXEC_ENV_N (sizeof(exec_env_keep) / sizeof(exec_env_keep[0]))
+static char *exec_env[EXEC_ENV_N]; /* "NAME=value", or NULL */
+
+static void exec_env_save(void)
+{
+	size_t i;
+
+	for (i = 0; i < EXEC_ENV_N; i++) {
+		const char *val = getenv(exec_env_keep[i]);
+
+		if (val && asprintf(&exec_env[i], "%s=%s", exec_env_keep[i],
+				    val) < 0)
+			exec_env[i] = NULL;
+	}
+}
+
 static char **env_with_agent(char *const *envp)
 {
-	static const char *const keep[] = { "LD_PRELOAD", "PROPEL_SESSION_DIR",
-					    "PROPEL_RING_KB" };
 	size_t n = 0, i, k = 0;
 	char **v;
 
-	if (!getenv("PROPEL_SESSION_DIR") || env_has(envp, "PROPEL_SESSION_DIR"))
+	if (!exec_env[1] || env_has(envp, "PROPEL_SESSION_DIR"))
 		return NULL;
 	while (envp && envp[n])
 		n++;
-	v = malloc((n + 4) * sizeof(*v));
+	v = malloc((n + EXEC_ENV_N + 1) * sizeof(*v));
 	if (!v)
 		return NULL;
-	for (i = 0; i < 3; i++) {
-		const char *val = getenv(keep[i]);
-		char *s;
-
-		if (!val || env_has(envp, keep[i]))
-			continue;
-		if (asprintf(&s, "%s=%s", keep[i], val) >= 0)
-			v[k++] = s;
-	}
+	for (i = 0; i < EXEC_ENV_N; i++)
+		if (exec_env[i] && !env_has(envp, exec_env_keep[i]))
+			v[k++] = exec_env[i];
 	for (i = 0; i < n; i++)
 		v[k++] = envp[i];
 	v[k] = NULL;
@@ -533,7 +550,8 @@ static __thread int exec_handoff __attribute__((tls_model("initial-exec")));
  * where the exec'd image loads the agent through LD_PRELOAD). */
 static int exec_attach_mode(void)
 {
-	const char *d = getenv("PROPEL_SESSION_DIR");
+	const char *d = exec_env[1] ? exec_env[1] + strlen("PROPEL_SESSION_DIR=")
+				    : NULL;
 
 	return !d || strcmp(d, ag_cfg.dir) != 0;
 }
@@ -637,11 +655,13 @@ static void exit_hook(int status, void *arg)
 }
 
 /* Loading the agent (LD_PRELOAD, or dlopen from a hijacked thread with the
- * other threads running) registers exit_hook; it does nothing while the
- * agent is inactive, and the library is never unloaded. */
+ * other threads running) registers exit_hook, which does nothing while the
+ * agent is inactive (the library is never unloaded), and saves the
+ * environment an exec hands on (exec_env_save). */
 __attribute__((constructor)) static void exit_hook_install(void)
 {
 	on_exit(exit_hook, NULL);
+	exec_env_save();
 }
 
 /* ---- vfork ---- */

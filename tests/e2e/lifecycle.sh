@@ -12,6 +12,9 @@
 #                        whatever shims are on PATH) and the exec/fork
 #                        fixtures exit cleanly: no "ended without a clean
 #                        exit" warning; record/killed: a kill -9 still warns
+#   record/clearenv      tests/fixtures/lifecycle/clearenv.c empties its
+#                        environment and execs the exec fixture: the new
+#                        images are traced all the same
 #   record/vfork         tests/fixtures/lifecycle/vfork.c: a real vfork (the
 #                        child's store is seen by the parent), fork events
 #                        marked "vfork":true, the exec'd image traced even
@@ -40,6 +43,7 @@ build daemon "$fix/lifecycle/daemon.c"
 build exec "$fix/capture/exec.c"
 build fork "$fix/capture/fork.c"
 build vfork "$fix/lifecycle/vfork.c"
+build clearenv "$fix/lifecycle/clearenv.c"
 build attach-exec "$fix/lifecycle/attach-exec.c"
 printf '#include <stdio.h>\nint main(void){puts("static ok");return 0;}\n' >"$t/st.c"
 $cc -static -o "$t/static" "$t/st.c" 2>/dev/null || rm -f "$t/static"
@@ -90,6 +94,16 @@ clean shell sh -c 'x=$(echo a | tr a b); [ "$x" = b ] && true'
 "$PROPEL" record -o "$t/k.db" -- sh -c 'sleep 5 & sleep 0.5; kill -9 $!; wait' >/dev/null 2>"$t/k.err"
 grep -q '1 process(es) ended without a clean exit' "$t/k.err" && pass record/killed ||
 	fail record/killed "no warning for a kill -9: $(head -c 300 "$t/k.err")"
+
+# ---- an emptied environment still hands the agent on ----
+"$PROPEL" record -o "$t/ce.db" -- "$t/clearenv" "$t/exec" >"$t/ce.out" 2>"$t/ce.err"
+rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$t/ce.out")" = "exec child 3" ] &&
+	"$PROPEL" replay --format=jsonl "$t/ce.db" | grep -q '"func":"after_exec"'; then
+	pass record/clearenv
+else
+	fail record/clearenv "status $rc, output $(head -c 100 "$t/ce.out"), no after_exec in the session? $(head -c 200 "$t/ce.err")"
+fi
 
 # ---- vfork is traced as vfork ----
 "$PROPEL" record -o "$t/v.db" -- "$t/vfork" >"$t/v.out" 2>"$t/v.err"
