@@ -196,11 +196,24 @@ int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 	struct hijack *h = NULL;
 	int err, e2;
 
-	err = hijack_attach(pid, &h, cause);
-	if (err)
-		return err;
-	err = inject_agent_start_held(h, agent_so, session_dir, flags, cause);
-	e2 = hijack_detach(h);
+	/* -EAGAIN: a thread of an earlier session's agent was stopped inside
+	 * the agent's lock; let the process run a moment and ask again */
+	for (int tries = 0;; tries++) {
+		err = hijack_attach(pid, &h, cause);
+		if (err)
+			return err;
+		err = inject_agent_start_held(h, agent_so, session_dir, flags,
+					      cause);
+		e2 = hijack_detach(h);
+		h = NULL;
+		if (err != -EAGAIN || tries == 200)
+			break;
+		if (cause) {
+			free(*cause);
+			*cause = NULL;
+		}
+		usleep(10000);
+	}
 	if (e2 && !err)
 		err = propel_cause(cause, e2, "detach: %s", strerror(-e2));
 	return err;

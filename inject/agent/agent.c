@@ -471,18 +471,27 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	int err;
 	uint32_t i;
 
+	/*
+	 * Every other thread is stopped by the injector, perhaps inside the
+	 * agent's lock (still busy from an earlier session, or in the middle
+	 * of patching): never work beside it.  The injector lets the process
+	 * run a moment and asks again.
+	 */
+	if (pthread_mutex_trylock(&ag_lock) != 0)
+		return -EAGAIN;
 	ag_no_traps = 1;
 	if (flags >> PROPEL_START_RING_SHIFT)
 		ag_cfg.ring_kb = (flags >> PROPEL_START_RING_SHIFT) * 64;
 	err = start_common(session_dir, flags & 0xff);
-	if (err)
-		return err;
-	map_batch_begin();
-	for (i = 0; i < nhints; i++)
-		stack_activate(&hints[i]);
-	map_batch_end();
-	ag_active = 1;
-	return 0;
+	if (!err) {
+		map_batch_begin();
+		for (i = 0; i < nhints; i++)
+			stack_activate(&hints[i]);
+		map_batch_end();
+		ag_active = 1;
+	}
+	pthread_mutex_unlock(&ag_lock);
+	return err;
 }
 
 AG_EXPORT int propel_agent_stop(void)
@@ -492,6 +501,10 @@ AG_EXPORT int propel_agent_stop(void)
 
 	if (!ag_active)
 		return 0;
+	/* the same for a thread stopped while it patched code: restoring
+	 * beside its half-written batch would leave some of it live */
+	if (pthread_mutex_trylock(&ag_lock) != 0)
+		return -EAGAIN;
 	ag_active = 0;
 	n = patch_restore_all();
 	signals_uninstall();
@@ -510,6 +523,7 @@ AG_EXPORT int propel_agent_stop(void)
 	map_line("X %d", n);
 	close(map_fd);
 	map_fd = -1;
+	pthread_mutex_unlock(&ag_lock);
 	return n;
 }
 
