@@ -116,6 +116,7 @@ struct ingest {
 	size_t nrings;
 	double ns_per_tick;
 	char host[65];
+	const char *dir; /* the session directory being read */
 };
 
 /* State of one ring walk. */
@@ -1102,6 +1103,28 @@ static void ingest_mark_execs(struct ingest *in)
 	}
 }
 
+/* The image is still running (a recording stopped while a traced daemon
+ * lives on): its process maps one of the image's own rings. */
+static int ingest_still_running(const struct ingest *in,
+				const struct ingest_proc *p)
+{
+	char path[64], line[4096 + 256], pre[1024];
+	FILE *f;
+	int found = 0;
+
+	if (!in->dir || !p->pid || !p->key)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	snprintf(pre, sizeof(pre), "%s/%s.", in->dir, p->key);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, pre) != NULL;
+	fclose(f);
+	return found;
+}
+
 static int ingest_finish_procs(struct ingest *in)
 {
 	sqlite3_stmt *st;
@@ -1119,7 +1142,7 @@ static int ingest_finish_procs(struct ingest *in)
 		struct ingest_proc *p = in->procs[i];
 		int clean = p->has_e || p->has_exit_rec || p->execd;
 
-		if (!clean && !p->detached)
+		if (!clean && !p->detached && !ingest_still_running(in, p))
 			in->st->killed++;
 		if (p->have_ns) {
 			sqlite3_bind_int64(st, 1, p->first_ns);
@@ -1152,7 +1175,7 @@ static int ingest_finish_procs(struct ingest *in)
 int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	       char **cause)
 {
-	struct ingest in = { .s = s, .db = session_db(s), .st = st };
+	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir };
 	uint64_t t_start = ingest_now_ns(CLOCK_MONOTONIC);
 	char **names = NULL, buf[64];
 	size_t nnames = 0, i;

@@ -93,13 +93,17 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
 			reaped++;
 		if (left <= 0 && !reaped)
 			break;
-		if (!told && ++polls == 100 && isatty(2)) {
+		if (++polls == 100 && !told && isatty(2)) {
 			fprintf(stderr,
 				"propel: record: %s ended; still tracing its "
 				"descendants (pid %d...): Ctrl-C to stop\n",
 				name, (int)one);
 			told = 1;
 		}
+		/* a quick end for the usual short-lived descendants, then
+		 * a lighter pace for a daemon that stays */
+		if (polls > 100)
+			nap.tv_nsec = 100 * 1000 * 1000;
 		nanosleep(&nap, NULL);
 	}
 	record_signals(SIG_DFL, 0);

@@ -8,6 +8,10 @@
 #                        the daemon's daemon_work -> daemon_leaf, the status
 #                        is main's (5), the daemon's output is there when
 #                        record returns
+#   record/lingering     a traced background process outlives CMD: record
+#                        waits for it, and SIGTERM ends the wait and stores
+#                        the session (status: CMD's; a process still running
+#                        is not counted as killed)
 #   record/clean/*       real programs (git, sqlite3 CLI, python3 through
 #                        whatever shims are on PATH) and the exec/fork
 #                        fixtures exit cleanly: no "ended without a clean
@@ -64,6 +68,31 @@ for i in $(seq 1 20); do
 	fi
 done
 [ -z "$bad" ] && pass record/daemon || fail record/daemon "$bad"
+
+# a descendant that stays: record waits, SIGTERM stops the wait
+"$PROPEL" record -o "$t/l.db" -- sh -c 'sleep 30 & echo $!' >"$t/l.out" 2>"$t/l.err" &
+rp=$!
+sleep 1.5
+if kill -0 $rp 2>/dev/null; then
+	kill -TERM $rp
+	for i in $(seq 1 40); do kill -0 $rp 2>/dev/null || break; sleep 0.05; done
+	if kill -0 $rp 2>/dev/null; then
+		fail record/lingering "record did not stop on SIGTERM"
+	else
+		wait $rp
+		rc=$?
+		# the session is stored; the sleep still runs: not a kill
+		if [ $rc -eq 0 ] && "$PROPEL" replay "$t/l.db" >/dev/null 2>&1 &&
+			! grep -q 'without a clean exit' "$t/l.err"; then
+			pass record/lingering
+		else
+			fail record/lingering "status $rc; $(head -c 200 "$t/l.err")"
+		fi
+	fi
+else
+	fail record/lingering "record ended while a traced descendant still ran"
+fi
+kill "$(cat "$t/l.out")" 2>/dev/null
 
 # ---- clean exits are not kills ----
 clean() { # NAME CMD...: status 0 (or as given by WANT), no warning
