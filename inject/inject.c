@@ -9,7 +9,9 @@
  *   them) -> on failure dlerror() in the same thread -> resolve
  *   propel_agent_start in the agent's mapping (all threads stopped again)
  *   -> thread hints -> propel_agent_start(dir, hints, n, flags) with every
- *   other thread stopped -> detach.
+ *   other thread stopped -> detach.  inject_agent_start_held is the same
+ *   work in a hold the caller owns (inject/tracer.c injects a new image,
+ *   stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC seize).
  * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
  *   -> detach.
  * An agent is recognised by a mapped file whose name contains
