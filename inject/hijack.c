@@ -413,6 +413,8 @@ static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 		if (t->draining < HJ_MAX_SIGS && !t->trap &&
 		    hj_trap_pending(h->pid, t->tid) &&
 		    ptrace(PTRACE_CONT, t->tid, 0, 0) == 0) {
+			pr_dbg("thread %d: a SIGTRAP is pending, taking it",
+			       t->tid);
 			t->draining++;
 			return 0;
 		}
