@@ -1,0 +1,613 @@
+/*
+ * inject/agent/stub.c - the code that runs instead of a patched site: call
+ * and tail stubs (layout in agent.h), entry stubs of hooked callbacks, the
+ * instructions moved out of a window, and the DWARF FDEs that let
+ * unwinders (C++ exceptions, backtrace()) pass through all of them.
+ *
+ * Stubs live in arenas within +-2 GiB of their module, so a rel32 jump
+ * reaches them, and are never freed: after a detach, threads may still
+ * return through them.  Called by patch.c under ag_lock.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "inject/agent/stub.h"
+
+/* ---- stub memory ---- */
+
+/* Reserve stub memory within reach of a rel32 jump from the module. */
+static uint8_t *arena_alloc(struct ag_module *m, size_t n)
+{
+	const size_t size = 16u << 20;
+	uint8_t *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (m->arena_cur && m->arena_cur + n <= m->arena_end) {
+		p = m->arena_cur;
+		m->arena_cur += n;
+		return p;
+	}
+	for (uint64_t step = 1; step < 96; step++) {
+		uint64_t want;
+
+		for (int dir = 0; dir < 2; dir++) {
+			want = dir ? (m->text_hi + (step << 24)) & ~0xfffull
+				   : (m->text_lo - (step << 24)) & ~0xfffull;
+			if (!dir && m->text_lo < (step << 24) + size)
+				continue;
+			p = mmap((void *)want, size,
+				 PROT_READ | PROT_WRITE | PROT_EXEC,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+					 MAP_FIXED_NOREPLACE,
+				 -1, 0);
+			if (p == MAP_FAILED)
+				continue;
+			if ((uint64_t)p != want) {
+				munmap(p, size);
+				continue;
+			}
+			m->arena = p;
+			m->arena_cur = p + n;
+			m->arena_end = p + size;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* ---- stub emission ---- */
+
+
+struct emit {
+	uint8_t *p;
+};
+
+static void e8(struct emit *e, uint8_t b)
+{
+	*e->p++ = b;
+}
+
+static void e64(struct emit *e, uint64_t v)
+{
+	memcpy(e->p, &v, 8);
+	e->p += 8;
+}
+
+static void e32(struct emit *e, uint32_t v)
+{
+	memcpy(e->p, &v, 4);
+	e->p += 4;
+}
+
+static void emit_movabs_r11(struct emit *e, uint64_t v)
+{
+	e8(e, 0x49);
+	e8(e, 0xbb);
+	e64(e, v);
+}
+
+/*
+ * Emit "r11 = callee" for the original instruction: an immediate for a
+ * direct call/jmp, or the original operand re-encoded as mov r/m64 -> r11.
+ * Returns 0 or -1 when the operand cannot be re-encoded.
+ */
+static int emit_target(struct emit *e, const uint8_t *ins, int len,
+		       uint64_t direct, uint64_t next)
+{
+	int i = 0, seg = 0, rex = 0;
+	uint8_t modrm;
+
+	if (direct) {
+		emit_movabs_r11(e, direct);
+		return 0;
+	}
+	for (; i < len; i++) {
+		uint8_t b = ins[i];
+
+		if (b == 0x64 || b == 0x65)
+			seg = b;
+		else if (b == 0x3e || b == 0xf2 || b == 0x2e)
+			continue; /* notrack, bnd, branch hints */
+		else
+			break;
+	}
+	if (i < len && (ins[i] & 0xf0) == 0x40)
+		rex = ins[i++];
+	if (i + 1 >= len || ins[i] != 0xff)
+		return -1;
+	modrm = ins[i + 1];
+	if ((modrm & 0xc0) == 0x00 && (modrm & 7) == 5) {
+		/* rip-relative: load the absolute address, then through it */
+		int32_t disp;
+
+		if (seg || i + 6 > len)
+			return -1;
+		memcpy(&disp, ins + i + 2, 4);
+		emit_movabs_r11(e, next + (int64_t)disp);
+		e8(e, 0x4d);
+		e8(e, 0x8b);
+		e8(e, 0x1b);
+		return 0;
+	}
+	if (seg)
+		e8(e, (uint8_t)seg);
+	e8(e, (uint8_t)(0x4c | (rex & 3))); /* REX.W + REX.R + X/B kept */
+	e8(e, 0x8b);
+	{
+		int mod = modrm >> 6, k = i + 2;
+		int rsp_base = mod != 3 && (modrm & 7) == 4 && k < len &&
+			       (ins[k] & 7) == 4 && !(rex & 1);
+
+		if (!rsp_base) {
+			e8(e, (uint8_t)((modrm & 0xc7) | (3 << 3)));
+			for (; k < len; k++)
+				e8(e, ins[k]);
+			return 0;
+		}
+		/* the stub pushed r11 first: rsp-based operands move by 8 */
+		int32_t disp = 0;
+
+		if (mod == 1)
+			disp = (int8_t)ins[k + 1];
+		else if (mod == 2)
+			memcpy(&disp, ins + k + 1, 4);
+		disp += 8;
+		if (disp >= -128 && disp <= 127) {
+			e8(e, (uint8_t)(0x40 | ((3 << 3) | 4)));
+			e8(e, ins[k]);
+			e8(e, (uint8_t)(int8_t)disp);
+		} else {
+			e8(e, (uint8_t)(0x80 | ((3 << 3) | 4)));
+			e8(e, ins[k]);
+			e32(e, (uint32_t)disp);
+		}
+	}
+	return 0;
+}
+
+/* CIE shared by every stub FDE: CFA = rsp + 0 at the stub's start. */
+size_t stub_cie(uint8_t *p)
+{
+	static const uint8_t cie[] = {
+		0x14, 0, 0, 0,     /* length */
+		0, 0, 0, 0,        /* CIE id */
+		1,                 /* version */
+		'z', 'R', 0,       /* augmentation */
+		1,                 /* code align */
+		0x78,              /* data align -8 */
+		16,                /* return address column (rip) */
+		1, 0x00,           /* augmentation data: FDE encoding absptr */
+		0x0c, 7, 0,        /* DW_CFA_def_cfa rsp, 0 */
+		0, 0, 0, 0,        /* padding (DW_CFA_nop) to 24 bytes */
+	};
+	memcpy(p, cie, sizeof(cie));
+	return sizeof(cie);
+}
+
+/*
+ * FDE for one stub.  A call stub: the return address is the constant R (the
+ * instruction after the original call) and the caller's rsp is CFA-8.  A
+ * tail stub is entered with the caller's return address on the stack, like
+ * a function.  The CFA moves while the stub holds words on the stack:
+ * rows[i] = (offset in the stub, CFA offset from there on).
+ *
+ * Instructions moved out of a window (before the stub proper, and after the
+ * call) are described as what they are: the original instruction, in the
+ * original function, with every register as it is -- rip = its original
+ * address and rsp unchanged.  The unwinder then goes on with the function's
+ * own CFI at that address.
+ */
+struct fde_moved {
+	uint32_t off;  /* in the stub */
+	uint64_t orig; /* the instruction's own address */
+};
+
+static uint8_t *fde_advance(uint8_t *p, uint32_t *at, uint32_t to)
+{
+	uint32_t d = to - *at;
+
+	if (!d)
+		return p;
+	if (d < 64) {
+		*p++ = (uint8_t)(0x40 | d); /* advance_loc */
+	} else if (d < 256) {
+		*p++ = 0x02; /* advance_loc1 */
+		*p++ = (uint8_t)d;
+	} else {
+		*p++ = 0x03; /* advance_loc2 */
+		memcpy(p, &(uint16_t){ (uint16_t)d }, 2);
+		p += 2;
+	}
+	*at = to;
+	return p;
+}
+
+static uint8_t *fde_rip_is(uint8_t *p, uint64_t v)
+{
+	*p++ = 0x16; /* DW_CFA_val_expression rip */
+	*p++ = 16;
+	*p++ = 9;
+	*p++ = 0x0e; /* DW_OP_const8u */
+	memcpy(p, &v, 8);
+	return p + 8;
+}
+
+static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
+		       uint64_t ra, int ra_on_stack, const uint32_t rows[][2],
+		       int nrows, const struct fde_moved *mv, int npre,
+		       int npost)
+{
+	uint8_t *s = p;
+	uint32_t n, cie_ptr, at = 0;
+
+	p += 4;
+	cie_ptr = (uint32_t)((p - s) + cie_off);
+	memcpy(p, &cie_ptr, 4);
+	p += 4;
+	memcpy(p, &lo, 8);
+	p += 8;
+	memcpy(p, &len, 8);
+	p += 8;
+	*p++ = 0; /* augmentation data length */
+	/*
+	 * An artificial CFA 8 above the caller's rsp, with rsp given
+	 * explicitly: a zero-sized frame would share its identity (the CFA)
+	 * with the caller, and the unwinder would take the stub for the
+	 * handler frame of an exception caught there.
+	 */
+	*p++ = 0x0e; /* def_cfa_offset 8 */
+	*p++ = 8;
+	*p++ = 0x14; /* DW_CFA_val_offset rsp, cfa-8 */
+	*p++ = 7;
+	*p++ = 1;
+	for (int i = 0; i < npre; i++) {
+		p = fde_advance(p, &at, mv[i].off);
+		p = fde_rip_is(p, mv[i].orig);
+	}
+	if (ra_on_stack) {
+		*p++ = 0xc0 | 7;  /* restore rsp: the caller's is the CFA */
+		*p++ = 0x80 | 16; /* offset rip, cfa-8 */
+		*p++ = 1;
+	} else {
+		p = fde_rip_is(p, ra);
+	}
+	for (int i = 0; i < nrows; i++) {
+		p = fde_advance(p, &at, rows[i][0]);
+		*p++ = 0x0e; /* def_cfa_offset */
+		*p++ = (uint8_t)(rows[i][1] + 8);
+	}
+	if (npost) {
+		p = fde_advance(p, &at, mv[npre].off);
+		*p++ = 0x0e;
+		*p++ = 8;
+		for (int i = npre; i < npre + npost; i++) {
+			p = fde_advance(p, &at, mv[i].off);
+			p = fde_rip_is(p, mv[i].orig);
+		}
+	}
+	while ((p - s) % 8)
+		*p++ = 0;
+	n = (uint32_t)(p - s) - 4;
+	memcpy(s, &n, 4);
+	return (size_t)(p - s);
+}
+
+/*
+ * Moving an instruction of a window into a stub: relative jumps become
+ * their rel32 forms, rip-relative operands keep pointing where they did.
+ * Both are fixed up once the stub's address is known.
+ */
+struct fixup {
+	uint32_t at, end; /* the disp32 field; the end of its instruction */
+	uint64_t to;      /* the absolute address it must reach */
+};
+
+#define MAX_FIXUPS 24
+
+static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
+		      const struct pinsn *pi, struct fixup *fx, int *nfx)
+{
+	const uint8_t *b = module_code(m, pi->addr, pi->len);
+	int k = 0;
+
+	if (!b || *nfx >= MAX_FIXUPS)
+		return -1;
+	if (pi->rel == REL_JMP || pi->rel == REL_JCC) {
+		while (k < pi->len && (b[k] == 0x2e || b[k] == 0x3e || b[k] == 0xf2))
+			k++; /* branch hints, bnd */
+		if (pi->rel == REL_JMP) {
+			e8(e, 0xe9);
+		} else {
+			uint8_t cc = b[k] == 0x0f ? b[k + 1] & 0xf : b[k] & 0xf;
+
+			e8(e, 0x0f);
+			e8(e, (uint8_t)(0x80 | cc));
+		}
+		fx[*nfx].at = (uint32_t)(e->p - base);
+		fx[*nfx].end = fx[*nfx].at + 4;
+		fx[(*nfx)++].to = pi->direct;
+		e32(e, 0);
+		return 0;
+	}
+	memcpy(e->p, b, pi->len);
+	if (pi->disp_off) {
+		int32_t od;
+
+		memcpy(&od, b + pi->disp_off, 4);
+		fx[*nfx].at = (uint32_t)(e->p - base) + pi->disp_off;
+		fx[*nfx].end = (uint32_t)(e->p - base) + pi->len;
+		fx[(*nfx)++].to = pi->addr + pi->len + (int64_t)od;
+	}
+	e->p += pi->len;
+	return 0;
+}
+
+/*
+ * Build the stub for a site (layout in agent.h); 0, or -1 when the operand
+ * is unusual or no stub memory is in reach.  win[0..npre) are the window's
+ * instructions before the site, moved to the stub's front; win[npre] is the
+ * site; the npost after it are moved behind the call, where the callee
+ * returns, followed by a jump back to the end of the window.
+ */
+int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
+		      const struct pinsn *win, int npre, int npost,
+		      uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
+{
+	struct ag_module *m = module_of(s->addr);
+	uint8_t tmp[512];
+	struct emit e = { tmp };
+	struct fixup fx[MAX_FIXUPS];
+	struct fde_moved mv[MAX_FIXUPS];
+	uint32_t rows[3][2], code_len, post_off = 0;
+	int nfx = 0;
+	uint8_t *stub, *p_enter, *p_exit = NULL, *p_jmp = NULL, *lit;
+	int32_t d;
+
+	if (!m || npre + npost >= MAX_FIXUPS - 1)
+		return -1;
+	for (int i = 0; i < npre; i++) {
+		mv[i].off = (uint32_t)(e.p - tmp);
+		mv[i].orig = win[i].addr;
+		if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+			return -1;
+	}
+	const uint32_t plen = (uint32_t)(e.p - tmp);
+	e8(&e, 0x41); /* push r11 */
+	e8(&e, 0x53);
+	rows[0][0] = plen + 2;
+	rows[0][1] = 8;
+	if (emit_target(&e, ins, s->len, direct, s->ret) < 0)
+		return -1;
+	e8(&e, 0x41); /* push r11 (the callee) */
+	e8(&e, 0x53);
+	rows[1][0] = (uint32_t)(e.p - tmp);
+	rows[1][1] = 16;
+	emit_movabs_r11(&e, (uint64_t)s);
+	e8(&e, 0xff); /* call *[rip+enter] */
+	e8(&e, 0x15);
+	p_enter = e.p;
+	e32(&e, 0);
+	static const uint8_t tail_of_enter[] = {
+		0x4c, 0x8b, 0x5c, 0x24, 0x08, /* mov 8(%rsp), %r11 */
+		0x48, 0x8d, 0x64, 0x24, 0x10, /* lea 16(%rsp), %rsp */
+	};
+	memcpy(e.p, tail_of_enter, sizeof(tail_of_enter));
+	e.p += sizeof(tail_of_enter);
+	rows[2][0] = (uint32_t)(e.p - tmp);
+	rows[2][1] = 0;
+	if (s->kind == SITE_CALL) {
+		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
+
+		memcpy(e.p, call_red, 4); /* call *-16(%rsp) */
+		e.p += 4;
+		e8(&e, 0xff); /* call *[rip+exit] */
+		e8(&e, 0x15);
+		p_exit = e.p;
+		e32(&e, 0);
+		e8(&e, 0xff); /* jmp *[rip+R] */
+		e8(&e, 0x25);
+		p_jmp = e.p;
+		e32(&e, 0);
+		e64(&e, (uint64_t)s); /* tramp_exit reads the site here */
+		if (npost) {
+			const struct pinsn *last = &win[npre + npost];
+
+			post_off = (uint32_t)(e.p - tmp);
+			for (int i = npre + 1; i <= npre + npost; i++) {
+				mv[i - 1].off = (uint32_t)(e.p - tmp);
+				mv[i - 1].orig = win[i].addr;
+				if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+					return -1;
+			}
+			e8(&e, 0xe9); /* back to the end of the window */
+			fx[nfx].at = (uint32_t)(e.p - tmp);
+			fx[nfx].end = fx[nfx].at + 4;
+			fx[nfx++].to = last->addr + last->len;
+			e32(&e, 0);
+		}
+	} else {
+		static const uint8_t jmp_red[] = { 0xff, 0x64, 0x24, 0xf0 };
+
+		memcpy(e.p, jmp_red, 4); /* jmp *-16(%rsp) */
+		e.p += 4;
+	}
+	code_len = (uint32_t)(e.p - tmp);
+	while ((e.p - tmp) % 8)
+		e8(&e, 0xcc);
+	lit = e.p;
+	e64(&e, s->kind == SITE_CALL ? (uint64_t)ag_tramp_enter
+				     : (uint64_t)ag_tramp_tail);
+	d = (int32_t)(lit - (p_enter + 4));
+	memcpy(p_enter, &d, 4);
+	if (s->kind == SITE_CALL) {
+		lit = e.p;
+		e64(&e, (uint64_t)ag_tramp_exit);
+		d = (int32_t)(lit - (p_exit + 4));
+		memcpy(p_exit, &d, 4);
+		lit = e.p;
+		e64(&e, s->ret); /* the callee returns here: R, or the moved */
+		d = (int32_t)(lit - (p_jmp + 4)); /* instructions after it */
+		memcpy(p_jmp, &d, 4);
+	}
+	stub = arena_alloc(m, (size_t)(e.p - tmp));
+	if (!stub)
+		return -1;
+	if (npost)
+		memcpy(lit, &(uint64_t){ (uint64_t)stub + post_off }, 8);
+	for (int i = 0; i < nfx; i++) {
+		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
+
+		if (nd != (int32_t)nd)
+			return -1;
+		d = (int32_t)nd;
+		memcpy(tmp + fx[i].at, &d, 4);
+	}
+	/* the site's own rip-relative operand was made absolute */
+	memcpy(stub, tmp, (size_t)(e.p - tmp));
+	s->stub = stub;
+	*fde_len += emit_fde(fde_buf + *fde_len, *fde_len + cie_off,
+			     (uint64_t)stub, code_len, s->ret,
+			     s->kind == SITE_TAIL, rows, 3, mv, npre, npost);
+	return 0;
+}
+
+/* ---- unwinder registration ---- */
+
+static void (*register_frame)(void *);
+static uint8_t **pending_frames;
+static size_t npending, pending_cap;
+
+void stub_register(uint8_t *eh)
+{
+	if (!register_frame) {
+		for (struct ag_module *m = ag_modules; m; m = m->next) {
+			const struct ag_sym *s;
+
+			if (!strstr(m->path, "libgcc_s"))
+				continue;
+			for (size_t i = 0; i < m->nsyms; i++) {
+				s = &m->syms[i];
+				if (strcmp(s->name, "__register_frame") == 0)
+					register_frame = (void (*)(void *))s->addr;
+			}
+		}
+	}
+	if (!register_frame) {
+		if (npending == pending_cap) {
+			size_t nc = pending_cap ? pending_cap * 2 : 256;
+			uint8_t **n = ag_alloc(nc * sizeof(*n));
+
+			if (pending_frames)
+				memcpy(n, pending_frames, npending * sizeof(*n));
+			pending_frames = n;
+			pending_cap = nc;
+		}
+		pending_frames[npending++] = eh;
+		return;
+	}
+	while (npending)
+		register_frame(pending_frames[--npending]);
+	register_frame(eh);
+}
+
+
+/*
+ * The stub of a hooked entry (callback.c):
+ *   push r11 ; r11 = hook ; call *tramp_fentry ; pop r11
+ *   <the entry's first instructions, moved> ; jmp back past them
+ * Its FDE: a function's entry state (return address at CFA-8) around the
+ * trampoline call, then the moved instructions as themselves.
+ */
+uint8_t *stub_entry(struct ag_site *s, const struct pinsn *win, int n,
+			   const struct ag_site *via, uint8_t *fde_buf,
+			   size_t *fde_len, size_t cie_off)
+{
+	struct ag_module *m = s->owner->mod;
+	uint8_t tmp[256], *stub, *p_call, *lit, *f, *fs;
+	struct emit e = { tmp };
+	struct fixup fx[MAX_FIXUPS];
+	struct fde_moved mv[MAX_FIXUPS];
+	uint32_t pop_end, code_len, at = 0, len32;
+	int nfx = 0;
+	int32_t d;
+
+	if (n >= MAX_FIXUPS - 1)
+		return NULL;
+	e8(&e, 0x41); /* push r11 */
+	e8(&e, 0x53);
+	emit_movabs_r11(&e, (uint64_t)s);
+	e8(&e, 0xff); /* call *[rip+fentry] */
+	e8(&e, 0x15);
+	p_call = e.p;
+	e32(&e, 0);
+	e8(&e, 0x41); /* pop r11 */
+	e8(&e, 0x5b);
+	pop_end = (uint32_t)(e.p - tmp);
+	for (int i = 0; i < n; i++) {
+		mv[i].off = (uint32_t)(e.p - tmp);
+		mv[i].orig = win[i].addr;
+		if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+			return NULL;
+	}
+	/* then past the moved bytes, or into the stub of the call site the
+	 * entry's bytes took over (it returns past its own window) */
+	e8(&e, 0xe9);
+	fx[nfx].at = (uint32_t)(e.p - tmp);
+	fx[nfx].end = fx[nfx].at + 4;
+	fx[nfx++].to = via ? (uint64_t)via->stub : s->at + s->plen;
+	e32(&e, 0);
+	code_len = (uint32_t)(e.p - tmp);
+	while ((e.p - tmp) % 8)
+		e8(&e, 0xcc);
+	lit = e.p;
+	e64(&e, (uint64_t)ag_tramp_fentry);
+	d = (int32_t)(lit - (p_call + 4));
+	memcpy(p_call, &d, 4);
+	stub = arena_alloc(m, (size_t)(e.p - tmp));
+	if (!stub)
+		return NULL;
+	for (int i = 0; i < nfx; i++) {
+		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
+
+		if (nd != (int32_t)nd)
+			return NULL;
+		d = (int32_t)nd;
+		memcpy(tmp + fx[i].at, &d, 4);
+	}
+	memcpy(stub, tmp, (size_t)(e.p - tmp));
+	/* FDE */
+	fs = f = fde_buf + *fde_len;
+	f += 4;
+	len32 = (uint32_t)((f - fs) + *fde_len + cie_off);
+	memcpy(f, &len32, 4);
+	f += 4;
+	memcpy(f, &(uint64_t){ (uint64_t)stub }, 8);
+	f += 8;
+	memcpy(f, &(uint64_t){ code_len }, 8);
+	f += 8;
+	*f++ = 0;
+	*f++ = 0x0e; /* def_cfa_offset 8; rip at cfa-8 */
+	*f++ = 8;
+	*f++ = 0x80 | 16;
+	*f++ = 1;
+	f = fde_advance(f, &at, 2);
+	*f++ = 0x0e;
+	*f++ = 16;
+	f = fde_advance(f, &at, pop_end);
+	*f++ = 0x0e;
+	*f++ = 8;
+	*f++ = 0x14; /* from here, rsp as it is */
+	*f++ = 7;
+	*f++ = 1;
+	for (int i = 0; i < n; i++) {
+		f = fde_advance(f, &at, mv[i].off);
+		f = fde_rip_is(f, mv[i].orig);
+	}
+	while ((f - fs) % 8)
+		*f++ = 0;
+	len32 = (uint32_t)(f - fs) - 4;
+	memcpy(fs, &len32, 4);
+	*fde_len += (size_t)(f - fs);
+	return stub;
+}
+
