@@ -88,7 +88,14 @@ static int cmd_attach_exec(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			break;
+			/* following the work into peers (propagation) is not
+			 * built yet: an accepted option that did nothing
+			 * would be a lie */
+			propel_report("attach", 0,
+				      "--follow: following peers over "
+				      "sockets and pipes is not available yet "
+				      "(children and execs are traced without it)");
+			return 2;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
 			break;
@@ -208,7 +215,7 @@ static int cmd_attach_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[-o DB] [--duration S] [--buffer-size KB] [--libc] [--follow] "
+	.usage = "[-o DB] [--duration S] [--buffer-size KB] [--libc] "
 		 "PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"

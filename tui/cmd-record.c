@@ -143,7 +143,14 @@ static int cmd_record_exec(int argc, char **argv)
 			libc = 1;
 			break;
 		case 'f':
-			break; /* propagation across processes: default */
+			/* following the work into peers (propagation) is not
+			 * built yet: an accepted option that did nothing
+			 * would be a lie */
+			propel_report("record", 0,
+				      "--follow: following peers over "
+				      "sockets and pipes is not available yet "
+				      "(children and execs are traced without it)");
+			return 2;
 		default:
 			fprintf(stderr, "usage: propel record %s\n",
 				cmd_record_entry.usage);
@@ -214,7 +221,7 @@ static int cmd_record_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
-	.usage = "[-o DB] [--buffer-size KB] [--libc] [--follow] -- CMD [ARG...]",
+	.usage = "[-o DB] [--buffer-size KB] [--libc] -- CMD [ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"

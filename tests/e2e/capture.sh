@@ -31,6 +31,12 @@ one_line record/no-such-command 'propel: record: .*nonexistent.*No such file' --
 one_line record/unwritable 'propel: record: cannot write /proc/nope/x.db' -- \
 	"$PROPEL" record -o /proc/nope/x.db -- "$t/three"
 
+# --follow (propagation) is not built: refused, not silently ignored
+one_line record/follow-refused 'propel: record: --follow: .*not available' -- \
+	"$PROPEL" record -o "$t/f.db" --follow -- "$t/three"
+one_line attach/follow-refused 'propel: attach: --follow: .*not available' -- \
+	"$PROPEL" attach -o "$t/f.db" --follow 1
+
 # attach: bad input
 one_line attach/no-such-pid 'propel: attach 999999' -- "$PROPEL" attach -o "$t/a.db" 999999
 one_line attach/not-a-pid 'not a process id' -- "$PROPEL" attach -o "$t/a.db" abc
