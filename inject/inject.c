@@ -55,10 +55,12 @@ int inject_agent_loaded(pid_t pid, char **path)
 		del = strstr(p, " (deleted)");
 		if (del && !del[10])
 			*del = 0;
+		else
+			del = NULL;
 		base = strrchr(p, '/') + 1;
 		if (!strstr(base, INJECT_AGENT_TAG) || !strstr(base, ".so"))
 			continue;
-		found = 1;
+		found = del ? 2 : 1;
 		if (path && !(*path = strdup(p)))
 			found = -ENOMEM;
 	}
@@ -161,6 +163,26 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	err = inject_check_dynamic(h, cause);
 	if (err)
 		return err;
+	/* An agent stays loaded after a detach (threads may still return
+	 * through its stubs).  One from another propel build -- its file
+	 * replaced or elsewhere -- cannot be swapped for this one, and a
+	 * second copy beside it would fight it over the same code. */
+	{
+		char *old = NULL;
+		int l = inject_agent_loaded(hijack_pid(h), &old);
+
+		if (access(so, R_OK) == 0 &&
+		    (l == 2 || (l == 1 && old && strcmp(old, so) != 0))) {
+			err = propel_cause(cause, -EEXIST,
+					   "an agent of another propel build is "
+					   "loaded (%s%s); restart the process "
+					   "to trace it with this one",
+					   old ? old : "?", l == 2 ? ", since replaced" : "");
+			free(old);
+			return err;
+		}
+		free(old);
+	}
 	err = inject_dlopen(h, so, cause);
 	if (err)
 		return err;

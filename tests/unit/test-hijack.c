@@ -646,6 +646,26 @@ static void th_case_inject(void)
 	else
 		th_pass("bad_dlopen");
 	printf("# dlopen failure cause: %s\n", cause ? cause : "");
+
+	/* an agent of another build (another file) is loaded: refused, no
+	 * second copy beside it */
+	free(cause);
+	cause = NULL;
+	{
+		char other[PATH_MAX + 64];
+
+		snprintf(other, sizeof(other), "%s/libpropel-agent-other.so", th_tmp);
+		th_sh("cp %s %s", th_agent, other);
+		err = inject_agent_start(p.pid, other, dir, 0, &cause);
+		if (!err || !th_one_line(cause) ||
+		    !strstr(cause, "another propel build"))
+			th_fail("other_build", "err %d: %s", err, cause ? cause : "");
+		else if (th_healthy(&p, 200, why, sizeof(why)))
+			th_fail("other_build", "%s", why);
+		else
+			th_pass("other_build");
+		printf("# other build: %s\n", cause ? cause : "");
+	}
 out:
 	free(cause);
 	th_kill(p.pid);
