@@ -46,6 +46,37 @@
 	pop	%rbp
 .endm
 
+/* Every caller-saved general register, for a call made where all of them
+ * hold a callee's results (tramp_exit, tramp_fret).  rbp = the frame. */
+.macro SAVE_RESULTS
+	push	%rbp
+	mov	%rsp, %rbp
+	push	%rax
+	push	%rdx
+	push	%rcx
+	push	%rsi
+	push	%rdi
+	push	%r8
+	push	%r9
+	push	%r10
+	push	%r11
+	and	$-16, %rsp
+.endm
+
+.macro RESTORE_RESULTS
+	lea	-72(%rbp), %rsp
+	pop	%r11
+	pop	%r10
+	pop	%r9
+	pop	%r8
+	pop	%rdi
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	pop	%rbp
+.endm
+
 /* Slow path: \fn(frame) with the full extended state saved around it. */
 .macro SLOW_CALL fn
 	mov	ag_xsave_size(%rip), %ecx
@@ -104,34 +135,13 @@ ag_tramp_tail:
 	.p2align 4
 ag_tramp_exit:
 	/* every register is the callee's result: keep them all */
-	push	%rbp
-	mov	%rsp, %rbp
-	push	%rax
-	push	%rdx
-	push	%rcx
-	push	%rsi
-	push	%rdi
-	push	%r8
-	push	%r9
-	push	%r10
-	push	%r11
-	and	$-16, %rsp
+	SAVE_RESULTS
 	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */
 	mov	6(%rdi), %rdi
 	lea	16(%rbp), %rsi
 	lea	-8(%rbp), %rdx
 	call	ag_on_exit
-	lea	-72(%rbp), %rsp
-	pop	%r11
-	pop	%r10
-	pop	%r9
-	pop	%r8
-	pop	%rdi
-	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
-	pop	%rbp
+	RESTORE_RESULTS
 	ret
 	.size	ag_tramp_exit, .-ag_tramp_exit
 
@@ -187,32 +197,11 @@ ag_invoke:
 	.type	ag_tramp_fentry, @function
 	.p2align 4
 ag_tramp_fentry:
-	push	%rbp
-	mov	%rsp, %rbp
-	push	%rax
-	push	%rdi
-	push	%rsi
-	push	%rdx
-	push	%rcx
-	push	%r8
-	push	%r9
-	push	%r10
-	push	%r11
-	and	$-16, %rsp
+	SAVE_RESULTS		/* the arguments, here */
 	mov	%r11, %rdi
 	lea	24(%rbp), %rsi
 	call	ag_on_fentry
-	lea	-72(%rbp), %rsp
-	pop	%r11
-	pop	%r10
-	pop	%r9
-	pop	%r8
-	pop	%rcx
-	pop	%rdx
-	pop	%rsi
-	pop	%rdi
-	pop	%rax
-	pop	%rbp
+	RESTORE_RESULTS
 	ret
 	.size	ag_tramp_fentry, .-ag_tramp_fentry
 
@@ -228,32 +217,11 @@ ag_tramp_fentry:
 	.p2align 4
 ag_tramp_fret:
 	sub	$8, %rsp
-	push	%rbp
-	mov	%rsp, %rbp
-	push	%rax
-	push	%rdx
-	push	%rcx
-	push	%rsi
-	push	%rdi
-	push	%r8
-	push	%r9
-	push	%r10
-	push	%r11
-	and	$-16, %rsp
+	SAVE_RESULTS
 	lea	8(%rbp), %rdi
 	call	ag_on_fret
 	mov	%rax, 8(%rbp)
-	lea	-72(%rbp), %rsp
-	pop	%r11
-	pop	%r10
-	pop	%r9
-	pop	%r8
-	pop	%rdi
-	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
-	pop	%rbp
+	RESTORE_RESULTS
 	ret
 	.size	ag_tramp_fret, .-ag_tramp_fret
 
