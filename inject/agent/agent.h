@@ -320,7 +320,6 @@ uint64_t ag_mono_ns(void);
 pid_t ag_gettid(void);
 
 /* callback.c: functions entered from code the agent does not trace */
-extern uint64_t cb_lo, cb_hi; /* traced modules' text, for a quick test */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */

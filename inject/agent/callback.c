@@ -29,7 +29,29 @@
 
 #include "inject/agent/agent.h"
 
-uint64_t cb_lo = ~0ull, cb_hi;
+/* The traced modules' text ranges, sorted by nothing: a handful. */
+#define CB_RANGES 16
+static uint64_t cb_rlo[CB_RANGES], cb_rhi[CB_RANGES];
+static volatile int cb_nr;
+
+/* A filter before the ranges: one bit per 2 MiB region that holds traced
+ * text, hashed into 64K bits.  Most pointers (heap, stack) miss it. */
+static uint64_t cb_bits[1024];
+
+static inline int cb_in_text(uint64_t a)
+{
+	uint64_t r = (a >> 21) & 0xffff;
+	int n;
+
+	if (!((cb_bits[r >> 6] >> (r & 63)) & 1))
+		return 0;
+	n = cb_nr;
+
+	for (int i = 0; i < n; i++)
+		if (a >= cb_rlo[i] && a < cb_rhi[i])
+			return 1;
+	return 0;
+}
 
 #define SEEN_BITS 14
 static uint64_t seen[1 << SEEN_BITS]; /* 0 = empty; insert under ag_lock */
@@ -77,15 +99,33 @@ void cb_reset(void)
 	memset(seen, 0, sizeof(seen));
 }
 
+/* After module_scan (ag_lock held, or before tracing starts).  Ranges are
+ * only added: a reader sees a prefix of the array, all of it valid. */
 void cb_range_update(void)
 {
 	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		int i, n = cb_nr;
+
 		if (m->system || m->self || !m->text_hi)
 			continue;
-		if (m->text_lo < cb_lo)
-			cb_lo = m->text_lo;
-		if (m->text_hi > cb_hi)
-			cb_hi = m->text_hi;
+		for (i = 0; i < n; i++)
+			if (cb_rlo[i] == m->text_lo)
+				break;
+		if (i < n)
+			continue;
+		if (n == CB_RANGES) { /* many modules: the last range widens */
+			if (m->text_lo < cb_rlo[n - 1])
+				cb_rlo[n - 1] = m->text_lo;
+			if (m->text_hi > cb_rhi[n - 1])
+				cb_rhi[n - 1] = m->text_hi;
+		} else {
+			cb_rlo[n] = m->text_lo;
+			cb_rhi[n] = m->text_hi;
+			__atomic_store_n(&cb_nr, n + 1, __ATOMIC_RELEASE);
+		}
+		for (uint64_t a = m->text_lo >> 21; a <= (m->text_hi - 1) >> 21; a++)
+			__atomic_or_fetch(&cb_bits[(a & 0xffff) >> 6],
+					  1ull << (a & 63), __ATOMIC_RELEASE);
 	}
 }
 
@@ -95,7 +135,7 @@ int cb_args_unseen(const struct ag_frame *fr)
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
 	for (int i = 0; i < 6; i++)
-		if (a[i] >= cb_lo && a[i] < cb_hi && !seen_has(a[i]))
+		if (cb_in_text(a[i]) && !seen_has(a[i]))
 			return 1;
 	return 0;
 }
@@ -110,7 +150,7 @@ void cb_sniff(const struct ag_frame *fr)
 		const struct ag_sym *s;
 		struct ag_func *f;
 
-		if (a[i] < cb_lo || a[i] >= cb_hi || seen_has(a[i]))
+		if (!cb_in_text(a[i]) || seen_has(a[i]))
 			continue;
 		seen_add(a[i]);
 		m = module_of(a[i]);
