@@ -435,6 +435,7 @@ static int start_common(const char *dir, uint32_t flags)
 		return -EINVAL;
 	snprintf(ag_cfg.dir, sizeof(ag_cfg.dir), "%s", dir);
 	ag_cfg.flags = flags;
+	ag_skipped = 0; /* counted per session */
 	if (!ag_cfg.ring_kb)
 		ag_cfg.ring_kb = 8192;
 	if (!ag_nonce)
