@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -40,7 +41,8 @@ struct athread *ag_threads;
 uint64_t ag_xsave_mask;
 uint32_t ag_xsave_size;
 
-static int map_fd = -1;
+static struct ag_fd map = { -1, 0, 0 };
+#define MAP_FLAGS (O_WRONLY | O_CREAT | O_APPEND)
 static char map_path[700];
 
 int slow_init_threads(void);
@@ -84,6 +86,46 @@ void *ag_alloc(size_t n)
 	p = cur;
 	cur += n;
 	return p;
+}
+
+int ag_fd_get(struct ag_fd *f, const char *path, int flags)
+{
+	struct stat st;
+
+	if (f->fd >= 0 && fstat(f->fd, &st) == 0 && (uint64_t)st.st_dev == f->dev &&
+	    (uint64_t)st.st_ino == f->ino)
+		return f->fd;
+	f->fd = -1; /* not ours any more: never closed by us */
+	if (!path)
+		return -1;
+	f->fd = open(path, flags | O_CLOEXEC, 0600);
+	if (f->fd >= 0 && fstat(f->fd, &st) == 0) {
+		f->dev = (uint64_t)st.st_dev;
+		f->ino = (uint64_t)st.st_ino;
+	}
+	return f->fd;
+}
+
+/*
+ * May the agent write n more bytes to fd?  A process may lower its
+ * file-size limit (sshd's privilege-separated child sets it to 0): a write
+ * past it fails and raises SIGXFSZ, which would kill the program.
+ */
+int ag_fsize_ok(int fd, uint64_t n)
+{
+	struct rlimit rl;
+	struct stat st;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_size + n <= rl.rlim_cur;
+}
+
+void ag_fd_close(struct ag_fd *f)
+{
+	if (ag_fd_get(f, NULL, 0) >= 0)
+		close(f->fd);
+	f->fd = -1;
 }
 
 char *ag_strdup(const char *s)
@@ -150,9 +192,13 @@ static __thread int map_batching __attribute__((tls_model("initial-exec")));
 void map_flush(void)
 {
 	size_t off = 0;
+	int fd = map_buf_len ? ag_fd_get(&map, map_path, MAP_FLAGS) : -1;
 
-	while (off < map_buf_len) {
-		ssize_t w = write(map_fd, map_buf + off, map_buf_len - off);
+	if (fd >= 0 && !ag_fsize_ok(fd, map_buf_len))
+		fd = -1; /* the lines are lost, the program is not */
+
+	while (fd >= 0 && off < map_buf_len) {
+		ssize_t w = write(fd, map_buf + off, map_buf_len - off);
 
 		if (w <= 0)
 			break; /* a full disk: the engine sees a short map file */
@@ -168,7 +214,7 @@ void map_batch_begin(void)
 
 void map_batch_end(void)
 {
-	if (map_batching && --map_batching == 0 && map_fd >= 0)
+	if (map_batching && --map_batching == 0 && map.fd >= 0)
 		map_flush();
 }
 
@@ -178,7 +224,7 @@ void map_line(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	if (map_fd < 0)
+	if (map.fd < 0)
 		return;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
@@ -195,7 +241,9 @@ void map_line(const char *fmt, ...)
 		map_buf_len += (size_t)n;
 		return;
 	}
-	if (write(map_fd, buf, (size_t)n) < 0) {
+	if (ag_fd_get(&map, map_path, MAP_FLAGS) < 0 ||
+	    !ag_fsize_ok(map.fd, (uint64_t)n) ||
+	    write(map.fd, buf, (size_t)n) < 0) {
 		/* a full disk: the engine will see a short map file */
 	}
 }
@@ -246,8 +294,8 @@ static int map_open(void)
 
 	snprintf(map_path, sizeof(map_path), "%s/%d.%llx.map", ag_cfg.dir,
 		 (int)getpid(), (unsigned long long)ag_nonce);
-	map_fd = open(map_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-	if (map_fd < 0)
+	map.fd = -1;
+	if (ag_fd_get(&map, map_path, MAP_FLAGS) < 0)
 		return -errno;
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = 0;
@@ -402,9 +450,7 @@ static void fork_child(void)
 	if (self)
 		self->next = NULL;
 	ag_nonce = propel_rdtsc() ^ ((uint64_t)getpid() << 40);
-	if (map_fd >= 0)
-		close(map_fd);
-	map_fd = -1;
+	ag_fd_close(&map);
 	map_buf_len = 0; /* the parent's lines, if any, are the parent's */
 	map_batch_begin();
 	if (map_open() == 0)
@@ -443,8 +489,7 @@ static int start_common(const char *dir, uint32_t flags)
 	err = patch_init();
 	if (err)
 		return err;
-	if (map_fd >= 0)
-		close(map_fd);
+	ag_fd_close(&map);
 	err = map_open();
 	if (err)
 		return err;
@@ -495,17 +540,13 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	return err;
 }
 
-AG_EXPORT int propel_agent_stop(void)
+/* Switch tracing off in this process, with ag_lock held: every patched
+ * byte restored, rings left to their threads (or unmapped here). */
+int agent_stop_locked(const char *why)
 {
 	struct athread *t;
 	int n;
 
-	if (!ag_active)
-		return 0;
-	/* the same for a thread stopped while it patched code: restoring
-	 * beside its half-written batch would leave some of it live */
-	if (pthread_mutex_trylock(&ag_lock) != 0)
-		return -EAGAIN;
 	ag_active = 0;
 	n = patch_restore_all();
 	signals_uninstall();
@@ -520,10 +561,26 @@ AG_EXPORT int propel_agent_stop(void)
 	}
 	if (ag_skipped)
 		ag_warn("%u call sites left as they were (no room for a jump, "
-		"or a thread inside)", ag_skipped);
+			"or a thread inside)", ag_skipped);
+	if (why)
+		ag_warn("%s", why);
 	map_line("X %d", n);
-	close(map_fd);
-	map_fd = -1;
+	map_flush();
+	ag_fd_close(&map);
+	return n;
+}
+
+AG_EXPORT int propel_agent_stop(void)
+{
+	int n;
+
+	if (!ag_active)
+		return 0;
+	/* the same for a thread stopped while it patched code: restoring
+	 * beside its half-written batch would leave some of it live */
+	if (pthread_mutex_trylock(&ag_lock) != 0)
+		return -EAGAIN;
+	n = agent_stop_locked(NULL);
 	pthread_mutex_unlock(&ag_lock);
 	return n;
 }

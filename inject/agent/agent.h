@@ -142,6 +142,9 @@ enum ag_intercept {
 	IC_EXECVE,
 	IC_EXECVPE,
 	IC_EXIT,
+	IC_PRCTL,
+	IC_SECCOMP,
+	IC_SYSCALL,
 };
 
 struct ag_func {
@@ -312,10 +315,26 @@ void map_func(const struct ag_func *f); /* its F line */
 void map_site(const struct ag_site *s); /* its S line */
 void ag_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *ag_alloc(size_t n); /* zeroed, never freed, no malloc */
+
+/*
+ * A file descriptor of the agent's own.  The program may close it under us
+ * (closefrom() after an exec, daemons closing everything) and get its
+ * number back for a socket of its own: the agent must then neither write
+ * into it nor close it.  ag_fd_get() checks the descriptor still names
+ * the file it opened (device and inode) and opens it again if not.
+ */
+struct ag_fd {
+	int fd;
+	uint64_t dev, ino;
+};
+int ag_fd_get(struct ag_fd *f, const char *path, int flags); /* fd or -1 */
+void ag_fd_close(struct ag_fd *f);
+int ag_fsize_ok(int fd, uint64_t n); /* within RLIMIT_FSIZE (no SIGXFSZ) */
 char *ag_strdup(const char *s);
 void ag_sort(void *base, size_t n, size_t size,
 	     int (*cmp)(const void *, const void *)); /* heapsort, no malloc */
 void ag_fork_child(void);
+int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
 uint64_t ag_mono_ns(void);
 pid_t ag_gettid(void);
 

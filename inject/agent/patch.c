@@ -43,7 +43,7 @@
 
 static csh cs;
 static cs_insn *insn;
-static int mem_fd = -1;
+static struct ag_fd mem = { -1, 0, 0 }; /* /proc/self/mem */
 static int sync_ok;
 struct ag_site *ag_sites_all;
 int ag_no_traps;
@@ -180,7 +180,8 @@ static int sync_cores(void)
 
 static int code_write(uint64_t addr, const void *buf, size_t n)
 {
-	ssize_t w = pwrite(mem_fd, buf, n, (off_t)addr);
+	/* mem.fd was checked by sites_write, once per batch */
+	ssize_t w = mem.fd < 0 ? -1 : pwrite(mem.fd, buf, n, (off_t)addr);
 
 	return w == (ssize_t)n ? 0 : -EFAULT;
 }
@@ -189,10 +190,9 @@ int patch_init(void)
 {
 	static int done;
 
-	if (mem_fd >= 0)
-		close(mem_fd);
-	mem_fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
-	if (mem_fd < 0)
+	/* after a fork, the parent's: the child needs its own */
+	ag_fd_close(&mem);
+	if (ag_fd_get(&mem, "/proc/self/mem", O_RDWR) < 0)
 		return -errno;
 	if (done)
 		return 0;
@@ -269,6 +269,8 @@ static int sites_write(struct ag_site **v, size_t n, int restore)
 	size_t i;
 	int err = 0, nw = 0;
 
+	if (ag_fd_get(&mem, "/proc/self/mem", O_RDWR) < 0)
+		return -EIO;
 	/*
 	 * Alone in the process (record's start, a single-threaded server),
 	 * with signals blocked: nobody can see a half-written site, and a

@@ -27,6 +27,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,6 +81,9 @@ static const struct {
 	{ "exit", IC_EXIT },
 	{ "_exit", IC_EXIT },
 	{ "_Exit", IC_EXIT },
+	{ "prctl", IC_PRCTL },
+	{ "seccomp", IC_SECCOMP },
+	{ "syscall", IC_SYSCALL },
 };
 
 uint32_t intercept_kind(const char *name)
@@ -122,6 +126,12 @@ static int ring_open(struct athread *t)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
+	/* a file-size limit would answer with SIGXFSZ, not an error */
+	if (!ag_fsize_ok(fd, size)) {
+		close(fd);
+		unlink(path);
+		return -EFBIG;
+	}
 	if (ftruncate(fd, (off_t)size) < 0) {
 		int e = -errno;
 
@@ -754,6 +764,26 @@ long ag_vfork(void);
 
 /* ---- the slow path proper ---- */
 
+/*
+ * A seccomp filter (sshd's privilege-separated child, browsers, systemd
+ * services) kills or refuses the syscalls the agent makes to patch code and
+ * open rings.  Just before one is installed, the agent switches itself off
+ * in that process, restoring every byte while it still may.
+ */
+static int sandbox_entering(uint32_t kind, const struct ag_frame *fr)
+{
+	if (kind == IC_PRCTL)
+		return fr->rdi == PR_SET_SECCOMP;
+	if (kind == IC_SECCOMP)
+		return fr->rdi == SECCOMP_SET_MODE_STRICT ||
+		       fr->rdi == SECCOMP_SET_MODE_FILTER;
+	/* syscall(SYS_seccomp, op, ...) or syscall(SYS_prctl, opt, ...) */
+	return (fr->rdi == SYS_seccomp &&
+		(fr->rsi == SECCOMP_SET_MODE_STRICT ||
+		 fr->rsi == SECCOMP_SET_MODE_FILTER)) ||
+	       (fr->rdi == SYS_prctl && fr->rsi == PR_SET_SECCOMP);
+}
+
 int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 {
 	switch (f->intercept) {
@@ -815,6 +845,15 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		break;
 	case IC_EXIT:
 		exit_note(t, (int)fr->rdi);
+		break;
+	case IC_PRCTL:
+	case IC_SECCOMP:
+	case IC_SYSCALL:
+		if (sandbox_entering(f->intercept, fr))
+			agent_stop_locked("a seccomp sandbox is about to be "
+					  "entered: tracing stops in this "
+					  "process (its syscalls would be "
+					  "refused there)");
 		break;
 	}
 	return 0;

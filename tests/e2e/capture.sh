@@ -31,6 +31,24 @@ one_line record/no-such-command 'propel: record: .*nonexistent.*No such file' --
 one_line record/unwritable 'propel: record: cannot write /proc/nope/x.db' -- \
 	"$PROPEL" record -o /proc/nope/x.db -- "$t/three"
 
+# a program that closes every descriptor, lowers its file-size limit to 0
+# and enters a seccomp filter (as sshd's privsep child does) is unharmed:
+# the agent neither writes into a reused descriptor, nor raises SIGXFSZ,
+# nor makes a syscall the filter kills (it switches itself off first)
+if $cc -O2 -o "$t/sandbox" "$PROPEL_TOP/tests/fixtures/capture/sandbox.c" 2>/dev/null; then
+	want=$("$t/sandbox")
+	got=$("$PROPEL" record -o "$t/sb.db" -- "$t/sandbox" 2>"$t/sb.err")
+	rc=$?
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ] && [ "$want" = "sandbox ok 46" ] &&
+		"$PROPEL" replay "$t/sb.db" 2>/dev/null | grep -q 'step2()'; then
+		pass record/sandbox
+	else
+		fail record/sandbox "status $rc, output '$got' (want '$want'), $(head -c 200 "$t/sb.err")"
+	fi
+else
+	skip record/sandbox "cannot build the seccomp fixture"
+fi
+
 # --follow (propagation) is not built: refused, not silently ignored
 one_line record/follow-refused 'propel: record: --follow: .*not available' -- \
 	"$PROPEL" record -o "$t/f.db" --follow -- "$t/three"
