@@ -153,6 +153,10 @@ static inline int enter_check(struct athread *t, struct ag_frame *fr,
 	f = site_callee(fr->site, fr->target);
 	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
 		return 1;
+	/* syscall(SYS_seccomp or SYS_prctl, ...): perhaps a sandbox (slow.c) */
+	if (unlikely(f->intercept == IC_SYSCALL) &&
+	    (fr->rdi == SYS_seccomp || fr->rdi == SYS_prctl))
+		return 1;
 	/* into untraced code, perhaps handing it a callback (callback.c) */
 	if ((f->flags & (F_SYSTEM | F_PLT)) && cb_args_unseen(fr))
 		return 1;

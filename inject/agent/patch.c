@@ -122,8 +122,8 @@ static void func_classify(struct ag_func *f)
 		f->name = got ? module_got_name(m, got) : NULL;
 		f->flags |= F_PLT;
 		f->intercept = intercept_kind(f->name);
-		if (f->intercept)
-			f->flags |= F_SLOW;
+		if (f->intercept && f->intercept != IC_SYSCALL)
+			f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
 		return;
 	}
 	if (m->system) {
@@ -131,8 +131,8 @@ static void func_classify(struct ag_func *f)
 		sym = module_sym_at(m, f->addr);
 		f->name = sym ? sym->name : NULL;
 		f->intercept = intercept_kind(f->name);
-		if (f->intercept)
-			f->flags |= F_SLOW;
+		if (f->intercept && f->intercept != IC_SYSCALL)
+			f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
 	}
 }
 

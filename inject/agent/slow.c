@@ -908,7 +908,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		cb_sniff(fr);
 	if (t)
 		t->busy = 1;
-	if (f->flags & F_SLOW)
+	if ((f->flags & F_SLOW) || f->intercept == IC_SYSCALL)
 		hook = intercept_enter(t, fr, f);
 	if (t)
 		t->busy = 0;
