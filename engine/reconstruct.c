@@ -667,26 +667,6 @@ int recon_row(const struct recon *r, int64_t id, struct recon_row *row)
 	return rc == SQLITE_ROW ? 0 : -ENOENT;
 }
 
-static int site_lookup(const struct recon *r, int64_t site, char **file,
-		       int *line)
-{
-	sqlite3_stmt *st;
-	int err = -ENOENT;
-
-	if (sqlite3_prepare_v2(session_db(r->session),
-			       "SELECT file, line FROM callsites WHERE id=?", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, site);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-		*file = col_strdup(st, 0);
-		*line = sqlite3_column_int(st, 1);
-		err = *file ? 0 : -ENOMEM;
-	}
-	sqlite3_finalize(st);
-	return err;
-}
-
 int recon_event_site(const struct recon *r, int t, int64_t idx, char **file,
 		     int *line)
 {
@@ -699,11 +679,11 @@ int recon_event_site(const struct recon *r, int t, int64_t idx, char **file,
 	*line = 0;
 	if (e->kind == SK_ENTRY || e->kind == SK_EXIT) {
 		if (!recon_row(r, e->id, &row) && row.site >= 0 &&
-		    !site_lookup(r, row.site, file, line))
+		    !session_callsite(r->session, row.site, file, line))
 			return 0;
 		if (e->match >= 0 &&
 		    !recon_row(r, th->ev[e->match].id, &row) && row.site >= 0 &&
-		    !site_lookup(r, row.site, file, line))
+		    !session_callsite(r->session, row.site, file, line))
 			return 0;
 	}
 	f = e->kind == SK_ENTRY || e->kind == SK_EXIT ? idx : recon_frame(th, idx);

@@ -9,7 +9,7 @@
  *
  * Function names are printed as stored: engine/ingest.c names every
  * function once (module+0xOFFSET when no symbol does), so replay, the TUI
- * and the exporters agree.  replay_site() reads one callsites row (the
+ * and the exporters agree.  session_callsite() (session.c) reads one callsites row (the
  * TUI's fault line).
  */
 #include <errno.h>
@@ -258,27 +258,4 @@ const char *replay_short_name(const char *name, char *buf, size_t size)
 	memcpy(buf, name, n);
 	buf[n] = 0;
 	return buf;
-}
-
-int replay_site(struct session *s, int64_t site, char **file, int *line)
-{
-	sqlite3_stmt *st;
-	int err = -ENOENT;
-
-	*file = NULL;
-	*line = 0;
-	if (site <= 0)
-		return -ENOENT;
-	if (sqlite3_prepare_v2(session_db(s),
-			       "SELECT file, line FROM callsites WHERE id=?", -1,
-			       &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, site);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-		*file = strdup((const char *)sqlite3_column_text(st, 0));
-		*line = sqlite3_column_int(st, 1);
-		err = *file ? 0 : -ENOMEM;
-	}
-	sqlite3_finalize(st);
-	return err;
 }

@@ -54,12 +54,6 @@ typedef int (*replay_fn)(const struct replay_event *ev, void *arg);
 int replay_walk(struct session *s, const struct replay_filter *f,
 		replay_fn fn, void *arg, char **cause);
 
-/*
- * File and line of a callsites row (events.site): the call line of an
- * entry or exit, the faulting line of a signal.  0 with *file malloc'd,
- * -ENOENT, or -EIO.
- */
-int replay_site(struct session *s, int64_t site, char **file, int *line);
 
 /*
  * uftrace's "simple" demangling: the name without its parameter list and

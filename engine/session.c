@@ -279,3 +279,25 @@ const char *session_path(struct session *s)
 {
 	return s->path;
 }
+
+int session_callsite(struct session *s, int64_t site, char **file, int *line)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	*file = NULL;
+	*line = 0;
+	if (site <= 0)
+		return -ENOENT;
+	if (sqlite3_prepare_v2(s->db, "SELECT file, line FROM callsites WHERE id=?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, site);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		*file = strdup((const char *)sqlite3_column_text(st, 0));
+		*line = sqlite3_column_int(st, 1);
+		err = *file ? 0 : -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	return err;
+}

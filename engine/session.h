@@ -89,4 +89,7 @@ int session_commit(struct session *s);
 /* Run SQL with no result rows; 0 or -EIO with *cause. */
 int session_exec(struct session *s, const char *sql, char **cause);
 
+/* A call site's source position: *file malloc'd; -ENOENT when unknown. */
+int session_callsite(struct session *s, int64_t site, char **file, int *line);
+
 #endif

@@ -229,7 +229,7 @@ int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
 	/* a signal: the line of its pc, symbolized at ingest with the load
 	 * bias of the module that holds it (engine/ingest.c) */
 	if (e->kind == SK_SIGNAL && !recon_row(t->r, e->id, &row) &&
-	    !replay_site(t->s, row.site, file, line)) {
+	    !session_callsite(t->s, row.site, file, line)) {
 		*path = find_source(t, *file);
 		return 0;
 	}
