@@ -566,13 +566,27 @@ static int hj_stop_all(struct hijack *h, char **cause)
 	return hj_seize_all(h, cause);
 }
 
+/* The target's memory, for reading and staging (every thread held). */
+static int hj_open_mem(struct hijack *h, char **cause)
+{
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", (int)h->pid);
+	h->memfd = open(path, O_RDWR | O_CLOEXEC);
+	if (h->memfd >= 0)
+		return 0;
+	err = -errno;
+	return propel_cause(cause, err, "open %s: %s", path, strerror(-err));
+}
+
 /* ---- attach / detach -------------------------------------------------- */
 
 int hijack_attach(pid_t pid, struct hijack **out, char **cause)
 {
 	struct hijack *h;
 	unsigned long flags;
-	char state, v[32], path[64];
+	char state, v[32];
 	pid_t tracer;
 	int err;
 
@@ -610,13 +624,9 @@ int hijack_attach(pid_t pid, struct hijack **out, char **cause)
 	err = hj_seize_all(h, cause);
 	if (err)
 		goto fail;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	h->memfd = open(path, O_RDWR | O_CLOEXEC);
-	if (h->memfd < 0) {
-		err = -errno;
-		propel_cause(cause, err, "open %s: %s", path, strerror(-err));
+	err = hj_open_mem(h, cause);
+	if (err)
 		goto fail;
-	}
 	pr_dbg("attached %d (%zu threads)", pid, h->nth);
 	*out = h;
 	return 0;
@@ -631,7 +641,6 @@ int hijack_adopt(pid_t pid, pid_t tid, struct hijack **out, char **cause)
 {
 	struct hijack *h;
 	struct hj_thread *t;
-	char path[64];
 	int err;
 
 	*out = NULL;
@@ -657,13 +666,9 @@ int hijack_adopt(pid_t pid, pid_t tid, struct hijack **out, char **cause)
 	err = hj_seize_all(h, cause);
 	if (err)
 		goto fail;
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	h->memfd = open(path, O_RDWR | O_CLOEXEC);
-	if (h->memfd < 0) {
-		err = -errno;
-		propel_cause(cause, err, "open %s: %s", path, strerror(-err));
+	err = hj_open_mem(h, cause);
+	if (err)
 		goto fail;
-	}
 	pr_dbg("adopted %d (%zu threads)", pid, h->nth);
 	*out = h;
 	return 0;
