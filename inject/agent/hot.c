@@ -19,6 +19,36 @@
 #include <time.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/offsets.h"
+
+/* what tramp.S's fast paths assume */
+_Static_assert(offsetof(struct athread, cur) == AT_CUR, "AT_CUR");
+_Static_assert(offsetof(struct athread, end) == AT_END, "AT_END");
+_Static_assert(offsetof(struct athread, busy) == AT_BUSY, "AT_BUSY");
+_Static_assert(offsetof(struct athread, gen) == AT_GEN, "AT_GEN");
+_Static_assert(offsetof(struct athread, dead) == AT_DEAD, "AT_DEAD");
+_Static_assert(offsetof(struct athread, depth) == AT_DEPTH, "AT_DEPTH");
+_Static_assert(offsetof(struct athread, ring) == AT_RING, "AT_RING");
+_Static_assert(offsetof(struct athread, shadow) == AT_SHADOW, "AT_SHADOW");
+_Static_assert(sizeof(struct shadow) == 16 &&
+		       offsetof(struct shadow, func) == 8 &&
+		       offsetof(struct shadow, site) == 12,
+	       "struct shadow as tramp.S reads it");
+_Static_assert(SHADOW_MAX == SHADOW_MAX_ASM, "SHADOW_MAX");
+_Static_assert(offsetof(struct ag_site, target) == SITE_TARGET &&
+		       offsetof(struct ag_site, cache) == SITE_CACHE &&
+		       offsetof(struct ag_site, id) == SITE_ID,
+	       "struct ag_site as tramp.S reads it");
+_Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&
+		       offsetof(struct ag_func, id) == FUNC_ID &&
+		       offsetof(struct ag_func, flags) == FUNC_FLAGS,
+	       "struct ag_func as tramp.S reads it");
+_Static_assert(F_READY == F_READY_ASM && F_PLT == F_PLT_ASM &&
+		       F_SYSTEM == F_SYSTEM_ASM && F_SLOW == F_SLOW_ASM,
+	       "flags");
+_Static_assert(PROPEL_REC_ENTRY == PROPEL_REC_ENTRY_ASM &&
+		       PROPEL_REC_EXIT == PROPEL_REC_EXIT_ASM,
+	       "record types");
 
 #define UNWIND_WINDOW (64ull << 20) /* slots further apart: another stack */
 

@@ -14,6 +14,8 @@
  * known not to touch them (gcc -fipa-ra), so no register may change that
  * the callee itself did not change: tramp_exit preserves all of them.
  */
+#include "inject/agent/offsets.h"
+
 	.text
 
 .macro SAVE_FRAME
@@ -101,11 +103,96 @@
 	xrstor64 (%rsp)
 .endm
 
+/*
+ * The common call, in four scratch registers and r11 (the site): a callee
+ * known and ready (the site's own, or the one its cache holds for this
+ * target), not in a system library or PLT (those look at their arguments
+ * for callbacks: hot.c), nothing to unwind (the shadow stack's top is
+ * above this slot), room in the shadow stack and the sub-buffer.  Pushes
+ * the entry and writes the entry record as ag_on_enter does, busy set
+ * around it; anything else goes to ag_on_enter.
+ */
 	.globl	ag_tramp_enter
 	.hidden	ag_tramp_enter
 	.type	ag_tramp_enter, @function
 	.p2align 4
 ag_tramp_enter:
+	push	%rax
+	push	%rdx
+	push	%rcx
+	push	%rsi
+	movq	ag_self@gottpoff(%rip), %rcx
+	movq	%fs:(%rcx), %rcx
+	test	%rcx, %rcx
+	jz	9f
+	cmpl	$0, AT_BUSY(%rcx)
+	jne	9f
+	movl	$1, AT_BUSY(%rcx)
+	cmpl	$0, ag_active(%rip)
+	je	8f
+	mov	ag_gen(%rip), %eax
+	cmp	AT_GEN(%rcx), %eax
+	jne	8f
+	cmpl	$0, AT_DEAD(%rcx)
+	jne	8f
+	mov	SITE_TARGET(%r11), %rsi		/* the callee */
+	test	%rsi, %rsi
+	jnz	1f
+	mov	SITE_CACHE(%r11), %rsi
+	test	%rsi, %rsi
+	jz	8f
+	mov	40(%rsp), %rax			/* the target of this call */
+	cmp	FUNC_ADDR(%rsi), %rax
+	jne	8f
+1:	mov	FUNC_FLAGS(%rsi), %eax
+	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %eax
+	cmp	$F_READY_ASM, %eax
+	jne	8f
+	lea	48(%rsp), %rdx			/* this call's slot */
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	2f
+	cmp	$SHADOW_MAX_ASM, %eax
+	jae	8f
+	shl	$4, %rax
+	cmp	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top must lie above */
+	jae	8f
+	shr	$4, %rax
+2:	mov	AT_CUR(%rcx), %rdx
+	cmp	AT_END(%rcx), %rdx
+	je	8f
+	incl	AT_DEPTH(%rcx)
+	shl	$4, %rax
+	lea	AT_SHADOW(%rcx,%rax), %rax	/* the new entry */
+	lea	48(%rsp), %rdx
+	mov	%rdx, (%rax)
+	mov	FUNC_ID(%rsi), %edx
+	mov	%edx, 8(%rax)
+	mov	SITE_ID(%r11), %esi
+	mov	%esi, 12(%rax)
+	mov	AT_CUR(%rcx), %rax		/* the record */
+	mov	%edx, 8(%rax)
+	mov	%esi, 12(%rax)
+	lea	16(%rax), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rax, %rsi
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	or	$PROPEL_REC_ENTRY_ASM, %rax
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	ret
+8:	movl	$0, AT_BUSY(%rcx)
+9:	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
 	SAVE_FRAME
 	call	ag_on_enter
 	test	%eax, %eax
@@ -129,11 +216,81 @@ ag_tramp_tail:
 	ret
 	.size	ag_tramp_tail, .-ag_tramp_tail
 
+/*
+ * The common return, in four scratch registers: the call at the top of the
+ * shadow stack returns (its slot is the one this call into tramp_exit
+ * reuses), no tail call shares its slot, nothing to intercept, room left in
+ * the sub-buffer.  Pops the entry and writes the exit record as
+ * ag_on_exit and rec_put (hot.c) do, busy set around it; anything else
+ * goes to ag_on_exit.  Offsets: AT_* in agent.h, checked there.
+ */
 	.globl	ag_tramp_exit
 	.hidden	ag_tramp_exit
 	.type	ag_tramp_exit, @function
 	.p2align 4
 ag_tramp_exit:
+	push	%rax
+	push	%rdx
+	push	%rcx
+	push	%rsi
+	movq	ag_self@gottpoff(%rip), %rcx
+	movq	%fs:(%rcx), %rcx
+	test	%rcx, %rcx
+	jz	9f
+	cmpl	$0, AT_BUSY(%rcx)
+	jne	9f
+	movl	$1, AT_BUSY(%rcx)
+	cmpl	$0, ag_active(%rip)
+	je	8f
+	mov	ag_gen(%rip), %eax
+	cmp	AT_GEN(%rcx), %eax
+	jne	8f
+	cmpl	$0, AT_DEAD(%rcx)
+	jne	8f
+	cmpq	$0, AT_RING(%rcx)
+	je	8f
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	8f
+	dec	%eax
+	shl	$4, %rax
+	lea	AT_SHADOW(%rcx,%rax), %rdx	/* the top entry */
+	lea	32(%rsp), %rax			/* this call's slot */
+	cmp	(%rdx), %rax
+	jne	8f
+	cmpl	$1, AT_DEPTH(%rcx)
+	je	1f
+	cmp	-16(%rdx), %rax			/* a tail call shares it */
+	je	8f
+1:	mov	12(%rdx), %eax			/* site; the top bit: intercepted */
+	test	%eax, %eax
+	js	8f
+	mov	AT_CUR(%rcx), %rsi
+	cmp	AT_END(%rcx), %rsi
+	je	8f
+	decl	AT_DEPTH(%rcx)
+	mov	%eax, 12(%rsi)
+	mov	8(%rdx), %eax
+	mov	%eax, 8(%rsi)
+	lea	16(%rsi), %rax
+	mov	%rax, AT_CUR(%rcx)
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	or	$PROPEL_REC_EXIT_ASM, %rax
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	ret
+8:	movl	$0, AT_BUSY(%rcx)
+9:	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
 	/* every register is the callee's result: keep them all */
 	SAVE_RESULTS
 	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */

@@ -1,0 +1,35 @@
+/*
+ * inject/agent/offsets.h - field offsets of struct athread, ag_site and
+ * ag_func (agent.h) and the constants the trampolines' fast paths use
+ * (tramp.S).  hot.c checks every one against
+ * offsetof, so a change of the struct that forgets this file fails to build.
+ */
+#ifndef PROPEL_AGENT_OFFSETS_H
+#define PROPEL_AGENT_OFFSETS_H
+
+#define AT_CUR 0
+#define AT_END 8
+#define AT_BUSY 16
+#define AT_GEN 20
+#define AT_DEAD 24
+#define AT_DEPTH 32
+#define AT_RING 40
+#define AT_SHADOW 4176 /* struct shadow: 16 bytes, slot/func/site */
+
+#define SHADOW_MAX_ASM 8192
+
+#define SITE_TARGET 48 /* struct ag_site */
+#define SITE_CACHE 64
+#define SITE_ID 88
+#define FUNC_ADDR 8 /* struct ag_func */
+#define FUNC_ID 16
+#define FUNC_FLAGS 20
+#define F_READY_ASM 1
+#define F_PLT_ASM 2
+#define F_SYSTEM_ASM 4
+#define F_SLOW_ASM 8
+
+#define PROPEL_REC_ENTRY_ASM 1 /* PROPEL_REC_ENTRY (share/record.h) */
+#define PROPEL_REC_EXIT_ASM 2  /* PROPEL_REC_EXIT */
+
+#endif
