@@ -21,7 +21,8 @@ int propel_ring_check(const struct propel_ring_hdr *h, size_t file_size,
 		w = "ring written by a newer propel";
 	else if (h->hdr_size != PROPEL_RING_HDR_SIZE || h->sub_count == 0 ||
 		 h->sub_recs == 0 || h->sub_count > (1u << 16) ||
-		 h->sub_recs > (1u << 26))
+		 h->sub_recs > (1u << 26) ||
+		 (h->version >= 2 && h->sub_count > PROPEL_RING_SUB_MAX))
 		w = "corrupt ring header";
 	else if (propel_ring_size(h->sub_count, h->sub_recs) > file_size)
 		w = "ring file truncated";
@@ -35,17 +36,22 @@ int propel_ring_check(const struct propel_ring_hdr *h, size_t file_size,
 	return 0;
 }
 
+/* The sub-buffer being written (last): its records end at the first empty
+ * one, or (version 2) the first one older than the sub-buffer itself. */
 static int walk_sub(const struct propel_ring_hdr *h, uint64_t k,
-		    propel_ring_fn fn, void *arg, int stop_at_empty)
+		    propel_ring_fn fn, void *arg, int last)
 {
 	const struct propel_rec *r =
 		propel_ring_sub((struct propel_ring_hdr *)h, k);
+	uint64_t begun = 0;
 	uint32_t i;
 	int ret;
 
+	if (last && h->version >= 2)
+		begun = propel_rec_tsc60(h->sub_tsc[k % h->sub_count]);
 	for (i = 0; i < h->sub_recs; i++) {
-		if (r[i].w0 == 0) {
-			if (stop_at_empty)
+		if (r[i].w0 == 0 || (r[i].w0 >> 4) < begun) {
+			if (last)
 				return 0;
 			continue;
 		}
@@ -69,8 +75,8 @@ int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
 	 * full once the ring has wrapped. */
 	first = commits >= n - 1 ? commits - (n - 1) : 0;
 	for (k = first; k < commits; k++) {
-		/* A full sub-buffer may begin with empty slots only when a
-		 * kill landed between zeroing and committing; skip those. */
+		/* A full sub-buffer of a version 1 ring may begin with empty
+		 * slots when a kill landed between zeroing and committing. */
 		ret = walk_sub(h, k, fn, arg, 0);
 		if (ret)
 			return ret;

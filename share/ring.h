@@ -8,15 +8,19 @@
  *   offset 4096   sub_count sub-buffers of sub_recs records each
  *
  * Commit points (TraceBack 3.2).  The writer fills sub-buffer k = commits %
- * sub_count.  When it is full the writer (propel_ring_commit):
- *   1. zeroes sub-buffer k+1,
+ * sub_count.  When it is full the writer (the agent's ring_advance):
+ *   1. stores sub_tsc[(k+1) % sub_count] = now: when k+1 begins,
  *   2. stores the calibration pair (tsc_last, mono_last_ns),
  *   3. increments commits (release).
  * A reader therefore finds the newest record without any pointer from the
  * dead writer: the sub-buffer being written is commits % sub_count and its
- * records end at the first empty one.  The older, full sub-buffers precede
- * it in ring order.  A kill between steps 1 and 3 leaves k full and k+1
- * zero, which the same reading handles.
+ * records end at the first one that is empty (a ring's first lap) or older
+ * than the sub-buffer's sub_tsc (left from the lap before: every one of
+ * those was written before the commit that began this sub-buffer, by the
+ * same thread).  Nothing is zeroed: the writer never sweeps a sub-buffer
+ * through the cache ahead of itself.  The older, full sub-buffers precede
+ * it in ring order.  A kill before step 3 leaves k current, its sub_tsc
+ * as it was.
  *
  * The session directory (/dev/shm/propel/<session>/) holds, per process image
  * (a pid, renewed at exec), a nonce chosen at agent start:
@@ -40,9 +44,10 @@
 #include "share/record.h"
 
 #define PROPEL_RING_MAGIC "PRPLRNG1"
-#define PROPEL_RING_VERSION 1
+#define PROPEL_RING_VERSION 2 /* 1: sub-buffers zeroed ahead, no sub_tsc */
 #define PROPEL_RING_HDR_SIZE 4096
 #define PROPEL_RING_SUBS 16
+#define PROPEL_RING_SUB_MAX 64 /* sub_count, from version 2 */
 
 #define PROPEL_RING_F_EXITED 1u /* thread exit record written */
 
@@ -62,7 +67,17 @@ struct propel_ring_hdr {
 	volatile uint64_t mono_last_ns;
 	volatile uint32_t flags;
 	char comm[16];
+	volatile uint64_t sub_tsc[PROPEL_RING_SUB_MAX]; /* when each began */
 };
+
+_Static_assert(sizeof(struct propel_ring_hdr) <= PROPEL_RING_HDR_SIZE,
+	       "the header fits its page");
+
+/* A record's tsc as it stores it (60 bits), for comparing with sub_tsc. */
+static inline uint64_t propel_rec_tsc60(uint64_t tsc)
+{
+	return tsc & (~0ull >> 4);
+}
 
 static inline size_t propel_ring_size(uint32_t sub_count, uint32_t sub_recs)
 {

@@ -66,13 +66,13 @@ static uint64_t raw_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The current sub-buffer is full: commit it (share/ring.h) and move on. */
+/* The current sub-buffer is full: commit it (share/ring.h) and move on;
+ * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
 {
 	struct propel_ring_hdr *h = t->ring;
 	uint64_t next;
 	struct propel_rec *r;
-	size_t words;
 
 	if (!h) {
 		t->lost++;
@@ -80,13 +80,8 @@ static struct propel_rec *ring_advance(struct athread *t)
 	}
 	next = h->commits + 1;
 	r = propel_ring_sub(h, next);
-	words = (size_t)h->sub_recs * sizeof(*r) / 8;
-	__asm__ volatile("rep stosq"
-			 : "+D"(r), "+c"(words)
-			 : "a"(0)
-			 : "memory");
-	r = propel_ring_sub(h, next);
 	h->tsc_last = propel_rdtsc();
+	h->sub_tsc[next % h->sub_count] = h->tsc_last;
 	h->mono_last_ns = raw_mono_ns();
 	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
 	t->end = r + h->sub_recs;

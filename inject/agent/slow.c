@@ -167,6 +167,7 @@ static int ring_open(struct athread *t)
 	h->tsc0 = propel_rdtsc();
 	h->mono0_ns = ag_mono_ns();
 	h->tsc_last = h->tsc0;
+	h->sub_tsc[0] = h->tsc0;
 	h->mono_last_ns = h->mono0_ns;
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
 	t->ring = h;
