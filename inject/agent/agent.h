@@ -15,8 +15,8 @@
  *   caller F:  call T        ==>   jmp stub_S           (same length)
  *   stub_S:    push r11 ; r11 = T ; push r11 ; r11 = site
  *              call *tramp_enter ; r11 = [rsp+8] ; rsp += 16
- *              call *-16(%rsp)                <- callee returns here
- *              call *tramp_exit ; jmp *R ; .quad site
+ *              call T  (or call *-16(%rsp))   <- callee returns here
+ *              call *tramp_exit ; jmp R ; int3 ; .quad site
  *
  * The return address a callee sees is inside its stub, which carries a
  * registered DWARF FDE (patch.c) saying "the caller resumes at R with

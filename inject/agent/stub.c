@@ -343,15 +343,16 @@ static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
 }
 
 /*
- * Build the stub for a site (layout in agent.h); 0, or -1 when the operand
- * is unusual or no stub memory is in reach.  win[0..npre) are the window's
+ * The code of a stub (layout in agent.h); 0, -1 when the operand is
+ * unusual or no stub memory is in reach, -2 when `near` (call the direct
+ * callee with a rel32) cannot reach it from there.  win[0..npre) are the window's
  * instructions before the site, moved to the stub's front; win[npre] is the
  * site; the npost after it are moved behind the call, where the callee
  * returns, followed by a jump back to the end of the window.
  */
-int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
-		      const struct pinsn *win, int npre, int npost,
-		      uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
+static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
+		     const struct pinsn *win, int npre, int npost,
+		     uint8_t *fde_buf, size_t *fde_len, size_t cie_off, int near)
 {
 	struct ag_module *m = module_of(s->addr);
 	uint8_t tmp[512];
@@ -398,16 +399,24 @@ int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 	if (s->kind == SITE_CALL) {
 		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
 
-		memcpy(e.p, call_red, 4); /* call *-16(%rsp) */
-		e.p += 4;
+		if (direct && near) { /* call callee: no indirect branch */
+			e8(&e, 0xe8);
+			fx[nfx].at = (uint32_t)(e.p - tmp);
+			fx[nfx].end = fx[nfx].at + 4;
+			fx[nfx++].to = direct;
+			e32(&e, 0);
+		} else {
+			memcpy(e.p, call_red, 4); /* call *-16(%rsp) */
+			e.p += 4;
+		}
 		e8(&e, 0xff); /* call *[rip+exit] */
 		e8(&e, 0x15);
 		p_exit = e.p;
 		e32(&e, 0);
-		e8(&e, 0xff); /* jmp *[rip+R] */
-		e8(&e, 0x25);
-		p_jmp = e.p;
+		e8(&e, 0xe9); /* jmp R (the arena is near), or the moved */
+		p_jmp = e.p;  /* instructions after the call */
 		e32(&e, 0);
+		e8(&e, 0xcc);
 		e64(&e, (uint64_t)s); /* tramp_exit reads the site here */
 		if (npost) {
 			const struct pinsn *last = &win[npre + npost];
@@ -444,21 +453,23 @@ int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		e64(&e, (uint64_t)ag_tramp_exit);
 		d = (int32_t)(lit - (p_exit + 4));
 		memcpy(p_exit, &d, 4);
-		lit = e.p;
-		e64(&e, s->ret); /* the callee returns here: R, or the moved */
-		d = (int32_t)(lit - (p_jmp + 4)); /* instructions after it */
-		memcpy(p_jmp, &d, 4);
+		if (npost) {
+			d = (int32_t)(post_off - (uint32_t)(p_jmp + 4 - tmp));
+			memcpy(p_jmp, &d, 4);
+		} else {
+			fx[nfx].at = (uint32_t)(p_jmp - tmp);
+			fx[nfx].end = fx[nfx].at + 4;
+			fx[nfx++].to = s->ret;
+		}
 	}
 	stub = arena_alloc(m, (size_t)(e.p - tmp));
 	if (!stub)
 		return -1;
-	if (npost)
-		memcpy(lit, &(uint64_t){ (uint64_t)stub + post_off }, 8);
 	for (int i = 0; i < nfx; i++) {
 		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
 
 		if (nd != (int32_t)nd)
-			return -1;
+			return direct && near ? -2 : -1;
 		d = (int32_t)nd;
 		memcpy(tmp + fx[i].at, &d, 4);
 	}
@@ -469,6 +480,26 @@ int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 			     (uint64_t)stub, code_len, s->ret,
 			     s->kind == SITE_TAIL, rows, 3, mv, npre, npost);
 	return 0;
+}
+
+/*
+ * Build the stub for a site (layout in agent.h); 0, or -1 when the operand
+ * is unusual or no stub memory is in reach.  A direct callee is called
+ * directly when it is in reach of the stub and nothing (slow.c's
+ * intercepts) may replace it; the callee's address is pushed all the same.
+ */
+int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
+	       const struct pinsn *win, int npre, int npost,
+	       uint8_t *fde_buf, size_t *fde_len, size_t cie_off)
+{
+	int near = direct && s->target && s->target->intercept == IC_NONE;
+	int r = stub_emit(s, ins, direct, win, npre, npost, fde_buf, fde_len,
+			  cie_off, near);
+
+	if (r == -2)
+		r = stub_emit(s, ins, direct, win, npre, npost, fde_buf,
+			      fde_len, cie_off, 0);
+	return r;
 }
 
 /* ---- unwinder registration ---- */
