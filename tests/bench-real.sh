@@ -17,9 +17,11 @@
 # Each pair is measured BENCH_REAL_REPS (default 3) times; the line shows
 # the medians and the median of the per-pair ratios.  Output: "name
 # propel peer ratio" as in tests/bench-trace.sh, peer = the same server
-# untraced.  The nginx binary is the one tests/e2e/real-software.sh uses
-# (tests/real/nginx-debug.sh, if it has built its debug info on this
-# machine, else /usr/sbin/nginx).  Needs root; takes ~1 min.
+# untraced.  The nginx and redis-server binaries are the ones
+# tests/e2e/real-software.sh uses (tests/real/nginx-debug.sh and
+# tests/real/redis-debug.sh, if they have built their debug info on this
+# machine, else /usr/sbin/nginx and /usr/bin/redis-server).  Needs root;
+# takes ~1 min.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PROPEL_TOP=$top
@@ -90,7 +92,8 @@ nginx_bench() {
 
 # --- redis ------------------------------------------------------------------
 redis_bench() {
-	local i a u c0 c1 s0 s1 bad=0
+	local i a u c0 c1 s0 s1 dbg bad=0
+	dbg=$("$top/tests/real/redis-debug.sh" 2>/dev/null) && REDIS_BIN=$dbg || REDIS_BIN=/usr/bin/redis-server
 	redis_start "$t/redis" 2>"$t/redis.err" || { echo "bench-real: redis: $(cat "$t/redis.err")"; return; }
 	redis_bench_start "$t/rb.out"
 	sleep 1
@@ -111,7 +114,7 @@ redis_bench() {
 	done
 	redis_bench_stop || bad=1
 	row "redis commands/s under redis-benchmark, median" "$(median <"$t/r.a")" "$(median <"$t/r.u")" "$(median <"$t/r.r")"
-	echo "  ratios $(tr '\n' ' ' <"$t/r.r")(goal >= 0.95)"
+	echo "  $REDIS_BIN; ratios $(tr '\n' ' ' <"$t/r.r")(goal >= 0.95)"
 	[ $bad -eq 0 ] || echo "  warning: an attach failed or redis-benchmark stopped on an error"
 	redis_stop
 }

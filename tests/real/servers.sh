@@ -24,6 +24,11 @@
 #   redis_bench_errors OUT lines of OUT that report an error
 #   now_ns               wall clock, ns
 #
+# NGINX_BIN and REDIS_BIN name the servers' binaries (default /usr/sbin/nginx,
+# /usr/bin/redis-server); the callers set them before nginx_start and
+# redis_start to the Debian binaries tests/real/nginx-debug.sh and
+# tests/real/redis-debug.sh print, whose debug info is installed.
+#
 # Every server and load generator is started by this file and stopped by
 # real_cleanup (call it from the caller's EXIT trap), never by name.
 : "${NGINX_BIN:=/usr/sbin/nginx}"
