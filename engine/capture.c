@@ -105,18 +105,68 @@ static int proc_dead(pid_t pid)
 	return dead;
 }
 
+#define CAPTURE_STARTUP_MS 3000 /* exec to the agent's load, at most */
+
 /*
- * 1 if pid is alive and maps a file under dir/ or the agent library.  A
- * child of ours (child non-zero) whose memory is already gone but that is
- * not a zombie yet is exiting: its own children are about to be handed to
- * us, so it counts until it is a zombie.
+ * 1 if pid has just exec'd a program that is about to load the agent: its
+ * environment preloads it and the dynamic loader is mapped (a static
+ * program never loads it), or the exec is still under way (the new
+ * image's environment is not set up yet: /proc/PID/environ is empty),
+ * and the exec was less than CAPTURE_STARTUP_MS ago (one whose agent
+ * failed to load is let go after that).
+ */
+static int exec_pending(pid_t pid, const char *agent, int dynamic)
+{
+	char path[64], env[16384], stat[512], *p;
+	struct timespec now;
+	unsigned long long start;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	env[n > 0 ? n : 0] = 0;
+	for (p = env; p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, agent))
+			found = 1;
+	}
+	if (n > 0 && (!found || !dynamic)) /* n == 0: not set up yet */
+		return 0;
+	/* the process's start (field 22, clock ticks since boot) is its
+	 * fork; the exec came after, so this bounds the wait from above */
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, stat, sizeof(stat) - 1);
+	close(fd);
+	stat[n > 0 ? n : 0] = 0;
+	p = strrchr(stat, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+			 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + CAPTURE_STARTUP_MS;
+}
+
+/*
+ * 1 if pid is alive and maps a file under dir/ or the agent library, or
+ * is about to (exec_pending).  A child of ours (child non-zero) whose
+ * memory is already gone but that is not a zombie yet is exiting: its own
+ * children are about to be handed to us, so it counts until it is a
+ * zombie.
  */
 static int maps_session(pid_t pid, const char *dir, const char *agent,
 			int child)
 {
 	char path[64], line[4096 + 256], pre[600];
 	FILE *f;
-	int found = 0, lines = 0;
+	int found = 0, lines = 0, dynamic = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	snprintf(pre, sizeof(pre), "%s/", dir);
@@ -126,10 +176,13 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 	while (!found && fgets(line, sizeof(line), f)) {
 		lines++;
 		found = strstr(line, pre) || strstr(line, agent);
+		dynamic |= strstr(line, "/ld-linux") != NULL;
 	}
 	fclose(f);
 	if (!found && !lines && child)
 		found = !proc_dead(pid);
+	if (!found && lines)
+		found = exec_pending(pid, agent, dynamic);
 	return found;
 }
 
