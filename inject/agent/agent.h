@@ -165,17 +165,19 @@ enum site_kind {
 };
 
 struct ag_site {
+	/* what every call through the site reads first, in one cache line
+	 * (sites are allocated 64-byte aligned: site_alloc) */
+	struct ag_func *target; /* direct: the callee; NULL: indirect */
+	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
+	uint32_t id;
 	struct ag_site *hnext;
 	struct ag_site *wnext;  /* in the table of patch addresses */
 	struct ag_site *next_all;
 	uint64_t addr; /* address of the original instruction */
 	uint64_t ret;  /* address after it */
 	uint64_t at;   /* where the patch starts: addr, or a window's start */
-	struct ag_func *target; /* direct: the callee; NULL: indirect */
 	struct ag_func *owner;
-	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
 	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
-	uint32_t id;
 	uint8_t kind;
 	uint8_t len;   /* of the original instruction */
 	uint8_t plen;  /* of the patched bytes (a window: several insns) */

@@ -18,9 +18,9 @@
 
 #define SHADOW_MAX_ASM 8192
 
-#define SITE_TARGET 48 /* struct ag_site */
-#define SITE_CACHE 64
-#define SITE_ID 88
+#define SITE_TARGET 0 /* struct ag_site */
+#define SITE_CACHE 8
+#define SITE_ID 16
 #define FUNC_ADDR 8 /* struct ag_func */
 #define FUNC_ID 16
 #define FUNC_FLAGS 20

@@ -75,6 +75,14 @@ struct ag_func *func_find(uint64_t addr)
 	return NULL;
 }
 
+/* A new site, zeroed, its first cache line its own (struct ag_site). */
+static struct ag_site *site_alloc(void)
+{
+	uint8_t *p = ag_alloc(sizeof(struct ag_site) + 48);
+
+	return (struct ag_site *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
 struct ag_site *site_find(uint64_t addr)
 {
 	struct ag_site *s =
@@ -710,7 +718,7 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 
 		if (!ib)
 			continue;
-		s = ag_alloc(sizeof(*s));
+		s = site_alloc();
 		s->addr = pi->addr;
 		s->len = pi->len;
 		s->ret = pi->addr + pi->len;
@@ -862,7 +870,7 @@ int patch_entry(struct ag_func *f)
 				goto skip;
 		len += pi->len;
 	}
-	s = ag_alloc(sizeof(*s));
+	s = site_alloc();
 	s->addr = s->at = f->addr;
 	s->ret = f->addr;
 	s->plen = (uint8_t)len;
