@@ -27,6 +27,8 @@
  *   PROPEL_SESSION_DIR=/dev/shm/propel/<session>   (required)
  *   PROPEL_RING_KB=<size of one thread's ring, KiB> (default 4096)
  *   PROPEL_TRACE_LIBC=1                             (trace inside libc too)
+ *   PROPEL_KEEP_ALL=1      (rings never overwrite what the drain has not
+ *                           copied out: PROPEL_START_KEEP_ALL)
  */
 #ifndef PROPEL_SHARE_AGENT_ABI_H
 #define PROPEL_SHARE_AGENT_ABI_H
@@ -45,6 +47,9 @@ struct propel_thread_hint {
 };
 
 #define PROPEL_START_TRACE_LIBC 1u
+/* the coordinator drains the rings (share/ring.h, PROPEL_RING_KEEP_ALL):
+ * a full ring drops new records, counted, instead of overwriting */
+#define PROPEL_START_KEEP_ALL 2u
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 
