@@ -13,7 +13,9 @@
  *      inserts the events with their final depth, after the rebuilt entries
  *      (a signal's pc becomes a callsites row, ingest_signal_site);
  *   5. process rows get their times, exit status and crash signal; meta gets
- *      tsc_hz and crashed; the event indexes are rebuilt.
+ *      tsc_hz and crashed.
+ * Events go through one engine/chunk.h writer: compressed chunks of up to
+ * CHUNK_EVENTS events per thread, numbered in the order stored.
  * All of it is one transaction: a store error rolls everything back.
  *
  * Names and lines are worked out here, once, with each module's load bias
@@ -31,8 +33,8 @@
  * at the time of the thread's oldest record) so that every frame of the
  * thread is balanced and depth 0 is the outermost traced frame.
  *
- * The hot loop (pass 2) binds integers into one prepared statement and does
- * no allocation per event.
+ * The hot loop (pass 2) appends to the chunk writer's buffer and does no
+ * allocation and no query per event.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -48,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/chunk.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
 #include "engine/symbols.h"
@@ -109,7 +112,8 @@ struct ingest {
 	sqlite3 *db;
 	struct ingest_stats *st;
 	struct symbols *sy;
-	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_event;
+	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread;
+	struct chunk_writer *cw; /* events, compressed per thread */
 	struct ingest_proc **procs;
 	size_t nprocs;
 	struct ingest_ring *rings;
@@ -171,14 +175,6 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 {
 	if (s)
 		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
-}
-
-static void bind_row_or_null(sqlite3_stmt *st, int i, int64_t row)
-{
-	if (row > 0)
-		sqlite3_bind_int64(st, i, row);
 	else
 		sqlite3_bind_null(st, i);
 }
@@ -696,32 +692,18 @@ static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,
 			 int64_t depth, int64_t func, int64_t site, int nargs,
 			 int64_t a0, int64_t a1, int64_t a2)
 {
-	sqlite3_stmt *st = w->in->ins_event;
 	int64_t ns = ingest_ns(w, tsc);
-	int rc;
+	struct session_event ev = {
+		.ts_ns = ns,
+		.func = func > 0 ? func : 0,
+		.site = site > 0 ? site : 0,
+		.arg = { a0, a1, a2 },
+		.depth = (int32_t)depth,
+		.kind = (uint8_t)kind,
+		.has = (uint8_t)(SE_DEPTH | ((1u << nargs) - 1)),
+	};
 
-	sqlite3_bind_int64(st, 1, w->r->h->pid);
-	sqlite3_bind_int64(st, 2, w->r->h->tid);
-	sqlite3_bind_int64(st, 3, ns);
-	sqlite3_bind_int(st, 4, kind);
-	sqlite3_bind_int64(st, 5, depth);
-	bind_row_or_null(st, 6, func);
-	bind_row_or_null(st, 7, site);
-	if (nargs > 0)
-		sqlite3_bind_int64(st, 8, a0);
-	else
-		sqlite3_bind_null(st, 8);
-	if (nargs > 1)
-		sqlite3_bind_int64(st, 9, a1);
-	else
-		sqlite3_bind_null(st, 9);
-	if (nargs > 2)
-		sqlite3_bind_int64(st, 10, a2);
-	else
-		sqlite3_bind_null(st, 10);
-	rc = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (rc != SQLITE_DONE)
+	if (chunk_writer_add(w->in->cw, &ev) < 0)
 		return -EIO;
 	if (!w->nins++)
 		w->first_ns = ns;
@@ -975,6 +957,10 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 
 	w.pass = 2;
 	w.depth = 0;
+	if (chunk_writer_thread(in->cw, h->pid, h->tid)) {
+		err = -EIO;
+		goto out;
+	}
 	if (w.n && parent) {
 		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++, parent,
 				    0, 1, 1, 0, 0);
@@ -989,6 +975,8 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	if (!err && w.depth != shift)
 		w.depth = shift;
 	if (!err && ingest_walk(&w))
+		err = -EIO;
+	if (!err && chunk_writer_flush(in->cw))
 		err = -EIO;
 	if (err)
 		goto out;
@@ -1042,11 +1030,9 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"INSERT INTO callsites(proc,addr,file,line) VALUES(?,?,?,?)",
 		"INSERT INTO threads(proc,pid,tid,name,first_ns,last_ns,nevents,"
 		"wrapped) VALUES(?,?,?,?,?,?,?,?)",
-		"INSERT INTO events(pid,tid,ts_ns,kind,depth,func,site,arg0,arg1,"
-		"arg2) VALUES(?,?,?,?,?,?,?,?,?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
-				 &in->ins_thread, &in->ins_event };
+				 &in->ins_thread };
 	size_t i;
 
 	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -1221,9 +1207,7 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	if (err)
 		goto out;
 	began = 1;
-	err = session_exec(s, "DROP INDEX IF EXISTS events_thread;"
-			      "DROP INDEX IF EXISTS events_time;",
-			   cause);
+	err = chunk_writer_new(s, &in.cw);
 	if (!err)
 		err = ingest_prepare(&in, cause);
 	for (i = 0; !err && i < nnames; i++)
@@ -1243,19 +1227,12 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
 	if (!err && session_meta_set(s, "tsc_hz", buf))
 		err = ingest_sql_err(&in, cause);
-	if (!err)
-		err = session_exec(s,
-				   "CREATE INDEX IF NOT EXISTS events_thread ON "
-				   "events(pid, tid, id);"
-				   "CREATE INDEX IF NOT EXISTS events_time ON "
-				   "events(ts_ns);",
-				   cause);
 out:
+	chunk_writer_free(in.cw);
 	sqlite3_finalize(in.ins_proc);
 	sqlite3_finalize(in.ins_func);
 	sqlite3_finalize(in.ins_site);
 	sqlite3_finalize(in.ins_thread);
-	sqlite3_finalize(in.ins_event);
 	if (began) {
 		if (err)
 			sqlite3_exec(in.db, "ROLLBACK", NULL, NULL, NULL);

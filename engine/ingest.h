@@ -7,7 +7,7 @@
  * the directory, symbolizes functions and call sites (engine/symbols.h),
  * converts TSC to CLOCK_MONOTONIC ns, rebuilds the call depth of every
  * thread (including the frames whose entries a wrapped ring overwrote) and
- * inserts processes, threads, functions, callsites and events in one
+ * inserts processes, threads, functions, callsites and event chunks in one
  * transaction.  Damaged input is skipped and counted, never fatal: the
  * caller prints ingest_warning() when it returns non-zero.
  *
@@ -25,7 +25,7 @@ struct session;
 struct ingest_stats {
 	uint64_t processes;	  /* process images (map files) */
 	uint64_t threads;	  /* rings read */
-	uint64_t events;	  /* rows inserted into events */
+	uint64_t events;	  /* events stored (engine/chunk.h) */
 	uint64_t functions;
 	uint64_t callsites;
 	uint64_t wrapped;	  /* threads whose oldest records were overwritten */

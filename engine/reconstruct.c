@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/chunk.h"
 #include "engine/reconstruct.h"
 #include "engine/session.h"
 #include "share/log.h"
@@ -159,49 +160,49 @@ static int load_threads(struct recon *r, char **cause)
 
 static int load_events(struct recon *r, char **cause)
 {
-	sqlite3 *db = session_db(r->session);
-	sqlite3_stmt *st;
-	int t = -1, rc, err = 0;
+	const struct chunk_thread *cts;
+	struct chunk_iter it;
+	size_t nct, c;
+	int err = 0, rc = 0;
 
-	if (sqlite3_prepare_v2(db,
-			       "SELECT id, pid, tid, ts_ns, kind, depth, func "
-			       "FROM events ORDER BY id",
-			       -1, &st, NULL) != SQLITE_OK)
-		return propel_cause(cause, -EIO, "%s: %s",
-				    session_path(r->session),
-				    sqlite3_errmsg(db));
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int pid = sqlite3_column_int(st, 1), tid = sqlite3_column_int(st, 2);
+	cts = chunk_store_threads(r->store, &nct);
+	for (c = 0; !err && c < nct; c++) {
+		const struct session_event *se;
 		struct recon_thread *th;
-		struct recon_ev *e;
+		int t = recon_thread_find(r, (int)cts[c].pid, (int)cts[c].tid);
 
-		if (t < 0 || r->threads[t].pid != pid || r->threads[t].tid != tid) {
-			t = recon_thread_find(r, pid, tid);
-			if (t < 0 && (t = recon_thread_add(r, pid, tid)) < 0) {
-				err = t;
-				break;
-			}
-		}
+		if (t < 0 && (t = recon_thread_add(r, (int)cts[c].pid,
+						   (int)cts[c].tid)) < 0)
+			return t;
 		th = &r->threads[t];
-		if (th->n == th->cap && (err = recon_reserve(th, th->n + 1)))
+		if (cts[c].count > 0 && th->cap < th->n + cts[c].count &&
+		    (err = recon_reserve(th, th->n + cts[c].count)))
 			break;
-		e = &th->ev[th->n++];
-		e->id = sqlite3_column_int64(st, 0);
-		e->ts = sqlite3_column_int64(st, 3);
-		e->kind = (uint8_t)sqlite3_column_int(st, 4);
-		e->depth = sqlite3_column_type(st, 5) == SQLITE_NULL
-				   ? -1
-				   : (int16_t)sqlite3_column_int(st, 5);
-		e->func = (uint32_t)sqlite3_column_int64(st, 6);
-		e->match = e->up = -1;
-		e->flags = 0;
+		if ((err = chunk_iter_init(&it, r->store, cts[c].pid,
+					   cts[c].tid)))
+			break;
+		while ((rc = chunk_iter_next(&it, &se)) == 1) {
+			struct recon_ev *e;
+
+			if (th->n == th->cap &&
+			    (err = recon_reserve(th, th->n + 1)))
+				break;
+			e = &th->ev[th->n++];
+			e->id = se->id;
+			e->ts = se->ts_ns;
+			e->kind = se->kind;
+			e->depth = se->has & SE_DEPTH ? (int16_t)se->depth : -1;
+			e->func = (uint32_t)se->func;
+			e->match = e->up = -1;
+			e->flags = 0;
+		}
+		chunk_iter_release(&it);
+		if (!err && rc < 0)
+			err = propel_cause(cause, -EIO,
+					   "%s: reading events: corrupt or "
+					   "truncated session",
+					   session_path(r->session));
 	}
-	if (!err && rc != SQLITE_DONE)
-		err = propel_cause(cause, -EIO,
-				   "%s: reading events: %s (corrupt or "
-				   "truncated session?)",
-				   session_path(r->session), sqlite3_errmsg(db));
-	sqlite3_finalize(st);
 	return err;
 }
 
@@ -453,6 +454,8 @@ int recon_load(struct session *s, struct recon **out, char **cause)
 		return -ENOMEM;
 	r->session = s;
 	load_meta(r);
+	if ((err = chunk_store_open(s, &r->store, cause)))
+		goto fail;
 	if ((err = load_funcs(r, cause)) || (err = load_threads(r, cause)) ||
 	    (err = load_events(r, cause)))
 		goto fail;
@@ -504,6 +507,7 @@ void recon_free(struct recon *r)
 
 	if (!r)
 		return;
+	chunk_store_free(r->store);
 	for (t = 0; t < r->nthreads; t++) {
 		free(r->threads[t].ev);
 		free(r->threads[t].name);
@@ -640,31 +644,20 @@ int recon_global_prev(const struct recon *r, int t, int64_t idx, int *nt,
 
 int recon_row(const struct recon *r, int64_t id, struct recon_row *row)
 {
-	sqlite3_stmt *st;
-	int rc;
+	struct session_event ev;
 
 	memset(row, 0, sizeof(*row));
 	row->site = -1;
-	if (id < 0)
+	if (id < 0 || chunk_store_event(r->store, id, &ev, NULL, NULL))
 		return -ENOENT;
-	if (sqlite3_prepare_v2(session_db(r->session),
-			       "SELECT ts_ns, arg0, arg1, arg2, site, depth "
-			       "FROM events WHERE id=?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, id);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		row->ts_ns = sqlite3_column_int64(st, 0);
-		row->arg0 = sqlite3_column_int64(st, 1);
-		row->arg1 = sqlite3_column_int64(st, 2);
-		row->arg2 = sqlite3_column_int64(st, 3);
-		if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-			row->site = sqlite3_column_int64(st, 4);
-		row->stored_depth = sqlite3_column_int(st, 5);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : -ENOENT;
+	row->ts_ns = ev.ts_ns;
+	row->arg0 = ev.arg[0];
+	row->arg1 = ev.arg[1];
+	row->arg2 = ev.arg[2];
+	if (ev.site > 0)
+		row->site = ev.site;
+	row->stored_depth = ev.depth;
+	return 0;
 }
 
 int recon_event_site(const struct recon *r, int t, int64_t idx, char **file,

@@ -5,8 +5,9 @@
  * it (TraceBack §4.3.2, §5).
  *
  * Memory: one compact array of struct recon_ev per thread (32 bytes an
- * event), filled by one scan of the events table in id order; everything
- * else (site, args, real names) is read from sqlite on demand by id.
+ * event), filled by one pass over each thread's chunks (engine/chunk.h);
+ * everything else (site, args, real ts) is read on demand by id through
+ * the chunk reader's cache.
  *
  * Invariants after recon_load():
  *   - each thread's array is well nested: every exit has its entry (an
@@ -31,6 +32,7 @@
 #include <stdint.h>
 
 struct session;
+struct chunk_store;
 
 #define RECON_F_SYNTH 0x01  /* entry rebuilt from a wrapped ring's exit */
 #define RECON_F_FOLDED 0x02 /* entry folded in the trace view (UI state) */
@@ -65,6 +67,7 @@ struct recon_func {
 
 struct recon {
 	struct session *session;
+	struct chunk_store *store; /* the events (engine/chunk.h) */
 	struct recon_thread *threads;
 	int nthreads;
 	struct recon_func *funcs; /* indexed by functions.id */

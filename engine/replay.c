@@ -2,8 +2,9 @@
  * engine/replay.c - see engine/replay.h.
  *
  * One query lists the threads (threads table, written by engine/ingest.c);
- * one prepared query per thread streams its events (the events_thread index
- * makes it a range scan).  The walker keeps
+ * each thread's events come from engine/chunk.h (decoded a chunk at a
+ * time); function names and call sites are loaded once into arrays by row
+ * id, so an event costs no query.  The walker keeps
  * one event of lookahead (to tell a leaf call) and a stack of entry times by
  * depth (for durations); both are reused across threads.
  *
@@ -18,64 +19,124 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/chunk.h"
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "share/log.h"
 
-#define REPLAY_NAME_MAX 512
-
-struct replay_slot {
-	struct replay_event ev;
-	char func[REPLAY_NAME_MAX];
-	char file[REPLAY_NAME_MAX];
+/* Names of functions and call sites, by row id, loaded once. */
+struct replay_names {
+	char **func;
+	uint32_t nfunc;
+	struct replay_site {
+		char *file;
+		int line;
+	} *site;
+	uint32_t nsite;
 };
 
 struct replay_walker {
 	int64_t *stack; /* entry ts by depth; INT64_MIN = unknown */
 	size_t cap;
+	struct replay_names nm;
 };
 
-static void replay_copy(char *dst, const unsigned char *src)
+static int64_t replay_max_id(sqlite3 *db, const char *sql)
 {
-	size_t n;
+	sqlite3_stmt *st;
+	int64_t m = -1;
 
-	if (!src) {
-		dst[0] = 0;
-		return;
-	}
-	n = strlen((const char *)src);
-	if (n >= REPLAY_NAME_MAX)
-		n = REPLAY_NAME_MAX - 1;
-	memcpy(dst, src, n);
-	dst[n] = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		m = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return m;
 }
 
-/* Columns: id pid tid ts_ns kind depth f.name f.addr c.file c.line arg0-2 */
-static void replay_fill(sqlite3_stmt *st, struct replay_slot *sl)
+static char *replay_strdup(sqlite3_stmt *st, int i)
 {
-	struct replay_event *ev = &sl->ev;
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static int replay_load_names(sqlite3 *db, struct replay_names *nm)
+{
+	sqlite3_stmt *st;
+	int64_t mf, ms;
+
+	mf = replay_max_id(db, "SELECT coalesce(max(id), 0) FROM functions");
+	ms = replay_max_id(db, "SELECT coalesce(max(id), 0) FROM callsites");
+	if (mf < 0 || ms < 0 || mf > 100000000 || ms > 100000000)
+		return -EIO;
+	nm->nfunc = (uint32_t)mf + 1;
+	nm->nsite = (uint32_t)ms + 1;
+	nm->func = calloc(nm->nfunc, sizeof(*nm->func));
+	nm->site = calloc(nm->nsite, sizeof(*nm->site));
+	if (!nm->func || !nm->site)
+		return -ENOMEM;
+	if (sqlite3_prepare_v2(db, "SELECT id, name FROM functions", -1, &st,
+			       NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id > 0 && id < nm->nfunc)
+			nm->func[id] = replay_strdup(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db, "SELECT id, file, line FROM callsites", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+
+		if (id > 0 && id < nm->nsite) {
+			nm->site[id].file = replay_strdup(st, 1);
+			nm->site[id].line = sqlite3_column_int(st, 2);
+		}
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void replay_free_names(struct replay_names *nm)
+{
+	uint32_t i;
+
+	for (i = 0; nm->func && i < nm->nfunc; i++)
+		free(nm->func[i]);
+	for (i = 0; nm->site && i < nm->nsite; i++)
+		free(nm->site[i].file);
+	free(nm->func);
+	free(nm->site);
+}
+
+static void replay_fill(const struct replay_names *nm, int64_t pid,
+			int64_t tid, const struct session_event *se,
+			struct replay_event *ev)
+{
 	int i;
 
 	memset(ev, 0, sizeof(*ev));
-	ev->id = sqlite3_column_int64(st, 0);
-	ev->pid = sqlite3_column_int64(st, 1);
-	ev->tid = sqlite3_column_int64(st, 2);
-	ev->ts_ns = sqlite3_column_int64(st, 3);
-	ev->kind = sqlite3_column_int(st, 4);
-	ev->depth = sqlite3_column_int(st, 5);
+	ev->id = se->id;
+	ev->pid = pid;
+	ev->tid = tid;
+	ev->ts_ns = se->ts_ns;
+	ev->kind = se->kind;
+	ev->depth = se->depth;
 	/* the name as ingest stored it: every reader shows the same one */
-	if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-		replay_copy(sl->func, sqlite3_column_text(st, 6));
-		ev->func = sl->func;
-	}
-	if (sqlite3_column_type(st, 8) != SQLITE_NULL) {
-		replay_copy(sl->file, sqlite3_column_text(st, 8));
-		ev->file = sl->file;
-		ev->line = sqlite3_column_int(st, 9);
+	if (se->func > 0 && (uint64_t)se->func < nm->nfunc)
+		ev->func = nm->func[se->func];
+	if (se->site > 0 && (uint64_t)se->site < nm->nsite &&
+	    nm->site[se->site].file) {
+		ev->file = nm->site[se->site].file;
+		ev->line = nm->site[se->site].line;
 	}
 	for (i = 0; i < 3; i++) {
-		ev->has_arg[i] = sqlite3_column_type(st, 10 + i) != SQLITE_NULL;
-		ev->arg[i] = sqlite3_column_int64(st, 10 + i);
+		ev->has_arg[i] = !!(se->has & (SE_ARG0 << i));
+		ev->arg[i] = se->arg[i];
 	}
 	ev->rebuilt = ev->kind == SK_ENTRY && ev->has_arg[0] && ev->arg[0] == 1;
 	ev->dur_ns = -1;
@@ -101,41 +162,38 @@ static int replay_push(struct replay_walker *w, int depth, int64_t ts)
 	return 0;
 }
 
-static int replay_thread(struct replay_walker *w, sqlite3_stmt *st,
+static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 			 replay_fn fn, void *arg)
 {
-	struct replay_slot *cur, *next, *tmp;
-	struct replay_slot slots[2];
+	struct replay_event slots[2], *cur = &slots[0], *next = &slots[1], *tmp;
+	const struct session_event *se;
 	int rc, ret = 0, have_cur = 0, prev_leaf = 0;
 
-	cur = &slots[0];
-	next = &slots[1];
 	for (;;) {
-		rc = sqlite3_step(st);
-		if (rc == SQLITE_ROW) {
-			replay_fill(st, next);
-		} else if (rc != SQLITE_DONE) {
+		rc = chunk_iter_next(it, &se);
+		if (rc < 0)
 			return -EIO;
-		}
+		if (rc == 1)
+			replay_fill(&w->nm, it->pid, it->tid, se, next);
 		if (have_cur) {
-			struct replay_event *ev = &cur->ev;
+			struct replay_event *ev = cur;
 
 			if (ev->kind == SK_ENTRY) {
 				if (replay_push(w, ev->depth,
 						ev->rebuilt ? INT64_MIN : ev->ts_ns))
 					return -ENOMEM;
-				if (rc == SQLITE_ROW && next->ev.kind == SK_EXIT &&
-				    next->ev.depth == ev->depth) {
+				if (rc == 1 && next->kind == SK_EXIT &&
+				    next->depth == ev->depth) {
 					ev->leaf = 1;
 					if (!ev->rebuilt)
-						ev->dur_ns = next->ev.ts_ns - ev->ts_ns;
+						ev->dur_ns = next->ts_ns - ev->ts_ns;
 				}
 			} else if (ev->kind == SK_EXIT) {
 				ev->leaf = prev_leaf;
 				if (ev->depth >= 0 && (size_t)ev->depth < w->cap &&
 				    w->stack[ev->depth] != INT64_MIN)
 					ev->dur_ns = ev->ts_ns - w->stack[ev->depth];
-				if ((size_t)ev->depth < w->cap)
+				if (ev->depth >= 0 && (size_t)ev->depth < w->cap)
 					w->stack[ev->depth] = INT64_MIN;
 			}
 			prev_leaf = ev->kind == SK_ENTRY && ev->leaf;
@@ -143,7 +201,7 @@ static int replay_thread(struct replay_walker *w, sqlite3_stmt *st,
 			if (ret)
 				return ret;
 		}
-		if (rc != SQLITE_ROW)
+		if (rc != 1)
 			return 0;
 		tmp = cur;
 		cur = next;
@@ -156,47 +214,54 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 		replay_fn fn, void *arg, char **cause)
 {
 	sqlite3 *db = session_db(s);
-	sqlite3_stmt *threads = NULL, *events = NULL;
+	sqlite3_stmt *threads = NULL;
 	struct replay_walker w = { 0 };
+	struct chunk_store *cs = NULL;
+	struct chunk_iter it;
 	int64_t fpid = f ? f->pid : 0, ftid = f ? f->tid : 0;
 	size_t i;
-	int rc, ret = 0;
+	int rc = SQLITE_DONE, ret = 0;
 
-	if (sqlite3_prepare_v2(
+	ret = chunk_store_open(s, &cs, cause);
+	if (ret)
+		goto out;
+	ret = replay_load_names(db, &w.nm);
+	if (ret == -ENOMEM) {
+		ret = propel_cause(cause, ret, "%s: out of memory",
+				   session_path(s));
+		goto out;
+	}
+	if (ret || sqlite3_prepare_v2(
 		    db,
 		    "SELECT pid, tid FROM threads"
 		    " WHERE (?1 = 0 OR pid = ?1) AND (?2 = 0 OR tid = ?2)"
 		    " AND nevents > 0 GROUP BY pid, tid"
 		    " ORDER BY min(first_ns), pid, tid",
-		    -1, &threads, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(
-		    db,
-		    "SELECT e.id, e.pid, e.tid, e.ts_ns, e.kind, e.depth, f.name,"
-		    " f.addr, c.file, c.line, e.arg0, e.arg1, e.arg2"
-		    " FROM events e LEFT JOIN functions f ON f.id = e.func"
-		    " LEFT JOIN callsites c ON c.id = e.site"
-		    " WHERE e.pid = ? AND e.tid = ? ORDER BY e.id",
-		    -1, &events, NULL) != SQLITE_OK) {
-		ret = propel_cause(cause, -EIO, "%s: %s", session_path(s),
-				   sqlite3_errmsg(db));
-		goto out;
+		    -1, &threads, NULL) != SQLITE_OK) {
+		ret = -EIO;
+		goto sqlerr;
 	}
 	sqlite3_bind_int64(threads, 1, fpid);
 	sqlite3_bind_int64(threads, 2, ftid);
 	while ((rc = sqlite3_step(threads)) == SQLITE_ROW) {
-		sqlite3_bind_int64(events, 1, sqlite3_column_int64(threads, 0));
-		sqlite3_bind_int64(events, 2, sqlite3_column_int64(threads, 1));
+		ret = chunk_iter_init(&it, cs, sqlite3_column_int64(threads, 0),
+				      sqlite3_column_int64(threads, 1));
+		if (ret)
+			break;
 		for (i = 0; i < w.cap; i++)
 			w.stack[i] = INT64_MIN;
-		ret = replay_thread(&w, events, fn, arg);
-		sqlite3_reset(events);
+		ret = replay_thread(&w, &it, fn, arg);
+		chunk_iter_release(&it);
 		if (ret)
 			break;
 	}
+sqlerr:
 	if (ret == -EIO || (!ret && rc != SQLITE_DONE)) {
 		int code = sqlite3_errcode(db);
 
-		if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB)
+		if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB ||
+		    code == SQLITE_ROW || code == SQLITE_DONE ||
+		    code == SQLITE_OK)
 			ret = propel_cause(cause, -EINVAL,
 					   "%s: session file is corrupt or "
 					   "truncated",
@@ -207,7 +272,8 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	}
 out:
 	sqlite3_finalize(threads);
-	sqlite3_finalize(events);
+	chunk_store_free(cs);
+	replay_free_names(&w.nm);
 	free(w.stack);
 	return ret;
 }

@@ -18,6 +18,14 @@
 struct session {
 	sqlite3 *db;
 	char *path;
+	long format;	/* of the file opened (PROPEL_SESSION_FORMAT if created) */
+	int truncated;	/* shorter than its page count: read what is there */
+	sqlite3_stmt *chunk_ins, *chunk_body_ins, *chunk_body_get;
+};
+
+struct session_rows {
+	struct session *s;
+	sqlite3_stmt *st;
 };
 
 static const char *const kind_names[] = {
@@ -54,11 +62,15 @@ static const char schema[] =
 	" flags INTEGER);"
 	"CREATE TABLE IF NOT EXISTS callsites(id INTEGER PRIMARY KEY,"
 	" proc INTEGER, addr INTEGER, file TEXT, line INTEGER);"
+	"CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, pid INTEGER,"
+	" tid INTEGER, first_ts INTEGER, last_ts INTEGER, first_seq INTEGER,"
+	" last_seq INTEGER, depth_min INTEGER, depth_max INTEGER, count INTEGER,"
+	" codec INTEGER, checksum INTEGER, size INTEGER);"
+	"CREATE TABLE IF NOT EXISTS chunk_data(id INTEGER PRIMARY KEY, body BLOB);"
 	"CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, pid INTEGER,"
 	" tid INTEGER, ts_ns INTEGER, kind INTEGER, depth INTEGER, func INTEGER,"
 	" site INTEGER, arg0 INTEGER, arg1 INTEGER, arg2 INTEGER);"
 	"CREATE INDEX IF NOT EXISTS events_thread ON events(pid, tid, id);"
-	"CREATE INDEX IF NOT EXISTS events_time ON events(ts_ns);"
 	"CREATE TABLE IF NOT EXISTS messages(send INTEGER, recv INTEGER,"
 	" peer TEXT);";
 
@@ -154,6 +166,11 @@ static int check_readable(struct session *s, char **cause)
 				    "%s: session format %ld is newer than this "
 				    "propel understands (%d); upgrade propel",
 				    s->path, fmt, PROPEL_SESSION_FORMAT);
+	if (fmt < 1)
+		return propel_cause(cause, -EINVAL,
+				    "%s: not a propel session (format %ld)",
+				    s->path, fmt);
+	s->format = fmt;
 	/* A truncated file is shorter than its page count says; a full
 	 * structural check only for small files (it reads everything). */
 	{
@@ -170,10 +187,21 @@ static int check_readable(struct session *s, char **cause)
 		    sqlite3_step(st) == SQLITE_ROW)
 			psize = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
-		if (stat(s->path, &sb) == 0 && pages * psize > sb.st_size)
-			return propel_cause(cause, -EINVAL,
-					    "%s: session file is truncated",
-					    s->path);
+		if (stat(s->path, &sb) == 0 && pages * psize > sb.st_size) {
+			/* chunked events: every chunk still there is read,
+			 * the lost ones are named by the reader */
+			if (fmt < 2)
+				return propel_cause(cause, -EINVAL,
+						    "%s: session file is "
+						    "truncated",
+						    s->path);
+			s->truncated = 1;
+			return 0;
+		}
+		/* format 2: a damaged chunk is found (checksum) and skipped by
+		 * engine/chunk.c; a structural check would refuse it all */
+		if (fmt >= 2)
+			return 0;
 		if (stat(s->path, &sb) == 0 && sb.st_size > (64 << 20))
 			return 0;
 	}
@@ -238,6 +266,7 @@ int session_open(const char *path, int flags, struct session **out,
 				   cause);
 		if (!err)
 			err = session_exec(s, schema, cause);
+		s->format = PROPEL_SESSION_FORMAT;
 		snprintf(buf, sizeof(buf), "%d", PROPEL_SESSION_FORMAT);
 		if (!err && session_meta_set(s, "format_version", buf))
 			err = propel_cause(cause, -EIO, "%s: cannot write",
@@ -265,6 +294,9 @@ void session_close(struct session *s)
 {
 	if (!s)
 		return;
+	sqlite3_finalize(s->chunk_ins);
+	sqlite3_finalize(s->chunk_body_ins);
+	sqlite3_finalize(s->chunk_body_get);
 	sqlite3_close(s->db);
 	free(s->path);
 	free(s);
@@ -300,4 +332,310 @@ int session_callsite(struct session *s, int64_t site, char **file, int *line)
 	}
 	sqlite3_finalize(st);
 	return err;
+}
+
+int session_truncated(struct session *s)
+{
+	return s->truncated;
+}
+
+/* ---- chunks (engine/chunk.c encodes and decodes the bodies) ---- */
+
+static int session_prep(struct session *s, sqlite3_stmt **st, const char *sql)
+{
+	if (*st)
+		return 0;
+	return sqlite3_prepare_v2(s->db, sql, -1, st, NULL) == SQLITE_OK ? 0
+									  : -EIO;
+}
+
+int session_chunk_put(struct session *s, struct session_chunk *c,
+		      const void *body, size_t size)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (session_prep(s, &s->chunk_ins,
+			 "INSERT INTO chunks(pid,tid,first_ts,last_ts,"
+			 "first_seq,last_seq,depth_min,depth_max,count,codec,"
+			 "checksum,size) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") ||
+	    session_prep(s, &s->chunk_body_ins,
+			 "INSERT INTO chunk_data(id,body) VALUES(?,?)"))
+		return -EIO;
+	st = s->chunk_ins;
+	sqlite3_bind_int64(st, 1, c->pid);
+	sqlite3_bind_int64(st, 2, c->tid);
+	sqlite3_bind_int64(st, 3, c->first_ts);
+	sqlite3_bind_int64(st, 4, c->last_ts);
+	sqlite3_bind_int64(st, 5, c->first_seq);
+	sqlite3_bind_int64(st, 6, c->last_seq);
+	sqlite3_bind_int(st, 7, c->depth_min);
+	sqlite3_bind_int(st, 8, c->depth_max);
+	sqlite3_bind_int64(st, 9, c->count);
+	sqlite3_bind_int(st, 10, c->codec);
+	sqlite3_bind_int64(st, 11, (int64_t)c->checksum);
+	sqlite3_bind_int64(st, 12, (int64_t)size);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return -EIO;
+	c->id = sqlite3_last_insert_rowid(s->db);
+	c->size = (int64_t)size;
+	st = s->chunk_body_ins;
+	sqlite3_bind_int64(st, 1, c->id);
+	sqlite3_bind_blob(st, 2, body, (int)size, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+int session_chunk_index(struct session *s, struct session_chunk **out,
+			size_t *n, int *partial)
+{
+	struct session_chunk *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	*partial = 0;
+	/* no ORDER BY: a scan in rowid order reads what a truncated file
+	 * still has; engine/chunk.c sorts */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id,pid,tid,first_ts,last_ts,first_seq,"
+			       "last_seq,depth_min,depth_max,count,codec,"
+			       "checksum,size FROM chunks",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct session_chunk *c;
+
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 64;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		c = &v[cnt++];
+		c->id = sqlite3_column_int64(st, 0);
+		c->pid = sqlite3_column_int64(st, 1);
+		c->tid = sqlite3_column_int64(st, 2);
+		c->first_ts = sqlite3_column_int64(st, 3);
+		c->last_ts = sqlite3_column_int64(st, 4);
+		c->first_seq = sqlite3_column_int64(st, 5);
+		c->last_seq = sqlite3_column_int64(st, 6);
+		c->depth_min = sqlite3_column_int(st, 7);
+		c->depth_max = sqlite3_column_int(st, 8);
+		c->count = sqlite3_column_int64(st, 9);
+		c->codec = sqlite3_column_int(st, 10);
+		c->checksum = (uint64_t)sqlite3_column_int64(st, 11);
+		c->size = sqlite3_column_int64(st, 12);
+	}
+	if (rc != SQLITE_DONE)
+		*partial = 1;
+	sqlite3_finalize(st);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int session_chunk_body(struct session *s, int64_t id, void **body,
+		       size_t *size)
+{
+	sqlite3_stmt *st;
+	const void *b;
+	int rc, n;
+
+	*body = NULL;
+	*size = 0;
+	if (session_prep(s, &s->chunk_body_get,
+			 "SELECT body FROM chunk_data WHERE id=?"))
+		return -EIO;
+	st = s->chunk_body_get;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(st);
+		return rc == SQLITE_DONE ? -ENOENT : -EIO;
+	}
+	b = sqlite3_column_blob(st, 0);
+	n = sqlite3_column_bytes(st, 0);
+	if (!b && n) {
+		sqlite3_reset(st);
+		return -EIO;
+	}
+	*body = malloc(n ? (size_t)n : 1);
+	if (!*body) {
+		sqlite3_reset(st);
+		return -ENOMEM;
+	}
+	if (n)
+		memcpy(*body, b, (size_t)n);
+	*size = (size_t)n;
+	sqlite3_reset(st);
+	return 0;
+}
+
+int64_t session_max_seq(struct session *s)
+{
+	sqlite3_stmt *st;
+	int64_t m = 0;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT max(coalesce((SELECT max(last_seq) FROM "
+			       "chunks), 0), coalesce((SELECT max(id) FROM "
+			       "events), 0))",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		m = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return m;
+}
+
+/* ---- the row form ---- */
+
+int session_rows_any(struct session *s)
+{
+	sqlite3_stmt *st;
+	int any = 0;
+
+	if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM events LIMIT 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 0;
+	any = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return any;
+}
+
+int session_rows_threads(struct session *s, int64_t **pairs, size_t *n)
+{
+	sqlite3_stmt *st;
+	int64_t *v = NULL, *nv;
+	size_t cnt = 0, cap = 0;
+	int rc;
+
+	*pairs = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT pid, tid FROM events GROUP BY pid, tid "
+			       "ORDER BY min(id)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (cnt == cap) {
+			cap = cap ? 2 * cap : 16;
+			nv = realloc(v, 2 * cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[2 * cnt] = sqlite3_column_int64(st, 0);
+		v[2 * cnt + 1] = sqlite3_column_int64(st, 1);
+		cnt++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return -EIO;
+	}
+	*pairs = v;
+	*n = cnt;
+	return 0;
+}
+
+#define SESSION_ROW_COLS "id, ts_ns, kind, depth, func, site, arg0, arg1, arg2"
+
+static void session_row_fill(sqlite3_stmt *st, struct session_event *ev)
+{
+	int i;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->id = sqlite3_column_int64(st, 0);
+	ev->ts_ns = sqlite3_column_int64(st, 1);
+	ev->kind = (uint8_t)sqlite3_column_int(st, 2);
+	if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+		ev->depth = sqlite3_column_int(st, 3);
+		ev->has |= SE_DEPTH;
+	}
+	ev->func = sqlite3_column_int64(st, 4);
+	ev->site = sqlite3_column_int64(st, 5);
+	for (i = 0; i < 3; i++)
+		if (sqlite3_column_type(st, 6 + i) != SQLITE_NULL) {
+			ev->arg[i] = sqlite3_column_int64(st, 6 + i);
+			ev->has |= SE_ARG0 << i;
+		}
+}
+
+int session_rows_open(struct session *s, int64_t pid, int64_t tid,
+		      struct session_rows **out)
+{
+	struct session_rows *r = calloc(1, sizeof(*r));
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->s = s;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT " SESSION_ROW_COLS " FROM events"
+			       " WHERE pid = ? AND tid = ? ORDER BY id",
+			       -1, &r->st, NULL) != SQLITE_OK) {
+		free(r);
+		return -EIO;
+	}
+	sqlite3_bind_int64(r->st, 1, pid);
+	sqlite3_bind_int64(r->st, 2, tid);
+	*out = r;
+	return 0;
+}
+
+int session_rows_next(struct session_rows *r, struct session_event *ev)
+{
+	int rc = sqlite3_step(r->st);
+
+	if (rc == SQLITE_ROW) {
+		session_row_fill(r->st, ev);
+		return 1;
+	}
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+void session_rows_close(struct session_rows *r)
+{
+	if (!r)
+		return;
+	sqlite3_finalize(r->st);
+	free(r);
+}
+
+int session_rows_get(struct session *s, int64_t id, struct session_event *ev,
+		     int64_t *pid, int64_t *tid)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT " SESSION_ROW_COLS ", pid, tid FROM events"
+			       " WHERE id = ?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		session_row_fill(st, ev);
+		if (pid)
+			*pid = sqlite3_column_int64(st, 9);
+		if (tid)
+			*tid = sqlite3_column_int64(st, 10);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -ENOENT;
 }

@@ -16,8 +16,21 @@
  *       name is demangled; file:line is the function's definition
  *       (DWARF decl attributes)
  *   callsites(id INTEGER PRIMARY KEY, proc INTEGER, addr, file TEXT, line)
+ *   chunks(id INTEGER PRIMARY KEY, pid, tid, first_ts, last_ts,
+ *          first_seq, last_seq, depth_min, depth_max, count, codec,
+ *          checksum, size)          the chunk index (format 2)
+ *   chunk_data(id INTEGER PRIMARY KEY, blob)   the chunk bodies, same id
+ *       Events are stored in chunks of up to CHUNK_EVENTS events of one
+ *       thread (engine/chunk.h: the encoding, the writer and the one
+ *       reader every module uses).  An event's id (its sequence number)
+ *       is first_seq + its index in the chunk; ids are unique in the
+ *       session and ascend in time order within a thread.  The index is
+ *       kept apart from the bodies so that it stays in a few pages.
  *   events(id INTEGER PRIMARY KEY, pid, tid, ts_ns, kind, depth,
  *          func INTEGER, site INTEGER, arg0, arg1, arg2)
+ *       the row form: what format 1 stored, and what hand-written test
+ *       sessions still write.  Read (engine/chunk.h) only when the
+ *       session has no chunks.  The fields are those of a chunked event:
  *       kind is enum session_kind; events of one thread are stored in
  *       time order, so id order is per-thread time order.  depth is 0 for
  *       the outermost traced frame of the thread.  func -> functions.id,
@@ -39,7 +52,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#define PROPEL_SESSION_FORMAT 1
+#define PROPEL_SESSION_FORMAT 2
 #define PROPEL_SESSION_DEFAULT "propel.db"
 
 enum session_kind {
@@ -88,6 +101,69 @@ int session_commit(struct session *s);
 
 /* Run SQL with no result rows; 0 or -EIO with *cause. */
 int session_exec(struct session *s, const char *sql, char **cause);
+
+/*
+ * One event as stored, decoded (engine/chunk.h reads and writes them).
+ * func and site are row ids, 0 for none (NULL).
+ */
+#define SE_ARG0 0x01
+#define SE_ARG1 0x02
+#define SE_ARG2 0x04
+#define SE_DEPTH 0x08 /* depth known (always, but in hand-made rows) */
+struct session_event {
+	int64_t id, ts_ns;
+	int64_t func, site;
+	int64_t arg[3];
+	int32_t depth;
+	uint8_t kind; /* enum session_kind */
+	uint8_t has;  /* SE_* */
+};
+
+/* One row of the chunk index. */
+struct session_chunk {
+	int64_t id, pid, tid;
+	int64_t first_ts, last_ts, first_seq, last_seq;
+	int32_t depth_min, depth_max;
+	int64_t count;
+	int codec;
+	uint64_t checksum;
+	int64_t size; /* bytes of the body */
+};
+
+/* Store one chunk (index row and body).  0 or -EIO. */
+int session_chunk_put(struct session *s, struct session_chunk *c,
+		      const void *body, size_t size);
+/*
+ * The whole chunk index, ordered by (pid, tid, first_seq), malloc'd.
+ * A damaged index (a truncated file) yields the rows it could read and
+ * *partial = 1.  0, or -EIO/-ENOMEM.
+ */
+int session_chunk_index(struct session *s, struct session_chunk **out,
+			size_t *n, int *partial);
+/* A chunk's body, malloc'd: 0, -ENOENT (missing), -EIO (unreadable). */
+int session_chunk_body(struct session *s, int64_t id, void **body,
+		       size_t *size);
+/* The highest event id stored so far (0 when none). */
+int64_t session_max_seq(struct session *s);
+
+/* The row form (table events), for sessions without chunks. */
+struct session_rows;
+/* Does the events table hold any row? */
+int session_rows_any(struct session *s);
+/* The threads of the row form, in order of their first id: pid/tid pairs
+ * (malloc'd, 2 * *n values). */
+int session_rows_threads(struct session *s, int64_t **pairs, size_t *n);
+int session_rows_open(struct session *s, int64_t pid, int64_t tid,
+		      struct session_rows **out);
+/* 1 and *ev filled, 0 at the end, -EIO (corrupt or truncated file). */
+int session_rows_next(struct session_rows *r, struct session_event *ev);
+void session_rows_close(struct session_rows *r);
+/* One row by id: 0, -ENOENT. */
+int session_rows_get(struct session *s, int64_t id, struct session_event *ev,
+		     int64_t *pid, int64_t *tid);
+
+/* 1 when the file is shorter than sqlite's page count says. */
+int session_truncated(struct session *s);
 
 /* A call site's source position: *file malloc'd; -ENOENT when unknown. */
 int session_callsite(struct session *s, int64_t site, char **file, int *line);

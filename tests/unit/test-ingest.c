@@ -42,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/chunk.h"
 #include "engine/ingest.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -262,6 +263,74 @@ static void map_write(const char *dir, uint32_t pid, const char *nonce,
 
 static char qbuf[8192];
 
+/*
+ * The checks below are SQL over rows: the session's chunks are decoded,
+ * through the one reader (engine/chunk.h), into a TEMP table `events`
+ * (which hides the empty row-form table), once per session.
+ */
+static struct session *q_rows_of;
+
+static void q_rows(struct session *s)
+{
+	sqlite3 *db = session_db(s);
+	const struct chunk_thread *th;
+	struct chunk_store *cs;
+	struct chunk_iter it;
+	sqlite3_stmt *ins;
+	size_t n, t;
+
+	if (q_rows_of == s)
+		return;
+	q_rows_of = s;
+	sqlite3_exec(db, "DROP TABLE IF EXISTS temp.events;"
+			 "CREATE TEMP TABLE events(id INTEGER PRIMARY KEY,"
+			 " pid, tid, ts_ns, kind, depth, func, site, arg0, arg1,"
+			 " arg2)", NULL, NULL, NULL);
+	if (chunk_store_open(s, &cs, NULL))
+		return;
+	sqlite3_prepare_v2(db, "INSERT INTO temp.events VALUES(?,?,?,?,?,?,?,"
+			       "?,?,?,?)", -1, &ins, NULL);
+	th = chunk_store_threads(cs, &n);
+	for (t = 0; t < n; t++) {
+		const struct session_event *e;
+		int i;
+
+		chunk_iter_init(&it, cs, th[t].pid, th[t].tid);
+		while (chunk_iter_next(&it, &e) == 1) {
+			sqlite3_bind_int64(ins, 1, e->id);
+			sqlite3_bind_int64(ins, 2, th[t].pid);
+			sqlite3_bind_int64(ins, 3, th[t].tid);
+			sqlite3_bind_int64(ins, 4, e->ts_ns);
+			sqlite3_bind_int(ins, 5, e->kind);
+			sqlite3_bind_int(ins, 6, e->depth);
+			if (e->func)
+				sqlite3_bind_int64(ins, 7, e->func);
+			else
+				sqlite3_bind_null(ins, 7);
+			if (e->site)
+				sqlite3_bind_int64(ins, 8, e->site);
+			else
+				sqlite3_bind_null(ins, 8);
+			for (i = 0; i < 3; i++)
+				if (e->has & (SE_ARG0 << i))
+					sqlite3_bind_int64(ins, 9 + i, e->arg[i]);
+				else
+					sqlite3_bind_null(ins, 9 + i);
+			sqlite3_step(ins);
+			sqlite3_reset(ins);
+		}
+		chunk_iter_release(&it);
+	}
+	sqlite3_finalize(ins);
+	chunk_store_free(cs);
+}
+
+static void q_close(struct session *s)
+{
+	q_rows_of = NULL;
+	session_close(s);
+}
+
 static const char *q(struct session *s, const char *fmt, ...)
 {
 	sqlite3_stmt *st;
@@ -270,6 +339,7 @@ static const char *q(struct session *s, const char *fmt, ...)
 	va_list ap;
 	int i;
 
+	q_rows(s);
 	va_start(ap, fmt);
 	vsnprintf(sql, sizeof(sql), fmt, ap);
 	va_end(ap);
@@ -984,7 +1054,7 @@ static int sv_ingest(const char *dir, const char *db)
 	err = session_open(db, SESSION_CREATE, &s, &cause);
 	if (!err) {
 		err = ingest_dir(s, dir, &st, &cause);
-		session_close(s);
+		q_close(s);
 	}
 	if (err)
 		printf("FAIL symbols-ingest: %s\n", cause ? cause : "?");
@@ -1007,7 +1077,7 @@ static const char *sv_rows(const char *db, int k)
 	      " p.id = c.proc WHERE p.pid = %d AND c.id = (SELECT max(id) FROM"
 	      " callsites WHERE proc = p.id)",
 	      6000 + k, 6000 + k);
-	session_close(s);
+	q_close(s);
 	return r;
 }
 
@@ -1183,7 +1253,7 @@ static void check_symbol_sources(void)
 			CHECK_Q("symbols-shared-library-fault-line", want, s,
 				"SELECT c.file, c.line FROM events e JOIN callsites c"
 				" ON c.id = e.site WHERE e.kind = 3 AND e.pid = 6100");
-			session_close(s);
+			q_close(s);
 		}
 	}
 
@@ -1309,7 +1379,7 @@ static int bench(uint64_t n, int report_only)
 	t0 = now_ns();
 	err = ingest_dir(s, dir, &st, &cause);
 	t0 = now_ns() - t0;
-	session_close(s);
+	q_close(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {
 		/* nothing */
@@ -1426,7 +1496,7 @@ int main(int argc, char **argv)
 	CHECK_Q("ingest-write-meta", "./app 'a b' 'it'\\''s';", s,
 		"SELECT value FROM meta WHERE key = 'command'");
 	check_rows(s, &st);
-	session_close(s);
+	q_close(s);
 
 	{
 		const char *propel = getenv("PROPEL");
@@ -1449,7 +1519,7 @@ int main(int argc, char **argv)
 		check(err == -ENOENT && c2 && strstr(c2, "/nonexistent"),
 		      "ingest-missing-dir", "err %d cause %s", err, c2);
 		free(c2);
-		session_close(s);
+		q_close(s);
 	}
 	bench(200000, 0);
 

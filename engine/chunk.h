@@ -1,0 +1,100 @@
+/*
+ * engine/chunk.h - the events of a session: written as compressed chunks
+ * per thread, read back through one reader that replay, reconstruction,
+ * the cursor and the TUI share.
+ *
+ * A chunk holds up to CHUNK_EVENTS consecutive events of one thread.  Its
+ * body (codec CHUNK_CODEC_ZSTD1) is a zstd frame of the events encoded
+ * one after the other:
+ *
+ *     byte  kind | has << 4            (enum session_kind, SE_* bits)
+ *     varint zigzag(ts_ns - previous ts_ns)
+ *     varint zigzag(depth - previous depth)     when SE_DEPTH
+ *     varint func, varint site                  (row ids, 0 = none)
+ *     varint zigzag(arg[i])                     for each SE_ARG<i>
+ *
+ * ("previous" starts at the chunk's first_ts and 0, so every chunk decodes
+ * alone).  The index row (engine/session.h, table chunks) keeps the
+ * thread, the ts and id ranges, the depth range, the count and a 64-bit
+ * FNV-1a checksum of the body.
+ *
+ * Reading: chunk_store_open() loads the index (a few rows for millions of
+ * events); chunk_iter walks one thread's events in order, decoding a
+ * chunk at a time into its own buffer; chunk_store_event() finds one event
+ * by id through a cache of CHUNK_CACHE decoded chunks.  A chunk whose
+ * checksum or decompression fails, or that a truncated file lost, is
+ * skipped: one line on stderr names the thread, the ids and the time range
+ * lost (once per chunk), and every other chunk reads as usual.
+ * A session without chunks (format 1, or hand-written test sessions) is
+ * read from its row form through the same interface.
+ */
+#ifndef PROPEL_ENGINE_CHUNK_H
+#define PROPEL_ENGINE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/session.h"
+
+#define CHUNK_EVENTS 65536
+#define CHUNK_CODEC_ZSTD1 1
+#define CHUNK_CACHE 4
+
+/* ---- writing ---- */
+
+struct chunk_writer;
+
+/* A writer that numbers events from session_max_seq() + 1.  0 or -ENOMEM. */
+int chunk_writer_new(struct session *s, struct chunk_writer **out);
+/* Start the events of a thread (the previous thread's are flushed). */
+int chunk_writer_thread(struct chunk_writer *w, int64_t pid, int64_t tid);
+/* Append one event (ev->id is ignored); returns its id (> 0) or -EIO. */
+int64_t chunk_writer_add(struct chunk_writer *w, const struct session_event *ev);
+/* Store the pending chunk.  0 or -EIO. */
+int chunk_writer_flush(struct chunk_writer *w);
+void chunk_writer_free(struct chunk_writer *w);
+
+/* ---- reading ---- */
+
+struct chunk_store;
+
+struct chunk_thread {
+	int64_t pid, tid;
+	int64_t count; /* events in its chunks (or rows) */
+	int64_t first_ts, last_ts;
+	size_t first, n; /* its chunks in the index */
+};
+
+int chunk_store_open(struct session *s, struct chunk_store **out,
+		     char **cause);
+void chunk_store_free(struct chunk_store *cs);
+
+/* Threads that have events, in the order they were stored. */
+const struct chunk_thread *chunk_store_threads(struct chunk_store *cs,
+					       size_t *n);
+/* Events lost to damage so far (skipped chunks). */
+int64_t chunk_store_lost(const struct chunk_store *cs);
+
+/* One event by id: 0, -ENOENT (no such id, or in a damaged chunk). */
+int chunk_store_event(struct chunk_store *cs, int64_t id,
+		      struct session_event *ev, int64_t *pid, int64_t *tid);
+
+struct chunk_iter {
+	struct chunk_store *cs;
+	int64_t pid, tid;
+	size_t ci, cend;		/* next chunk to decode, end */
+	struct session_event *buf;	/* the decoded chunk */
+	int64_t i, n;
+	struct session_rows *rows;	/* row form */
+	struct session_event row;
+};
+
+/* Walk the events of (pid, tid).  0 or -errno. */
+int chunk_iter_init(struct chunk_iter *it, struct chunk_store *cs, int64_t pid,
+		    int64_t tid);
+/* 1 and *ev (valid until the next call), 0 at the end, -EIO for a row
+ * form that cannot be read. */
+int chunk_iter_next(struct chunk_iter *it, const struct session_event **ev);
+void chunk_iter_release(struct chunk_iter *it);
+
+#endif
