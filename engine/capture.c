@@ -55,6 +55,34 @@ static int find_agent(char *buf, size_t n, char **cause)
 			    "(set PROPEL_AGENT)", exe);
 }
 
+/*
+ * The agents' lease (share/agent-abi.h): "<pid> <start time>" of this
+ * process in dir/PROPEL_COORD_FILE, so an agent switches itself off when
+ * propel dies without detaching it.
+ */
+static int capture_coordinator(const char *dir, char **cause)
+{
+	char path[600], stat[1024], *p;
+	unsigned long long start = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+	int bad;
+
+	if (f) {
+		if (fgets(stat, sizeof(stat), f) && (p = strrchr(stat, ')')))
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+				      "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
+	f = fopen(path, "we");
+	if (!f)
+		return propel_cause(cause, -errno, "%s: %s", path, strerror(errno));
+	bad = fprintf(f, "%d %llu\n", (int)getpid(), start) < 0;
+	if (fclose(f) != 0 || bad)
+		return propel_cause(cause, -EIO, "%s: cannot write", path);
+	return 0;
+}
+
 int capture_begin(struct capture *c, const char *db, char **cause)
 {
 	struct timespec ts;
@@ -85,7 +113,7 @@ int capture_begin(struct capture *c, const char *db, char **cause)
 				    strerror(errno));
 	/* the traced processes may run as other users */
 	chmod(c->dir, 01777);
-	return 0;
+	return capture_coordinator(c->dir, cause);
 }
 
 /* 1 if pid is a zombie or gone. */

@@ -9,7 +9,8 @@
  *   them) -> on failure dlerror() in the same thread -> resolve
  *   propel_agent_start in the agent's mapping (all threads stopped again)
  *   -> thread hints -> propel_agent_start(dir, hints, n, flags) with every
- *   other thread stopped -> detach.  inject_agent_start_held is the same
+ *   other thread stopped -> propel_agent_lease() with the others running
+ *   (the agent's thread watching this propel process) -> detach.  inject_agent_start_held is the same
  *   work in a hold the caller owns (inject/tracer.c injects a new image,
  *   stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC seize).
  * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
@@ -207,8 +208,17 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	err = hijack_call(h, fn, args, 4, 0, &ret, cause);
 	if (err)
 		goto out;
-	if ((int32_t)ret < 0)
+	if ((int32_t)ret < 0) {
 		err = inject_agent_err((int32_t)ret, PROPEL_AGENT_START_SYM, cause);
+		goto out;
+	}
+	/* the lease thread (it needs malloc's locks: the others run); an
+	 * agent without it (a test's fake) goes on without a lease */
+	if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
+	    !hijack_call(h, fn, NULL, 0, HIJACK_OTHERS_RUN, &ret, NULL) &&
+	    (int32_t)ret < 0)
+		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
+			 strerror(-(int32_t)ret));
 out:
 	free(hints);
 	return err;

@@ -23,6 +23,21 @@
  *
  *   int propel_agent_status(void);   1 if active, 0 if not.
  *
+ *   int propel_agent_lease(void);
+ *       Start the lease thread ("propel-lease") on the coordinator found at
+ *       propel_agent_start (PROPEL_COORD_FILE in the session directory).
+ *       Called right after a successful start, with the other threads
+ *       running (it creates a thread: malloc's locks must be free).
+ *       Returns 1 if the thread runs, 0 if there is no coordinator to
+ *       watch, -errno.  When the coordinator has been gone PROPEL_LEASE_MS,
+ *       the agent switches itself off as propel_agent_stop does and leaves
+ *       its rings (`propel recover` reads them); a stop ends the thread.
+ *
+ * The coordinator (the propel process that owns the session) writes
+ * PROPEL_COORD_FILE in the session directory before any agent starts:
+ * "<pid> <start time, clock ticks after boot (/proc/PID/stat field 22)>\n".
+ * The start time tells the coordinator from a later process given its pid.
+ *
  * For record, the environment carries the session instead:
  *   PROPEL_SESSION_DIR=/dev/shm/propel/<session>   (required)
  *   PROPEL_RING_KB=<size of one thread's ring, KiB> (default 4096)
@@ -38,6 +53,9 @@
 #define PROPEL_AGENT_START_SYM "propel_agent_start"
 #define PROPEL_AGENT_STOP_SYM "propel_agent_stop"
 #define PROPEL_AGENT_STATUS_SYM "propel_agent_status"
+#define PROPEL_AGENT_LEASE_SYM "propel_agent_lease"
+#define PROPEL_COORD_FILE "coordinator"
+#define PROPEL_LEASE_MS 2000 /* coordinator gone this long: the agent stops */
 #define PROPEL_SHM_ROOT "/dev/shm/propel"
 
 struct propel_thread_hint {

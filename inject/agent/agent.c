@@ -11,6 +11,8 @@
  * Stop restores every patched byte; rings are unmapped by their threads
  * (or here, for threads that are not inside the agent).  The library is
  * never unloaded: threads may still return through its stubs.
+ * A lease on the coordinator (the propel process) switches the agent off
+ * by itself when propel dies (see "the lease" below).
  * Nothing here exits or aborts: on failure the agent disables itself and
  * writes a "W" line (a warning) into the map file for the engine to report.
  */
@@ -18,11 +20,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -419,6 +424,307 @@ static void stack_activate(const struct propel_thread_hint *h)
 	}
 }
 
+/*
+ * ---- the lease on the coordinator ----
+ *
+ * The agent holds a lease on the propel process that owns its session (the
+ * coordinator): when that process is gone -- kill -9, OOM, a dropped ssh --
+ * nobody will switch the agent off or read its rings, so after
+ * PROPEL_LEASE_MS the agent switches itself off as a detach does
+ * (agent_stop_locked: every patched byte restored, recording stopped) and
+ * leaves its rings in the session directory for `propel recover`.
+ *
+ *   none --lease_find (start)--> found: coordinator's pidfd, a stop pipe
+ *   found --propel_agent_lease / fork child--> watching (thread "propel-lease")
+ *   watching --pidfd readable, still gone PROPEL_LEASE_MS--> agent_stop_locked
+ *   found, watching --agent_stop_locked: lease_cancel--> none (pipe closed,
+ *                    the thread wakes and ends)
+ *
+ * The thread blocks every signal, sleeps in poll() on the pidfd and the
+ * read end of the pipe, and never runs the program's code; the traced
+ * program pays nothing on its hot path.  Each lease has its own pipe, so
+ * a fork child (which inherits the parent's descriptors, but not its
+ * thread) gets a pipe and a thread of its own: the parent's stop must not
+ * end the child's lease, nor the child's the parent's.  Both watch the same
+ * coordinator (the inherited pidfd names it, whatever its pid becomes).
+ * Descriptors are checked before use (struct ag_fd): one the program
+ * closed and reused is neither written nor closed; the thread then falls
+ * back to asking /proc once a second.
+ */
+struct lease {
+	struct ag_fd pidfd, rd, wr;
+	pid_t pid;               /* the coordinator */
+	unsigned long long start; /* its start time, clock ticks after boot */
+	uint32_t gen;            /* == lease_gen while this lease holds */
+	int running;             /* a thread watches it */
+};
+
+static struct lease *lease_cur;
+static volatile uint32_t lease_gen;
+static volatile pid_t lease_tid; /* the thread, 0 when none runs */
+
+static void lease_own(struct ag_fd *f, int fd)
+{
+	struct stat st;
+
+	f->fd = fd;
+	f->dev = f->ino = 0;
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		f->dev = (uint64_t)st.st_dev;
+		f->ino = (uint64_t)st.st_ino;
+	}
+}
+
+/* Start time of pid (field 22 of /proc/PID/stat), 0 if it is gone or a
+ * zombie.  No stdio: called with the other threads stopped. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+		return 0;
+	/* p + 2 is field 3 (state); field 22 is 19 spaces on */
+	for (p += 2, field = 3; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		start = start * 10 + (unsigned long long)(*p++ - '0');
+	return start;
+}
+
+static int lease_coord_alive(const struct lease *l)
+{
+	unsigned long long s = proc_start(l->pid);
+
+	return s && s == l->start;
+}
+
+/* Close the pipe's write end: the thread (if any) wakes and ends. */
+static void lease_cancel(void)
+{
+	struct lease *l = lease_cur;
+
+	lease_gen++;
+	lease_cur = NULL;
+	if (!l)
+		return;
+	ag_fd_close(&l->wr);
+	if (!l->running) {
+		ag_fd_close(&l->rd);
+		ag_fd_close(&l->pidfd);
+	}
+}
+
+/* After lease_cancel by a running program thread (a seccomp sandbox about
+ * to be entered, whose filter may refuse the thread's last syscalls): let
+ * the thread end first, for at most 200 ms.  A thread in a ptrace stop
+ * (a detach: every thread is held) is not waited for. */
+static void lease_wait_gone(void)
+{
+	pid_t tid = lease_tid;
+	uint64_t t0 = ag_mono_ns();
+	struct timespec ms = { 0, 1000000 };
+	char path[64], buf[512], *p;
+
+	if (!tid || tid == ag_gettid())
+		return;
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	while (lease_tid == tid && ag_mono_ns() - t0 < 200000000ull) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ssize_t n;
+
+		if (fd < 0)
+			return;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[n > 0 ? n : 0] = 0;
+		p = strrchr(buf, ')');
+		if (!p || p[1] != ' ' || p[2] == 't' || p[2] == 'T' ||
+		    p[2] == 'Z' || p[2] == 'X')
+			return;
+		nanosleep(&ms, NULL);
+	}
+}
+
+/* Read the coordinator from the session directory and open its pidfd and
+ * a stop pipe (syscalls only: the other threads may be stopped).  0 if
+ * there is none to watch (an older propel, a test), -ESRCH if it is
+ * already gone. */
+static int lease_find(const char *dir)
+{
+	char path[700], buf[128], *e;
+	struct lease *l;
+	unsigned long long start;
+	long pid;
+	ssize_t n;
+	int fd, pfd, pp[2];
+
+	lease_cancel();
+	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	pid = strtol(buf, &e, 10);
+	start = strtoull(e, NULL, 10);
+	if (pid <= 0 || !start)
+		return 0;
+	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+	if (pfd < 0 && errno == ESRCH)
+		return -ESRCH;
+	if (pfd < 0)
+		return 0; /* no pidfd (an old kernel): no lease */
+	/* the pidfd names the process that had pid when it was opened:
+	 * the coordinator only if that process started when it did */
+	if (proc_start((pid_t)pid) != start) {
+		close(pfd);
+		return -ESRCH;
+	}
+	if (pipe2(pp, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    !(l = ag_alloc(sizeof(*l)))) {
+		close(pfd);
+		return 0;
+	}
+	lease_own(&l->pidfd, pfd);
+	lease_own(&l->rd, pp[0]);
+	lease_own(&l->wr, pp[1]);
+	l->pid = (pid_t)pid;
+	l->start = start;
+	l->gen = lease_gen;
+	lease_cur = l;
+	return 0;
+}
+
+static void lease_expire(struct lease *l)
+{
+	char why[160];
+
+	pthread_mutex_lock(&ag_lock);
+	if (ag_active && l->gen == lease_gen) {
+		snprintf(why, sizeof(why),
+			 "propel (pid %d) ended without detaching: the agent "
+			 "switched itself off after %d ms (lease)",
+			 (int)l->pid, PROPEL_LEASE_MS);
+		agent_stop_locked(why);
+	}
+	pthread_mutex_unlock(&ag_lock);
+}
+
+static void *lease_main(void *arg)
+{
+	struct lease *l = arg;
+	uint64_t gone_at = 0;
+
+	prctl(PR_SET_NAME, "propel-lease", 0, 0, 0);
+	lease_tid = ag_gettid();
+	while (l->gen == lease_gen) {
+		int pfd = ag_fd_get(&l->pidfd, NULL, 0);
+		int rfd = ag_fd_get(&l->rd, NULL, 0);
+		struct pollfd p[2] = { { pfd, POLLIN, 0 }, { rfd, POLLIN, 0 } };
+		int timeout = -1, r;
+
+		/* a descriptor the program closed: /proc, once a second */
+		if (pfd < 0 || rfd < 0)
+			timeout = 1000;
+		if (gone_at) {
+			uint64_t el = (ag_mono_ns() - gone_at) / 1000000;
+
+			if (el >= PROPEL_LEASE_MS) {
+				lease_expire(l);
+				break;
+			}
+			timeout = PROPEL_LEASE_MS - (int)el;
+			p[0].fd = -1;
+		}
+		r = poll(p, 2, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (l->gen != lease_gen || (rfd >= 0 && p[1].revents))
+			break; /* a stop */
+		if (!gone_at && !lease_coord_alive(l))
+			gone_at = ag_mono_ns();
+	}
+	ag_fd_close(&l->rd);
+	ag_fd_close(&l->pidfd);
+	l->running = 0;
+	lease_tid = 0;
+	return NULL;
+}
+
+/* Start the thread of the current lease, with every signal blocked (it
+ * inherits the mask).  Needs malloc's locks free: not with the other
+ * threads stopped. */
+static int lease_spawn(void)
+{
+	struct lease *l = lease_cur;
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t th;
+	int err;
+
+	if (!l)
+		return 0;
+	if (l->running)
+		return 1;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 256u << 10);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	l->running = 1;
+	err = pthread_create(&th, &attr, lease_main, l);
+	if (err)
+		l->running = 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	return err ? -err : 1;
+}
+
+/* In a fork child: the parent's thread is not here, and its pipe is the
+ * parent's.  A pipe and a thread of the child's own, on the same
+ * coordinator (the inherited pidfd). */
+static void lease_fork_child(void)
+{
+	struct lease *old = lease_cur, *l;
+	int pp[2];
+
+	lease_tid = 0;
+	if (!old)
+		return;
+	lease_cur = NULL;
+	ag_fd_close(&old->rd);
+	ag_fd_close(&old->wr);
+	old->running = 0;
+	if (pipe2(pp, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    !(l = ag_alloc(sizeof(*l)))) {
+		ag_fd_close(&old->pidfd);
+		ag_warn("no lease in this child: propel's end will not "
+			"switch its agent off");
+		return;
+	}
+	l->pidfd = old->pidfd;
+	lease_own(&l->rd, pp[0]);
+	lease_own(&l->wr, pp[1]);
+	l->pid = old->pid;
+	l->start = old->start;
+	l->gen = ++lease_gen;
+	lease_cur = l;
+	lease_spawn();
+}
+
 static void fork_prepare(void)
 {
 	pthread_mutex_lock(&ag_lock);
@@ -435,6 +741,7 @@ static void fork_child(void)
 	struct athread *t, *self = ag_self;
 
 	pthread_mutex_init(&ag_lock, NULL);
+	lease_tid = 0; /* the parent's thread is not here */
 	if (!ag_active)
 		return;
 	patch_init(); /* /proc/self/mem of the child */
@@ -456,6 +763,7 @@ static void fork_child(void)
 	if (map_open() == 0)
 		map_replay();
 	map_batch_end();
+	lease_fork_child();
 	if (self) {
 		self->tid = ag_gettid();
 		self->gen = ag_gen - 1; /* forces a new ring */
@@ -470,10 +778,12 @@ static void fork_child(void)
 	}
 }
 
-static int start_common(const char *dir, uint32_t flags)
+/* need_coord: refuse to start when the session's coordinator is gone
+ * (record: an image exec'd after propel died would be traced forever). */
+static int start_common(const char *dir, uint32_t flags, int need_coord)
 {
 	static int once;
-	int err;
+	int err, lerr;
 
 	if (ag_active)
 		return -EBUSY;
@@ -489,10 +799,19 @@ static int start_common(const char *dir, uint32_t flags)
 	err = patch_init();
 	if (err)
 		return err;
+	lerr = lease_find(dir);
+	if (lerr == -ESRCH && need_coord)
+		return lerr;
 	ag_fd_close(&map);
 	err = map_open();
-	if (err)
+	if (err) {
+		lease_cancel();
 		return err;
+	}
+	if (lerr == -ESRCH)
+		ag_warn("no lease: the coordinator named in %s/%s is not "
+			"visible here (another pid namespace?); the agent "
+			"stays on if propel dies", dir, PROPEL_COORD_FILE);
 	if (!once) {
 		xsave_setup();
 		slow_init_threads();
@@ -528,7 +847,7 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	ag_no_traps = 1;
 	if (flags >> PROPEL_START_RING_SHIFT)
 		ag_cfg.ring_kb = (flags >> PROPEL_START_RING_SHIFT) * 64;
-	err = start_common(session_dir, flags & 0xff);
+	err = start_common(session_dir, flags & 0xff, 0);
 	if (!err) {
 		map_batch_begin();
 		for (i = 0; i < nhints; i++)
@@ -548,6 +867,8 @@ int agent_stop_locked(const char *why)
 	int n;
 
 	ag_active = 0;
+	lease_cancel();
+	lease_wait_gone();
 	n = patch_restore_all();
 	signals_uninstall();
 	for (t = ag_threads; t; t = t->next) {
@@ -583,6 +904,20 @@ AG_EXPORT int propel_agent_stop(void)
 	n = agent_stop_locked(NULL);
 	pthread_mutex_unlock(&ag_lock);
 	return n;
+}
+
+AG_EXPORT int propel_agent_lease(void)
+{
+	sigset_t all, old;
+	int r;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_mutex_lock(&ag_lock);
+	r = ag_active ? lease_spawn() : 0;
+	pthread_mutex_unlock(&ag_lock);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 AG_EXPORT int propel_agent_status(void)
@@ -621,8 +956,9 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 			ag_cfg.ring_kb = (uint32_t)strtoul(kb, NULL, 10);
 		if (start_common(dir, libc && *libc == '1'
 					      ? PROPEL_START_TRACE_LIBC
-					      : 0) == 0) {
+					      : 0, 1) == 0) {
 			ag_active = 1;
+			lease_spawn();
 			real_main = main_fn;
 			return real(main_wrapper, argc, argv, init, fini,
 				    rtld_fini, stack_end);
