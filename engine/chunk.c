@@ -244,13 +244,16 @@ static int chunk_seq_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* threads by their first event (then pid, tid), as replay prints them */
 static int chunk_thread_cmp(const void *a, const void *b)
 {
 	const struct chunk_thread *x = a, *y = b;
-	int64_t fx = chunk_seq_base[x->first].first_seq;
-	int64_t fy = chunk_seq_base[y->first].first_seq;
 
-	return fx < fy ? -1 : fx > fy;
+	if (x->first_ts != y->first_ts)
+		return x->first_ts < y->first_ts ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
 static int chunk_store_rows(struct chunk_store *cs)
@@ -335,11 +338,15 @@ int chunk_store_open(struct session *s, struct chunk_store **out, char **cause)
 		t->tid = cs->idx[i].tid;
 		t->first = i;
 		t->first_ts = cs->idx[i].first_ts;
+		t->last_ts = cs->idx[i].last_ts;
 		for (j = i; j < cs->n && cs->idx[j].pid == t->pid &&
 			    cs->idx[j].tid == t->tid;
 		     j++) {
 			t->count += cs->idx[j].count;
-			t->last_ts = cs->idx[j].last_ts;
+			if (cs->idx[j].first_ts < t->first_ts)
+				t->first_ts = cs->idx[j].first_ts;
+			if (cs->idx[j].last_ts > t->last_ts)
+				t->last_ts = cs->idx[j].last_ts;
 		}
 		t->n = j - i;
 	}
@@ -381,6 +388,11 @@ const struct chunk_thread *chunk_store_threads(struct chunk_store *cs,
 int64_t chunk_store_lost(const struct chunk_store *cs)
 {
 	return cs->lost;
+}
+
+int chunk_store_rows_form(const struct chunk_store *cs)
+{
+	return cs->rows;
 }
 
 static void chunk_lost(struct chunk_store *cs, size_t ci, const char *why)

@@ -69,11 +69,14 @@ int chunk_store_open(struct session *s, struct chunk_store **out,
 		     char **cause);
 void chunk_store_free(struct chunk_store *cs);
 
-/* Threads that have events, in the order they were stored. */
+/* Threads that have events, by their first event's ts, then pid, tid
+ * (the row form: in the order of their first id). */
 const struct chunk_thread *chunk_store_threads(struct chunk_store *cs,
 					       size_t *n);
 /* Events lost to damage so far (skipped chunks). */
 int64_t chunk_store_lost(const struct chunk_store *cs);
+/* 1 when the events are read from the row form (table events). */
+int chunk_store_rows_form(const struct chunk_store *cs);
 
 /* One event by id: 0, -ENOENT (no such id, or in a damaged chunk). */
 int chunk_store_event(struct chunk_store *cs, int64_t id,

@@ -65,11 +65,13 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 {
 	sqlite3_stmt *st;
 	int64_t mf, ms;
+	int rc, err;
 
 	mf = replay_max_id(db, "SELECT coalesce(max(id), 0) FROM functions");
 	ms = replay_max_id(db, "SELECT coalesce(max(id), 0) FROM callsites");
 	if (mf < 0 || ms < 0 || mf > 100000000 || ms > 100000000)
 		return -EIO;
+	err = 0;
 	nm->nfunc = (uint32_t)mf + 1;
 	nm->nsite = (uint32_t)ms + 1;
 	nm->func = calloc(nm->nfunc, sizeof(*nm->func));
@@ -79,17 +81,19 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 	if (sqlite3_prepare_v2(db, "SELECT id, name FROM functions", -1, &st,
 			       NULL) != SQLITE_OK)
 		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 
 		if (id > 0 && id < nm->nfunc)
 			nm->func[id] = replay_strdup(st, 1);
 	}
+	if (rc != SQLITE_DONE)
+		err = -EIO;
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(db, "SELECT id, file, line FROM callsites", -1,
 			       &st, NULL) != SQLITE_OK)
 		return -EIO;
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 
 		if (id > 0 && id < nm->nsite) {
@@ -97,8 +101,10 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 			nm->site[id].line = sqlite3_column_int(st, 2);
 		}
 	}
+	if (rc != SQLITE_DONE)
+		err = -EIO;
 	sqlite3_finalize(st);
-	return 0;
+	return err;
 }
 
 static void replay_free_names(struct replay_names *nm)
@@ -229,6 +235,33 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	if (ret == -ENOMEM) {
 		ret = propel_cause(cause, ret, "%s: out of memory",
 				   session_path(s));
+		goto out;
+	}
+	if (ret == -EIO && !chunk_store_rows_form(cs)) {
+		/* a truncated file: the names it still has, the events of
+		 * every chunk left */
+		fprintf(stderr, "propel: %s: function and call site names "
+				"cut short (corrupt or truncated file)\n",
+			session_path(s));
+		ret = 0;
+	}
+	if (!chunk_store_rows_form(cs) && !ret) {
+		const struct chunk_thread *th;
+		size_t nth, t;
+
+		th = chunk_store_threads(cs, &nth);
+		for (t = 0; !ret && t < nth; t++) {
+			if ((fpid && th[t].pid != fpid) ||
+			    (ftid && th[t].tid != ftid))
+				continue;
+			ret = chunk_iter_init(&it, cs, th[t].pid, th[t].tid);
+			if (ret)
+				break;
+			for (i = 0; i < w.cap; i++)
+				w.stack[i] = INT64_MIN;
+			ret = replay_thread(&w, &it, fn, arg);
+			chunk_iter_release(&it);
+		}
 		goto out;
 	}
 	if (ret || sqlite3_prepare_v2(

@@ -128,6 +128,29 @@ int session_commit(struct session *s)
 	return session_exec(s, "COMMIT", NULL);
 }
 
+/* Is the file shorter than the page count in its header says? */
+static int session_header_truncated(const char *path)
+{
+	unsigned char h[32];
+	struct stat sb;
+	long long psize, pages;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+
+	if (fd < 0)
+		return 0;
+	n = (int)read(fd, h, sizeof(h));
+	if (fstat(fd, &sb) < 0)
+		n = 0;
+	close(fd);
+	if (n != (int)sizeof(h) || memcmp(h, "SQLite format 3", 16) != 0)
+		return 0;
+	psize = h[16] << 8 | h[17];
+	if (psize == 1)
+		psize = 65536;
+	pages = (long long)h[28] << 24 | h[29] << 16 | h[30] << 8 | h[31];
+	return pages * psize > sb.st_size;
+}
+
 /* A read-only open must not create a file, and must say clearly what is
  * wrong with one that is not ours. */
 static int check_readable(struct session *s, char **cause)
@@ -171,31 +194,20 @@ static int check_readable(struct session *s, char **cause)
 				    "%s: not a propel session (format %ld)",
 				    s->path, fmt);
 	s->format = fmt;
-	/* A truncated file is shorter than its page count says; a full
-	 * structural check only for small files (it reads everything). */
+	/* A truncated file (session_open found it shorter than its header
+	 * says); a full structural check only for small files (it reads
+	 * everything). */
 	{
 		struct stat sb;
-		long long pages = 0, psize = 0;
 
-		if (sqlite3_prepare_v2(s->db, "PRAGMA page_count", -1, &st,
-				       NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW)
-			pages = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (sqlite3_prepare_v2(s->db, "PRAGMA page_size", -1, &st,
-				       NULL) == SQLITE_OK &&
-		    sqlite3_step(st) == SQLITE_ROW)
-			psize = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		if (stat(s->path, &sb) == 0 && pages * psize > sb.st_size) {
+		if (s->truncated) {
 			/* chunked events: every chunk still there is read,
 			 * the lost ones are named by the reader */
 			if (fmt < 2)
 				return propel_cause(cause, -EINVAL,
 						    "%s: session file is "
-						    "truncated",
+						    "corrupt or truncated",
 						    s->path);
-			s->truncated = 1;
 			return 0;
 		}
 		/* format 2: a damaged chunk is found (checksum) and skipped by
@@ -260,6 +272,13 @@ int session_open(const char *path, int flags, struct session **out,
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, 5000);
+	/* sqlite refuses a file shorter than its header says unless the
+	 * schema is "writable"; read-only here, it reads what is left */
+	if (flags == SESSION_READ && session_header_truncated(path)) {
+		s->truncated = 1;
+		sqlite3_exec(s->db, "PRAGMA writable_schema=ON", NULL, NULL,
+			     NULL);
+	}
 	if (flags == SESSION_CREATE) {
 		err = session_exec(s, "PRAGMA journal_mode=OFF;"
 				      "PRAGMA synchronous=OFF;",
@@ -407,7 +426,8 @@ int session_chunk_index(struct session *s, struct session_chunk **out,
 			       "last_seq,depth_min,depth_max,count,codec,"
 			       "checksum,size FROM chunks",
 			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
+		/* format 1 has no chunks table: its events are rows */
+		return s->format < 2 ? 0 : -EIO;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct session_chunk *c;
 

@@ -120,6 +120,52 @@ printf '%-44s %12s %12s %8s\n' "ns/call incl. storing the session (sqlite)" \
 	"$p_ns" "$u_ns" "$(ratio "$p_ns" "$u_ns")"
 echo "  peer: uftrace record -P . (dynamic patching of the same unmodified -O2 binary)"
 
+# --- the session store: bytes per event and replay speed -------------------
+# One more recording by each tool of the same fib($fibn): propel's session
+# file size per event it holds (events = lines of replay --format=jsonl)
+# against uftrace's data directory size per record (records = bytes of its
+# *.dat files / 16, the size of a uftrace record without arguments); and
+# events replayed per second, `propel replay --format=jsonl` against
+# `uftrace replay`, each best of 3 (output to /dev/null).
+best_s() {
+	local i t0 t1 best=
+	for i in 1 2 3; do
+		t0=$(now_ns)
+		"$@" >/dev/null 2>&1
+		t1=$(now_ns)
+		[ -z "$best" ] || [ $((t1 - t0)) -lt "$best" ] && best=$((t1 - t0))
+	done
+	awk -v n="$best" 'BEGIN { printf "%.6f\n", n / 1e9 }'
+}
+mkdir -p "$work/store"
+p_bpe=n/a p_rps=n/a p_ev=0
+if [ -z "$propel_why" ]; then
+	"$PROPEL" record -o "$work/store/fib.db" -- "$fib" "$fibn" >/dev/null 2>&1
+	p_ev=$("$PROPEL" replay --format=jsonl "$work/store/fib.db" 2>/dev/null | wc -l)
+	if [ "$p_ev" -gt 0 ]; then
+		p_bpe=$(awk -v b="$(stat -c %s "$work/store/fib.db")" -v n="$p_ev" 'BEGIN { printf "%.2f\n", b / n }')
+		t=$(best_s "$PROPEL" replay --format=jsonl "$work/store/fib.db")
+		p_rps=$(awk -v n="$p_ev" -v t="$t" 'BEGIN { printf "%.0f\n", n / t }')
+	fi
+fi
+u_bpe=n/a u_rps=n/a u_ev=0
+if command -v uftrace >/dev/null; then
+	uftrace record -d "$work/store/uftrace.data" -P . "$fib" "$fibn" >/dev/null 2>&1
+	u_dat=$(cat "$work/store/uftrace.data"/*.dat 2>/dev/null | wc -c)
+	u_ev=$((u_dat / 16))
+	if [ "$u_ev" -gt 0 ]; then
+		u_bpe=$(awk -v b="$(du -sb "$work/store/uftrace.data" | cut -f1)" -v n="$u_ev" 'BEGIN { printf "%.2f\n", b / n }')
+		t=$(best_s uftrace replay -d "$work/store/uftrace.data")
+		u_rps=$(awk -v n="$u_ev" -v t="$t" 'BEGIN { printf "%.0f\n", n / t }')
+	fi
+fi
+printf '%-44s %12s %12s %8s\n' "session bytes/event fib($fibn)" \
+	"$p_bpe" "$u_bpe" "$(ratio "$p_bpe" "$u_bpe")"
+echo "  propel: session file / events ($p_ev); peer: uftrace data dir / records ($u_ev)"
+printf '%-44s %12s %12s %8s\n' "replay events/s fib($fibn)" \
+	"$p_rps" "$u_rps" "$(ratio "$p_rps" "$u_rps")"
+echo "  propel replay --format=jsonl against uftrace replay, best of 3"
+
 # --- a real program: CPython running tests/real/py-work.py ------------------
 # End to end, as a user runs each tool: `propel record -o DB` (the run plus
 # storing the session in sqlite) against `uftrace record -d DIR` patching
