@@ -461,7 +461,10 @@ struct lease {
 
 static struct lease *lease_cur;
 static volatile uint32_t lease_gen;
-static volatile pid_t lease_tid; /* the thread, 0 when none runs */
+/* the lease thread, 0 when none runs.  It never runs the program's code:
+ * quiesce_alone() may count a process with only it beside the caller as
+ * alone (not done yet: see quiesce.c) */
+volatile pid_t ag_lease_tid;
 
 static void lease_own(struct ag_fd *f, int fd)
 {
@@ -532,7 +535,7 @@ static void lease_cancel(void)
  * (a detach: every thread is held) is not waited for. */
 static void lease_wait_gone(void)
 {
-	pid_t tid = lease_tid;
+	pid_t tid = ag_lease_tid;
 	uint64_t t0 = ag_mono_ns();
 	struct timespec ms = { 0, 1000000 };
 	char path[64], buf[512], *p;
@@ -540,7 +543,7 @@ static void lease_wait_gone(void)
 	if (!tid || tid == ag_gettid())
 		return;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	while (lease_tid == tid && ag_mono_ns() - t0 < 200000000ull) {
+	while (ag_lease_tid == tid && ag_mono_ns() - t0 < 200000000ull) {
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		ssize_t n;
 
@@ -629,7 +632,7 @@ static void *lease_main(void *arg)
 	uint64_t gone_at = 0;
 
 	prctl(PR_SET_NAME, "propel-lease", 0, 0, 0);
-	lease_tid = ag_gettid();
+	ag_lease_tid = ag_gettid();
 	while (l->gen == lease_gen) {
 		int pfd = ag_fd_get(&l->pidfd, NULL, 0);
 		int rfd = ag_fd_get(&l->rd, NULL, 0);
@@ -660,7 +663,7 @@ static void *lease_main(void *arg)
 	ag_fd_close(&l->rd);
 	ag_fd_close(&l->pidfd);
 	l->running = 0;
-	lease_tid = 0;
+	ag_lease_tid = 0;
 	return NULL;
 }
 
@@ -701,7 +704,7 @@ static void lease_fork_child(void)
 	struct lease *old = lease_cur, *l;
 	int pp[2];
 
-	lease_tid = 0;
+	ag_lease_tid = 0;
 	if (!old)
 		return;
 	lease_cur = NULL;
@@ -741,7 +744,7 @@ static void fork_child(void)
 	struct athread *t, *self = ag_self;
 
 	pthread_mutex_init(&ag_lock, NULL);
-	lease_tid = 0; /* the parent's thread is not here */
+	ag_lease_tid = 0; /* the parent's thread is not here */
 	if (!ag_active)
 		return;
 	patch_init(); /* /proc/self/mem of the child */
