@@ -137,6 +137,7 @@ struct ingest_walk {
 	int pend_n;
 	/* pass 1 */
 	int64_t d, min;
+	uint64_t lost_sum; /* records the LOST records account for */
 	uint64_t n;
 	uint64_t first_tsc, last_tsc;
 	unsigned last_type;
@@ -808,7 +809,13 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 				w->nlost++;
 			}
 		} else if (type == PROPEL_REC_LOST) {
+			/* a gap (share/ring.h): what it held is gone, the
+			 * depth went on by b */
 			w->in->st->lost_records += a;
+			w->lost_sum += a;
+			w->d += (int32_t)b;
+			if (w->d < w->min)
+				w->min = w->d;
 		} else if (type == PROPEL_REC_PROCESS_EXIT) {
 			p->has_exit_rec = 1;
 			p->exit_rec_status = (int32_t)a;
@@ -844,8 +851,12 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	case PROPEL_REC_FORK: /* arg1 = 1: made by vfork */
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 2, a,
 				     (b & PROPEL_FORK_VFORK) ? 1 : 0, 0);
-	case PROPEL_REC_THREAD_START:
 	case PROPEL_REC_LOST:
+		w->depth += (int32_t)b;
+		if (w->depth < 0)
+			w->depth = 0;
+		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
+	case PROPEL_REC_THREAD_START:
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
 	case PROPEL_REC_PROCESS_EXIT:
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1,
@@ -976,6 +987,12 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 		w.depth = shift;
 	if (!err && ingest_walk(&w))
 		err = -EIO;
+	/* records dropped after the last gap the agent closed: at the end */
+	if (!err && h->version >= 2 && h->dropped > w.lost_sum) {
+		err = ingest_insert(&w, w.last_tsc, SK_LOST, w.depth, 0, 0, 1,
+				    (int64_t)(h->dropped - w.lost_sum), 0, 0);
+		in->st->lost_records += h->dropped - w.lost_sum;
+	}
 	if (!err && chunk_writer_flush(in->cw))
 		err = -EIO;
 	if (err)
@@ -1289,7 +1306,9 @@ int ingest_warning(const struct ingest_stats *st, char *buf, size_t size)
 	W(st->bad_map_lines, "%" PRIu64 " bad map line(s)", st->bad_map_lines);
 	W(st->agent_warnings, "the agent reported: %s%s", st->agent_warning,
 	  st->agent_warnings > 1 ? " (and more)" : "");
-	W(st->lost_records, "%" PRIu64 " record(s) lost by the agent",
+	W(st->lost_records,
+	  "%" PRIu64 " record(s) dropped: the drain fell behind (replay "
+	  "shows each gap as \"lost\"; a larger --buffer-size helps)",
 	  st->lost_records);
 #undef W
 	return any;

@@ -4,9 +4,10 @@
  * Every event is one 16-byte record (TraceBack 3.1: fixed-size records in
  * wrap-around buffers).  Word 0 holds the raw TSC shifted left by four bits
  * with the record type in the low nibble; words a and b are type specific.
- * A record whose word 0 is zero is an empty slot: the agent zeroes a
- * sub-buffer before it starts writing into it, and writes word 0 last, so a
- * record with a non-zero word 0 is complete even after a kill -9.
+ * A record whose word 0 is zero is an empty slot (a ring's first lap; later
+ * laps end at the first record older than the sub-buffer: share/ring.h);
+ * the agent writes word 0 last, so a record with a non-zero word 0 is
+ * complete even after a kill -9.
  *
  * TSC values are converted to nanoseconds (CLOCK_MONOTONIC) by the engine,
  * using the calibration pairs stored in each ring header (share/ring.h).
@@ -22,7 +23,7 @@
  *   EXEC           0                    0 ; followed by nothing: the path is in the .map file
  *   PROCESS_EXIT   exit status          0
  *   SEND, RECV     fd                   bytes; followed by ARG(stream offset), ARG(peer id)
- *   LOST           records dropped      0
+ *   LOST           records dropped      the shadow depth's change over the gap (int32)
  *
  * Function and call-site ids index the per-process map file (share/ring.h).
  */

@@ -66,14 +66,39 @@ int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
 		     propel_ring_fn fn, void *arg)
 {
 	uint64_t commits = __atomic_load_n(&h->commits, __ATOMIC_ACQUIRE);
-	uint64_t n = h->sub_count, k, first;
+	uint64_t n = h->sub_count, k, first, spooled = 0;
+	size_t ring = propel_ring_size(h->sub_count, h->sub_recs);
 	int ret;
 
 	if (propel_ring_check(h, file_size, NULL))
 		return -EINVAL;
+	/* the spool: whole sub-buffers 0, 1, ... copied out by the drain (a
+	 * partly written last one is still in the ring) */
+	if (h->version >= 2 && file_size > ring) {
+		const char *sp = (const char *)h + ring;
+		size_t sb = propel_ring_sub_bytes(h);
+
+		spooled = (file_size - ring) / sb;
+		for (k = 0; k < spooled; k++) {
+			const struct propel_rec *r =
+				(const struct propel_rec *)(sp + k * sb);
+
+			for (uint32_t i = 0; i < h->sub_recs; i++) {
+				if (r[i].w0 == 0)
+					continue;
+				ret = fn(&r[i], arg);
+				if (ret)
+					return ret;
+			}
+		}
+	}
 	/* The sub-buffer being written is commits % n; the n-1 before it are
 	 * full once the ring has wrapped. */
 	first = commits >= n - 1 ? commits - (n - 1) : 0;
+	if (first < spooled)
+		first = spooled;
+	if (spooled > commits)
+		return 0; /* a spool longer than the ring's commits: not ours */
 	for (k = first; k < commits; k++) {
 		/* A full sub-buffer of a version 1 ring may begin with empty
 		 * slots when a kill landed between zeroing and committing. */

@@ -22,6 +22,19 @@
  * it in ring order.  A kill before step 3 leaves k current, its sub_tsc
  * as it was.
  *
+ * Draining (keep_all set by the agent: propel record, attach --mode=full).
+ * The coordinator's drain (engine/drain.c) copies every committed
+ * sub-buffer, in order, to the end of the ring file itself -- the spool,
+ * after the ring's sub_count sub-buffers -- and then stores drained = the
+ * number it has copied.  The writer never begins sub-buffer k while
+ * k - drained >= sub_count (that would overwrite one not yet copied): it
+ * drops the records instead, counting them, and the first record of the
+ * sub-buffer it begins once the drain has caught up is LOST (share/
+ * record.h) with the count.  The program never waits.  A reader takes
+ * the spool's whole sub-buffers first, then the ring from the first
+ * sub-buffer the spool does not hold; spool and ring together are the
+ * thread's every record, also after propel was killed.
+ *
  * The session directory (/dev/shm/propel/<session>/) holds, per process image
  * (a pid, renewed at exec), a nonce chosen at agent start:
  *   <pid>.<nonce>.map            text, appended one line per write(2):
@@ -68,6 +81,10 @@ struct propel_ring_hdr {
 	volatile uint32_t flags;
 	char comm[16];
 	volatile uint64_t sub_tsc[PROPEL_RING_SUB_MAX]; /* when each began */
+	uint32_t keep_all;          /* drained: never overwrite (above) */
+	uint32_t pad;
+	volatile uint64_t drained;  /* sub-buffers the drain has copied */
+	volatile uint64_t dropped;  /* records the writer dropped, in all */
 };
 
 _Static_assert(sizeof(struct propel_ring_hdr) <= PROPEL_RING_HDR_SIZE,
@@ -85,6 +102,12 @@ static inline size_t propel_ring_size(uint32_t sub_count, uint32_t sub_recs)
 	       (size_t)sub_count * sub_recs * sizeof(struct propel_rec);
 }
 
+/* Bytes of one sub-buffer (the spool's unit). */
+static inline size_t propel_ring_sub_bytes(const struct propel_ring_hdr *h)
+{
+	return (size_t)h->sub_recs * sizeof(struct propel_rec);
+}
+
 static inline struct propel_rec *propel_ring_sub(struct propel_ring_hdr *h,
 						 uint64_t k)
 {
@@ -96,8 +119,9 @@ static inline struct propel_rec *propel_ring_sub(struct propel_ring_hdr *h,
 
 /*
  * Reading a ring (engine side; also valid on a live ring, best effort).
- * Calls fn on every record from oldest to newest; stops if fn returns
- * non-zero and returns that value.  Returns -EINVAL on a malformed header.
+ * Calls fn on every record from oldest to newest -- the spool's, then the
+ * ring's (file_size covers both) -- stops if fn returns non-zero and
+ * returns that value.  Returns -EINVAL on a malformed header.
  */
 typedef int (*propel_ring_fn)(const struct propel_rec *r, void *arg);
 int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,

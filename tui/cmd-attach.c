@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "engine/drain.h"
 #include "engine/session.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
@@ -61,8 +62,11 @@ static int cmd_attach_exec(int argc, char **argv)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "libc", no_argument, NULL, 'l' },
 		{ "buffer-size", required_argument, NULL, 'b' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct drain *dr = NULL;
+	struct drain_stats dst;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	double duration = 0, start;
 	struct capture cap;
@@ -98,6 +102,20 @@ static int cmd_attach_exec(int argc, char **argv)
 			return 2;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
+			break;
+		case 'm':
+			switch (drain_mode_parse(optarg)) {
+			case 1:
+				flags |= PROPEL_START_KEEP_ALL;
+				break;
+			case 0:
+				flags &= ~PROPEL_START_KEEP_ALL;
+				break;
+			default:
+				propel_report("attach", 0,
+					      "--mode: full or flight");
+				return 2;
+			}
 			break;
 		case 'b': {
 			unsigned long kb = strtoul(optarg, &end, 10);
@@ -140,6 +158,14 @@ static int cmd_attach_exec(int argc, char **argv)
 		free(pids);
 		return 1;
 	}
+	if ((flags & PROPEL_START_KEEP_ALL) &&
+	    (err = drain_start(cap.dir, &dr, &cause))) {
+		propel_report("attach", err, cause);
+		free(cause);
+		capture_abort(&cap);
+		free(pids);
+		return 1;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = attach_on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -160,6 +186,7 @@ static int cmd_attach_exec(int argc, char **argv)
 		attached++;
 	}
 	if (!attached) {
+		drain_stop(dr, NULL);
 		capture_abort(&cap);
 		free(pids);
 		return 1;
@@ -203,6 +230,10 @@ static int cmd_attach_exec(int argc, char **argv)
 	}
 	free(traced);
 	free(pids);
+	if (dr) {
+		drain_stop(dr, &dst);
+		drain_report("attach", &dst);
+	}
 	cause = NULL;
 	err = capture_end(&cap, argc - optind, argv + optind, &cause);
 	if (err) {
@@ -215,12 +246,19 @@ static int cmd_attach_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[-o DB] [--duration S] [--buffer-size KB] [--libc] "
-		 "PID...",
+	.usage = "[-o DB] [--duration S] [--mode flight|full] "
+		 "[--buffer-size KB] [--libc] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --duration S    stop after S seconds (default: Ctrl-C, or "
 		   "when the targets exit)\n"
+		   "  --mode flight   keep the newest --buffer-size per thread "
+		   "(default)\n"
+		   "  --mode full     keep every call: the rings are drained while "
+		   "the\n"
+		   "                  targets run; a gap the drain could not keep "
+		   "up with\n"
+		   "                  is dropped, counted, and shown as \"lost\"\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc          trace inside libc too",
 	.exec = cmd_attach_exec,

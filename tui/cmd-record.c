@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "engine/drain.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
 #include "share/log.h"
@@ -117,12 +118,15 @@ static int cmd_record_exec(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "libc", no_argument, NULL, 'l' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = "8192";
 	struct capture cap;
+	struct drain *dr = NULL;
+	struct drain_stats dst;
 	char *cause = NULL, *preload = NULL;
-	int c, err, status, ret, libc = 0;
+	int c, err, status, ret, libc = 0, full = 1;
 	pid_t pid;
 
 	optind = 1;
@@ -141,6 +145,14 @@ static int cmd_record_exec(int argc, char **argv)
 			break;
 		case 'l':
 			libc = 1;
+			break;
+		case 'm':
+			full = drain_mode_parse(optarg);
+			if (full < 0) {
+				propel_report("record", 0,
+					      "--mode: full or flight");
+				return 2;
+			}
 			break;
 		case 'f':
 			/* following the work into peers (propagation) is not
@@ -175,6 +187,12 @@ static int cmd_record_exec(int argc, char **argv)
 			     old ? old : "") < 0)
 			return 1;
 	}
+	if (full && (err = drain_start(cap.dir, &dr, &cause))) {
+		propel_report("record", err, cause);
+		free(cause);
+		capture_abort(&cap);
+		return 1;
+	}
 	/* orphaned descendants are re-parented to us, not to init */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	pid = fork();
@@ -189,6 +207,8 @@ static int cmd_record_exec(int argc, char **argv)
 		setenv("PROPEL_RING_KB", ring_kb, 1);
 		if (libc)
 			setenv("PROPEL_TRACE_LIBC", "1", 1);
+		if (full)
+			setenv("PROPEL_KEEP_ALL", "1", 1);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "propel: record: %s: %s\n", argv[optind],
 			strerror(errno));
@@ -207,6 +227,10 @@ static int cmd_record_exec(int argc, char **argv)
 			argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)),
 			WCOREDUMP(status) ? ", core dumped" : "");
 	}
+	if (dr) {
+		drain_stop(dr, &dst);
+		drain_report("record", &dst);
+	}
 	err = capture_end(&cap, argc - optind, argv + optind, &cause);
 	if (err) {
 		propel_report("record", err, cause);
@@ -221,9 +245,15 @@ static int cmd_record_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
-	.usage = "[-o DB] [--buffer-size KB] [--libc] -- CMD [ARG...]",
+	.usage = "[-o DB] [--mode full|flight] [--buffer-size KB] [--libc] "
+		 "-- CMD [ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
+		   "  --mode full       keep every call (default): the rings are\n"
+		   "                    drained while CMD runs; if the drain falls\n"
+		   "                    behind, records are dropped, never waited\n"
+		   "                    for, and replay shows each gap as \"lost\"\n"
+		   "  --mode flight     keep the newest --buffer-size per thread\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc            trace inside libc too",
 	.exec = cmd_record_exec,

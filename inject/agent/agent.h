@@ -244,6 +244,8 @@ struct athread {
 	struct propel_ring_hdr *ring;
 	size_t ring_size;
 	uint64_t lost;
+	uint64_t dropped;         /* records dropped since the drain fell behind */
+	uint32_t drop_depth;      /* depth when it did */
 	struct athread *next;     /* all threads, for stop */
 	int unmap_pending;
 	uint32_t nhijack;
@@ -338,6 +340,7 @@ void ag_sort(void *base, size_t n, size_t size,
 void ag_fork_child(void);
 int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
 uint64_t ag_mono_ns(void);
+extern volatile pid_t ag_lease_tid; /* the lease thread (agent.c), or 0 */
 pid_t ag_gettid(void);
 
 /* callback.c: functions entered from code the agent does not trace */

@@ -79,12 +79,31 @@ static struct propel_rec *ring_advance(struct athread *t)
 		return NULL;
 	}
 	next = h->commits + 1;
+	/* a drained ring: the drain has not copied the one this would
+	 * overwrite -- drop, count, never wait (share/ring.h) */
+	if (h->keep_all &&
+	    next - __atomic_load_n(&h->drained, __ATOMIC_ACQUIRE) >=
+		    h->sub_count) {
+		if (!t->dropped++)
+			t->drop_depth = t->depth;
+		h->dropped++; /* the total, exact even if no LOST follows */
+		return NULL;
+	}
 	r = propel_ring_sub(h, next);
 	h->tsc_last = propel_rdtsc();
 	h->sub_tsc[next % h->sub_count] = h->tsc_last;
 	h->mono_last_ns = raw_mono_ns();
 	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
 	t->end = r + h->sub_recs;
+	if (t->dropped) { /* where the gap was, how long, how deep */
+		r->a = t->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)t->dropped;
+		r->b = (uint32_t)((int32_t)t->depth - (int32_t)t->drop_depth);
+		__atomic_store_n(&r->w0,
+				 propel_rec_w0(propel_rdtsc(), PROPEL_REC_LOST),
+				 __ATOMIC_RELEASE);
+		t->dropped = 0;
+		r++;
+	}
 	return r;
 }
 

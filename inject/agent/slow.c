@@ -109,6 +109,10 @@ static void thread_key_dtor(void *p)
 	thread_exit_hook();
 }
 
+/* Rings a drain empties: asked by the injector (flags), or for record by
+ * the environment the process started with (exec_env_save, below). */
+static int ring_keep_all(void);
+
 static int ring_open(struct athread *t)
 {
 	char path[600];
@@ -168,6 +172,7 @@ static int ring_open(struct athread *t)
 	h->mono0_ns = ag_mono_ns();
 	h->tsc_last = h->tsc0;
 	h->sub_tsc[0] = h->tsc0;
+	h->keep_all = ring_keep_all();
 	h->mono_last_ns = h->mono0_ns;
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
 	t->ring = h;
@@ -514,7 +519,8 @@ static int env_has(char *const *envp, const char *name)
  */
 static const char *const exec_env_keep[] = { "LD_PRELOAD", "PROPEL_SESSION_DIR",
 					     "PROPEL_RING_KB",
-					     "PROPEL_TRACE_LIBC" };
+					     "PROPEL_TRACE_LIBC",
+					     "PROPEL_KEEP_ALL" };
 #define EXEC_ENV_N (sizeof(exec_env_keep) / sizeof(exec_env_keep[0]))
 static char *exec_env[EXEC_ENV_N]; /* "NAME=value", or NULL */
 
@@ -529,6 +535,12 @@ static void exec_env_save(void)
 				    val) < 0)
 			exec_env[i] = NULL;
 	}
+}
+
+static int ring_keep_all(void)
+{
+	return (ag_cfg.flags & PROPEL_START_KEEP_ALL) ||
+	       (exec_env[4] && !strcmp(exec_env[4], "PROPEL_KEEP_ALL=1"));
 }
 
 static char **env_with_agent(char *const *envp)

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tests/e2e/drain.sh - record keeps every call (issue 8): the rings are
+# drained while the program runs (engine/drain.c, share/ring.h).
+#
+#   drain/fib-O2, drain/fib-O0  record of fib(31) keeps every call: the
+#                        count of fib entries is the program's own count
+#   drain/threads        a 4-thread program: every thread's calls
+#   drain/never-blocked  propel stopped (SIGSTOP: its drain cannot run)
+#                        while a 2-thread program runs with 64 KiB rings:
+#                        the program ends all the same
+#   drain/dropped-exact  then: events kept + records dropped (record's
+#                        line) = the events of a run that dropped nothing
+#   drain/gaps           replay shows the gaps: "lost" events whose
+#                        counts add up to the dropped total
+#   drain/flight         --mode flight keeps only the newest, says nothing
+#   drain/bad-mode       --mode nonsense: one line, status 2
+#   drain/attach-full    attach --mode full to a live program
+. "$(dirname "$0")/../lib.sh"
+t=$(tmpdir)
+trap 'kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+export PROPEL_TEST_QUIET=1
+cc=${CC:-gcc}
+fix=$PROPEL_TOP/tests/fixtures
+for lvl in O0 O2; do
+	$cc -$lvl -g -o "$t/fib-$lvl" "$fix/capture/bench-fib.c" || { fail build "bench-fib"; exit 1; }
+done
+$cc -O2 -g -pthread -o "$t/fibt" "$fix/drain/fib-threads.c" || { fail build "fib-threads"; exit 1; }
+$cc -O2 -g -pthread -o "$t/spin" "$fix/capture/spin.c" || { fail build "spin"; exit 1; }
+
+# entries of function $2 in session $1, per thread: "tid count" lines
+entries_by_tid() {
+	"$PROPEL" replay --format=jsonl "$1" |
+		grep -E "\"func\":\"$2[\".]" | grep -F '"kind":"entry"' |
+		sed 's/.*"tid":\([0-9]*\).*/\1/' | sort | uniq -c | awk '{ print $1 }' | sort -n
+}
+
+for lvl in O2 O0; do
+	"$PROPEL" record -o "$t/f.db" -- "$t/fib-$lvl" 31 >"$t/f.out" 2>"$t/f.err"
+	want=$(sed -n 's/.* calls \([0-9]*\)$/\1/p' "$t/f.out")
+	got=$(entries_by_tid "$t/f.db" fib)
+	if [ -n "$want" ] && [ "$got" = "$want" ] && ! grep -q dropped "$t/f.err"; then
+		pass drain/fib-$lvl
+	else
+		fail drain/fib-$lvl "fib(31) made $want calls, the session holds ${got:-none}; $(head -c 200 "$t/f.err")"
+	fi
+	echo "fib-$lvl: $want calls, session $(stat -c %s "$t/f.db") bytes"
+done
+
+"$PROPEL" record -o "$t/t.db" -- "$t/fibt" 4 24 >"$t/t.out" 2>"$t/t.err"
+want=$(sed -n 's/^thread [0-9]*: \([0-9]*\) calls$/\1/p' "$t/t.out" | sort -n)
+got=$(entries_by_tid "$t/t.db" fib)
+if [ "$(echo "$want" | wc -l)" -eq 4 ] && [ "$got" = "$want" ]; then
+	pass drain/threads
+else
+	fail drain/threads "per thread: program $(echo $want), session $(echo $got)"
+fi
+
+# --- a drain that cannot keep up: propel stopped while the program runs
+events_kept() { # every event but the gaps themselves
+	"$PROPEL" replay --format=jsonl "$1" | grep -vc '"kind":"lost"'
+}
+"$PROPEL" record --buffer-size 65536 -o "$t/ref.db" -- "$t/fibt" 2 24 "$t/done-ref" >/dev/null 2>"$t/ref.err"
+k0=$(events_kept "$t/ref.db")
+rm -f "$t/done"
+"$PROPEL" record --buffer-size 64 -o "$t/d.db" -- "$t/fibt" 2 24 "$t/done" >"$t/d.out" 2>"$t/d.err" &
+rp=$!
+sleep 0.05
+kill -STOP $rp
+for i in $(seq 1 600); do [ -e "$t/done" ] && break; sleep 0.1; done
+if [ -e "$t/done" ]; then
+	pass drain/never-blocked
+else
+	fail drain/never-blocked "the program did not finish in 60 s while propel was stopped"
+fi
+kill -CONT $rp
+wait $rp
+rc=$?
+dropped=$(sed -n 's/.*: \([0-9]*\) record(s) dropped.*/\1/p' "$t/d.err")
+k1=$(events_kept "$t/d.db")
+echo "reference run: $k0 events (dropped: $(grep -c dropped "$t/ref.err")); stopped drain: $k1 kept, ${dropped:-0} dropped"
+if [ $rc -eq 0 ] && [ -n "$dropped" ] && [ "$dropped" -gt 0 ] && ! grep -q dropped "$t/ref.err" &&
+	[ $((k1 + dropped)) -eq "$k0" ]; then
+	pass drain/dropped-exact
+else
+	fail drain/dropped-exact "status $rc; kept $k1 + dropped ${dropped:-none} != $k0; $(head -c 300 "$t/d.err")"
+fi
+gaps=$("$PROPEL" replay --format=jsonl "$t/d.db" | grep '"kind":"lost"' |
+	sed 's/.*"count":\([0-9]*\).*/\1/' | awk '{ n++; s += $1 } END { print n + 0, s + 0 }')
+set -- $gaps
+if [ "$1" -gt 0 ] && [ "$2" -eq "${dropped:-0}" ]; then
+	pass drain/gaps
+else
+	fail drain/gaps "$1 lost events, $2 records in them, $dropped dropped"
+fi
+"$PROPEL" replay "$t/d.db" | grep -m1 'lost' | sed 's/^/  a gap in replay: /'
+
+# --- flight mode: the newest only, no drain, no drops to report
+"$PROPEL" record --mode flight --buffer-size 64 -o "$t/fl.db" -- "$t/fib-O2" 25 >/dev/null 2>"$t/fl.err"
+kf=$(events_kept "$t/fl.db")
+if [ "$kf" -gt 0 ] && [ "$kf" -lt 100000 ] && ! grep -q dropped "$t/fl.err"; then
+	pass drain/flight
+else
+	fail drain/flight "$kf events kept; $(head -c 200 "$t/fl.err")"
+fi
+"$PROPEL" record --mode nonsense -o "$t/x.db" -- "$t/fib-O2" 3 >/dev/null 2>"$t/x.err"
+rc=$?
+if [ $rc -eq 2 ] && [ "$(wc -l <"$t/x.err")" -eq 1 ] && grep -q -- '--mode' "$t/x.err"; then
+	pass drain/bad-mode
+else
+	fail drain/bad-mode "status $rc: $(cat "$t/x.err")"
+fi
+
+# --- attach --mode full
+if is_root; then
+	"$t/spin" >"$t/spin.out" 2>&1 &
+	sp=$!
+	sleep 0.3
+	"$PROPEL" attach --mode full --duration 0.5 -o "$t/a.db" $sp >"$t/a.out" 2>"$t/a.err"
+	rc=$?
+	# spin makes millions of calls a second: look at the first ones only
+	n=$("$PROPEL" replay --format=jsonl "$t/a.db" 2>/dev/null | head -10000 | grep -c '"func":"mix"')
+	if [ $rc -eq 0 ] && [ "${n:-0}" -gt 0 ] && kill -0 $sp 2>/dev/null && ! grep -q BAD "$t/spin.out"; then
+		pass drain/attach-full
+	else
+		fail drain/attach-full "status $rc, $n mix events; $(head -c 200 "$t/a.err")"
+	fi
+	echo "attach --mode full, 1 s: $n mix events in the first 10,000, session $(stat -c %s "$t/a.db") bytes"
+	kill $sp
+else
+	skip drain/attach-full "needs root"
+fi
