@@ -216,7 +216,8 @@ int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad)
 			uint64_t tsp = 0, tpc = 0;
 
 			off += d->d_reclen;
-			if (tid <= 0 || tid == self)
+			/* the lease thread (agent.c) runs only agent code */
+			if (tid <= 0 || tid == self || tid == ag_lease_tid)
 				continue;
 			err = task_regs(tid, &tsp, &tpc);
 			if (err == -EAGAIN)
@@ -268,7 +269,8 @@ int quiesce_self(const struct quiesce_win *w, int n, uint8_t *bad)
 	return 0;
 }
 
-/* Is the calling thread the process's only one? */
+/* The calling thread is the only one that runs the program's code (the
+ * lease thread, agent.c, does not count). */
 int quiesce_alone(void)
 {
 	char dents[512];
@@ -282,7 +284,8 @@ int quiesce_alone(void)
 			struct dirent64 *d = (struct dirent64 *)(dents + off);
 
 			off += d->d_reclen;
-			if (d->d_name[0] != '.')
+			if (d->d_name[0] != '.' &&
+			    strtol(d->d_name, NULL, 10) != ag_lease_tid)
 				n++;
 		}
 	close(fd);
