@@ -142,6 +142,11 @@ static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 	case SK_SIGNAL:
 		printf(",\"signo\":%" PRId64 ",\"addr\":%" PRIu64, ev->arg[0],
 		       (uint64_t)ev->arg[1]);
+		if (ev->file) { /* where it struck */
+			fputs(",\"file\":", stdout);
+			cmd_replay_jstr(ev->file);
+			printf(",\"line\":%d", ev->line);
+		}
 		break;
 	case SK_SEND:
 	case SK_RECV:

@@ -29,14 +29,16 @@ for try in 1 2 3; do
 	"$PROPEL" record -o "$d/demo.db" -- "$demo" >"$d/out" 2>"$d/err"
 	rc=$?
 	[ $rc -eq 139 ] || { fail tui-demo/record "status $rc: $(tail -2 "$d/err")"; exit 1; }
-	last=$(sqlite3 "$d/demo.db" "SELECT f.name FROM events e JOIN functions f ON f.id = e.func
-		WHERE e.tid = (SELECT tid FROM events WHERE kind = 3) AND e.kind = 1 ORDER BY e.id DESC LIMIT 1")
+	"$PROPEL" replay --format=jsonl "$d/demo.db" >"$d/demo.jsonl" 2>/dev/null
+	stid=$(grep '"kind":"signal"' "$d/demo.jsonl" | sed -n '1s/.*"tid":\([0-9]*\).*/\1/p')
+	last=$(grep "^{\"kind\":\"entry\",\"pid\":[0-9]*,\"tid\":$stid," "$d/demo.jsonl" |
+		tail -1 | sed -n 's/.*"func":"\([^"]*\)".*/\1/p')
 	[ "$last" = apply_discount ] && break
 	echo "note: recording $try: the fault's innermost traced frame is '$last', not apply_discount; again"
 done
 
 # the session itself: the signal's site is the faulting line
-got=$(sqlite3 "$d/demo.db" "SELECT c.line FROM events e JOIN callsites c ON c.id = e.site WHERE e.kind = 3")
+got=$(grep '"kind":"signal"' "$d/demo.jsonl" | sed -n 's/.*"line":\([0-9]*\).*/\1/p')
 [ "$got" = "$fault" ] && pass tui-demo/signal-site-is-faulting-line ||
 	fail tui-demo/signal-site-is-faulting-line "line '$got', want $fault (decl $decl)"
 

@@ -801,10 +801,12 @@ static void check_replay(const char *db)
 		 "{\"kind\":\"entry\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000007000,\"func\":\"printf\",\"depth\":1}\n"
 		 "{\"kind\":\"exit\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000008000,\"func\":\"printf\",\"depth\":1}\n"
 		 "{\"kind\":\"fork\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000009000,\"child\":1500}\n"
-		 "{\"kind\":\"signal\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000011000,\"signo\":11,\"addr\":16}\n",
+		 "{\"kind\":\"signal\",\"pid\":1000,\"tid\":1000,\"ts_ns\":5000011000,\"signo\":11,\"addr\":16,"
+		 "\"file\":\"%s\",\"line\":%d}\n",
 		 file, marker(csrc, "site:main:mid:1"), file,
 		 marker(csrc, "site:mid:leaf:1"), file,
-		 marker(csrc, "site:mid:leaf:2"));
+		 marker(csrc, "site:mid:leaf:2"), file,
+		 marker(csrc, "site:mid:leaf:1"));
 	check(rc == 0, "replay-jsonl-exit", "status %d", rc);
 	check_text("replay-jsonl", out, want);
 
