@@ -310,6 +310,11 @@ void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 		snprintf(buf, size, "process exit (status %lld)",
 			 (long long)row.arg0);
 		break;
+	case SK_LOST:
+		snprintf(buf, size,
+			 "~~~ gap: %lld records lost (the drain fell behind) ~~~",
+			 (long long)row.arg0);
+		break;
 	default:
 		snprintf(buf, size, "%s",
 			 session_kind_name(e->kind) ? session_kind_name(e->kind)

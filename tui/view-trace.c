@@ -73,6 +73,8 @@ static int line_attr(const struct recon_ev *e)
 	switch (e->kind) {
 	case SK_SIGNAL:
 		return SA_HIGHLIGHT;
+	case SK_LOST: /* a gap: records the agent dropped */
+		return SC_RED | SA_BOLD;
 	case SK_EXIT:
 		return SA_DIM;
 	case SK_SEND:

@@ -12,12 +12,13 @@
 #                        line) = the events of a run that dropped nothing
 #   drain/gaps           replay shows the gaps: "lost" events whose
 #                        counts add up to the dropped total
+#   drain/tui-gap        the TUI marks a gap (a worker's last event here)
 #   drain/flight         --mode flight keeps only the newest, says nothing
 #   drain/bad-mode       --mode nonsense: one line, status 2
 #   drain/attach-full    attach --mode full to a live program
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 t=$(tmpdir)
-trap 'kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+trap 'tui_stop; kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
 cc=${CC:-gcc}
 fix=$PROPEL_TOP/tests/fixtures
@@ -93,6 +94,21 @@ else
 	fail drain/gaps "$1 lost events, $2 records in them, $dropped dropped"
 fi
 "$PROPEL" replay "$t/d.db" | grep -m1 'lost' | sed 's/^/  a gap in replay: /'
+if command -v tmux >/dev/null; then
+	tui_start 100 30 "$PROPEL" tui "$t/d.db"
+	tui_wait_for "trace" 10
+	tui_cmd thread 2
+	tui_keys c
+	tui_wait_for "~~~ gap:" 5
+	if tui_screen | grep -q "^>.*~~~ gap: [0-9]* records lost (the drain fell behind) ~~~"; then
+		pass drain/tui-gap
+	else
+		fail drain/tui-gap "$(tui_screen | grep -v '^ *$' | tail -6 | tr '\n' '|')"
+	fi
+	tui_stop
+else
+	skip drain/tui-gap "no tmux"
+fi
 
 # --- flight mode: the newest only, no drain, no drops to report
 "$PROPEL" record --mode flight --buffer-size 64 -o "$t/fl.db" -- "$t/fib-O2" 25 >/dev/null 2>"$t/fl.err"
