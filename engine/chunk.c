@@ -300,6 +300,13 @@ int chunk_store_open(struct session *s, struct chunk_store **out, char **cause)
 				   session_path(s));
 		goto fail;
 	}
+	if (cs->partial && !cs->n) {
+		err = propel_cause(cause, -EINVAL,
+				   "%s: session file is truncated: not one "
+				   "chunk of events is left",
+				   session_path(s));
+		goto fail;
+	}
 	if (cs->partial)
 		fprintf(stderr,
 			"propel: %s: the chunk index is cut short (truncated "
