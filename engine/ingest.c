@@ -684,9 +684,12 @@ static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
 {
 	const struct propel_ring_hdr *h = w->r->h;
 
+	double x = (double)(int64_t)(tsc - h->tsc0) * w->in->ns_per_tick;
+
+	/* llround's rounding (half away from zero), without a libm call on
+	 * every event */
 	return (int64_t)h->mono0_ns +
-	       (int64_t)llround((double)(int64_t)(tsc - h->tsc0) *
-				w->in->ns_per_tick);
+	       (x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x));
 }
 
 static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,
