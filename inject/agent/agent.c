@@ -693,6 +693,14 @@ static int lease_spawn(void)
 		l->running = 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
+	/* until the thread has said who it is, quiesce.c would take it for
+	 * one of the program's and wait for an answer it never gives (it
+	 * blocks every signal): a patch made meanwhile would be put off */
+	for (int i = 0; !err && !ag_lease_tid && i < 2000; i++) {
+		struct timespec nap = { 0, 50000 };
+
+		nanosleep(&nap, NULL);
+	}
 	return err ? -err : 1;
 }
 
