@@ -104,19 +104,15 @@
 .endm
 
 /*
- * The common call, in four scratch registers and r11 (the site): a callee
- * known and ready (the site's own, or the one its cache holds for this
- * target), not in a system library or PLT (those look at their arguments
- * for callbacks: hot.c), nothing to unwind (the shadow stack's top is
- * above this slot), room in the shadow stack and the sub-buffer.  Pushes
- * the entry and writes the entry record as ag_on_enter does, busy set
- * around it; anything else goes to ag_on_enter.
+ * The fast paths' frame: FAST_BEGIN saves four scratch registers, loads
+ * this thread (struct athread, ag_self) into rcx and sets its busy flag;
+ * it goes to 9 when there is no thread or it is busy already, to 8 when
+ * the agent is off, of another generation, or the thread is dead.
+ * FAST_END TYPE stamps the record at rsi (word 0: tsc << 4 | TYPE, written
+ * last), clears busy and returns to the stub; its 8 and 9 are the way to
+ * the C path, with every register as it came.
  */
-	.globl	ag_tramp_enter
-	.hidden	ag_tramp_enter
-	.type	ag_tramp_enter, @function
-	.p2align 4
-ag_tramp_enter:
+.macro FAST_BEGIN
 	push	%rax
 	push	%rdx
 	push	%rcx
@@ -135,6 +131,43 @@ ag_tramp_enter:
 	jne	8f
 	cmpl	$0, AT_DEAD(%rcx)
 	jne	8f
+.endm
+
+.macro FAST_END type
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	or	$\type, %rax
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	ret
+8:	movl	$0, AT_BUSY(%rcx)
+9:	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+.endm
+
+/*
+ * The common call, in four scratch registers and r11 (the site): a callee
+ * known and ready (the site's own, or the one its cache holds for this
+ * target), not in a system library or PLT (those look at their arguments
+ * for callbacks: hot.c), nothing to unwind (the shadow stack's top is
+ * above this slot), room in the shadow stack and the sub-buffer.  Pushes
+ * the entry and writes the entry record as ag_on_enter does, busy set
+ * around it; anything else goes to ag_on_enter.
+ */
+	.globl	ag_tramp_enter
+	.hidden	ag_tramp_enter
+	.type	ag_tramp_enter, @function
+	.p2align 4
+ag_tramp_enter:
+	FAST_BEGIN
 	mov	SITE_TARGET(%r11), %rsi		/* the callee */
 	test	%rsi, %rsi
 	jnz	1f
@@ -176,23 +209,7 @@ ag_tramp_enter:
 	lea	16(%rax), %rsi
 	mov	%rsi, AT_CUR(%rcx)
 	mov	%rax, %rsi
-	rdtsc
-	shl	$32, %rdx
-	or	%rdx, %rax
-	shl	$4, %rax
-	or	$PROPEL_REC_ENTRY_ASM, %rax
-	mov	%rax, (%rsi)
-	movl	$0, AT_BUSY(%rcx)
-	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
-	ret
-8:	movl	$0, AT_BUSY(%rcx)
-9:	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
+	FAST_END PROPEL_REC_ENTRY_ASM
 	SAVE_FRAME
 	call	ag_on_enter
 	test	%eax, %eax
@@ -229,24 +246,7 @@ ag_tramp_tail:
 	.type	ag_tramp_exit, @function
 	.p2align 4
 ag_tramp_exit:
-	push	%rax
-	push	%rdx
-	push	%rcx
-	push	%rsi
-	movq	ag_self@gottpoff(%rip), %rcx
-	movq	%fs:(%rcx), %rcx
-	test	%rcx, %rcx
-	jz	9f
-	cmpl	$0, AT_BUSY(%rcx)
-	jne	9f
-	movl	$1, AT_BUSY(%rcx)
-	cmpl	$0, ag_active(%rip)
-	je	8f
-	mov	ag_gen(%rip), %eax
-	cmp	AT_GEN(%rcx), %eax
-	jne	8f
-	cmpl	$0, AT_DEAD(%rcx)
-	jne	8f
+	FAST_BEGIN
 	cmpq	$0, AT_RING(%rcx)
 	je	8f
 	mov	AT_DEPTH(%rcx), %eax
@@ -274,23 +274,7 @@ ag_tramp_exit:
 	mov	%eax, 8(%rsi)
 	lea	16(%rsi), %rax
 	mov	%rax, AT_CUR(%rcx)
-	rdtsc
-	shl	$32, %rdx
-	or	%rdx, %rax
-	shl	$4, %rax
-	or	$PROPEL_REC_EXIT_ASM, %rax
-	mov	%rax, (%rsi)
-	movl	$0, AT_BUSY(%rcx)
-	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
-	ret
-8:	movl	$0, AT_BUSY(%rcx)
-9:	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
+	FAST_END PROPEL_REC_EXIT_ASM
 	/* every register is the callee's result: keep them all */
 	SAVE_RESULTS
 	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */
