@@ -60,19 +60,31 @@ static int find_agent(char *buf, size_t n, char **cause)
  * process in dir/PROPEL_COORD_FILE, so an agent switches itself off when
  * propel dies without detaching it.
  */
+unsigned long long capture_proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+			      "%*u %*d %*d %*d %*d %*d %*d %llu", &start);
+	fclose(f);
+	return start;
+}
+
 static int capture_coordinator(const char *dir, char **cause)
 {
-	char path[600], stat[1024], *p;
-	unsigned long long start = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
+	char path[600];
+	unsigned long long start = capture_proc_start(getpid());
+	FILE *f;
 	int bad;
 
-	if (f) {
-		if (fgets(stat, sizeof(stat), f) && (p = strrchr(stat, ')')))
-			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-				      "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start);
-		fclose(f);
-	}
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
 	f = fopen(path, "we");
 	if (!f)
@@ -145,7 +157,7 @@ static int proc_dead(pid_t pid)
  */
 static int exec_pending(pid_t pid, const char *agent, int dynamic)
 {
-	char path[64], env[16384], stat[512], *p;
+	char path[64], env[16384], *p;
 	struct timespec now;
 	unsigned long long start;
 	ssize_t n;
@@ -164,18 +176,10 @@ static int exec_pending(pid_t pid, const char *agent, int dynamic)
 	}
 	if (n > 0 && (!found || !dynamic)) /* n == 0: not set up yet */
 		return 0;
-	/* the process's start (field 22, clock ticks since boot) is its
-	 * fork; the exec came after, so this bounds the wait from above */
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, stat, sizeof(stat) - 1);
-	close(fd);
-	stat[n > 0 ? n : 0] = 0;
-	p = strrchr(stat, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			 "%*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
+	/* the process's start is its fork; the exec came after, so this
+	 * bounds the wait from above */
+	start = capture_proc_start(pid);
+	if (!start)
 		return 0;
 	clock_gettime(CLOCK_BOOTTIME, &now);
 	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <

@@ -44,6 +44,9 @@ int capture_end(struct capture *c, int argc, char *const *argv, char **cause);
  * count, with one of them in *one (if one is non-NULL).
  */
 int capture_traced_pids(const struct capture *c, pid_t **pids);
+/* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
+ * if it is gone or a zombie. */
+unsigned long long capture_proc_start(pid_t pid);
 int capture_traced_left(const struct capture *c, pid_t *one);
 
 /* Remove the directory and temporary file without ingesting. */

@@ -24,30 +24,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/capture.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
-
-/* Start time of pid (clock ticks after boot), 0 if gone or a zombie. */
-static unsigned long long recover_proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
-			      "%*u %*d %*d %*d %*d %*d %*d %llu", &start);
-	fclose(f);
-	return start;
-}
 
 /* 1 if the directory's coordinator is gone (or unknown and its named pid
  * is gone), 0 if it still runs: that session is not ours to take. */
@@ -66,10 +48,10 @@ static int recover_abandoned(const char *dir)
 			pid = 0;
 		fclose(f);
 		if (pid > 0)
-			return recover_proc_start(pid) != start;
+			return capture_proc_start(pid) != start;
 	}
 	pid = atoi(base ? base + 1 : dir); /* "<pid>-<time>" */
-	return pid <= 0 || !recover_proc_start(pid);
+	return pid <= 0 || !capture_proc_start(pid);
 }
 
 /* Counts of ring and map files in dir; -errno if it cannot be read. */
@@ -152,7 +134,7 @@ static int recover_agents_on(const char *dir)
 			if ((line[0] == 'X' || line[0] == 'E') && line[1] == ' ')
 				done = 1;
 		fclose(f);
-		on = !done && recover_proc_start(atoi(e->d_name)) != 0;
+		on = !done && capture_proc_start(atoi(e->d_name)) != 0;
 	}
 	closedir(d);
 	return on;
