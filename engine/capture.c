@@ -346,11 +346,11 @@ int capture_traced_left(const struct capture *c, pid_t *one)
 	return n;
 }
 
-static void remove_dir(const char *dir)
+void capture_remove_dir(const char *dir)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
-	char path[1024];
+	char path[PATH_MAX];
 
 	if (!d)
 		return;
@@ -367,7 +367,7 @@ static void remove_dir(const char *dir)
 void capture_abort(struct capture *c)
 {
 	if (c->dir[0])
-		remove_dir(c->dir);
+		capture_remove_dir(c->dir);
 	if (c->tmp)
 		unlink(c->tmp);
 	free(c->tmp);
@@ -401,7 +401,7 @@ int capture_end(struct capture *c, int argc, char *const *argv, char **cause)
 				   strerror(errno));
 		goto fail;
 	}
-	remove_dir(c->dir);
+	capture_remove_dir(c->dir);
 	free(c->tmp);
 	free(c->db);
 	c->tmp = c->db = NULL;

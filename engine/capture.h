@@ -47,6 +47,8 @@ int capture_traced_pids(const struct capture *c, pid_t **pids);
 /* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
  * if it is gone or a zombie. */
 unsigned long long capture_proc_start(pid_t pid);
+/* Remove a session directory and the files in it. */
+void capture_remove_dir(const char *dir);
 int capture_traced_left(const struct capture *c, pid_t *one);
 
 /* Remove the directory and temporary file without ingesting. */

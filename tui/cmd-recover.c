@@ -140,24 +140,6 @@ static int recover_agents_on(const char *dir)
 	return on;
 }
 
-static void recover_remove(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[1400];
-
-	if (!d)
-		return;
-	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
-	}
-	closedir(d);
-	rmdir(dir);
-}
-
 static int recover_store(const char *dir, const char *db, char **cause)
 {
 	struct ingest_stats st;
@@ -201,7 +183,7 @@ static int recover_store(const char *dir, const char *db, char **cause)
 		"from %s into %s\n",
 		(unsigned long long)st.events, (unsigned long long)st.threads,
 		(unsigned long long)st.processes, dir, db);
-	recover_remove(dir);
+	capture_remove_dir(dir);
 out:
 	if (err)
 		unlink(tmp);
