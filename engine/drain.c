@@ -2,12 +2,13 @@
  * engine/drain.c - copying committed sub-buffers out of the rings while
  * the program runs (engine/drain.h; the protocol is in share/ring.h).
  *
- * One thread.  Each round it looks for new ring files (when the
- * directory's mtime has changed), then, for every ring the agent created
- * keep_all, appends the sub-buffers committed since the last round to the
- * ring file's spool and publishes how many it has copied (drained).  It
- * sleeps 1 ms after a round that copied something and 5 ms after an idle
- * one: a ring of 16 sub-buffers at fib's 700 MB/s fills in about 10 ms.
+ * One thread, at nice -10 where allowed.  Each round it looks for new
+ * ring files (when the directory's mtime has changed), then, for every
+ * ring the agent created keep_all, appends the sub-buffers committed since
+ * the last round to the ring file's spool and publishes how many it has
+ * copied (drained).  It sleeps 0.2 ms after a round that copied something
+ * and 2 ms after an idle one: a ring of 16 sub-buffers at fib's 700 MB/s
+ * fills in about 10 ms.
  * A ring it cannot write (a full disk) is left: its agent drops records,
  * counted, and the program goes on.
  */
@@ -19,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,15 +193,20 @@ static void *drain_main(void *arg)
 {
 	struct drain *d = arg;
 
+	/* ahead of the programs it drains when the machine is busy (a
+	 * raise needs CAP_SYS_NICE: without it the thread keeps its nice) */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10) < 0) {
+		/* not permitted: as it was */
+	}
 	while (!d->stop) {
-		struct timespec nap = { 0, 5 * 1000 * 1000 };
+		struct timespec nap = { 0, 2 * 1000 * 1000 };
 		uint64_t copied = 0;
 
 		drain_scan(d);
 		for (size_t i = 0; i < d->n; i++)
 			copied += drain_ring(d, &d->r[i]);
 		if (copied)
-			nap.tv_nsec = 1000 * 1000;
+			nap.tv_nsec = 200 * 1000;
 		nanosleep(&nap, NULL);
 	}
 	return NULL;
