@@ -1397,51 +1397,6 @@ static int bench(uint64_t n, int report_only)
 	return 0;
 }
 
-/*
- * A ring that wrapped: the sub-buffer being written still holds the lap
- * before's records after its own (nothing is zeroed); a walk gives the
- * full sub-buffers and this one's own records, oldest first, and stops
- * at the first stale one.
- */
-struct walk_seen {
-	uint64_t n, last, bad;
-};
-
-static int walk_count(const struct propel_rec *r, void *arg)
-{
-	struct walk_seen *ws = arg;
-
-	if ((r->w0 >> 4) <= ws->last && ws->n)
-		ws->bad++;
-	ws->last = r->w0 >> 4;
-	ws->n++;
-	return 0;
-}
-
-static void check_ring_walk(const char *dir)
-{
-	struct walk_seen ws = { 0, 0, 0 };
-	struct tw w;
-	int i;
-
-	tw_open(&w, dir, 4000, "w4", 4000, 4, 8);
-	w.h->sub_tsc[0] = TSC0;
-	for (i = 0; i < 5 * 8 + 3; i++) /* five sub-buffers and three */
-		tw_put(&w, PROPEL_REC_ENTRY, 0, 0);
-	propel_ring_walk(w.h, w.size, walk_count, &ws);
-	check(ws.n == 3 * 8 + 3 && !ws.bad &&
-		      ws.last == propel_rec_tsc60(TSC0 + TICK * (5 * 8 + 2)),
-	      "ring-walk-stale-lap", "%llu records (want 27), %llu out of order",
-	      (unsigned long long)ws.n, (unsigned long long)ws.bad);
-	tw_close(&w);
-	{
-		char path[512];
-
-		snprintf(path, sizeof(path), "%s/4000.w4.4000.ring", dir);
-		unlink(path);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	char dir[300], db[300], *cause = NULL;
@@ -1510,7 +1465,6 @@ int main(int argc, char **argv)
 	}
 	check_short_names();
 	check_symbol_sources();
-	check_ring_walk(dir);
 
 	/* a missing directory is an error with a cause */
 	{
