@@ -240,10 +240,8 @@ void drain_stop(struct drain *d, struct drain_stats *stats)
 	for (size_t i = 0; i < d->n; i++) {
 		struct dring *r = &d->r[i];
 
-		if (r->h) {
-			d->st.dropped += r->h->dropped;
+		if (r->h)
 			munmap(r->h, r->ring);
-		}
 		if (r->fd >= 0)
 			close(r->fd);
 		free(r->name);

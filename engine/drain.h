@@ -16,7 +16,6 @@ struct drain;
 struct drain_stats {
 	uint64_t subs;    /* sub-buffers copied */
 	uint64_t bytes;   /* their bytes */
-	uint64_t dropped; /* records the agents dropped (rings' headers) */
 	uint32_t rings;   /* rings seen */
 	uint32_t failed;  /* rings the drain could not write (disk full...) */
 };
