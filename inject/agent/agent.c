@@ -478,22 +478,28 @@ static void lease_own(struct ag_fd *f, int fd)
 	}
 }
 
+/* A small file's text into buf (NUL-terminated; "" if unreadable).  No
+ * stdio: called with the other threads stopped. */
+static void read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	buf[n > 0 ? n : 0] = 0;
+}
+
 /* Start time of pid (field 22 of /proc/PID/stat), 0 if it is gone or a
- * zombie.  No stdio: called with the other threads stopped. */
+ * zombie. */
 static unsigned long long proc_start(pid_t pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned long long start = 0;
-	ssize_t n;
-	int fd, field;
+	int field;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
+	read_small(path, buf, sizeof(buf));
 	p = strrchr(buf, ')');
 	if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
 		return 0;
@@ -570,17 +576,11 @@ static int lease_find(const char *dir)
 	struct lease *l;
 	unsigned long long start;
 	long pid;
-	ssize_t n;
-	int fd, pfd, pp[2];
+	int pfd, pp[2];
 
 	lease_cancel();
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	buf[n > 0 ? n : 0] = 0;
+	read_small(path, buf, sizeof(buf));
 	pid = strtol(buf, &e, 10);
 	start = strtoull(e, NULL, 10);
 	if (pid <= 0 || !start)
