@@ -129,6 +129,7 @@ enum {
 	F_RESOLVED = 32,  /* PLT: destination instrumented if ours */
 	F_NOTRACE = 64,   /* never record (the agent itself) */
 	F_HOOKED = 128,   /* its entry was looked at for a hook (callback.c) */
+	F_NOCB = 256,     /* PLT or system, takes no function pointer */
 };
 
 enum ag_intercept {
@@ -170,6 +171,7 @@ struct ag_site {
 	struct ag_func *target; /* direct: the callee; NULL: indirect */
 	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
 	uint32_t id;
+	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
 	struct ag_site *hnext;
 	struct ag_site *wnext;  /* in the table of patch addresses */
 	struct ag_site *next_all;
@@ -177,7 +179,6 @@ struct ag_site {
 	uint64_t ret;  /* address after it */
 	uint64_t at;   /* where the patch starts: addr, or a window's start */
 	struct ag_func *owner;
-	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
 	uint8_t kind;
 	uint8_t len;   /* of the original instruction */
 	uint8_t plen;  /* of the patched bytes (a window: several insns) */
@@ -345,6 +346,7 @@ pid_t ag_gettid(void);
 
 /* callback.c: functions entered from code the agent does not trace */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */
+int cb_takes_none(const char *name); /* a libc function with no callback */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);

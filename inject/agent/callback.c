@@ -25,6 +25,7 @@
  * Limit: an unwinder (C++ exception, backtrace()) cannot pass a swapped
  * return address; it stops at ag_tramp_fret.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "inject/agent/agent.h"
@@ -127,6 +128,52 @@ void cb_range_update(void)
 			__atomic_or_fetch(&cb_bits[(a & 0xffff) >> 6],
 					  1ull << (a & 63), __ATOMIC_RELEASE);
 	}
+}
+
+/*
+ * Functions of the C library that take no function pointer: a call to one
+ * of them cannot hand untraced code a callback, so it takes the hot path's
+ * common case (F_NOCB, tramp.S) without its arguments being looked at.
+ * They are the leaf calls a server makes most (copies, allocation, the
+ * system calls of an event loop).  Sorted, for bsearch.
+ */
+static const char *const cb_none[] = {
+	"__errno_location", "__memcpy_chk", "__memmove_chk", "__memset_chk",
+	"__snprintf_chk", "__sprintf_chk", "__stpcpy_chk", "__strcat_chk",
+	"__strcpy_chk", "__strncpy_chk", "__vsnprintf_chk", "accept",
+	"accept4", "aligned_alloc", "bind", "calloc", "clock_gettime",
+	"close", "connect", "dup", "dup2", "dup3", "epoll_ctl", "epoll_pwait",
+	"epoll_wait", "fcntl", "fcntl64", "free", "fstat", "fstat64",
+	"fstatat", "fstatat64", "getpeername", "getpid", "getsockname",
+	"getsockopt", "gettimeofday", "gmtime_r", "ioctl", "listen",
+	"localtime_r", "lseek", "lseek64", "lstat", "malloc",
+	"malloc_usable_size", "memalign", "memchr", "memcmp", "memcpy",
+	"memmove", "mempcpy", "memrchr", "memset", "open", "open64", "openat",
+	"openat64", "poll", "posix_memalign", "ppoll", "pread", "pread64",
+	"preadv", "pthread_cond_broadcast", "pthread_cond_signal",
+	"pthread_getspecific", "pthread_mutex_lock", "pthread_mutex_trylock",
+	"pthread_mutex_unlock", "pthread_self", "pthread_setspecific",
+	"pthread_spin_lock", "pthread_spin_unlock", "pwrite", "pwrite64",
+	"pwritev", "rawmemchr", "read", "readv", "realloc", "recv",
+	"recvfrom", "recvmsg", "sched_yield", "select", "send", "sendfile",
+	"sendfile64", "sendmsg", "sendto", "setsockopt", "shutdown",
+	"snprintf", "socket", "sprintf", "stat", "stat64", "stpcpy",
+	"strcasecmp", "strcat", "strchr", "strcmp", "strcpy", "strcspn",
+	"strdup", "strerror", "strftime", "strlen", "strncasecmp", "strncat",
+	"strncmp", "strncpy", "strndup", "strnlen", "strpbrk", "strrchr",
+	"strspn", "strstr", "strtod", "strtol", "strtoll", "strtoul",
+	"strtoull", "time", "vsnprintf", "write", "writev",
+};
+
+static int cb_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int cb_takes_none(const char *name)
+{
+	return name && bsearch(&name, cb_none, sizeof(cb_none) / sizeof(*cb_none),
+			       sizeof(*cb_none), cb_name_cmp);
 }
 
 /* Hot path, on a call into untraced code: any argument not looked at? */

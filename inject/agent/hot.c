@@ -37,14 +37,17 @@ _Static_assert(sizeof(struct shadow) == 16 &&
 _Static_assert(SHADOW_MAX == SHADOW_MAX_ASM, "SHADOW_MAX");
 _Static_assert(offsetof(struct ag_site, target) == SITE_TARGET &&
 		       offsetof(struct ag_site, cache) == SITE_CACHE &&
-		       offsetof(struct ag_site, id) == SITE_ID,
+		       offsetof(struct ag_site, id) == SITE_ID &&
+		       offsetof(struct ag_site, olo) == SITE_OLO &&
+		       offsetof(struct ag_site, ohi) == SITE_OHI,
 	       "struct ag_site as tramp.S reads it");
 _Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&
 		       offsetof(struct ag_func, id) == FUNC_ID &&
 		       offsetof(struct ag_func, flags) == FUNC_FLAGS,
 	       "struct ag_func as tramp.S reads it");
 _Static_assert(F_READY == F_READY_ASM && F_PLT == F_PLT_ASM &&
-		       F_SYSTEM == F_SYSTEM_ASM && F_SLOW == F_SLOW_ASM,
+		       F_SYSTEM == F_SYSTEM_ASM && F_SLOW == F_SLOW_ASM &&
+		       F_NOCB == F_NOCB_ASM,
 	       "flags");
 _Static_assert(PROPEL_REC_ENTRY == PROPEL_REC_ENTRY_ASM &&
 		       PROPEL_REC_EXIT == PROPEL_REC_EXIT_ASM,
@@ -202,7 +205,8 @@ static inline int enter_check(struct athread *t, struct ag_frame *fr,
 	    (fr->rdi == SYS_seccomp || fr->rdi == SYS_prctl))
 		return 1;
 	/* into untraced code, perhaps handing it a callback (callback.c) */
-	if ((f->flags & (F_SYSTEM | F_PLT)) && cb_args_unseen(fr))
+	if ((f->flags & (F_SYSTEM | F_PLT)) && !(f->flags & F_NOCB) &&
+	    cb_args_unseen(fr))
 		return 1;
 	*fp = f;
 	return 2;

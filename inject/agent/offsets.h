@@ -21,6 +21,8 @@
 #define SITE_TARGET 0 /* struct ag_site */
 #define SITE_CACHE 8
 #define SITE_ID 16
+#define SITE_OLO 24
+#define SITE_OHI 32
 #define FUNC_ADDR 8 /* struct ag_func */
 #define FUNC_ID 16
 #define FUNC_FLAGS 20
@@ -28,6 +30,9 @@
 #define F_PLT_ASM 2
 #define F_SYSTEM_ASM 4
 #define F_SLOW_ASM 8
+#define F_NOCB_ASM 256
+
+#define FUNC_TAB_BITS 16 /* ag_func_tab (patch.c): 1 << bits heads */
 
 #define PROPEL_REC_ENTRY_ASM 1 /* PROPEL_REC_ENTRY (share/record.h) */
 #define PROPEL_REC_EXIT_ASM 2  /* PROPEL_REC_EXIT */

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/offsets.h"
 #include "inject/agent/stub.h"
 
 static csh cs;
@@ -53,8 +54,10 @@ uint32_t ag_nfuncs, ag_nsites;
 
 /* ---- lock-free hash tables (insert under ag_lock, read anywhere) ---- */
 
-#define HBITS 16
-static struct ag_func *func_tab[1 << HBITS];
+#define HBITS FUNC_TAB_BITS
+/* read by tramp.S too: the head of a chain, for a call that missed its
+ * site's cache */
+struct ag_func *ag_func_tab[1 << HBITS] __attribute__((visibility("hidden")));
 static struct ag_site *site_tab[1 << HBITS];
 struct ag_func **ag_funcs_by_id;
 static uint32_t funcs_cap;
@@ -67,7 +70,7 @@ static inline unsigned hash_addr(uint64_t a)
 struct ag_func *func_find(uint64_t addr)
 {
 	struct ag_func *f =
-		__atomic_load_n(&func_tab[hash_addr(addr)], __ATOMIC_ACQUIRE);
+		__atomic_load_n(&ag_func_tab[hash_addr(addr)], __ATOMIC_ACQUIRE);
 
 	for (; f; f = f->hnext)
 		if (f->addr == addr)
@@ -95,6 +98,18 @@ struct ag_site *site_find(uint64_t addr)
 }
 
 /* Name and classify a new callee.  Called with ag_lock held. */
+/* A PLT entry or a system library's function, by its name: interposed
+ * (slow.c), or known to take no callback (callback.c). */
+static void func_classify_import(struct ag_func *f)
+{
+	f->intercept = intercept_kind(f->name);
+	if (f->intercept && f->intercept != IC_SYSCALL)
+		f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
+	else if (!f->intercept && !(f->flags & F_NOTRACE) &&
+		 cb_takes_none(f->name))
+		f->flags |= F_NOCB;
+}
+
 static void func_classify(struct ag_func *f)
 {
 	struct ag_module *m = module_of(f->addr);
@@ -129,18 +144,14 @@ static void func_classify(struct ag_func *f)
 		}
 		f->name = got ? module_got_name(m, got) : NULL;
 		f->flags |= F_PLT;
-		f->intercept = intercept_kind(f->name);
-		if (f->intercept && f->intercept != IC_SYSCALL)
-			f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
+		func_classify_import(f);
 		return;
 	}
 	if (m->system) {
 		f->flags |= F_SYSTEM;
 		sym = module_sym_at(m, f->addr);
 		f->name = sym ? sym->name : NULL;
-		f->intercept = intercept_kind(f->name);
-		if (f->intercept && f->intercept != IC_SYSCALL)
-			f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
+		func_classify_import(f);
 	}
 }
 
@@ -167,8 +178,8 @@ struct ag_func *func_get(uint64_t addr)
 	ag_funcs_by_id[ag_nfuncs++] = f;
 	map_func(f);
 	h = hash_addr(addr);
-	f->hnext = func_tab[h];
-	__atomic_store_n(&func_tab[h], f, __ATOMIC_RELEASE);
+	f->hnext = ag_func_tab[h];
+	__atomic_store_n(&ag_func_tab[h], f, __ATOMIC_RELEASE);
 	return f;
 }
 

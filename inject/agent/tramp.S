@@ -154,13 +154,70 @@
 .endm
 
 /*
+ * The callee of this call or jump, in rsi, when the common case may take
+ * it: known (the site's own, the one its cache holds for this target, or
+ * the head of its chain in ag_func_tab, patch.c), ready, not interposed,
+ * and not in a system library or PLT unless it takes no callback (F_NOCB:
+ * the others look at their arguments, hot.c).  Else to 8.  \off: the
+ * target's offset from rsp.  Clobbers rax, rdx.
+ */
+.macro FAST_CALLEE off
+	mov	SITE_TARGET(%r11), %rsi
+	test	%rsi, %rsi
+	jnz	7f
+	mov	\off(%rsp), %rax
+	mov	SITE_CACHE(%r11), %rsi
+	test	%rsi, %rsi
+	jz	6f
+	cmp	FUNC_ADDR(%rsi), %rax
+	je	7f
+6:	movabs	$0x9E3779B97F4A7C15, %rdx	/* hash_addr (patch.c) */
+	imul	%rax, %rdx
+	shr	$(64 - FUNC_TAB_BITS), %rdx
+	lea	ag_func_tab(%rip), %rsi
+	mov	(%rsi,%rdx,8), %rsi
+	test	%rsi, %rsi
+	jz	8f
+	cmp	FUNC_ADDR(%rsi), %rax
+	jne	8f
+	mov	%rsi, SITE_CACHE(%r11)
+7:	mov	FUNC_FLAGS(%rsi), %eax
+	test	$F_NOCB_ASM, %eax
+	jz	5f
+	and	$~(F_SYSTEM_ASM | F_PLT_ASM), %eax
+5:	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %eax
+	cmp	$F_READY_ASM, %eax
+	jne	8f
+.endm
+
+/*
+ * Push a shadow entry for the call whose return slot is \slot(%rsp) and
+ * write its entry record (rax = depth << 4, rsi = the callee, r11 = the
+ * site), as shadow_push and rec_put do; rsi = the record for FAST_END.
+ */
+.macro FAST_PUSH slot
+	incl	AT_DEPTH(%rcx)
+	lea	AT_SHADOW(%rcx,%rax), %rax	/* the new entry */
+	lea	\slot(%rsp), %rdx
+	mov	%rdx, (%rax)
+	mov	FUNC_ID(%rsi), %edx
+	mov	%edx, 8(%rax)
+	mov	SITE_ID(%r11), %esi
+	mov	%esi, 12(%rax)
+	mov	AT_CUR(%rcx), %rax		/* the record */
+	mov	%edx, 8(%rax)
+	mov	%esi, 12(%rax)
+	lea	16(%rax), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rax, %rsi
+.endm
+
+/*
  * The common call, in four scratch registers and r11 (the site): a callee
- * known and ready (the site's own, or the one its cache holds for this
- * target), not in a system library or PLT (those look at their arguments
- * for callbacks: hot.c), nothing to unwind (the shadow stack's top is
- * above this slot), room in the shadow stack and the sub-buffer.  Pushes
- * the entry and writes the entry record as ag_on_enter does, busy set
- * around it; anything else goes to ag_on_enter.
+ * FAST_CALLEE takes, nothing to unwind (the shadow stack's top is above
+ * this slot), room in the shadow stack and the sub-buffer.  Pushes the
+ * entry and writes the entry record as ag_on_enter does, busy set around
+ * it; anything else goes to ag_on_enter.
  */
 	.globl	ag_tramp_enter
 	.hidden	ag_tramp_enter
@@ -168,19 +225,7 @@
 	.p2align 4
 ag_tramp_enter:
 	FAST_BEGIN
-	mov	SITE_TARGET(%r11), %rsi		/* the callee */
-	test	%rsi, %rsi
-	jnz	1f
-	mov	SITE_CACHE(%r11), %rsi
-	test	%rsi, %rsi
-	jz	8f
-	mov	40(%rsp), %rax			/* the target of this call */
-	cmp	FUNC_ADDR(%rsi), %rax
-	jne	8f
-1:	mov	FUNC_FLAGS(%rsi), %eax
-	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %eax
-	cmp	$F_READY_ASM, %eax
-	jne	8f
+	FAST_CALLEE 40
 	lea	48(%rsp), %rdx			/* this call's slot */
 	mov	AT_DEPTH(%rcx), %eax
 	test	%eax, %eax
@@ -194,21 +239,8 @@ ag_tramp_enter:
 2:	mov	AT_CUR(%rcx), %rdx
 	cmp	AT_END(%rcx), %rdx
 	je	8f
-	incl	AT_DEPTH(%rcx)
 	shl	$4, %rax
-	lea	AT_SHADOW(%rcx,%rax), %rax	/* the new entry */
-	lea	48(%rsp), %rdx
-	mov	%rdx, (%rax)
-	mov	FUNC_ID(%rsi), %edx
-	mov	%edx, 8(%rax)
-	mov	SITE_ID(%r11), %esi
-	mov	%esi, 12(%rax)
-	mov	AT_CUR(%rcx), %rax		/* the record */
-	mov	%edx, 8(%rax)
-	mov	%esi, 12(%rax)
-	lea	16(%rax), %rsi
-	mov	%rsi, AT_CUR(%rcx)
-	mov	%rax, %rsi
+	FAST_PUSH 48
 	FAST_END PROPEL_REC_ENTRY_ASM
 	SAVE_FRAME
 	call	ag_on_enter
@@ -219,11 +251,45 @@ ag_tramp_enter:
 	ret
 	.size	ag_tramp_enter, .-ag_tramp_enter
 
+/*
+ * A tail call (jmp to another function; stack as for tramp_enter, the
+ * jump's return slot 8 above the saved r11).  An indirect jump back into
+ * its own function (a switch's table) is no call: straight back.  The
+ * common case: the callee FAST_CALLEE takes becomes a child of the
+ * function that jumped, sharing its slot (tail_enter, hot.c), when that
+ * function's entry is the shadow stack's top.  Anything else goes to
+ * ag_on_tail.
+ */
 	.globl	ag_tramp_tail
 	.hidden	ag_tramp_tail
 	.type	ag_tramp_tail, @function
 	.p2align 4
 ag_tramp_tail:
+	push	%rax
+	mov	16(%rsp), %rax			/* the target */
+	cmp	SITE_OLO(%r11), %rax
+	jb	1f
+	cmp	SITE_OHI(%r11), %rax
+	jae	1f
+	pop	%rax
+	ret
+1:	pop	%rax
+	FAST_BEGIN
+	FAST_CALLEE 40
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	8f
+	cmp	$SHADOW_MAX_ASM, %eax
+	jae	8f
+	shl	$4, %rax
+	lea	56(%rsp), %rdx			/* the jump's return slot */
+	cmp	AT_SHADOW-16(%rcx,%rax), %rdx	/* the jumper's, at the top */
+	jne	8f
+	mov	AT_CUR(%rcx), %rdx
+	cmp	AT_END(%rcx), %rdx
+	je	8f
+	FAST_PUSH 56
+	FAST_END PROPEL_REC_ENTRY_ASM
 	SAVE_FRAME
 	call	ag_on_tail
 	test	%eax, %eax
@@ -236,10 +302,12 @@ ag_tramp_tail:
 /*
  * The common return, in four scratch registers: the call at the top of the
  * shadow stack returns (its slot is the one this call into tramp_exit
- * reuses), no tail call shares its slot, nothing to intercept, room left in
- * the sub-buffer.  Pops the entry and writes the exit record as
- * ag_on_exit and rec_put (hot.c) do, busy set around it; anything else
- * goes to ag_on_exit.  Offsets: AT_* in agent.h, checked there.
+ * reuses), with the tail calls that took over its frame (the entries below
+ * the top with the same slot, at most 4 in all), nothing to intercept,
+ * room left in the sub-buffer for their exit records.  Pops them and
+ * writes their exit records as ag_on_exit and rec_put (hot.c) do, one
+ * timestamp for all, busy set around it; anything else goes to
+ * ag_on_exit.  Offsets: AT_* in agent.h, checked there.
  */
 	.globl	ag_tramp_exit
 	.hidden	ag_tramp_exit
@@ -252,29 +320,62 @@ ag_tramp_exit:
 	mov	AT_DEPTH(%rcx), %eax
 	test	%eax, %eax
 	jz	8f
-	dec	%eax
 	shl	$4, %rax
-	lea	AT_SHADOW(%rcx,%rax), %rdx	/* the top entry */
+	lea	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top entry */
 	lea	32(%rsp), %rax			/* this call's slot */
 	cmp	(%rdx), %rax
 	jne	8f
-	cmpl	$1, AT_DEPTH(%rcx)
-	je	1f
-	cmp	-16(%rdx), %rax			/* a tail call shares it */
-	je	8f
-1:	mov	12(%rdx), %eax			/* site; the top bit: intercepted */
-	test	%eax, %eax
-	js	8f
 	mov	AT_CUR(%rcx), %rsi
-	cmp	AT_END(%rcx), %rsi
+	/* one exit record per entry with this slot, top first */
+1:	cmp	AT_END(%rcx), %rsi
 	je	8f
-	decl	AT_DEPTH(%rcx)
-	mov	%eax, 12(%rsi)
-	mov	8(%rdx), %eax
-	mov	%eax, 8(%rsi)
-	lea	16(%rsi), %rax
-	mov	%rax, AT_CUR(%rcx)
-	FAST_END PROPEL_REC_EXIT_ASM
+	testl	$0x80000000, 12(%rdx)		/* intercepted: ag_on_exit */
+	jnz	8f
+	movq	8(%rdx), %rax			/* func, site */
+	mov	%rax, 8(%rsi)
+	add	$16, %rsi
+	lea	AT_SHADOW(%rcx), %rax
+	cmp	%rax, %rdx			/* the bottom entry */
+	je	2f
+	lea	32(%rsp), %rax
+	cmp	-16(%rdx), %rax			/* a tail call shares the slot */
+	jne	2f
+	sub	$16, %rdx
+	mov	%rsi, %rax
+	sub	AT_CUR(%rcx), %rax
+	cmp	$64, %rax			/* 4 records at most */
+	jb	1b
+	jmp	8f
+2:	/* rdx = the last entry popped: the new depth is its index */
+	lea	AT_SHADOW(%rcx), %rax
+	sub	%rax, %rdx
+	shr	$4, %rdx
+	mov	%edx, AT_DEPTH(%rcx)
+	mov	AT_CUR(%rcx), %rdx		/* the first record */
+	mov	%rsi, AT_CUR(%rcx)
+	push	%rdi
+	mov	%rdx, %rdi
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	or	$PROPEL_REC_EXIT_ASM, %rax
+3:	mov	%rax, (%rdi)			/* word 0 last, each record */
+	add	$16, %rdi
+	cmp	%rsi, %rdi
+	jb	3b
+	pop	%rdi
+	movl	$0, AT_BUSY(%rcx)
+	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
+	ret
+8:	movl	$0, AT_BUSY(%rcx)
+9:	pop	%rsi
+	pop	%rcx
+	pop	%rdx
+	pop	%rax
 	/* every register is the callee's result: keep them all */
 	SAVE_RESULTS
 	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */
