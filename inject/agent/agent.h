@@ -172,6 +172,9 @@ struct ag_site {
 	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
 	uint32_t id;
 	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
+	/* a callee the trampolines took before: id << 48 | address, 0 none
+	 * (tramp.S FAST_CALLEE; cleared when the patches are undone) */
+	uint64_t fast;
 	struct ag_site *hnext;
 	struct ag_site *wnext;  /* in the table of patch addresses */
 	struct ag_site *next_all;

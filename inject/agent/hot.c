@@ -39,7 +39,9 @@ _Static_assert(offsetof(struct ag_site, target) == SITE_TARGET &&
 		       offsetof(struct ag_site, cache) == SITE_CACHE &&
 		       offsetof(struct ag_site, id) == SITE_ID &&
 		       offsetof(struct ag_site, olo) == SITE_OLO &&
-		       offsetof(struct ag_site, ohi) == SITE_OHI,
+		       offsetof(struct ag_site, ohi) == SITE_OHI &&
+		       offsetof(struct ag_site, fast) == SITE_FAST &&
+		       offsetof(struct ag_site, fast) + 8 <= 64,
 	       "struct ag_site as tramp.S reads it");
 _Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&
 		       offsetof(struct ag_func, id) == FUNC_ID &&

@@ -918,6 +918,7 @@ int patch_restore_all(void)
 	int count = 0;
 
 	for (s = ag_sites_all; s; s = s->next_all) {
+		__atomic_store_n(&s->fast, 0, __ATOMIC_RELAXED);
 		if (!s->patched)
 			continue;
 		v[n++] = s;

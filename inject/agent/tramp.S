@@ -154,24 +154,34 @@
 .endm
 
 /*
- * The callee of this call or jump, in rsi, when the common case may take
- * it: known (the site's own, the one its cache holds for this target, or
- * the head of its chain in ag_func_tab, patch.c), ready, not interposed,
- * and not in a system library or PLT unless it takes no callback (F_NOCB:
- * the others look at their arguments, hot.c).  Else to 8.  \off: the
- * target's offset from rsp.  Clobbers rax, rdx.
+ * The id of the callee of this call or jump, in edx, when the common case
+ * may take it: known (the site's fast word says so for this target, or
+ * the callee is the site's own, the one its cache holds, or the head of
+ * its chain in ag_func_tab, patch.c), ready, not interposed, and not in a
+ * system library or PLT unless it takes no callback (F_NOCB: the others
+ * look at their arguments, hot.c).  Else to 8.  The fast word (struct
+ * ag_site) is id << 48 | target: one cache line, the site's, for a call
+ * seen before.  \off: the target's offset from rsp.  Clobbers rax, rsi.
  */
 .macro FAST_CALLEE off
-	mov	SITE_TARGET(%r11), %rsi
+	mov	\off(%rsp), %rax		/* the target */
+	mov	SITE_FAST(%r11), %rdx
+	mov	%rdx, %rsi
+	shl	$16, %rsi
+	shr	$16, %rsi
+	cmp	%rsi, %rax
+	jne	6f
+	shr	$48, %rdx
+	jmp	4f
+6:	mov	SITE_TARGET(%r11), %rsi
 	test	%rsi, %rsi
 	jnz	7f
-	mov	\off(%rsp), %rax
 	mov	SITE_CACHE(%r11), %rsi
 	test	%rsi, %rsi
-	jz	6f
+	jz	3f
 	cmp	FUNC_ADDR(%rsi), %rax
 	je	7f
-6:	movabs	$0x9E3779B97F4A7C15, %rdx	/* hash_addr (patch.c) */
+3:	movabs	$0x9E3779B97F4A7C15, %rdx	/* hash_addr (patch.c) */
 	imul	%rax, %rdx
 	shr	$(64 - FUNC_TAB_BITS), %rdx
 	lea	ag_func_tab(%rip), %rsi
@@ -181,26 +191,36 @@
 	cmp	FUNC_ADDR(%rsi), %rax
 	jne	8f
 	mov	%rsi, SITE_CACHE(%r11)
-7:	mov	FUNC_FLAGS(%rsi), %eax
-	test	$F_NOCB_ASM, %eax
+7:	mov	FUNC_FLAGS(%rsi), %edx
+	test	$F_NOCB_ASM, %edx
 	jz	5f
-	and	$~(F_SYSTEM_ASM | F_PLT_ASM), %eax
-5:	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %eax
-	cmp	$F_READY_ASM, %eax
+	and	$~(F_SYSTEM_ASM | F_PLT_ASM), %edx
+5:	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %edx
+	cmp	$F_READY_ASM, %edx
 	jne	8f
+	mov	FUNC_ID(%rsi), %edx
+	cmp	$0xffff, %edx			/* ids that fit the fast word */
+	ja	4f
+	mov	%rax, %rsi
+	shr	$47, %rsi			/* a user address */
+	jnz	4f
+	mov	%rdx, %rsi
+	shl	$48, %rsi
+	or	%rax, %rsi
+	mov	%rsi, SITE_FAST(%r11)
+4:
 .endm
 
 /*
  * Push a shadow entry for the call whose return slot is \slot(%rsp) and
- * write its entry record (rax = depth << 4, rsi = the callee, r11 = the
- * site), as shadow_push and rec_put do; rsi = the record for FAST_END.
+ * write its entry record (rax = depth << 4, edx = the callee's id, r11 =
+ * the site), as shadow_push and rec_put do; rsi = the record for FAST_END.
  */
 .macro FAST_PUSH slot
 	incl	AT_DEPTH(%rcx)
 	lea	AT_SHADOW(%rcx,%rax), %rax	/* the new entry */
-	lea	\slot(%rsp), %rdx
-	mov	%rdx, (%rax)
-	mov	FUNC_ID(%rsi), %edx
+	lea	\slot(%rsp), %rsi
+	mov	%rsi, (%rax)
 	mov	%edx, 8(%rax)
 	mov	SITE_ID(%r11), %esi
 	mov	%esi, 12(%rax)
@@ -226,18 +246,18 @@
 ag_tramp_enter:
 	FAST_BEGIN
 	FAST_CALLEE 40
-	lea	48(%rsp), %rdx			/* this call's slot */
+	lea	48(%rsp), %rsi			/* this call's slot */
 	mov	AT_DEPTH(%rcx), %eax
 	test	%eax, %eax
 	jz	2f
 	cmp	$SHADOW_MAX_ASM, %eax
 	jae	8f
 	shl	$4, %rax
-	cmp	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top must lie above */
+	cmp	AT_SHADOW-16(%rcx,%rax), %rsi	/* the top must lie above */
 	jae	8f
 	shr	$4, %rax
-2:	mov	AT_CUR(%rcx), %rdx
-	cmp	AT_END(%rcx), %rdx
+2:	mov	AT_CUR(%rcx), %rsi
+	cmp	AT_END(%rcx), %rsi
 	je	8f
 	shl	$4, %rax
 	FAST_PUSH 48
@@ -282,11 +302,11 @@ ag_tramp_tail:
 	cmp	$SHADOW_MAX_ASM, %eax
 	jae	8f
 	shl	$4, %rax
-	lea	56(%rsp), %rdx			/* the jump's return slot */
-	cmp	AT_SHADOW-16(%rcx,%rax), %rdx	/* the jumper's, at the top */
+	lea	56(%rsp), %rsi			/* the jump's return slot */
+	cmp	AT_SHADOW-16(%rcx,%rax), %rsi	/* the jumper's, at the top */
 	jne	8f
-	mov	AT_CUR(%rcx), %rdx
-	cmp	AT_END(%rcx), %rdx
+	mov	AT_CUR(%rcx), %rsi
+	cmp	AT_END(%rcx), %rsi
 	je	8f
 	FAST_PUSH 56
 	FAST_END PROPEL_REC_ENTRY_ASM
