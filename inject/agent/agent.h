@@ -253,8 +253,10 @@ struct athread {
 	struct athread *next;     /* all threads, for stop */
 	int unmap_pending;
 	uint32_t nhijack;
+	/* the shadow stack's first entries share the page of the fields
+	 * above, which every traced call reads */
+	struct shadow shadow[SHADOW_MAX] __attribute__((aligned(64)));
 	struct hijack hijack[HIJACK_MAX];
-	struct shadow shadow[SHADOW_MAX];
 };
 
 extern __thread struct athread *ag_self

@@ -14,7 +14,7 @@
 #define AT_DEAD 24
 #define AT_DEPTH 32
 #define AT_RING 40
-#define AT_SHADOW 4192 /* struct shadow: 16 bytes, slot/func/site */
+#define AT_SHADOW 128 /* struct shadow: 16 bytes, slot/func/site */
 
 #define SHADOW_MAX_ASM 8192
 
