@@ -545,7 +545,7 @@ static int ingest_ring_open(struct ingest *in, const char *dir,
 		in->st->rings_truncated++;
 		return 0;
 	}
-	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {
 		in->st->rings_corrupt++;
