@@ -109,8 +109,9 @@
  * it goes to 9 when there is no thread or it is busy already, to 8 when
  * the agent is off, of another generation, or the thread is dead.
  * FAST_END TYPE stamps the record at rsi (word 0: tsc << 4 | TYPE, written
- * last), clears busy and returns to the stub; its 8 and 9 are the way to
- * the C path, with every register as it came.
+ * last: FAST_W0) and returns (FAST_RET: clears busy, back to the stub);
+ * FAST_RET's 8 and 9 are the way to the C path, with every register as it
+ * came.
  */
 .macro FAST_BEGIN
 	push	%rax
@@ -133,13 +134,16 @@
 	jne	8f
 .endm
 
-.macro FAST_END type
+/* rax = word 0 of a record of TYPE stamped now (clobbers rdx) */
+.macro FAST_W0 type
 	rdtsc
 	shl	$32, %rdx
 	or	%rdx, %rax
 	shl	$4, %rax
 	or	$\type, %rax
-	mov	%rax, (%rsi)
+.endm
+
+.macro FAST_RET
 	movl	$0, AT_BUSY(%rcx)
 	pop	%rsi
 	pop	%rcx
@@ -151,6 +155,12 @@
 	pop	%rcx
 	pop	%rdx
 	pop	%rax
+.endm
+
+.macro FAST_END type
+	FAST_W0 \type
+	mov	%rax, (%rsi)
+	FAST_RET
 .endm
 
 /*
@@ -371,31 +381,14 @@ ag_tramp_exit:
 	sub	%rax, %rdx
 	shr	$4, %rdx
 	mov	%edx, AT_DEPTH(%rcx)
+	FAST_W0 PROPEL_REC_EXIT_ASM
 	mov	AT_CUR(%rcx), %rdx		/* the first record */
 	mov	%rsi, AT_CUR(%rcx)
-	push	%rdi
-	mov	%rdx, %rdi
-	rdtsc
-	shl	$32, %rdx
-	or	%rdx, %rax
-	shl	$4, %rax
-	or	$PROPEL_REC_EXIT_ASM, %rax
-3:	mov	%rax, (%rdi)			/* word 0 last, each record */
-	add	$16, %rdi
-	cmp	%rsi, %rdi
+3:	mov	%rax, (%rdx)			/* word 0 last, each record */
+	add	$16, %rdx
+	cmp	%rsi, %rdx
 	jb	3b
-	pop	%rdi
-	movl	$0, AT_BUSY(%rcx)
-	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
-	ret
-8:	movl	$0, AT_BUSY(%rcx)
-9:	pop	%rsi
-	pop	%rcx
-	pop	%rdx
-	pop	%rax
+	FAST_RET
 	/* every register is the callee's result: keep them all */
 	SAVE_RESULTS
 	mov	8(%rbp), %rdi	/* return into the stub: its jmp, then the site */
