@@ -191,6 +191,7 @@ int64_t chunk_writer_add(struct chunk_writer *w, const struct session_event *ev)
 		if (ev->has & (SE_ARG0 << i))
 			p = put_varint(p, zz(ev->arg[i]));
 	w->len = (size_t)(p - w->buf);
+	c->kinds |= 1 << (ev->kind & 0x0f);
 	c->last_ts = ev->ts_ns;
 	c->last_seq = w->next_seq;
 	c->count++;
@@ -516,16 +517,26 @@ bad:
 	return -1;
 }
 
-int chunk_store_event(struct chunk_store *cs, int64_t id,
-		      struct session_event *ev, int64_t *pid, int64_t *tid)
+const struct session_chunk *chunk_store_index(const struct chunk_store *cs,
+					      size_t *n)
 {
-	struct chunk_cached *slot = NULL;
-	size_t lo = 0, hi = cs->n, ci;
-	int k;
+	*n = cs->rows ? 0 : cs->n;
+	return cs->idx;
+}
 
-	if (cs->rows)
-		return session_rows_get(cs->s, id, ev, pid, tid);
-	if (id <= 0 || !cs->n)
+int64_t chunk_store_decode(struct chunk_store *cs, size_t ci,
+			   struct session_event *ev)
+{
+	if (cs->rows || ci >= cs->n)
+		return -1;
+	return chunk_decode(cs, ci, ev);
+}
+
+int chunk_store_find(const struct chunk_store *cs, int64_t id, size_t *ci)
+{
+	size_t lo = 0, hi = cs->n;
+
+	if (cs->rows || id <= 0 || !cs->n)
 		return -ENOENT;
 	/* the last chunk with first_seq <= id */
 	while (lo < hi) {
@@ -536,10 +547,22 @@ int chunk_store_event(struct chunk_store *cs, int64_t id,
 		else
 			hi = mid;
 	}
-	if (!lo)
+	if (!lo || id > cs->idx[cs->byseq[lo - 1]].last_seq)
 		return -ENOENT;
-	ci = cs->byseq[lo - 1];
-	if (id > cs->idx[ci].last_seq)
+	*ci = cs->byseq[lo - 1];
+	return 0;
+}
+
+int chunk_store_event(struct chunk_store *cs, int64_t id,
+		      struct session_event *ev, int64_t *pid, int64_t *tid)
+{
+	struct chunk_cached *slot = NULL;
+	size_t ci;
+	int k;
+
+	if (cs->rows)
+		return session_rows_get(cs->s, id, ev, pid, tid);
+	if (chunk_store_find(cs, id, &ci))
 		return -ENOENT;
 	for (k = 0; k < CHUNK_CACHE; k++)
 		if (cs->cache[k].ci == ci) {

@@ -78,6 +78,17 @@ int64_t chunk_store_lost(const struct chunk_store *cs);
 /* 1 when the events are read from the row form (table events). */
 int chunk_store_rows_form(const struct chunk_store *cs);
 
+/* The chunk index, ordered by (pid, tid, first_seq): a thread's chunks
+ * are chunk_thread.first .. first + n - 1.  Empty for the row form. */
+const struct session_chunk *chunk_store_index(const struct chunk_store *cs,
+					      size_t *n);
+/* The chunk holding event id: 0 and *ci, or -ENOENT. */
+int chunk_store_find(const struct chunk_store *cs, int64_t id, size_t *ci);
+/* Decode chunk ci into ev (room for CHUNK_EVENTS events): the count, or
+ * -1 when it is damaged (said once on stderr, counted as lost). */
+int64_t chunk_store_decode(struct chunk_store *cs, size_t ci,
+			   struct session_event *ev);
+
 /* One event by id: 0, -ENOENT (no such id, or in a damaged chunk). */
 int chunk_store_event(struct chunk_store *cs, int64_t id,
 		      struct session_event *ev, int64_t *pid, int64_t *tid);

@@ -1,8 +1,11 @@
 /*
  * engine/cursor.c - moves over a reconstructed trace (semantics in
- * engine/cursor.h).  Every move is O(depth) or one binary search, except
- * continue, which scans each thread's compact array from the cursor's time
- * (a tight loop, ~10 M events in tens of ms).
+ * engine/cursor.h).  The cursor reads events only through recon_get()
+ * (engine/reconstruct.h), so on a chunked session a move decodes at most
+ * the few chunks it touches.  Every move is O(depth) or a binary search,
+ * except continue, which scans each thread from the cursor's time for the
+ * next stop (recon_scan: without breakpoints, chunks that hold no signal
+ * are skipped undecoded).
  *
  * The move record: a small stack of (from, to, move) pushed by every
  * successful forward move and popped by its reverse twin made at `to`.
@@ -41,15 +44,8 @@ struct cursor {
 	int nbrk;
 	struct cursor_rec hist[CURSOR_HISTORY];
 	int nhist;
-	/* per thread: sorted indices of the stops (signals, break entries),
-	 * rebuilt by stops_build() when the breakpoints change */
-	struct cursor_stops {
-		int64_t *idx;
-		int64_t n;
-	} *stops;
+	struct recon_ev cur; /* the event at (t, i) */
 };
-
-static void stops_free(struct cursor *c);
 
 static const struct {
 	const char *name;
@@ -109,7 +105,6 @@ void cursor_free(struct cursor *c)
 {
 	if (!c)
 		return;
-	stops_free(c);
 	free(c->brk);
 	free(c);
 }
@@ -133,7 +128,8 @@ const struct recon_ev *cursor_event(const struct cursor *c)
 {
 	if (c->t < 0 || c->t >= c->r->nthreads || !c->r->threads[c->t].n)
 		return NULL;
-	return &c->r->threads[c->t].ev[c->i];
+	((struct cursor *)c)->cur = recon_get(c->r, c->t, c->i);
+	return &c->cur;
 }
 
 int64_t cursor_event_id(const struct cursor *c)
@@ -154,12 +150,17 @@ int64_t cursor_frame(const struct cursor *c)
 
 	if (!e)
 		return -1;
-	return c->call ? e->up : recon_frame(&c->r->threads[c->t], c->i);
+	return c->call ? e->up : recon_frame(c->r, c->t, c->i);
 }
 
-static int is_fatal_signal(const struct recon_thread *th, int64_t i)
+static int is_fatal_signal(const struct recon *r, int t, int64_t i)
 {
-	return th->ev[i].kind == SK_SIGNAL && i >= th->n - 4;
+	return i >= r->threads[t].n - 4 && recon_get(r, t, i).kind == SK_SIGNAL;
+}
+
+static int64_t ev_ts(const struct recon *r, int t, int64_t i)
+{
+	return recon_get(r, t, i).ts;
 }
 
 void cursor_home(struct cursor *c)
@@ -179,12 +180,14 @@ void cursor_home(struct cursor *c)
 		return;
 	}
 	if (r->hang) { /* the snapshot's moment: the latest event */
+		int64_t best = ev_ts(r, c->t, r->threads[c->t].n - 1);
+
 		for (t = 0; t < r->nthreads; t++)
 			if (r->threads[t].n &&
-			    r->threads[t].ev[r->threads[t].n - 1].ts >=
-				    r->threads[c->t].ev[r->threads[c->t].n - 1].ts) {
+			    ev_ts(r, t, r->threads[t].n - 1) >= best) {
 				c->t = t;
 				c->i = r->threads[t].n - 1;
+				best = ev_ts(r, t, c->i);
 			}
 		return;
 	}
@@ -194,10 +197,10 @@ void cursor_home(struct cursor *c)
 		struct recon_thread *th = &r->threads[t];
 
 		for (i = th->n - 1; i >= 0 && i >= th->n - 4; i--) {
-			if (!is_fatal_signal(th, i))
+			if (!is_fatal_signal(r, t, i))
 				continue;
 			if (best_t < 0 ||
-			    th->ev[i].ts < r->threads[best_t].ev[best_i].ts) {
+			    ev_ts(r, t, i) < ev_ts(r, best_t, best_i)) {
 				best_t = t;
 				best_i = i;
 			}
@@ -239,65 +242,17 @@ static int is_stop(const struct cursor *c, const struct recon_ev *e)
 	       c->brk[e->func];
 }
 
-static void stops_free(struct cursor *c)
+static int stop_pred(const struct recon_ev *e, void *arg)
 {
-	int t;
-
-	if (!c->stops)
-		return;
-	for (t = 0; t < c->r->nthreads; t++)
-		free(c->stops[t].idx);
-	free(c->stops);
-	c->stops = NULL;
+	return is_stop(arg, e);
 }
 
-/* One scan of every thread: O(events), done when the breakpoints change
- * so that continue is a binary search per thread. */
-static int stops_build(struct cursor *c)
+/* The first stop at or after j (dir > 0), at or before j (dir < 0). */
+static int64_t next_stop(const struct cursor *c, int t, int64_t j, int dir)
 {
-	int t;
+	int kinds = 1 << SK_SIGNAL | (c->nbrk ? 1 << SK_ENTRY : 0);
 
-	stops_free(c);
-	c->stops = calloc(c->r->nthreads ? c->r->nthreads : 1, sizeof(*c->stops));
-	if (!c->stops)
-		return -ENOMEM;
-	for (t = 0; t < c->r->nthreads; t++) {
-		const struct recon_thread *th = &c->r->threads[t];
-		struct cursor_stops *st = &c->stops[t];
-		int64_t i, cap = 0;
-
-		for (i = 0; i < th->n; i++) {
-			if (!is_stop(c, &th->ev[i]))
-				continue;
-			if (st->n == cap) {
-				int64_t *ni;
-
-				cap = cap ? cap * 2 : 16;
-				ni = realloc(st->idx, cap * sizeof(*ni));
-				if (!ni)
-					return -ENOMEM;
-				st->idx = ni;
-			}
-			st->idx[st->n++] = i;
-		}
-	}
-	return 0;
-}
-
-/* first k with idx[k] >= i */
-static int64_t stops_lb(const struct cursor_stops *st, int64_t i)
-{
-	int64_t lo = 0, hi = st->n;
-
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2;
-
-		if (st->idx[mid] < i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return recon_scan(c->r, t, j, dir, kinds, stop_pred, (void *)c);
 }
 
 /* continue: earliest stop after (or latest before) the cursor's key. */
@@ -305,17 +260,15 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 		     int64_t *oi)
 {
 	const struct recon *r = c->r;
-	int64_t ts0 = r->threads[c->t].ev[c->i].ts;
+	int64_t ts0 = ev_ts(r, c->t, c->i), bts = 0;
 	int u, bt = -1;
 	int64_t bi = -1;
 
-	if (!c->stops && stops_build((struct cursor *)c))
-		return -ENOMEM;
 	for (u = 0; u < r->nthreads; u++) {
-		const struct recon_thread *th = &r->threads[u];
-		const struct cursor_stops *st = &c->stops[u];
-		int64_t j, k;
+		int64_t j, ts;
 
+		if (!r->threads[u].n)
+			continue;
 		if (forward) {
 			if (u == c->t) /* before a call: the call itself counts */
 				j = c->i + (c->call ? 0 : 1);
@@ -323,13 +276,14 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 				j = recon_at_ts(r, u, ts0) + 1;
 			else
 				j = recon_at_ts(r, u, ts0 - 1) + 1;
-			k = stops_lb(st, j);
-			if (k >= st->n)
+			j = next_stop(c, u, j, 1);
+			if (j < 0)
 				continue;
-			j = st->idx[k];
-			if (bt < 0 || th->ev[j].ts < r->threads[bt].ev[bi].ts) {
+			ts = ev_ts(r, u, j);
+			if (bt < 0 || ts < bts) {
 				bt = u;
 				bi = j;
+				bts = ts;
 			}
 		} else {
 			if (u == c->t)
@@ -338,13 +292,16 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 				j = recon_at_ts(r, u, ts0);
 			else
 				j = recon_at_ts(r, u, ts0 - 1);
-			k = stops_lb(st, j + 1) - 1;
-			if (k < 0)
+			if (j < 0)
 				continue;
-			j = st->idx[k];
-			if (bt < 0 || th->ev[j].ts > r->threads[bt].ev[bi].ts) {
+			j = next_stop(c, u, j, -1);
+			if (j < 0)
+				continue;
+			ts = ev_ts(r, u, j);
+			if (bt < 0 || ts > bts) {
 				bt = u;
 				bi = j;
+				bts = ts;
 			}
 		}
 	}
@@ -362,8 +319,9 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 {
 	struct recon *r = c->r;
 	struct recon_thread *th = &r->threads[c->t];
-	const struct recon_ev *e = &th->ev[c->i];
+	const struct recon_ev ev = recon_get(r, c->t, c->i), *e = &ev;
 	int64_t f;
+	struct recon_ev fe;
 
 	*ot = c->t;
 	*ocall = 0;
@@ -392,16 +350,17 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 	case CURSOR_FINISH:
 		f = cursor_frame(c);
 		if (!c->call && e->kind == SK_EXIT && f >= 0)
-			f = th->ev[f].up;
+			f = recon_up(r, c->t, f);
 		if (f < 0)
 			return propel_cause(cause, -ERANGE,
 					    "\"finish\" not meaningful in the "
 					    "outermost frame");
-		if (th->ev[f].match < 0)
+		fe = recon_get(r, c->t, f);
+		if (fe.match < 0)
 			return propel_cause(cause, -ERANGE,
 					    "%s never returns (end of trace)",
-					    recon_func_name(r, th->ev[f].func));
-		*oi = th->ev[f].match;
+					    recon_func_name(r, fe.func));
+		*oi = fe.match;
 		return 0;
 	case CURSOR_CONTINUE:
 	case CURSOR_RCONTINUE:
@@ -431,7 +390,7 @@ static int target(struct cursor *c, enum cursor_move m, int *ot, int64_t *oi,
 		/* gdb: back to the call of the frame the cursor is in, seen
 		 * from its caller (whose frame the cursor is then in) */
 		f = cursor_frame(c);
-		if (f < 0 || th->ev[f].up < 0)
+		if (f < 0 || recon_up(r, c->t, f) < 0)
 			return propel_cause(cause, -ERANGE,
 					    "\"reverse-finish\" not meaningful "
 					    "in the outermost frame");
@@ -503,8 +462,7 @@ int cursor_goto_ts(struct cursor *c, int64_t ts_ns, char **cause)
 		i = recon_at_ts(c->r, t, ts_ns);
 		if (i < 0)
 			continue;
-		if (bt < 0 || c->r->threads[t].ev[i].ts >
-				      c->r->threads[bt].ev[bi].ts) {
+		if (bt < 0 || ev_ts(c->r, t, i) > ev_ts(c->r, bt, bi)) {
 			bt = t;
 			bi = i;
 		}
@@ -550,7 +508,6 @@ int cursor_break_add(struct cursor *c, const char *func, char **cause)
 	if (!found)
 		return propel_cause(cause, -ENOENT,
 				    "function \"%s\" not in the trace", func);
-	stops_free(c);
 	return 0;
 }
 
@@ -558,7 +515,6 @@ void cursor_break_clear(struct cursor *c)
 {
 	memset(c->brk, 0, c->r->nfuncs ? c->r->nfuncs : 1);
 	c->nbrk = 0;
-	stops_free(c);
 }
 
 int cursor_break_count(const struct cursor *c)
@@ -568,14 +524,12 @@ int cursor_break_count(const struct cursor *c)
 
 int cursor_backtrace(const struct cursor *c, int64_t *frames, int max)
 {
-	const struct recon_thread *th;
 	int64_t f;
 	int n = 0;
 
 	if (!cursor_event(c))
 		return 0;
-	th = &c->r->threads[c->t];
-	for (f = cursor_frame(c); f >= 0; f = th->ev[f].up) {
+	for (f = cursor_frame(c); f >= 0; f = recon_up(c->r, c->t, f)) {
 		if (n < max)
 			frames[n] = f;
 		n++;

@@ -2,13 +2,25 @@
  * engine/reconstruct.c - rebuilding call trees and the global order from a
  * session (see engine/reconstruct.h for the invariants).
  *
- * recon_load() is three passes:
+ * The chunked form (lazy, recon_load -> lazy_load): the threads get their
+ * chunks from the index with each chunk's first index (base) and order-time
+ * bounds [lo_ts, hi_ts] (the running max of the index's ts, so that the
+ * order time never decreases across chunks); messages are located by id
+ * (no decoding); the last chunk of each thread is decoded to see whether
+ * it ends in a fatal signal.  lazy_slot() decodes a chunk into the LRU:
+ * order ts, depth, then match/up by a monotonic stack (the last earlier
+ * event of each smaller depth), leaving RECON_UNRES where the answer lies
+ * in another chunk; recon_get() resolves those by walking the index
+ * (lazy_find_fwd / lazy_find_back) and remembers the answer in the slot.
+ *
+ * The row form (eager), recon_load() is three passes:
  *   1. one scan of `events` in id order (= per-thread time order), appending
  *      (ts, id, kind, func, stored depth) to each thread's array;
  *   2. per thread: count the exits that have no entry (a wrapped ring lost
  *      them), put one synthetic entry per lost frame at the front (outermost
  *      first, named from the exit record), then walk with a stack to set
- *      match, up and the rebuilt depth, and make ts non-decreasing;
+ *      match, up and the rebuilt depth, and make ts non-decreasing; a LOST
+ *      event empties the stack (its depth becomes the base of what follows);
  *   3. messages: locate both ends, raise a recv's order time above its send
  *      (happens-before) and re-propagate, then sort for lookup.
  */
@@ -210,10 +222,11 @@ static int load_events(struct recon *r, char **cause)
 static int build_thread(struct recon_thread *th)
 {
 	int64_t i, k = 0, sp = 0, *stack = NULL, scap = 0;
-	int64_t open = 0;
+	int64_t open = 0, base = 0;
 	int err = 0;
 
-	for (i = 0; i < th->n; i++) {
+	/* orphan exits before the first gap are frames a wrapped ring lost */
+	for (i = 0; i < th->n && th->ev[i].kind != SK_LOST; i++) {
 		if (th->ev[i].kind == SK_ENTRY)
 			open++;
 		else if (th->ev[i].kind == SK_EXIT) {
@@ -236,6 +249,8 @@ static int build_thread(struct recon_thread *th)
 		for (j = k; j < th->n && d >= 0; j++) {
 			struct recon_ev *e = &th->ev[j];
 
+			if (e->kind == SK_LOST)
+				break;
 			if (e->kind == SK_ENTRY)
 				open++;
 			else if (e->kind == SK_EXIT) {
@@ -265,9 +280,18 @@ static int build_thread(struct recon_thread *th)
 
 		if (i && e->ts < th->ev[i - 1].ts)
 			e->ts = th->ev[i - 1].ts;
+		if (e->kind == SK_LOST) {
+			/* a gap: nothing open before it is matched after it;
+			 * what follows sits at the depth the agent gives */
+			base = stored >= 0 ? stored : base + sp;
+			sp = 0;
+			e->depth = (int16_t)base;
+			e->up = e->match = -1;
+			continue;
+		}
 		e->up = sp ? (int32_t)stack[sp - 1] : -1;
 		if (e->kind == SK_ENTRY) {
-			e->depth = (int16_t)sp;
+			e->depth = (int16_t)(base + sp);
 			e->match = -1;
 			if (sp == scap) {
 				int64_t *ns;
@@ -286,10 +310,15 @@ static int build_thread(struct recon_thread *th)
 
 			e->match = (int32_t)en;
 			th->ev[en].match = (int32_t)i;
-			e->depth = (int16_t)sp;
+			e->depth = (int16_t)(base + sp);
 			e->up = sp ? (int32_t)stack[sp - 1] : -1;
+		} else if (e->kind == SK_EXIT && base) {
+			/* closes a frame opened before a gap */
+			base--;
+			e->depth = (int16_t)base;
+			e->match = -1;
 		} else {
-			e->depth = (int16_t)sp;
+			e->depth = (int16_t)(base + sp);
 		}
 		if ((e->kind == SK_ENTRY || e->kind == SK_EXIT) &&
 		    !(e->flags & RECON_F_SYNTH) && stored >= 0 &&
@@ -300,14 +329,60 @@ static int build_thread(struct recon_thread *th)
 	return 0;
 }
 
-static int64_t lower_bound(const struct recon_thread *th, int64_t ts)
+/* ---- the chunked form: lazy ---- */
+
+static int64_t ev_ts(const struct recon *r, int t, int64_t i);
+
+#define RECON_UNRES (-2) /* match/up: in another chunk, not looked up yet */
+
+struct recon_chunkref {
+	size_t ci;	     /* in the store's index */
+	int64_t base;	     /* index of its first event in the thread */
+	int64_t count, first_seq;
+	int64_t lo_ts, hi_ts; /* its events' order times lie in [lo, hi] */
+	int32_t depth_min;
+	int32_t kinds;	     /* -1 unknown */
+};
+
+struct recon_slot {
+	int t; /* -1 empty */
+	size_t k;
+	struct recon_ev *ev;
+	uint64_t used;
+};
+
+/* chunk k of thread t holding index i */
+static size_t lazy_chunk_of(const struct recon_thread *th, int64_t i)
 {
-	int64_t lo = 0, hi = th->n;
+	size_t lo = 0, hi = th->nck;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (th->ck[mid].base <= i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? lo - 1 : 0;
+}
+
+static int lazy_may_hold(const struct recon_chunkref *c, int kind)
+{
+	return c->kinds < 0 || (c->kinds & (1 << kind));
+}
+
+/* order time and the recv raise (happens-before) for chunk k: the first
+ * message received in it, in byrecv */
+static int64_t lazy_first_recv(const struct recon *r, int t, int64_t i)
+{
+	int64_t lo = 0, hi = r->nmsgs;
 
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2;
+		const struct recon_msg *m = &r->byrecv[mid];
 
-		if (th->ev[mid].ts < ts)
+		if (m->rt < t || (m->rt == t && m->ri < i))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -315,24 +390,421 @@ static int64_t lower_bound(const struct recon_thread *th, int64_t ts)
 	return lo;
 }
 
-static int64_t upper_bound(const struct recon_thread *th, int64_t ts)
+/* Decode chunk k of thread t into a slot (the least recently used). */
+static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 {
+	struct recon_thread *th = &r->threads[t];
+	const struct recon_chunkref *c = &th->ck[k];
+	struct recon_slot *slot = &r->slots[0];
+	int64_t n, i, sp = 0, ts, *stk, nstk = 0, m;
+	int32_t *sdepth;
+	int j;
+
+	for (j = 0; j < RECON_CACHE; j++) {
+		if (r->slots[j].t == t && r->slots[j].k == k) {
+			r->slots[j].used = ++r->tick;
+			return &r->slots[j];
+		}
+		if (r->slots[j].used < slot->used)
+			slot = &r->slots[j];
+	}
+	if (!slot->ev &&
+	    !(slot->ev = malloc(CHUNK_EVENTS * sizeof(*slot->ev))))
+		return NULL;
+	slot->t = -1;
+	r->decodes++;
+	n = chunk_store_decode(r->store, c->ci, r->scratch);
+	if (n != c->count) {
+		/* damaged (said on stderr): a gap of its size */
+		for (i = 0; i < c->count; i++)
+			slot->ev[i] = (struct recon_ev){
+				.ts = c->lo_ts, .id = -1, .match = -1,
+				.up = -1, .depth = (int16_t)(c->depth_min > 0
+							     ? c->depth_min
+							     : 0),
+				.kind = SK_LOST,
+			};
+		goto done;
+	}
+	ts = c->lo_ts;
+	for (i = 0; i < n; i++) {
+		const struct session_event *se = &r->scratch[i];
+		struct recon_ev *e = &slot->ev[i];
+
+		if (se->ts_ns > ts)
+			ts = se->ts_ns;
+		e->ts = ts < c->hi_ts ? ts : c->hi_ts;
+		e->id = se->id;
+		e->func = (uint32_t)se->func;
+		e->kind = se->kind;
+		e->flags = 0;
+		if (se->has & SE_DEPTH)
+			sp = se->depth > 0 ? se->depth : 0;
+		e->depth = (int16_t)(sp < INT16_MAX ? sp : INT16_MAX);
+		if (se->kind == SK_ENTRY)
+			sp++;
+		else if (!(se->has & SE_DEPTH) && se->kind == SK_EXIT && sp)
+			e->depth = (int16_t)--sp;
+	}
+	/* a recv comes after its send (raised within the chunk's range) */
+	for (m = lazy_first_recv(r, t, c->base);
+	     m < r->nmsgs && r->byrecv[m].rt == t &&
+	     r->byrecv[m].ri < c->base + c->count;
+	     m++) {
+		struct session_event se;
+		int64_t want;
+
+		if (chunk_store_event(r->store, r->byrecv[m].sid, &se, NULL,
+				      NULL))
+			continue;
+		want = se.ts_ns + 1 < c->hi_ts ? se.ts_ns + 1 : c->hi_ts;
+		for (i = r->byrecv[m].ri - c->base;
+		     i < c->count && slot->ev[i].ts < want; i++)
+			slot->ev[i].ts = want;
+	}
+	/* match and up: a stack of earlier events of strictly rising depth
+	 * (a gap sits at the bottom, below every depth) */
+	stk = (int64_t *)r->scratch;
+	sdepth = (int32_t *)(stk + CHUNK_EVENTS + 1);
+	for (i = 0; i < n; i++) {
+		struct recon_ev *e = &slot->ev[i];
+		int32_t d = e->depth;
+
+		e->match = e->up = RECON_UNRES;
+		if (e->kind == SK_LOST) {
+			while (nstk) {
+				struct recon_ev *o = &slot->ev[stk[--nstk]];
+
+				if (o->kind == SK_ENTRY && o->match == RECON_UNRES)
+					o->match = -1;
+			}
+			e->match = e->up = -1;
+			stk[nstk] = i;
+			sdepth[nstk++] = -1;
+			continue;
+		}
+		while (nstk && sdepth[nstk - 1] > d) {
+			struct recon_ev *o = &slot->ev[stk[--nstk]];
+
+			if (o->kind == SK_ENTRY && o->match == RECON_UNRES)
+				o->match = -1;
+		}
+		if (e->kind == SK_EXIT || e->kind == SK_ENTRY)
+			e->match = e->kind == SK_EXIT && nstk ? -1 : RECON_UNRES;
+		if (nstk && sdepth[nstk - 1] == d) {
+			struct recon_ev *o = &slot->ev[stk[nstk - 1]];
+
+			if (e->kind == SK_EXIT && o->kind == SK_ENTRY) {
+				o->match = (int32_t)(c->base + i);
+				e->match = (int32_t)(c->base + stk[nstk - 1]);
+			} else if (o->kind == SK_ENTRY &&
+				   o->match == RECON_UNRES) {
+				o->match = -1;
+			}
+			nstk--;
+		}
+		if (e->kind != SK_ENTRY && e->kind != SK_EXIT)
+			e->match = -1;
+		if (!d)
+			e->up = -1;
+		else if (nstk)
+			e->up = slot->ev[stk[nstk - 1]].kind == SK_ENTRY &&
+						sdepth[nstk - 1] == d - 1
+					? (int32_t)(c->base + stk[nstk - 1])
+					: -1;
+		stk[nstk] = i;
+		sdepth[nstk++] = d;
+	}
+done:
+	slot->t = t;
+	slot->k = k;
+	slot->used = ++r->tick;
+	return slot;
+}
+
+/* The event at i, from the cache (NULL when out of memory). */
+static struct recon_ev *lazy_at(const struct recon *cr, int t, int64_t i)
+{
+	struct recon *r = (struct recon *)cr;
+	const struct recon_thread *th = &r->threads[t];
+	size_t k = lazy_chunk_of(th, i);
+	struct recon_slot *slot = lazy_slot(r, t, k);
+
+	return slot ? &slot->ev[i - th->ck[k].base] : NULL;
+}
+
+/* The first event after i with depth <= d, or a gap: its index, or -1. */
+static int64_t lazy_find_fwd(struct recon *r, int t, int64_t i, int32_t d)
+{
+	const struct recon_thread *th = &r->threads[t];
+	size_t k = lazy_chunk_of(th, i);
+	int64_t j = i + 1;
+
+	for (; k < th->nck; k++) {
+		const struct recon_chunkref *c = &th->ck[k];
+		struct recon_slot *slot;
+
+		if (j >= c->base + c->count)
+			continue;
+		if (j < c->base)
+			j = c->base;
+		if (c->depth_min > d && !lazy_may_hold(c, SK_LOST))
+			continue;
+		if (!(slot = lazy_slot(r, t, k)))
+			return -1;
+		for (; j < c->base + c->count; j++) {
+			const struct recon_ev *e = &slot->ev[j - c->base];
+
+			if (e->depth <= d || e->kind == SK_LOST)
+				return j;
+		}
+	}
+	return -1;
+}
+
+/* The last event before i with depth <= d, or a gap: its index, or -1. */
+static int64_t lazy_find_back(struct recon *r, int t, int64_t i, int32_t d)
+{
+	const struct recon_thread *th = &r->threads[t];
+	size_t k = lazy_chunk_of(th, i) + 1;
+	int64_t j = i - 1;
+
+	while (k-- > 0) {
+		const struct recon_chunkref *c = &th->ck[k];
+		struct recon_slot *slot;
+
+		if (j < c->base)
+			continue;
+		if (j >= c->base + c->count)
+			j = c->base + c->count - 1;
+		if (c->depth_min > d && !lazy_may_hold(c, SK_LOST))
+			continue;
+		if (!(slot = lazy_slot(r, t, k)))
+			return -1;
+		for (; j >= c->base; j--) {
+			const struct recon_ev *e = &slot->ev[j - c->base];
+
+			if (e->depth <= d || e->kind == SK_LOST)
+				return j;
+		}
+	}
+	return -1;
+}
+
+static struct recon_ev lazy_get(const struct recon *cr, int t, int64_t i)
+{
+	struct recon *r = (struct recon *)cr;
+	struct recon_ev *e = lazy_at(r, t, i), v;
+	int64_t j, match = -1, up = -1;
+
+	if (!e)
+		return (struct recon_ev){ .id = -1, .match = -1, .up = -1,
+					  .kind = SK_LOST };
+	v = *e;
+	if (v.match != RECON_UNRES && v.up != RECON_UNRES)
+		return v;
+	if (v.match == RECON_UNRES && v.kind == SK_ENTRY) {
+		j = lazy_find_fwd(r, t, i, v.depth);
+		if (j >= 0) {
+			struct recon_ev *x = lazy_at(r, t, j);
+
+			if (x && x->kind == SK_EXIT && x->depth == v.depth)
+				match = j;
+		}
+	} else if (v.match == RECON_UNRES) { /* an exit */
+		j = lazy_find_back(r, t, i, v.depth);
+		if (j >= 0) {
+			struct recon_ev *x = lazy_at(r, t, j);
+
+			if (x && x->kind == SK_ENTRY && x->depth == v.depth)
+				match = j;
+		}
+	} else {
+		match = v.match;
+	}
+	if (v.up == RECON_UNRES) {
+		j = lazy_find_back(r, t, i, v.depth - 1);
+		if (j >= 0) {
+			struct recon_ev *x = lazy_at(r, t, j);
+
+			if (x && x->kind == SK_ENTRY && x->depth == v.depth - 1)
+				up = j;
+		}
+	} else {
+		up = v.up;
+	}
+	v.match = (int32_t)match;
+	v.up = (int32_t)up;
+	if ((e = lazy_at(r, t, i))) { /* remember (the slot may be new) */
+		e->match = v.match;
+		e->up = v.up;
+	}
+	return v;
+}
+
+/* Thread t's chunks from the store's index, with their order-time range. */
+static int lazy_thread(struct recon *r, int t, const struct chunk_thread *ct)
+{
+	struct recon_thread *th = &r->threads[t];
+	const struct session_chunk *idx;
+	size_t nidx, k;
+	int64_t base = 0, carry = INT64_MIN;
+
+	idx = chunk_store_index(r->store, &nidx);
+	th->ck = calloc(ct->n ? ct->n : 1, sizeof(*th->ck));
+	if (!th->ck)
+		return -ENOMEM;
+	th->nck = ct->n;
+	for (k = 0; k < ct->n; k++) {
+		const struct session_chunk *sc = &idx[ct->first + k];
+		struct recon_chunkref *c = &th->ck[k];
+		int64_t cnt = sc->count > 0 && sc->count <= CHUNK_EVENTS
+				      ? sc->count
+				      : 0;
+
+		c->ci = ct->first + k;
+		c->base = base;
+		c->count = cnt;
+		c->first_seq = sc->first_seq;
+		c->depth_min = sc->depth_min;
+		c->kinds = sc->kinds;
+		if (sc->first_ts > carry)
+			carry = sc->first_ts;
+		c->lo_ts = carry;
+		if (sc->last_ts > carry)
+			carry = sc->last_ts;
+		base += cnt;
+	}
+	for (k = 0; k < th->nck; k++)
+		th->ck[k].hi_ts = k + 1 < th->nck ? th->ck[k + 1].lo_ts
+						  : INT64_MAX;
+	th->n = base;
+	return 0;
+}
+
+static int lazy_load(struct recon *r, char **cause)
+{
+	const struct chunk_thread *cts;
+	size_t nct, c;
+	int t, j, err;
+
+	r->lazy = 1;
+	r->slots = calloc(RECON_CACHE, sizeof(*r->slots));
+	/* the decode buffer, reused as the match/up stack */
+	r->scratch = malloc(CHUNK_EVENTS * sizeof(*r->scratch));
+	if (!r->slots || !r->scratch)
+		return -ENOMEM;
+	for (j = 0; j < RECON_CACHE; j++)
+		r->slots[j].t = -1;
+	cts = chunk_store_threads(r->store, &nct);
+	for (c = 0; c < nct; c++) {
+		t = recon_thread_find(r, (int)cts[c].pid, (int)cts[c].tid);
+		if (t < 0 && (t = recon_thread_add(r, (int)cts[c].pid,
+						   (int)cts[c].tid)) < 0)
+			return t;
+		if (r->threads[t].nck)
+			continue;
+		if ((err = lazy_thread(r, t, &cts[c])))
+			return err;
+	}
+	(void)cause;
+	return 0;
+}
+
+/* Session bounds, counts, and whether a thread ends in a fatal signal
+ * (its last four events: the last chunk of each thread that may hold a
+ * signal is decoded). */
+static void lazy_bounds(struct recon *r)
+{
+	int t, signo_fatal = 0;
+
+	r->first_ts = INT64_MAX;
+	r->last_ts = INT64_MIN;
+	for (t = 0; t < r->nthreads; t++) {
+		const struct recon_thread *th = &r->threads[t];
+		int64_t i;
+
+		r->nevents += th->n;
+		if (!th->n)
+			continue;
+		if (th->ck[0].lo_ts < r->first_ts)
+			r->first_ts = th->ck[0].lo_ts;
+		if (ev_ts(r, t, th->n - 1) > r->last_ts)
+			r->last_ts = ev_ts(r, t, th->n - 1);
+		if (!lazy_may_hold(&th->ck[th->nck - 1], SK_SIGNAL) &&
+		    (th->nck < 2 || th->ck[th->nck - 1].count >= 4 ||
+		     !lazy_may_hold(&th->ck[th->nck - 2], SK_SIGNAL)))
+			continue;
+		for (i = th->n - 1; i >= 0 && i >= th->n - 4; i--)
+			if (lazy_at(r, t, i) && lazy_at(r, t, i)->kind == SK_SIGNAL)
+				signo_fatal = 1;
+	}
+	if (!r->nthreads || r->first_ts == INT64_MAX)
+		r->first_ts = r->last_ts = 0;
+	if (signo_fatal && !r->hang)
+		r->crashed = 1;
+}
+
+/* the order time of (t, i) */
+static int64_t ev_ts(const struct recon *r, int t, int64_t i)
+{
+	const struct recon_ev *e;
+
+	if (!r->lazy)
+		return r->threads[t].ev[i].ts;
+	e = lazy_at(r, t, i);
+	return e ? e->ts : 0;
+}
+
+/* first index whose ts is >= ts (strict = 0) or > ts (strict = 1) */
+static int64_t ts_bound(const struct recon *r, int t, int64_t ts, int strict)
+{
+	const struct recon_thread *th = &r->threads[t];
 	int64_t lo = 0, hi = th->n;
 
+	if (r->lazy) {
+		/* the chunk: the first whose range can reach past ts */
+		size_t klo = 0, khi = th->nck;
+
+		while (klo < khi) {
+			size_t mid = (klo + khi) / 2;
+
+			if (strict ? th->ck[mid].hi_ts <= ts
+				   : th->ck[mid].hi_ts < ts)
+				klo = mid + 1;
+			else
+				khi = mid;
+		}
+		if (klo >= th->nck)
+			return th->n;
+		lo = th->ck[klo].base;
+		hi = lo + th->ck[klo].count;
+	}
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2;
+		int64_t v = ev_ts(r, t, mid);
 
-		if (th->ev[mid].ts <= ts)
+		if (strict ? v <= ts : v < ts)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static int64_t lower_bound(const struct recon *r, int t, int64_t ts)
+{
+	return ts_bound(r, t, ts, 0);
+}
+
+static int64_t upper_bound(const struct recon *r, int t, int64_t ts)
+{
+	return ts_bound(r, t, ts, 1);
 }
 
 int64_t recon_at_ts(const struct recon *r, int t, int64_t ts_ns)
 {
-	return upper_bound(&r->threads[t], ts_ns) - 1;
+	return upper_bound(r, t, ts_ns) - 1;
 }
 
 int recon_locate(const struct recon *r, int64_t id, int *thread,
@@ -340,6 +812,27 @@ int recon_locate(const struct recon *r, int64_t id, int *thread,
 {
 	int t;
 
+	if (r->lazy) {
+		size_t ci;
+
+		if (chunk_store_find(r->store, id, &ci))
+			return -ENOENT;
+		for (t = 0; t < r->nthreads; t++) {
+			const struct recon_thread *th = &r->threads[t];
+			const struct recon_chunkref *c;
+
+			if (!th->nck || ci < th->ck[0].ci ||
+			    ci > th->ck[th->nck - 1].ci)
+				continue;
+			c = &th->ck[ci - th->ck[0].ci];
+			if (id - c->first_seq >= c->count)
+				return -ENOENT;
+			*thread = t;
+			*idx = c->base + id - c->first_seq;
+			return 0;
+		}
+		return -ENOENT;
+	}
 	for (t = 0; t < r->nthreads; t++) {
 		const struct recon_thread *th = &r->threads[t];
 		int64_t lo = th->nsynth, hi = th->n;
@@ -396,7 +889,8 @@ static int load_messages(struct recon *r, char **cause)
 	while (sqlite3_step(st) == SQLITE_ROW) {
 		struct recon_msg m;
 
-		if (recon_locate(r, sqlite3_column_int64(st, 0), &m.st, &m.si) ||
+		m.sid = sqlite3_column_int64(st, 0);
+		if (recon_locate(r, m.sid, &m.st, &m.si) ||
 		    recon_locate(r, sqlite3_column_int64(st, 1), &m.rt, &m.ri))
 			continue;
 		if (r->nmsgs == cap) {
@@ -413,8 +907,9 @@ static int load_messages(struct recon *r, char **cause)
 		r->msgs[r->nmsgs++] = m;
 	}
 	sqlite3_finalize(st);
-	/* happens-before: a recv is after its send; raise and propagate. */
-	for (round = 0; round < 8; round++) {
+	/* happens-before: a recv is after its send; raise and propagate
+	 * (the chunked form raises as it decodes, lazy_slot) */
+	for (round = 0; !r->lazy && round < 8; round++) {
 		int64_t i, j;
 
 		changed = 0;
@@ -456,8 +951,17 @@ int recon_load(struct session *s, struct recon **out, char **cause)
 	load_meta(r);
 	if ((err = chunk_store_open(s, &r->store, cause)))
 		goto fail;
-	if ((err = load_funcs(r, cause)) || (err = load_threads(r, cause)) ||
-	    (err = load_events(r, cause)))
+	if ((err = load_funcs(r, cause)) || (err = load_threads(r, cause)))
+		goto fail;
+	if (!chunk_store_rows_form(r->store)) {
+		if ((err = lazy_load(r, cause)) ||
+		    (err = load_messages(r, cause)))
+			goto fail;
+		lazy_bounds(r);
+		*out = r;
+		return 0;
+	}
+	if ((err = load_events(r, cause)))
 		goto fail;
 	r->first_ts = INT64_MAX;
 	r->last_ts = INT64_MIN;
@@ -510,8 +1014,14 @@ void recon_free(struct recon *r)
 	chunk_store_free(r->store);
 	for (t = 0; t < r->nthreads; t++) {
 		free(r->threads[t].ev);
+		free(r->threads[t].ck);
 		free(r->threads[t].name);
 	}
+	if (r->slots)
+		for (t = 0; t < RECON_CACHE; t++)
+			free(r->slots[t].ev);
+	free(r->slots);
+	free(r->scratch);
 	free(r->threads);
 	for (f = 0; f < r->nfuncs; f++) {
 		free(r->funcs[f].name);
@@ -530,15 +1040,69 @@ const char *recon_func_name(const struct recon *r, uint32_t func)
 	return "?";
 }
 
-int64_t recon_frame(const struct recon_thread *th, int64_t idx)
+struct recon_ev recon_get(const struct recon *r, int t, int64_t i)
 {
-	const struct recon_ev *e = &th->ev[idx];
+	if (!r->lazy)
+		return r->threads[t].ev[i];
+	return lazy_get(r, t, i);
+}
 
-	if (e->kind == SK_ENTRY)
+int64_t recon_match(const struct recon *r, int t, int64_t i)
+{
+	return recon_get(r, t, i).match;
+}
+
+int64_t recon_up(const struct recon *r, int t, int64_t i)
+{
+	return recon_get(r, t, i).up;
+}
+
+int64_t recon_scan(const struct recon *cr, int t, int64_t from, int dir,
+		   int kinds, int (*pred)(const struct recon_ev *, void *),
+		   void *arg)
+{
+	struct recon *r = (struct recon *)cr;
+	const struct recon_thread *th = &r->threads[t];
+	int64_t i = from;
+
+	if (!r->lazy) {
+		for (; i >= 0 && i < th->n; i += dir > 0 ? 1 : -1)
+			if ((kinds & (1 << th->ev[i].kind)) &&
+			    (!pred || pred(&th->ev[i], arg)))
+				return i;
+		return -1;
+	}
+	while (i >= 0 && i < th->n) {
+		size_t k = lazy_chunk_of(th, i);
+		const struct recon_chunkref *c = &th->ck[k];
+		struct recon_slot *slot;
+		int skip = c->kinds >= 0 && !(c->kinds & kinds);
+
+		if (!skip && (slot = lazy_slot(r, t, k))) {
+			for (; i >= c->base && i < c->base + c->count;
+			     i += dir > 0 ? 1 : -1) {
+				const struct recon_ev *e = &slot->ev[i - c->base];
+
+				if ((kinds & (1 << e->kind)) &&
+				    (!pred || pred(e, arg)))
+					return i;
+			}
+			continue;
+		}
+		i = dir > 0 ? c->base + c->count : c->base - 1;
+	}
+	return -1;
+}
+
+int64_t recon_frame(const struct recon *r, int t, int64_t idx)
+{
+	struct recon_ev e = recon_get(r, t, idx);
+
+	if (e.kind == SK_ENTRY)
 		return idx;
-	if (e->kind == SK_EXIT && e->match >= 0)
-		return e->match;
-	return e->up;
+	if (e.kind == SK_EXIT && e.match >= 0)
+		return e.match;
+	return e.up;
 }
 
 int recon_peer(const struct recon *r, int t, int64_t idx, int *ot,
@@ -546,10 +1110,11 @@ int recon_peer(const struct recon *r, int t, int64_t idx, int *ot,
 {
 	struct recon_msg key = { .st = t, .si = idx, .rt = t, .ri = idx };
 	const struct recon_msg *m;
-	int kind = r->threads[t].ev[idx].kind;
+	int kind;
 
 	if (!r->nmsgs)
 		return -ENOENT;
+	kind = recon_get(r, t, idx).kind;
 	if (kind == SK_SEND) {
 		m = bsearch(&key, r->msgs, r->nmsgs, sizeof(*m), msg_cmp_send);
 		if (!m)
@@ -583,25 +1148,26 @@ static int key_less(int64_t ts1, int t1, int64_t i1, int64_t ts2, int t2,
 int recon_global_next(const struct recon *r, int t, int64_t idx, int *nt,
 		      int64_t *nidx)
 {
-	int64_t ts0 = r->threads[t].ev[idx].ts, best_i = -1, bts = 0;
+	int64_t ts0 = ev_ts(r, t, idx), best_i = -1, bts = 0;
 	int u, best_t = -1;
 
 	for (u = 0; u < r->nthreads; u++) {
 		const struct recon_thread *th = &r->threads[u];
-		int64_t j;
+		int64_t j, ts;
 
 		if (u == t)
 			j = idx + 1;
 		else if (u < t)
-			j = upper_bound(th, ts0);
+			j = upper_bound(r, u, ts0);
 		else
-			j = lower_bound(th, ts0);
+			j = lower_bound(r, u, ts0);
 		if (j >= th->n)
 			continue;
-		if (best_t < 0 || key_less(th->ev[j].ts, u, j, bts, best_t, best_i)) {
+		ts = ev_ts(r, u, j);
+		if (best_t < 0 || key_less(ts, u, j, bts, best_t, best_i)) {
 			best_t = u;
 			best_i = j;
-			bts = th->ev[j].ts;
+			bts = ts;
 		}
 	}
 	if (best_t < 0)
@@ -614,25 +1180,25 @@ int recon_global_next(const struct recon *r, int t, int64_t idx, int *nt,
 int recon_global_prev(const struct recon *r, int t, int64_t idx, int *nt,
 		      int64_t *nidx)
 {
-	int64_t ts0 = r->threads[t].ev[idx].ts, best_i = -1, bts = 0;
+	int64_t ts0 = ev_ts(r, t, idx), best_i = -1, bts = 0;
 	int u, best_t = -1;
 
 	for (u = 0; u < r->nthreads; u++) {
-		const struct recon_thread *th = &r->threads[u];
-		int64_t j;
+		int64_t j, ts;
 
 		if (u == t)
 			j = idx - 1;
 		else if (u < t)
-			j = upper_bound(th, ts0) - 1;
+			j = upper_bound(r, u, ts0) - 1;
 		else
-			j = lower_bound(th, ts0) - 1;
+			j = lower_bound(r, u, ts0) - 1;
 		if (j < 0)
 			continue;
-		if (best_t < 0 || key_less(bts, best_t, best_i, th->ev[j].ts, u, j)) {
+		ts = ev_ts(r, u, j);
+		if (best_t < 0 || key_less(bts, best_t, best_i, ts, u, j)) {
 			best_t = u;
 			best_i = j;
-			bts = th->ev[j].ts;
+			bts = ts;
 		}
 	}
 	if (best_t < 0)
@@ -663,29 +1229,29 @@ int recon_row(const struct recon *r, int64_t id, struct recon_row *row)
 int recon_event_site(const struct recon *r, int t, int64_t idx, char **file,
 		     int *line)
 {
-	const struct recon_thread *th = &r->threads[t];
-	const struct recon_ev *e = &th->ev[idx];
+	struct recon_ev e = recon_get(r, t, idx);
 	struct recon_row row;
 	int64_t f;
 
 	*file = NULL;
 	*line = 0;
-	if (e->kind == SK_ENTRY || e->kind == SK_EXIT) {
-		if (!recon_row(r, e->id, &row) && row.site >= 0 &&
+	if (e.kind == SK_ENTRY || e.kind == SK_EXIT) {
+		if (!recon_row(r, e.id, &row) && row.site >= 0 &&
 		    !session_callsite(r->session, row.site, file, line))
 			return 0;
-		if (e->match >= 0 &&
-		    !recon_row(r, th->ev[e->match].id, &row) && row.site >= 0 &&
+		if (e.match >= 0 &&
+		    !recon_row(r, recon_get(r, t, e.match).id, &row) &&
+		    row.site >= 0 &&
 		    !session_callsite(r->session, row.site, file, line))
 			return 0;
 	}
-	f = e->kind == SK_ENTRY || e->kind == SK_EXIT ? idx : recon_frame(th, idx);
+	f = e.kind == SK_ENTRY || e.kind == SK_EXIT ? idx : recon_frame(r, t, idx);
 	if (f < 0)
 		return -ENOENT;
-	e = &th->ev[f];
-	if (e->func < r->nfuncs && r->funcs[e->func].file) {
-		*file = strdup(r->funcs[e->func].file);
-		*line = r->funcs[e->func].line;
+	e = recon_get(r, t, f);
+	if (e.func < r->nfuncs && r->funcs[e.func].file) {
+		*file = strdup(r->funcs[e.func].file);
+		*line = r->funcs[e.func].line;
 		return *file ? 0 : -ENOMEM;
 	}
 	return -ENOENT;

@@ -4,24 +4,39 @@
  * processes by time, ordered by happens-before where matched messages give
  * it (TraceBack §4.3.2, §5).
  *
- * Memory: one compact array of struct recon_ev per thread (32 bytes an
- * event), filled by one pass over each thread's chunks (engine/chunk.h);
- * everything else (site, args, real ts) is read on demand by id through
- * the chunk reader's cache.
+ * Two forms, one interface (every caller goes through recon_get(),
+ * recon_match(), recon_up(): never through th->ev directly):
  *
- * Invariants after recon_load():
- *   - each thread's array is well nested: every exit has its entry (an
- *     entry lost to a wrapped ring is rebuilt from the exit record as a
- *     synthetic entry, flags RECON_F_SYNTH, id -1, at the front, so the
- *     oldest surviving events sit at their true depth); an entry whose
- *     exit never came (crash, trace end) has match -1.
- *   - depth is rebuilt, not trusted: entry/exit of a frame have its depth
- *     (0 = outermost); any other event has the depth of its enclosing
- *     frame + 1 (0 when outside every frame), i.e. its indent in the tree.
- *     Where ingest stored a different depth for an entry/exit, the count
- *     is kept in recon_thread.depth_fixed.
- *   - ts is the *order* time: ts_ns, raised where needed so that it never
- *     decreases within a thread and a matched recv comes after its send.
+ *   chunked (format 2, any size): lazy.  recon_load() reads the chunk
+ *     index (engine/chunk.h) and the small tables only; a thread's events
+ *     are decoded a chunk at a time into a cache of RECON_CACHE decoded
+ *     chunks (LRU, 32 bytes an event), so memory does not grow with the
+ *     session.  Depth is the stored depth (engine/ingest.c writes the
+ *     agent's shadow depth, after its own rebuild of a wrapped ring's lost
+ *     entries); match and up follow from it: an entry at depth d ends at
+ *     the first later event of depth <= d (its exit if that is an exit of
+ *     depth d, else it never returns), and an event's caller is the last
+ *     earlier event of depth < its own (an entry, else none).  Both are
+ *     found in the chunk first, else by walking the chunk index, where a
+ *     chunk whose depth range stays above the target and that holds no gap
+ *     is skipped without decoding.
+ *   row form (format 1, hand-written test sessions): eager.  One array of
+ *     struct recon_ev per thread in th->ev, depth rebuilt by a stack:
+ *     entry/exit of a frame have its depth (0 = outermost); any other
+ *     event has the depth of its enclosing frame + 1; an entry lost to a
+ *     wrapped ring is rebuilt from the exit record as a synthetic entry
+ *     (RECON_F_SYNTH, id -1, at the front); where the stored depth of an
+ *     entry/exit differed, recon_thread.depth_fixed counts it.
+ *
+ * In both: a gap (a LOST event: records the agent dropped, share/ring.h)
+ * is a barrier -- no frame open before it is matched to an exit after it,
+ * and no event after it has a caller before it (its depth, the depth the
+ * agent says the thread had after the gap, stays as the indent).  An
+ * entry whose exit never came (crash, trace end, a gap) has match -1.
+ * ts is the *order* time: ts_ns, raised where needed so that it never
+ * decreases within a thread and a matched recv comes after its send (in
+ * the chunked form a recv is raised above its send's ts_ns, within its
+ * chunk's time range).
  *
  * Callers: engine/cursor.c, tui/ (views, cmd-tui.c), tests.
  */
@@ -34,14 +49,15 @@
 struct session;
 struct chunk_store;
 
-#define RECON_F_SYNTH 0x01  /* entry rebuilt from a wrapped ring's exit */
-#define RECON_F_FOLDED 0x02 /* entry folded in the trace view (UI state) */
+#define RECON_F_SYNTH 0x01 /* entry rebuilt from a wrapped ring's exit */
+#define RECON_CACHE 16	   /* decoded chunks kept (chunked form) */
 
 struct recon_ev {
 	int64_t ts;    /* order time, ns */
 	int64_t id;    /* events.id; -1 for a synthetic entry */
 	uint32_t func; /* functions.id; 0 when unknown */
-	int32_t match; /* entry <-> exit partner index; -1 none */
+	int32_t match; /* entry <-> exit partner index; -1 none
+			* (read through recon_get / recon_match) */
 	int32_t up;    /* index of the innermost entry enclosing this event
 			* (for an entry or exit: its caller's entry); -1 none */
 	int16_t depth;
@@ -49,11 +65,15 @@ struct recon_ev {
 	uint8_t flags;
 };
 
+struct recon_chunkref; /* reconstruct.c: a chunk of a lazy thread */
+
 struct recon_thread {
 	int pid, tid;
 	char *name;
-	struct recon_ev *ev;
-	int64_t n, cap;
+	struct recon_ev *ev; /* the row form only (NULL when lazy) */
+	int64_t n, cap;      /* events (with synthetic entries) */
+	struct recon_chunkref *ck; /* the chunked form: its chunks */
+	size_t nck;
 	int nsynth;        /* synthetic entries at the front */
 	int64_t depth_fixed; /* entries/exits whose stored depth differed */
 	int wrapped;       /* ring wrapped (threads.wrapped or orphan exits) */
@@ -77,12 +97,18 @@ struct recon {
 	struct recon_msg {
 		int st, rt;
 		int64_t si, ri;
+		int64_t sid; /* the send's event id */
 	} *msgs, *byrecv;
 	int64_t nmsgs;
 	int64_t nevents;
 	int64_t first_ts, last_ts;
 	int crashed; /* meta crashed = 1, or a fatal signal event */
 	int hang;    /* meta reason = hang: a snapshot of a hung program */
+	int lazy;    /* chunked form: events decoded on demand */
+	struct recon_slot *slots; /* the decoded chunks (RECON_CACHE) */
+	uint64_t tick;
+	struct session_event *scratch;
+	int64_t decodes; /* chunks decoded so far (tests, bench) */
 };
 
 /* Load a session's events.  0, or -errno with *cause. */
@@ -97,12 +123,26 @@ int recon_locate(const struct recon *r, int64_t id, int *thread,
 /* Last index in thread t with ts <= ts_ns; -1 if all are later. */
 int64_t recon_at_ts(const struct recon *r, int t, int64_t ts_ns);
 
+/* The event at index i (0 <= i < n) of thread t, with match and up
+ * resolved.  By value: a later call may evict the chunk it came from. */
+struct recon_ev recon_get(const struct recon *r, int t, int64_t i);
+/* Its entry <-> exit partner, its caller's entry (-1 for none). */
+int64_t recon_match(const struct recon *r, int t, int64_t i);
+int64_t recon_up(const struct recon *r, int t, int64_t i);
+/* The first index >= from (dir > 0) or <= from (dir < 0) in thread t
+ * whose event has a kind in kinds (bits 1 << kind) and for which pred
+ * (NULL: any) says 1; chunks without such a kind are skipped undecoded.
+ * -1 when there is none. */
+int64_t recon_scan(const struct recon *r, int t, int64_t from, int dir,
+		   int kinds, int (*pred)(const struct recon_ev *, void *),
+		   void *arg);
+
 /* "name" for a function id ("?" when unknown; "0x..." never NULL) */
 const char *recon_func_name(const struct recon *r, uint32_t func);
 
 /* Entry index of the frame the event at idx is in: itself for an entry,
  * its partner for an exit, else ev[idx].up.  -1 outside every frame. */
-int64_t recon_frame(const struct recon_thread *th, int64_t idx);
+int64_t recon_frame(const struct recon *r, int t, int64_t idx);
 
 /* The other end of a matched send or recv at (t, idx); 0 or -ENOENT. */
 int recon_peer(const struct recon *r, int t, int64_t idx, int *ot,

@@ -65,7 +65,7 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS chunks(id INTEGER PRIMARY KEY, pid INTEGER,"
 	" tid INTEGER, first_ts INTEGER, last_ts INTEGER, first_seq INTEGER,"
 	" last_seq INTEGER, depth_min INTEGER, depth_max INTEGER, count INTEGER,"
-	" codec INTEGER, checksum INTEGER, size INTEGER);"
+	" codec INTEGER, checksum INTEGER, size INTEGER, kinds INTEGER);"
 	"CREATE TABLE IF NOT EXISTS chunk_data(id INTEGER PRIMARY KEY, body BLOB);"
 	"CREATE TABLE IF NOT EXISTS events(id INTEGER PRIMARY KEY, pid INTEGER,"
 	" tid INTEGER, ts_ns INTEGER, kind INTEGER, depth INTEGER, func INTEGER,"
@@ -374,11 +374,18 @@ int session_chunk_put(struct session *s, struct session_chunk *c,
 	sqlite3_stmt *st;
 	int rc;
 
+	/* kinds: absent from the first format-2 files (a session opened
+	 * for writing keeps its table as it was) */
 	if (session_prep(s, &s->chunk_ins,
 			 "INSERT INTO chunks(pid,tid,first_ts,last_ts,"
 			 "first_seq,last_seq,depth_min,depth_max,count,codec,"
-			 "checksum,size) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)") ||
-	    session_prep(s, &s->chunk_body_ins,
+			 "checksum,size,kinds) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)") &&
+	    session_prep(s, &s->chunk_ins,
+			 "INSERT INTO chunks(pid,tid,first_ts,last_ts,"
+			 "first_seq,last_seq,depth_min,depth_max,count,codec,"
+			 "checksum,size) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"))
+		return -EIO;
+	if (session_prep(s, &s->chunk_body_ins,
 			 "INSERT INTO chunk_data(id,body) VALUES(?,?)"))
 		return -EIO;
 	st = s->chunk_ins;
@@ -394,6 +401,8 @@ int session_chunk_put(struct session *s, struct session_chunk *c,
 	sqlite3_bind_int(st, 10, c->codec);
 	sqlite3_bind_int64(st, 11, (int64_t)c->checksum);
 	sqlite3_bind_int64(st, 12, (int64_t)size);
+	if (sqlite3_bind_parameter_count(st) >= 13)
+		sqlite3_bind_int(st, 13, c->kinds);
 	rc = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
@@ -422,6 +431,11 @@ int session_chunk_index(struct session *s, struct session_chunk **out,
 	/* no ORDER BY: a scan in rowid order reads what a truncated file
 	 * still has; engine/chunk.c sorts */
 	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id,pid,tid,first_ts,last_ts,first_seq,"
+			       "last_seq,depth_min,depth_max,count,codec,"
+			       "checksum,size,kinds FROM chunks",
+			       -1, &st, NULL) != SQLITE_OK &&
+	    sqlite3_prepare_v2(s->db,
 			       "SELECT id,pid,tid,first_ts,last_ts,first_seq,"
 			       "last_seq,depth_min,depth_max,count,codec,"
 			       "checksum,size FROM chunks",
@@ -455,6 +469,12 @@ int session_chunk_index(struct session *s, struct session_chunk **out,
 		c->codec = sqlite3_column_int(st, 10);
 		c->checksum = (uint64_t)sqlite3_column_int64(st, 11);
 		c->size = sqlite3_column_int64(st, 12);
+		/* unknown (an early format-2 file): any kind may be there */
+		c->kinds = sqlite3_column_count(st) > 13 &&
+					   sqlite3_column_type(st, 13) !=
+						   SQLITE_NULL
+				   ? sqlite3_column_int(st, 13)
+				   : -1;
 	}
 	if (rc != SQLITE_DONE)
 		*partial = 1;

@@ -18,7 +18,9 @@
  *   callsites(id INTEGER PRIMARY KEY, proc INTEGER, addr, file TEXT, line)
  *   chunks(id INTEGER PRIMARY KEY, pid, tid, first_ts, last_ts,
  *          first_seq, last_seq, depth_min, depth_max, count, codec,
- *          checksum, size)          the chunk index (format 2)
+ *          checksum, size, kinds)   the chunk index (format 2); kinds
+ *          has bit 1 << kind for each event kind in the chunk (NULL in
+ *          the first format-2 files: unknown)
  *   chunk_data(id INTEGER PRIMARY KEY, blob)   the chunk bodies, same id
  *       Events are stored in chunks of up to CHUNK_EVENTS events of one
  *       thread (engine/chunk.h: the encoding, the writer and the one
@@ -128,6 +130,7 @@ struct session_chunk {
 	int codec;
 	uint64_t checksum;
 	int64_t size; /* bytes of the body */
+	int32_t kinds; /* bit 1 << kind for each kind in the chunk; -1 unknown */
 };
 
 /* Store one chunk (index row and body).  0 or -EIO. */

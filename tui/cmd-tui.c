@@ -63,6 +63,13 @@ struct tui {
 	char search[128];
 	int bench; /* PROPEL_TUI_BENCH=N: timings to stderr; N>1: N random
 		    * moves with redraws, then quit (tests/bench-tui.sh) */
+	/* folding, newest last: the latest op that covers an entry says
+	 * whether it is folded (none: unfolded) */
+	struct tui_fold_op {
+		int t, on;
+		int64_t from, to;
+	} *folds;
+	int nfolds, capfolds;
 };
 
 static struct tui *tui_of(struct view *v)
@@ -212,14 +219,44 @@ int64_t tui_frame(struct view *v, int th, int64_t idx)
 
 	if (th == cursor_thread(t->c) && idx == cursor_index(t->c))
 		return cursor_frame(t->c);
-	return recon_frame(&t->r->threads[th], idx);
+	return recon_frame(t->r, th, idx);
+}
+
+int tui_folded(struct view *v, int th, int64_t idx)
+{
+	struct tui *t = tui_of(v);
+	int k;
+
+	for (k = t->nfolds; k-- > 0;)
+		if (t->folds[k].t == th && t->folds[k].from <= idx &&
+		    idx <= t->folds[k].to)
+			return t->folds[k].on;
+	return 0;
+}
+
+void tui_fold(struct view *v, int th, int64_t from, int64_t to, int on)
+{
+	struct tui *t = tui_of(v);
+
+	if (from == to && tui_folded(v, th, from) == on)
+		return;
+	if (t->nfolds == t->capfolds) {
+		int nc = t->capfolds ? 2 * t->capfolds : 64;
+		struct tui_fold_op *n = realloc(t->folds, nc * sizeof(*n));
+
+		if (!n)
+			return;
+		t->folds = n;
+		t->capfolds = nc;
+	}
+	t->folds[t->nfolds++] = (struct tui_fold_op){ th, on, from, to };
 }
 
 int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
 	       char **path)
 {
 	struct tui *t = tui_of(v);
-	const struct recon_ev *e = &t->r->threads[th].ev[idx];
+	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
 	struct recon_row row;
 	int err;
 
@@ -256,14 +293,13 @@ static const char *signame(int signo)
 void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 {
 	struct tui *t = tui_of(v);
-	const struct recon_thread *thr = &t->r->threads[th];
-	const struct recon_ev *e = &thr->ev[idx];
+	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
 	const char *fn = recon_func_name(t->r, e->func);
 	struct recon_row row;
 
 	switch (e->kind) {
 	case SK_ENTRY:
-		if (e->match >= 0 && (e->flags & RECON_F_FOLDED))
+		if (e->match >= 0 && tui_folded(v, th, idx))
 			snprintf(buf, size, "%s() { ... }  %lld events%s", fn,
 				 (long long)(e->match - idx + 1),
 				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
@@ -335,13 +371,14 @@ static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
 {
 	int64_t fr[64];
 	int n = cursor_backtrace(t->c, fr, 64), i, len;
-	const struct recon_thread *th = &t->r->threads[cursor_thread(t->c)];
+	int th = cursor_thread(t->c);
 	char buf[512];
 
 	len = snprintf(buf, sizeof(buf), "bt: %d frame%s:", n, n == 1 ? "" : "s");
 	for (i = 0; i < n && i < 64 && len < (int)sizeof(buf); i++)
 		len += snprintf(buf + len, sizeof(buf) - len, " #%d %s", i,
-				recon_func_name(t->r, th->ev[fr[i]].func));
+				recon_func_name(t->r,
+						recon_get(t->r, th, fr[i]).func));
 	screen_message("%s", buf);
 	return 0;
 }
@@ -522,6 +559,13 @@ static void tui_command(struct tui *t, char *line)
 	free(cause);
 }
 
+static int search_pred(const struct recon_ev *e, void *arg)
+{
+	struct tui *t = arg;
+
+	return strstr(recon_func_name(t->r, e->func), t->search) != NULL;
+}
+
 static void tui_search(struct tui *t, const char *what)
 {
 	const struct recon *r = t->r;
@@ -538,10 +582,10 @@ static void tui_search(struct tui *t, const char *what)
 		int64_t i = k == 0 ? cursor_index(t->c) + 1 : 0;
 		int64_t end = k == r->nthreads ? cursor_index(t->c) : thr->n;
 
-		for (; i < end; i++) {
-			if (thr->ev[i].kind != SK_ENTRY ||
-			    !strstr(recon_func_name(r, thr->ev[i].func), t->search))
-				continue;
+		i = i < end ? recon_scan(r, th, i, 1, 1 << SK_ENTRY,
+					 search_pred, t)
+			    : -1;
+		if (i >= 0 && i < end) {
 			cursor_goto(t->c, th, i, NULL);
 			tui_moved(t);
 			if (k)
@@ -619,6 +663,7 @@ static void tui_status(struct tui *t, char *buf, int size)
 	int th = cursor_thread(t->c);
 	const struct recon_thread *thr = &t->r->threads[th];
 	int64_t i = cursor_index(t->c), f = cursor_frame(t->c);
+	struct recon_ev e = recon_get(t->r, th, i);
 	char *file = NULL, *path = NULL;
 	const char *base;
 	int line = 0;
@@ -630,10 +675,14 @@ static void tui_status(struct tui *t, char *buf, int size)
 			 line);
 	}
 	snprintf(buf, size, " %d:%d  %s  %s  event %lld/%lld%s%s", thr->pid,
-		 thr->tid, f >= 0 ? recon_func_name(t->r, thr->ev[f].func) : "-",
+		 thr->tid,
+		 f >= 0 ? recon_func_name(t->r, recon_get(t->r, th, f).func)
+			: "-",
 		 where, (long long)(i + 1 - thr->nsynth),
 		 (long long)(thr->n - thr->nsynth),
-		 thr->ev[i].kind == SK_SIGNAL ? "  [fault]" : "",
+		 e.kind == SK_SIGNAL ? "  [fault]"
+		 : e.kind == SK_LOST ? "  [gap]"
+				     : "",
 		 cursor_break_count(t->c) ? "  [break]" : "");
 	free(file);
 	free(path);
@@ -796,7 +845,7 @@ static int cmd_tui_exec(int argc, char **argv)
 	struct tui t;
 	char *cause = NULL;
 	int err, i, opt_end = 0, vitals_only = 0;
-	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0;
+	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0, t_end = 0;
 
 	memset(&t, 0, sizeof(t));
 	for (i = 1; i < argc; i++) {
@@ -886,6 +935,10 @@ static int cmd_tui_exec(int argc, char **argv)
 
 		tui_draw(&t);
 		t_first = now_s();
+		/* End: the last event of the cursor's thread */
+		tui_key(&t, SCREEN_KEY_END);
+		tui_draw(&t);
+		t_end = now_s() - t_first;
 		srand(12345);
 		for (k = 0; k < t.bench; k++) {
 			int th = rand() % t.r->nthreads;
@@ -907,8 +960,9 @@ static int cmd_tui_exec(int argc, char **argv)
 		}
 		screen_fini();
 		fprintf(stderr, "propel-tui-bench: steps=%d worst_step_ms=%.2f "
-				"mean_step_ms=%.3f\n",
-			t.bench, worst * 1e3, sum / t.bench * 1e3);
+				"mean_step_ms=%.3f end_ms=%.2f chunks_decoded=%lld\n",
+			t.bench, worst * 1e3, sum / t.bench * 1e3, t_end * 1e3,
+			(long long)t.r->decodes);
 		t.quit = 1;
 	}
 	while (!t.quit) {
@@ -937,6 +991,7 @@ out:
 	cursor_free(t.c);
 	recon_free(t.r);
 	session_close(t.s);
+	free(t.folds);
 	if (err) {
 		propel_report("tui", err, cause);
 		free(cause);

@@ -42,6 +42,11 @@ int tui_locate(struct view *v, int t, int64_t idx, char **file, int *line,
 int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 	       char **cause);
 
+/* Folding (UI state, apart from the trace): 1 when the entry at (t, idx)
+ * is folded; fold (on = 1) or unfold every entry in [from, to]. */
+int tui_folded(struct view *v, int t, int64_t idx);
+void tui_fold(struct view *v, int t, int64_t from, int64_t to, int on);
+
 /* one line describing an event for the trace and threads panes */
 void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
 

@@ -210,6 +210,7 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 	struct recon *r = tui_recon(v);
 	const struct recon_thread *th = &r->threads[t];
 	int64_t f = tui_frame(v, t, idx), addr = 0, pc = 0;
+	struct recon_ev e = recon_get(r, t, idx), fe;
 	char *exe = NULL, *name = NULL, **lines = NULL;
 	unsigned char *code = NULL;
 	size_t size = 0, n = 0, k;
@@ -222,15 +223,16 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 	*cur = 0;
 	if (f < 0)
 		return propel_cause(cause, -ENOENT, "no function here");
+	fe = recon_get(r, t, f);
 	/* a fault: the function whose code holds the pc, which is not the
 	 * frame's when the frame is a PLT call into a shared library */
-	if (th->ev[idx].kind == SK_SIGNAL) {
+	if (e.kind == SK_SIGNAL) {
 		struct recon_row row;
 		uint32_t pf;
 
-		if (!recon_row(r, th->ev[idx].id, &row) && row.arg2) {
+		if (!recon_row(r, e.id, &row) && row.arg2) {
 			pc = row.arg2;
-			if (!disasm_func_at(v, th->ev[f].func, pc, &pf) &&
+			if (!disasm_func_at(v, fe.func, pc, &pf) &&
 			    !disasm_query(v, th->pid, pf, &exe, &name, &addr) &&
 			    !disasm_read(exe, name, &value, &code, &size, NULL) &&
 			    (uint64_t)pc - (uint64_t)(addr - (int64_t)value) <
@@ -245,10 +247,10 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 			code = NULL;
 		}
 	}
-	err = disasm_query(v, th->pid, th->ev[f].func, &exe, &name, &addr);
+	err = disasm_query(v, th->pid, fe.func, &exe, &name, &addr);
 	if (err) {
 		propel_cause(cause, err, "no binary recorded for %s",
-			     recon_func_name(r, th->ev[f].func));
+			     recon_func_name(r, fe.func));
 		goto out;
 	}
 	err = disasm_read(exe, name, &value, &code, &size, cause);

@@ -59,9 +59,9 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 			int64_t f = tui_frame(v, t, i);
 
 			if (f >= 0)
-				fn = recon_func_name(rc, th->ev[f].func);
+				fn = recon_func_name(rc, recon_get(rc, t, f).func);
 			tui_describe(v, t, i, text, sizeof(text));
-			if (i == th->n - 1 && t != ct && th->ev[i].ts < ts)
+			if (i == th->n - 1 && t != ct && recon_get(rc, t, i).ts < ts)
 				snprintf(text + strlen(text),
 					 sizeof(text) - strlen(text), "  (ended)");
 		}
@@ -71,7 +71,8 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 				    "%c%2d %d:%d %-10.10s ", t == ct ? '*' : ' ',
 				    t + 1, th->pid, th->tid, th->name ? th->name : "");
 		col += screen_printf(r, row, col, attr | SC_GREEN, "in %s ", fn);
-		screen_put(r, row, col, attr | (i >= 0 && th->ev[i].kind == SK_SIGNAL
+		screen_put(r, row, col, attr | (i >= 0 && i < th->n &&
+						recon_get(rc, t, i).kind == SK_SIGNAL
 							? SA_HIGHLIGHT
 							: 0),
 			   text);

@@ -3,10 +3,12 @@
  * collapsible call tree (TraceBack §4.3.1), or all threads interleaved by
  * time (TraceBack §4.3.2; key `a`).
  *
- * Folding is a flag on the entry event (RECON_F_FOLDED): a folded call
- * shows as one line, and its events (exit included) are skipped by the
- * visible-line walk (trace_vnext / trace_vprev), which costs O(1) per
- * line thanks to the entry<->exit match.  When the cursor lands inside a
+ * Folding is UI state kept by the core (tui_folded / tui_fold: a short
+ * list of fold ranges, so folding a call of a million events costs one
+ * entry): a folded call shows as one line, and its events (exit included)
+ * are skipped by the visible-line walk (trace_vnext / trace_vprev), which
+ * costs O(1) per line thanks to the entry<->exit match.  Events are read
+ * through recon_get (decoded chunks, engine/reconstruct.h).  When the cursor lands inside a
  * folded call, its folded ancestors open (trace_reveal), so the cursor's
  * line is always visible.  The pane keeps only a top anchor; a frame
  * walks at most one screen of lines from it.
@@ -25,36 +27,41 @@ struct trace_view {
 	int page;    /* rows last drawn */
 };
 
-static int64_t trace_vnext(const struct recon_thread *th, int64_t i)
+static int64_t trace_vnext(struct view *v, int t, int64_t i)
 {
-	const struct recon_ev *e = &th->ev[i];
+	struct recon_ev e = recon_get(tui_recon(v), t, i);
 
-	if (e->kind == SK_ENTRY && (e->flags & RECON_F_FOLDED) && e->match >= 0)
-		return e->match + 1;
+	if (e.kind == SK_ENTRY && e.match >= 0 && tui_folded(v, t, i))
+		return e.match + 1;
 	return i + 1;
 }
 
-static int64_t trace_vprev(const struct recon_thread *th, int64_t i)
+static int64_t trace_vprev(struct view *v, int t, int64_t i)
 {
 	int64_t j = i - 1;
+	struct recon_ev e;
 
-	if (j >= 0 && th->ev[j].kind == SK_EXIT && th->ev[j].match >= 0 &&
-	    (th->ev[th->ev[j].match].flags & RECON_F_FOLDED))
-		j = th->ev[j].match;
+	if (j < 0)
+		return j;
+	e = recon_get(tui_recon(v), t, j);
+	if (e.kind == SK_EXIT && e.match >= 0 && tui_folded(v, t, e.match))
+		j = e.match;
 	return j;
 }
 
-static void trace_reveal(struct recon_thread *th, int64_t i)
+/* open the folded calls around i, so that its line shows */
+static void trace_reveal(struct view *v, int t, int64_t i)
 {
-	int64_t a = th->ev[i].kind == SK_EXIT && th->ev[i].match >= 0
-			    ? th->ev[i].match
-			    : th->ev[i].up;
+	struct recon *rc = tui_recon(v);
+	struct recon_ev e = recon_get(rc, t, i);
+	int64_t a = e.kind == SK_EXIT && e.match >= 0 ? e.match : e.up;
 
-	if (th->ev[i].kind == SK_EXIT && a >= 0)
-		th->ev[a].flags &= ~RECON_F_FOLDED;
-	for (a = th->ev[i].kind == SK_EXIT && a >= 0 ? th->ev[a].up : a; a >= 0;
-	     a = th->ev[a].up)
-		th->ev[a].flags &= ~RECON_F_FOLDED;
+	if (e.kind == SK_EXIT && a >= 0) {
+		tui_fold(v, t, a, a, 0);
+		a = recon_up(rc, t, a);
+	}
+	for (; a >= 0; a = recon_up(rc, t, a))
+		tui_fold(v, t, a, a, 0);
 }
 
 static int trace_open(struct view *v, char **cause)
@@ -91,7 +98,7 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 {
 	struct recon *rc = tui_recon(v);
 	const struct recon_thread *th = &rc->threads[t];
-	const struct recon_ev *e = &th->ev[i];
+	const struct recon_ev ev = recon_get(rc, t, i), *e = &ev;
 	char text[256];
 	int attr = line_attr(e), col = 0, ind = e->depth, maxind = r->w / 4;
 
@@ -108,7 +115,7 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 	col += screen_printf(r, row, col, attr, "%*s", ind * 2, "");
 	if (e->kind == SK_ENTRY && e->match >= 0)
 		col += screen_put(r, row, col, attr,
-				  e->flags & RECON_F_FOLDED ? "+ " : "- ");
+				  tui_folded(v, t, i) ? "+ " : "- ");
 	tui_describe(v, t, i, text, sizeof(text));
 	screen_put(r, row, col, attr, text);
 }
@@ -122,23 +129,24 @@ static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
 	struct recon_thread *th = &rc->threads[t];
 	int64_t ci = cursor_index(c), i;
 
-	trace_reveal(th, ci);
+	trace_reveal(v, t, ci);
 	/* is the cursor within one screen from top? */
 	if (tv->top_t != t || tv->top > ci || tv->top >= th->n)
 		tv->top = -1;
 	if (tv->top >= 0) {
 		for (i = tv->top, k = 0; i < th->n && k < r->h && i < ci; k++)
-			i = trace_vnext(th, i);
+			i = trace_vnext(v, t, i);
 		if (i != ci || k >= r->h)
 			tv->top = -1;
 	}
 	if (tv->top < 0) {
 		/* put the cursor a third of the way down (half for a crash) */
-		int back = rc->crashed && th->ev[ci].kind == SK_SIGNAL ? r->h * 2 / 3
-									  : r->h / 3;
+		int back = rc->crashed && recon_get(rc, t, ci).kind == SK_SIGNAL
+				   ? r->h * 2 / 3
+				   : r->h / 3;
 
 		for (i = ci, k = 0; k < back; k++) {
-			int64_t p = trace_vprev(th, i);
+			int64_t p = trace_vprev(v, t, i);
 
 			if (p < 0)
 				break;
@@ -149,7 +157,7 @@ static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
 	}
 	for (i = tv->top, row = 0; i < th->n && row < r->h; row++) {
 		draw_line(v, r, row, t, i, i == ci, focused, 0);
-		i = trace_vnext(th, i);
+		i = trace_vnext(v, t, i);
 	}
 	if (row < r->h)
 		screen_put(r, row, 1, SA_DIM, "-- end of trace --");
@@ -188,19 +196,6 @@ static void trace_draw(struct view *v, const struct screen_rect *r, int focused)
 		draw_tree(v, r, focused);
 }
 
-static void set_fold(struct recon_thread *th, int64_t from, int64_t to, int on)
-{
-	int64_t i;
-
-	for (i = from; i <= to && i < th->n; i++)
-		if (th->ev[i].kind == SK_ENTRY && th->ev[i].match >= 0) {
-			if (on)
-				th->ev[i].flags |= RECON_F_FOLDED;
-			else
-				th->ev[i].flags &= ~RECON_F_FOLDED;
-		}
-}
-
 static int move_line(struct view *v, int dir, int count)
 {
 	struct recon *rc = tui_recon(v);
@@ -218,7 +213,7 @@ static int move_line(struct view *v, int dir, int count)
 			i = ni;
 			continue;
 		}
-		ni = dir > 0 ? trace_vnext(th, i) : trace_vprev(th, i);
+		ni = dir > 0 ? trace_vnext(v, t, i) : trace_vprev(v, t, i);
 		if (ni < 0 || ni >= th->n)
 			break;
 		i = ni;
@@ -232,9 +227,11 @@ static int trace_key(struct view *v, int key)
 {
 	struct trace_view *tv = v->priv;
 	struct cursor *c = tui_cursor(v);
-	struct recon_thread *th = &tui_recon(v)->threads[cursor_thread(c)];
+	struct recon *rc = tui_recon(v);
+	int t = cursor_thread(c);
+	struct recon_thread *th = &rc->threads[t];
 	int64_t i = cursor_index(c);
-	struct recon_ev *e = &th->ev[i];
+	struct recon_ev e = recon_get(rc, t, i);
 
 	switch (key) {
 	case SCREEN_KEY_UP: case 'k': return move_line(v, -1, 1);
@@ -242,28 +239,28 @@ static int trace_key(struct view *v, int key)
 	case SCREEN_KEY_PGUP: return move_line(v, -1, tv->page ? tv->page - 1 : 10);
 	case SCREEN_KEY_PGDN: return move_line(v, 1, tv->page ? tv->page - 1 : 10);
 	case SCREEN_KEY_HOME:
-		cursor_goto(c, cursor_thread(c), 0, NULL);
+		cursor_goto(c, t, 0, NULL);
 		return 1;
 	case SCREEN_KEY_END:
-		cursor_goto(c, cursor_thread(c), th->n - 1, NULL);
+		cursor_goto(c, t, th->n - 1, NULL);
 		return 1;
 	case SCREEN_KEY_ENTER:
 	case ' ':
-		if (e->kind == SK_EXIT && e->match >= 0) {
-			i = e->match;
-			cursor_goto(c, cursor_thread(c), i, NULL);
-			e = &th->ev[i];
+		if (e.kind == SK_EXIT && e.match >= 0) {
+			i = e.match;
+			cursor_goto(c, t, i, NULL);
+			e = recon_get(rc, t, i);
 		}
-		if (e->kind != SK_ENTRY || e->match < 0) {
+		if (e.kind != SK_ENTRY || e.match < 0) {
 			screen_message("nothing to fold here (not a call that "
 				       "returned)");
 			return 1;
 		}
-		e->flags ^= RECON_F_FOLDED;
+		tui_fold(v, t, i, i, !tui_folded(v, t, i));
 		return 1;
 	case '+':
 	case '-': {
-		int64_t f = e->kind == SK_ENTRY ? i : recon_frame(th, i);
+		int64_t f = e.kind == SK_ENTRY ? i : recon_frame(rc, t, i), m;
 
 		if (f < 0) {
 			screen_message("no call here to %s", key == '+' ? "unfold"
@@ -271,10 +268,12 @@ static int trace_key(struct view *v, int key)
 			return 1;
 		}
 		/* a call that never returned (crash) spans to the end */
-		set_fold(th, f + 1, th->ev[f].match >= 0 ? th->ev[f].match : th->n - 1,
-			 key == '-');
-		th->ev[f].flags &= ~RECON_F_FOLDED;
-		cursor_goto(c, cursor_thread(c), f, NULL);
+		m = recon_match(rc, t, f);
+		if (f + 1 <= (m >= 0 ? m : th->n - 1))
+			tui_fold(v, t, f + 1, m >= 0 ? m : th->n - 1,
+				 key == '-');
+		tui_fold(v, t, f, f, 0);
+		cursor_goto(c, t, f, NULL);
 		return 1;
 	}
 	}

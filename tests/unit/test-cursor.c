@@ -137,7 +137,7 @@ static void test_rfinish(struct recon *r, struct cursor *c)
 		const struct recon_thread *th = &r->threads[t];
 
 		for (i = 0; i < th->n; i++) {
-			int64_t f = recon_frame(th, i);
+			int64_t f = recon_frame(r, t, i);
 			int err;
 
 			cursor_goto(c, t, i, NULL);
