@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <zstd.h>
 
 #include "engine/chunk.h"
@@ -378,7 +379,8 @@ void chunk_store_free(struct chunk_store *cs)
 	for (k = 0; k < CHUNK_CACHE; k++)
 		free(cs->cache[k].ev);
 	ZSTD_freeDCtx(cs->dctx);
-	free(cs->zbuf);
+	if (cs->zbuf)
+		munmap(cs->zbuf, (size_t)CHUNK_EVENTS * 64);
 	free(cs->idx);
 	free(cs->byseq);
 	free(cs->threads);
@@ -457,9 +459,17 @@ static int64_t chunk_decode(struct chunk_store *cs, size_t ci,
 		chunk_lost(cs, ci, "cannot be decompressed");
 		return -1;
 	}
-	if (!cs->zbuf && !(cs->zbuf = malloc((size_t)CHUNK_EVENTS * 64))) {
-		free(body);
-		return -1;
+	if (!cs->zbuf) {
+		/* populated at once: page by page it costs far more */
+		cs->zbuf = mmap(NULL, (size_t)CHUNK_EVENTS * 64,
+				PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+				0);
+		if (cs->zbuf == MAP_FAILED) {
+			cs->zbuf = NULL;
+			free(body);
+			return -1;
+		}
 	}
 	rn = ZSTD_decompressDCtx(cs->dctx, cs->zbuf, (size_t)CHUNK_EVENTS * 64,
 				 body, size);

@@ -266,8 +266,14 @@ static int find_stop(const struct cursor *c, int forward, int *ot,
 
 	for (u = 0; u < r->nthreads; u++) {
 		int64_t j, ts;
+		int kinds = 1 << SK_SIGNAL | (c->nbrk ? 1 << SK_ENTRY : 0);
 
 		if (!r->threads[u].n)
+			continue;
+		/* a thread with no stop on that side of the cursor's time
+		 * (says the chunk index) is not looked into */
+		if (u != c->t &&
+		    !(recon_kinds_from(r, u, ts0, forward ? 1 : -1) & kinds))
 			continue;
 		if (forward) {
 			if (u == c->t) /* before a call: the call itself counts */

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "engine/chunk.h"
 #include "engine/reconstruct.h"
@@ -334,6 +335,10 @@ static int build_thread(struct recon_thread *th)
 static int64_t ev_ts(const struct recon *r, int t, int64_t i);
 
 #define RECON_UNRES (-2) /* match/up: in another chunk, not looked up yet */
+#define RECON_SLOT_BYTES                                                   \
+	(CHUNK_EVENTS * (sizeof(struct recon_ev) + sizeof(struct session_event)))
+#define RECON_STACK_BYTES                                                  \
+	((CHUNK_EVENTS + 1) * (sizeof(int64_t) + sizeof(int32_t)))
 
 struct recon_chunkref {
 	size_t ci;	     /* in the store's index */
@@ -348,6 +353,15 @@ struct recon_slot {
 	int t; /* -1 empty */
 	size_t k;
 	struct recon_ev *ev;
+	struct session_event *se; /* the chunk as stored (raw ts, args) */
+	int64_t n;
+	int raised; /* order times final (lazy_raise) */
+	/* for the searches across chunks: the first / last index whose
+	 * depth is <= dlo + x (x = 0 .. dhi - dlo), and the first / last gap
+	 * (CHUNK_EVENTS / -1 when none) */
+	int32_t dlo, dhi, first_lost, last_lost;
+	int32_t *first_le, *last_le;
+	size_t cap_le;
 	uint64_t used;
 };
 
@@ -390,13 +404,71 @@ static int64_t lazy_first_recv(const struct recon *r, int t, int64_t i)
 	return lo;
 }
 
+/* The depth tables of a decoded chunk (see struct recon_slot). */
+static int lazy_index_depths(struct recon_slot *slot, int64_t n)
+{
+	int32_t lo = INT32_MAX, hi = INT32_MIN, x, i;
+	size_t want;
+
+	slot->first_lost = CHUNK_EVENTS;
+	slot->last_lost = -1;
+	for (i = 0; i < n; i++) {
+		if (slot->ev[i].kind == SK_LOST) {
+			if (slot->first_lost == CHUNK_EVENTS)
+				slot->first_lost = i;
+			slot->last_lost = i;
+			continue;
+		}
+		if (slot->ev[i].depth < lo)
+			lo = slot->ev[i].depth;
+		if (slot->ev[i].depth > hi)
+			hi = slot->ev[i].depth;
+	}
+	if (lo > hi)
+		lo = hi = 0;
+	slot->dlo = lo;
+	slot->dhi = hi;
+	want = (size_t)(hi - lo + 1);
+	if (want > slot->cap_le) {
+		int32_t *f = realloc(slot->first_le, want * sizeof(*f));
+		int32_t *l;
+
+		if (!f)
+			return -ENOMEM;
+		slot->first_le = f;
+		if (!(l = realloc(slot->last_le, want * sizeof(*l))))
+			return -ENOMEM;
+		slot->last_le = l;
+		slot->cap_le = want;
+	}
+	for (x = 0; x <= hi - lo; x++) {
+		slot->first_le[x] = CHUNK_EVENTS;
+		slot->last_le[x] = -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (slot->ev[i].kind == SK_LOST)
+			continue;
+		x = slot->ev[i].depth - lo;
+		if (slot->first_le[x] == CHUNK_EVENTS)
+			slot->first_le[x] = i;
+		slot->last_le[x] = i;
+	}
+	for (x = 1; x <= hi - lo; x++) {
+		if (slot->first_le[x - 1] < slot->first_le[x])
+			slot->first_le[x] = slot->first_le[x - 1];
+		if (slot->last_le[x - 1] > slot->last_le[x])
+			slot->last_le[x] = slot->last_le[x - 1];
+	}
+	return 0;
+}
+
 /* Decode chunk k of thread t into a slot (the least recently used). */
 static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 {
 	struct recon_thread *th = &r->threads[t];
 	const struct recon_chunkref *c = &th->ck[k];
 	struct recon_slot *slot = &r->slots[0];
-	int64_t n, i, sp = 0, ts, *stk, nstk = 0, m;
+	int64_t n, i, sp = 0, ts, *stk, nstk = 0;
 	int32_t *sdepth;
 	int j;
 
@@ -408,12 +480,11 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 		if (r->slots[j].used < slot->used)
 			slot = &r->slots[j];
 	}
-	if (!slot->ev &&
-	    !(slot->ev = malloc(CHUNK_EVENTS * sizeof(*slot->ev))))
-		return NULL;
 	slot->t = -1;
+	slot->raised = 0;
 	r->decodes++;
-	n = chunk_store_decode(r->store, c->ci, r->scratch);
+	n = chunk_store_decode(r->store, c->ci, slot->se);
+	slot->n = n == c->count ? n : 0;
 	if (n != c->count) {
 		/* damaged (said on stderr): a gap of its size */
 		for (i = 0; i < c->count; i++)
@@ -428,7 +499,7 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 	}
 	ts = c->lo_ts;
 	for (i = 0; i < n; i++) {
-		const struct session_event *se = &r->scratch[i];
+		const struct session_event *se = &slot->se[i];
 		struct recon_ev *e = &slot->ev[i];
 
 		if (se->ts_ns > ts)
@@ -446,25 +517,9 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 		else if (!(se->has & SE_DEPTH) && se->kind == SK_EXIT && sp)
 			e->depth = (int16_t)--sp;
 	}
-	/* a recv comes after its send (raised within the chunk's range) */
-	for (m = lazy_first_recv(r, t, c->base);
-	     m < r->nmsgs && r->byrecv[m].rt == t &&
-	     r->byrecv[m].ri < c->base + c->count;
-	     m++) {
-		struct session_event se;
-		int64_t want;
-
-		if (chunk_store_event(r->store, r->byrecv[m].sid, &se, NULL,
-				      NULL))
-			continue;
-		want = se.ts_ns + 1 < c->hi_ts ? se.ts_ns + 1 : c->hi_ts;
-		for (i = r->byrecv[m].ri - c->base;
-		     i < c->count && slot->ev[i].ts < want; i++)
-			slot->ev[i].ts = want;
-	}
 	/* match and up: a stack of earlier events of strictly rising depth
 	 * (a gap sits at the bottom, below every depth) */
-	stk = (int64_t *)r->scratch;
+	stk = r->stack;
 	sdepth = (int32_t *)(stk + CHUNK_EVENTS + 1);
 	for (i = 0; i < n; i++) {
 		struct recon_ev *e = &slot->ev[i];
@@ -516,10 +571,53 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 		sdepth[nstk++] = d;
 	}
 done:
+	if (lazy_index_depths(slot, c->count)) {
+		slot->t = -1;
+		return NULL;
+	}
 	slot->t = t;
 	slot->k = k;
 	slot->used = ++r->tick;
 	return slot;
+}
+
+/* The raw ts_ns of event i of thread t (0 when unreadable). */
+static int64_t lazy_raw_ts(struct recon *r, int t, int64_t i)
+{
+	const struct recon_thread *th = &r->threads[t];
+	size_t k = lazy_chunk_of(th, i);
+	struct recon_slot *slot = lazy_slot(r, t, k);
+
+	if (!slot || i - th->ck[k].base >= slot->n)
+		return 0;
+	return slot->se[i - th->ck[k].base].ts_ns;
+}
+
+/* Final order times of a decoded chunk: a recv comes after its send
+ * (raised above the send's ts_ns, within the chunk's range).  Needs the
+ * senders' chunks decoded, not their order times, so that it does not
+ * recurse. */
+static void lazy_raise(struct recon *r, struct recon_slot *slot)
+{
+	const struct recon_chunkref *c = &r->threads[slot->t].ck[slot->k];
+	int t = slot->t;
+	int64_t m, i;
+
+	slot->raised = 1;
+	for (m = lazy_first_recv(r, t, c->base);
+	     m < r->nmsgs && r->byrecv[m].rt == t &&
+	     r->byrecv[m].ri < c->base + c->count;
+	     m++) {
+		int64_t want = lazy_raw_ts(r, r->byrecv[m].st, r->byrecv[m].si);
+
+		slot->used = ++r->tick; /* keep this slot out of the LRU's way */
+		if (!want)
+			continue;
+		want = want + 1 < c->hi_ts ? want + 1 : c->hi_ts;
+		for (i = r->byrecv[m].ri - c->base;
+		     i < c->count && slot->ev[i].ts < want; i++)
+			slot->ev[i].ts = want;
+	}
 }
 
 /* The event at i, from the cache (NULL when out of memory). */
@@ -533,60 +631,80 @@ static struct recon_ev *lazy_at(const struct recon *cr, int t, int64_t i)
 	return slot ? &slot->ev[i - th->ck[k].base] : NULL;
 }
 
-/* The first event after i with depth <= d, or a gap: its index, or -1. */
-static int64_t lazy_find_fwd(struct recon *r, int t, int64_t i, int32_t d)
+/* The same, with its final order time. */
+static struct recon_ev *lazy_at_ts(const struct recon *cr, int t, int64_t i)
 {
+	struct recon *r = (struct recon *)cr;
 	const struct recon_thread *th = &r->threads[t];
 	size_t k = lazy_chunk_of(th, i);
-	int64_t j = i + 1;
+	struct recon_slot *slot = lazy_slot(r, t, k);
+
+	if (!slot)
+		return NULL;
+	if (!slot->raised) {
+		lazy_raise(r, slot);
+		if (!(slot = lazy_slot(r, t, k)))
+			return NULL;
+	}
+	return &slot->ev[i - th->ck[k].base];
+}
+
+/* The first event of chunks k.. with depth <= d, or a gap: its index,
+ * or -1.  A chunk that cannot hold one (its depth range, no gap) is
+ * skipped undecoded; a decoded one answers from its depth table. */
+static int64_t lazy_find_fwd(struct recon *r, int t, size_t k, int32_t d)
+{
+	const struct recon_thread *th = &r->threads[t];
 
 	for (; k < th->nck; k++) {
 		const struct recon_chunkref *c = &th->ck[k];
 		struct recon_slot *slot;
+		int32_t j;
 
-		if (j >= c->base + c->count)
-			continue;
-		if (j < c->base)
-			j = c->base;
-		if (c->depth_min > d && !lazy_may_hold(c, SK_LOST))
+		if (!c->count ||
+		    (c->depth_min > d && !lazy_may_hold(c, SK_LOST)))
 			continue;
 		if (!(slot = lazy_slot(r, t, k)))
 			return -1;
-		for (; j < c->base + c->count; j++) {
-			const struct recon_ev *e = &slot->ev[j - c->base];
+		j = slot->first_lost;
+		if (d >= slot->dlo) {
+			int32_t x = d < slot->dhi ? d - slot->dlo
+						  : slot->dhi - slot->dlo;
 
-			if (e->depth <= d || e->kind == SK_LOST)
-				return j;
+			if (slot->first_le[x] < j)
+				j = slot->first_le[x];
 		}
+		if (j < c->count)
+			return c->base + j;
 	}
 	return -1;
 }
 
-/* The last event before i with depth <= d, or a gap: its index, or -1. */
-static int64_t lazy_find_back(struct recon *r, int t, int64_t i, int32_t d)
+/* The last event of chunks ..k with depth <= d, or a gap (as above). */
+static int64_t lazy_find_back(struct recon *r, int t, size_t k, int32_t d)
 {
 	const struct recon_thread *th = &r->threads[t];
-	size_t k = lazy_chunk_of(th, i) + 1;
-	int64_t j = i - 1;
 
-	while (k-- > 0) {
+	for (k++; k-- > 0;) {
 		const struct recon_chunkref *c = &th->ck[k];
 		struct recon_slot *slot;
+		int32_t j;
 
-		if (j < c->base)
-			continue;
-		if (j >= c->base + c->count)
-			j = c->base + c->count - 1;
-		if (c->depth_min > d && !lazy_may_hold(c, SK_LOST))
+		if (!c->count ||
+		    (c->depth_min > d && !lazy_may_hold(c, SK_LOST)))
 			continue;
 		if (!(slot = lazy_slot(r, t, k)))
 			return -1;
-		for (; j >= c->base; j--) {
-			const struct recon_ev *e = &slot->ev[j - c->base];
+		j = slot->last_lost;
+		if (d >= slot->dlo) {
+			int32_t x = d < slot->dhi ? d - slot->dlo
+						  : slot->dhi - slot->dlo;
 
-			if (e->depth <= d || e->kind == SK_LOST)
-				return j;
+			if (slot->last_le[x] > j)
+				j = slot->last_le[x];
 		}
+		if (j >= 0)
+			return c->base + j;
 	}
 	return -1;
 }
@@ -594,8 +712,9 @@ static int64_t lazy_find_back(struct recon *r, int t, int64_t i, int32_t d)
 static struct recon_ev lazy_get(const struct recon *cr, int t, int64_t i)
 {
 	struct recon *r = (struct recon *)cr;
-	struct recon_ev *e = lazy_at(r, t, i), v;
+	struct recon_ev *e = lazy_at_ts(r, t, i), v;
 	int64_t j, match = -1, up = -1;
+	size_t k;
 
 	if (!e)
 		return (struct recon_ev){ .id = -1, .match = -1, .up = -1,
@@ -603,8 +722,11 @@ static struct recon_ev lazy_get(const struct recon *cr, int t, int64_t i)
 	v = *e;
 	if (v.match != RECON_UNRES && v.up != RECON_UNRES)
 		return v;
+	/* unresolved: the answer is not in i's chunk (lazy_slot's stack
+	 * saw no candidate), so the search starts at the next/previous one */
+	k = lazy_chunk_of(&r->threads[t], i);
 	if (v.match == RECON_UNRES && v.kind == SK_ENTRY) {
-		j = lazy_find_fwd(r, t, i, v.depth);
+		j = lazy_find_fwd(r, t, k + 1, v.depth);
 		if (j >= 0) {
 			struct recon_ev *x = lazy_at(r, t, j);
 
@@ -612,7 +734,7 @@ static struct recon_ev lazy_get(const struct recon *cr, int t, int64_t i)
 				match = j;
 		}
 	} else if (v.match == RECON_UNRES) { /* an exit */
-		j = lazy_find_back(r, t, i, v.depth);
+		j = k ? lazy_find_back(r, t, k - 1, v.depth) : -1;
 		if (j >= 0) {
 			struct recon_ev *x = lazy_at(r, t, j);
 
@@ -623,7 +745,7 @@ static struct recon_ev lazy_get(const struct recon *cr, int t, int64_t i)
 		match = v.match;
 	}
 	if (v.up == RECON_UNRES) {
-		j = lazy_find_back(r, t, i, v.depth - 1);
+		j = k ? lazy_find_back(r, t, k - 1, v.depth - 1) : -1;
 		if (j >= 0) {
 			struct recon_ev *x = lazy_at(r, t, j);
 
@@ -690,12 +812,26 @@ static int lazy_load(struct recon *r, char **cause)
 
 	r->lazy = 1;
 	r->slots = calloc(RECON_CACHE, sizeof(*r->slots));
-	/* the decode buffer, reused as the match/up stack */
-	r->scratch = malloc(CHUNK_EVENTS * sizeof(*r->scratch));
-	if (!r->slots || !r->scratch)
+	if (!r->slots)
 		return -ENOMEM;
-	for (j = 0; j < RECON_CACHE; j++)
+	/* the slots' buffers and lazy_slot's match/up stack (indices, then
+	 * depths) in one mapping, its pages populated now: a first touch of
+	 * each page later costs far more (a page fault each, ~10x the time
+	 * here), and would fall on the first steps into new chunks */
+	r->maplen = RECON_CACHE * RECON_SLOT_BYTES + RECON_STACK_BYTES;
+	r->map = mmap(NULL, r->maplen, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (r->map == MAP_FAILED)
+		return -ENOMEM;
+	for (j = 0; j < RECON_CACHE; j++) {
+		char *b = (char *)r->map + (size_t)j * RECON_SLOT_BYTES;
+
 		r->slots[j].t = -1;
+		r->slots[j].ev = (struct recon_ev *)b;
+		r->slots[j].se = (struct session_event *)(b + CHUNK_EVENTS *
+						       sizeof(struct recon_ev));
+	}
+	r->stack = (int64_t *)((char *)r->map + RECON_CACHE * RECON_SLOT_BYTES);
 	cts = chunk_store_threads(r->store, &nct);
 	for (c = 0; c < nct; c++) {
 		t = recon_thread_find(r, (int)cts[c].pid, (int)cts[c].tid);
@@ -752,7 +888,7 @@ static int64_t ev_ts(const struct recon *r, int t, int64_t i)
 
 	if (!r->lazy)
 		return r->threads[t].ev[i].ts;
-	e = lazy_at(r, t, i);
+	e = lazy_at_ts(r, t, i);
 	return e ? e->ts : 0;
 }
 
@@ -1018,10 +1154,13 @@ void recon_free(struct recon *r)
 		free(r->threads[t].name);
 	}
 	if (r->slots)
-		for (t = 0; t < RECON_CACHE; t++)
-			free(r->slots[t].ev);
+		for (t = 0; t < RECON_CACHE; t++) {
+			free(r->slots[t].first_le);
+			free(r->slots[t].last_le);
+		}
 	free(r->slots);
-	free(r->scratch);
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->maplen);
 	free(r->threads);
 	for (f = 0; f < r->nfuncs; f++) {
 		free(r->funcs[f].name);
@@ -1092,6 +1231,26 @@ int64_t recon_scan(const struct recon *cr, int t, int64_t from, int dir,
 		i = dir > 0 ? c->base + c->count : c->base - 1;
 	}
 	return -1;
+}
+
+int recon_kinds_from(const struct recon *r, int t, int64_t ts, int dir)
+{
+	const struct recon_thread *th = &r->threads[t];
+	int kinds = 0;
+	size_t k;
+
+	if (!r->lazy)
+		return -1;
+	for (k = 0; k < th->nck; k++) {
+		const struct recon_chunkref *c = &th->ck[k];
+
+		if (dir > 0 ? c->hi_ts >= ts : c->lo_ts <= ts) {
+			if (c->kinds < 0)
+				return -1;
+			kinds |= c->kinds;
+		}
+	}
+	return kinds;
 }
 
 int64_t recon_frame(const struct recon *r, int t, int64_t idx)
@@ -1214,8 +1373,25 @@ int recon_row(const struct recon *r, int64_t id, struct recon_row *row)
 
 	memset(row, 0, sizeof(*row));
 	row->site = -1;
-	if (id < 0 || chunk_store_event(r->store, id, &ev, NULL, NULL))
+	if (id < 0)
 		return -ENOENT;
+	if (r->lazy) { /* through the decoded chunks */
+		int t;
+		int64_t i;
+		size_t k;
+		struct recon_slot *slot;
+
+		if (recon_locate(r, id, &t, &i))
+			return -ENOENT;
+		k = lazy_chunk_of(&r->threads[t], i);
+		slot = lazy_slot((struct recon *)r, t, k);
+		i -= r->threads[t].ck[k].base;
+		if (!slot || i >= slot->n)
+			return -ENOENT;
+		ev = slot->se[i];
+	} else if (chunk_store_event(r->store, id, &ev, NULL, NULL)) {
+		return -ENOENT;
+	}
 	row->ts_ns = ev.ts_ns;
 	row->arg0 = ev.arg[0];
 	row->arg1 = ev.arg[1];

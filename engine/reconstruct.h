@@ -107,7 +107,9 @@ struct recon {
 	int lazy;    /* chunked form: events decoded on demand */
 	struct recon_slot *slots; /* the decoded chunks (RECON_CACHE) */
 	uint64_t tick;
-	struct session_event *scratch;
+	int64_t *stack; /* lazy_slot's */
+	void *map;	/* the slots' buffers and the stack */
+	size_t maplen;
 	int64_t decodes; /* chunks decoded so far (tests, bench) */
 };
 
@@ -136,6 +138,11 @@ int64_t recon_up(const struct recon *r, int t, int64_t i);
 int64_t recon_scan(const struct recon *r, int t, int64_t from, int dir,
 		   int kinds, int (*pred)(const struct recon_ev *, void *),
 		   void *arg);
+
+/* The kinds (bits 1 << kind) thread t may have at or after ts (dir > 0),
+ * at or before it (dir < 0), from the chunk index alone; -1 when not
+ * known (the row form, an early format-2 file). */
+int recon_kinds_from(const struct recon *r, int t, int64_t ts, int dir);
 
 /* "name" for a function id ("?" when unknown; "0x..." never NULL) */
 const char *recon_func_name(const struct recon *r, uint32_t func);

@@ -72,6 +72,8 @@ struct tui {
 	int nfolds, capfolds;
 };
 
+static double cpu_s(void);
+
 static struct tui *tui_of(struct view *v)
 {
 	return v->tui;
@@ -654,8 +656,14 @@ static void draw_pane(struct tui *t, int slot, struct screen_rect r)
 	screen_clear_row(&head, 0, 0, focused ? SA_REVERSE : SC_CYAN | SA_UNDERLINE);
 	screen_put(&head, 0, 0, (focused ? SA_REVERSE : SC_CYAN) | SA_BOLD, title);
 	body = (struct screen_rect){ r.x, r.y + 1, r.w, r.h - 1 };
-	if (body.h > 0)
+	if (body.h > 0) {
+		double c0 = getenv("PROPEL_TUI_BENCH_LOG") ? cpu_s() : 0;
+
 		v->ops->draw(v, &body, focused);
+		if (c0)
+			fprintf(stderr, "  draw %s %.2f ms\n", v->ops->name,
+				(cpu_s() - c0) * 1e3);
+	}
 }
 
 static void tui_status(struct tui *t, char *buf, int size)
@@ -839,6 +847,23 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* CPU time of this thread: what a step costs without the machine's other
+ * work (the bench runs beside builds on shared cores) */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static int cmd_tui_exec(int argc, char **argv)
 {
 	const char *path = PROPEL_SESSION_DEFAULT, *env;
@@ -930,8 +955,10 @@ static int cmd_tui_exec(int argc, char **argv)
 		screen_message("? for help, q to quit");
 	if (t.bench > 1) {
 		/* PROPEL_TUI_BENCH=N: N random moves, each with a full redraw */
-		double worst = 0, sum = 0;
-		int k;
+		double worst = 0, sum = 0, worst_cpu = 0, c0;
+		double *steps = calloc(t.bench, sizeof(*steps));
+		int k, m, worst_m = 0;
+		int64_t d0, worst_d = 0;
 
 		tui_draw(&t);
 		t_first = now_s();
@@ -951,18 +978,42 @@ static int cmd_tui_exec(int argc, char **argv)
 					    NULL);
 			tui_draw(&t);
 			s0 = now_s();
-			tui_do_move(&t, (enum cursor_move)(rand() % CURSOR_NMOVES));
+			c0 = cpu_s();
+			d0 = t.r->decodes;
+			m = rand() % CURSOR_NMOVES;
+			tui_do_move(&t, (enum cursor_move)m);
 			tui_draw(&t);
 			s0 = now_s() - s0;
+			c0 = cpu_s() - c0;
+			if (c0 > worst_cpu)
+				worst_cpu = c0;
+			if (getenv("PROPEL_TUI_BENCH_LOG"))
+				fprintf(stderr, "step %d %s cpu_ms=%.2f wall_ms=%.2f decoded=%lld thread=%d\n",
+					k, cursor_move_name((enum cursor_move)m), c0 * 1e3, s0 * 1e3,
+					(long long)(t.r->decodes - d0), cursor_thread(t.c));
+			if (steps)
+				steps[k] = s0;
 			sum += s0;
-			if (s0 > worst)
+			if (s0 > worst) {
 				worst = s0;
+				worst_m = m;
+				worst_d = t.r->decodes - d0;
+			}
 		}
 		screen_fini();
+		if (steps)
+			qsort(steps, t.bench, sizeof(*steps), dbl_cmp);
 		fprintf(stderr, "propel-tui-bench: steps=%d worst_step_ms=%.2f "
-				"mean_step_ms=%.3f end_ms=%.2f chunks_decoded=%lld\n",
-			t.bench, worst * 1e3, sum / t.bench * 1e3, t_end * 1e3,
-			(long long)t.r->decodes);
+				"p99_step_ms=%.2f mean_step_ms=%.3f "
+				"worst_step_cpu_ms=%.2f end_ms=%.2f "
+				"chunks_decoded=%lld (worst: %s, %lld decoded)\n",
+			t.bench, worst * 1e3,
+			steps ? steps[t.bench * 99 / 100] * 1e3 : 0,
+			sum / t.bench * 1e3, worst_cpu * 1e3, t_end * 1e3,
+			(long long)t.r->decodes,
+			cursor_move_name((enum cursor_move)worst_m),
+			(long long)worst_d);
+		free(steps);
 		t.quit = 1;
 	}
 	while (!t.quit) {
