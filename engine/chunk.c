@@ -57,8 +57,22 @@ static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 }
 
 /* 0 on success, -1 past the end or on an over-long varint */
+static int get_varint_slow(const uint8_t **pp, const uint8_t *end,
+			   uint64_t *out);
+
+/* most varints of a chunk are one byte: that case inline */
 static inline int get_varint(const uint8_t **pp, const uint8_t *end,
 			     uint64_t *out)
+{
+	if (__builtin_expect(*pp < end && **pp < 0x80, 1)) {
+		*out = *(*pp)++;
+		return 0;
+	}
+	return get_varint_slow(pp, end, out);
+}
+
+static int get_varint_slow(const uint8_t **pp, const uint8_t *end,
+			   uint64_t *out)
 {
 	const uint8_t *p = *pp;
 	uint64_t v = 0;
@@ -221,6 +235,9 @@ struct chunk_store {
 	int64_t lost;
 	ZSTD_DCtx *dctx;
 	void *zbuf;		   /* a body being read */
+	int quiet;		   /* damage said in msg, not on stderr */
+	char msg[512];
+	uint64_t nmsg;
 	struct chunk_cached cache[CHUNK_CACHE];
 	uint64_t tick;
 };
@@ -413,12 +430,27 @@ static void chunk_lost(struct chunk_store *cs, size_t ci, const char *why)
 		return;
 	cs->reported[ci] = 1;
 	cs->lost += c->count;
-	fprintf(stderr,
-		"propel: %s: thread %" PRId64 "/%" PRId64 ": %" PRId64
-		" events lost (ids %" PRId64 "..%" PRId64 ", ts_ns %" PRId64
-		"..%" PRId64 "): chunk %s; the other chunks are read\n",
-		session_path(cs->s), c->pid, c->tid, c->count, c->first_seq,
-		c->last_seq, c->first_ts, c->last_ts, why);
+	snprintf(cs->msg, sizeof(cs->msg),
+		 "propel: %s: thread %" PRId64 "/%" PRId64 ": %" PRId64
+		 " events lost (ids %" PRId64 "..%" PRId64 ", ts_ns %" PRId64
+		 "..%" PRId64 "): chunk %s; the other chunks are read",
+		 session_path(cs->s), c->pid, c->tid, c->count, c->first_seq,
+		 c->last_seq, c->first_ts, c->last_ts, why);
+	cs->nmsg++;
+	if (!cs->quiet)
+		fprintf(stderr, "%s\n", cs->msg);
+}
+
+void chunk_store_quiet(struct chunk_store *cs, int on)
+{
+	cs->quiet = on;
+}
+
+const char *chunk_store_message(const struct chunk_store *cs,
+				uint64_t *count)
+{
+	*count = cs->nmsg;
+	return cs->nmsg ? cs->msg : NULL;
 }
 
 /* Decode chunk ci into ev (room for CHUNK_EVENTS).  Returns the count,

@@ -73,6 +73,13 @@ void chunk_store_free(struct chunk_store *cs);
  * (the row form: in the order of their first id). */
 const struct chunk_thread *chunk_store_threads(struct chunk_store *cs,
 					       size_t *n);
+/* Say a damaged chunk in a message kept here (chunk_store_message)
+ * instead of on stderr: for a caller that owns the terminal (the TUI). */
+void chunk_store_quiet(struct chunk_store *cs, int on);
+/* The last damage message and how many there were so far (NULL, 0). */
+const char *chunk_store_message(const struct chunk_store *cs,
+				uint64_t *count);
+
 /* Events lost to damage so far (skipped chunks). */
 int64_t chunk_store_lost(const struct chunk_store *cs);
 /* 1 when the events are read from the row form (table events). */

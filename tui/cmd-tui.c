@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/chunk.h"
 #include "engine/cursor.h"
 #include "engine/reconstruct.h"
 #include "engine/replay.h"
@@ -70,6 +71,7 @@ struct tui {
 		int64_t from, to;
 	} *folds;
 	int nfolds, capfolds;
+	uint64_t damage_seen; /* chunk_store_message count shown */
 };
 
 static double cpu_s(void);
@@ -349,9 +351,14 @@ void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 			 (long long)row.arg0);
 		break;
 	case SK_LOST:
-		snprintf(buf, size,
-			 "~~~ gap: %lld records lost (the drain fell behind) ~~~",
-			 (long long)row.arg0);
+		if (e->id < 0) /* engine/reconstruct.c: a damaged chunk */
+			snprintf(buf, size, "~~~ gap: a damaged chunk (events "
+					    "unreadable) ~~~");
+		else
+			snprintf(buf, size,
+				 "~~~ gap: %lld records lost (the drain fell "
+				 "behind) ~~~",
+				 (long long)row.arg0);
 		break;
 	default:
 		snprintf(buf, size, "%s",
@@ -755,6 +762,18 @@ static void tui_draw(struct tui *t)
 		draw_help(t, cols, rows);
 	tui_status(t, status, sizeof(status));
 	screen_status(status);
+	/* a damaged chunk met while drawing: said on the message line */
+	{
+		uint64_t n;
+		const char *msg = chunk_store_message(t->r->store, &n);
+
+		if (n != t->damage_seen) {
+			t->damage_seen = n;
+			screen_error("%s", msg + (strncmp(msg, "propel: ", 8)
+							  ? 0
+							  : 8));
+		}
+	}
 	screen_end_frame();
 }
 
@@ -929,6 +948,8 @@ static int cmd_tui_exec(int argc, char **argv)
 	err = screen_init(&cause);
 	if (err)
 		goto out;
+	/* from here on the terminal is the screen's */
+	chunk_store_quiet(t.r->store, 1);
 	tui_add_view(&t, &view_trace_ops);
 	tui_add_view(&t, &view_source_ops);
 	tui_add_view(&t, &view_threads_ops);
@@ -962,10 +983,13 @@ static int cmd_tui_exec(int argc, char **argv)
 
 		tui_draw(&t);
 		t_first = now_s();
-		/* End: the last event of the cursor's thread */
+		/* End: the last event of the cursor's thread, from its first */
+		tui_key(&t, SCREEN_KEY_HOME);
+		tui_draw(&t);
+		t_end = now_s();
 		tui_key(&t, SCREEN_KEY_END);
 		tui_draw(&t);
-		t_end = now_s() - t_first;
+		t_end = now_s() - t_end;
 		srand(12345);
 		for (k = 0; k < t.bench; k++) {
 			int th = rand() % t.r->nthreads;

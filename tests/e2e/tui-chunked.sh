@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# tests/e2e/tui-chunked.sh - the TUI on a chunked session of several chunks
+# per thread (gen-session chunked: 400,000 events, five threads, written
+# through engine/chunk.c's writer as ingest writes them), under tmux at
+# 80x24: the first screen is the crash; Home and End reach the first and
+# last event; a step backward across a chunk boundary lands on the event
+# before it with the call stack that replay's events give (bt); a gap is
+# marked on its line and in the status, and the frames open before it are
+# not matched after it; a chunk with flipped bytes is said on the message
+# line, its events show as a damaged gap, and the TUI goes on.
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+[ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
+command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 0; }
+command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 0; }
+tui_build || { fail tui-chunked/build "cannot build the fixtures"; exit 1; }
+d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
+db=$d/chunked.db
+"$TUI_GEN" chunked "$db" 400000 || { fail tui-chunked/gen "gen-session failed"; exit 1; }
+"$PROPEL" replay --format=jsonl "$db" >"$d/all.jsonl" 2>"$d/err" ||
+	{ fail tui-chunked/replay "$(head -2 "$d/err")"; exit 1; }
+
+# expectations from replay: thread 600's count and first id, the stack at
+# id 65536 (the last event of its first chunk), the gap in thread 602
+python3 - "$d/all.jsonl" >"$d/expect" <<'EOF' || { fail tui-chunked/expect "python3"; exit 1; }
+import json, sys
+first = {}; count = {}; stack = []; bt = None; gap = None; gcfirst = None
+sid = 0  # ids are the order written: thread after thread
+for line in open(sys.argv[1]):
+    e = json.loads(line); sid += 1
+    t = e["tid"]
+    first.setdefault(t, sid); count[t] = count.get(t, 0) + 1
+    if t == 600 and sid <= 65536:
+        k = e["kind"]
+        if sid == 65536:
+            if k == "entry": fr = stack + [e["func"]]
+            else: fr = list(stack)
+            bt = (len(fr), fr[-1], fr[-2])
+        if k == "entry": stack.append(e["func"])
+        elif k == "exit": stack.pop()
+    if t == 602 and e["kind"] == "lost" and gap is None:
+        gap = sid
+print(count[600], bt[0], bt[1], bt[2], gap, gap - first[602] + 1, first[602])
+EOF
+read -r n600 btn bt0 bt1 gapid gapidx gcfirst <"$d/expect"
+
+tui_start 80 24 "$PROPEL" tui "$db"
+if tui_wait_for "event " 10 && tui_status | grep -q "event $n600/$n600 .*\[fault\]" &&
+	tui_screen | grep -q "SIGSEGV"; then
+	pass tui-chunked/first-screen-at-crash
+else
+	fail tui-chunked/first-screen-at-crash "$(tui_status)"
+fi
+tui_keys Home
+tui_status | grep -q "event 1/$n600" && pass tui-chunked/home ||
+	fail tui-chunked/home "$(tui_status)"
+tui_keys End
+tui_status | grep -q "event $n600/$n600" && pass tui-chunked/end ||
+	fail tui-chunked/end "$(tui_status)"
+
+# across the boundary between the first and the second chunk
+tui_cmd goto 65537
+tui_status | grep -q "event 65537/$n600" || fail tui-chunked/goto "$(tui_status)"
+tui_keys S
+tui_cmd bt
+if tui_status | grep -q "event 65536/$n600" &&
+	tui_message | grep -q "^bt: $btn frames: #0 $bt0 #1 $bt1"; then
+	pass tui-chunked/reverse-step-across-chunks
+else
+	fail tui-chunked/reverse-step-across-chunks "want bt $btn $bt0 $bt1; $(tui_status) / $(tui_message)"
+fi
+tui_keys s
+tui_status | grep -q "event 65537/$n600" && pass tui-chunked/step-back-across ||
+	fail tui-chunked/step-back-across "$(tui_status)"
+
+# the gap: marked, and a barrier
+tui_cmd goto "$gapid"
+if tui_status | grep -q "event $gapidx/.*\[gap\]" &&
+	tui_screen | grep -q "~~~ gap: 5000 records lost"; then
+	pass tui-chunked/gap-marked
+else
+	fail tui-chunked/gap-marked "$(tui_status)"
+fi
+tui_cmd goto $((gapid + 3)) # the exit of gc_cycle, opened before the gap
+tui_keys N
+tui_status | grep -q "event $((gapidx + 2))/" && pass tui-chunked/gap-exit-unmatched ||
+	fail tui-chunked/gap-exit-unmatched "reverse-next went to $(tui_status)"
+tui_cmd goto $((gcfirst + 1)) # the first gc_cycle entry: its exit is past the gap
+tui_keys n
+tui_message | grep -q "never returns" && pass tui-chunked/gap-entry-unmatched ||
+	fail tui-chunked/gap-entry-unmatched "$(tui_status) / $(tui_message)"
+tui_keys q
+tui_wait_for EXITED 3
+
+# a damaged chunk: thread 600's second
+cp "$db" "$d/flip.db"
+sqlite3 "$d/flip.db" "UPDATE chunk_data SET body = substr(body, 1, 100) ||
+	X'5a5a5a5a' || substr(body, 105) WHERE id = (SELECT id FROM chunks
+	WHERE tid = 600 ORDER BY first_seq LIMIT 1 OFFSET 1)"
+tui_start 80 24 "$PROPEL" tui "$d/flip.db"
+tui_wait_for "event " 10
+tui_cmd goto 65700
+if tui_screen | grep -q "damaged chunk" &&
+	tui_message | grep -q "thread 600/600: 65536 events lost (ids 65537\.\." &&
+	! tui_screen | grep -q "^propel:"; then
+	pass tui-chunked/damaged-chunk
+else
+	fail tui-chunked/damaged-chunk "$(tui_status) / $(tui_message)"
+fi
+tui_keys End
+tui_keys q
+tui_wait_for EXITED 3 && tui_screen | grep -q "EXITED 0" && pass tui-chunked/damaged-goes-on ||
+	fail tui-chunked/damaged-goes-on "$(tui_screen | tail -3)"
