@@ -162,7 +162,9 @@ static int load_threads(struct recon *r, char **cause)
 		}
 		r->threads[t].name = col_strdup(st, 2);
 		r->threads[t].wrapped = sqlite3_column_int(st, 4);
-		if (n > 0 && n < ((int64_t)1 << 32))
+		/* the row form is read into memory: room for it at once */
+		if (n > 0 && n < ((int64_t)1 << 32) &&
+		    chunk_store_rows_form(r->store))
 			err = recon_reserve(&r->threads[t], n + 64);
 		if (err)
 			break;
