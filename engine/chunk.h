@@ -15,13 +15,17 @@
  *
  * ("previous" starts at the chunk's first_ts and 0, so every chunk decodes
  * alone).  The index row (engine/session.h, table chunks) keeps the
- * thread, the ts and id ranges, the depth range, the count and a 64-bit
- * FNV-1a checksum of the body.
+ * thread, the ts and id ranges, the depth range, the kinds present (a bit
+ * per kind), the count and a 64-bit FNV-1a checksum of the body: enough
+ * for engine/reconstruct.c to position, and to skip chunks that cannot hold
+ * what it looks for, without decoding them.
  *
  * Reading: chunk_store_open() loads the index (a few rows for millions of
  * events); chunk_iter walks one thread's events in order, decoding a
  * chunk at a time into its own buffer; chunk_store_event() finds one event
- * by id through a cache of CHUNK_CACHE decoded chunks.  A chunk whose
+ * by id through a cache of CHUNK_CACHE decoded chunks; chunk_store_decode()
+ * decodes one chunk into the caller's buffer (engine/reconstruct.c keeps
+ * its own cache of them).  A chunk whose
  * checksum or decompression fails, or that a truncated file lost, is
  * skipped: one line on stderr names the thread, the ids and the time range
  * lost (once per chunk), and every other chunk reads as usual.
