@@ -7,7 +7,8 @@
 # before it with the call stack that replay's events give (bt); a gap is
 # marked on its line and in the status, and the frames open before it are
 # not matched after it; a chunk with flipped bytes is said on the message
-# line, its events show as a damaged gap, and the TUI goes on.
+# line, its events show as a damaged gap, and the TUI goes on.  Then the
+# same walk on a real recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
 command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 0; }
@@ -110,3 +111,52 @@ tui_keys End
 tui_keys q
 tui_wait_for EXITED 3 && tui_screen | grep -q "EXITED 0" && pass tui-chunked/damaged-goes-on ||
 	fail tui-chunked/damaged-goes-on "$(tui_screen | tail -3)"
+
+# a real recording: fib(24), 300,000 events in five chunks of one thread
+cc -O2 -o "$d/fib" "$PROPEL_TOP/tests/fixtures/capture/bench-fib.c" &&
+	"$PROPEL" record -o "$d/fib.db" -- "$d/fib" 24 >/dev/null 2>&1 ||
+	{ fail tui-chunked/record "cannot record fib 24"; exit 1; }
+"$PROPEL" replay --format=jsonl "$d/fib.db" >"$d/fib.jsonl" 2>"$d/err"
+python3 - "$d/fib.jsonl" >"$d/fexpect" <<'EOF2' || { fail tui-chunked/fib-expect "python3"; exit 1; }
+import json, sys
+n = 0; stack = []; bt = None; match = {}; up = {}; ev = {}
+for line in open(sys.argv[1]):
+    e = json.loads(line); n += 1; k = e["kind"]; ev[n] = k
+    if n == 65536:
+        names = [x[1] for x in stack]
+        fr = names + [e["func"]] if k == "entry" else names
+        bt = (len(fr), fr[-1], fr[-2])
+    if k == "entry":
+        up[n] = stack[-1][0] if stack else None
+        stack.append((n, e["func"]))
+    elif k == "exit":
+        en = stack.pop()[0]; match[en] = n; match[n] = en
+    else:
+        up[n] = stack[-1][0] if stack else None
+# finish from 65536: the exit of its frame (of the caller's at an exit)
+i = 65536
+f = i if ev[i] == "entry" else (up[match[i]] if ev[i] == "exit" else up[i])
+print(n, bt[0], bt[1], bt[2], match.get(f, 0))
+EOF2
+read -r nfib fbtn fbt0 fbt1 ffin <"$d/fexpect"
+tui_start 80 24 "$PROPEL" tui "$d/fib.db"
+tui_wait_for "event " 10
+tui_status | grep -q "event 1/$nfib" && pass tui-chunked/fib-first-screen ||
+	fail tui-chunked/fib-first-screen "$(tui_status)"
+tui_keys End
+tui_status | grep -q "event $nfib/$nfib" && pass tui-chunked/fib-end ||
+	fail tui-chunked/fib-end "$(tui_status)"
+tui_cmd goto 65537
+tui_keys S
+tui_cmd bt
+if tui_status | grep -q "event 65536/$nfib" &&
+	tui_message | grep -q "^bt: $fbtn frames: #0 $fbt0 #1 $fbt1"; then
+	pass tui-chunked/fib-reverse-step-across-chunks
+else
+	fail tui-chunked/fib-reverse-step-across-chunks "want bt $fbtn $fbt0 $fbt1; $(tui_status) / $(tui_message)"
+fi
+tui_keys f # finish: the exit of the frame, in a later chunk or this one
+tui_status | grep -q "event $ffin/$nfib" && pass tui-chunked/fib-finish ||
+	fail tui-chunked/fib-finish "want event $ffin; $(tui_status) / $(tui_message)"
+tui_keys q
+tui_wait_for EXITED 3
