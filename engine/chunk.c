@@ -3,10 +3,13 @@
  *
  * The writer encodes into a growing buffer and compresses it with zstd
  * when CHUNK_EVENTS events are in it (or the thread ends); session.c
- * stores the index row and the body.  The reader sorts the index by
+ * stores the index row and the body (with the kinds seen, a bit each).
+ * The reader sorts the index by
  * (pid, tid, first_seq) for iteration and keeps a second order by
  * first_seq for lookups by id.  Decoding never trusts the body: every
- * varint is bounded by the buffer, the count must match the index.
+ * varint is bounded by the buffer, the count must match the index.  A
+ * damaged chunk is said once, on stderr or (chunk_store_quiet, for the
+ * TUI) in a message the caller shows.
  */
 #include <errno.h>
 #include <inttypes.h>

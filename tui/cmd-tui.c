@@ -63,7 +63,9 @@ struct tui {
 	char srcpath[1024];
 	char search[128];
 	int bench; /* PROPEL_TUI_BENCH=N: timings to stderr; N>1: N random
-		    * moves with redraws, then quit (tests/bench-tui.sh) */
+		    * moves with redraws, then quit (tests/bench-tui.sh);
+		    * PROPEL_TUI_BENCH_LOG=1 adds a line per move and per
+		    * pane drawn (CPU time, chunks decoded) */
 	/* folding, newest last: the latest op that covers an entry says
 	 * whether it is folded (none: unfolded) */
 	struct tui_fold_op {
