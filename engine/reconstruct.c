@@ -406,30 +406,20 @@ static int64_t lazy_first_recv(const struct recon *r, int t, int64_t i)
 	return lo;
 }
 
-/* The depth tables of a decoded chunk (see struct recon_slot). */
-static int lazy_index_depths(struct recon_slot *slot, int64_t n)
+/* The depth tables of a decoded chunk (see struct recon_slot), in three
+ * steps: lazy_depths_init (the range, from the conversion loop), one
+ * lazy_depths_note per event (in the match/up loop), lazy_depths_done. */
+static int lazy_depths_init(struct recon_slot *slot, int32_t lo, int32_t hi)
 {
-	int32_t lo = INT32_MAX, hi = INT32_MIN, x, i;
 	size_t want;
+	int32_t x;
 
-	slot->first_lost = CHUNK_EVENTS;
-	slot->last_lost = -1;
-	for (i = 0; i < n; i++) {
-		if (slot->ev[i].kind == SK_LOST) {
-			if (slot->first_lost == CHUNK_EVENTS)
-				slot->first_lost = i;
-			slot->last_lost = i;
-			continue;
-		}
-		if (slot->ev[i].depth < lo)
-			lo = slot->ev[i].depth;
-		if (slot->ev[i].depth > hi)
-			hi = slot->ev[i].depth;
-	}
 	if (lo > hi)
 		lo = hi = 0;
 	slot->dlo = lo;
 	slot->dhi = hi;
+	slot->first_lost = CHUNK_EVENTS;
+	slot->last_lost = -1;
 	want = (size_t)(hi - lo + 1);
 	if (want > slot->cap_le) {
 		int32_t *f = realloc(slot->first_le, want * sizeof(*f));
@@ -447,21 +437,36 @@ static int lazy_index_depths(struct recon_slot *slot, int64_t n)
 		slot->first_le[x] = CHUNK_EVENTS;
 		slot->last_le[x] = -1;
 	}
-	for (i = 0; i < n; i++) {
-		if (slot->ev[i].kind == SK_LOST)
-			continue;
-		x = slot->ev[i].depth - lo;
-		if (slot->first_le[x] == CHUNK_EVENTS)
-			slot->first_le[x] = i;
-		slot->last_le[x] = i;
+	return 0;
+}
+
+static inline void lazy_depths_note(struct recon_slot *slot, int32_t i,
+				    const struct recon_ev *e)
+{
+	int32_t x;
+
+	if (e->kind == SK_LOST) {
+		if (slot->first_lost == CHUNK_EVENTS)
+			slot->first_lost = i;
+		slot->last_lost = i;
+		return;
 	}
-	for (x = 1; x <= hi - lo; x++) {
+	x = e->depth - slot->dlo;
+	if (slot->first_le[x] == CHUNK_EVENTS)
+		slot->first_le[x] = i;
+	slot->last_le[x] = i;
+}
+
+static void lazy_depths_done(struct recon_slot *slot)
+{
+	int32_t x;
+
+	for (x = 1; x <= slot->dhi - slot->dlo; x++) {
 		if (slot->first_le[x - 1] < slot->first_le[x])
 			slot->first_le[x] = slot->first_le[x - 1];
 		if (slot->last_le[x - 1] > slot->last_le[x])
 			slot->last_le[x] = slot->last_le[x - 1];
 	}
-	return 0;
 }
 
 /* Decode chunk k of thread t into a slot (the least recently used). */
@@ -471,7 +476,7 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 	const struct recon_chunkref *c = &th->ck[k];
 	struct recon_slot *slot = &r->slots[0];
 	int64_t n, i, sp = 0, ts, *stk, nstk = 0;
-	int32_t *sdepth;
+	int32_t *sdepth, dlo = INT32_MAX, dhi = INT32_MIN;
 	int j;
 
 	for (j = 0; j < RECON_CACHE; j++) {
@@ -497,6 +502,10 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 							     : 0),
 				.kind = SK_LOST,
 			};
+		if (lazy_depths_init(slot, 0, 0))
+			return NULL;
+		for (i = 0; i < c->count; i++)
+			lazy_depths_note(slot, (int32_t)i, &slot->ev[i]);
 		goto done;
 	}
 	ts = c->lo_ts;
@@ -518,7 +527,15 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 			sp++;
 		else if (!(se->has & SE_DEPTH) && se->kind == SK_EXIT && sp)
 			e->depth = (int16_t)--sp;
+		if (e->kind != SK_LOST) {
+			if (e->depth < dlo)
+				dlo = e->depth;
+			if (e->depth > dhi)
+				dhi = e->depth;
+		}
 	}
+	if (lazy_depths_init(slot, dlo, dhi))
+		return NULL;
 	/* match and up: a stack of earlier events of strictly rising depth
 	 * (a gap sits at the bottom, below every depth) */
 	stk = r->stack;
@@ -528,6 +545,7 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 		int32_t d = e->depth;
 
 		e->match = e->up = RECON_UNRES;
+		lazy_depths_note(slot, (int32_t)i, e);
 		if (e->kind == SK_LOST) {
 			while (nstk) {
 				struct recon_ev *o = &slot->ev[stk[--nstk]];
@@ -573,10 +591,7 @@ static struct recon_slot *lazy_slot(struct recon *r, int t, size_t k)
 		sdepth[nstk++] = d;
 	}
 done:
-	if (lazy_index_depths(slot, c->count)) {
-		slot->t = -1;
-		return NULL;
-	}
+	lazy_depths_done(slot);
 	slot->t = t;
 	slot->k = k;
 	slot->used = ++r->tick;
