@@ -25,7 +25,7 @@ command -v tmux >/dev/null || { echo "bench-tui: tmux not installed, skipped"; e
 n=${PROPEL_BENCH_EVENTS:-10000000}
 tui_build || exit 1
 db=$PROPEL_TOP/$O/tests/big-chunked-$n.db
-if [ ! -s "$db" ] || [ "$TUI_GEN" -nt "$db" ]; then
+if [ ! -s "$db" ] || [ "$PROPEL_TOP/tests/fixtures/tui/gen-session.c" -nt "$db" ]; then
 	echo "bench-tui: generating $n events (chunked) into $db ..."
 	rm -f "$db"
 	"$TUI_GEN" chunked "$db" "$n" || exit 1
