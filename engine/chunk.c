@@ -2,7 +2,7 @@
  * engine/chunk.c - compressed event chunks (see engine/chunk.h).
  *
  * The writer encodes into a growing buffer and compresses it with zstd
- * when CHUNK_EVENTS events are in it (or the thread ends); session.c
+ * when CHUNK_WRITE_EVENTS events are in it (or the thread ends); session.c
  * stores the index row and the body (with the kinds seen, a bit each).
  * The reader sorts the index by
  * (pid, tid, first_seq) for iteration and keeps a second order by
@@ -122,7 +122,7 @@ int chunk_writer_new(struct session *s, struct chunk_writer **out)
 		return -ENOMEM;
 	w->s = s;
 	w->cctx = ZSTD_createCCtx();
-	w->cap = (size_t)CHUNK_EVENTS * 64;
+	w->cap = (size_t)CHUNK_WRITE_EVENTS * 64;
 	w->buf = malloc(w->cap);
 	w->zcap = ZSTD_compressBound(w->cap);
 	w->z = malloc(w->zcap);
@@ -179,7 +179,7 @@ int64_t chunk_writer_add(struct chunk_writer *w, const struct session_event *ev)
 	uint8_t *p;
 	int i;
 
-	if (c->count == CHUNK_EVENTS && chunk_writer_flush(w))
+	if (c->count == CHUNK_WRITE_EVENTS && chunk_writer_flush(w))
 		return -EIO;
 	if (!c->count) {
 		c->pid = w->pid;

@@ -40,7 +40,11 @@
 
 #include "engine/session.h"
 
+/* Events per chunk: the writer closes a chunk at CHUNK_WRITE_EVENTS (a
+ * step of the TUI into a new chunk decodes one: ~0.4 ms at 16K); readers
+ * accept up to CHUNK_EVENTS (sessions written with 64K chunks). */
 #define CHUNK_EVENTS 65536
+#define CHUNK_WRITE_EVENTS 16384
 #define CHUNK_CODEC_ZSTD1 1
 #define CHUNK_CACHE 4
 

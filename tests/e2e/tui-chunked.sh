@@ -15,24 +15,28 @@ command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 0; }
 command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 0; }
 tui_build || { fail tui-chunked/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
+# the writer's chunk size (engine/chunk.h): the boundaries walked below
+CH=$(awk '$1 == "#define" && $2 == "CHUNK_WRITE_EVENTS" { print $3 }' "$PROPEL_TOP/engine/chunk.h")
+[ -n "$CH" ] || { fail tui-chunked/chunk-size "no CHUNK_WRITE_EVENTS in engine/chunk.h"; exit 1; }
 db=$d/chunked.db
 "$TUI_GEN" chunked "$db" 400000 || { fail tui-chunked/gen "gen-session failed"; exit 1; }
 "$PROPEL" replay --format=jsonl "$db" >"$d/all.jsonl" 2>"$d/err" ||
 	{ fail tui-chunked/replay "$(head -2 "$d/err")"; exit 1; }
 
 # expectations from replay: thread 600's count and first id, the stack at
-# id 65536 (the last event of its first chunk), the gap in thread 602
-python3 - "$d/all.jsonl" >"$d/expect" <<'EOF' || { fail tui-chunked/expect "python3"; exit 1; }
+# id $CH (the last event of its first chunk), the gap in thread 602
+python3 - "$d/all.jsonl" "$CH" >"$d/expect" <<'EOF' || { fail tui-chunked/expect "python3"; exit 1; }
 import json, sys
 first = {}; count = {}; stack = []; bt = None; gap = None; gcfirst = None
+CH = int(sys.argv[2])
 sid = 0  # ids are the order written: thread after thread
 for line in open(sys.argv[1]):
     e = json.loads(line); sid += 1
     t = e["tid"]
     first.setdefault(t, sid); count[t] = count.get(t, 0) + 1
-    if t == 600 and sid <= 65536:
+    if t == 600 and sid <= CH:
         k = e["kind"]
-        if sid == 65536:
+        if sid == CH:
             if k == "entry": fr = stack + [e["func"]]
             else: fr = list(stack)
             bt = (len(fr), fr[-1], fr[-2])
@@ -59,18 +63,18 @@ tui_status | grep -q "event $n600/$n600" && pass tui-chunked/end ||
 	fail tui-chunked/end "$(tui_status)"
 
 # across the boundary between the first and the second chunk
-tui_cmd goto 65537
-tui_status | grep -q "event 65537/$n600" || fail tui-chunked/goto "$(tui_status)"
+tui_cmd goto $((CH + 1))
+tui_status | grep -q "event $((CH + 1))/$n600" || fail tui-chunked/goto "$(tui_status)"
 tui_keys S
 tui_cmd bt
-if tui_status | grep -q "event 65536/$n600" &&
+if tui_status | grep -q "event $CH/$n600" &&
 	tui_message | grep -q "^bt: $btn frames: #0 $bt0 #1 $bt1"; then
 	pass tui-chunked/reverse-step-across-chunks
 else
 	fail tui-chunked/reverse-step-across-chunks "want bt $btn $bt0 $bt1; $(tui_status) / $(tui_message)"
 fi
 tui_keys s
-tui_status | grep -q "event 65537/$n600" && pass tui-chunked/step-back-across ||
+tui_status | grep -q "event $((CH + 1))/$n600" && pass tui-chunked/step-back-across ||
 	fail tui-chunked/step-back-across "$(tui_status)"
 
 # the gap: marked, and a barrier
@@ -99,9 +103,9 @@ sqlite3 "$d/flip.db" "UPDATE chunk_data SET body = substr(body, 1, 100) ||
 	WHERE tid = 600 ORDER BY first_seq LIMIT 1 OFFSET 1)"
 tui_start 80 24 "$PROPEL" tui "$d/flip.db"
 tui_wait_for "event " 10
-tui_cmd goto 65700
+tui_cmd goto $((CH + 164))
 if tui_screen | grep -q "damaged chunk" &&
-	tui_message | grep -q "thread 600/600: 65536 events lost (ids 65537\.\." &&
+	tui_message | grep -q "thread 600/600: $CH events lost (ids $((CH + 1))\.\." &&
 	! tui_screen | grep -q "^propel:"; then
 	pass tui-chunked/damaged-chunk
 else
@@ -112,17 +116,18 @@ tui_keys q
 tui_wait_for EXITED 3 && tui_screen | grep -q "EXITED 0" && pass tui-chunked/damaged-goes-on ||
 	fail tui-chunked/damaged-goes-on "$(tui_screen | tail -3)"
 
-# a real recording: fib(24), 300,000 events in five chunks of one thread
+# a real recording: fib(24), 300,000 events in chunks of one thread
 cc -O2 -o "$d/fib" "$PROPEL_TOP/tests/fixtures/capture/bench-fib.c" &&
 	"$PROPEL" record -o "$d/fib.db" -- "$d/fib" 24 >/dev/null 2>&1 ||
 	{ fail tui-chunked/record "cannot record fib 24"; exit 1; }
 "$PROPEL" replay --format=jsonl "$d/fib.db" >"$d/fib.jsonl" 2>"$d/err"
-python3 - "$d/fib.jsonl" >"$d/fexpect" <<'EOF2' || { fail tui-chunked/fib-expect "python3"; exit 1; }
+python3 - "$d/fib.jsonl" "$CH" >"$d/fexpect" <<'EOF2' || { fail tui-chunked/fib-expect "python3"; exit 1; }
 import json, sys
 n = 0; stack = []; bt = None; match = {}; up = {}; ev = {}
+CH = int(sys.argv[2])
 for line in open(sys.argv[1]):
     e = json.loads(line); n += 1; k = e["kind"]; ev[n] = k
-    if n == 65536:
+    if n == CH:
         names = [x[1] for x in stack]
         fr = names + [e["func"]] if k == "entry" else names
         bt = (len(fr), fr[-1], fr[-2])
@@ -133,8 +138,8 @@ for line in open(sys.argv[1]):
         en = stack.pop()[0]; match[en] = n; match[n] = en
     else:
         up[n] = stack[-1][0] if stack else None
-# finish from 65536: the exit of its frame (of the caller's at an exit)
-i = 65536
+# finish from CH: the exit of its frame (of the caller's at an exit)
+i = CH
 f = i if ev[i] == "entry" else (up[match[i]] if ev[i] == "exit" else up[i])
 print(n, bt[0], bt[1], bt[2], match.get(f, 0))
 EOF2
@@ -146,10 +151,10 @@ tui_status | grep -q "event 1/$nfib" && pass tui-chunked/fib-first-screen ||
 tui_keys End
 tui_status | grep -q "event $nfib/$nfib" && pass tui-chunked/fib-end ||
 	fail tui-chunked/fib-end "$(tui_status)"
-tui_cmd goto 65537
+tui_cmd goto $((CH + 1))
 tui_keys S
 tui_cmd bt
-if tui_status | grep -q "event 65536/$nfib" &&
+if tui_status | grep -q "event $CH/$nfib" &&
 	tui_message | grep -q "^bt: $fbtn frames: #0 $fbt0 #1 $fbt1"; then
 	pass tui-chunked/fib-reverse-step-across-chunks
 else
