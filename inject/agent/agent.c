@@ -743,6 +743,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
+	comm_fork_parent(); /* the child holds our sockets too */
 	pthread_mutex_unlock(&ag_lock);
 }
 
@@ -771,8 +772,10 @@ static void fork_child(void)
 	ag_fd_close(&map);
 	map_buf_len = 0; /* the parent's lines, if any, are the parent's */
 	map_batch_begin();
-	if (map_open() == 0)
+	if (map_open() == 0) {
 		map_replay();
+		comm_fork_child();
+	}
 	map_batch_end();
 	lease_fork_child();
 	if (self) {
@@ -832,6 +835,7 @@ static int start_common(const char *dir, uint32_t flags, int need_coord)
 	map_batch_begin();
 	map_replay();
 	module_scan();
+	comm_start();
 	map_batch_end();
 	signals_install();
 	ag_gen++;

@@ -146,6 +146,30 @@ enum ag_intercept {
 	IC_PRCTL,
 	IC_SECCOMP,
 	IC_SYSCALL,
+	/* communication (comm.c): every kind from IC_COMM_FIRST on */
+	IC_COMM_FIRST,
+	IC_SEND = IC_COMM_FIRST, /* send(fd, buf, len, flags) */
+	IC_SENDTO,   /* sendto(fd, buf, len, flags, addr, alen) */
+	IC_SENDMSG,  /* sendmsg(fd, msg, flags) */
+	IC_SENDMMSG, /* sendmmsg(fd, vec, vlen, flags) */
+	IC_WRITE,    /* write(fd, buf, len) */
+	IC_WRITEV,   /* writev(fd, iov, cnt) */
+	IC_RECV,     /* recv(fd, buf, len, flags) */
+	IC_RECVFROM, /* recvfrom(fd, buf, len, flags, addr, alenp) */
+	IC_RECVMSG,  /* recvmsg(fd, msg, flags) */
+	IC_RECVMMSG, /* recvmmsg(fd, vec, vlen, flags, timeout) */
+	IC_READ,     /* read(fd, buf, len) */
+	IC_READV,    /* readv(fd, iov, cnt) */
+	IC_READ_CHK, /* __read_chk(fd, buf, len, buflen) */
+	IC_RECV_CHK, /* __recv_chk(fd, buf, len, buflen, flags) */
+	IC_RECVFROM_CHK, /* __recvfrom_chk(fd, buf, len, buflen, flags, addr, alenp) */
+	IC_CONNECT,  /* the socket's peer changes */
+	IC_CLOSE,    /* the number is free */
+	IC_DUP2,     /* dup2/dup3(old, new): new names another file */
+	IC_FDRET,    /* returns a new descriptor (socket, accept, open, dup..) */
+	IC_FDPAIR,   /* pipe/pipe2(fds[2]) */
+	IC_SOCKETPAIR, /* socketpair(d, t, p, sv[2]) */
+	IC_COMM_LAST = IC_SOCKETPAIR,
 };
 
 struct ag_func {
@@ -257,6 +281,21 @@ struct athread {
 	 * above, which every traced call reads */
 	struct shadow shadow[SHADOW_MAX] __attribute__((aligned(64)));
 	struct hijack hijack[HIJACK_MAX];
+	/* communication calls in progress (comm.c), innermost last */
+	uint32_t ncomm;
+	struct comm_pend {
+		uint64_t slot;   /* its shadow entry's return slot */
+		uint64_t tsc;    /* when it was entered */
+		uint64_t a[6];   /* its arguments */
+		uint64_t stk;    /* the 7th (on the stack), or 0 */
+		int64_t off;     /* stream offset learned at entry, or -1 */
+		uint32_t kind;   /* enum ag_intercept */
+		int32_t fd;
+		uint8_t ct;      /* enum comm_type at entry */
+		uint8_t subst;   /* addr: the agent asked for the source */
+		uint32_t addr_len; /* recvfrom: the address the agent asked for */
+		uint8_t addr[128]; /* (the program passed none: comm_enter) */
+	} comm[4];
 };
 
 extern __thread struct athread *ag_self
@@ -348,6 +387,37 @@ int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
 uint64_t ag_mono_ns(void);
 extern volatile pid_t ag_lease_tid; /* the lease thread (agent.c), or 0 */
 pid_t ag_gettid(void);
+
+/* comm.c: communication events (send/recv and their kin) */
+#define COMM_FD_MAX 65536
+enum comm_type {
+	CT_UNKNOWN = 0, /* not looked at since it was (re)opened */
+	CT_OTHER,       /* a file, a tty...: no events, no slow path */
+	CT_TCP,
+	CT_UDP,
+	CT_USTREAM, /* AF_UNIX SOCK_STREAM */
+	CT_UDGRAM,  /* AF_UNIX SOCK_DGRAM / SOCK_SEQPACKET */
+	CT_PIPE,
+};
+extern uint8_t *comm_fdtype; /* by fd; NULL until comm_start */
+/* Hot: a read/write-family call on a descriptor known to carry no
+ * communication (no slow path, no event). */
+static inline int comm_plain(uint32_t kind, uint64_t fd)
+{
+	return (kind == IC_READ || kind == IC_WRITE || kind == IC_READV ||
+		kind == IC_WRITEV || kind == IC_READ_CHK) &&
+	       fd < COMM_FD_MAX && comm_fdtype && comm_fdtype[fd] == CT_OTHER;
+}
+static inline int comm_kind(uint32_t kind)
+{
+	return kind >= IC_COMM_FIRST && kind <= IC_COMM_LAST;
+}
+void comm_start(void);      /* a new session: forget every descriptor */
+int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
+	       uint64_t slot);  /* 1: call comm_exit at its return */
+void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
+void comm_fork_parent(void);
+void comm_fork_child(void); /* after map_replay: the C lines again */
 
 /* callback.c: functions entered from code the agent does not trace */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */

@@ -200,7 +200,9 @@ static inline int enter_check(struct athread *t, struct ag_frame *fr,
 	if (unlikely(t->dead || t->busy))
 		return 0;
 	f = site_callee(fr->site, fr->target);
-	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY))
+	if (unlikely(!f || (f->flags & (F_READY | F_SLOW)) != F_READY) &&
+	    /* read/write of a file: no event, no slow path (comm.c) */
+	    !(f && (f->flags & F_READY) && comm_plain(f->intercept, fr->rdi)))
 		return 1;
 	/* syscall(SYS_seccomp or SYS_prctl, ...): perhaps a sandbox (slow.c) */
 	if (unlikely(f->intercept == IC_SYSCALL) &&
@@ -290,9 +292,18 @@ void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
 		struct shadow *s = &t->shadow[--t->depth];
 
 		if (record) {
+			struct ag_func *f = NULL;
+
+			if (unlikely(s->site & 0x80000000u)) {
+				f = s->func < ag_nfuncs ? ag_funcs_by_id[s->func]
+							: NULL;
+				/* a send/recv is dated inside its call */
+				if (f && comm_kind(f->intercept))
+					comm_exit(t, s->slot, rax);
+			}
 			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & 0x7fffffffu);
 			if (unlikely(s->site & 0x80000000u))
-				intercept_exit(t, NULL, rax);
+				intercept_exit(t, f, rax);
 		}
 	}
 	t->busy = 0;

@@ -84,6 +84,48 @@ static const struct {
 	{ "prctl", IC_PRCTL },
 	{ "seccomp", IC_SECCOMP },
 	{ "syscall", IC_SYSCALL },
+	/* communication (comm.c) */
+	{ "send", IC_SEND },
+	{ "sendto", IC_SENDTO },
+	{ "sendmsg", IC_SENDMSG },
+	{ "sendmmsg", IC_SENDMMSG },
+	{ "write", IC_WRITE },
+	{ "writev", IC_WRITEV },
+	{ "recv", IC_RECV },
+	{ "recvfrom", IC_RECVFROM },
+	{ "recvmsg", IC_RECVMSG },
+	{ "recvmmsg", IC_RECVMMSG },
+	{ "read", IC_READ },
+	{ "readv", IC_READV },
+	{ "__read_chk", IC_READ_CHK },
+	{ "__recv_chk", IC_RECV_CHK },
+	{ "__recvfrom_chk", IC_RECVFROM_CHK },
+	{ "connect", IC_CONNECT },
+	{ "close", IC_CLOSE },
+	{ "dup2", IC_DUP2 },
+	{ "dup3", IC_DUP2 },
+	{ "socket", IC_FDRET },
+	{ "accept", IC_FDRET },
+	{ "accept4", IC_FDRET },
+	{ "dup", IC_FDRET },
+	{ "open", IC_FDRET },
+	{ "open64", IC_FDRET },
+	{ "openat", IC_FDRET },
+	{ "openat64", IC_FDRET },
+	{ "creat", IC_FDRET },
+	{ "fcntl", IC_FDRET },
+	{ "fcntl64", IC_FDRET },
+	{ "epoll_create", IC_FDRET },
+	{ "epoll_create1", IC_FDRET },
+	{ "eventfd", IC_FDRET },
+	{ "signalfd", IC_FDRET },
+	{ "timerfd_create", IC_FDRET },
+	{ "memfd_create", IC_FDRET },
+	{ "inotify_init", IC_FDRET },
+	{ "inotify_init1", IC_FDRET },
+	{ "pipe", IC_FDPAIR },
+	{ "pipe2", IC_FDPAIR },
+	{ "socketpair", IC_SOCKETPAIR },
 };
 
 uint32_t intercept_kind(const char *name)
@@ -859,6 +901,10 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 	case IC_EXIT:
 		exit_note(t, (int)fr->rdi);
 		break;
+	default:
+		if (comm_kind(f->intercept))
+			return comm_enter(t, fr, f, (uint64_t)&fr->r11);
+		break;
 	case IC_PRCTL:
 	case IC_SECCOMP:
 	case IC_SYSCALL:
@@ -876,12 +922,55 @@ void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax)
 {
 	pid_t child = (pid_t)*rax;
 
-	(void)f;
+	if (f && comm_kind(f->intercept))
+		return; /* comm_exit, before the exit record (hot.c) */
 	if ((int64_t)*rax <= 0)
 		return;
 	rec_put(t, PROPEL_REC_FORK, (uint32_t)child,
 		child == vfork_child ? PROPEL_FORK_VFORK : 0);
 	vfork_child = 0;
+}
+
+/*
+ * A communication call (comm.c) of a thread and callee already set up:
+ * no global lock (no signal mask to set: no syscall of our own on the way
+ * to a send, a recv, or a read of a file).  1 if it was handled here.
+ */
+static int comm_fast(struct ag_frame *fr, int tail)
+{
+	struct athread *t = ag_self;
+	struct ag_site *site = fr->site;
+	struct ag_func *f;
+	uint64_t slot = (uint64_t)&fr->r11 + (tail ? 8 : 0);
+	int hook;
+
+	if (!ag_active || !t || t->gen != ag_gen || t->dead || !t->ring ||
+	    t->busy || in_vfork_child())
+		return 0;
+	f = site->target ? site->target : func_find(fr->target);
+	if (!f || !comm_kind(f->intercept) ||
+	    (f->flags & (F_READY | F_NOTRACE)) != F_READY)
+		return 0;
+	t->busy = 1;
+	if (tail) {
+		int pushed;
+
+		tail_enter(t, f, site, slot);
+		pushed = t->depth && t->shadow[t->depth - 1].slot == slot &&
+			 t->shadow[t->depth - 1].func == f->id;
+		hook = comm_enter(t, fr, f, slot);
+		if (hook && pushed)
+			t->shadow[t->depth - 1].site |= 0x80000000u;
+		else if (hook)
+			t->ncomm--; /* no exit will come for it */
+	} else {
+		shadow_unwind(t, slot);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+		hook = comm_enter(t, fr, f, slot);
+		shadow_push(t, slot, f->id, site->id | (hook ? 0x80000000u : 0));
+	}
+	t->busy = 0;
+	return 1;
 }
 
 static void enter_slow(struct ag_frame *fr, int tail)
@@ -894,6 +983,8 @@ static void enter_slow(struct ag_frame *fr, int tail)
 
 	if (fr->target >= site->olo && fr->target < site->ohi)
 		return; /* jmp * back into its own function (hot.c) */
+	if (comm_fast(fr, tail))
+		return;
 	slow_lock(&old);
 	if (!ag_active) {
 		slow_unlock(&old);

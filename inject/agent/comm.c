@@ -1,0 +1,963 @@
+/*
+ * inject/agent/comm.c - communication events: what a traced call sends and
+ * receives, named so that the engine (engine/match.c) can pair every recv
+ * with the send that holds its first byte, without one byte of the stream
+ * changed.
+ *
+ * Reached from the slow path (slow.c: enter_slow, without the global lock)
+ * for the interposed calls of agent.h's IC_COMM_FIRST..IC_COMM_LAST, and
+ * from ag_on_exit (hot.c) at their return.  Each send/recv-family call that
+ * moved bytes (its RESULT: an error, EAGAIN or end of file makes no event)
+ * becomes, in the calling thread's ring (share/record.h):
+ *
+ *   SEND|RECV  a = fd, b = bytes
+ *   ARG        the stream offset of the call's first byte (streams), or
+ *              the FNV-1a hash of the datagram (datagrams)
+ *   ARG        channel id (low 32 bits) | COMM_F_* flags << 32
+ *   ARG        the TSC at the call's entry (a send is dated there)
+ *
+ * and the channel id names a line of the process's map file, written once
+ * per channel (numbers only; engine/ingest.c forms the strings):
+ *
+ *   C <id> <type> <local addr hex|-> <local port> <peer addr hex|-> <peer port>
+ *     <local inode> <peer inode>
+ *
+ * Offsets, per kind of channel:
+ *   TCP     absolute, from the kernel, once per socket (then counted here):
+ *           sender  tcpi_bytes_acked + SIOCOUTQ - (1 if the SYN is in
+ *                   bytes_acked: the active opener's is, the passive
+ *                   opener's is not; told apart by tcpi_bytes_sent -
+ *                   tcpi_bytes_retrans + tcpi_notsent_bytes, which never
+ *                   counts the SYN);
+ *           receiver tcpi_bytes_received - SIOCINQ (- 1 once the peer's
+ *                   FIN is in: bytes_received counts it, SIOCINQ does not).
+ *           Each pair is read until the ioctl gives the same value on both
+ *           sides of the getsockopt (no ACK or segment came in between).
+ *           A late attach with bytes in flight therefore still matches.
+ *           After a fork both processes may use the socket: from then on
+ *           every call asks the kernel again (COMM_SHARED).
+ *   pipes and AF_UNIX streams: byte counts kept in shared memory, one
+ *           small file per channel direction in the session directory
+ *           (chan.<inode of the receiving end>), mapped MAP_SHARED by every
+ *           traced process that holds either end (fork, exec, attach): the
+ *           writer's offset is the bytes written since the file was made,
+ *           the reader's the bytes read since then minus the backlog
+ *           (FIONREAD) found when it was made.  Exact when every write and
+ *           read after that moment is seen; writers in two processes whose
+ *           calls overlap in time may be ordered differently from the
+ *           kernel's order.
+ *   UDP and AF_UNIX datagrams: no offset; the engine pairs by channel,
+ *           length, content hash and order.
+ *
+ * Channels: tcp/udp by both addresses (a wildcard local address is
+ * replaced by the source address the kernel routes to the peer with);
+ * pipes by the pipe's inode; AF_UNIX streams by both sockets' inodes (the
+ * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER); AF_UNIX datagrams by
+ * the receiving socket's inode.
+ *
+ * Cost: a read/write on a descriptor seen once to be neither a socket nor
+ * a pipe stays on the hot path (comm_plain, agent.h: one byte per fd).
+ * Descriptors are forgotten when the traced code closes, dup2s, or gets a
+ * new one back (open, socket, accept, pipe...).  A descriptor closed and
+ * reopened entirely inside untraced code keeps its old kind (documented
+ * limit).  errno is kept across everything done here.  When a mapping
+ * cannot be made, that channel gets no offsets; the program is never
+ * touched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/sockios.h>
+#include <linux/tcp.h>
+#include <linux/unix_diag.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "inject/agent/agent.h"
+
+#define COMM_F_OFFSET 1u /* ARG 1 is a stream offset */
+#define COMM_F_DGRAM 2u  /* ARG 1 is a datagram's hash */
+#define COMM_CHAN_NONE 0xffffffffu
+
+#define COMM_SHARED 1u   /* TCP: another process may use it: ask each time */
+#define COMM_SEND_OK 2u  /* send_next is known */
+#define COMM_RECV_OK 4u  /* recv_next is known */
+#define COMM_NOPEER 8u   /* no channel could be named */
+
+/* Byte counts of one direction of a pipe or AF_UNIX stream (a file). */
+struct comm_ctr {
+	volatile uint64_t magic; /* COMM_CTR_MAGIC once b0 is set */
+	volatile int64_t b0;     /* backlog when the file was made */
+	volatile int64_t written;
+	volatile int64_t read;
+};
+#define COMM_CTR_MAGIC 0x31525443504f5250ull /* "PROPCTR1" */
+
+struct comm_fd {
+	uint32_t flags;
+	uint32_t chan; /* streams, connected datagram sockets; NONE */
+	int64_t send_next, recv_next; /* TCP */
+	struct comm_ctr *in, *out;    /* pipes, AF_UNIX streams */
+	uint64_t ino, peer_ino;
+	/* datagram sockets: the local address (wildcard resolved per peer) */
+	uint8_t laddr[16];
+	uint16_t lport;
+	uint8_t alen; /* 4, 16; 0 unknown */
+};
+
+struct comm_chan {
+	uint8_t type, alen;
+	uint16_t lport, pport;
+	uint8_t laddr[16], paddr[16];
+	uint64_t lino, pino;
+	uint32_t hnext; /* id + 1 of the next in its bucket, 0 = end */
+};
+
+#define COMM_CHAN_MAX 65536
+#define COMM_HASH 4096
+
+uint8_t *comm_fdtype;
+static struct comm_fd *comm_fds;
+static struct comm_chan *comm_chans;
+static uint32_t comm_nchans;
+static uint32_t comm_hash[COMM_HASH];
+static volatile int comm_spin;
+
+static void comm_lock(void)
+{
+	while (__atomic_exchange_n(&comm_spin, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void comm_unlock(void)
+{
+	__atomic_store_n(&comm_spin, 0, __ATOMIC_RELEASE);
+}
+
+void comm_start(void)
+{
+	if (!comm_fdtype) {
+		void *p = mmap(NULL, COMM_FD_MAX, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+		void *q = mmap(NULL, sizeof(struct comm_fd) * COMM_FD_MAX,
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+		void *c = mmap(NULL, sizeof(struct comm_chan) * COMM_CHAN_MAX,
+			       PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0);
+
+		if (p == MAP_FAILED || q == MAP_FAILED || c == MAP_FAILED) {
+			ag_warn("communication events off: no memory for "
+				"the descriptor table");
+			return;
+		}
+		comm_fds = q;
+		comm_chans = c;
+		__atomic_store_n(&comm_fdtype, p, __ATOMIC_RELEASE);
+		return;
+	}
+	/* a later session: its map file knows none of our channels */
+	memset(comm_fdtype, CT_UNKNOWN, COMM_FD_MAX);
+	comm_nchans = 0;
+	memset(comm_hash, 0, sizeof(comm_hash));
+}
+
+static void comm_forget(int64_t fd)
+{
+	if (fd >= 0 && fd < COMM_FD_MAX && comm_fdtype)
+		__atomic_store_n(&comm_fdtype[fd], CT_UNKNOWN, __ATOMIC_RELEASE);
+}
+
+/* ---- channels and their C lines ---- */
+
+static const char *const comm_type_name[] = {
+	[CT_TCP] = "tcp", [CT_UDP] = "udp", [CT_USTREAM] = "unix",
+	[CT_UDGRAM] = "unixd", [CT_PIPE] = "pipe",
+};
+
+static void comm_hex(char *out, const uint8_t *a, int n)
+{
+	static const char hx[] = "0123456789abcdef";
+	int i;
+
+	if (!n) {
+		strcpy(out, "-");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		out[2 * i] = hx[a[i] >> 4];
+		out[2 * i + 1] = hx[a[i] & 15];
+	}
+	out[2 * n] = 0;
+}
+
+static void comm_chan_line(uint32_t id, const struct comm_chan *c)
+{
+	char l[40], p[40];
+
+	comm_hex(l, c->laddr, c->alen);
+	comm_hex(p, c->paddr, c->alen);
+	map_line("C %u %s %s %u %s %u %llu %llu", id, comm_type_name[c->type],
+		 l, c->lport, p, c->pport, (unsigned long long)c->lino,
+		 (unsigned long long)c->pino);
+}
+
+static uint32_t comm_chan_hash(const struct comm_chan *c)
+{
+	const uint8_t *p = (const uint8_t *)c;
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < offsetof(struct comm_chan, hnext); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h % COMM_HASH;
+}
+
+/* The id of channel *c (new ones get their C line), or COMM_CHAN_NONE. */
+static uint32_t comm_chan_id(struct comm_chan *c)
+{
+	uint32_t h, i, id = COMM_CHAN_NONE;
+
+	c->hnext = 0;
+	h = comm_chan_hash(c);
+	comm_lock();
+	for (i = comm_hash[h]; i; i = comm_chans[i - 1].hnext)
+		if (!memcmp(&comm_chans[i - 1], c,
+			    offsetof(struct comm_chan, hnext))) {
+			id = i - 1;
+			break;
+		}
+	if (id == COMM_CHAN_NONE && comm_nchans < COMM_CHAN_MAX) {
+		id = comm_nchans++;
+		c->hnext = comm_hash[h];
+		comm_chans[id] = *c;
+		comm_hash[h] = id + 1;
+		comm_chan_line(id, c);
+	}
+	comm_unlock();
+	return id;
+}
+
+void comm_fork_child(void)
+{
+	uint32_t i;
+
+	for (i = 0; comm_chans && i < comm_nchans; i++)
+		comm_chan_line(i, &comm_chans[i]);
+	comm_spin = 0;
+	comm_fork_parent();
+}
+
+/* Both processes hold the parent's TCP sockets now: ask the kernel for
+ * every offset from here on. */
+void comm_fork_parent(void)
+{
+	int fd;
+
+	for (fd = 0; comm_fdtype && fd < COMM_FD_MAX; fd++)
+		if (comm_fdtype[fd] == CT_TCP)
+			comm_fds[fd].flags |= COMM_SHARED;
+}
+
+/* ---- addresses ---- */
+
+/* sockaddr -> (address bytes, port); 0 or -1 if not IPv4/IPv6. */
+static int comm_inaddr(const void *sa, socklen_t len, uint8_t *addr,
+		       uint8_t *alen, uint16_t *port)
+{
+	const struct sockaddr *s = sa;
+
+	if (!sa || len < sizeof(sa_family_t))
+		return -1;
+	if (s->sa_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
+		const struct sockaddr_in *in = sa;
+
+		memcpy(addr, &in->sin_addr, 4);
+		*alen = 4;
+		*port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (s->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *in6 = sa;
+
+		memcpy(addr, &in6->sin6_addr, 16);
+		*alen = 16;
+		*port = ntohs(in6->sin6_port);
+		return 0;
+	}
+	return -1;
+}
+
+static int comm_wildcard(const uint8_t *a, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i])
+			return 0;
+	return 1;
+}
+
+/* The source address the kernel would use toward (paddr, pport). */
+static void comm_route_src(uint8_t *laddr, const uint8_t *paddr, int alen,
+			   uint16_t pport)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int s;
+
+	memset(&ss, 0, sizeof(ss));
+	if (alen == 4) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+
+		in->sin_family = AF_INET;
+		memcpy(&in->sin_addr, paddr, 4);
+		in->sin_port = htons(pport ? pport : 9);
+	} else {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+
+		in6->sin6_family = AF_INET6;
+		memcpy(&in6->sin6_addr, paddr, 16);
+		in6->sin6_port = htons(pport ? pport : 9);
+	}
+	s = socket(alen == 4 ? AF_INET : AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	if (connect(s, (struct sockaddr *)&ss,
+		    alen == 4 ? sizeof(struct sockaddr_in)
+			      : sizeof(struct sockaddr_in6)) == 0 &&
+	    getsockname(s, (struct sockaddr *)&ss, &sl) == 0) {
+		uint8_t a[16], n;
+		uint16_t p;
+
+		if (!comm_inaddr(&ss, sl, a, &n, &p) && n == alen)
+			memcpy(laddr, a, alen);
+	}
+	close(s);
+}
+
+/* An AF_UNIX socket's peer inode (sock_diag), 0 when unknown. */
+static uint64_t comm_unix_peer(uint64_t ino)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req r;
+	} req;
+	union {
+		struct nlmsghdr nlh;
+		char buf[8192];
+	} ans;
+	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
+	uint64_t peer = 0;
+	ssize_t n;
+	int s;
+
+	s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (s < 0)
+		return 0;
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_ino = (uint32_t)ino;
+	req.r.udiag_show = UDIAG_SHOW_PEER;
+	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u;
+	if (sendto(s, &req, sizeof(req), 0, (struct sockaddr *)&nl,
+		   sizeof(nl)) != sizeof(req))
+		goto out;
+	n = recv(s, &ans, sizeof(ans), 0);
+	if (n > 0 && NLMSG_OK(&ans.nlh, (size_t)n) &&
+	    ans.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
+		struct unix_diag_msg *m = NLMSG_DATA(&ans.nlh);
+		struct rtattr *a = (struct rtattr *)(m + 1);
+		int len = (int)ans.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
+
+		for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+			if (a->rta_type == UNIX_DIAG_PEER &&
+			    RTA_PAYLOAD(a) >= 4)
+				peer = *(uint32_t *)RTA_DATA(a);
+	}
+out:
+	close(s);
+	return peer;
+}
+
+/* ---- shared byte counts of pipes and AF_UNIX streams ---- */
+
+#define COMM_CTR_CACHE 256
+static struct {
+	uint64_t ino;
+	struct comm_ctr *c;
+} comm_ctr_cache[COMM_CTR_CACHE];
+
+/*
+ * The counts of the direction flowing into inode ino (a pipe, or the
+ * receiving socket); backlog_fd: a descriptor whose FIONREAD gives that
+ * direction's backlog (-1: none can).  NULL when the file cannot be made.
+ */
+static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino,
+				     int backlog_fd)
+{
+	struct comm_ctr *c;
+	char path[640];
+	int fd, made = 1, i, slot = (int)(ino % COMM_CTR_CACHE);
+
+	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c)
+		return comm_ctr_cache[slot].c;
+	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
+		 (unsigned long long)ino);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		made = 0;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return NULL;
+	if (made && (!ag_fsize_ok(fd, 4096) || ftruncate(fd, 4096) < 0)) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (c == MAP_FAILED)
+		return NULL;
+	if (made) {
+		int q = 0;
+
+		if (backlog_fd >= 0 && ioctl(backlog_fd, FIONREAD, &q) < 0)
+			q = 0;
+		c->b0 = q;
+		__atomic_store_n(&c->magic, COMM_CTR_MAGIC, __ATOMIC_RELEASE);
+	} else {
+		/* its maker is between O_EXCL and the magic: a moment */
+		for (i = 0; i < 1000 && __atomic_load_n(&c->magic,
+							 __ATOMIC_ACQUIRE) !=
+						COMM_CTR_MAGIC;
+		     i++)
+			sched_yield();
+		if (c->magic != COMM_CTR_MAGIC) {
+			munmap(c, 4096);
+			return NULL;
+		}
+	}
+	comm_ctr_cache[slot].ino = ino;
+	comm_ctr_cache[slot].c = c;
+	return c;
+}
+
+/* ---- TCP offsets from the kernel ---- */
+
+static int comm_tcp_info(int fd, struct tcp_info *ti)
+{
+	socklen_t l = sizeof(*ti);
+
+	memset(ti, 0, sizeof(*ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, ti, &l) < 0)
+		return -1;
+	/* bytes_received: the newest field read here */
+	return l >= offsetof(struct tcp_info, tcpi_bytes_retrans) + 4 ? 0 : -1;
+}
+
+/* Offset of the next byte this end will send; -1 when unknown. */
+static int64_t comm_tcp_send_next(int fd)
+{
+	struct tcp_info ti;
+	int q1, q2, i;
+
+	for (i = 0; i < 8; i++) {
+		int64_t a, b;
+
+		if (ioctl(fd, SIOCOUTQ, &q1) < 0 || comm_tcp_info(fd, &ti) ||
+		    ioctl(fd, SIOCOUTQ, &q2) < 0)
+			return -1;
+		if (q1 != q2)
+			continue;
+		a = (int64_t)ti.tcpi_bytes_acked + q1;
+		b = (int64_t)ti.tcpi_bytes_sent - (int64_t)ti.tcpi_bytes_retrans +
+		    ti.tcpi_notsent_bytes;
+		/* the active opener's bytes_acked counts its SYN */
+		return a > b ? a - 1 : a;
+	}
+	return -1;
+}
+
+/* tcpi_state values (include/net/tcp_states.h, not exported) */
+enum {
+	COMM_TCP_TIME_WAIT = 6,
+	COMM_TCP_CLOSE_WAIT = 8,
+	COMM_TCP_LAST_ACK = 9,
+	COMM_TCP_CLOSING = 11,
+};
+
+/* Offset of the next byte this end will read; -1 when unknown. */
+static int64_t comm_tcp_recv_next(int fd)
+{
+	struct tcp_info ti;
+	int q1, q2, i;
+
+	for (i = 0; i < 8; i++) {
+		int64_t fin;
+
+		if (ioctl(fd, SIOCINQ, &q1) < 0 || comm_tcp_info(fd, &ti) ||
+		    ioctl(fd, SIOCINQ, &q2) < 0)
+			return -1;
+		if (q1 != q2)
+			continue;
+		/* states after the peer's FIN: bytes_received counts it */
+		fin = ti.tcpi_state == COMM_TCP_CLOSE_WAIT ||
+		      ti.tcpi_state == COMM_TCP_LAST_ACK ||
+		      ti.tcpi_state == COMM_TCP_CLOSING ||
+		      ti.tcpi_state == COMM_TCP_TIME_WAIT;
+		return (int64_t)ti.tcpi_bytes_received - q1 - fin;
+	}
+	return -1;
+}
+
+/* ---- descriptors ---- */
+
+/* Look at fd once: its kind and, for streams, its channel. */
+static unsigned comm_classify(int fd)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	struct sockaddr_storage la, pa;
+	socklen_t ll = sizeof(la), pl = sizeof(pa), ol;
+	struct comm_chan ch;
+	struct stat st;
+	int dom = 0, type = 0, proto = 0;
+	unsigned ct = CT_OTHER;
+
+	memset(c, 0, sizeof(*c));
+	c->chan = COMM_CHAN_NONE;
+	memset(&ch, 0, sizeof(ch));
+	if (fstat(fd, &st) < 0)
+		return CT_UNKNOWN; /* not open: look again next time */
+	c->ino = st.st_ino;
+	if (S_ISFIFO(st.st_mode)) {
+		ct = CT_PIPE;
+		ch.type = CT_PIPE;
+		ch.lino = ch.pino = st.st_ino;
+		c->chan = comm_chan_id(&ch);
+		c->in = c->out = comm_ctr_get("pipe", st.st_ino, fd);
+		goto done;
+	}
+	if (!S_ISSOCK(st.st_mode))
+		goto done;
+	ol = sizeof(int);
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &ol) < 0)
+		goto done;
+	ol = sizeof(int);
+	getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &ol);
+	ol = sizeof(int);
+	getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &ol);
+	if (dom == AF_INET || dom == AF_INET6) {
+		if (type == SOCK_STREAM && proto == IPPROTO_TCP)
+			ct = CT_TCP;
+		else if (type == SOCK_DGRAM && proto == IPPROTO_UDP)
+			ct = CT_UDP;
+		else
+			goto done;
+		if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+			comm_inaddr(&la, ll, c->laddr, &c->alen, &c->lport);
+		if (getpeername(fd, (struct sockaddr *)&pa, &pl) == 0 &&
+		    c->alen &&
+		    !comm_inaddr(&pa, pl, ch.paddr, &ch.alen, &ch.pport) &&
+		    ch.alen == c->alen) {
+			ch.type = (uint8_t)ct;
+			memcpy(ch.laddr, c->laddr, c->alen);
+			ch.lport = c->lport;
+			if (comm_wildcard(ch.laddr, ch.alen))
+				comm_route_src(ch.laddr, ch.paddr, ch.alen,
+					       ch.pport);
+			c->chan = comm_chan_id(&ch);
+		} else if (ct == CT_TCP) {
+			c->flags |= COMM_NOPEER; /* not connected (yet) */
+		}
+		goto done;
+	}
+	if (dom == AF_UNIX) {
+		ct = type == SOCK_STREAM ? CT_USTREAM : CT_UDGRAM;
+		c->peer_ino = comm_unix_peer(st.st_ino);
+		ch.type = (uint8_t)ct;
+		if (ct == CT_USTREAM) {
+			if (!c->peer_ino) {
+				c->flags |= COMM_NOPEER;
+				goto done;
+			}
+			ch.lino = st.st_ino;
+			ch.pino = c->peer_ino;
+			c->chan = comm_chan_id(&ch);
+			c->in = comm_ctr_get("unix", st.st_ino, fd);
+			c->out = comm_ctr_get("unix", c->peer_ino, -1);
+		}
+		goto done;
+	}
+done:
+	__atomic_store_n(&comm_fdtype[fd], (uint8_t)ct, __ATOMIC_RELEASE);
+	return ct;
+}
+
+/* A datagram's channel: this socket and the other address. */
+static uint32_t comm_dgram_chan(int fd, unsigned ct, const void *sa,
+				socklen_t salen, int recv)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	struct comm_chan ch;
+
+	memset(&ch, 0, sizeof(ch));
+	ch.type = (uint8_t)ct;
+	if (ct == CT_UDGRAM) {
+		/* named by the receiving socket */
+		ch.lino = ch.pino = recv ? c->ino : c->peer_ino;
+		if (!ch.lino)
+			return COMM_CHAN_NONE;
+		return comm_chan_id(&ch);
+	}
+	if (!sa)
+		return c->chan;
+	if (comm_inaddr(sa, salen, ch.paddr, &ch.alen, &ch.pport))
+		return COMM_CHAN_NONE;
+	if (!c->alen || !c->lport) { /* bound by the first send: look again */
+		struct sockaddr_storage la;
+		socklen_t ll = sizeof(la);
+
+		if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+			comm_inaddr(&la, ll, c->laddr, &c->alen, &c->lport);
+	}
+	if (c->alen != ch.alen)
+		return COMM_CHAN_NONE;
+	memcpy(ch.laddr, c->laddr, ch.alen);
+	ch.lport = c->lport;
+	if (comm_wildcard(ch.laddr, ch.alen))
+		comm_route_src(ch.laddr, ch.paddr, ch.alen, ch.pport);
+	return comm_chan_id(&ch);
+}
+
+/* ---- entry and exit ---- */
+
+static int comm_is_send(uint32_t k)
+{
+	return k >= IC_SEND && k <= IC_WRITEV;
+}
+
+static int comm_is_recv(uint32_t k)
+{
+	return k >= IC_RECV && k <= IC_RECVFROM_CHK;
+}
+
+/* flags argument of a send/recv-family call, 0 for read/write */
+static uint64_t comm_call_flags(const struct comm_pend *p)
+{
+	switch (p->kind) {
+	case IC_SEND:
+	case IC_SENDTO:
+	case IC_RECV:
+	case IC_RECVFROM:
+		return p->a[3];
+	case IC_SENDMSG:
+	case IC_RECVMSG:
+		return p->a[2];
+	case IC_SENDMMSG:
+	case IC_RECVMMSG:
+		return p->a[3];
+	case IC_RECV_CHK:
+	case IC_RECVFROM_CHK:
+		return p->a[4];
+	}
+	return 0;
+}
+
+int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
+	       uint64_t slot)
+{
+	uint32_t k = f->intercept;
+	int fd = (int)fr->rdi, saved = errno;
+	struct comm_pend *p;
+	unsigned ct = CT_UNKNOWN;
+
+	if (!comm_fdtype || !t)
+		return 0;
+	/* calls whose frames are gone (longjmp out of a blocking recv) */
+	while (t->ncomm && t->comm[t->ncomm - 1].slot <= slot)
+		t->ncomm--;
+	switch (k) {
+	case IC_CLOSE:
+		comm_forget(fd);
+		break;
+	case IC_CONNECT:
+	case IC_DUP2:
+	case IC_FDRET:
+	case IC_FDPAIR:
+	case IC_SOCKETPAIR:
+		break; /* at the return */
+	default:
+		if (fd < 0 || fd >= COMM_FD_MAX)
+			return 0;
+		ct = __atomic_load_n(&comm_fdtype[fd], __ATOMIC_ACQUIRE);
+		if (ct == CT_UNKNOWN)
+			ct = comm_classify(fd);
+		errno = saved;
+		if (ct == CT_UNKNOWN || ct == CT_OTHER)
+			return 0;
+		if (comm_fds[fd].flags & COMM_NOPEER) {
+			/* connected since (or accepted under it): again */
+			ct = comm_classify(fd);
+			errno = saved;
+			if (ct == CT_OTHER || (comm_fds[fd].flags & COMM_NOPEER))
+				return 0;
+		}
+		break;
+	}
+	if (t->ncomm >= sizeof(t->comm) / sizeof(t->comm[0]))
+		return 0;
+	p = &t->comm[t->ncomm];
+	memset(p, 0, offsetof(struct comm_pend, addr));
+	p->slot = slot;
+	p->kind = k;
+	p->fd = fd;
+	p->off = -1;
+	p->a[0] = fr->rdi;
+	p->a[1] = fr->rsi;
+	p->a[2] = fr->rdx;
+	p->a[3] = fr->rcx;
+	p->a[4] = fr->r8;
+	p->a[5] = fr->r9;
+	if (k == IC_RECVFROM_CHK)
+		p->stk = ((uint64_t *)slot)[1];
+	if (comm_is_send(k) || comm_is_recv(k)) {
+		struct comm_fd *c = &comm_fds[fd];
+		uint64_t fl = comm_call_flags(p);
+
+		if (comm_is_recv(k) && (fl & (MSG_PEEK | MSG_OOB)))
+			return 0; /* consumes nothing */
+		if (ct == CT_TCP && comm_is_send(k) &&
+		    (!(c->flags & COMM_SEND_OK) || (c->flags & COMM_SHARED))) {
+			int64_t n = comm_tcp_send_next(fd);
+
+			if (n >= 0) {
+				__atomic_store_n(&c->send_next, n,
+						 __ATOMIC_RELAXED);
+				__atomic_or_fetch(&c->flags, COMM_SEND_OK,
+						  __ATOMIC_RELAXED);
+			}
+		}
+		if (ct == CT_TCP && comm_is_recv(k) &&
+		    (!(c->flags & COMM_RECV_OK) || (c->flags & COMM_SHARED))) {
+			int64_t n = comm_tcp_recv_next(fd);
+
+			if (n >= 0) {
+				__atomic_store_n(&c->recv_next, n,
+						 __ATOMIC_RELAXED);
+				__atomic_or_fetch(&c->flags, COMM_RECV_OK,
+						  __ATOMIC_RELAXED);
+			}
+		}
+		/* an unconnected UDP socket read with no address asked for:
+		 * ask for it on the program's behalf (recvfrom receives
+		 * exactly what recv or read would have) */
+		if (ct == CT_UDP && c->chan == COMM_CHAN_NONE &&
+		    (k == IC_RECV || k == IC_READ ||
+		     (k == IC_RECVFROM && !fr->r8))) {
+			p->addr_len = sizeof(p->addr);
+			if (k == IC_READ)
+				fr->rcx = 0; /* flags */
+			fr->r8 = (uint64_t)p->addr;
+			fr->r9 = (uint64_t)&p->addr_len;
+			fr->target = (uint64_t)recvfrom;
+			p->subst = 1;
+		}
+		errno = saved;
+	}
+	p->ct = ct;
+	p->tsc = propel_rdtsc();
+	t->ncomm++;
+	return 1;
+}
+
+/* FNV-1a over the first n bytes of an iovec list. */
+static uint64_t comm_hash_iov(const struct iovec *iov, size_t cnt, uint64_t n)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i, j;
+
+	if (n > 65536)
+		n = 65536;
+	for (i = 0; i < cnt && n; i++) {
+		const uint8_t *b = iov[i].iov_base;
+		size_t m = iov[i].iov_len < n ? iov[i].iov_len : n;
+
+		for (j = 0; b && j < m; j++)
+			h = (h ^ b[j]) * 1099511628211ull;
+		n -= m;
+	}
+	return h;
+}
+
+/* One event for n bytes moved by p's call. */
+static void comm_emit(struct athread *t, struct comm_pend *p, uint64_t n,
+		      const struct iovec *iov, size_t cnt, const void *sa,
+		      socklen_t salen)
+{
+	struct comm_fd *c = &comm_fds[p->fd];
+	int send = comm_is_send(p->kind);
+	uint64_t arg = 0, fl = 0;
+	uint32_t chan = c->chan;
+	struct comm_ctr *ctr;
+
+	switch (p->ct) {
+	case CT_TCP:
+		if (c->flags & (send ? COMM_SEND_OK : COMM_RECV_OK)) {
+			arg = (uint64_t)__atomic_fetch_add(
+				send ? &c->send_next : &c->recv_next,
+				(int64_t)n, __ATOMIC_RELAXED);
+			fl = COMM_F_OFFSET;
+		}
+		break;
+	case CT_PIPE:
+	case CT_USTREAM:
+		ctr = send ? c->out : c->in;
+		if (ctr) {
+			arg = send ? (uint64_t)__atomic_fetch_add(
+					     &ctr->written, (int64_t)n,
+					     __ATOMIC_RELAXED)
+				   : (uint64_t)(__atomic_fetch_add(
+							&ctr->read, (int64_t)n,
+							__ATOMIC_RELAXED) -
+						ctr->b0);
+			fl = COMM_F_OFFSET;
+		}
+		break;
+	case CT_UDP:
+	case CT_UDGRAM:
+		arg = comm_hash_iov(iov, cnt, n);
+		fl = COMM_F_DGRAM;
+		chan = comm_dgram_chan(p->fd, p->ct, sa, salen, !send);
+		break;
+	default:
+		return;
+	}
+	rec_put(t, send ? PROPEL_REC_SEND : PROPEL_REC_RECV, (uint32_t)p->fd,
+		n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
+	rec_put64(t, arg);
+	rec_put64(t, (uint64_t)chan | fl << 32);
+	rec_put64(t, send ? p->tsc : 0);
+}
+
+static void comm_exit_io(struct athread *t, struct comm_pend *p, int64_t r)
+{
+	struct iovec one = { (void *)p->a[1], (size_t)r };
+	const void *sa = NULL;
+	socklen_t salen = 0;
+
+	if (r <= 0)
+		return; /* an error, EAGAIN, end of file: nothing moved */
+	switch (p->kind) {
+	case IC_SENDTO:
+		sa = (const void *)p->a[4];
+		salen = (socklen_t)p->a[5];
+		break;
+	case IC_RECVFROM:
+	case IC_RECV:
+	case IC_READ:
+		if (p->subst) {
+			sa = p->addr;
+			salen = p->addr_len;
+		} else if (p->kind == IC_RECVFROM && p->a[4] && p->a[5]) {
+			sa = (const void *)p->a[4];
+			salen = *(socklen_t *)p->a[5];
+		}
+		break;
+	case IC_RECVFROM_CHK:
+		if (p->a[5] && p->stk) {
+			sa = (const void *)p->a[5];
+			salen = *(socklen_t *)p->stk;
+		}
+		break;
+	case IC_WRITEV:
+	case IC_READV:
+		comm_emit(t, p, (uint64_t)r, (const struct iovec *)p->a[1],
+			  (size_t)p->a[2], NULL, 0);
+		return;
+	case IC_SENDMSG:
+	case IC_RECVMSG: {
+		const struct msghdr *m = (const struct msghdr *)p->a[1];
+
+		comm_emit(t, p, (uint64_t)r, m->msg_iov, m->msg_iovlen,
+			  m->msg_name, m->msg_name ? m->msg_namelen : 0);
+		return;
+	}
+	case IC_SENDMMSG:
+	case IC_RECVMMSG: {
+		const struct mmsghdr *v = (const struct mmsghdr *)p->a[1];
+		int64_t i;
+
+		for (i = 0; i < r; i++) {
+			const struct msghdr *m = &v[i].msg_hdr;
+
+			if (v[i].msg_len)
+				comm_emit(t, p, v[i].msg_len, m->msg_iov,
+					  m->msg_iovlen, m->msg_name,
+					  m->msg_name ? m->msg_namelen : 0);
+		}
+		return;
+	}
+	}
+	comm_emit(t, p, (uint64_t)r, &one, 1, sa, salen);
+}
+
+void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax)
+{
+	int64_t r = (int64_t)*rax;
+	int saved = errno;
+	struct comm_pend *p;
+	uint32_t i = t->ncomm;
+
+	while (i > 0 && t->comm[i - 1].slot != slot)
+		i--;
+	if (!i)
+		return;
+	p = &t->comm[i - 1];
+	t->ncomm = i - 1;
+	switch (p->kind) {
+	case IC_CLOSE:
+		comm_forget(p->fd);
+		break;
+	case IC_CONNECT:
+		if (r == 0 || saved == EINPROGRESS)
+			comm_forget(p->fd);
+		break;
+	case IC_DUP2:
+	case IC_FDRET:
+		if (r >= 0)
+			comm_forget(r);
+		break;
+	case IC_FDPAIR:
+	case IC_SOCKETPAIR:
+		if (r == 0) {
+			const int *v = (const int *)(p->kind == IC_FDPAIR
+							     ? p->a[0]
+							     : p->a[3]);
+
+			comm_forget(v[0]);
+			comm_forget(v[1]);
+		}
+		break;
+	default:
+		comm_exit_io(t, p, r);
+		break;
+	}
+	errno = saved;
+}
