@@ -50,8 +50,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/chan.h"
 #include "engine/chunk.h"
 #include "engine/ingest.h"
+#include "engine/match.h"
 #include "engine/session.h"
 #include "engine/symbols.h"
 #include "share/log.h"
@@ -92,6 +94,7 @@ struct ingest_proc {
 	int have_ns;
 	int64_t first_ns, last_ns;
 	int crash_signo;
+	struct chan_table chans; /* its C lines (engine/chan.h) */
 	/* callsites rows made for signal pcs (ingest_signal_site) */
 	struct ingest_pcsite {
 		uint64_t pc;
@@ -112,7 +115,7 @@ struct ingest {
 	sqlite3 *db;
 	struct ingest_stats *st;
 	struct symbols *sy;
-	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread;
+	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_comm;
 	struct chunk_writer *cw; /* events, compressed per thread */
 	struct ingest_proc **procs;
 	size_t nprocs;
@@ -129,12 +132,13 @@ struct ingest_walk {
 	struct ingest_ring *r;
 	struct ingest_proc *p;
 	int pass;
-	/* a SIGNAL/SEND/RECV waiting for its two ARG records */
+	/* a SIGNAL (two ARG records) or SEND/RECV (three) waiting */
 	unsigned pend_type;
 	uint64_t pend_tsc;
 	uint32_t pend_a, pend_b;
-	uint64_t pend_arg[2];
-	int pend_n;
+	uint64_t pend_arg[3];
+	int pend_n, pend_want;
+	int64_t last_id; /* of the event stored last (pass 2) */
 	/* pass 1 */
 	int64_t d, min;
 	uint64_t lost_sum; /* records the LOST records account for */
@@ -237,6 +241,7 @@ static void ingest_proc_free(struct ingest_proc *p)
 	free(p->site_row);
 	free(p->site_func);
 	free(p->pcsites);
+	chan_table_release(&p->chans);
 	free(p->key);
 	free(p);
 }
@@ -491,6 +496,9 @@ static int ingest_map(struct ingest *in, const char *dir, const char *name,
 					 sizeof(in->st->agent_warning),
 					 "pid %d: %s", (int)p->pid, line + 2);
 			break;
+		case 'C': /* a channel (engine/chan.h) */
+			err = chan_table_line(&p->chans, line);
+			break;
 		case 'X': /* detached: sites restored */
 			p->detached = 1;
 			break;
@@ -707,7 +715,7 @@ static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,
 		.has = (uint8_t)(SE_DEPTH | ((1u << nargs) - 1)),
 	};
 
-	if (chunk_writer_add(w->in->cw, &ev) < 0)
+	if ((w->last_id = chunk_writer_add(w->in->cw, &ev)) < 0)
 		return -EIO;
 	if (!w->nins++)
 		w->first_ns = ns;
@@ -771,6 +779,54 @@ static int64_t ingest_signal_site(struct ingest *in, struct ingest_proc *p,
 	p->pcsites = np;
 	p->pcsites[p->npcsites++] = (struct ingest_pcsite){ pc, row };
 	return row;
+}
+
+/*
+ * A send or recv (inject/agent/comm.c): the event (arg0 = fd, arg1 =
+ * bytes, arg2 = the stream offset when there is one) and its comm row,
+ * with the channel named from the process's C lines.  A send is dated
+ * at its call's entry, a recv at its return.
+ */
+#define INGEST_COMM_OFFSET 1u
+#define INGEST_COMM_DGRAM 2u
+
+static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
+		       uint32_t fd, uint32_t bytes, const uint64_t *arg,
+		       int narg)
+{
+	const struct chan_info *ci;
+	sqlite3_stmt *st = w->in->ins_comm;
+	uint32_t fl = narg > 1 ? (uint32_t)(arg[1] >> 32) : 0;
+	int send = type == PROPEL_REC_SEND;
+	int err;
+
+	if (send && narg > 2 && arg[2] && arg[2] <= tsc)
+		tsc = arg[2];
+	err = ingest_insert(w, tsc, type, w->depth, 0, 0,
+			    (fl & INGEST_COMM_OFFSET) ? 3 : 2, fd, bytes,
+			    (fl & INGEST_COMM_OFFSET) ? (int64_t)arg[0] : 0);
+	if (err || !st)
+		return err;
+	ci = narg > 1 ? chan_table_get(&w->p->chans, (uint32_t)arg[1]) : NULL;
+	sqlite3_bind_int64(st, 1, w->last_id);
+	sqlite3_bind_int64(st, 2, w->r->h->pid);
+	sqlite3_bind_int64(st, 3, w->r->h->tid);
+	sqlite3_bind_int64(st, 4, ingest_ns(w, tsc));
+	sqlite3_bind_int(st, 5, (int)type);
+	sqlite3_bind_int64(st, 6, fd);
+	sqlite3_bind_int64(st, 7, bytes);
+	bind_text_or_null(st, 8, ci ? ci->chan : NULL);
+	sqlite3_bind_int(st, 9, ci ? (send ? ci->send_dir : ci->recv_dir) : 0);
+	bind_text_or_null(st, 10, ci ? ci->peer : NULL);
+	if (fl & INGEST_COMM_OFFSET)
+		sqlite3_bind_int64(st, 11, (int64_t)arg[0]);
+	else
+		sqlite3_bind_null(st, 11);
+	if (fl & INGEST_COMM_DGRAM)
+		sqlite3_bind_int64(st, 12, (int64_t)arg[0]);
+	else
+		sqlite3_bind_null(st, 12);
+	return ingest_step(st);
 }
 
 /* One decoded event (ARGs folded in). */
@@ -849,8 +905,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	}
 	case PROPEL_REC_SEND:
 	case PROPEL_REC_RECV:
-		return ingest_insert(w, tsc, type, w->depth, 0, 0, 3, a, b,
-				     narg > 0 ? (int64_t)arg[0] : 0);
+		return ingest_comm(w, type, tsc, a, b, arg, narg);
 	case PROPEL_REC_FORK: /* arg1 = 1: made by vfork */
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 2, a,
 				     (b & PROPEL_FORK_VFORK) ? 1 : 0, 0);
@@ -888,10 +943,10 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 	int err;
 
 	if (type == PROPEL_REC_ARG) {
-		if (w->pend_type && w->pend_n < 2) {
+		if (w->pend_type && w->pend_n < w->pend_want) {
 			w->pend_arg[w->pend_n++] =
 				(uint64_t)r->b << 32 | (uint64_t)r->a;
-			if (w->pend_n == 2)
+			if (w->pend_n == w->pend_want)
 				return ingest_flush(w) ? 1 : 0;
 		} else if (w->pass == 1) {
 			w->in->st->unknown_records++;
@@ -909,6 +964,7 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 		w->pend_a = r->a;
 		w->pend_b = r->b;
 		w->pend_n = 0;
+		w->pend_want = type == PROPEL_REC_SIGNAL ? 2 : 3;
 		return 0;
 	case PROPEL_REC_ENTRY:
 	case PROPEL_REC_EXIT:
@@ -1050,9 +1106,11 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"INSERT INTO callsites(proc,addr,file,line) VALUES(?,?,?,?)",
 		"INSERT INTO threads(proc,pid,tid,name,first_ns,last_ns,nevents,"
 		"wrapped) VALUES(?,?,?,?,?,?,?,?)",
+		"INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,chan,dir,"
+		"peer,offset,hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
-				 &in->ins_thread };
+				 &in->ins_thread, &in->ins_comm };
 	size_t i;
 
 	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -1247,12 +1305,15 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
 	if (!err && session_meta_set(s, "tsc_hz", buf))
 		err = ingest_sql_err(&in, cause);
+	if (!err) /* every recv with the send that holds its first byte */
+		err = match_session(s, NULL, cause);
 out:
 	chunk_writer_free(in.cw);
 	sqlite3_finalize(in.ins_proc);
 	sqlite3_finalize(in.ins_func);
 	sqlite3_finalize(in.ins_site);
 	sqlite3_finalize(in.ins_thread);
+	sqlite3_finalize(in.ins_comm);
 	if (began) {
 		if (err)
 			sqlite3_exec(in.db, "ROLLBACK", NULL, NULL, NULL);

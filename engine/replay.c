@@ -39,7 +39,41 @@ struct replay_walker {
 	int64_t *stack; /* entry ts by depth; INT64_MIN = unknown */
 	size_t cap;
 	struct replay_names nm;
+	sqlite3_stmt *comm; /* a send/recv's row and match; NULL: none */
+	char chan[256], peer[256];
 };
+
+/* A send/recv's channel and match (table comm, messages). */
+static void replay_comm(struct replay_walker *w, struct replay_event *ev)
+{
+	sqlite3_stmt *st = w->comm;
+	const unsigned char *t;
+
+	if (!st)
+		return;
+	sqlite3_bind_int64(st, 1, ev->id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		if ((t = sqlite3_column_text(st, 0))) {
+			snprintf(w->chan, sizeof(w->chan), "%s", t);
+			ev->chan = w->chan;
+		}
+		if ((t = sqlite3_column_text(st, 1))) {
+			snprintf(w->peer, sizeof(w->peer), "%s", t);
+			ev->peer = w->peer;
+		}
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+			ev->has_offset = 1;
+			ev->offset = sqlite3_column_int64(st, 2);
+		}
+		if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+			ev->matched = 1;
+			ev->match_pid = sqlite3_column_int64(st, 3);
+			ev->match_tid = sqlite3_column_int64(st, 4);
+			ev->match_ts_ns = sqlite3_column_int64(st, 5);
+		}
+	}
+	sqlite3_reset(st);
+}
 
 static int64_t replay_max_id(sqlite3 *db, const char *sql)
 {
@@ -203,6 +237,8 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 					w->stack[ev->depth] = INT64_MIN;
 			}
 			prev_leaf = ev->kind == SK_ENTRY && ev->leaf;
+			if (ev->kind == SK_SEND || ev->kind == SK_RECV)
+				replay_comm(w, ev);
 			ret = fn(ev, arg);
 			if (ret)
 				return ret;
@@ -231,6 +267,15 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	ret = chunk_store_open(s, &cs, cause);
 	if (ret)
 		goto out;
+	/* sessions from before the comm table have none: no channels */
+	if (sqlite3_prepare_v2(db,
+			       "SELECT c.chan, c.peer, c.offset, s.pid, s.tid,"
+			       " s.ts_ns FROM comm c"
+			       " LEFT JOIN messages m ON m.recv = c.event"
+			       " LEFT JOIN comm s ON s.event = m.send"
+			       " WHERE c.event = ?",
+			       -1, &w.comm, NULL) != SQLITE_OK)
+		w.comm = NULL;
 	ret = replay_load_names(db, &w.nm);
 	if (ret == -ENOMEM) {
 		ret = propel_cause(cause, ret, "%s: out of memory",
@@ -305,6 +350,7 @@ sqlerr:
 	}
 out:
 	sqlite3_finalize(threads);
+	sqlite3_finalize(w.comm);
 	chunk_store_free(cs);
 	replay_free_names(&w.nm);
 	free(w.stack);

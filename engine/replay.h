@@ -41,6 +41,16 @@ struct replay_event {
 	int leaf;
 	int64_t dur_ns;
 	int rebuilt;	  /* entry rebuilt from a lost frame (arg0 = 1) */
+	/*
+	 * send/recv (engine/session.h, table comm): chan and peer (NULL when
+	 * the agent could not name the channel), the stream offset of the
+	 * first byte (has_offset), and for a matched recv the send holding
+	 * its first byte (matched, match_*).
+	 */
+	const char *chan, *peer;
+	int has_offset, matched;
+	int64_t offset;
+	int64_t match_pid, match_tid, match_ts_ns;
 };
 
 struct replay_filter {

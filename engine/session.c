@@ -72,7 +72,11 @@ static const char schema[] =
 	" site INTEGER, arg0 INTEGER, arg1 INTEGER, arg2 INTEGER);"
 	"CREATE INDEX IF NOT EXISTS events_thread ON events(pid, tid, id);"
 	"CREATE TABLE IF NOT EXISTS messages(send INTEGER, recv INTEGER,"
-	" peer TEXT);";
+	" peer TEXT);"
+	"CREATE INDEX IF NOT EXISTS messages_recv ON messages(recv);"
+	"CREATE TABLE IF NOT EXISTS comm(event INTEGER PRIMARY KEY, pid INTEGER,"
+	" tid INTEGER, ts_ns INTEGER, kind INTEGER, fd INTEGER, bytes INTEGER,"
+	" chan TEXT, dir INTEGER, peer TEXT, offset INTEGER, hash INTEGER);";
 
 int session_exec(struct session *s, const char *sql, char **cause)
 {

@@ -44,7 +44,15 @@
  *       entry: arg0 = 1 when the entry was rebuilt for a frame lost in a
  *       wrapped ring (time = the thread's oldest record).
  *   messages(send INTEGER, recv INTEGER, peer TEXT)
- *       matched send/recv event pairs (filled by matching)
+ *       matched send/recv event pairs (engine/match.c): event ids; peer
+ *       holds the channel (comm.chan)
+ *   comm(event INTEGER PRIMARY KEY, pid, tid, ts_ns, kind, fd, bytes,
+ *        chan TEXT, dir, peer TEXT, offset, hash)
+ *       one row per send/recv event (event = its id): the channel as both
+ *       ends name it and the direction (engine/chan.h), the other end as
+ *       the program sees it, the stream offset of the first byte (NULL
+ *       for datagrams) or the datagram's content hash (NULL for streams).
+ *       chan is NULL when the agent could not name the channel.
  *
  * Vital-sign tables are owned by engine/vitals-store.c and created by it.
  */

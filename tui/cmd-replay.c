@@ -89,8 +89,19 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 		break;
 	case SK_SEND:
 	case SK_RECV:
-		printf("/* %s: fd %" PRId64 ", %" PRId64 " bytes */\n",
+		printf("/* %s: fd %" PRId64 ", %" PRId64 " bytes",
 		       session_kind_name(ev->kind), ev->arg[0], ev->arg[1]);
+		if (ev->peer)
+			printf(" %s %s", ev->kind == SK_SEND ? "to" : "from",
+			       ev->peer);
+		if (ev->chan)
+			printf(", %s", ev->chan);
+		if (ev->has_offset)
+			printf(" @%" PRId64, ev->offset);
+		if (ev->matched)
+			printf(", sent by %" PRId64 "/%" PRId64, ev->match_pid,
+			       ev->match_tid);
+		fputs(" */\n", stdout);
 		break;
 	case SK_LOST:
 		printf("/* lost: %" PRId64 " records */\n", ev->arg[0]);
@@ -152,6 +163,20 @@ static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 	case SK_RECV:
 		printf(",\"fd\":%" PRId64 ",\"bytes\":%" PRId64, ev->arg[0],
 		       ev->arg[1]);
+		if (ev->peer) {
+			fputs(",\"peer\":", stdout);
+			cmd_replay_jstr(ev->peer);
+		}
+		if (ev->chan) {
+			fputs(",\"chan\":", stdout);
+			cmd_replay_jstr(ev->chan);
+		}
+		if (ev->has_offset)
+			printf(",\"offset\":%" PRId64, ev->offset);
+		if (ev->matched)
+			printf(",\"match\":{\"pid\":%" PRId64 ",\"tid\":%" PRId64
+			       ",\"ts_ns\":%" PRId64 "}",
+			       ev->match_pid, ev->match_tid, ev->match_ts_ns);
 		break;
 	case SK_FORK:
 		printf(",\"child\":%" PRId64, ev->arg[0]);

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""tests/e2e/comm-check.py - check the send/recv events of a replay --format=jsonl.
+
+  comm-check.py JSONL [--report OUT] [--pids P,Q] [--from-zero] [--kinds K,..]
+
+Every recv (of the pids given, or of all) must carry chan, peer, bytes and a
+match naming a send event that exists, with the same chan; for streams
+(offset present) the send's [offset, offset+bytes) must hold the recv's
+offset, for datagrams the byte counts must be equal.  --from-zero: each
+stream direction's sends and recvs cover [0, total) without gap or
+overlap.  --report OUT: OUT holds the fixture's "<role> sent|recv KIND N"
+lines; role "server" is the process that forked, "client" its child; the
+bytes of each role's events per kind must equal what it reported.
+--kinds: the channel kinds that must appear.  Prints one line per problem
+(at most 20) and exits 1 if there was any.
+"""
+import collections
+import json
+import sys
+
+
+def kind_of(e):
+    c = e.get("chan", "")
+    k = c.split(":", 1)[0]
+    if k == "unix" and "offset" not in e:
+        return "unixd"
+    return k
+
+
+def main():
+    args = sys.argv[1:]
+    path = args.pop(0)
+    report = pids = kinds = None
+    from_zero = False
+    while args:
+        a = args.pop(0)
+        if a == "--report":
+            report = args.pop(0)
+        elif a == "--pids":
+            pids = {int(x) for x in args.pop(0).split(",")}
+        elif a == "--from-zero":
+            from_zero = True
+        elif a == "--kinds":
+            kinds = args.pop(0).split(",")
+    evs, forks = [], []
+    for line in open(path):
+        e = json.loads(line)
+        if e["kind"] in ("send", "recv"):
+            evs.append(e)
+        elif e["kind"] == "fork":
+            forks.append(e)
+    if pids:
+        evs = [e for e in evs if e["pid"] in pids]
+    probs = []
+    sends = collections.defaultdict(list)
+    for e in evs:
+        if e["kind"] == "send":
+            sends[(e["pid"], e["tid"], e["ts_ns"])].append(e)
+    nrecv = nmatch = 0
+    for e in evs:
+        for f in ("fd", "bytes", "peer", "chan"):
+            if f not in e:
+                probs.append("%s without %s: %s" % (e["kind"], f, json.dumps(e)))
+        if e["kind"] != "recv":
+            continue
+        nrecv += 1
+        m = e.get("match")
+        if not m:
+            probs.append("recv not matched: %s" % json.dumps(e))
+            continue
+        cand = sends.get((m["pid"], m["tid"], m["ts_ns"]), [])
+        cand = [s for s in cand if s.get("chan") == e.get("chan")]
+        if not cand:
+            probs.append("recv matched to no send of its channel: %s" % json.dumps(e))
+            continue
+        if "offset" in e:
+            ok = [s for s in cand if "offset" in s and
+                  s["offset"] <= e["offset"] < s["offset"] + s["bytes"]]
+            if not ok:
+                probs.append("recv offset %d outside its send %s: %s" % (
+                    e["offset"], json.dumps(cand[0]), json.dumps(e)))
+                continue
+        elif not [s for s in cand if s["bytes"] == e["bytes"]]:
+            probs.append("datagram of %d bytes matched to one of %d" % (
+                e["bytes"], cand[0]["bytes"]))
+            continue
+        nmatch += 1
+    if from_zero:
+        spans = collections.defaultdict(list)
+        for e in evs:
+            if "offset" in e:
+                spans[(e["kind"], e["chan"], e["pid"] if e["kind"] == "send"
+                       else -1, e["peer"])].append((e["offset"], e["bytes"]))
+        for key, v in spans.items():
+            v.sort()
+            at = 0
+            for off, n in v:
+                if off != at:
+                    probs.append("%s on %s: offset %d, expected %d" % (
+                        key[0], key[1], off, at))
+                    break
+                at += n
+    if report:
+        server = forks[0]["pid"] if forks else None
+        client = forks[0]["child"] if forks else None
+        got = collections.Counter()
+        for e in evs:
+            role = "server" if e["pid"] == server else (
+                "client" if e["pid"] == client else "other")
+            got[(role, e["kind"], kind_of(e))] += e["bytes"]
+        for line in open(report):
+            w = line.split()
+            if len(w) == 4 and w[1] in ("sent", "recv"):
+                k = (w[0], "send" if w[1] == "sent" else "recv", w[2])
+                if got[k] != int(w[3]):
+                    probs.append("%s %s %s: program says %s bytes, events %d"
+                                 % (w[0], w[1], w[2], w[3], got[k]))
+    if kinds:
+        seen = {kind_of(e) for e in evs}
+        for k in kinds:
+            if k not in seen:
+                probs.append("no %s events" % k)
+    if nrecv == 0:
+        probs.append("no recv events at all")
+    for p in probs[:20]:
+        print(p)
+    if len(probs) > 20:
+        print("... %d problems in all" % len(probs))
+    print("%d recv, %d matched, %d problem(s)" % (nrecv, nmatch, len(probs)),
+          file=sys.stderr)
+    return 1 if probs else 0
+
+
+sys.exit(main())
