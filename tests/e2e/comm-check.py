@@ -2,6 +2,7 @@
 """tests/e2e/comm-check.py - check the send/recv events of a replay --format=jsonl.
 
   comm-check.py JSONL [--report OUT] [--pids P,Q] [--from-zero] [--kinds K,..]
+                [--late] [--end PID:send|recv:N]...
 
 Every recv (of the pids given, or of all) must carry chan, peer, bytes and a
 match naming a send event that exists, with the same chan; for streams
@@ -11,7 +12,11 @@ stream direction's sends and recvs cover [0, total) without gap or
 overlap.  --report OUT: OUT holds the fixture's "<role> sent|recv KIND N"
 lines; role "server" is the process that forked, "client" its child; the
 bytes of each role's events per kind must equal what it reported.
---kinds: the channel kinds that must appear.  Prints one line per problem
+--kinds: the channel kinds that must appear.  --late (an attach in the
+middle of streams): a recv whose offset lies before the first traced send of
+its channel from another process need not be matched.  --end PID:KIND:N: the
+stream events of kind KIND (send/recv) of PID end at absolute offset N (the
+total the program reports): the offsets are the stream's own.  Prints one line per problem
 (at most 20) and exits 1 if there was any.
 """
 import collections
@@ -31,7 +36,8 @@ def main():
     args = sys.argv[1:]
     path = args.pop(0)
     report = pids = kinds = None
-    from_zero = False
+    from_zero = late = False
+    ends = []
     while args:
         a = args.pop(0)
         if a == "--report":
@@ -40,6 +46,11 @@ def main():
             pids = {int(x) for x in args.pop(0).split(",")}
         elif a == "--from-zero":
             from_zero = True
+        elif a == "--late":
+            late = True
+        elif a == "--end":
+            p_, k_, n_ = args.pop(0).split(":")
+            ends.append((int(p_), k_, int(n_)))
         elif a == "--kinds":
             kinds = args.pop(0).split(",")
     evs, forks = [], []
@@ -56,6 +67,11 @@ def main():
     for e in evs:
         if e["kind"] == "send":
             sends[(e["pid"], e["tid"], e["ts_ns"])].append(e)
+    first = {}
+    for e in evs:
+        if e["kind"] == "send" and "offset" in e:
+            k = (e["chan"], e["pid"])
+            first[k] = min(first.get(k, e["offset"]), e["offset"])
     nrecv = nmatch = 0
     for e in evs:
         for f in ("fd", "bytes", "peer", "chan"):
@@ -63,6 +79,11 @@ def main():
                 probs.append("%s without %s: %s" % (e["kind"], f, json.dumps(e)))
         if e["kind"] != "recv":
             continue
+        if late and "offset" in e:
+            starts = [v for (c, p), v in first.items()
+                      if c == e.get("chan") and p != e["pid"]]
+            if not starts or e["offset"] < min(starts):
+                continue  # sent before the sender was traced
         nrecv += 1
         m = e.get("match")
         if not m:
@@ -115,6 +136,14 @@ def main():
                 if got[k] != int(w[3]):
                     probs.append("%s %s %s: program says %s bytes, events %d"
                                  % (w[0], w[1], w[2], w[3], got[k]))
+    for pid, k, n in ends:
+        v = [e["offset"] + e["bytes"] for e in evs
+             if e["pid"] == pid and e["kind"] == k and "offset" in e]
+        if not v:
+            probs.append("pid %d: no %s events" % (pid, k))
+        elif max(v) != n:
+            probs.append("pid %d: %s events end at offset %d, the program "
+                         "says %d" % (pid, k, max(v), n))
     if kinds:
         seen = {kind_of(e) for e in evs}
         for k in kinds:
