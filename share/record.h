@@ -22,7 +22,11 @@
  *   FORK           child pid            PROPEL_FORK_VFORK if made by vfork
  *   EXEC           0                    0 ; followed by nothing: the path is in the .map file
  *   PROCESS_EXIT   exit status          0
- *   SEND, RECV     fd                   bytes; followed by ARG(stream offset), ARG(peer id)
+ *   SEND, RECV     fd                   bytes (the call's result); followed by
+ *                                       ARG(stream offset, or datagram hash),
+ *                                       ARG(channel id | flags << 32: 1 offset,
+ *                                       2 hash), ARG(TSC at the call's entry)
+ *                                       (inject/agent/comm.c)
  *   LOST           records dropped      the shadow depth's change over the gap (int32)
  *
  * Function and call-site ids index the per-process map file (share/ring.h).

@@ -44,8 +44,15 @@
  *       S <siteid> <addr-hex> <funcid|-1>            call site (address of the
  *                                                    call; funcid = the traced
  *                                                    function containing it)
+ *       C <chanid> <type> <laddr-hex|-> <lport> <paddr-hex|-> <pport> <lino> <pino>
+ *                                                    a channel (tcp, udp, unix,
+ *                                                    unixd, pipe) that SEND/RECV
+ *                                                    records name (engine/chan.h)
  *       E <status>                                   clean exit seen
  *   <pid>.<nonce>.<tid>.ring     the thread's ring
+ *   chan.<pipe|unix>.<inode>     byte counts of a pipe or UNIX stream
+ *                                direction, shared by every agent that
+ *                                holds it (inject/agent/comm.c)
  * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library.
  */
 #ifndef PROPEL_SHARE_RING_H

@@ -163,6 +163,8 @@ enum ag_intercept {
 	IC_READ_CHK, /* __read_chk(fd, buf, len, buflen) */
 	IC_RECV_CHK, /* __recv_chk(fd, buf, len, buflen, flags) */
 	IC_RECVFROM_CHK, /* __recvfrom_chk(fd, buf, len, buflen, flags, addr, alenp) */
+	IC_SENDFILE, /* sendfile(out, in, offp, count): a send on out */
+	IC_SPLICE,   /* splice(in, offin, out, offout, len, fl): recv + send */
 	IC_CONNECT,  /* the socket's peer changes */
 	IC_CLOSE,    /* the number is free */
 	IC_DUP2,     /* dup2/dup3(old, new): new names another file */
@@ -292,6 +294,8 @@ struct athread {
 		uint32_t kind;   /* enum ag_intercept */
 		int32_t fd;
 		uint8_t ct;      /* enum comm_type at entry */
+		uint8_t ct2;     /* splice: the out descriptor's, fd2 */
+		int32_t fd2;
 		uint8_t subst;   /* addr: the agent asked for the source */
 		uint32_t addr_len; /* recvfrom: the address the agent asked for */
 		uint8_t addr[128]; /* (the program passed none: comm_enter) */

@@ -680,13 +680,57 @@ static uint64_t comm_call_flags(const struct comm_pend *p)
 	return 0;
 }
 
+/* fd's kind, looked at if new; CT_OTHER for no events. */
+static unsigned comm_look(int64_t fd)
+{
+	unsigned ct;
+
+	if (fd < 0 || fd >= COMM_FD_MAX)
+		return CT_OTHER;
+	ct = __atomic_load_n(&comm_fdtype[fd], __ATOMIC_ACQUIRE);
+	if (ct == CT_UNKNOWN)
+		ct = comm_classify((int)fd);
+	if (ct == CT_UNKNOWN)
+		return CT_OTHER;
+	if (ct != CT_OTHER && (comm_fds[fd].flags & COMM_NOPEER)) {
+		/* connected since (or accepted under it): again */
+		ct = comm_classify((int)fd);
+		if (ct == CT_UNKNOWN || (comm_fds[fd].flags & COMM_NOPEER))
+			return CT_OTHER;
+	}
+	return ct;
+}
+
+/* TCP: the offset of the next byte in that direction, from the kernel,
+ * once (or every time, for a socket shared with another process). */
+static void comm_learn(int fd, unsigned ct, int send)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	uint32_t ok = send ? COMM_SEND_OK : COMM_RECV_OK;
+	int64_t n;
+
+	if (ct != CT_TCP || ((c->flags & ok) && !(c->flags & COMM_SHARED)))
+		return;
+	n = send ? comm_tcp_send_next(fd) : comm_tcp_recv_next(fd);
+	if (n < 0)
+		return;
+	__atomic_store_n(send ? &c->send_next : &c->recv_next, n,
+			 __ATOMIC_RELAXED);
+	__atomic_or_fetch(&c->flags, ok, __ATOMIC_RELAXED);
+}
+
+static int comm_stream(unsigned ct)
+{
+	return ct == CT_TCP || ct == CT_PIPE || ct == CT_USTREAM;
+}
+
 int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	       uint64_t slot)
 {
 	uint32_t k = f->intercept;
 	int fd = (int)fr->rdi, saved = errno;
+	unsigned ct = CT_UNKNOWN, ct2 = CT_OTHER;
 	struct comm_pend *p;
-	unsigned ct = CT_UNKNOWN;
 
 	if (!comm_fdtype || !t)
 		return 0;
@@ -703,22 +747,22 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	case IC_FDPAIR:
 	case IC_SOCKETPAIR:
 		break; /* at the return */
-	default:
-		if (fd < 0 || fd >= COMM_FD_MAX)
-			return 0;
-		ct = __atomic_load_n(&comm_fdtype[fd], __ATOMIC_ACQUIRE);
-		if (ct == CT_UNKNOWN)
-			ct = comm_classify(fd);
+	case IC_SPLICE: /* bytes out of fd (a recv), into rdx (a send) */
+		ct = comm_look(fd);
+		ct2 = comm_look((int64_t)fr->rdx);
 		errno = saved;
-		if (ct == CT_UNKNOWN || ct == CT_OTHER)
+		if (!comm_stream(ct))
+			ct = CT_OTHER;
+		if (!comm_stream(ct2))
+			ct2 = CT_OTHER;
+		if (ct == CT_OTHER && ct2 == CT_OTHER)
 			return 0;
-		if (comm_fds[fd].flags & COMM_NOPEER) {
-			/* connected since (or accepted under it): again */
-			ct = comm_classify(fd);
-			errno = saved;
-			if (ct == CT_OTHER || (comm_fds[fd].flags & COMM_NOPEER))
-				return 0;
-		}
+		break;
+	default:
+		ct = comm_look(fd);
+		errno = saved;
+		if (ct == CT_OTHER || (k == IC_SENDFILE && !comm_stream(ct)))
+			return 0;
 		break;
 	}
 	if (t->ncomm >= sizeof(t->comm) / sizeof(t->comm[0]))
@@ -728,6 +772,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	p->slot = slot;
 	p->kind = k;
 	p->fd = fd;
+	p->fd2 = (int32_t)fr->rdx;
 	p->off = -1;
 	p->a[0] = fr->rdi;
 	p->a[1] = fr->rsi;
@@ -737,34 +782,19 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	p->a[5] = fr->r9;
 	if (k == IC_RECVFROM_CHK)
 		p->stk = ((uint64_t *)slot)[1];
-	if (comm_is_send(k) || comm_is_recv(k)) {
+	if (k == IC_SPLICE) {
+		if (ct != CT_OTHER)
+			comm_learn(fd, ct, 0);
+		if (ct2 != CT_OTHER)
+			comm_learn(p->fd2, ct2, 1);
+		errno = saved;
+	} else if (comm_is_send(k) || comm_is_recv(k) || k == IC_SENDFILE) {
 		struct comm_fd *c = &comm_fds[fd];
 		uint64_t fl = comm_call_flags(p);
 
 		if (comm_is_recv(k) && (fl & (MSG_PEEK | MSG_OOB)))
 			return 0; /* consumes nothing */
-		if (ct == CT_TCP && comm_is_send(k) &&
-		    (!(c->flags & COMM_SEND_OK) || (c->flags & COMM_SHARED))) {
-			int64_t n = comm_tcp_send_next(fd);
-
-			if (n >= 0) {
-				__atomic_store_n(&c->send_next, n,
-						 __ATOMIC_RELAXED);
-				__atomic_or_fetch(&c->flags, COMM_SEND_OK,
-						  __ATOMIC_RELAXED);
-			}
-		}
-		if (ct == CT_TCP && comm_is_recv(k) &&
-		    (!(c->flags & COMM_RECV_OK) || (c->flags & COMM_SHARED))) {
-			int64_t n = comm_tcp_recv_next(fd);
-
-			if (n >= 0) {
-				__atomic_store_n(&c->recv_next, n,
-						 __ATOMIC_RELAXED);
-				__atomic_or_fetch(&c->flags, COMM_RECV_OK,
-						  __ATOMIC_RELAXED);
-			}
-		}
+		comm_learn(fd, ct, !comm_is_recv(k));
 		/* an unconnected UDP socket read with no address asked for:
 		 * ask for it on the program's behalf (recvfrom receives
 		 * exactly what recv or read would have) */
@@ -781,7 +811,8 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		}
 		errno = saved;
 	}
-	p->ct = ct;
+	p->ct = (uint8_t)ct;
+	p->ct2 = (uint8_t)ct2;
 	p->tsc = propel_rdtsc();
 	t->ncomm++;
 	return 1;
@@ -807,17 +838,17 @@ static uint64_t comm_hash_iov(const struct iovec *iov, size_t cnt, uint64_t n)
 }
 
 /* One event for n bytes moved by p's call. */
-static void comm_emit(struct athread *t, struct comm_pend *p, uint64_t n,
-		      const struct iovec *iov, size_t cnt, const void *sa,
-		      socklen_t salen)
+static void comm_emit_fd(struct athread *t, struct comm_pend *p, int fd,
+			 unsigned ct, int send, uint64_t n,
+			 const struct iovec *iov, size_t cnt, const void *sa,
+			 socklen_t salen)
 {
-	struct comm_fd *c = &comm_fds[p->fd];
-	int send = comm_is_send(p->kind);
+	struct comm_fd *c = &comm_fds[fd];
 	uint64_t arg = 0, fl = 0;
 	uint32_t chan = c->chan;
 	struct comm_ctr *ctr;
 
-	switch (p->ct) {
+	switch (ct) {
 	case CT_TCP:
 		if (c->flags & (send ? COMM_SEND_OK : COMM_RECV_OK)) {
 			arg = (uint64_t)__atomic_fetch_add(
@@ -842,18 +873,28 @@ static void comm_emit(struct athread *t, struct comm_pend *p, uint64_t n,
 		break;
 	case CT_UDP:
 	case CT_UDGRAM:
+		if (!iov)
+			return; /* sendfile to a datagram socket: no identity */
 		arg = comm_hash_iov(iov, cnt, n);
 		fl = COMM_F_DGRAM;
-		chan = comm_dgram_chan(p->fd, p->ct, sa, salen, !send);
+		chan = comm_dgram_chan(fd, ct, sa, salen, !send);
 		break;
 	default:
 		return;
 	}
-	rec_put(t, send ? PROPEL_REC_SEND : PROPEL_REC_RECV, (uint32_t)p->fd,
+	rec_put(t, send ? PROPEL_REC_SEND : PROPEL_REC_RECV, (uint32_t)fd,
 		n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
 	rec_put64(t, arg);
 	rec_put64(t, (uint64_t)chan | fl << 32);
 	rec_put64(t, send ? p->tsc : 0);
+}
+
+static void comm_emit(struct athread *t, struct comm_pend *p, uint64_t n,
+		      const struct iovec *iov, size_t cnt, const void *sa,
+		      socklen_t salen)
+{
+	comm_emit_fd(t, p, p->fd, p->ct, p->kind == IC_SENDFILE ||
+			 comm_is_send(p->kind), n, iov, cnt, sa, salen);
 }
 
 static void comm_exit_io(struct athread *t, struct comm_pend *p, int64_t r)
@@ -865,6 +906,17 @@ static void comm_exit_io(struct athread *t, struct comm_pend *p, int64_t r)
 	if (r <= 0)
 		return; /* an error, EAGAIN, end of file: nothing moved */
 	switch (p->kind) {
+	case IC_SENDFILE:
+		comm_emit(t, p, (uint64_t)r, NULL, 0, NULL, 0);
+		return;
+	case IC_SPLICE:
+		if (p->ct != CT_OTHER)
+			comm_emit_fd(t, p, p->fd, p->ct, 0, (uint64_t)r, NULL,
+				     0, NULL, 0);
+		if (p->ct2 != CT_OTHER && p->fd2 >= 0 && p->fd2 < COMM_FD_MAX)
+			comm_emit_fd(t, p, p->fd2, p->ct2, 1, (uint64_t)r,
+				     NULL, 0, NULL, 0);
+		return;
 	case IC_SENDTO:
 		sa = (const void *)p->a[4];
 		salen = (socklen_t)p->a[5];
