@@ -10,7 +10,8 @@ match naming a send event that exists, with the same chan; for streams
 offset, for datagrams the byte counts must be equal.  --from-zero: each
 stream direction's sends and recvs cover [0, total) without gap or
 overlap.  --report OUT: OUT holds the fixture's "<role> sent|recv KIND N"
-lines; role "server" is the process that forked, "client" its child; the
+lines; role "server" is the process that forked, "client" its child,
+"helper" the client's child; the
 bytes of each role's events per kind must equal what it reported.
 --kinds: the channel kinds that must appear.  --late (an attach in the
 middle of streams): a recv whose offset lies before the first traced send of
@@ -110,8 +111,10 @@ def main():
         spans = collections.defaultdict(list)
         for e in evs:
             if "offset" in e:
-                spans[(e["kind"], e["chan"], e["pid"] if e["kind"] == "send"
-                       else -1, e["peer"])].append((e["offset"], e["bytes"]))
+                # one direction: its channel and the other end as seen
+                # (several processes may share an end after a fork)
+                spans[(e["kind"], e["chan"], e["peer"])].append(
+                    (e["offset"], e["bytes"]))
         for key, v in spans.items():
             v.sort()
             at = 0
@@ -122,12 +125,18 @@ def main():
                     break
                 at += n
     if report:
-        server = forks[0]["pid"] if forks else None
-        client = forks[0]["child"] if forks else None
+        # the process tree: server -> client -> helper
+        parent = {f["child"]: f["pid"] for f in forks}
+        roles = {}
+        for pid in {e["pid"] for e in evs} | set(parent):
+            depth, p = 0, pid
+            while p in parent:
+                p = parent[p]
+                depth += 1
+            roles[pid] = ("server", "client", "helper")[min(depth, 2)]
         got = collections.Counter()
         for e in evs:
-            role = "server" if e["pid"] == server else (
-                "client" if e["pid"] == client else "other")
+            role = roles.get(e["pid"], "other")
             got[(role, e["kind"], kind_of(e))] += e["bytes"]
         for line in open(report):
             w = line.split()

@@ -6,7 +6,9 @@
 #   record/talk/O0|O2|O3  tests/fixtures/comm/talk.c (a server and its
 #                         forked client over TCP, a pipe, a UNIX stream,
 #                         UDP and a UNIX datagram socket, every call of the
-#                         send/recv family; each checks every byte it gets)
+#                         send/recv family, sendfile and splice; then a
+#                         helper forked by the client shares its TCP socket
+#                         and pipe; each checks every byte it gets)
 #                         under `propel record`: exit status 0 and output
 #                         as untraced; every recv carries chan/peer/bytes
 #                         and a match naming a send of its channel whose
