@@ -835,7 +835,7 @@ static int start_common(const char *dir, uint32_t flags, int need_coord)
 	map_batch_begin();
 	map_replay();
 	module_scan();
-	comm_start();
+	comm_start(!need_coord);
 	map_batch_end();
 	signals_install();
 	ag_gen++;

@@ -416,7 +416,8 @@ static inline int comm_kind(uint32_t kind)
 {
 	return kind >= IC_COMM_FIRST && kind <= IC_COMM_LAST;
 }
-void comm_start(void);      /* a new session: forget every descriptor */
+void comm_start(int late);  /* a new session: forget every descriptor;
+			     * late: injected into a running process */
 int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	       uint64_t slot);  /* 1: call comm_exit at its return */
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);

@@ -36,14 +36,22 @@
  *           A late attach with bytes in flight therefore still matches.
  *           After a fork both processes may use the socket: from then on
  *           every call asks the kernel again (COMM_SHARED).
- *   pipes and AF_UNIX streams: byte counts kept in shared memory, one
+ *   pipes and AF_UNIX streams: two positions kept in shared memory, one
  *           small file per channel direction in the session directory
- *           (chan.<inode of the receiving end>), mapped MAP_SHARED by every
- *           traced process that holds either end (fork, exec, attach): the
- *           writer's offset is the bytes written since the file was made,
- *           the reader's the bytes read since then minus the backlog
- *           (FIONREAD) found when it was made.  Exact when every write and
- *           read after that moment is seen; writers in two processes whose
+ *           (chan.<pipe|unix>.<inode of the receiving end>), mapped
+ *           MAP_SHARED by every traced process that holds either end (fork,
+ *           exec, attach): W, the offset of the next byte written, and R,
+ *           of the next byte read; W - R is the backlog.  The file is made
+ *           at the first call any traced process makes on the channel,
+ *           with W = 0 and R = -backlog (FIONREAD; for a UNIX stream's
+ *           writer the peer's receive queue from sock_diag, UDIAG_SHOW_RQLEN).
+ *           A process injected (attach) after the file was made may have
+ *           missed calls of its own: at its first call in a direction it
+ *           takes its position from the other side's, R = W - backlog for a
+ *           reader, W = R + backlog for a writer (comm_join) -- exact when
+ *           the other side's every call was seen and none runs at that
+ *           instant.  Under record every process is traced from its start
+ *           and nothing is re-derived.  Writers in two processes whose
  *           calls overlap in time may be ordered differently from the
  *           kernel's order.
  *   UDP and AF_UNIX datagrams: no offset; the engine pairs by channel,
@@ -94,15 +102,20 @@
 #define COMM_SEND_OK 2u  /* send_next is known */
 #define COMM_RECV_OK 4u  /* recv_next is known */
 #define COMM_NOPEER 8u   /* no channel could be named */
+#define COMM_IN_JOINED 16u  /* pipes, unix: R is this process's too */
+#define COMM_OUT_JOINED 32u /* W is */
+
+/* Set by an injection (attach): calls before it were not seen here. */
+static int64_t comm_since_ns;
 
 /* Byte counts of one direction of a pipe or AF_UNIX stream (a file). */
 struct comm_ctr {
-	volatile uint64_t magic; /* COMM_CTR_MAGIC once b0 is set */
-	volatile int64_t b0;     /* backlog when the file was made */
-	volatile int64_t written;
-	volatile int64_t read;
+	volatile uint64_t magic; /* COMM_CTR_MAGIC once the rest is set */
+	volatile int64_t created_ns; /* CLOCK_MONOTONIC */
+	volatile int64_t written;    /* W: offset of the next byte written */
+	volatile int64_t read;       /* R: of the next byte read */
 };
-#define COMM_CTR_MAGIC 0x31525443504f5250ull /* "PROPCTR1" */
+#define COMM_CTR_MAGIC 0x32525443504f5250ull /* "PROPCTR2" */
 
 struct comm_fd {
 	uint32_t flags;
@@ -145,8 +158,9 @@ static void comm_unlock(void)
 	__atomic_store_n(&comm_spin, 0, __ATOMIC_RELEASE);
 }
 
-void comm_start(void)
+void comm_start(int late)
 {
+	comm_since_ns = late ? (int64_t)ag_mono_ns() : 0;
 	if (!comm_fdtype) {
 		void *p = mmap(NULL, COMM_FD_MAX, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
@@ -348,8 +362,8 @@ static void comm_route_src(uint8_t *laddr, const uint8_t *paddr, int alen,
 	close(s);
 }
 
-/* An AF_UNIX socket's peer inode (sock_diag), 0 when unknown. */
-static uint64_t comm_unix_peer(uint64_t ino)
+/* An AF_UNIX socket's peer inode and receive queue (sock_diag): 0, -1. */
+static int comm_unix_diag(uint64_t ino, uint64_t *peer, int64_t *rqlen)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -360,20 +374,21 @@ static uint64_t comm_unix_peer(uint64_t ino)
 		char buf[8192];
 	} ans;
 	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
-	uint64_t peer = 0;
 	ssize_t n;
-	int s;
+	int s, ret = -1;
 
+	*peer = 0;
+	*rqlen = -1;
 	s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s < 0)
-		return 0;
+		return -1;
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = sizeof(req);
 	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
 	req.nlh.nlmsg_flags = NLM_F_REQUEST;
 	req.r.sdiag_family = AF_UNIX;
 	req.r.udiag_ino = (uint32_t)ino;
-	req.r.udiag_show = UDIAG_SHOW_PEER;
+	req.r.udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN;
 	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u;
 	if (sendto(s, &req, sizeof(req), 0, (struct sockaddr *)&nl,
 		   sizeof(nl)) != sizeof(req))
@@ -385,14 +400,46 @@ static uint64_t comm_unix_peer(uint64_t ino)
 		struct rtattr *a = (struct rtattr *)(m + 1);
 		int len = (int)ans.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
 
-		for (; RTA_OK(a, len); a = RTA_NEXT(a, len))
+		ret = 0;
+		for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 			if (a->rta_type == UNIX_DIAG_PEER &&
 			    RTA_PAYLOAD(a) >= 4)
-				peer = *(uint32_t *)RTA_DATA(a);
+				*peer = *(uint32_t *)RTA_DATA(a);
+			if (a->rta_type == UNIX_DIAG_RQLEN &&
+			    RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen))
+				*rqlen = ((struct unix_diag_rqlen *)RTA_DATA(a))
+						 ->udiag_rqueue;
+		}
 	}
 out:
 	close(s);
-	return peer;
+	return ret;
+}
+
+static uint64_t comm_unix_peer(uint64_t ino)
+{
+	uint64_t peer;
+	int64_t q;
+
+	return comm_unix_diag(ino, &peer, &q) ? 0 : peer;
+}
+
+/*
+ * Bytes queued in a pipe or UNIX stream direction, as fd's process can
+ * see them: FIONREAD on a pipe (either end) or on the receiving socket;
+ * the peer's receive queue for a UNIX stream's sending end.  -1 unknown.
+ */
+static int64_t comm_backlog(int fd, unsigned ct, int out)
+{
+	int q = 0;
+
+	if (ct == CT_USTREAM && out) {
+		uint64_t peer;
+		int64_t r;
+
+		return comm_unix_diag(comm_fds[fd].peer_ino, &peer, &r) ? -1 : r;
+	}
+	return ioctl(fd, FIONREAD, &q) < 0 ? -1 : q;
 }
 
 /* ---- shared byte counts of pipes and AF_UNIX streams ---- */
@@ -404,44 +451,47 @@ static struct {
 } comm_ctr_cache[COMM_CTR_CACHE];
 
 /*
- * The counts of the direction flowing into inode ino (a pipe, or the
- * receiving socket); backlog_fd: a descriptor whose FIONREAD gives that
- * direction's backlog (-1: none can).  NULL when the file cannot be made.
+ * The positions of the direction flowing into inode ino (a pipe, or the
+ * receiving socket), made if new with the backlog that fd (of type ct,
+ * the sending end if out) sees; *made = 1 then.  NULL when the file cannot
+ * be made.
  */
-static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino,
-				     int backlog_fd)
+static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
+				     unsigned ct, int out, int *made_here)
 {
 	struct comm_ctr *c;
 	char path[640];
-	int fd, made = 1, i, slot = (int)(ino % COMM_CTR_CACHE);
+	int cfd, made = 1, i, slot = (int)(ino % COMM_CTR_CACHE);
 
+	*made_here = 0;
 	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c)
 		return comm_ctr_cache[slot].c;
 	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
 		 (unsigned long long)ino);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 && errno == EEXIST) {
+	cfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (cfd < 0 && errno == EEXIST) {
 		made = 0;
-		fd = open(path, O_RDWR | O_CLOEXEC);
+		cfd = open(path, O_RDWR | O_CLOEXEC);
 	}
-	if (fd < 0)
+	if (cfd < 0)
 		return NULL;
-	if (made && (!ag_fsize_ok(fd, 4096) || ftruncate(fd, 4096) < 0)) {
-		close(fd);
+	if (made && (!ag_fsize_ok(cfd, 4096) || ftruncate(cfd, 4096) < 0)) {
+		close(cfd);
 		unlink(path);
 		return NULL;
 	}
-	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+	close(cfd);
 	if (c == MAP_FAILED)
 		return NULL;
 	if (made) {
-		int q = 0;
+		int64_t q = comm_backlog(fd, ct, out);
 
-		if (backlog_fd >= 0 && ioctl(backlog_fd, FIONREAD, &q) < 0)
-			q = 0;
-		c->b0 = q;
+		c->created_ns = (int64_t)ag_mono_ns();
+		c->written = 0;
+		c->read = q > 0 ? -q : 0;
 		__atomic_store_n(&c->magic, COMM_CTR_MAGIC, __ATOMIC_RELEASE);
+		*made_here = 1;
 	} else {
 		/* its maker is between O_EXCL and the magic: a moment */
 		for (i = 0; i < 1000 && __atomic_load_n(&c->magic,
@@ -551,7 +601,15 @@ static unsigned comm_classify(int fd)
 		ch.type = CT_PIPE;
 		ch.lino = ch.pino = st.st_ino;
 		c->chan = comm_chan_id(&ch);
-		c->in = c->out = comm_ctr_get("pipe", st.st_ino, fd);
+		{
+			int made;
+
+			/* one direction: this end's (read or write) */
+			c->in = c->out = comm_ctr_get("pipe", st.st_ino, fd,
+						      CT_PIPE, 0, &made);
+			if (made)
+				c->flags |= COMM_IN_JOINED | COMM_OUT_JOINED;
+		}
 		goto done;
 	}
 	if (!S_ISSOCK(st.st_mode))
@@ -600,8 +658,16 @@ static unsigned comm_classify(int fd)
 			ch.lino = st.st_ino;
 			ch.pino = c->peer_ino;
 			c->chan = comm_chan_id(&ch);
-			c->in = comm_ctr_get("unix", st.st_ino, fd);
-			c->out = comm_ctr_get("unix", c->peer_ino, -1);
+			{
+				int mi, mo;
+
+				c->in = comm_ctr_get("unix", st.st_ino, fd,
+						     CT_USTREAM, 0, &mi);
+				c->out = comm_ctr_get("unix", c->peer_ino, fd,
+						      CT_USTREAM, 1, &mo);
+				c->flags |= (mi ? COMM_IN_JOINED : 0) |
+					    (mo ? COMM_OUT_JOINED : 0);
+			}
 		}
 		goto done;
 	}
@@ -703,12 +769,16 @@ static unsigned comm_look(int64_t fd)
 
 /* TCP: the offset of the next byte in that direction, from the kernel,
  * once (or every time, for a socket shared with another process). */
+static void comm_join(int fd, unsigned ct, int send);
+
 static void comm_learn(int fd, unsigned ct, int send)
 {
 	struct comm_fd *c = &comm_fds[fd];
 	uint32_t ok = send ? COMM_SEND_OK : COMM_RECV_OK;
 	int64_t n;
 
+	if (ct == CT_PIPE || ct == CT_USTREAM)
+		comm_join(fd, ct, send);
 	if (ct != CT_TCP || ((c->flags & ok) && !(c->flags & COMM_SHARED)))
 		return;
 	n = send ? comm_tcp_send_next(fd) : comm_tcp_recv_next(fd);
@@ -717,6 +787,42 @@ static void comm_learn(int fd, unsigned ct, int send)
 	__atomic_store_n(send ? &c->send_next : &c->recv_next, n,
 			 __ATOMIC_RELAXED);
 	__atomic_or_fetch(&c->flags, ok, __ATOMIC_RELAXED);
+}
+
+/*
+ * Pipes and UNIX streams: the first call of this process in a direction
+ * whose positions another process set up before this agent started
+ * (attach): calls of ours may have gone unseen, so take the position from
+ * the other side's and the backlog (the comment at the top).
+ */
+static void comm_join(int fd, unsigned ct, int send)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	uint32_t j = send ? COMM_OUT_JOINED : COMM_IN_JOINED;
+	struct comm_ctr *ctr = send ? c->out : c->in;
+	int i;
+
+	if ((c->flags & j) || !ctr)
+		return;
+	__atomic_or_fetch(&c->flags, j, __ATOMIC_RELAXED);
+	if (!comm_since_ns || ctr->created_ns >= comm_since_ns)
+		return; /* every call of ours since it was made was seen */
+	for (i = 0; i < 8; i++) {
+		int64_t other = send ? ctr->read : ctr->written;
+		int64_t q = comm_backlog(fd, ct, send);
+
+		if (q < 0)
+			return;
+		if (other != (send ? ctr->read : ctr->written))
+			continue; /* the other side moved meanwhile */
+		if (send)
+			__atomic_store_n(&ctr->written, other + q,
+					 __ATOMIC_RELAXED);
+		else
+			__atomic_store_n(&ctr->read, other - q,
+					 __ATOMIC_RELAXED);
+		return;
+	}
 }
 
 static int comm_stream(unsigned ct)
@@ -861,13 +967,9 @@ static void comm_emit_fd(struct athread *t, struct comm_pend *p, int fd,
 	case CT_USTREAM:
 		ctr = send ? c->out : c->in;
 		if (ctr) {
-			arg = send ? (uint64_t)__atomic_fetch_add(
-					     &ctr->written, (int64_t)n,
-					     __ATOMIC_RELAXED)
-				   : (uint64_t)(__atomic_fetch_add(
-							&ctr->read, (int64_t)n,
-							__ATOMIC_RELAXED) -
-						ctr->b0);
+			arg = (uint64_t)__atomic_fetch_add(
+				send ? &ctr->written : &ctr->read, (int64_t)n,
+				__ATOMIC_RELAXED);
 			fl = COMM_F_OFFSET;
 		}
 		break;

@@ -2,7 +2,7 @@
 """tests/e2e/comm-check.py - check the send/recv events of a replay --format=jsonl.
 
   comm-check.py JSONL [--report OUT] [--pids P,Q] [--from-zero] [--kinds K,..]
-                [--late] [--end PID:send|recv:N]...
+                [--late] [--end PID:send|recv:N]... [--within]
 
 Every recv (of the pids given, or of all) must carry chan, peer, bytes and a
 match naming a send event that exists, with the same chan; for streams
@@ -37,7 +37,7 @@ def main():
     args = sys.argv[1:]
     path = args.pop(0)
     report = pids = kinds = None
-    from_zero = late = False
+    from_zero = late = within = False
     ends = []
     while args:
         a = args.pop(0)
@@ -47,6 +47,8 @@ def main():
             pids = {int(x) for x in args.pop(0).split(",")}
         elif a == "--from-zero":
             from_zero = True
+        elif a == "--within":
+            within = True
         elif a == "--late":
             late = True
         elif a == "--end":
@@ -101,6 +103,11 @@ def main():
             if not ok:
                 probs.append("recv offset %d outside its send %s: %s" % (
                     e["offset"], json.dumps(cand[0]), json.dumps(e)))
+                continue
+            if within and not [s for s in ok if e["offset"] + e["bytes"] <=
+                               s["offset"] + s["bytes"]]:
+                probs.append("recv [%d, +%d) runs past its send [%d, +%d)" % (
+                    e["offset"], e["bytes"], ok[0]["offset"], ok[0]["bytes"]))
                 continue
         elif not [s for s in cand if s["bytes"] == e["bytes"]]:
             probs.append("datagram of %d bytes matched to one of %d" % (

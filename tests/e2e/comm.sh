@@ -12,8 +12,10 @@
 #                         under `propel record`: exit status 0 and output
 #                         as untraced; every recv carries chan/peer/bytes
 #                         and a match naming a send of its channel whose
-#                         bytes hold the recv's offset (datagrams: same
-#                         length); every stream direction's offsets cover
+#                         bytes hold the recv's whole range (the fixture
+#                         never reads across two sends, so an offset off by
+#                         any amount shows; datagrams: same length); every
+#                         stream direction's offsets cover
 #                         [0, total) without gap; each process's event
 #                         bytes per channel kind equal what it reports
 #                         (tests/e2e/comm-check.py)
@@ -28,6 +30,12 @@
 #                         after the sender's first traced byte matched, and
 #                         each end's offsets end exactly at the totals the
 #                         programs report (absolute offsets, both directions)
+#   attach/late-pipe      stream.c's pipe mode: a writer and its reader in the
+#                         middle of a busy pipe; the writer is injected
+#                         first, the reader later (it takes its position
+#                         from the writer's count and the backlog): both
+#                         unharmed, every recv after the first traced write
+#                         matched and wholly inside its write
 #   hot/plain-read        reads of a regular file: the agent looks at the
 #                         descriptor once (one fstat), not per call
 . "$(dirname "$0")/../lib.sh"
@@ -64,7 +72,7 @@ for lvl in O0 O2 O3; do
 		continue
 	fi
 	if out=$(python3 "$checker" "$d/s.jsonl" --report "$d/rec.out" --from-zero \
-		--kinds tcp,pipe,unix,udp,unixd 2>&1); then
+		--within --kinds tcp,pipe,unix,udp,unixd 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(echo "$out" | head -5)"
@@ -132,13 +140,37 @@ else
 	else
 		read -r _ _ s_recv _ s_sent _ <"$t/server.out"
 		read -r _ _ c_sent _ c_recv _ <"$t/client.out"
-		if out=$(python3 "$checker" "$t/a.jsonl" --late --kinds tcp \
+		if out=$(python3 "$checker" "$t/a.jsonl" --late --within --kinds tcp \
 			--end "$sp:recv:$s_recv" --end "$sp:send:$s_sent" \
 			--end "$cp:send:$c_sent" --end "$cp:recv:$c_recv" 2>&1); then
 			pass "$name"
 		else
 			fail "$name" "$(echo "$out" | head -5)"
 		fi
+	fi
+fi
+
+# ---- attach in the middle of a busy pipe ----
+name=attach/late-pipe
+if [ -x "$t/stream" ]; then
+	"$t/stream" pipe "$t/wpid" 3 >"$t/pipe.out" 2>&1 &
+	rp=$!
+	for i in $(seq 1 50); do [ -s "$t/wpid" ] && break; sleep 0.05; done
+	wp=$(cat "$t/wpid")
+	sleep 1
+	timeout 60 "$PROPEL" attach --mode full -o "$t/p.db" "$wp" "$rp" >"$t/pattach.out" 2>&1
+	arc=$?
+	wait $rp; rrc=$?
+	if [ $arc -ne 0 ]; then
+		fail "$name" "attach: status $arc: $(head -c 300 "$t/pattach.out")"
+	elif [ $rrc -ne 0 ] || [ "$(grep -c ' ok$' "$t/pipe.out")" -ne 2 ]; then
+		fail "$name" "the programs were harmed: $(head -c 300 "$t/pipe.out")"
+	elif ! "$PROPEL" replay --format=jsonl "$t/p.db" >"$t/p.jsonl" 2>"$t/p.err"; then
+		fail "$name" "replay: $(head -c 200 "$t/p.err")"
+	elif out=$(python3 "$checker" "$t/p.jsonl" --late --within --kinds pipe 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(echo "$out" | head -5)"
 	fi
 fi
 
