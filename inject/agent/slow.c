@@ -1035,6 +1035,10 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		shadow_unwind(t, slot);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
 		shadow_push(t, slot, f->id, site->id | (hook ? 0x80000000u : 0));
+		/* a send is dated after its entry record, not before */
+		if (hook && comm_kind(f->intercept) && t->ncomm &&
+		    t->comm[t->ncomm - 1].slot == slot)
+			t->comm[t->ncomm - 1].tsc = propel_rdtsc();
 	}
 	t->busy = 0;
 }
