@@ -127,6 +127,11 @@ struct comm_fd {
 	uint8_t laddr[16];
 	uint16_t lport;
 	uint8_t alen; /* 4, 16; 0 unknown */
+	/* datagrams: the last peer and its channel (under comm_lock) */
+	uint8_t last_alen;
+	uint16_t last_pport;
+	uint8_t last_paddr[16];
+	uint32_t last_chan;
 };
 
 struct comm_chan {
@@ -308,9 +313,16 @@ static int comm_inaddr(const void *sa, socklen_t len, uint8_t *addr,
 	if (s->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *in6 = sa;
 
+		*port = ntohs(in6->sin6_port);
+		/* a dual-stack socket's IPv4 peer (::ffff:a.b.c.d): the other
+		 * end, an IPv4 socket, names it a.b.c.d */
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			memcpy(addr, &in6->sin6_addr.s6_addr[12], 4);
+			*alen = 4;
+			return 0;
+		}
 		memcpy(addr, &in6->sin6_addr, 16);
 		*alen = 16;
-		*port = ntohs(in6->sin6_port);
 		return 0;
 	}
 	return -1;
@@ -696,6 +708,17 @@ static uint32_t comm_dgram_chan(int fd, unsigned ct, const void *sa,
 		return c->chan;
 	if (comm_inaddr(sa, salen, ch.paddr, &ch.alen, &ch.pport))
 		return COMM_CHAN_NONE;
+	/* the same peer as last time: no lookup, no route query */
+	comm_lock();
+	if (c->last_alen && c->last_alen == ch.alen &&
+	    c->last_pport == ch.pport &&
+	    !memcmp(c->last_paddr, ch.paddr, ch.alen)) {
+		uint32_t id = c->last_chan;
+
+		comm_unlock();
+		return id;
+	}
+	comm_unlock();
 	if (!c->alen || !c->lport) { /* bound by the first send: look again */
 		struct sockaddr_storage la;
 		socklen_t ll = sizeof(la);
@@ -703,13 +726,27 @@ static uint32_t comm_dgram_chan(int fd, unsigned ct, const void *sa,
 		if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
 			comm_inaddr(&la, ll, c->laddr, &c->alen, &c->lport);
 	}
-	if (c->alen != ch.alen)
+	if (c->alen == 16 && ch.alen == 4 && comm_wildcard(c->laddr, 16)) {
+		memset(ch.laddr, 0, 4); /* [::] meets an IPv4 peer */
+	} else if (c->alen != ch.alen) {
 		return COMM_CHAN_NONE;
-	memcpy(ch.laddr, c->laddr, ch.alen);
+	} else {
+		memcpy(ch.laddr, c->laddr, ch.alen);
+	}
 	ch.lport = c->lport;
 	if (comm_wildcard(ch.laddr, ch.alen))
 		comm_route_src(ch.laddr, ch.paddr, ch.alen, ch.pport);
-	return comm_chan_id(&ch);
+	{
+		uint32_t id = comm_chan_id(&ch);
+
+		comm_lock();
+		c->last_alen = ch.alen;
+		c->last_pport = ch.pport;
+		memcpy(c->last_paddr, ch.paddr, ch.alen);
+		c->last_chan = id;
+		comm_unlock();
+		return id;
+	}
 }
 
 /* ---- entry and exit ---- */
