@@ -36,6 +36,12 @@
 #                         from the writer's count and the backlog): both
 #                         unharmed, every recv after the first traced write
 #                         matched and wholly inside its write
+#   record/tcp6/dual|v6   tests/fixtures/comm/tcp6.py (the distribution's
+#                         python3, whose socket calls are its own): a
+#                         dual-stack server and an IPv4 client agree on the
+#                         channel (the IPv4-mapped address named as IPv4),
+#                         and IPv6 on ::1: every recv matched, offsets
+#                         cover the stream
 #   hot/plain-read        reads of a regular file: the agent looks at the
 #                         descriptor once (one fstat), not per call
 . "$(dirname "$0")/../lib.sh"
@@ -173,6 +179,32 @@ if [ -x "$t/stream" ]; then
 		fail "$name" "$(echo "$out" | head -5)"
 	fi
 fi
+
+# ---- IPv6 and dual stack ----
+py=/usr/bin/python3
+for m in dual v6; do
+	name=record/tcp6/$m
+	if [ ! -x $py ]; then
+		skip "$name" "no $py"
+		continue
+	fi
+	"$PROPEL" record -o "$t/$m.db" -- $py "$fix/tcp6.py" $m >"$t/$m.out" 2>"$t/$m.err"
+	if ! grep -q '^got 2190$' "$t/$m.out"; then
+		fail "$name" "the program: $(head -c 200 "$t/$m.out" "$t/$m.err")"
+	elif ! "$PROPEL" replay --format=jsonl "$t/$m.db" >"$t/$m.jsonl" 2>/dev/null; then
+		fail "$name" "replay failed"
+	elif out=$(python3 "$checker" "$t/$m.jsonl" --kinds tcp --from-zero 2>&1); then
+		want='"chan":"tcp:127\.0\.0\.1:[0-9]+>127\.0\.0\.1:[0-9]+"'
+		[ $m = v6 ] && want='"chan":"tcp:\[::1\]:[0-9]+>\[::1\]:[0-9]+"'
+		if grep -qE "$want" "$t/$m.jsonl"; then
+			pass "$name"
+		else
+			fail "$name" "no channel like $want"
+		fi
+	else
+		fail "$name" "$(echo "$out" | head -3)"
+	fi
+done
 
 # ---- reads of a regular file: one look at the descriptor ----
 name=hot/plain-read
