@@ -63,6 +63,14 @@
  * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER); AF_UNIX datagrams by
  * the receiving socket's inode.
  *
+ * sendfile is a send on its output descriptor, splice a recv on its input
+ * and a send on its output (streams only: they carry no buffer to hash).
+ * MSG_PEEK and MSG_OOB receives consume nothing and make no event.  An
+ * unconnected UDP socket read with no source address asked for (recv,
+ * read, recvfrom(.., NULL, NULL)) is read by recvfrom with the agent's
+ * own address buffer, so the datagram's sender is known; what the program
+ * receives is the same.
+ *
  * Cost: a read/write on a descriptor seen once to be neither a socket nor
  * a pipe stays on the hot path (comm_plain, agent.h: one byte per fd).
  * Descriptors are forgotten when the traced code closes, dup2s, or gets a
@@ -459,6 +467,7 @@ static int64_t comm_backlog(int fd, unsigned ct, int out)
 #define COMM_CTR_CACHE 256
 static struct {
 	uint64_t ino;
+	char kind; /* 'p'ipe or 'u'nix: inodes of two file systems */
 	struct comm_ctr *c;
 } comm_ctr_cache[COMM_CTR_CACHE];
 
@@ -468,55 +477,90 @@ static struct {
  * the sending end if out) sees; *made = 1 then.  NULL when the file cannot
  * be made.
  */
-static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
-				     unsigned ct, int out, int *made_here)
+/* An existing positions file, complete (its maker links it in only when
+ * it is), or NULL. */
+static struct comm_ctr *comm_ctr_map(const char *path)
 {
 	struct comm_ctr *c;
-	char path[640];
-	int cfd, made = 1, i, slot = (int)(ino % COMM_CTR_CACHE);
+	struct stat st;
+	int cfd = open(path, O_RDWR | O_CLOEXEC);
 
-	*made_here = 0;
-	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c)
-		return comm_ctr_cache[slot].c;
-	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
-		 (unsigned long long)ino);
-	cfd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (cfd < 0 && errno == EEXIST) {
-		made = 0;
-		cfd = open(path, O_RDWR | O_CLOEXEC);
-	}
 	if (cfd < 0)
 		return NULL;
-	if (made && (!ag_fsize_ok(cfd, 4096) || ftruncate(cfd, 4096) < 0)) {
+	/* never map past its end: that would be SIGBUS in the program */
+	if (fstat(cfd, &st) < 0 || st.st_size < 4096) {
 		close(cfd);
-		unlink(path);
 		return NULL;
 	}
 	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
 	close(cfd);
 	if (c == MAP_FAILED)
 		return NULL;
-	if (made) {
-		int64_t q = comm_backlog(fd, ct, out);
-
-		c->created_ns = (int64_t)ag_mono_ns();
-		c->written = 0;
-		c->read = q > 0 ? -q : 0;
-		__atomic_store_n(&c->magic, COMM_CTR_MAGIC, __ATOMIC_RELEASE);
-		*made_here = 1;
-	} else {
-		/* its maker is between O_EXCL and the magic: a moment */
-		for (i = 0; i < 1000 && __atomic_load_n(&c->magic,
-							 __ATOMIC_ACQUIRE) !=
-						COMM_CTR_MAGIC;
-		     i++)
-			sched_yield();
-		if (c->magic != COMM_CTR_MAGIC) {
-			munmap(c, 4096);
-			return NULL;
-		}
+	if (c->magic != COMM_CTR_MAGIC) {
+		munmap(c, 4096);
+		return NULL;
 	}
+	return c;
+}
+
+static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
+				     unsigned ct, int out, int *made_here)
+{
+	struct comm_ctr *c;
+	char path[640], tmp[680];
+	int cfd, slot = (int)(ino % COMM_CTR_CACHE);
+	int64_t q;
+
+	*made_here = 0;
+	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c &&
+	    comm_ctr_cache[slot].kind == kind[0])
+		return comm_ctr_cache[slot].c;
+	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
+		 (unsigned long long)ino);
+	c = comm_ctr_map(path);
+	if (c)
+		goto out;
+	/*
+	 * Made complete under a name of our own, its blocks allocated (a
+	 * full /dev/shm must not show up as SIGBUS later), then linked in
+	 * under its name: another process that made it first wins, and
+	 * nobody ever maps a file still being made.
+	 */
+	snprintf(tmp, sizeof(tmp), "%s/chan.tmp.%d.%d", ag_cfg.dir,
+		 (int)getpid(), (int)ag_gettid());
+	cfd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (cfd < 0)
+		return NULL;
+	if (!ag_fsize_ok(cfd, 4096) || posix_fallocate(cfd, 0, 4096) != 0) {
+		close(cfd);
+		unlink(tmp);
+		return NULL;
+	}
+	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
+	close(cfd);
+	if (c == MAP_FAILED) {
+		unlink(tmp);
+		return NULL;
+	}
+	q = comm_backlog(fd, ct, out);
+	c->created_ns = (int64_t)ag_mono_ns();
+	c->written = 0;
+	c->read = q > 0 ? -q : 0;
+	c->magic = COMM_CTR_MAGIC;
+	if (link(tmp, path) == 0) {
+		unlink(tmp);
+		*made_here = 1;
+		goto out;
+	}
+	unlink(tmp);
+	munmap(c, 4096);
+	c = errno == EEXIST ? comm_ctr_map(path) : NULL;
+	if (!c)
+		return NULL;
+out:
+	comm_ctr_cache[slot].c = NULL;
 	comm_ctr_cache[slot].ino = ino;
+	comm_ctr_cache[slot].kind = kind[0];
 	comm_ctr_cache[slot].c = c;
 	return c;
 }

@@ -23,6 +23,10 @@
  *                    thread into the new image (exec_handoff_wait)
  *   exit/_exit       recorded as the process exit (exit() from code we do
  *                    not see is caught by an on_exit hook, exit_hook)
+ *   send/recv/read/write and their kin, connect, close, and the calls that
+ *                    return a new descriptor: communication events
+ *                    (comm.c), through comm_fast without the global lock
+ *                    once the thread and the callee are set up
  */
 #include <dlfcn.h>
 #include <errno.h>
