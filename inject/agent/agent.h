@@ -421,6 +421,7 @@ void comm_start(int late);  /* a new session: forget every descriptor;
 int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	       uint64_t slot);  /* 1: call comm_exit at its return */
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
+int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
 void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
 

@@ -216,6 +216,20 @@ static inline int enter_check(struct athread *t, struct ag_frame *fr,
 	return 2;
 }
 
+/*
+ * A send/recv-family call (comm.c) whose callee is set up: comm_fast
+ * (slow.c) records it here, without the slow path's xsave.  Its arguments
+ * are integers and pointers, so no vector register holds anything live at
+ * its entry (all are caller-saved in the ABI): comm.c, built without
+ * -mgeneral-regs-only, may use them.  1 if it was handled.
+ */
+static inline int comm_hot(struct ag_frame *fr, int tail)
+{
+	struct ag_func *f = site_callee(fr->site, fr->target);
+
+	return f && comm_kind(f->intercept) && comm_fast(fr, tail);
+}
+
 int ag_on_enter(struct ag_frame *fr)
 {
 	struct athread *t = ag_self;
@@ -225,6 +239,8 @@ int ag_on_enter(struct ag_frame *fr)
 
 	int r = enter_check(t, fr, &f);
 
+	if (r == 1 && comm_hot(fr, 0))
+		return 0;
 	if (r != 2)
 		return r;
 	t->busy = 1;
@@ -265,6 +281,8 @@ int ag_on_tail(struct ag_frame *fr)
 
 	int r = enter_check(t, fr, &f);
 
+	if (r == 1 && comm_hot(fr, 1))
+		return 0;
 	if (r != 2)
 		return r;
 	t->busy = 1;

@@ -939,11 +939,12 @@ void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax)
 }
 
 /*
- * A communication call (comm.c) of a thread and callee already set up:
- * no global lock (no signal mask to set: no syscall of our own on the way
- * to a send, a recv, or a read of a file).  1 if it was handled here.
+ * A communication call (comm.c) of a thread and callee already set up,
+ * from the hot path (hot.c: comm_hot, without xsave) or here: no global
+ * lock (no signal mask to set: no syscall of our own on the way to a
+ * send, a recv, or a read of a file).  1 if it was handled here.
  */
-static int comm_fast(struct ag_frame *fr, int tail)
+int comm_fast(struct ag_frame *fr, int tail)
 {
 	struct athread *t = ag_self;
 	struct ag_site *site = fr->site;
