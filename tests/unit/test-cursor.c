@@ -16,19 +16,7 @@
 #include "engine/session.h"
 #include "tests/fixtures/tui/synth.h"
 
-static int failures;
-
-#define CHECK(name, cond, ...)                                             \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("PASS %s\n", name);                         \
-		else {                                                     \
-			printf("FAIL %s: ", name);                         \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "tests/unit/check.h"
 
 /* main thread 1 calls a, which sends to thread 2 and calls b; thread 2
  * receives, handles, and thread 1 faults in c. */

@@ -25,19 +25,7 @@
 #include "engine/reconstruct.h"
 #include "engine/session.h"
 
-static int failures;
-
-#define CHECK(name, cond, ...)                                             \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("PASS %s\n", name);                         \
-		else {                                                     \
-			printf("FAIL %s: ", name);                         \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "tests/unit/check.h"
 
 struct gev {
 	int tid, kind, func, depth;

@@ -16,19 +16,7 @@
 #include "engine/match.h"
 #include "engine/session.h"
 
-static int failures;
-
-#define CHECK(name, cond, ...)                                             \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("PASS %s\n", name);                         \
-		else {                                                     \
-			printf("FAIL %s: ", name);                         \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "tests/unit/check.h"
 
 static void test_chan(void)
 {

@@ -12,19 +12,7 @@
 #include "engine/session.h"
 #include "tests/fixtures/tui/synth.h"
 
-static int failures;
-
-#define CHECK(name, cond, ...)                                             \
-	do {                                                               \
-		if (cond)                                                  \
-			printf("PASS %s\n", name);                         \
-		else {                                                     \
-			printf("FAIL %s: ", name);                         \
-			printf(__VA_ARGS__);                               \
-			printf("\n");                                      \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "tests/unit/check.h"
 
 static struct recon *load(const char *path, const char *text)
 {
