@@ -75,6 +75,7 @@ pos=$(tui_screen | sed -n '3,$p' | grep -nE '^[a-z0-9]+ +[0-9]+ +[0-9]+ +vvspin 
 for ((i = 1; i < ${pos:-1}; i++)); do tmx send-keys -t t Down; done
 sleep 0.2
 tui_keys Enter
+tui_wait_for "kernel stack" 5 # the stacks are symbolized first: slow under load
 scr=$(tui_screen)
 if grep -q '^user stack' <<<"$scr" && grep -q '^kernel stack' <<<"$scr" &&
 	grep -q 'vvspin' <<<"$scr" && grep -qE '#[0-9]+ +(load_spin|main)' <<<"$scr"; then
