@@ -561,7 +561,14 @@ static int ingest_ring_open(struct ingest *in, const char *dir,
 	}
 	h = map;
 	if (memcmp(h->magic, PROPEL_RING_MAGIC, 8) != 0) {
-		in->st->rings_corrupt++;
+		static const char zero[8];
+
+		/* a thread's ring the agent had made but not begun when its
+		 * process died: nothing was in it */
+		if (!memcmp(h->magic, zero, 8) && h->version == 0)
+			in->st->rings_unbegun++;
+		else
+			in->st->rings_corrupt++;
 		goto skip;
 	}
 	if (h->version > PROPEL_RING_VERSION) {

@@ -34,6 +34,7 @@ struct ingest_stats {
 	/* damage, tolerated */
 	uint64_t rings_truncated; /* file shorter than its header says */
 	uint64_t rings_corrupt;	  /* bad magic or header */
+	uint64_t rings_unbegun;	  /* all zeros: made, never begun (not damage) */
 	uint64_t rings_newer;	  /* written by a newer propel: skipped */
 	uint64_t unknown_records; /* unknown type, or stray ARG */
 	uint64_t killed;	  /* process images with no E line */

@@ -543,6 +543,19 @@ static void write_session(const char *dir)
 	tw_open(&w, dir, 2000, "b2", 2003, 4, 8);
 	memcpy(w.h->magic, "NOTARING", 8);
 	tw_close(&w);
+	{
+		/* a thread's ring made but not begun (the process died while
+		 * the agent set it up): all zeros, no damage to report */
+		char p[512];
+		int fd;
+
+		snprintf(p, sizeof(p), "%s/2000.b2.2004.ring", dir);
+		fd = open(p, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+		if (fd < 0 || ftruncate(fd, 3 * PROPEL_RING_HDR_SIZE))
+			perror(p);
+		if (fd >= 0)
+			close(fd);
+	}
 
 	/* -O2 binaries, clean exits */
 	map_c(dir, 3000, 1, "c3", &c2, 1);
@@ -602,13 +615,14 @@ static void check_rows(struct session *s, const struct ingest_stats *st)
 	      "processes %" PRIu64 " threads %" PRIu64, st->processes,
 	      st->threads);
 	check(st->rings_truncated == 1 && st->rings_newer == 1 &&
-		      st->rings_corrupt == 1 && st->unknown_records == 1 &&
+		      st->rings_corrupt == 1 && st->rings_unbegun == 1 &&
+		      st->unknown_records == 1 &&
 		      st->killed == 2 && st->wrapped == 1,
 	      "ingest-damage-counted",
 	      "truncated %" PRIu64 " newer %" PRIu64 " corrupt %" PRIu64
-	      " unknown %" PRIu64 " killed %" PRIu64 " wrapped %" PRIu64,
+	      " unbegun %" PRIu64 " unknown %" PRIu64 " killed %" PRIu64 " wrapped %" PRIu64,
 	      st->rings_truncated, st->rings_newer, st->rings_corrupt,
-	      st->unknown_records, st->killed, st->wrapped);
+	      st->rings_unbegun, st->unknown_records, st->killed, st->wrapped);
 	check(ingest_warning(st, warn, sizeof(warn)) == 1 &&
 		      strstr(warn, "1 truncated ring(s) skipped") &&
 		      !strchr(warn, '\n'),
