@@ -9,7 +9,7 @@ pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
 # real packaged software (tests/e2e/real-software.sh, tests/bench-real.sh)
 pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"
-# names for stripped binaries (test-ingest): a local debuginfod, MiniDebugInfo
+# names for stripped binaries (test-symsrc): a local debuginfod, MiniDebugInfo
 pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
