@@ -335,6 +335,64 @@ const char *session_path(struct session *s)
 	return s->path;
 }
 
+int session_func_where(struct session *s, int64_t func, char **file,
+		       char **name, int64_t *addr)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	*file = *name = NULL;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT f.module, p.exe, f.name, f.addr FROM "
+			       "functions f LEFT JOIN processes p ON p.id = "
+			       "f.proc WHERE f.id=?",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, func);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 2)) {
+		const char *mod = (const char *)sqlite3_column_text(st, 0);
+		const char *pexe = (const char *)sqlite3_column_text(st, 1);
+
+		if (!mod || access(mod, R_OK) != 0)
+			mod = pexe;
+		if (mod) {
+			*file = strdup(mod);
+			*name = strdup((const char *)sqlite3_column_text(st, 2));
+			*addr = sqlite3_column_int64(st, 3);
+			err = *file && *name ? 0 : -ENOMEM;
+		}
+	}
+	sqlite3_finalize(st);
+	if (err) {
+		free(*file);
+		free(*name);
+		*file = *name = NULL;
+	}
+	return err;
+}
+
+int session_func_at(struct session *s, int64_t func, int64_t pc,
+		    int64_t *out)
+{
+	sqlite3_stmt *st;
+	int err = -ENOENT;
+
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT id FROM functions WHERE proc = (SELECT "
+			       "proc FROM functions WHERE id=?) AND addr <= ? "
+			       "AND (flags & 1) = 0 ORDER BY addr DESC LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, func);
+	sqlite3_bind_int64(st, 2, pc);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*out = sqlite3_column_int64(st, 0);
+		err = 0;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
 int session_callsite(struct session *s, int64_t site, char **file, int *line)
 {
 	sqlite3_stmt *st;

@@ -176,6 +176,15 @@ int session_rows_get(struct session *s, int64_t id, struct session_event *ev,
 /* 1 when the file is shorter than sqlite's page count says. */
 int session_truncated(struct session *s);
 
+/* Where a function's code is: the file (its module when readable, else its
+ * process's executable), its name and address; *file, *name malloc'd.
+ * 0, -ENOENT, -EIO. */
+int session_func_where(struct session *s, int64_t func, char **file,
+		       char **name, int64_t *addr);
+/* The traced function of func's process (not a PLT stub) with the
+ * highest run-time address at or below pc, in *out.  0, -ENOENT, -EIO. */
+int session_func_at(struct session *s, int64_t func, int64_t pc,
+		    int64_t *out);
 /* A call site's source position: *file malloc'd; -ENOENT when unknown. */
 int session_callsite(struct session *s, int64_t site, char **file, int *line);
 

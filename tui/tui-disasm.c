@@ -28,35 +28,13 @@
 
 #define DISASM_MAX_BYTES 4096
 
+/* the file holding func (its module, else its process's executable), its
+ * name and address: engine/session.c's session_func_where */
 static int disasm_query(struct view *v, int pid, uint32_t func, char **exe,
 			char **name, int64_t *addr)
 {
-	sqlite3_stmt *st;
-	int err = -ENOENT;
-
-	if (sqlite3_prepare_v2(session_db(view_session(v)),
-			       "SELECT f.module, p.exe, f.name, f.addr FROM "
-			       "functions f LEFT JOIN processes p ON p.id = "
-			       "f.proc WHERE f.id=?",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, func);
 	(void)pid;
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 2)) {
-		const char *mod = (const char *)sqlite3_column_text(st, 0);
-		const char *pexe = (const char *)sqlite3_column_text(st, 1);
-
-		if (!mod || access(mod, R_OK) != 0)
-			mod = pexe;
-		if (mod) {
-			*exe = strdup(mod);
-			*name = strdup((const char *)sqlite3_column_text(st, 2));
-			*addr = sqlite3_column_int64(st, 3);
-			err = *exe && *name ? 0 : -ENOMEM;
-		}
-	}
-	sqlite3_finalize(st);
-	return err;
+	return session_func_where(view_session(v), func, exe, name, addr);
 }
 
 /* name as the symbol table spells it (raw) or as ingest stored it */
@@ -106,27 +84,15 @@ static int disasm_read_at(Elf *elf, uint64_t off, uint64_t *value,
 	return -ENOENT;
 }
 
-/* The traced function of func's process (not a PLT stub) with the highest
- * run-time address at or below pc.  0 or -ENOENT. */
+/* The traced function of func's process holding pc (session.c). */
 static int disasm_func_at(struct view *v, uint32_t func, int64_t pc,
 			  uint32_t *out)
 {
-	sqlite3_stmt *st;
-	int err = -ENOENT;
+	int64_t id;
+	int err = session_func_at(view_session(v), func, pc, &id);
 
-	if (sqlite3_prepare_v2(session_db(view_session(v)),
-			       "SELECT id FROM functions WHERE proc = (SELECT "
-			       "proc FROM functions WHERE id=?) AND addr <= ? "
-			       "AND (flags & 1) = 0 ORDER BY addr DESC LIMIT 1",
-			       -1, &st, NULL) != SQLITE_OK)
-		return -EIO;
-	sqlite3_bind_int64(st, 1, func);
-	sqlite3_bind_int64(st, 2, pc);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		*out = (uint32_t)sqlite3_column_int64(st, 0);
-		err = 0;
-	}
-	sqlite3_finalize(st);
+	if (!err)
+		*out = (uint32_t)id;
 	return err;
 }
 
