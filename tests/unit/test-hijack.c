@@ -150,14 +150,23 @@ struct th_proc {
 	char out[PATH_MAX + 32];
 };
 
+/* Start argv; returns once the new image runs (a close-on-exec pipe
+ * reaches end of file at the exec), so that a loaded machine cannot hand
+ * the caller the fork's copy of this program instead. */
 static pid_t th_spawn(char *const argv[], const char *out)
 {
-	pid_t pid = fork();
+	int p[2];
+	pid_t pid;
+	char c;
 
+	if (pipe2(p, O_CLOEXEC))
+		return -1;
+	pid = fork();
 	if (pid == 0) {
 		int fd = open(out ? out : "/dev/null",
 			      O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
+		close(p[0]);
 		if (fd >= 0) {
 			dup2(fd, 1);
 			dup2(fd, 2);
@@ -165,6 +174,10 @@ static pid_t th_spawn(char *const argv[], const char *out)
 		execv(argv[0], argv);
 		_exit(127);
 	}
+	close(p[1]);
+	while (pid > 0 && read(p[0], &c, 1) < 0 && errno == EINTR)
+		;
+	close(p[0]);
 	return pid;
 }
 
