@@ -57,6 +57,8 @@ void vitals_rules_defaults(struct vitals_rules_opts *o)
 	o->ewma_alpha = 0.3;
 	o->ewma_k = 3;
 	o->ewma_warmup = 5;
+	o->umem_rate = 2000;
+	o->init_epochs = 3;
 }
 
 struct flags {
@@ -117,6 +119,56 @@ static const struct vitals_rules_proc *find_proc(const struct vitals_rules_epoch
 	return NULL;
 }
 
+/* Rule 9 for process p, whose user page faults are high in epoch k. */
+static void rule_umem(const struct vitals_rules_epoch *ep, size_t k,
+		      const struct vitals_rules_opts *o, struct flags *fl,
+		      const struct vitals_rules_proc *p, double cpu)
+{
+	double s = secs(&ep[k]), umem = p->v[VR_UMEM] / s;
+	const struct vitals_rules_proc *q;
+	size_t age = 0;
+
+	if (o->have_l2) {
+		/* misses per fault: memory traffic beyond the touching */
+		double l2 = p->v[VR_L2MISS] / s;
+
+		if (l2 < umem)
+			flag(fl, "initialization", k, p,
+			     "rule 9: %.0f user page faults/s with few cache "
+			     "misses (%.0f/s): initializing data structures",
+			     umem, l2);
+		else
+			flag(fl, "increasing-load", k, p,
+			     "rule 9: %.0f user page faults/s with %.0f cache "
+			     "misses/s: memory paged in under load",
+			     umem, l2);
+		return;
+	}
+	while (age < k && (q = find_proc(&ep[k - age - 1], p->pid)))
+		age++;
+	/* young: absent from an epoch this recording saw (a process present
+	 * since the first epoch has no known age) */
+	if ((int)age < o->init_epochs && age < k) {
+		flag(fl, "initialization", k, p,
+		     "rule 9: %.0f user page faults/s in its first %zu epoch(s) "
+		     "of life (no cache-miss counter here: judged by age): "
+		     "initializing",
+		     umem, age + 1);
+		return;
+	}
+	if (k == 0)
+		return; /* nothing to compare with */
+	q = find_proc(&ep[k - 1], p->pid);
+	if (q && cpu > 1.2 * q->v[VR_CPU] / (o->cpu_hz * secs(&ep[k - 1])) &&
+	    cpu >= 0.05)
+		flag(fl, "increasing-load", k, p,
+		     "rule 9: %.0f user page faults/s and cpu up to %.0f%% of a "
+		     "core from %.0f%% (no cache-miss counter here): memory "
+		     "paged in under growing load",
+		     umem, 100 * cpu,
+		     100 * q->v[VR_CPU] / (o->cpu_hz * secs(&ep[k - 1])));
+}
+
 static void rules_epoch(const struct vitals_rules_epoch *ep, size_t k,
 			const struct vitals_rules_opts *o, struct flags *fl)
 {
@@ -139,8 +191,9 @@ static void rules_epoch(const struct vitals_rules_epoch *ep, size_t k,
 
 		if (sched >= o->sched_frac)
 			proc_cpu_delayed += cpu;
-		/* rule 1 */
-		if (cpu >= o->busy_cpu) {
+		/* rule 1: by demand (ran + waited to run), so that a loop
+		 * sharing a crowded CPU is still seen as one */
+		if (cpu + sched >= o->busy_cpu && cpu >= 0.02) {
 			if (o->have_l2 && p->v[VR_L2MISS] / s < 10 * cpu)
 				flag(fl, "busy-loop", k, p,
 				     "rule 1: cpu %.0f%% of a core with almost no "
@@ -149,10 +202,11 @@ static void rules_epoch(const struct vitals_rules_epoch *ep, size_t k,
 			else if (!o->have_l2 && sysc < 1000 * cpu &&
 				 pages < 100 * cpu)
 				flag(fl, "busy-loop", k, p,
-				     "rule 1: cpu %.0f%% of a core; no cache-miss "
-				     "counter here, but only %.0f syscalls/s and "
-				     "%.0f pages/s: a loop that stays in user space",
-				     100 * cpu, sysc, pages);
+				     "rule 1: cpu %.0f%% of a core (runnable %.0f%%); "
+				     "no cache-miss counter here, but only %.0f "
+				     "syscalls/s and %.0f pages/s: a loop that stays "
+				     "in user space",
+				     100 * cpu, 100 * (cpu + sched), sysc, pages);
 		}
 		/* rule 5 */
 		if (block >= o->block_frac) {
@@ -192,6 +246,16 @@ static void rules_epoch(const struct vitals_rules_epoch *ep, size_t k,
 			     e->ncpus, sys_cpu / ncpu >= 0.8
 					       ? "normally (fair sharing of the CPU)"
 					       : "abnormally (CPU was idle)");
+		/* rule 3 */
+		if (p->short_io > 0)
+			flag(fl, "bad-blocks", k, p,
+			     "rule 3: %.0f of %.0f block requests answered with "
+			     "fewer bytes than asked for or an error: bad blocks "
+			     "on the disk?",
+			     p->short_io, p->blkio_reqs);
+		/* rule 9 */
+		if (p->v[VR_UMEM] / s >= o->umem_rate)
+			rule_umem(ep, k, o, fl, p, cpu);
 		/* rule 8 */
 		if (sysc >= o->syscall_rate &&
 		    p->v[VR_KMEM] < 0.01 * p->v[VR_SYSCALL])

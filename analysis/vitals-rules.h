@@ -5,9 +5,13 @@
  *
  * Rules implemented (the numbering of the paper):
  *   1 busy-loop        high cpu, low l2miss (where there is no cache-miss
- *                      counter: no syscalls and no page allocation either)
+ *                      counter: no syscalls and no page allocation either);
+ *                      "high" is the demand, cpu + time waiting to run, so
+ *                      that a spinner squeezed by others still counts
  *   2 leak             user or kernel pages allocated in every one of
  *                      >= leak_epochs consecutive epochs, at a steady rate
+ *   3 bad-blocks       block requests answered with fewer bytes than asked
+ *                      for, or with an error (unsatisfied I/O)
  *   4 kernel-bottleneck processes' cpu low, their sched delay high, system
  *                      cpu high
  *   5 blocking         block high; attributed to blkio, lock or sock of the
@@ -16,10 +20,14 @@
  *   7 held             cpu low, sched high: normal (fair share) when the
  *                      system's cpu is high, abnormal when it is low
  *   8 syscall-loop     many syscalls, few kernel pages per call
+ *   9 initialization / high umem with low l2miss is a program initializing,
+ *     increasing-load  with high l2miss growing load; where there is no
+ *                      cache-miss counter the process's age stands in for
+ *                      l2miss: in its first init_epochs it is initializing,
+ *                      later with rising cpu it is taking more load
  *  10 death            a process's vitals vanish; its signals are quoted
  *   ewma               a vital's system total far above its moving average
- * Rule 3 (unsatisfied I/O) and rule 9 need data we do not keep or a cache
- * counter this machine lacks.  Called by tui/cmd-vitals.c and the view.
+ * Called by tui/cmd-vitals.c and the view.
  */
 #ifndef PROPEL_ANALYSIS_VITALS_RULES_H
 #define PROPEL_ANALYSIS_VITALS_RULES_H
@@ -47,6 +55,8 @@ struct vitals_rules_proc {
 	uint32_t pid;
 	char comm[16];
 	double v[VR_NR]; /* the epoch's values, units of kmod/vitals.h */
+	double blkio_reqs;  /* block requests issued (count of blkio) */
+	double short_io;    /* of which answered short or with an error */
 };
 
 struct vitals_rules_epoch {
@@ -68,6 +78,10 @@ struct vitals_rules_opts {
 	double ewma_alpha;   /* 0.3 */
 	double ewma_k;       /* deviations above the mean (3) */
 	int ewma_warmup;     /* epochs before it may flag (5) */
+	double umem_rate;    /* user page faults per second that are high
+				(rule 9: 2000) */
+	int init_epochs;     /* rule 9 without l2miss: a process this young
+				is initializing (3) */
 };
 
 struct vitals_rules_flag {

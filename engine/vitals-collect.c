@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
@@ -43,6 +45,7 @@ struct vitals_collect {
 	volatile int stopping;
 	struct vitals_pend *pend;
 	size_t npend, cappend;
+	size_t nsym; /* pend[0, nsym) are symbolized */
 	char summary[1024];
 	int err;
 	char *cause;
@@ -58,10 +61,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
-/* Join names of a stack into a malloc'd '\n'-separated string. */
+/* Join names of a stack into a malloc'd '\n'-separated string; with
+ * user == 2 a user stack is written as addresses (no time left for libdw). */
 static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s,
 			int user)
 {
+	int hex = user == 2;
+
 	const unsigned long long *ips = user ? s->ustack : s->kstack;
 	int bytes = user ? s->ustack_bytes : s->kstack_bytes;
 	int n = bytes > 0 ? bytes / 8 : 0, i;
@@ -87,6 +93,7 @@ static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s
 			name = vitals_sym_kernel(vc->sym, ips[i], buf, sizeof(buf));
 			if (!strncmp(name, "bpf_prog_", 9) ||
 			    !strncmp(name, "bpf_trace_run", 13) ||
+			    !strncmp(name, "bpf_trampoline", 14) ||
 			    !strncmp(name, "__bpf_trace_", 12) ||
 			    !strncmp(name, "call_trace_", 11) ||
 			    !strncmp(name, "perf_trace_", 11) ||
@@ -94,7 +101,10 @@ static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s
 			    !strncmp(name, "__perf_event_overflow", 21))
 				continue;
 		}
-		if (user)
+		if (user && hex) {
+			snprintf(buf, sizeof(buf), "0x%llx", ips[i]);
+			name = buf;
+		} else if (user)
 			name = vitals_sym_user(vc->sym, s->tgid,
 					       i ? ips[i] - 1 : ips[i], buf,
 					       sizeof(buf));
@@ -137,9 +147,43 @@ static void on_sample(void *arg, const struct vitals_sample *s)
 	}
 	p = &vc->pend[vc->npend++];
 	p->raw = *s;
-	p->kstack = stack_text(vc, s, 0);
-	p->ustack = stack_text(vc, s, 1);
+	p->kstack = p->ustack = NULL;
 	vc->stats.samples++;
+}
+
+static const struct vitals_sink_ops vitals_collect_ops;
+
+/*
+ * Symbolize what arrived since the last call, for at most budget_ms.
+ * libdw is slow on a machine that runs many programs (a Dwfl per process,
+ * every ELF file of a browser), so the kernel's ring is drained between
+ * every few samples (it never waits for libdw), and the time is bounded
+ * (epochs end on time).  With `all`, what is left when the time is up gets
+ * its kernel stack named (cheap) and its user stack as addresses.
+ */
+static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
+			   int all)
+{
+	uint64_t end = now_ns() + budget_ms * 1000000ull;
+	int late = 0;
+
+	for (; vc->nsym < vc->npend; vc->nsym++) {
+		struct vitals_pend *p;
+
+		if (vc->nsym % 16 == 0) {
+			vitals_drain(vc->v, &vitals_collect_ops, vc);
+			if (now_ns() >= end) {
+				if (!all)
+					return;
+				late = 1;
+			}
+		}
+		p = &vc->pend[vc->nsym]; /* the drain may have moved it */
+		p->kstack = stack_text(vc, &p->raw, 0);
+		p->ustack = stack_text(vc, &p->raw, late ? 2 : 1);
+		if (late)
+			vc->stats.unsymbolized++;
+	}
 }
 
 static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
@@ -158,6 +202,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	size_t i, keep = 0;
 	int err;
 
+	pend_symbolize(vc, 100, 1);
 	err = vitals_store_begin(vc->st);
 	if (err) {
 		pr_dbg("epoch %u: cannot begin a transaction", e->seq);
@@ -177,7 +222,8 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 
 		if (vitals_store_value(vc->st, id, e->start_ns,
 				       vitals_name(r->vital), r->tgid, r->uid,
-				       r->comm, r->value, r->count, r->aux))
+				       r->comm, r->value, r->count, r->aux,
+				       r->short_io))
 			goto fail;
 	}
 	for (i = 0; i < vc->npend; i++) {
@@ -207,6 +253,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 			pr_dbg("sample lost: %d", err);
 	}
 	vc->npend = keep;
+	vc->nsym = keep;
 	if (vitals_store_commit(vc->st))
 		goto fail;
 	vitals_store_retain(vc->st, vc->o.budget_bytes);
@@ -236,9 +283,18 @@ static void *vitals_collect_main(void *arg)
 {
 	struct vitals_collect *vc = arg;
 
+	/* This thread drains the kernel's ring: on a loaded machine it must
+	 * get a CPU soon after it is woken, or samples are dropped.  Its own
+	 * work is small (a copy per sample, libdw and sqlite once per epoch
+	 * and per new address), so a higher weight costs others little. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -10))
+		pr_dbg("cannot raise the collector thread's priority: %s",
+		       strerror(errno));
+
 	while (!vc->stopping) {
 		int err = vitals_poll(vc->v, 100, &vitals_collect_ops, vc);
 
+		pend_symbolize(vc, 50, 0);
 		if (err && err != -EINTR) {
 			vc->err = err;
 			break;
@@ -274,6 +330,7 @@ int vitals_collect_start(struct session *s,
 	vo.cpu_hz = vc->o.cpu_hz;
 	vo.proc_only = vc->o.proc_only;
 	vo.disable = vc->o.disable;
+	vo.profile = vc->o.profile;
 
 	err = session_open(session_path(s), SESSION_WRITE, &vc->sess, cause);
 	if (err)
@@ -317,7 +374,13 @@ int vitals_collect_start(struct session *s,
 		snprintf(vc->summary + len, sizeof(vc->summary) - len, "; %s",
 			 vitals_notes(vc->v));
 	}
-	vc->stats.kernel_bytes = vitals_kernel_bytes(vc->v);
+	vc->stats.kernel_bytes = vitals_kernel_bytes(vc->v,
+						     &vc->stats.kernel_bytes_vital);
+	if (vitals_sys_hook(vc->v)) {
+		len = strlen(vc->summary);
+		snprintf(vc->summary + len, sizeof(vc->summary) - len,
+			 "; syscalls via %s", vitals_sys_hook(vc->v));
+	}
 	vc->t0 = now_ns();
 	err = pthread_create(&vc->thread, NULL, vitals_collect_main, vc);
 	if (err) {
@@ -352,6 +415,8 @@ int vitals_collect_stop(struct vitals_collect *vc,
 	vitals_store_run_end(vc->st, vc->run);
 	vc->stats.file_bytes = vitals_store_used_bytes(vc->st);
 	vc->stats.ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+	vc->stats.nprogs = vitals_prog_stats(vc->v, vc->stats.progs,
+					     VITALS_COLLECT_MAX_PROGS);
 	if (stats)
 		*stats = vc->stats;
 	err = vc->err;

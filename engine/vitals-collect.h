@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "engine/session.h"
+#include "kmod/vitals-collector.h"
 
 struct vitals_collect_opts {
 	unsigned epoch_ms;     /* default 1000 */
@@ -28,6 +29,7 @@ struct vitals_collect_opts {
 	uint64_t budget_bytes; /* retention budget of the file, 0 = 256 MiB */
 	int proc_only;         /* force the /proc fallback */
 	const char *disable;   /* comma-separated vitals not to collect */
+	int profile;           /* BPF run-time statistics per program */
 	/* called on the collector thread after each stored epoch */
 	void (*on_epoch)(void *arg, int64_t epoch_id);
 	void *arg;
@@ -49,10 +51,15 @@ const char *vitals_collect_summary(struct vitals_collect *vc);
 /* Figures for benchmarks (epochs stored, samples, collector CPU time in
  * BPF programs and in the thread, wall time, kernel map bytes, bytes used
  * in the session file). */
+#define VITALS_COLLECT_MAX_PROGS 16
 struct vitals_collect_stats {
 	uint64_t epochs, samples, bpf_run_ns, user_run_ns, wall_ns;
-	uint64_t kernel_bytes, file_bytes;
+	uint64_t kernel_bytes, kernel_bytes_vital, file_bytes;
+	uint64_t unsymbolized; /* samples stored with user addresses only */
 	unsigned ncpus;
+	/* with opts.profile (or kernel.bpf_stats_enabled): per program */
+	struct vitals_prog_stat progs[VITALS_COLLECT_MAX_PROGS];
+	int nprogs;
 };
 
 #endif

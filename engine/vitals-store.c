@@ -28,7 +28,7 @@ static const char vitals_schema[] =
 	" tshift INTEGER);"
 	"CREATE TABLE IF NOT EXISTS vitals_values(epoch INTEGER, vital TEXT,"
 	" pid INTEGER, uid INTEGER, comm TEXT, value INTEGER, count INTEGER,"
-	" aux INTEGER);"
+	" aux INTEGER, short INTEGER);"
 	"CREATE INDEX IF NOT EXISTS vitals_values_epoch ON vitals_values(epoch);"
 	"CREATE TABLE IF NOT EXISTS vitals_stacks(id INTEGER PRIMARY KEY,"
 	" frames TEXT UNIQUE);"
@@ -57,7 +57,8 @@ static const char *const vitals_sql[ST_NR] = {
 	[ST_EPOCH] = "INSERT INTO vitals_epochs(run,seq,start_ns,end_ns,ncpus,"
 		     "bpf_run_ns,user_run_ns,memfree_kb) VALUES(?,?,?,?,?,?,?,?)",
 	[ST_TOTAL] = "INSERT INTO vitals_totals VALUES(?,?,?,?,?,?,?)",
-	[ST_VALUE] = "INSERT INTO vitals_values VALUES(?,?,?,?,?,?,?,?)",
+	[ST_VALUE] = "INSERT INTO vitals_values(epoch,vital,pid,uid,comm,value,"
+		     "count,aux,short) VALUES(?,?,?,?,?,?,?,?,?)",
 	[ST_AGG] = "INSERT INTO vitals_agg VALUES(?,?,?,?,?,?,?) ON CONFLICT"
 		   "(scale,bucket_ns,vital,pid) DO UPDATE SET"
 		   " value=value+excluded.value, count=count+excluded.count",
@@ -76,6 +77,22 @@ struct vitals_store {
 
 static const unsigned vitals_scales[] = { 300, 3600, 86400 };
 
+static int column_exists(sqlite3 *db, const char *table, const char *col)
+{
+	char sql[128];
+	sqlite3_stmt *q;
+	int found = 0;
+
+	snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+		return 0;
+	while (sqlite3_step(q) == SQLITE_ROW)
+		if (!strcmp((const char *)sqlite3_column_text(q, 1), col))
+			found = 1;
+	sqlite3_finalize(q);
+	return found;
+}
+
 int vitals_store_new(struct session *s, struct vitals_store **out,
 		     char **cause)
 {
@@ -92,6 +109,11 @@ int vitals_store_new(struct session *s, struct vitals_store **out,
 		free(st);
 		return err;
 	}
+	/* sessions written before rule 3 lack the column: add it (an error
+	 * here means it is there already) */
+	if (!column_exists(st->db, "vitals_values", "short"))
+		session_exec(s, "ALTER TABLE vitals_values ADD COLUMN short INTEGER",
+			     NULL);
 	*out = st;
 	return 0;
 }
@@ -228,7 +250,7 @@ int vitals_store_total(struct vitals_store *st, int64_t epoch,
 int vitals_store_value(struct vitals_store *st, int64_t epoch,
 		       uint64_t start_ns, const char *vital, uint32_t pid,
 		       uint32_t uid, const char *comm, uint64_t value,
-		       uint64_t count, uint64_t aux)
+		       uint64_t count, uint64_t aux, uint64_t short_io)
 {
 	sqlite3_stmt *q = stmt(st, ST_VALUE);
 	size_t i;
@@ -243,6 +265,7 @@ int vitals_store_value(struct vitals_store *st, int64_t epoch,
 	sqlite3_bind_int64(q, 6, (int64_t)value);
 	sqlite3_bind_int64(q, 7, (int64_t)count);
 	sqlite3_bind_int64(q, 8, (int64_t)aux);
+	sqlite3_bind_int64(q, 9, (int64_t)short_io);
 	if (step_done(q))
 		return -EIO;
 	for (i = 0; i < sizeof(vitals_scales) / sizeof(vitals_scales[0]); i++) {
@@ -479,14 +502,16 @@ int vitals_store_load(struct vitals_store *st, unsigned scale,
 			st->db,
 			"SELECT e.id, e.start_ns, e.end_ns, e.ncpus, e.bpf_run_ns,"
 			" e.user_run_ns, v.vital, v.pid, v.uid, v.comm, v.value,"
-			" v.count FROM vitals_epochs e LEFT JOIN vitals_values v"
+			" v.count, v.aux, v.short FROM vitals_epochs e"
+			" LEFT JOIN vitals_values v"
 			" ON v.epoch = e.id ORDER BY e.start_ns, e.id",
 			-1, &q, NULL);
 	else
 		rc = sqlite3_prepare_v2(
 			st->db,
 			"SELECT bucket_ns, bucket_ns, bucket_ns + scale*1000000000,"
-			" 0, 0, 0, vital, pid, 0, comm, value, count FROM vitals_agg"
+			" 0, 0, 0, vital, pid, 0, comm, value, count, 0, 0"
+			" FROM vitals_agg"
 			" WHERE scale=? ORDER BY bucket_ns",
 			-1, &q, NULL);
 	if (rc != SQLITE_OK)
@@ -526,6 +551,8 @@ int vitals_store_load(struct vitals_store *st, unsigned scale,
 		copy_text(r->comm, sizeof(r->comm), sqlite3_column_text(q, 9));
 		r->value = sqlite3_column_double(q, 10);
 		r->count = sqlite3_column_int64(q, 11);
+		r->aux = sqlite3_column_int64(q, 12);
+		r->short_io = sqlite3_column_int64(q, 13);
 	}
 	sqlite3_finalize(q);
 	if (!err && rc != SQLITE_DONE)

@@ -8,7 +8,8 @@
  *   vitals_epochs(id, run, seq, start_ns, end_ns, ncpus, bpf_run_ns,
  *                 user_run_ns, memfree_kb)
  *   vitals_totals(epoch, vital, events, weight, sampled, dropped, tshift)
- *   vitals_values(epoch, vital, pid, uid, comm, value, count, aux)
+ *   vitals_values(epoch, vital, pid, uid, comm, value, count, aux, short)
+ *                 (short: blkio requests answered with less than asked)
  *   vitals_stacks(id, frames UNIQUE)       frames: names joined by '\n',
  *                                          innermost first
  *   vitals_samples(id, epoch, ts_ns, vital, pid, tid, uid, comm, weight,
@@ -60,7 +61,7 @@ int vitals_store_total(struct vitals_store *st, int64_t epoch,
 int vitals_store_value(struct vitals_store *st, int64_t epoch,
 		       uint64_t start_ns, const char *vital, uint32_t pid,
 		       uint32_t uid, const char *comm, uint64_t value,
-		       uint64_t count, uint64_t aux);
+		       uint64_t count, uint64_t aux, uint64_t short_io);
 
 struct vitals_store_sample {
 	uint64_t ts_ns, weight, counter, label, d[4];
@@ -84,6 +85,8 @@ struct vitals_hrow {
 	char comm[16];
 	double value;
 	uint64_t count;
+	uint64_t aux;      /* blkio: us of device latency */
+	uint64_t short_io; /* blkio: unsatisfied requests (rule 3) */
 };
 
 struct vitals_hepoch {

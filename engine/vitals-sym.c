@@ -39,6 +39,7 @@ struct vitals_sym {
 	struct {
 		uint32_t pid;
 		Dwfl *dwfl; /* NULL: could not be reported */
+		int refreshed; /* re-reported once for an unknown address */
 	} pids[VITALS_SYM_PIDS];
 	int npids;
 	struct vitals_sym_ent cache[VITALS_SYM_CACHE];
@@ -147,6 +148,41 @@ const char *vitals_sym_kernel(struct vitals_sym *vs, uint64_t addr, char *buf,
 	return vs->ks[lo].name;
 }
 
+static Dwfl *pid_report(uint32_t pid)
+{
+	Dwfl *d = dwfl_begin(&vitals_sym_cb);
+
+	if (d && (dwfl_linux_proc_report(d, pid) != 0 ||
+		  dwfl_report_end(d, NULL, NULL) != 0)) {
+		dwfl_end(d);
+		d = NULL;
+	}
+	return d;
+}
+
+/*
+ * The process's maps changed since they were read (it exec'd: a child
+ * sampled between fork and exec; or it mapped a library): read them again,
+ * once per pid until vitals_sym_forget.  NULL when done already.
+ */
+static Dwfl *pid_refresh(struct vitals_sym *vs, uint32_t pid)
+{
+	int i;
+
+	for (i = 0; i < vs->npids; i++) {
+		if (vs->pids[i].pid != pid)
+			continue;
+		if (vs->pids[i].refreshed)
+			return NULL;
+		if (vs->pids[i].dwfl)
+			dwfl_end(vs->pids[i].dwfl);
+		vs->pids[i].dwfl = pid_report(pid);
+		vs->pids[i].refreshed = 1;
+		return vs->pids[i].dwfl;
+	}
+	return NULL;
+}
+
 static Dwfl *pid_dwfl(struct vitals_sym *vs, uint32_t pid)
 {
 	Dwfl *d;
@@ -162,14 +198,10 @@ static Dwfl *pid_dwfl(struct vitals_sym *vs, uint32_t pid)
 			(VITALS_SYM_PIDS - 1) * sizeof(vs->pids[0]));
 		vs->npids--;
 	}
-	d = dwfl_begin(&vitals_sym_cb);
-	if (d && (dwfl_linux_proc_report(d, pid) != 0 ||
-		  dwfl_report_end(d, NULL, NULL) != 0)) {
-		dwfl_end(d);
-		d = NULL;
-	}
+	d = pid_report(pid);
 	vs->pids[vs->npids].pid = pid;
 	vs->pids[vs->npids].dwfl = d;
+	vs->pids[vs->npids].refreshed = 0;
 	vs->npids++;
 	return d;
 }
@@ -209,6 +241,8 @@ static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
 		return buf;
 	}
 	m = dwfl_addrmodule(d, addr);
+	if (!m && (d = pid_refresh(vs, pid)))
+		m = dwfl_addrmodule(d, addr);
 	if (!m) {
 		snprintf(buf, n, "0x%" PRIx64, addr);
 		return buf;

@@ -36,6 +36,7 @@ struct vitals_row {
 	uint16_t vital;
 	char comm[VITALS_COMM_LEN];
 	uint64_t value, count, aux;
+	uint64_t short_io; /* blkio: requests answered with less than asked */
 };
 
 struct vitals_epoch {
@@ -46,6 +47,8 @@ struct vitals_epoch {
 	size_t nrows;
 	uint64_t events[VITALS_NR], weight[VITALS_NR];
 	uint64_t sampled[VITALS_NR], dropped[VITALS_NR];
+	uint64_t shed[VITALS_NR]; /* later powers of t not sampled: the ring
+				     was half full (first ones always are) */
 	uint32_t tshift[VITALS_NR];
 	uint64_t bpf_run_ns;  /* kernel time spent in our programs */
 	uint64_t user_run_ns; /* the collecting thread's own CPU time */
@@ -66,6 +69,14 @@ struct vitals_opts {
 	unsigned tshift;     /* initial log2 t, default 1 (t = 2) */
 	int proc_only;       /* use the /proc fallback even if BPF works */
 	const char *disable; /* comma-separated vital names not to collect */
+	int profile;         /* turn on BPF run-time statistics (costs) */
+};
+
+/* One BPF program's run-time statistics (where they are on). */
+struct vitals_prog_stat {
+	char name[32];
+	int vital;
+	uint64_t run_cnt, run_ns;
 };
 
 struct vitals;
@@ -78,6 +89,10 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 		 void *arg);
 void vitals_close(struct vitals *v);
+/* Hand every sample waiting in the kernel's ring to ops->sample now,
+ * without waiting (for a sink that does slow work between polls). */
+int vitals_drain(struct vitals *v, const struct vitals_sink_ops *ops,
+		 void *arg);
 
 /* "bpf" or "proc" */
 const char *vitals_source(struct vitals *v);
@@ -85,8 +100,16 @@ const char *vitals_source(struct vitals *v);
 int vitals_status(struct vitals *v, int vital, const char **why);
 /* Notes about the environment (tracefs, bpf stats), "" when none. */
 const char *vitals_notes(struct vitals *v);
-/* Bytes of kernel memory held by the collector's maps. */
-uint64_t vitals_kernel_bytes(struct vitals *v);
+/* Bytes of kernel memory held by the collector's maps; *per_vital (may
+ * be NULL) gets the part that belongs to one vital (its per-CPU cells),
+ * the rest (ring buffer, shared maps) is shared by all. */
+uint64_t vitals_kernel_bytes(struct vitals *v, uint64_t *per_vital);
+/* The syscall hook in use ("fentry x64_sys_call", "tp_btf sys_enter"),
+ * NULL without BPF. */
+const char *vitals_sys_hook(struct vitals *v);
+/* Fill up to max entries; return how many, 0 when statistics are off. */
+int vitals_prog_stats(struct vitals *v, struct vitals_prog_stat *out,
+		      int max);
 
 /* ---- the /proc fallback (kmod/vitals-proc.c) ---- */
 struct vitals_proc;

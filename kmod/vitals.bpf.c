@@ -3,31 +3,44 @@
  * kmod/vitals.bpf.c - the kernel side of the vital-sign collector: one
  * program per trigger of chopstix Figure 2, all feeding vitals_account().
  *
+ * Every label is hashed with the executable's identity (inode of its
+ * file, exe_of) and the uid, as chopstix hashes it with a dcookie.
+ *
  * Triggers (tp_btf needs BTF only, not tracefs; the loader disables any
  * program whose tracepoint this kernel lacks):
- *   cpu      perf_event cpu-clock     label: PC & ~0xff
- *   l2miss   perf_event cache-misses  label: PC & ~0xff
+ *   cpu      perf_event cpu-clock     label: PC & ~0xfff (see ulabel)
+ *   l2miss   perf_event cache-misses  label: PC & ~0xfff
  *   sched    sched_switch (switch-in of a task that was runnable)
  *            label: pid; weight: us since it became runnable
  *   block    sched_wakeup of a task that slept in TASK_UNINTERRUPTIBLE
  *            label: pid; weight: us asleep
  *   blkio    block_rq_issue           label: pid, dev; weight: sectors
  *            block_rq_complete adds the device latency to the process
- *   kmem     kmem:mm_page_alloc       label: pid, order, gfp; weight: pages
- *   umem     page_fault_user          label: PC & ~0xff of the fault
- *   syscall  raw_syscalls:sys_enter   label: SP & ~0xff, syscall nr
+ *   kmem     kmem:mm_page_alloc       label: order, gfp; weight: pages
+ *   umem     page_fault_user          label: PC & ~0xfff of the fault
+ *   syscall  fentry x64_sys_call (no syscall-work flag on every task: the
+ *            cheapest hook; tp_btf/sys_enter where fentry is refused)
+ *            label: stack depth & ~0xff, syscall nr
  *   signal   signal_deliver           label: signo, handler
- *   sock     sock_send/recv_length    label: pid, sk; weight: bytes
+ *   sock     sock_send/recv_length    label: peer address; weight: bytes
  *   lock     contention_begin/end     label: lock address; weight: us
+ *
+ * The per-event path (vitals_account) is one per-CPU array lookup, a hash,
+ * VITALS_HCA_ROWS plain adds and the process's cached sums: no atomic, no
+ * hash map, no ring-buffer traffic, no stack walk.  Only a sampled event
+ * reserves ring space and walks stacks, and it wakes the loader only when
+ * the ring is half full (the loader reads it on its own clock otherwise).
  *
  * sched and block happen in another task's context (the scheduler, the
  * waker), so they are sampled in two stages, as chopstix does: the decision
  * and the kernel stack (bpf_get_task_stack) are taken at once and parked in
- * `pending`; the user stack is added when that task next switches out.
+ * the task's `pending` storage; the user stack is added when that task next
+ * switches out.  Per-thread state (since when runnable or blocked, since
+ * when waiting on a lock) is task-local storage, not a hash map.
  *
- * Every event also adds to `procs` (tgid x vital x parity), the exact
- * per-process breakdown the report prints.  The collector's own process
- * (self_tgid) is not counted.
+ * Every event also adds to its process's sums (struct vitals_pslot), the
+ * exact per-process breakdown the report prints.  The collector's own
+ * process (self_tgid) is not counted.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -46,18 +59,21 @@ __u32 parity = 0;
 __u32 epoch = 0;
 __u32 tshift[VITALS_NR];
 
-/* Per-epoch state, two copies. */
-__u64 hca[2][VITALS_NR][VITALS_HCA_SIZE];
-__u64 nevents[2][VITALS_NR];
-__u64 nweight[2][VITALS_NR];
-__u64 nsampled[2][VITALS_NR];
-__u64 ndropped[2][VITALS_NR];
+/* Per-epoch state, two copies, per CPU: see struct vitals_cell. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VITALS_NCELLS);
+	__type(key, __u32);
+	__type(value, struct vitals_cell);
+} cells SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, VITALS_RING_BYTES);
 } samples SEC(".maps");
 
+/* Per-process sums evicted from a cell's cache (rare: a slot is shared by
+ * processes whose tgids collide on one CPU within an epoch). */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
@@ -65,43 +81,45 @@ struct {
 	__type(value, struct vitals_proc_val);
 } procs SEC(".maps");
 
-/* Per-thread scheduling state: since when runnable (1) or blocked (2). */
+/* Per-thread scheduling state: since when runnable (1) or blocked (2),
+ * since when waiting on a contended lock. */
 struct tstate {
 	__u64 ts;
 	__u32 kind;
 	__u32 pad;
+	__u64 lock_ts;
 };
 #define TS_WAITING 1
 #define TS_BLOCKED 2
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct tstate);
 } tstates SEC(".maps");
 
 /* Two-stage samples waiting for their task to run. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 256);
-	__type(key, __u32);
-	__type(value, struct vitals_sample);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct vitals_wire);
 } pending SEC(".maps");
 
-/* Lock contention begin time, per thread. */
+/* Where a sample is built before it is sent. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u64);
-} lockwait SEC(".maps");
+	__type(value, struct vitals_wire);
+} scratch SEC(".maps");
 
 /* Block requests in flight: request -> issuing tgid and time. */
 struct rqinfo {
 	__u64 ts;
 	__u32 tgid;
-	__u32 pad;
+	__u32 bytes; /* asked for */
 };
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -109,14 +127,6 @@ struct {
 	__type(key, __u64);
 	__type(value, struct rqinfo);
 } rqs SEC(".maps");
-
-/* Scratch for building a sample that is not sent at once. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vitals_sample);
-} scratch SEC(".maps");
 
 static __always_inline __u32 ilog2_u64(__u64 v)
 {
@@ -148,63 +158,191 @@ struct who {
 	__u64 exe;
 };
 
+/*
+ * The executable's identity (chopstix's dcookie): inode and device of
+ * mm->exe_file, so that the processes of one program share labels (a shell
+ * forking a thousand children samples its page faults once, not a thousand
+ * times); the tgid where there is no file (kernel threads).  Direct BTF
+ * loads, no helper calls.
+ */
+static __always_inline __u64 exe_of(struct task_struct *t, __u32 tgid)
+{
+	struct mm_struct *mm = t->mm;
+	struct file *f;
+	struct inode *ino;
+
+	if (!mm)
+		return tgid;
+	f = mm->exe_file;
+	if (!f)
+		return tgid;
+	ino = f->f_inode;
+	if (!ino)
+		return tgid;
+	return ino->i_ino ^ ((__u64)ino->i_sb->s_dev << 40);
+}
+
+/*
+ * User addresses as labels, made independent of address-space layout
+ * randomization so that runs of one program share them: a PC in the main
+ * executable's text as its offset there, other user PCs (libraries, the
+ * dynamic loader, all mapped top-down from mmap_base in a fixed order) as
+ * their distance below mmap_base, a stack pointer as its depth below the
+ * initial stack.  Kernel addresses are left as they are.
+ */
+#define LBL_RAW 0
+#define LBL_PC 1
+#define LBL_SP 2
+static __always_inline __u64 ulabel(struct task_struct *t, __u64 a, int kind)
+{
+	struct mm_struct *mm;
+
+	if (kind == LBL_RAW || a >= 0xffff800000000000ULL)
+		return a;
+	mm = t->mm;
+	if (!mm)
+		return a;
+	if (kind == LBL_SP)
+		return mm->start_stack - a;
+	if (a >= mm->start_code && a < mm->end_code)
+		return a - mm->start_code;
+	return (mm->mmap_base - a) | (1ULL << 62);
+}
+
 static __always_inline void who_task(struct who *w, struct task_struct *t)
 {
 	w->task = t;
-	w->tgid = BPF_CORE_READ(t, tgid);
-	w->tid = BPF_CORE_READ(t, pid);
+	w->tgid = t->tgid;
+	w->tid = t->pid;
 	w->uid = BPF_CORE_READ(t, cred, uid.val);
-	w->exe = w->tgid;
+	w->exe = exe_of(t, w->tgid);
 }
 
-/* The current task through helpers: no pointer chasing on the hot path
- * (syscalls, page faults); its executable is identified by its tgid. */
+/* The current task: helpers and direct loads, no probe reads. */
 static __always_inline void who_current(struct who *w)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 
-	w->task = (struct task_struct *)bpf_get_current_task();
+	w->task = bpf_get_current_task_btf();
 	w->tgid = pt >> 32;
 	w->tid = (__u32)pt;
 	w->uid = (__u32)bpf_get_current_uid_gid();
-	w->exe = w->tgid;
+	w->exe = exe_of(w->task, w->tgid);
 }
 
-static __always_inline void proc_add(__u32 vital, struct who *w, __u64 weight,
-				     __u64 aux, __u32 p)
+static __always_inline struct vitals_cell *cell_of(__u32 p, __u32 vital,
+						  __u32 chunk)
 {
-	struct vitals_proc_key k = { .tgid = w->tgid, .vital = vital,
+	__u32 key = (p * VITALS_NR + vital) * VITALS_HCA_CHUNKS + chunk;
+
+	return bpf_map_lookup_elem(&cells, &key);
+}
+
+/* Move an evicted slot's sums into the shared hash (atomics: any CPU). */
+static __always_inline void slot_evict(struct vitals_pslot *sl, __u32 vital,
+				       __u32 p)
+{
+	struct vitals_proc_key k = { .tgid = sl->tgid, .vital = vital,
 				     .parity = p };
 	struct vitals_proc_val *v, init = {};
 
 	v = bpf_map_lookup_elem(&procs, &k);
 	if (!v) {
-		struct task_struct *wt = w->task;
-		struct task_struct *leader = BPF_CORE_READ(wt, group_leader);
-
-		init.uid = w->uid;
-		BPF_CORE_READ_STR_INTO(&init.comm, leader, comm);
+		init.uid = sl->uid;
+		__builtin_memcpy(init.comm, sl->comm, sizeof(init.comm));
 		bpf_map_update_elem(&procs, &k, &init, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&procs, &k);
 		if (!v)
 			return;
 	}
-	__sync_fetch_and_add(&v->value, weight);
-	__sync_fetch_and_add(&v->count, 1);
-	if (aux)
-		__sync_fetch_and_add(&v->aux, aux);
+	__sync_fetch_and_add(&v->value, sl->value);
+	__sync_fetch_and_add(&v->count, sl->count);
+	__sync_fetch_and_add(&v->aux, sl->aux);
+	__sync_fetch_and_add(&v->short_io, sl->short_io);
+}
+
+/* The process's slot in cell c, taken (after evicting its holder) when
+ * another process holds it. */
+static __always_inline struct vitals_pslot *
+slot_get(struct vitals_cell *c, __u32 vital, __u32 p, __u32 tgid, __u32 uid,
+	 struct task_struct *task)
+{
+	struct vitals_pslot *sl = &c->slot[(tgid * 2654435761u >> 16) &
+					   (VITALS_PSLOTS - 1)];
+
+	if (sl->tgid == tgid)
+		return sl;
+	if (sl->tgid)
+		slot_evict(sl, vital, p);
+	sl->tgid = tgid;
+	sl->uid = uid;
+	sl->value = sl->count = sl->aux = sl->short_io = 0;
+	{
+		struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+		BPF_CORE_READ_STR_INTO(&sl->comm, leader, comm);
+	}
+	return sl;
 }
 
 /*
- * Count one event; return 1 when it is to be sampled (its counter passed a
- * power of t), filling *counter.
+ * Add w to the label's VITALS_HCA_ROWS counters.  *oldmin: the estimate
+ * before (the smallest of them); *mine: whether one of them carries the
+ * label's fingerprint.  A label whose counters were all taken by others
+ * when it first came (a collision that would hide it, chopstix §5.3) owns
+ * none of them: it writes its fingerprint over the smallest and counts as
+ * new, so that a rare event is sampled however crowded the sketch is.
+ */
+static __always_inline __u32 hca_add(struct vitals_cell *c, __u64 h, __u32 w,
+				     __u32 *oldmin, int *mine)
+{
+	__u32 i, lo = 0xffffffffu, olo = 0xffffffffu, imin = 0;
+	__u16 fp = (__u16)(h >> 48) | 1;
+	int own = 0;
+
+#pragma unroll
+	for (i = 0; i < VITALS_HCA_ROWS; i++) {
+		__u32 j = (h >> (i * 12 + 1)) & (VITALS_HCA_SIZE - 1);
+		__u32 *ctr = &c->hca[j];
+		__u32 o = *ctr, n = o + w;
+
+		if (n < o)
+			n = 0xffffffffu; /* saturate */
+		*ctr = n;
+		if (c->fp[j] == fp)
+			own = 1;
+		else if (!o)
+			c->fp[j] = fp; /* a free counter: take it */
+		if (o < olo) {
+			olo = o;
+			imin = j;
+		}
+		if (n < lo)
+			lo = n;
+	}
+	if (!own && olo) {
+		c->fp[imin & (VITALS_HCA_SIZE - 1)] = fp;
+		olo = 0;
+	}
+	*oldmin = olo;
+	*mine = own;
+	return lo;
+}
+
+/*
+ * Count one event; return non-zero when it is to be sampled (2: the first
+ * of its label, 1: its estimate passed a power of t), filling *counter.
  */
 static __always_inline int vitals_account(__u32 vital, struct who *w,
 					  __u64 label, __u64 weight,
-					  __u64 *counter, __u32 *pp)
+					  __u64 *counter,
+					  struct vitals_cell **cp)
 {
-	__u32 p = parity & 1, k;
-	__u64 h, old, new;
+	__u32 p = parity & 1, k, old, new;
+	struct vitals_cell *c;
+	int mine;
+	struct vitals_pslot *sl;
+	__u64 h;
 
 	if (vital >= VITALS_NR)
 		return 0;
@@ -212,26 +350,40 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 		return 0;
 	if (weight == 0)
 		weight = 1;
-	*pp = p;
-	__sync_fetch_and_add(&nevents[p][vital], 1);
-	__sync_fetch_and_add(&nweight[p][vital], weight);
-	proc_add(vital, w, weight, 0, p);
-
 	h = mix64(label ^ (w->exe << 20) ^ ((__u64)w->uid << 48) ^
 		  ((__u64)vital << 56));
-	old = __sync_fetch_and_add(&hca[p][vital][h & (VITALS_HCA_SIZE - 1)],
-				   weight);
-	new = old + weight;
+	c = cell_of(p, vital, h & (VITALS_HCA_CHUNKS - 1));
+	if (!c)
+		return 0;
+	*cp = c;
+	c->nevents++;
+	c->nweight += weight;
+	sl = slot_get(c, vital, p, w->tgid, w->uid, w->task);
+	sl->value += weight;
+	sl->count++;
+
+	new = hca_add(c, h, weight > 0xffffffffu ? 0xffffffffu : weight, &old,
+		      &mine);
 	*counter = new;
 	k = tshift[vital];
 	if (k == 0)
 		k = 1;
-	if (old != 0 && ilog2_u64(old) / k == ilog2_u64(new) / k)
+	if (old == 0)
+		return 2; /* first of its label in this epoch (and CPU) */
+	if (ilog2_u64(old) / k == ilog2_u64(new) / k)
 		return 0;
+	/* A later power of t: worth a sample unless the ring is filling up,
+	 * when only labels new in this epoch are (they are what coverage is
+	 * made of; the loader is behind and will drop someone). */
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >=
+	    VITALS_RING_BYTES / 2) {
+		c->nshed++;
+		return 0;
+	}
 	return 1;
 }
 
-static __always_inline void fill_head(struct vitals_sample *s, __u32 vital,
+static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 				      struct who *w, __u64 label,
 				      __u64 weight, __u64 counter)
 {
@@ -252,42 +404,88 @@ static __always_inline void fill_head(struct vitals_sample *s, __u32 vital,
 }
 
 /* Sample an event of the current task: both stacks from ctx. */
+/* Wake the loader only when the ring is half full: it reads the ring on
+ * its own clock otherwise (no wakeup, no context switch per sample). */
+static __always_inline __u64 wake_flags(void)
+{
+	return bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >=
+			       VITALS_RING_BYTES / 2
+		       ? BPF_RB_FORCE_WAKEUP
+		       : BPF_RB_NO_WAKEUP;
+}
+
+/* Send a sample built in s: its kernel frames are in place (kstack_bytes
+ * of them, at the start of s->stack), the current task's user frames go
+ * right after them; only the bytes taken travel.  0 or -errno. */
+static __always_inline long send_wire(void *ctx, struct vitals_wire *s)
+{
+	__u64 kb, ub, size;
+	long r;
+
+	r = s->kstack_bytes;
+	kb = r > 0 ? r : 0;
+	if (kb > VITALS_STACK_DEPTH * 8)
+		kb = VITALS_STACK_DEPTH * 8;
+	r = bpf_get_stack(ctx, (char *)s->stack + kb, VITALS_STACK_DEPTH * 8,
+			  BPF_F_USER_STACK);
+	s->ustack_bytes = r;
+	ub = r > 0 ? r : 0;
+	if (ub > VITALS_STACK_DEPTH * 8)
+		ub = VITALS_STACK_DEPTH * 8;
+	size = VITALS_WIRE_HEAD + kb + ub;
+	if (size > sizeof(*s))
+		size = sizeof(*s);
+	return bpf_ringbuf_output(&samples, s, size, wake_flags());
+}
+
 static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 					 __u64 label, __u64 weight,
-					 __u64 counter, __u32 p, __u64 d0,
-					 __u64 d1, __u64 d2, __u64 d3)
+					 __u64 counter, struct vitals_cell *c,
+					 __u64 d0, __u64 d1, __u64 d2, __u64 d3)
 {
-	struct vitals_sample *s;
+	__u32 zero = 0;
+	struct vitals_wire *s = bpf_map_lookup_elem(&scratch, &zero);
 
-	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-	if (!s) {
-		__sync_fetch_and_add(&ndropped[p][vital < VITALS_NR ? vital : 0], 1);
+	if (!s)
 		return;
-	}
 	fill_head(s, vital, w, label, weight, counter);
 	s->data[0] = d0;
 	s->data[1] = d1;
 	s->data[2] = d2;
 	s->data[3] = d3;
-	s->kstack_bytes = bpf_get_stack(ctx, s->kstack, sizeof(s->kstack), 0);
-	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack),
-					BPF_F_USER_STACK);
-	bpf_ringbuf_submit(s, 0);
-	__sync_fetch_and_add(&nsampled[p][vital < VITALS_NR ? vital : 0], 1);
+	s->kstack_bytes = bpf_get_stack(ctx, s->stack,
+					VITALS_STACK_DEPTH * 8, 0);
+	if (send_wire(ctx, s))
+		c->ndropped++;
+	else
+		c->nsampled++;
+}
+
+static __always_inline void event_current_l(void *ctx, __u32 vital,
+					    __u64 label, int kind, __u64 weight,
+					    __u64 d0, __u64 d1, __u64 d2,
+					    __u64 d3)
+{
+	struct vitals_cell *c = 0;
+	struct who w;
+	__u64 counter;
+
+	who_current(&w);
+	label = ulabel(w.task, label, kind);
+	if (kind == LBL_PC)
+		label &= ~0xfffULL; /* 4 KiB buckets of code: a function or a
+				       few; finer buckets sampled a busy
+				       machine's every cpu tick */
+	if (vitals_account(vital, &w, label, weight, &counter, &c) && c)
+		emit_current(ctx, vital, &w, label, weight, counter, c, d0, d1,
+			     d2, d3);
 }
 
 static __always_inline void event_current(void *ctx, __u32 vital, __u64 label,
 					  __u64 weight, __u64 d0, __u64 d1,
 					  __u64 d2, __u64 d3)
 {
-	struct who w;
-	__u64 counter;
-	__u32 p;
-
-	who_current(&w);
-	if (vitals_account(vital, &w, label, weight, &counter, &p))
-		emit_current(ctx, vital, &w, label, weight, counter, p, d0, d1,
-			     d2, d3);
+	event_current_l(ctx, vital, label, LBL_RAW, weight, d0, d1, d2, d3);
 }
 
 /* Stage one of a sample for a task that is not current. */
@@ -295,9 +493,10 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 				 __u64 weight, __u64 counter, __u64 d0,
 				 __u64 d1)
 {
-	__u32 zero = 0, tid = w->tid;
-	struct vitals_sample *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct vitals_wire *s;
 
+	s = bpf_task_storage_get(&pending, w->task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!s)
 		return;
 	fill_head(s, vital, w, label, weight, counter);
@@ -305,49 +504,49 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 	s->data[1] = d1;
 	s->data[2] = 0;
 	s->data[3] = 0;
-	s->kstack_bytes = bpf_get_task_stack(w->task, s->kstack,
-					     sizeof(s->kstack), 0);
+	s->kstack_bytes = bpf_get_task_stack(w->task, s->stack,
+					     VITALS_STACK_DEPTH * 8, 0);
 	s->ustack_bytes = -1;
-	bpf_map_update_elem(&pending, &tid, s, BPF_ANY);
 }
 
 /* Stage two: the parked task is current; add its user stack and send. */
-static __always_inline void unpark(void *ctx, __u32 tid)
+static __always_inline void unpark(void *ctx, struct task_struct *t)
 {
-	struct vitals_sample *s, *p = bpf_map_lookup_elem(&pending, &tid);
-	__u32 vital;
+	struct vitals_wire *p = bpf_task_storage_get(&pending, t, 0, 0), *s;
+	struct vitals_cell *c;
+	__u32 vital, zero = 0;
 
 	if (!p)
 		return;
+	s = bpf_map_lookup_elem(&scratch, &zero);
 	vital = p->vital;
 	if (vital >= VITALS_NR)
 		vital = 0;
-	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-	if (!s) {
-		__sync_fetch_and_add(&ndropped[parity & 1][vital], 1);
-		bpf_map_delete_elem(&pending, &tid);
-		return;
+	c = cell_of(parity & 1, vital, 0);
+	if (s) {
+		__builtin_memcpy(s, p, sizeof(*s));
+		if (s->kstack_bytes <= 0)
+			s->kstack_bytes = bpf_get_stack(ctx, s->stack,
+							VITALS_STACK_DEPTH * 8, 0);
+		if (c) {
+			if (send_wire(ctx, s))
+				c->ndropped++;
+			else
+				c->nsampled++;
+		}
 	}
-	__builtin_memcpy(s, p, sizeof(*s));
-	s->ustack_bytes = bpf_get_stack(ctx, s->ustack, sizeof(s->ustack),
-					BPF_F_USER_STACK);
-	if (s->kstack_bytes <= 0)
-		s->kstack_bytes = bpf_get_stack(ctx, s->kstack,
-						sizeof(s->kstack), 0);
-	bpf_ringbuf_submit(s, 0);
-	__sync_fetch_and_add(&nsampled[parity & 1][vital], 1);
-	bpf_map_delete_elem(&pending, &tid);
+	bpf_task_storage_delete(&pending, t);
 }
 
 static __always_inline void event_task(__u32 vital, struct task_struct *t,
 				       __u64 weight, __u64 d0, __u64 d1)
 {
+	struct vitals_cell *c = 0;
 	struct who w;
 	__u64 counter;
-	__u32 p;
 
 	who_task(&w, t);
-	if (vitals_account(vital, &w, w.tid, weight, &counter, &p))
+	if (vitals_account(vital, &w, w.tid, weight, &counter, &c))
 		park(vital, &w, w.tid, weight, counter, d0, d1);
 }
 
@@ -358,7 +557,7 @@ int vitals_cpu(struct bpf_perf_event_data *ctx)
 {
 	__u64 ip = PT_REGS_IP(&ctx->regs);
 
-	event_current(ctx, VITALS_CPU, ip & ~0xffULL, 1, ip, 0, 0, 0);
+	event_current_l(ctx, VITALS_CPU, ip, LBL_PC, 1, ip, 0, 0, 0);
 	return 0;
 }
 
@@ -367,7 +566,7 @@ int vitals_l2miss(struct bpf_perf_event_data *ctx)
 {
 	__u64 ip = PT_REGS_IP(&ctx->regs);
 
-	event_current(ctx, VITALS_L2MISS, ip & ~0xffULL, 1, ip, 0, 0, 0);
+	event_current_l(ctx, VITALS_L2MISS, ip, LBL_PC, 1, ip, 0, 0, 0);
 	return 0;
 }
 
@@ -378,47 +577,53 @@ int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
 	__u64 now = bpf_ktime_get_ns();
-	__u32 prev_tid = prev->pid, next_tid = next->pid;
-	struct tstate st = { .ts = now }, *sp;
+	struct tstate *sp;
 
-	if (prev_tid) {
-		unpark(ctx, prev_tid);
-		if ((prev_state & 0xff) == 0) {
-			st.kind = TS_WAITING;
-			bpf_map_update_elem(&tstates, &prev_tid, &st, BPF_ANY);
-		} else if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
-			   !(prev_state & 0x400 /* TASK_NOLOAD: idle */)) {
-			st.kind = TS_BLOCKED;
-			bpf_map_update_elem(&tstates, &prev_tid, &st, BPF_ANY);
-		} else {
-			bpf_map_delete_elem(&tstates, &prev_tid);
+	if (prev->pid) {
+		unpark(ctx, prev);
+		sp = bpf_task_storage_get(&tstates, prev, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (sp) {
+			sp->ts = now;
+			if ((prev_state & 0xff) == 0)
+				sp->kind = TS_WAITING;
+			else if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
+				 !(prev_state & 0x400 /* TASK_NOLOAD: idle */))
+				sp->kind = TS_BLOCKED;
+			else
+				sp->kind = 0;
 		}
 	}
-	if (!next_tid)
+	if (!next->pid)
 		return 0;
-	sp = bpf_map_lookup_elem(&tstates, &next_tid);
+	sp = bpf_task_storage_get(&tstates, next, 0, 0);
 	if (!sp || sp->kind != TS_WAITING)
 		return 0;
+	sp->kind = 0;
 	if (now - sp->ts >= sched_min_ns)
 		event_task(VITALS_SCHED, next, (now - sp->ts) / 1000,
 			   next->prio, 0);
-	bpf_map_delete_elem(&tstates, &next_tid);
 	return 0;
 }
 
 static __always_inline int on_wakeup(struct task_struct *p)
 {
-	__u64 now = bpf_ktime_get_ns();
-	__u32 tid = p->pid;
-	struct tstate st = { .ts = now, .kind = TS_WAITING }, *sp;
+	__u64 now = bpf_ktime_get_ns(), since;
+	struct tstate *sp;
+	__u32 kind;
 
-	if (!tid)
+	if (!p->pid)
 		return 0;
-	sp = bpf_map_lookup_elem(&tstates, &tid);
-	if (sp && sp->kind == TS_BLOCKED && now - sp->ts >= sched_min_ns)
-		event_task(VITALS_BLOCK, p, (now - sp->ts) / 1000, p->prio,
-			   0);
-	bpf_map_update_elem(&tstates, &tid, &st, BPF_ANY);
+	sp = bpf_task_storage_get(&tstates, p, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!sp)
+		return 0;
+	kind = sp->kind;
+	since = sp->ts;
+	sp->ts = now;
+	sp->kind = TS_WAITING;
+	if (kind == TS_BLOCKED && now - since >= sched_min_ns)
+		event_task(VITALS_BLOCK, p, (now - since) / 1000, p->prio, 0);
 	return 0;
 }
 
@@ -442,7 +647,8 @@ int BPF_PROG(vitals_block_rq_issue, struct request *rq)
 	__u64 key = (__u64)rq, sectors = BPF_CORE_READ(rq, __data_len) >> 9;
 	__u32 dev = 0, op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
 	struct rqinfo ri = { .ts = bpf_ktime_get_ns(),
-			     .tgid = bpf_get_current_pid_tgid() >> 32 };
+			     .tgid = bpf_get_current_pid_tgid() >> 32,
+			     .bytes = BPF_CORE_READ(rq, __data_len) };
 	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
 
 	if (disk)
@@ -460,17 +666,29 @@ int BPF_PROG(vitals_block_rq_complete, struct request *rq, int error,
 {
 	__u64 key = (__u64)rq;
 	struct rqinfo *ri = bpf_map_lookup_elem(&rqs, &key);
-	struct vitals_proc_key k = { .vital = VITALS_BLKIO };
-	struct vitals_proc_val *v;
+	__u32 p = parity & 1;
+	struct vitals_cell *c = cell_of(p, VITALS_BLKIO, 0);
+	struct vitals_pslot *sl;
 
 	if (!ri)
 		return 0;
-	k.tgid = ri->tgid;
-	k.parity = parity & 1;
-	v = bpf_map_lookup_elem(&procs, &k);
-	if (v)
-		__sync_fetch_and_add(&v->aux,
-				     (bpf_ktime_get_ns() - ri->ts) / 1000);
+	/* the issuer's slot on this CPU (a completion interrupt runs in no
+	 * particular task: the slot may be new, with no value of its own) */
+	if (c && ri->tgid) {
+		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
+
+		sl = &c->slot[(ri->tgid * 2654435761u >> 16) &
+			      (VITALS_PSLOTS - 1)];
+		if (sl->tgid != ri->tgid) {
+			sl = slot_get(c, VITALS_BLKIO, p, ri->tgid, 0, cur);
+			sl->comm[0] = 0; /* not the issuer's: the loader fills it */
+		}
+		sl->aux += (bpf_ktime_get_ns() - ri->ts) / 1000;
+		/* rule 3: an unsatisfied request (error, or fewer bytes done
+		 * than asked for) */
+		if (error || nr_bytes < ri->bytes)
+			sl->short_io++;
+	}
 	bpf_map_delete_elem(&rqs, &key);
 	return 0;
 }
@@ -485,8 +703,7 @@ int BPF_PROG(vitals_mm_page_alloc, struct page *page, unsigned int order,
 
 	if (!tgid)
 		return 0;
-	event_current(ctx, VITALS_KMEM,
-		      ((__u64)tgid << 32) ^ ((__u64)gfp << 4) ^ order,
+	event_current(ctx, VITALS_KMEM, ((__u64)gfp << 4) ^ order,
 		      1ULL << (order & 15), order, gfp, migratetype, 0);
 	return 0;
 }
@@ -495,22 +712,43 @@ SEC("tp_btf/page_fault_user")
 int BPF_PROG(vitals_page_fault_user, unsigned long address,
 	     struct pt_regs *regs, unsigned long error_code)
 {
-	__u64 ip = BPF_CORE_READ(regs, ip);
+	__u64 ip = regs->ip;
 
-	event_current(ctx, VITALS_UMEM, ip & ~0xffULL, 1, address, error_code,
-		      ip, 0);
+	event_current_l(ctx, VITALS_UMEM, ip, LBL_PC, 1, address, error_code,
+			ip, 0);
 	return 0;
 }
 
 /* ---- syscall, signal ---------------------------------------------------- */
 
+static __always_inline void on_syscall(void *ctx, struct pt_regs *regs,
+				       __u64 id)
+{
+	struct vitals_cell *c = 0;
+	struct who w;
+	__u64 counter, sp = regs->sp, label;
+
+	who_current(&w);
+	label = (ulabel(w.task, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
+	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c) && c)
+		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, c, id,
+			     regs->di, sp, 0);
+}
+
+/* The cheapest hook: a trampoline on the syscall table's dispatcher, where
+ * a tracepoint sets the syscall-work flag on every task (the slow entry
+ * path for every syscall of the machine). */
+SEC("fentry/x64_sys_call")
+int BPF_PROG(vitals_sys_fentry, struct pt_regs *regs, unsigned int nr)
+{
+	on_syscall(ctx, regs, nr);
+	return 0;
+}
+
 SEC("tp_btf/sys_enter")
 int BPF_PROG(vitals_sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 sp = BPF_CORE_READ(regs, sp);
-
-	event_current(ctx, VITALS_SYSCALL, (sp & ~0xffULL) ^ ((__u64)id << 48),
-		      1, id, BPF_CORE_READ(regs, di), sp, 0);
+	on_syscall(ctx, regs, id);
 	return 0;
 }
 
@@ -539,7 +777,7 @@ static __always_inline int on_sock(void *ctx, struct sock *sk, int ret,
 	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	proto = BPF_CORE_READ(sk, sk_protocol);
 	event_current(ctx, VITALS_SOCK,
-		      (daddr << 16) ^ (dport << 48) ^ (bpf_get_current_pid_tgid() >> 32),
+		      (daddr << 16) ^ (dport << 48),
 		      ret, daddr, dport, (family << 16) | proto, dir);
 	return 0;
 }
@@ -561,25 +799,29 @@ int BPF_PROG(vitals_sock_recv, struct sock *sk, int ret, int flags)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(vitals_contention_begin, void *lock, unsigned int flags)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns();
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct tstate *sp;
 
-	if (!tid || (flags & 1 /* LCB_F_SPIN */))
+	if (!t->pid || (flags & 1 /* LCB_F_SPIN */))
 		return 0;
-	bpf_map_update_elem(&lockwait, &tid, &now, BPF_ANY);
+	sp = bpf_task_storage_get(&tstates, t, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (sp)
+		sp->lock_ts = bpf_ktime_get_ns();
 	return 0;
 }
 
 SEC("tp_btf/contention_end")
 int BPF_PROG(vitals_contention_end, void *lock, int ret)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *t0 = bpf_map_lookup_elem(&lockwait, &tid), waited;
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct tstate *sp = bpf_task_storage_get(&tstates, t, 0, 0);
+	__u64 waited;
 
-	if (!t0)
+	if (!sp || !sp->lock_ts)
 		return 0;
-	waited = bpf_ktime_get_ns() - *t0;
-	bpf_map_delete_elem(&lockwait, &tid);
+	waited = bpf_ktime_get_ns() - sp->lock_ts;
+	sp->lock_ts = 0;
 	event_current(ctx, VITALS_LOCK, (__u64)lock, waited / 1000,
 		      (__u64)lock, waited, ret, 0);
 	return 0;

@@ -12,15 +12,31 @@
  * collector runs on the /proc fallback (kmod/vitals-proc.c) and every vital
  * says why it is coarse or off.
  *
- * Epochs (vitals_end_epoch): flip `parity` in the mmap'd .bss so new events
- * go to the other copy, let in-flight programs finish, drain the ring
- * buffer, read and delete the idle copy's per-process rows, read and clear
- * its counters.  The threshold t of each vital adapts to the collector's
- * cost measured from BPF run-time statistics (bpf_enable_stats): above the
- * high watermark (checked at every poll) t doubles for the costliest vital;
- * under the low watermark at an epoch's end t halves (never below 2).
+ * Syscalls are counted by fentry on x64_sys_call where the kernel has it
+ * (no tracepoint: enabling raw_syscalls sets the syscall-work flag on every
+ * task, which sends every syscall of the machine down the slow entry path),
+ * by tp_btf/sys_enter otherwise.
+ *
+ * Epochs (vitals_end_epoch_bpf): flip `parity` in the mmap'd .bss so new
+ * events go to the other copy, let in-flight programs finish, drain the
+ * ring buffer, read the idle copy's per-CPU cells (sketch, totals and the
+ * per-process cache) and the per-process rows evicted into `procs`, merge
+ * them, and clear both.
+ *
+ * The threshold t of each vital adapts to what t controls: the cost of
+ * sampling (stack walks in the kernel, symbolization and storage here),
+ * estimated as this thread's CPU time plus VITALS_SAMPLE_NS per sample.
+ * Counting every event costs the same whatever t is, so it does not move
+ * t (a machine busy with syscalls must not lose the rare ones, chopstix
+ * §5.3).  Above the high watermark (checked at every poll) t doubles for
+ * the vital that samples most; under the low watermark at an epoch's end
+ * it halves (never below 2).  BPF run-time statistics are read where they
+ * are on (kernel.bpf_stats_enabled, or vitals_opts.profile): they cost
+ * two clock reads per program run, so the collector does not turn them on
+ * by itself.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +166,11 @@ struct vitals {
 	int nprogs;
 	uint64_t epoch_run_ns[VITALS_NR]; /* BPF time this epoch */
 	uint64_t check_mono, check_user, check_samples;
+	int ncpus_possible;
+	size_t cell_size; /* one CPU's value, rounded to 8 */
+	void *cellbuf;    /* ncpus_possible values */
+	uint64_t epoch_user0; /* thread CPU at the epoch's start */
+	const char *sys_hook;
 #endif
 };
 
@@ -294,26 +315,64 @@ static void add_prog(struct vitals *v, struct bpf_program *p, int vital)
 	}
 }
 
+/* Unpack one ring-buffer record (struct vitals_wire: only the frames
+ * taken) into a struct vitals_sample for the sink. */
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct vitals *v = ctx;
+	const struct vitals_wire *w = data;
 	struct vitals_sample s;
+	size_t kb, ub;
 
-	if (size < sizeof(s))
+	if (size < VITALS_WIRE_HEAD)
 		return 0;
-	memcpy(&s, data, sizeof(s));
+	memset(&s, 0, sizeof(s));
+	memcpy(&s, w, VITALS_WIRE_HEAD); /* the heads are laid out alike */
+	kb = w->kstack_bytes > 0 ? (size_t)w->kstack_bytes : 0;
+	ub = w->ustack_bytes > 0 ? (size_t)w->ustack_bytes : 0;
+	if (kb > sizeof(s.kstack))
+		kb = sizeof(s.kstack);
+	if (ub > sizeof(s.ustack))
+		ub = sizeof(s.ustack);
+	if (VITALS_WIRE_HEAD + kb > size)
+		kb = size - VITALS_WIRE_HEAD;
+	if (VITALS_WIRE_HEAD + kb + ub > size)
+		ub = size - VITALS_WIRE_HEAD - kb;
+	memcpy(s.kstack, w->stack, kb);
+	memcpy(s.ustack, (const char *)w->stack + kb, ub);
 	s.ts_ns += v->mono_to_real;
 	if (v->ops && v->ops->sample)
 		v->ops->sample(v->arg, &s);
 	return 0;
 }
 
-static int vitals_open_bpf(struct vitals *v, char **cause)
+_Static_assert(offsetof(struct vitals_wire, stack) ==
+		       offsetof(struct vitals_sample, kstack),
+	       "struct vitals_wire and vitals_sample share their head");
+
+static void vitals_close_bpf(struct vitals *v);
+
+/* Does this kernel let us trace function `name` with fentry?  Its BTF
+ * must have it; whether the attach is allowed shows at load and attach. */
+static int fentry_exists(const struct btf *btf, const char *name)
+{
+	const char *fake = getenv("PROPEL_VITALS_FAKE_MISSING");
+
+	if (fake && name_in_list(fake, name))
+		return 0;
+	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
+}
+
+/* One try at open -> rodata -> load -> attach; with use_fentry == 0 the
+ * syscall vital uses its tracepoint.  *fentry_failed says a retry without
+ * fentry may do better. */
+static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
+			       int *fentry_failed, char **cause)
 {
 	struct vitals_bpf *skel;
 	struct btf *btf;
 	char buf[256];
-	int err, i, any = 0;
+	int err, i, any = 0, fentry = 0;
 	struct tpdef {
 		struct bpf_program *prog;
 		const char *tp;
@@ -344,7 +403,13 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
 	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
 	TP(vitals_page_fault_user, "page_fault_user", VITALS_UMEM);
-	TP(vitals_sys_enter, "sys_enter", VITALS_SYSCALL);
+	if (use_fentry && fentry_exists(btf, "x64_sys_call")) {
+		fentry = 1;
+		bpf_program__set_autoload(skel->progs.vitals_sys_enter, false);
+	} else {
+		bpf_program__set_autoload(skel->progs.vitals_sys_fentry, false);
+		TP(vitals_sys_enter, "sys_enter", VITALS_SYSCALL);
+	}
 	TP(vitals_signal_deliver, "signal_deliver", VITALS_SIGNAL);
 	TP(vitals_sock_send, "sock_send_length", VITALS_SOCK);
 	TP(vitals_sock_recv, "sock_recv_length", VITALS_SOCK);
@@ -372,6 +437,18 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 	for (i = 0; i < ntps; i++)
 		if (v->state[tps[i].vital] == VITALS_OFF)
 			bpf_program__set_autoload(tps[i].prog, false);
+	if (fentry) {
+		if (v->o.disable && name_in_list(v->o.disable, "syscall")) {
+			vitals_off(v, VITALS_SYSCALL, VITALS_OFF,
+				   "disabled by --disable");
+			bpf_program__set_autoload(skel->progs.vitals_sys_fentry,
+						  false);
+		} else {
+			tps[ntps++] = (struct tpdef){ skel->progs.vitals_sys_fentry,
+						      "x64_sys_call",
+						      VITALS_SYSCALL };
+		}
+	}
 
 	/* cpu and l2miss: perf events, opened before load */
 	if (v->o.disable && name_in_list(v->o.disable, "cpu"))
@@ -397,6 +474,7 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 
 	err = vitals_bpf__load(skel);
 	if (err) {
+		*fentry_failed = fentry;
 		snprintf(buf, sizeof(buf), "loading BPF programs: %s",
 			 strerror(-err));
 		return propel_cause(cause, err, "%s", buf);
@@ -411,6 +489,11 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 		if (!bpf_program__autoload(tps[i].prog))
 			continue;
 		l = bpf_program__attach(tps[i].prog);
+		if (!l && tps[i].prog == skel->progs.vitals_sys_fentry) {
+			*fentry_failed = 1;
+			return propel_cause(cause, -errno, "fentry %s: %s",
+					    tps[i].tp, strerror(errno));
+		}
 		if (!l) {
 			vitals_off(v, vit, VITALS_OFF, "attaching %s: %s",
 				   tps[i].tp, strerror(errno));
@@ -452,11 +535,62 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 	if (!v->rb)
 		return propel_cause(cause, -errno, "ring buffer: %s",
 				    strerror(errno));
-	v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (v->stats_fd < 0)
-		note(v, "BPF run-time statistics unavailable: t does not adapt");
+	v->sys_hook = fentry ? "fentry x64_sys_call" : "tp_btf sys_enter";
+	if (v->o.profile) {
+		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (v->stats_fd < 0)
+			note(v, "BPF run-time statistics unavailable");
+	}
+	v->ncpus_possible = libbpf_num_possible_cpus();
+	v->cell_size = (sizeof(struct vitals_cell) + 7) & ~(size_t)7;
+	v->cellbuf = calloc(v->ncpus_possible > 0 ? v->ncpus_possible : 1,
+			    v->cell_size);
+	if (v->ncpus_possible <= 0 || !v->cellbuf)
+		return propel_cause(cause, -ENOMEM, "per-CPU cells: out of memory");
 	v->source = "bpf";
 	return 0;
+}
+
+static int vitals_open_bpf(struct vitals *v, char **cause)
+{
+	int fentry_failed = 0, err;
+	char *why = NULL;
+
+	err = vitals_open_bpf_try(v, 1, &fentry_failed, &why);
+	if (err && fentry_failed) {
+		char buf[300];
+
+		vitals_close_bpf(v);
+		memset(v->state, 0, sizeof(v->state));
+		memset(v->why, 0, sizeof(v->why));
+		snprintf(buf, sizeof(buf),
+			 "syscalls through tp_btf/sys_enter (%s)", why);
+		free(why);
+		why = NULL;
+		err = vitals_open_bpf_try(v, 0, &fentry_failed, &why);
+		if (!err)
+			note(v, buf);
+	}
+	if (err)
+		*cause = why;
+	else
+		free(why);
+	return err;
+}
+
+/* kernel.bpf_stats_enabled: someone (an operator, the bench) turned the
+ * run-time statistics on for every program. */
+static int bpf_stats_on(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	int on = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	return on;
 }
 
 static uint64_t prog_run_ns(struct bpf_program *p)
@@ -487,44 +621,63 @@ static uint64_t vitals_take_cost(struct vitals *v)
 	return sum;
 }
 
-/* High watermark, checked at every poll over the time since the last. */
+/* Kernel-side cost of one sample (two stack walks and a ring-buffer
+ * record), measured with --profile on this project's test machine. */
+#define VITALS_SAMPLE_NS 6000
+
+/* Samples per vital in the current epoch so far (summed over CPUs). */
+static void vitals_sampled_now(struct vitals *v, uint64_t *out)
+{
+	int fd = bpf_map__fd(v->skel->maps.cells);
+	uint32_t p = v->skel->bss->parity & 1, vit, ch;
+	int c;
+
+	for (vit = 0; vit < VITALS_NR; vit++) {
+		out[vit] = 0;
+		for (ch = 0; ch < VITALS_HCA_CHUNKS; ch++) {
+			uint32_t key = (p * VITALS_NR + vit) * VITALS_HCA_CHUNKS + ch;
+
+			if (bpf_map_lookup_elem(fd, &key, v->cellbuf))
+				continue;
+			for (c = 0; c < v->ncpus_possible; c++) {
+				const struct vitals_cell *cell =
+					(const void *)((char *)v->cellbuf +
+						       c * v->cell_size);
+
+				out[vit] += cell->nsampled;
+			}
+		}
+	}
+}
+
+/* High watermark, checked at every poll over the time since the last: the
+ * cost of sampling (this thread + VITALS_SAMPLE_NS per sample). */
 static void vitals_check_high(struct vitals *v)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), cost, wall;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), wall, user, ns, cost;
+	uint64_t sampled[VITALS_NR];
 	int i, worst = -1;
 
-	if (v->stats_fd < 0 || v->o.high_wm >= 1)
+	if (v->o.high_wm >= 1)
 		return;
 	wall = now - v->check_mono;
 	if (wall < 100000000ull)
 		return;
-	cost = vitals_take_cost(v);
-	/* kernel-side cost only, as chopstix: the thread's own CPU is
-	 * reported per epoch (user_run_ns) but does not drive t */
+	user = thread_cpu_ns();
+	vitals_sampled_now(v, sampled);
+	for (ns = 0, i = 0; i < VITALS_NR; i++)
+		ns += sampled[i];
+	cost = (user - v->check_user) +
+	       (ns >= v->check_samples ? ns - v->check_samples : ns) *
+		       VITALS_SAMPLE_NS;
 	v->check_mono = now;
+	v->check_user = user;
+	v->check_samples = ns;
 	if ((double)cost / ((double)wall * v->ncpus) < v->o.high_wm)
 		return;
-	/* the vital that samples most costs most downstream */
-	for (i = 0; i < VITALS_NR; i++) {
-		uint32_t p = v->skel->bss->parity & 1;
-
-		if (worst < 0 || v->skel->bss->nsampled[p][i] >
-					 v->skel->bss->nsampled[p][worst])
+	for (i = 0; i < VITALS_NR; i++)
+		if (worst < 0 || sampled[i] > sampled[worst])
 			worst = i;
-	}
-	{
-		/* raising t only cuts sampling: do it where samples flow */
-		uint32_t p = v->skel->bss->parity & 1;
-		uint64_t ns = 0;
-
-		for (i = 0; i < VITALS_NR; i++)
-			ns += v->skel->bss->nsampled[p][i];
-		if (ns - v->check_samples < 50 && ns >= v->check_samples) {
-			v->check_samples = ns;
-			return;
-		}
-		v->check_samples = ns;
-	}
 	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
 		v->skel->bss->tshift[worst]++;
 		pr_dbg("high watermark: t of %s -> 2^%u", vitals_names[worst],
@@ -541,84 +694,213 @@ static int row_cmp(const void *a, const void *b)
 	return x->value < y->value ? 1 : x->value > y->value ? -1 : 0;
 }
 
+static int row_key_cmp(const void *a, const void *b)
+{
+	const struct vitals_row *x = a, *y = b;
+
+	if (x->vital != y->vital)
+		return x->vital - y->vital;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+struct rowvec {
+	struct vitals_row *r;
+	size_t n, cap;
+};
+
+static int rowvec_add(struct rowvec *rv, uint32_t tgid, uint16_t vital,
+		      uint32_t uid, const char *comm, uint64_t value,
+		      uint64_t count, uint64_t aux, uint64_t short_io)
+{
+	struct vitals_row *r;
+
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap ? 2 * rv->cap : 256;
+		struct vitals_row *n = realloc(rv->r, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		rv->r = n;
+		rv->cap = cap;
+	}
+	r = &rv->r[rv->n++];
+	memset(r, 0, sizeof(*r));
+	r->tgid = tgid;
+	r->vital = vital;
+	r->uid = uid;
+	memcpy(r->comm, comm, sizeof(r->comm));
+	r->comm[VITALS_COMM_LEN - 1] = 0;
+	r->value = value;
+	r->count = count;
+	r->aux = aux;
+	r->short_io = short_io;
+	return 0;
+}
+
+/* Merge rows of one (vital, tgid): slots of several CPUs and chunks and
+ * rows evicted to `procs`.  A row with no comm (a completion interrupt
+ * opened it) takes one from its process. */
+static void rows_merge(struct rowvec *rv)
+{
+	size_t i, o = 0;
+
+	qsort(rv->r, rv->n, sizeof(*rv->r), row_key_cmp);
+	for (i = 0; i < rv->n; i++) {
+		struct vitals_row *r = &rv->r[i];
+
+		if (o && rv->r[o - 1].vital == r->vital &&
+		    rv->r[o - 1].tgid == r->tgid) {
+			struct vitals_row *m = &rv->r[o - 1];
+
+			m->value += r->value;
+			m->count += r->count;
+			m->aux += r->aux;
+			m->short_io += r->short_io;
+			if (!m->comm[0])
+				memcpy(m->comm, r->comm, sizeof(m->comm));
+			if (!m->uid)
+				m->uid = r->uid;
+			continue;
+		}
+		if (o != i)
+			rv->r[o] = *r;
+		o++;
+	}
+	rv->n = o;
+	for (i = 0; i < rv->n; i++) {
+		struct vitals_row *r = &rv->r[i];
+
+		if (!r->comm[0]) {
+			char path[64];
+			FILE *f;
+
+			snprintf(path, sizeof(path), "/proc/%u/comm", r->tgid);
+			f = fopen(path, "r");
+			if (f) {
+				if (fgets(r->comm, sizeof(r->comm), f))
+					r->comm[strcspn(r->comm, "\n")] = 0;
+				fclose(f);
+			}
+		}
+	}
+}
+
 static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 {
 	struct vitals_bpf__bss *bss = v->skel->bss;
 	int fd = bpf_map__fd(v->skel->maps.procs);
+	int cfd = bpf_map__fd(v->skel->maps.cells);
 	struct vitals_proc_key key, next, *keys = NULL;
 	size_t nkeys = 0, cap = 0, i;
-	uint32_t old = bss->parity & 1;
+	struct rowvec rv = { 0 };
+	uint32_t old = bss->parity & 1, vit, ch;
 	uint64_t wall, total = 0;
 	struct timespec ts = { 0, 3000000 };
+	int c, err = 0;
 
 	__atomic_store_n(&bss->parity, old ^ 1, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&bss->epoch, 1, __ATOMIC_SEQ_CST);
 	nanosleep(&ts, NULL); /* programs running on the old copy finish */
 	ring_buffer__consume(v->rb);
 
+	/* the per-CPU cells: totals, per-process cache; then clear them */
+	for (vit = 0; vit < VITALS_NR; vit++) {
+		for (ch = 0; ch < VITALS_HCA_CHUNKS; ch++) {
+			uint32_t k = (old * VITALS_NR + vit) * VITALS_HCA_CHUNKS + ch;
+
+			if (bpf_map_lookup_elem(cfd, &k, v->cellbuf))
+				continue;
+			for (c = 0; c < v->ncpus_possible; c++) {
+				const struct vitals_cell *cell =
+					(const void *)((char *)v->cellbuf +
+						       c * v->cell_size);
+				int s;
+
+				e->events[vit] += cell->nevents;
+				e->weight[vit] += cell->nweight;
+				e->sampled[vit] += cell->nsampled;
+				e->dropped[vit] += cell->ndropped;
+				e->shed[vit] += cell->nshed;
+				for (s = 0; s < VITALS_PSLOTS && !err; s++) {
+					const struct vitals_pslot *sl = &cell->slot[s];
+
+					if (sl->tgid)
+						err = rowvec_add(&rv, sl->tgid, vit,
+								 sl->uid, sl->comm,
+								 sl->value, sl->count,
+								 sl->aux, sl->short_io);
+				}
+			}
+			memset(v->cellbuf, 0, v->cell_size * v->ncpus_possible);
+			bpf_map_update_elem(cfd, &k, v->cellbuf, BPF_ANY);
+		}
+	}
+
+	/* the rows evicted into the shared hash */
 	if (bpf_map_get_next_key(fd, NULL, &key) == 0) {
 		do {
 			if (nkeys == cap) {
+				struct vitals_proc_key *nk;
+
 				cap = cap ? 2 * cap : 256;
-				keys = realloc(keys, cap * sizeof(*keys));
-				if (!keys)
-					return -ENOMEM;
+				nk = realloc(keys, cap * sizeof(*keys));
+				if (!nk) {
+					err = -ENOMEM;
+					break;
+				}
+				keys = nk;
 			}
 			keys[nkeys++] = key;
 		} while (bpf_map_get_next_key(fd, &key, &next) == 0 &&
 			 (key = next, 1));
 	}
-	e->rows = calloc(nkeys ? nkeys : 1, sizeof(*e->rows));
-	if (!e->rows) {
-		free(keys);
-		return -ENOMEM;
-	}
 	for (i = 0; i < nkeys; i++) {
 		struct vitals_proc_val val;
-		struct vitals_row *r;
 
 		if (keys[i].parity != old)
 			continue;
-		if (bpf_map_lookup_elem(fd, &keys[i], &val) == 0 &&
-		    keys[i].vital < VITALS_NR) {
-			r = &e->rows[e->nrows++];
-			r->tgid = keys[i].tgid;
-			r->vital = keys[i].vital;
-			r->uid = val.uid;
-			memcpy(r->comm, val.comm, sizeof(r->comm));
-			r->comm[VITALS_COMM_LEN - 1] = 0;
-			r->value = val.value;
-			r->count = val.count;
-			r->aux = val.aux;
-		}
+		if (!err && bpf_map_lookup_elem(fd, &keys[i], &val) == 0 &&
+		    keys[i].vital < VITALS_NR)
+			err = rowvec_add(&rv, keys[i].tgid, keys[i].vital,
+					 val.uid, val.comm, val.value, val.count,
+					 val.aux, val.short_io);
 		bpf_map_delete_elem(fd, &keys[i]);
 	}
 	free(keys);
-	qsort(e->rows, e->nrows, sizeof(*e->rows), row_cmp);
-	for (i = 0; i < VITALS_NR; i++) {
-		e->events[i] = bss->nevents[old][i];
-		e->weight[i] = bss->nweight[old][i];
-		e->sampled[i] = bss->nsampled[old][i];
-		e->dropped[i] = bss->ndropped[old][i];
-		e->tshift[i] = bss->tshift[i];
-		bss->nevents[old][i] = bss->nweight[old][i] = 0;
-		bss->nsampled[old][i] = bss->ndropped[old][i] = 0;
+	if (err) {
+		free(rv.r);
+		return err;
 	}
-	memset(bss->hca[old], 0, sizeof(bss->hca[old]));
+	rows_merge(&rv);
+	e->rows = rv.r ? rv.r : calloc(1, sizeof(*e->rows));
+	e->nrows = rv.n;
+	qsort(e->rows, e->nrows, sizeof(*e->rows), row_cmp);
+	for (i = 0; i < VITALS_NR; i++)
+		e->tshift[i] = bss->tshift[i];
+	v->check_samples = 0; /* the new parity's cells start at zero */
 
-	/* cost and the low watermark */
-	vitals_take_cost(v);
+	/* cost (where BPF statistics are on) and the low watermark */
+	if (v->stats_fd >= 0 || bpf_stats_on())
+		vitals_take_cost(v);
 	for (i = 0; i < VITALS_NR; i++) {
 		total += v->epoch_run_ns[i];
 		v->epoch_run_ns[i] = 0;
 	}
 	e->bpf_run_ns = total;
 	wall = clock_ns(CLOCK_MONOTONIC) - v->epoch_start_mono;
-	if (v->stats_fd >= 0 && wall &&
-	    (double)total / ((double)wall * v->ncpus) < v->o.low_wm)
+	{
+		uint64_t ns = 0, user = thread_cpu_ns();
+		double cost;
+
 		for (i = 0; i < VITALS_NR; i++)
-			if (bss->tshift[i] > 1)
-				bss->tshift[i]--;
+			ns += e->sampled[i];
+		cost = (double)(user - v->epoch_user0) + ns * VITALS_SAMPLE_NS;
+		v->epoch_user0 = user;
+		if (wall && cost / ((double)wall * v->ncpus) < v->o.low_wm)
+			for (i = 0; i < VITALS_NR; i++)
+				if (bss->tshift[i] > 1)
+					bss->tshift[i]--;
+	}
 	return 0;
 }
 
@@ -648,6 +930,8 @@ static void vitals_close_bpf(struct vitals *v)
 	if (v->stats_fd >= 0)
 		close(v->stats_fd);
 	v->stats_fd = -1;
+	free(v->cellbuf);
+	v->cellbuf = NULL;
 #endif
 }
 
@@ -791,10 +1075,14 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 		timeout_ms = left;
 #ifndef VITALS_SKEL_MISSING
 	if (v->rb) {
+		/* woken only when the ring is half full: otherwise this is a
+		 * timed sleep, after which the ring is read all the same */
 		int n = ring_buffer__poll(v->rb, timeout_ms);
 
 		if (n < 0 && n != -EINTR)
 			return n;
+		if (n == 0)
+			ring_buffer__consume(v->rb);
 		vitals_check_high(v);
 	} else
 #endif
@@ -806,6 +1094,21 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 	}
 	if (clock_ns(CLOCK_MONOTONIC) >= due)
 		return vitals_flush(v, ops, arg);
+	return 0;
+}
+
+int vitals_drain(struct vitals *v, const struct vitals_sink_ops *ops,
+		 void *arg)
+{
+	v->ops = ops;
+	v->arg = arg;
+#ifndef VITALS_SKEL_MISSING
+	if (v->rb) {
+		int n = ring_buffer__consume(v->rb);
+
+		return n < 0 ? n : 0;
+	}
+#endif
 	return 0;
 }
 
@@ -837,28 +1140,76 @@ const char *vitals_notes(struct vitals *v)
 	return v->notes;
 }
 
-uint64_t vitals_kernel_bytes(struct vitals *v)
+uint64_t vitals_kernel_bytes(struct vitals *v, uint64_t *per_vital)
 {
 	uint64_t sum = 0;
 #ifndef VITALS_SKEL_MISSING
 	struct bpf_map *m;
 
+	if (per_vital)
+		*per_vital = 0;
 	if (!v->skel)
 		return 0;
 	bpf_object__for_each_map(m, v->skel->obj)
 	{
 		struct bpf_map_info info = { 0 };
 		uint32_t len = sizeof(info);
+		uint64_t b;
 
 		if (bpf_obj_get_info_by_fd(bpf_map__fd(m), &info, &len))
 			continue;
 		if (info.type == BPF_MAP_TYPE_RINGBUF)
-			sum += info.max_entries;
+			b = info.max_entries;
+		else if (info.type == BPF_MAP_TYPE_PERCPU_ARRAY)
+			b = (uint64_t)info.max_entries *
+			    ((info.value_size + 7) & ~7u) * v->ncpus_possible;
+		else if (info.type == BPF_MAP_TYPE_TASK_STORAGE)
+			b = 0; /* per live task, freed with it */
 		else
-			sum += (uint64_t)info.max_entries *
-			       (info.key_size + info.value_size) *
-			       (info.type == BPF_MAP_TYPE_PERCPU_ARRAY ? v->ncpus : 1);
+			b = (uint64_t)info.max_entries *
+			    (info.key_size + info.value_size);
+		if (per_vital && m == v->skel->maps.cells)
+			*per_vital = b / VITALS_NR;
+		sum += b;
 	}
+#else
+	if (per_vital)
+		*per_vital = 0;
 #endif
 	return sum;
+}
+
+const char *vitals_sys_hook(struct vitals *v)
+{
+#ifndef VITALS_SKEL_MISSING
+	return v->skel ? v->sys_hook : NULL;
+#else
+	return NULL;
+#endif
+}
+
+int vitals_prog_stats(struct vitals *v, struct vitals_prog_stat *out, int max)
+{
+	int n = 0;
+#ifndef VITALS_SKEL_MISSING
+	int i;
+
+	if (!v->skel || (v->stats_fd < 0 && !bpf_stats_on()))
+		return 0;
+	for (i = 0; i < v->nprogs && n < max; i++) {
+		struct bpf_prog_info info = { 0 };
+		uint32_t len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(v->progs[i].prog),
+					   &info, &len))
+			continue;
+		snprintf(out[n].name, sizeof(out[n].name), "%s",
+			 bpf_program__name(v->progs[i].prog));
+		out[n].vital = v->progs[i].vital;
+		out[n].run_cnt = info.run_cnt;
+		out[n].run_ns = info.run_time_ns;
+		n++;
+	}
+#endif
+	return n;
 }

@@ -3,12 +3,19 @@
  * (kmod/vitals.bpf.c) and its loader (kmod/vitals.c).  Nothing else.
  *
  * Chopstix (papers/chopstix-vital-signs-sketches.txt, Figure 2) on eBPF:
- * each vital keeps, per epoch, a hashed counter array (HCA, the sketch)
- * indexed by hash(label, executable id, uid); an event adds its weight to
- * its counter and is sampled (stacks + data sent through a ring buffer) when
- * the counter passes a power of t = 2^tshift[vital].  Two copies of every
- * per-epoch structure exist, selected by `parity`; the loader flips parity
- * at an epoch boundary, then reads and clears the idle copy.
+ * each vital keeps, per epoch and per CPU, a hashed counter array (HCA,
+ * the sketch) indexed by hash(label, executable id, uid); an event adds its
+ * weight to VITALS_HCA_ROWS counters of one chunk (a count-min sketch: the
+ * estimate is the smallest; each counter also keeps a 16-bit fingerprint
+ * of its label so that a label whose counters were all taken by others is
+ * still seen as new) and is sampled (stacks + data sent through a
+ * ring buffer) when the estimate passes a power of t = 2^tshift[vital].
+ * A cell (struct vitals_cell) is one chunk of one vital's sketch with the
+ * chunk's event totals and a direct-mapped cache of per-process sums, so
+ * that an event costs one per-CPU array lookup and no atomic operation.
+ * Two copies of every per-epoch cell exist, selected by `parity`; the
+ * loader flips parity at an epoch boundary, then reads and clears the idle
+ * copy.
  *
  * Weight units (the `value` a report shows is the sum of weights):
  *   cpu: cpu-clock ticks (1 tick = 1/cpu_hz s)   l2miss: overflows of the
@@ -36,7 +43,11 @@ enum vitals_kind {
 	VITALS_NR,
 };
 
-#define VITALS_HCA_SIZE 2048 /* counters per vital per epoch (power of 2) */
+#define VITALS_HCA_SIZE 4096 /* counters per chunk (power of 2) */
+#define VITALS_HCA_CHUNKS 2  /* chunks per vital per epoch per CPU */
+#define VITALS_HCA_ROWS 3    /* counters an event adds to (count-min) */
+#define VITALS_PSLOTS 64     /* per-process cache slots per chunk */
+#define VITALS_RING_BYTES (2 << 20) /* samples in flight to the loader */
 #define VITALS_STACK_DEPTH 32
 #define VITALS_COMM_LEN 16
 #define VITALS_L2_PERIOD 10000
@@ -52,16 +63,42 @@ struct vitals_proc_val {
 	unsigned long long value; /* sum of weights */
 	unsigned long long count; /* events */
 	unsigned long long aux;   /* blkio: us of device latency */
+	unsigned long long short_io; /* blkio: unsatisfied requests */
 	unsigned int uid;
 	unsigned int pad;
 	char comm[VITALS_COMM_LEN];
 };
 
-/* One sample, sent through the ring buffer. */
+/* One slot of the per-process cache: the sums of one process (tgid) on
+ * one CPU until another process takes the slot (the sums then go to the
+ * shared `procs` hash) or the epoch ends (the loader reads both). */
+struct vitals_pslot {
+	unsigned int tgid;
+	unsigned int uid;
+	unsigned long long value, count, aux;
+	unsigned long long short_io; /* blkio: unsatisfied requests (rule 3) */
+	char comm[VITALS_COMM_LEN];
+};
+
+/* Key of the per-CPU array `cells`:
+ *   (parity * VITALS_NR + vital) * VITALS_HCA_CHUNKS + chunk */
+struct vitals_cell {
+	unsigned long long nevents, nweight, nsampled, ndropped;
+	unsigned long long nshed; /* samples not taken: the ring was filling */
+	struct vitals_pslot slot[VITALS_PSLOTS];
+	unsigned int hca[VITALS_HCA_SIZE];
+	unsigned short fp[VITALS_HCA_SIZE]; /* fingerprint of a counter's
+					       label (see hca_add) */
+};
+
+#define VITALS_NCELLS (2 * VITALS_NR * VITALS_HCA_CHUNKS)
+
+/* One sample as the user side sees it (kmod/vitals.c unpacks the record
+ * of the ring buffer, struct vitals_wire, into this). */
 struct vitals_sample {
 	unsigned long long ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	unsigned long long weight;
-	unsigned long long counter; /* HCA counter after the update */
+	unsigned long long counter; /* HCA estimate after the update */
 	unsigned long long label;
 	unsigned long long data[4]; /* per vital, see vitals.bpf.c */
 	unsigned int epoch;
@@ -76,5 +113,29 @@ struct vitals_sample {
 	unsigned long long kstack[VITALS_STACK_DEPTH];
 	unsigned long long ustack[VITALS_STACK_DEPTH];
 };
+
+/* The ring buffer's record: the same head, then the kernel frames and
+ * right after them the user frames, only as many as were taken (a sample
+ * is ~250 bytes, not 640: four times as many fit in the ring). */
+struct vitals_wire {
+	unsigned long long ts_ns;
+	unsigned long long weight;
+	unsigned long long counter;
+	unsigned long long label;
+	unsigned long long data[4];
+	unsigned int epoch;
+	unsigned short vital;
+	unsigned short tshift;
+	unsigned int tgid;
+	unsigned int tid;
+	unsigned int uid;
+	int kstack_bytes;
+	int ustack_bytes;
+	char comm[VITALS_COMM_LEN];
+	unsigned long long stack[2 * VITALS_STACK_DEPTH];
+};
+
+#define VITALS_WIRE_HEAD (sizeof(struct vitals_wire) - \
+			  2 * VITALS_STACK_DEPTH * sizeof(unsigned long long))
 
 #endif

@@ -20,3 +20,14 @@ expect_diff() {
 }
 is_root() { [ "$(id -u)" -eq 0 ]; }
 tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }
+# wait_vitals ERRFILE PID: wait until `propel vitals record` (PID, stderr in
+# ERRFILE) has attached and said so, or has exited; at most 30 s.
+wait_vitals() {
+	local i
+	for i in $(seq 300); do
+		grep -q "^propel: vitals via" "$1" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}

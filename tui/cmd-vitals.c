@@ -3,7 +3,8 @@
  * vital signs into a session, print them, or browse them.
  *
  *   record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc]
- *          [--disable V,V]      collect until the duration or ^C
+ *          [--disable V,V] [--profile]  collect until the duration or ^C
+ *          (--profile: BPF run-time statistics, then a line per program)
  *   report [--format=text|jsonl] [--scale S] [--vital V] [--no-samples] [DB]
  *          jsonl: {"kind":"value",...} per (epoch, vital, process),
  *          {"kind":"sample",...,"stack":[...]} per sample,
@@ -39,7 +40,7 @@ static void cmd_vitals_on_signal(int sig)
 
 static const char cmd_vitals_usage[] =
 	"record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc] "
-	"[--disable V,...]\n"
+	"[--disable V,...] [--profile]\n"
 	"       propel vitals report [--format=text|jsonl] [--scale 0|300|3600|86400] "
 	"[--vital V] [--no-samples] [DB]\n"
 	"       propel vitals tui [--live] [DB]";
@@ -54,6 +55,7 @@ static int cmd_vitals_record(int argc, char **argv)
 		{ "proc", no_argument, NULL, 'p' },
 		{ "disable", required_argument, NULL, 'x' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "profile", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vitals_collect_opts o = { 0 };
@@ -77,6 +79,7 @@ static int cmd_vitals_record(int argc, char **argv)
 		case 'p': o.proc_only = 1; break;
 		case 'x': o.disable = optarg; break;
 		case 'q': quiet = 1; break;
+		case 'P': o.profile = 1; break;
 		default:
 			propel_report("vitals record", 0, "bad option (see --help)");
 			return 2;
@@ -116,10 +119,11 @@ static int cmd_vitals_record(int argc, char **argv)
 
 		fprintf(stderr,
 			"propel: vitals: %" PRIu64 " epochs, %" PRIu64
-			" samples in %.1f s; collector cpu %.3f%% (bpf %.3f%%, "
+			" samples (%" PRIu64 " with user addresses only) in %.1f s;"
+			" collector cpu %.3f%% (bpf %.3f%%, "
 			"thread %.3f%%) of %u cores; kernel maps %" PRIu64
-			" KiB; file %" PRIu64 " KiB\n",
-			stats.epochs, stats.samples, wall,
+			" KiB (%" PRIu64 " KiB per vital); file %" PRIu64 " KiB\n",
+			stats.epochs, stats.samples, stats.unsymbolized, wall,
 			wall > 0 ? 100.0 * (stats.bpf_run_ns + stats.user_run_ns) /
 					   (stats.wall_ns * (double)stats.ncpus)
 				 : 0,
@@ -130,7 +134,17 @@ static int cmd_vitals_record(int argc, char **argv)
 					   (stats.wall_ns * (double)stats.ncpus)
 				 : 0,
 			stats.ncpus, stats.kernel_bytes >> 10,
-			stats.file_bytes >> 10);
+			stats.kernel_bytes_vital >> 10, stats.file_bytes >> 10);
+		for (c = 0; c < stats.nprogs; c++) {
+			const struct vitals_prog_stat *ps = &stats.progs[c];
+
+			fprintf(stderr,
+				"propel: vitals: prog %-26s %-8s runs %10" PRIu64
+				" time %9.3f ms %6.0f ns/run\n",
+				ps->name, vitals_name(ps->vital), ps->run_cnt,
+				ps->run_ns / 1e6,
+				ps->run_cnt ? (double)ps->run_ns / ps->run_cnt : 0);
+		}
 	}
 out:
 	if (vc)
@@ -217,6 +231,10 @@ int cmd_vitals_rules_epochs(const struct vitals_hist *h,
 					 "%s", r->comm);
 			}
 			e->procs[k].v[v] += r->value;
+			if (v == VR_BLKIO) {
+				e->procs[k].blkio_reqs += r->count;
+				e->procs[k].short_io += r->short_io;
+			}
 		}
 	}
 	*out = ep;

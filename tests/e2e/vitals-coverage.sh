@@ -2,22 +2,35 @@
 # tests/e2e/vitals-coverage.sh - coverage of the sketch (chopstix §5.3): a
 # generator calls getppid from N call sites (each at its own stack depth,
 # so each has its own stack-pointer label), site i about 20000/i^1.2 times
-# (heavy tail, the rarest ~20 times).  Coverage = sites with at least one
-# sample / N.  Chopstix reports over 99.9%; we measure ~93% (HCA collisions,
-# t adapted upward, ring drops while an epoch is written) and require 90%.
+# (heavy tail: N=1000, the rarest 5 times).  Coverage = sites with at least
+# one sample / N; chopstix reports over 99.9% and so must we.  Coverage is
+# a property of the sketch, not of an idle machine: the test loads the
+# machine itself while the generator runs (a spinner per CPU, a syscall
+# loop, a shell forking short-lived programs, whose labels crowd the
+# sketch and raise t), and waits for the collector to be attached before
+# the generator starts.
 . "$(dirname "$0")/../lib.sh"
 is_root || { skip vitals-coverage "needs root for BPF"; exit 0; }
 command -v python3 >/dev/null || { skip vitals-coverage "python3 missing"; exit 0; }
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
-N=${VITALS_COVERAGE_SITES:-300}
+N=${VITALS_COVERAGE_SITES:-1000}
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm || exit 1
-"$PROPEL" vitals record -o "$d/cov.db" --duration 3 --epoch 1 --disable cpu 2>"$d/rec.err" &
+# the recorder runs until the generator is done, however slow the machine
+"$PROPEL" vitals record -o "$d/cov.db" --duration 120 --epoch 1 --disable cpu 2>"$d/rec.err" &
 rec=$!
-sleep 0.5
+wait_vitals "$d/rec.err" $rec
+noise=
+for i in $(seq "$(nproc)"); do "$d/vitals-load" spin 3 & noise="$noise $!"; done
+"$d/vitals-load" sysloop 3 & noise="$noise $!"
+( end=$((SECONDS + 3)); while [ $SECONDS -lt $end ]; do /bin/true; ls / >/dev/null; done ) &
+noise="$noise $!"
+sleep 0.3
 "$d/vitals-load" sites "$N" >"$d/sites.txt" &
 gen=$!
-wait $gen
+wait $gen $noise
+sleep 0.2
+kill -INT $rec
 wait $rec || { fail vitals-coverage "record failed: $(cat "$d/rec.err")"; exit 1; }
 grep -q "vitals via bpf" "$d/rec.err" || { skip vitals-coverage "BPF unavailable"; exit 0; }
 "$PROPEL" vitals report --format=jsonl --vital syscall "$d/cov.db" >"$d/cov.jsonl"
@@ -35,7 +48,7 @@ total = sum(int(l.split()[2]) for l in open(f"{d}/sites.txt"))
 cov = min(len(sps), n) / n
 print(f"# {n} sites, {total} getppid calls, {events:.0f} syscalls counted, "
       f"{len(sps)} sites sampled: coverage {100*cov:.2f}%")
-print("PASS vitals-coverage" if cov >= 0.90 else f"FAIL vitals-coverage: {100*cov:.2f}% < 90%")
+print("PASS vitals-coverage" if cov >= 0.999 else f"FAIL vitals-coverage: {100*cov:.2f}% < 99.9%")
 print("PASS vitals-coverage-count" if events >= total else f"FAIL vitals-coverage-count: {events} < {total}")
 PY
 # what the sketch saw, for a failing run (sampled, dropped, log2 t per epoch)

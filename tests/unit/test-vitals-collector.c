@@ -85,7 +85,7 @@ int main(void)
 		if (vitals_status(v, i, &why) != VITALS_ON)
 			printf("# %s off: %s\n", vitals_name(i), why);
 	printf("# kernel memory %llu bytes\n",
-	       (unsigned long long)vitals_kernel_bytes(v));
+	       (unsigned long long)vitals_kernel_bytes(v, NULL));
 
 	a.child = fork();
 	if (a.child == 0) {
