@@ -86,7 +86,7 @@ struct {
 struct tstate {
 	__u64 ts;
 	__u32 kind;
-	__u32 pad;
+	__u32 parked; /* a sample waits in `pending` */
 	__u64 lock_ts;
 };
 #define TS_WAITING 1
@@ -296,23 +296,29 @@ slot_get(struct vitals_cell *c, __u32 vital, __u32 p, __u32 tgid, __u32 uid,
 static __always_inline __u32 hca_add(struct vitals_cell *c, __u64 h, __u32 w,
 				     __u32 *oldmin, int *mine)
 {
-	__u32 i, lo = 0xffffffffu, olo = 0xffffffffu, imin = 0;
+	__u32 i, lo = 0xffffffffu, olo = 0xffffffffu, imin = 0, pos[3];
+	__u32 blk = ((h >> 1) & (VITALS_HCA_SIZE / VITALS_HCA_BLOCK - 1)) *
+		    VITALS_HCA_BLOCK;
 	__u16 fp = (__u16)(h >> 48) | 1;
 	int own = 0;
 
+	/* three distinct counters of the block: offsets 0, 1..4, 5..6 */
+	pos[0] = (h >> 20) & 7;
+	pos[1] = (pos[0] + 1 + ((h >> 23) & 3)) & 7;
+	pos[2] = (pos[0] + 5 + ((h >> 25) & 1)) & 7;
 #pragma unroll
 	for (i = 0; i < VITALS_HCA_ROWS; i++) {
-		__u32 j = (h >> (i * 12 + 1)) & (VITALS_HCA_SIZE - 1);
-		__u32 *ctr = &c->hca[j];
-		__u32 o = *ctr, n = o + w;
+		__u32 j = (blk + pos[i]) & (VITALS_HCA_SIZE - 1);
+		struct vitals_ctr *ctr = &c->hca[j];
+		__u32 o = ctr->n, n = o + w;
 
 		if (n < o)
 			n = 0xffffffffu; /* saturate */
-		*ctr = n;
-		if (c->fp[j] == fp)
+		ctr->n = n;
+		if (ctr->fp == fp)
 			own = 1;
 		else if (!o)
-			c->fp[j] = fp; /* a free counter: take it */
+			ctr->fp = fp; /* a free counter: take it */
 		if (o < olo) {
 			olo = o;
 			imin = j;
@@ -321,7 +327,7 @@ static __always_inline __u32 hca_add(struct vitals_cell *c, __u64 h, __u32 w,
 			lo = n;
 	}
 	if (!own && olo) {
-		c->fp[imin & (VITALS_HCA_SIZE - 1)] = fp;
+		c->hca[imin & (VITALS_HCA_SIZE - 1)].fp = fp;
 		olo = 0;
 	}
 	*oldmin = olo;
@@ -356,8 +362,6 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	if (!c)
 		return 0;
 	*cp = c;
-	c->nevents++;
-	c->nweight += weight;
 	sl = slot_get(c, vital, p, w->tgid, w->uid, w->task);
 	sl->value += weight;
 	sl->count++;
@@ -495,10 +499,14 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 {
 	struct vitals_wire *s;
 
+	struct tstate *ts = bpf_task_storage_get(&tstates, w->task, 0,
+						 BPF_LOCAL_STORAGE_GET_F_CREATE);
+
 	s = bpf_task_storage_get(&pending, w->task, 0,
 				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s)
+	if (!s || !ts)
 		return;
+	ts->parked = 1;
 	fill_head(s, vital, w, label, weight, counter);
 	s->data[0] = d0;
 	s->data[1] = d1;
@@ -580,9 +588,14 @@ int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	struct tstate *sp;
 
 	if (prev->pid) {
-		unpark(ctx, prev);
+		/* one task-storage lookup per switch in the common case: the
+		 * parked-sample storage only when this task has one */
 		sp = bpf_task_storage_get(&tstates, prev, 0,
 					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (sp && sp->parked) {
+			sp->parked = 0;
+			unpark(ctx, prev);
+		}
 		if (sp) {
 			sp->ts = now;
 			if ((prev_state & 0xff) == 0)

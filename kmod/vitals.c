@@ -816,8 +816,6 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 						       c * v->cell_size);
 				int s;
 
-				e->events[vit] += cell->nevents;
-				e->weight[vit] += cell->nweight;
 				e->sampled[vit] += cell->nsampled;
 				e->dropped[vit] += cell->ndropped;
 				e->shed[vit] += cell->nshed;
@@ -874,6 +872,10 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 	rows_merge(&rv);
 	e->rows = rv.r ? rv.r : calloc(1, sizeof(*e->rows));
 	e->nrows = rv.n;
+	for (i = 0; i < e->nrows; i++) {
+		e->events[e->rows[i].vital] += e->rows[i].count;
+		e->weight[e->rows[i].vital] += e->rows[i].value;
+	}
 	qsort(e->rows, e->nrows, sizeof(*e->rows), row_cmp);
 	for (i = 0; i < VITALS_NR; i++)
 		e->tshift[i] = bss->tshift[i];

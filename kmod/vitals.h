@@ -43,7 +43,10 @@ enum vitals_kind {
 	VITALS_NR,
 };
 
-#define VITALS_HCA_SIZE 4096 /* counters per chunk (power of 2) */
+#define VITALS_HCA_SIZE 2048 /* counters per chunk (power of 2) */
+#define VITALS_HCA_BLOCK 8   /* counters per 64-byte block: a label's
+				VITALS_HCA_ROWS counters are in one block,
+				so an event touches one cache line */
 #define VITALS_HCA_CHUNKS 2  /* chunks per vital per epoch per CPU */
 #define VITALS_HCA_ROWS 3    /* counters an event adds to (count-min) */
 #define VITALS_PSLOTS 64     /* per-process cache slots per chunk */
@@ -83,12 +86,17 @@ struct vitals_pslot {
 /* Key of the per-CPU array `cells`:
  *   (parity * VITALS_NR + vital) * VITALS_HCA_CHUNKS + chunk */
 struct vitals_cell {
-	unsigned long long nevents, nweight, nsampled, ndropped;
+	/* events and weights are the sums of the slots' (and of the rows
+	 * evicted to `procs`): not counted twice on the hot path */
+	unsigned long long nsampled, ndropped;
 	unsigned long long nshed; /* samples not taken: the ring was filling */
+	unsigned long long pad;
 	struct vitals_pslot slot[VITALS_PSLOTS];
-	unsigned int hca[VITALS_HCA_SIZE];
-	unsigned short fp[VITALS_HCA_SIZE]; /* fingerprint of a counter's
-					       label (see hca_add) */
+	struct vitals_ctr {
+		unsigned int n;
+		unsigned short fp; /* fingerprint of its label (hca_add) */
+		unsigned short pad;
+	} hca[VITALS_HCA_SIZE];
 };
 
 #define VITALS_NCELLS (2 * VITALS_NR * VITALS_HCA_CHUNKS)
