@@ -372,8 +372,14 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	k = tshift[vital];
 	if (k == 0)
 		k = 1;
-	if (old == 0)
-		return 2; /* first of its label in this epoch (and CPU) */
+	/* First of its label in this epoch on this CPU.  A label that was
+	 * here in an earlier epoch still owns its fingerprint (the loader
+	 * clears the counters, not the fingerprints): it is sampled at the
+	 * powers of t like any other, so that under cost pressure (t high) a
+	 * machine that runs the same programs over and over does not sample
+	 * all of their labels again every second. */
+	if (old == 0 && !mine)
+		return 2;
 	if (ilog2_u64(old) / k == ilog2_u64(new) / k)
 		return 0;
 	/* A later power of t: worth a sample unless the ring is filling up,

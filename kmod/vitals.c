@@ -829,7 +829,16 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 								 sl->aux, sl->short_io);
 				}
 			}
-			memset(v->cellbuf, 0, v->cell_size * v->ncpus_possible);
+			/* clear all but the fingerprints (see vitals_account) */
+			for (c = 0; c < v->ncpus_possible; c++) {
+				struct vitals_cell *cell =
+					(void *)((char *)v->cellbuf + c * v->cell_size);
+				int j;
+
+				memset(cell, 0, offsetof(struct vitals_cell, hca));
+				for (j = 0; j < VITALS_HCA_SIZE; j++)
+					cell->hca[j].n = 0;
+			}
 			bpf_map_update_elem(cfd, &k, v->cellbuf, BPF_ANY);
 		}
 	}
