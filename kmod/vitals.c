@@ -564,7 +564,8 @@ static int vitals_open_bpf(struct vitals *v, char **cause)
 		memset(v->state, 0, sizeof(v->state));
 		memset(v->why, 0, sizeof(v->why));
 		snprintf(buf, sizeof(buf),
-			 "syscalls through tp_btf/sys_enter (%s)", why);
+			 "fentry on x64_sys_call refused (%s): syscalls through "
+			 "tp_btf/sys_enter", why);
 		free(why);
 		why = NULL;
 		err = vitals_open_bpf_try(v, 0, &fentry_failed, &why);
