@@ -11,9 +11,9 @@
  *   cpu      perf_event cpu-clock     label: PC & ~0xfff (see ulabel)
  *   l2miss   perf_event cache-misses  label: PC & ~0xfff
  *   sched    sched_switch (switch-in of a task that was runnable)
- *            label: pid; weight: us since it became runnable
+ *            label: priority; weight: us since it became runnable
  *   block    sched_wakeup of a task that slept in TASK_UNINTERRUPTIBLE
- *            label: pid; weight: us asleep
+ *            label: priority; weight: us asleep
  *   blkio    block_rq_issue           label: pid, dev; weight: sectors
  *            block_rq_complete adds the device latency to the process
  *   kmem     kmem:mm_page_alloc       label: order, gfp; weight: pages
@@ -348,7 +348,7 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	struct vitals_cell *c;
 	int mine;
 	struct vitals_pslot *sl;
-	__u64 h;
+	__u64 h, hw;
 
 	if (vital >= VITALS_NR)
 		return 0;
@@ -366,8 +366,14 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	sl->value += weight;
 	sl->count++;
 
-	new = hca_add(c, h, weight > 0xffffffffu ? 0xffffffffu : weight, &old,
-		      &mine);
+	/* the sketch counts time in ~ms (chopstix: jiffies), not us: a
+	 * label's samples grow with log2 of its total, and us would give ten
+	 * more per label and epoch than ms.  The sums above stay in us. */
+	hw = weight;
+	if (vital == VITALS_SCHED || vital == VITALS_BLOCK ||
+	    vital == VITALS_LOCK)
+		hw = 1 + (weight >> 10);
+	new = hca_add(c, h, hw > 0xffffffffu ? 0xffffffffu : hw, &old, &mine);
 	*counter = new;
 	k = tshift[vital];
 	if (k == 0)
@@ -559,9 +565,12 @@ static __always_inline void event_task(__u32 vital, struct task_struct *t,
 	struct who w;
 	__u64 counter;
 
+	/* labelled by program (hashed in) and priority, not by thread: a
+	 * browser's hundred threads waiting are one label sampled at the
+	 * powers of t, not a hundred stack walks of other tasks per epoch */
 	who_task(&w, t);
-	if (vitals_account(vital, &w, w.tid, weight, &counter, &c))
-		park(vital, &w, w.tid, weight, counter, d0, d1);
+	if (vitals_account(vital, &w, d0, weight, &counter, &c))
+		park(vital, &w, d0, weight, counter, d0, d1);
 }
 
 /* ---- cpu, l2miss ---------------------------------------------------- */
