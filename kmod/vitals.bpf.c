@@ -27,9 +27,13 @@
  *
  * The per-event path (vitals_account) is one per-CPU array lookup, a hash,
  * VITALS_HCA_ROWS plain adds and the process's cached sums: no atomic, no
- * hash map, no ring-buffer traffic, no stack walk.  Only a sampled event
- * reserves ring space and walks stacks, and it wakes the loader only when
- * the ring is half full (the loader reads it on its own clock otherwise).
+ * hash map, no ring-buffer traffic, no stack walk; a label's counters sit
+ * in one 64-byte block of the sketch.  Only a sampled event walks stacks
+ * and copies the frames it took into the ring, and it wakes the loader
+ * only when the ring is half full (the loader reads it on its own clock
+ * otherwise).  Labels new in an epoch are always sampled (coverage, with
+ * the fingerprints of hca_add); later powers of t are shed while the ring
+ * is half full.
  *
  * sched and block happen in another task's context (the scheduler, the
  * waker), so they are sampled in two stages, as chopstix does: the decision
