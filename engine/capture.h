@@ -7,6 +7,7 @@
 #define PROPEL_ENGINE_CAPTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct capture {
@@ -29,6 +30,22 @@ int capture_begin(struct capture *c, const char *db, char **cause);
  * nothing is lost (its path is in the cause).
  */
 int capture_end(struct capture *c, int argc, char *const *argv, char **cause);
+
+/* One host's part of a --follow session (engine/follow.c): the directory
+ * its propeld streamed back, its name, its clock's offset to ours and a
+ * line for the session meta "clock.<host>". */
+struct capture_host {
+	const char *dir;
+	const char *host;
+	int64_t offset_ns;
+	const char *clock;
+};
+
+/* capture_end for a session made of several hosts' directories (each
+ * removed with c->dir once the session is stored). */
+int capture_end_hosts(struct capture *c, int argc, char *const *argv,
+		      const struct capture_host *hosts, size_t nhosts,
+		      char **cause);
 
 /*
  * The processes still tracing into the session: every pid named by a map

@@ -123,6 +123,7 @@ struct ingest {
 	size_t nrings;
 	double ns_per_tick;
 	char host[65];
+	int64_t offset_ns; /* added to the host's CLOCK_MONOTONIC (follow.c) */
 	const char *dir; /* the session directory being read */
 };
 
@@ -703,7 +704,7 @@ static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
 
 	/* llround's rounding (half away from zero), without a libm call on
 	 * every event */
-	return (int64_t)h->mono0_ns +
+	return (int64_t)h->mono0_ns + w->in->offset_ns +
 	       (x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x));
 }
 
@@ -1246,7 +1247,14 @@ static int ingest_finish_procs(struct ingest *in)
 int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	       char **cause)
 {
-	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir };
+	return ingest_dir_host(s, dir, NULL, 0, st, cause);
+}
+
+int ingest_dir_host(struct session *s, const char *dir, const char *host,
+		    int64_t offset_ns, struct ingest_stats *st, char **cause)
+{
+	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir,
+			     .offset_ns = offset_ns };
 	uint64_t t_start = ingest_now_ns(CLOCK_MONOTONIC);
 	char **names = NULL, buf[64];
 	size_t nnames = 0, i;
@@ -1279,7 +1287,9 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	if (err)
 		goto out;
 	qsort(names, nnames, sizeof(*names), ingest_name_cmp);
-	if (uname(&un) == 0)
+	if (host)
+		snprintf(in.host, sizeof(in.host), "%s", host);
+	else if (uname(&un) == 0)
 		snprintf(in.host, sizeof(in.host), "%s", un.nodename);
 	in.sy = symbols_new();
 	if (!in.sy) {

@@ -56,6 +56,16 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	       char **cause);
 
 /*
+ * The same for the directory of another host (propel's --follow,
+ * engine/follow.c): its processes get host as their host, and offset_ns
+ * is added to every time (that host's CLOCK_MONOTONIC to the
+ * coordinator's).  Call it once per host into the same session: each call
+ * matches the whole session again, so messages between hosts pair up.
+ */
+int ingest_dir_host(struct session *s, const char *dir, const char *host,
+		    int64_t offset_ns, struct ingest_stats *st, char **cause);
+
+/*
  * One line (no newline) describing the damage counted in st, into buf.
  * Returns 1 when there is something to warn about, 0 (and buf = "") if not.
  */

@@ -1,6 +1,18 @@
 # inject/: the ptrace hijack (host side, linked into propel and propeld) and
 # the agent shared library (inject/agent/, libc + capstone only).
-INJECT_SRCS += $(wildcard inject/*.c)
+INJECT_SRCS += $(filter-out inject/propeld.c,$(wildcard inject/*.c))
+
+# propeld: the per-host daemon (inject/propeld.c); the ring drain is the
+# engine's (engine/drain.c: libc only), linked in as one object.
+PROPELD_OBJS = $(O)/inject/propeld.o \
+	$(patsubst %.c,$(O)/%.o,$(filter-out inject/propeld.c,$(wildcard inject/*.c))) \
+	$(O)/engine/drain.o $(patsubst %.c,$(O)/%.o,$(wildcard share/*.c))
+
+$(O)/propeld: $(PROPELD_OBJS)
+	$(if $(Q),@echo "  LD      $@")
+	$(Q)$(CC) $(SAN) -o $@ $^ $(call pc_libs,libelf) -lpthread
+
+ALL_TARGETS += $(O)/propeld
 
 AGENT_SRCS := $(wildcard inject/agent/*.c) $(wildcard inject/agent/*.S)
 AGENT_OBJS := $(patsubst %,$(O)/pic/%.o,$(AGENT_SRCS))

@@ -65,6 +65,8 @@ struct tracer {
 	size_t nw, cap;
 	tracer_warn_fn warn;
 	void *arg;
+	tracer_peer_fn peer;
+	void *peer_arg;
 	int followed, failed;
 };
 
@@ -350,17 +352,82 @@ static void tr_request(struct tracer *tr, const char *name)
 	pr_dbg("following the exec of %ld (thread %ld)", pid, tid);
 }
 
+/* "<pid>.<tid>.<chan>.peer": a propagation request (tracer.h). */
+static void tr_peer(struct tracer *tr, const char *name)
+{
+	struct tracer_peer req;
+	char path[1024], *end, *nl;
+	ssize_t n;
+	int fd;
+
+	memset(&req, 0, sizeof(req));
+	req.pid = (pid_t)strtol(name, &end, 10);
+	if (*end != '.' || req.pid <= 0)
+		return;
+	req.tid = (pid_t)strtol(end + 1, &end, 10);
+	if (*end != '.' || strlen(name) >= sizeof(req.name))
+		return;
+	snprintf(req.name, sizeof(req.name), "%s", name);
+	snprintf(path, sizeof(path), "%s/%s", tr->dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* served already, or the agent gave up */
+	n = read(fd, req.line, sizeof(req.line) - 1);
+	close(fd);
+	req.line[n > 0 ? n : 0] = 0;
+	if ((nl = strchr(req.line, '\n')))
+		*nl = 0;
+	if (!tr->peer || n <= 0) {
+		unlink(path);
+		return;
+	}
+	pr_dbg("peer request %s: %s", name, req.line);
+	tr->peer(&req, tr->peer_arg);
+}
+
+void tracer_set_peer(struct tracer *tr, tracer_peer_fn fn, void *arg)
+{
+	tr->peer = fn;
+	tr->peer_arg = arg;
+}
+
+void tracer_peer_done(struct tracer *tr, const char *name)
+{
+	char path[1024];
+
+	snprintf(path, sizeof(path), "%s/%s", tr->dir, name);
+	unlink(path);
+}
+
+int tracer_fd(const struct tracer *tr)
+{
+	return tr->ino;
+}
+
+static int tr_ends(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+
+	return n > m && !strcmp(s + n - m, suf);
+}
+
+static void tr_name(struct tracer *tr, const char *name)
+{
+	if (tr_ends(name, ".exec"))
+		tr_request(tr, name);
+	else if (tr_ends(name, ".peer"))
+		tr_peer(tr, name);
+}
+
 static void tr_scan(struct tracer *tr)
 {
 	DIR *d = opendir(tr->dir);
 	struct dirent *e;
 	size_t n;
 
-	while (d && (e = readdir(d))) {
-		n = strlen(e->d_name);
-		if (n > 5 && !strcmp(e->d_name + n - 5, ".exec"))
-			tr_request(tr, e->d_name);
-	}
+	(void)n;
+	while (d && (e = readdir(d)))
+		tr_name(tr, e->d_name);
 	if (d)
 		closedir(d);
 }
@@ -442,7 +509,7 @@ int tracer_poll(struct tracer *tr, int timeout_ms)
 				if (ev->mask & IN_Q_OVERFLOW)
 					tr_scan(tr);
 				else if (ev->len)
-					tr_request(tr, ev->name);
+					tr_name(tr, ev->name);
 				p += sizeof(*ev) + ev->len;
 			}
 		}
@@ -482,3 +549,231 @@ void tracer_free(struct tracer *tr)
 	free(tr->w);
 	free(tr);
 }
+
+/* ---- the processes tracing into a session directory ---- */
+
+unsigned long long tracer_proc_start(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+			      "%*u %*d %*d %*d %*d %*d %*d %llu", &start);
+	fclose(f);
+	return start;
+}
+
+/* 1 if pid is a zombie or gone. */
+static int proc_dead(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int dead = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 1;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		dead = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return dead;
+}
+
+#define TR_STARTUP_MS 3000 /* exec to the agent's load, at most */
+
+/*
+ * 1 if pid has just exec'd a program that is about to load the agent: its
+ * environment preloads it and the dynamic loader is mapped (a static
+ * program never loads it), or the exec is still under way (the new
+ * image's environment is not set up yet: /proc/PID/environ is empty),
+ * and the exec was less than TR_STARTUP_MS ago (one whose agent
+ * failed to load is let go after that).
+ */
+static int exec_pending(pid_t pid, const char *agent, int dynamic)
+{
+	char path[64], env[16384], *p;
+	struct timespec now;
+	unsigned long long start;
+	ssize_t n;
+	int fd, found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, env, sizeof(env) - 1);
+	close(fd);
+	env[n > 0 ? n : 0] = 0;
+	for (p = env; p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, agent))
+			found = 1;
+	}
+	if (n > 0 && (!found || !dynamic)) /* n == 0: not set up yet */
+		return 0;
+	/* the process's start is its fork; the exec came after, so this
+	 * bounds the wait from above */
+	start = tracer_proc_start(pid);
+	if (!start)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + TR_STARTUP_MS;
+}
+
+/*
+ * 1 if pid is alive and maps a file under dir/ or the agent library, or
+ * is about to (exec_pending).  A child of ours (child non-zero) whose
+ * memory is already gone but that is not a zombie yet is exiting: its own
+ * children are about to be handed to us, so it counts until it is a
+ * zombie.
+ */
+static int maps_session(pid_t pid, const char *dir, const char *agent,
+			int child)
+{
+	char path[64], line[4096 + 256], pre[600];
+	FILE *f;
+	int found = 0, lines = 0, dynamic = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(pre, sizeof(pre), "%s/", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		lines++;
+		found = strstr(line, pre) || strstr(line, agent);
+		dynamic |= strstr(line, "/ld-linux") != NULL;
+	}
+	fclose(f);
+	if (!found && !lines && child)
+		found = !proc_dead(pid);
+	if (!found && lines)
+		found = exec_pending(pid, agent, dynamic);
+	return found;
+}
+
+/* The caller's children, from /proc/self/task/TID/children (one thread:
+ * propel's coordinator), else from a scan of /proc. */
+static size_t my_children(pid_t *out, size_t max)
+{
+	char path[64], buf[8192], *p, *end;
+	pid_t me = getpid();
+	size_t n = 0;
+	ssize_t r;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)me);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		r = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		buf[r > 0 ? r : 0] = 0;
+		for (p = buf; n < max; p = end) {
+			long v = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			out[n++] = (pid_t)v;
+		}
+		return n;
+	}
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (n < max && (e = readdir(d))) {
+		int pid = atoi(e->d_name), ppid = 0;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')))
+			sscanf(p + 1, " %*c %d", &ppid);
+		fclose(f);
+		if (ppid == me)
+			out[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+struct tr_cand {
+	pid_t pid;
+	int has_map; /* named by a map file (else: a child of ours) */
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct tr_cand *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return y->has_map - x->has_map; /* the one with a map file first */
+}
+
+int tracer_traced_pids(const char *dir, const char *agent, pid_t **out)
+{
+	struct tr_cand *v, *nv;
+	pid_t kids[512], *res;
+	size_t n, cap = 1024, i, k = 0;
+	struct dirent *e;
+	DIR *d;
+
+	*out = NULL;
+	n = my_children(kids, sizeof(kids) / sizeof(kids[0]));
+	v = malloc(cap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		v[i].pid = kids[i];
+		v[i].has_map = 0;
+	}
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		const char *dot = strrchr(e->d_name, '.');
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 0 || !dot || strcmp(dot, ".map"))
+			continue;
+		if (n == cap) {
+			nv = realloc(v, 2 * cap * sizeof(*v));
+			if (!nv)
+				break;
+			v = nv;
+			cap *= 2;
+		}
+		v[n].pid = pid;
+		v[n++].has_map = 1;
+	}
+	if (d)
+		closedir(d);
+	qsort(v, n, sizeof(*v), cand_cmp);
+	res = malloc((n ? n : 1) * sizeof(*res));
+	if (!res) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		if (i && v[i].pid == v[i - 1].pid)
+			continue;
+		if (maps_session(v[i].pid, dir, agent, !v[i].has_map))
+			res[k++] = v[i].pid;
+	}
+	free(v);
+	*out = res;
+	return (int)k;
+}
+

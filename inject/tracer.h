@@ -11,8 +11,21 @@
  * new image is traced).  If anything fails the process runs on untraced
  * and the tracer reports one warning.
  *
- * Caller: tui/cmd-attach.c (the attach loop calls tracer_poll).  Errors:
- * 0 or -errno with a one-line cause.
+ * Propagation (--follow): an agent started with PROPEL_START_FOLLOW asks,
+ * at its first send on a channel, that the process at the other end be
+ * traced too: a file <pid>.<tid>.<chan>.peer whose one line names the
+ * channel as its C line does ("<kind> <laddr> <lport> <paddr> <pport>
+ * <lino> <pino>", inject/agent/comm.c).  The tracer hands the request to
+ * its owner (tracer_peer_fn; inject/propeld.c finds and injects the peer,
+ * here or through the coordinator on another host), which answers with
+ * tracer_peer_done: the file goes, and the agent's send goes on.  The
+ * agent waits for that at most PROPEL_PROPAGATE_MS.
+ *
+ * Also here: which processes trace into a session directory
+ * (tracer_traced_pids), shared by record, attach and propeld.
+ *
+ * Callers: tui/cmd-attach.c, inject/propeld.c.  Errors: 0 or -errno with
+ * a one-line cause.
  */
 #ifndef PROPEL_INJECT_TRACER_H
 #define PROPEL_INJECT_TRACER_H
@@ -26,11 +39,30 @@ struct tracer;
 typedef void (*tracer_warn_fn)(pid_t pid, int err, const char *cause,
 			       void *arg);
 
+/* A propagation request, as the agent wrote it. */
+struct tracer_peer {
+	pid_t pid, tid;    /* the process that sends */
+	char name[96];     /* the request file's name (tracer_peer_done) */
+	char line[256];    /* "<kind> <laddr> <lport> <paddr> <pport> <lino>
+			      <pino>" */
+};
+
+/* Told once per request; answer with tracer_peer_done, now or later. */
+typedef void (*tracer_peer_fn)(const struct tracer_peer *req, void *arg);
+
 /* Watch session_dir for exec requests; agent_so and flags are those of
  * inject_agent_start. */
 int tracer_new(const char *session_dir, const char *agent_so, uint32_t flags,
 	       tracer_warn_fn warn, void *arg, struct tracer **out,
 	       char **cause);
+
+/* Serve propagation requests with fn (without: they are let go at once). */
+void tracer_set_peer(struct tracer *tr, tracer_peer_fn fn, void *arg);
+/* The request named name is served (or refused): the agent goes on. */
+void tracer_peer_done(struct tracer *tr, const char *name);
+/* A descriptor that becomes readable when a request may be waiting (for
+ * the owner's poll; then call tracer_poll(tr, 0)). */
+int tracer_fd(const struct tracer *tr);
 
 /* Serve requests and ptrace events for up to timeout_ms (returns early
  * when something happened).  Returns the number of execs being followed
@@ -42,5 +74,22 @@ void tracer_counts(const struct tracer *tr, int *followed, int *failed);
 
 /* Let go of every thread still seized, stop watching, free. */
 void tracer_free(struct tracer *tr);
+
+/*
+ * The processes still tracing into the session directory dir: every pid
+ * named by a map file of the directory ("<pid>.<nonce>.map", one per
+ * process image), or a child of the caller (a child just forked has no
+ * map file yet), that is alive and maps a file of the directory (its
+ * rings) or the agent library agent (an attached process whose threads
+ * have no ring yet, an image that has just exec'd and loads the agent
+ * again); and a child of the caller that is exiting but not yet a zombie
+ * (its children are about to become the caller's).  A process that exec'd
+ * an image without the agent has detached.  Returns how many, their pids
+ * in *pids (malloc'd), or -errno.
+ */
+int tracer_traced_pids(const char *dir, const char *agent, pid_t **pids);
+/* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
+ * if it is gone or a zombie. */
+unsigned long long tracer_proc_start(pid_t pid);
 
 #endif

@@ -44,6 +44,7 @@
  *   PROPEL_TRACE_LIBC=1                             (trace inside libc too)
  *   PROPEL_KEEP_ALL=1      (rings never overwrite what the drain has not
  *                           copied out: PROPEL_START_KEEP_ALL)
+ *   PROPEL_FOLLOW=1        (propagation requests: PROPEL_START_FOLLOW)
  */
 #ifndef PROPEL_SHARE_AGENT_ABI_H
 #define PROPEL_SHARE_AGENT_ABI_H
@@ -68,6 +69,11 @@ struct propel_thread_hint {
 /* the coordinator drains the rings (share/ring.h, PROPEL_RING_KEEP_ALL):
  * a full ring drops new records, counted, instead of overwriting */
 #define PROPEL_START_KEEP_ALL 2u
+/* --follow: at its first send on a channel the agent asks that the peer
+ * be traced (a <pid>.<tid>.<chan>.peer file, inject/tracer.h) and waits
+ * for the answer at most PROPEL_PROPAGATE_MS */
+#define PROPEL_START_FOLLOW 4u
+#define PROPEL_PROPAGATE_MS 1000
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

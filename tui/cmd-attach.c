@@ -9,6 +9,10 @@
  * exec, which inject/tracer.c follows to main and injects again.  At the
  * end the agent is switched off in every process still tracing into the
  * session (capture_traced_pids), not only in the targets named.
+ *
+ * --follow hands the work to engine/follow.c: propeld on this host (and,
+ * through ssh, on every host a traced process talks to) injects the
+ * targets and every peer their agents ask for (attach_follow).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -21,6 +25,7 @@
 
 #include "engine/capture.h"
 #include "engine/drain.h"
+#include "engine/follow.h"
 #include "engine/session.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
@@ -54,6 +59,84 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * --follow (engine/follow.h): the targets are injected through this
+ * host's propeld, which follows them into every peer; the session ends
+ * at --duration, Ctrl-C, or when every target named has exited, and is
+ * collected from every host reached.
+ */
+static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
+			 int n, double duration, int argc, char **argv)
+{
+	struct follow *fl = NULL;
+	char *cause = NULL;
+	int i, err, attached = 0, procs, hosts;
+	struct sigaction sa;
+	double start;
+
+	/* the session's files come from the hosts' propelds at the end */
+	capture_remove_dir(cap->dir);
+	err = follow_begin(flags, &fl, &cause);
+	if (err) {
+		propel_report("attach --follow", err, cause);
+		free(cause);
+		capture_abort(cap);
+		return 1;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = attach_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	for (i = 0; i < n; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "attach %d", (int)pids[i]);
+		cause = NULL;
+		err = follow_attach(fl, pids[i], &cause);
+		if (err) {
+			propel_report(what, err, cause);
+			pids[i] = 0;
+		} else {
+			attached++;
+		}
+		free(cause);
+	}
+	if (!attached) {
+		follow_abort(fl);
+		capture_abort(cap);
+		return 1;
+	}
+	if (isatty(2))
+		fprintf(stderr, "propel: following %d process%s and their "
+				"peers%s; Ctrl-C to stop\n",
+			attached, attached > 1 ? "es" : "",
+			duration > 0 ? " (until --duration)" : "");
+	start = now_s();
+	while (!attach_stop && !(duration > 0 && now_s() - start >= duration)) {
+		int alive = 0;
+
+		follow_poll(fl, 50);
+		for (i = 0; i < n; i++)
+			alive += pids[i] > 0 && kill(pids[i], 0) == 0;
+		if (!alive)
+			break;
+	}
+	follow_counts(fl, &procs, &hosts);
+	cause = NULL;
+	err = follow_end(fl, cap, argc, argv, &cause);
+	if (err) {
+		propel_report("attach", err, cause);
+		free(cause);
+		return 1;
+	}
+	if (isatty(2))
+		fprintf(stderr, "propel: %d process%s traced on %d host%s\n",
+			procs, procs == 1 ? "" : "es", hosts,
+			hosts == 1 ? "" : "s");
+	return 0;
+}
+
 static int cmd_attach_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -73,7 +156,7 @@ static int cmd_attach_exec(int argc, char **argv)
 	char *cause = NULL, *end;
 	struct tracer *tr = NULL;
 	pid_t *pids, *traced = NULL;
-	int c, i, n = 0, attached = 0, err, live;
+	int c, i, n = 0, attached = 0, err, live, follow = 0;
 	uint32_t flags = 0;
 	struct sigaction sa;
 
@@ -92,14 +175,8 @@ static int cmd_attach_exec(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			/* following the work into peers (propagation) is not
-			 * built yet: an accepted option that did nothing
-			 * would be a lie */
-			propel_report("attach", 0,
-				      "--follow: following peers over "
-				      "sockets and pipes is not available yet "
-				      "(children and execs are traced without it)");
-			return 2;
+			follow = 1;
+			break;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
 			break;
@@ -157,6 +234,12 @@ static int cmd_attach_exec(int argc, char **argv)
 		capture_abort(&cap);
 		free(pids);
 		return 1;
+	}
+	if (follow) {
+		err = attach_follow(&cap, flags, pids, n, duration,
+				    argc - optind, argv + optind);
+		free(pids);
+		return err;
 	}
 	if ((flags & PROPEL_START_KEEP_ALL) &&
 	    (err = drain_start(cap.dir, &dr, &cause))) {
@@ -246,10 +329,16 @@ static int cmd_attach_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[-o DB] [--duration S] [--mode flight|full] "
+	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
 		 "[--buffer-size KB] [--libc] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
+		   "  --follow        follow the work into every process the "
+		   "targets talk to\n"
+		   "                  (TCP, UDP, UNIX sockets, pipes), on this "
+		   "host and, through\n"
+		   "                  `ssh HOST propeld --stdio` (PROPEL_SSH), "
+		   "on others\n"
 		   "  --duration S    stop after S seconds (default: Ctrl-C, or "
 		   "when the targets exit)\n"
 		   "  --mode flight   keep the newest --buffer-size per thread "

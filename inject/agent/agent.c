@@ -963,15 +963,19 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 	const char *dir = getenv("PROPEL_SESSION_DIR");
 	const char *kb = getenv("PROPEL_RING_KB");
 	const char *libc = getenv("PROPEL_TRACE_LIBC");
+	const char *follow = getenv("PROPEL_FOLLOW");
 
 	if (!real)
 		return 127;
 	if (dir && *dir) {
 		if (kb)
 			ag_cfg.ring_kb = (uint32_t)strtoul(kb, NULL, 10);
-		if (start_common(dir, libc && *libc == '1'
-					      ? PROPEL_START_TRACE_LIBC
-					      : 0, 1) == 0) {
+		if (start_common(dir, (libc && *libc == '1'
+					       ? PROPEL_START_TRACE_LIBC
+					       : 0) |
+					      (follow && *follow == '1'
+					       ? PROPEL_START_FOLLOW
+					       : 0), 1) == 0) {
 			ag_active = 1;
 			lease_spawn();
 			real_main = main_fn;

@@ -424,6 +424,9 @@ void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
 int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
 void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
+/* propagate.c: ask that the peer of channel chan (its C line numbers in
+ * line) be traced, and wait for the answer (bounded) */
+void propagate_ask(uint32_t chan, const char *line);
 
 /* callback.c: functions entered from code the agent does not trace */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */

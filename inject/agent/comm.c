@@ -159,6 +159,8 @@ static struct comm_chan *comm_chans;
 static uint32_t comm_nchans;
 static uint32_t comm_hash[COMM_HASH];
 static volatile int comm_spin;
+/* channels whose peer this process has asked to be traced (propagate.c) */
+static uint64_t comm_asked[COMM_CHAN_MAX / 64];
 
 static void comm_lock(void)
 {
@@ -199,6 +201,7 @@ void comm_start(int late)
 	}
 	/* a later session: its map file knows none of our channels */
 	memset(comm_fdtype, CT_UNKNOWN, COMM_FD_MAX);
+	memset(comm_asked, 0, sizeof(comm_asked));
 	comm_nchans = 0;
 	memset(comm_hash, 0, sizeof(comm_hash));
 }
@@ -906,6 +909,48 @@ static void comm_join(int fd, unsigned ct, int send)
 	}
 }
 
+/*
+ * --follow: the first send of this process on a channel asks that its
+ * peer be traced (propagate.c), before the bytes leave.  k and a are the
+ * call's kind and arguments (a datagram's channel is its destination's).
+ */
+static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	uint32_t id = c->chan;
+	const struct comm_chan *ch;
+	char l[40], p[40], line[200];
+	uint64_t bit;
+
+	if (ct == CT_UDP || ct == CT_UDGRAM) {
+		const void *sa = NULL;
+		socklen_t salen = 0;
+
+		if (k == IC_SENDTO && a[4]) {
+			sa = (const void *)a[4];
+			salen = (socklen_t)a[5];
+		} else if (k == IC_SENDMSG && a[1]) {
+			const struct msghdr *m = (const void *)a[1];
+
+			sa = m->msg_name;
+			salen = m->msg_namelen;
+		}
+		id = comm_dgram_chan(fd, ct, sa, salen, 0);
+	}
+	if (id == COMM_CHAN_NONE || id >= comm_nchans)
+		return;
+	bit = 1ull << (id % 64);
+	if (__atomic_fetch_or(&comm_asked[id / 64], bit, __ATOMIC_RELAXED) & bit)
+		return; /* asked already */
+	ch = &comm_chans[id];
+	comm_hex(l, ch->laddr, ch->alen);
+	comm_hex(p, ch->paddr, ch->alen);
+	snprintf(line, sizeof(line), "%s %s %u %s %u %llu %llu\n",
+		 comm_type_name[ch->type], l, ch->lport, p, ch->pport,
+		 (unsigned long long)ch->lino, (unsigned long long)ch->pino);
+	propagate_ask(id, line);
+}
+
 static int comm_stream(unsigned ct)
 {
 	return ct == CT_TCP || ct == CT_PIPE || ct == CT_USTREAM;
@@ -974,6 +1019,8 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 			comm_learn(fd, ct, 0);
 		if (ct2 != CT_OTHER)
 			comm_learn(p->fd2, ct2, 1);
+		if (ct2 != CT_OTHER && (ag_cfg.flags & PROPEL_START_FOLLOW))
+			comm_propagate(p->fd2, ct2, k, p->a);
 		errno = saved;
 	} else if (comm_is_send(k) || comm_is_recv(k) || k == IC_SENDFILE) {
 		struct comm_fd *c = &comm_fds[fd];
@@ -982,6 +1029,8 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		if (comm_is_recv(k) && (fl & (MSG_PEEK | MSG_OOB)))
 			return 0; /* consumes nothing */
 		comm_learn(fd, ct, !comm_is_recv(k));
+		if (!comm_is_recv(k) && (ag_cfg.flags & PROPEL_START_FOLLOW))
+			comm_propagate(fd, ct, k, p->a);
 		/* an unconnected UDP socket read with no address asked for:
 		 * ask for it on the program's behalf (recvfrom receives
 		 * exactly what recv or read would have) */

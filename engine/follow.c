@@ -1,0 +1,461 @@
+/*
+ * engine/follow.c - the --follow coordinator (see engine/follow.h).
+ *
+ * Hosts, each a struct fhost around a transport:
+ *
+ *   (none) --fl_host_open (transport_open + transport_clock)--> UP
+ *   UP --end of stream from it (fl_lost)--> LOST: reported in one line;
+ *       its agents keep recording (their lease is held by propeld's
+ *       keeper while our line to the host is open) and switch themselves
+ *       off when we end
+ *   UP --follow_end: STOP, FILE/DATA..., END (fl_collect)--> DONE
+ *
+ * A propagation request that crosses hosts: host A's propeld sends PEER
+ * (id, channel); fl_peer finds the host whose addresses hold the peer's
+ * address, or opens one by ssh to that address (a host that could not be
+ * reached is not tried again), sends it FOLLOW (our id), and on its
+ * RESULT answers A with PEER_DONE (the agent's send goes on).  Ids of our
+ * own requests are unique across hosts.
+ *
+ * Clocks: each host's CLOCK_MONOTONIC plus the offset measured at
+ * fl_host_open (engine/transport.h); stored per host in the session meta
+ * as "clock.<host>" = "offset_ns=N err_ns=E method=same-kernel|exchange".
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/capture.h"
+#include "engine/follow.h"
+#include "engine/transport.h"
+#include "inject/peer.h"
+#include "share/agent-abi.h"
+#include "share/log.h"
+#include "share/wire.h"
+
+#define PR_DOMAIN "follow"
+
+#define FL_MAX_HOSTS 64
+#define FL_MAX_FWD 1024
+#define FL_MAX_RESULTS 256
+#define FL_FRAME (WIRE_MAX + 16)
+
+enum { FH_UP, FH_LOST, FH_DONE };
+
+struct fhost {
+	struct transport *t;
+	int state;
+	char dir[600]; /* where its files land here */
+	char clock[128];
+};
+
+struct fl_fwd { /* a FOLLOW we sent for a host's PEER */
+	unsigned id, origin_id;
+	int origin;
+	char peer[96];
+};
+
+struct fl_result {
+	unsigned id;
+	int err;
+	char text[256];
+};
+
+struct follow {
+	uint32_t flags;
+	struct fhost h[FL_MAX_HOSTS];
+	int nh;
+	char failed[FL_MAX_HOSTS][64]; /* addresses that could not be reached */
+	int nfailed;
+	struct fl_fwd fwd[FL_MAX_FWD];
+	int nfwd;
+	struct fl_result res[FL_MAX_RESULTS];
+	int nres;
+	unsigned next_id;
+	int injected;
+	char *buf;
+};
+
+static void fl_report(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void fl_report(const char *what, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	propel_report(what, 0, buf);
+}
+
+static int fl_host_open(struct follow *f, const char *addr, char **cause)
+{
+	struct fhost *h;
+	int err;
+
+	if (f->nh == FL_MAX_HOSTS)
+		return propel_cause(cause, -ENOSPC, "too many hosts");
+	h = &f->h[f->nh];
+	memset(h, 0, sizeof(*h));
+	err = transport_open(addr, f->flags, &h->t, cause);
+	if (err)
+		return err;
+	err = transport_clock(h->t, cause);
+	if (err) {
+		transport_close(h->t);
+		return err;
+	}
+	snprintf(h->clock, sizeof(h->clock), "offset_ns=%lld err_ns=%lld "
+		 "method=%s", (long long)h->t->offset_ns,
+		 (long long)h->t->err_ns,
+		 h->t->same_clock && h->t->err_ns == 0 ? "same-kernel"
+						       : "exchange");
+	h->state = FH_UP;
+	pr_dbg("host %s (%s): %s", h->t->host, h->t->name, h->clock);
+	return f->nh++;
+}
+
+int follow_begin(uint32_t flags, struct follow **out, char **cause)
+{
+	struct follow *f = calloc(1, sizeof(*f));
+	int err;
+
+	*out = NULL;
+	if (!f || !(f->buf = malloc(FL_FRAME))) {
+		free(f);
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	}
+	f->flags = flags | PROPEL_START_FOLLOW;
+	err = fl_host_open(f, NULL, cause);
+	if (err < 0) {
+		free(f->buf);
+		free(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}
+
+const char *follow_local_dir(const struct follow *f)
+{
+	return f->h[0].t->dir;
+}
+
+static void fl_lost(struct follow *f, int i)
+{
+	struct fhost *h = &f->h[i];
+
+	if (h->state != FH_UP)
+		return;
+	h->state = FH_LOST;
+	fl_report("follow", "host %s lost: its propeld ended; its agents "
+		  "keep recording until propel ends (rings in %s on %s)",
+		  h->t->host, h->t->dir, h->t->host);
+}
+
+static int fl_host_of(struct follow *f, const char *addr)
+{
+	for (int i = 0; i < f->nh; i++)
+		if (transport_has_addr(f->h[i].t, addr) ||
+		    !strcmp(f->h[i].t->name, addr))
+			return i;
+	return -1;
+}
+
+/* A host's agent asked for a peer that is not on that host. */
+static void fl_peer(struct follow *f, int from, const char *payload)
+{
+	struct peer_addr a;
+	unsigned id;
+	int n = 0, to, i;
+	char addr[64], name[96], *cause = NULL;
+
+	if (sscanf(payload, "%u %n", &id, &n) != 1 || !n ||
+	    peer_parse(payload + n, &a))
+		return;
+	peer_host(&a, addr, sizeof(addr));
+	peer_name(&a, name, sizeof(name));
+	to = fl_host_of(f, addr);
+	for (i = 0; to < 0 && i < f->nfailed; i++)
+		if (!strcmp(f->failed[i], addr))
+			goto refuse;
+	if (to < 0) {
+		to = fl_host_open(f, addr, &cause);
+		if (to < 0) {
+			fl_report("follow", "%s: cannot reach host %s: %s; "
+				  "tracing goes on elsewhere", name, addr,
+				  cause ? cause : "?");
+			free(cause);
+			if (f->nfailed < FL_MAX_HOSTS)
+				snprintf(f->failed[f->nfailed++], 64, "%s",
+					 addr);
+			goto refuse;
+		}
+	}
+	if (to == from || f->h[to].state != FH_UP || f->nfwd == FL_MAX_FWD)
+		goto refuse;
+	f->fwd[f->nfwd].id = ++f->next_id;
+	f->fwd[f->nfwd].origin = from;
+	f->fwd[f->nfwd].origin_id = id;
+	snprintf(f->fwd[f->nfwd].peer, sizeof(f->fwd[0].peer), "%s", name);
+	if (wire_sendf(f->h[to].t->to, WIRE_FOLLOW, "%u %s", f->next_id,
+		       payload + n) < 0) {
+		fl_lost(f, to);
+		goto refuse;
+	}
+	f->nfwd++;
+	return;
+refuse:
+	wire_sendf(f->h[from].t->to, WIRE_PEER_DONE, "%u %d", id, -EHOSTUNREACH);
+}
+
+static void fl_result(struct follow *f, int from, const char *payload)
+{
+	struct fl_result *r;
+	unsigned id;
+	int err = 0, pid = 0, n = 0, i;
+
+	if (sscanf(payload, "%u %d %d %n", &id, &err, &pid, &n) < 3)
+		return;
+	for (i = 0; i < f->nfwd; i++) {
+		struct fl_fwd *w = &f->fwd[i];
+
+		if (w->id != id)
+			continue;
+		if (f->h[w->origin].state == FH_UP)
+			wire_sendf(f->h[w->origin].t->to, WIRE_PEER_DONE,
+				   "%u %d", w->origin_id, err);
+		*w = f->fwd[--f->nfwd];
+		return; /* what happened there came as a NOTE */
+	}
+	if (f->nres == FL_MAX_RESULTS)
+		memmove(f->res, f->res + 1, sizeof(f->res[0]) * --f->nres);
+	r = &f->res[f->nres++];
+	r->id = id;
+	r->err = err;
+	snprintf(r->text, sizeof(r->text), "%s", payload + n);
+	(void)from;
+}
+
+/* One frame from host i (readable). */
+static void fl_frame(struct follow *f, int i)
+{
+	struct fhost *h = &f->h[i];
+	int type = 0, n;
+
+	n = wire_recv(h->t->from, &type, f->buf, FL_FRAME, 10000);
+	if (n < 0) {
+		fl_lost(f, i);
+		return;
+	}
+	switch (type) {
+	case WIRE_NOTE:
+		if (!strncmp(f->buf, "traced pid", 10))
+			f->injected++;
+		fl_report(h->t->host, "%s", f->buf);
+		break;
+	case WIRE_PEER:
+		fl_peer(f, i, f->buf);
+		break;
+	case WIRE_RESULT:
+		fl_result(f, i, f->buf);
+		break;
+	default:
+		pr_dbg("%s: unexpected %s", h->t->host, wire_type_name(type));
+		break;
+	}
+}
+
+int follow_poll(struct follow *f, int ms)
+{
+	struct pollfd p[FL_MAX_HOSTS];
+	int map[FL_MAX_HOSTS], np = 0, i, up = 0;
+
+	for (i = 0; i < f->nh; i++)
+		if (f->h[i].state == FH_UP) {
+			p[np].fd = f->h[i].t->from;
+			p[np].events = POLLIN;
+			p[np].revents = 0;
+			map[np++] = i;
+		}
+	if (np && poll(p, (nfds_t)np, ms) > 0) {
+		for (i = 0; i < np; i++)
+			if (p[i].revents)
+				fl_frame(f, map[i]);
+	} else if (!np && ms > 0) {
+		usleep((useconds_t)ms * 1000);
+	}
+	for (i = 0; i < f->nh; i++)
+		up += f->h[i].state == FH_UP;
+	return up;
+}
+
+int follow_attach(struct follow *f, pid_t pid, char **cause)
+{
+	unsigned id = ++f->next_id;
+	struct timespec t0, t1;
+	int i;
+
+	if (f->h[0].state != FH_UP)
+		return propel_cause(cause, -EPIPE, "this host's propeld is gone");
+	if (wire_sendf(f->h[0].t->to, WIRE_ATTACH, "%u %d", id, (int)pid) < 0)
+		return propel_cause(cause, -EPIPE, "this host's propeld is gone");
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		for (i = 0; i < f->nres; i++)
+			if (f->res[i].id == id) {
+				int err = f->res[i].err;
+
+				if (err)
+					propel_cause(cause, err, "%s",
+						     f->res[i].text);
+				else
+					f->injected++;
+				f->res[i] = f->res[--f->nres];
+				return err;
+			}
+		if (!follow_poll(f, 100) || f->h[0].state != FH_UP)
+			return propel_cause(cause, -EPIPE,
+					    "this host's propeld is gone");
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t1.tv_sec - t0.tv_sec > 60)
+			return propel_cause(cause, -ETIMEDOUT, "no answer");
+	}
+}
+
+void follow_counts(const struct follow *f, int *processes, int *hosts)
+{
+	if (processes)
+		*processes = f->injected;
+	if (hosts)
+		*hosts = f->nh;
+}
+
+/* STOP host i and write what it streams into h->dir. */
+static int fl_collect(struct follow *f, int i, const char *top)
+{
+	struct fhost *h = &f->h[i];
+	int type = 0, n, fd = -1, err = 0;
+	long long left = 0;
+
+	snprintf(h->dir, sizeof(h->dir), "%s/%d-%s", top, i, h->t->host);
+	if (mkdir(h->dir, 0700) < 0 && errno != EEXIST)
+		return -errno;
+	if (wire_send(h->t->to, WIRE_STOP, NULL, 0) < 0)
+		return -EPIPE;
+	for (;;) {
+		n = wire_recv(h->t->from, &type, f->buf, FL_FRAME, 120000);
+		if (n < 0) {
+			err = n;
+			break;
+		}
+		if (type == WIRE_FILE) {
+			char name[256], path[900];
+
+			if (fd >= 0)
+				close(fd);
+			fd = -1;
+			if (sscanf(f->buf, "%lld %255s", &left, name) != 2 ||
+			    strchr(name, '/'))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", h->dir, name);
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+				  0600);
+		} else if (type == WIRE_DATA) {
+			if (fd >= 0 && write(fd, f->buf, (size_t)n) != n)
+				err = -EIO;
+		} else if (type == WIRE_NOTE) {
+			fl_report(h->t->host, "%s", f->buf);
+		} else if (type == WIRE_END) {
+			break;
+		} else if (type == WIRE_PEER) {
+			unsigned id;
+
+			if (sscanf(f->buf, "%u", &id) == 1)
+				wire_sendf(h->t->to, WIRE_PEER_DONE, "%u %d",
+					   id, -ECANCELED);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	h->state = err ? FH_LOST : FH_DONE;
+	return err;
+}
+
+int follow_end(struct follow *f, struct capture *cap, int argc,
+	       char *const *argv, char **cause)
+{
+	struct capture_host ch[FL_MAX_HOSTS];
+	size_t nch = 0;
+	int i, err, lost_local = 0;
+
+	mkdir(cap->dir, 0700);
+	/* every peer request still open is answered first: no agent waits */
+	for (i = 0; i < f->nfwd; i++)
+		if (f->h[f->fwd[i].origin].state == FH_UP)
+			wire_sendf(f->h[f->fwd[i].origin].t->to, WIRE_PEER_DONE,
+				   "%u %d", f->fwd[i].origin_id, -ECANCELED);
+	f->nfwd = 0;
+	for (i = 0; i < f->nh; i++) {
+		struct fhost *h = &f->h[i];
+
+		if (h->state == FH_UP && (err = fl_collect(f, i, cap->dir))) {
+			fl_report("follow", "host %s: the session could not be "
+				  "collected: %s", h->t->host, strerror(-err));
+		}
+	}
+	for (i = 0; i < f->nh; i++) {
+		struct fhost *h = &f->h[i];
+
+		if (h->state == FH_LOST && h->t->same_clock &&
+		    access(h->t->dir, F_OK) == 0)
+			lost_local = 1;
+		/* closing the line ends the lease of a lost host's agents */
+		transport_hangup(h->t);
+	}
+	if (lost_local) {
+		/* a lost host on this kernel: its directory is here too;
+		 * read it once its agents have switched themselves off */
+		struct timespec nap = { PROPEL_LEASE_MS / 1000 + 1, 0 };
+
+		nanosleep(&nap, NULL);
+	}
+	for (i = 0; i < f->nh; i++) {
+		struct fhost *h = &f->h[i];
+
+		if (h->state == FH_DONE) {
+			ch[nch].dir = h->dir;
+		} else if (h->t->same_clock && access(h->t->dir, F_OK) == 0) {
+			fl_report("follow", "host %s: its rings read from %s",
+				  h->t->host, h->t->dir);
+			ch[nch].dir = h->t->dir;
+		} else {
+			continue;
+		}
+		ch[nch].host = h->t->host;
+		ch[nch].offset_ns = h->t->offset_ns;
+		ch[nch].clock = h->clock;
+		nch++;
+	}
+	err = capture_end_hosts(cap, argc, argv, ch, nch, cause);
+	follow_abort(f);
+	return err;
+}
+
+void follow_abort(struct follow *f)
+{
+	if (!f)
+		return;
+	for (int i = 0; i < f->nh; i++)
+		transport_close(f->h[i].t);
+	free(f->buf);
+	free(f);
+}

@@ -1,0 +1,50 @@
+/*
+ * engine/follow.h - the --follow coordinator (DESIGN.md "Data flow"): one
+ * propeld per host (engine/transport.h), starting with this host's; the
+ * agents' propagation requests for peers on other hosts are relayed to
+ * the host that has the peer's address (a new one reached with ssh to
+ * that address); at the end every host detaches its agents and streams
+ * its session directory back, and all of it becomes one session
+ * (processes.host filled, each host's clock moved onto ours).
+ *
+ * Callers: tui/cmd-attach.c, tui/cmd-record.c.  Errors: 0 or -errno with
+ * a one-line cause; a host that cannot be reached, a peer that may not be
+ * traced, a host lost mid-session are each reported on stderr in one line
+ * ("propel: ...") and the session goes on.
+ */
+#ifndef PROPEL_ENGINE_FOLLOW_H
+#define PROPEL_ENGINE_FOLLOW_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct follow;
+struct capture;
+
+/* Start this host's propeld; flags: PROPEL_START_* for every injection
+ * (PROPEL_START_FOLLOW is added). */
+int follow_begin(uint32_t flags, struct follow **out, char **cause);
+
+/* This host's session directory (for `record --follow`'s environment). */
+const char *follow_local_dir(const struct follow *f);
+
+/* Inject pid on this host (serving other frames meanwhile).  0 or -errno
+ * with *cause. */
+int follow_attach(struct follow *f, pid_t pid, char **cause);
+
+/* Serve the hosts for up to ms.  Returns the number of hosts still
+ * connected. */
+int follow_poll(struct follow *f, int ms);
+
+/* Processes injected so far (every host), and hosts reached. */
+void follow_counts(const struct follow *f, int *processes, int *hosts);
+
+/* Stop: every host detaches its agents and streams its directory into
+ * cap's; the session is stored (capture_end_hosts).  f is freed. */
+int follow_end(struct follow *f, struct capture *cap, int argc,
+	       char *const *argv, char **cause);
+
+/* Give up without a session (f freed, hosts told to stop). */
+void follow_abort(struct follow *f);
+
+#endif

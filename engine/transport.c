@@ -1,0 +1,287 @@
+/*
+ * engine/transport.c - spawning propeld, locally or through ssh, and the
+ * first words with it (see engine/transport.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/transport.h"
+#include "share/log.h"
+#include "share/wire.h"
+
+#define PR_DOMAIN "transport"
+
+#define TRANSPORT_HELLO_MS 15000
+#define TRANSPORT_ROUNDS 8
+
+static void transport_propeld(char *buf, size_t n)
+{
+	const char *env = getenv("PROPEL_PROPELD");
+	char exe[PATH_MAX - 16], *slash;
+	ssize_t len;
+
+	if (env && *env) {
+		if (!realpath(env, buf))
+			snprintf(buf, n, "%s", env);
+		return;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = 0;
+	if ((slash = strrchr(exe, '/')))
+		*slash = 0;
+	snprintf(buf, n, "%s/propeld", exe);
+}
+
+void transport_last_err(struct transport *t, char *buf, size_t size)
+{
+	char all[4096];
+	ssize_t r, n = 0;
+	char *p, *end;
+
+	buf[0] = 0;
+	if (t->errfd < 0)
+		return;
+	while (n < (ssize_t)sizeof(all) - 1 &&
+	       (r = read(t->errfd, all + n, sizeof(all) - 1 - n)) > 0)
+		n += r;
+	all[n] = 0;
+	while (n > 0 && (all[n - 1] == '\n' || all[n - 1] == '\r'))
+		all[--n] = 0;
+	p = strrchr(all, '\n');
+	p = p ? p + 1 : all;
+	end = p + strlen(p);
+	if (end > p && end[-1] == '\r')
+		end[-1] = 0;
+	snprintf(buf, size, "%s", p);
+}
+
+static int transport_spawn(struct transport *t, char *const *argv, char **cause)
+{
+	int in[2], out[2], er[2];
+
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
+	    pipe2(er, O_CLOEXEC))
+		return propel_cause(cause, -errno, "pipe: %s", strerror(errno));
+	t->pid = fork();
+	if (t->pid < 0)
+		return propel_cause(cause, -errno, "fork: %s", strerror(errno));
+	if (t->pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(er[1], 2);
+		/* Ctrl-C is for the coordinator, which stops the host */
+		signal(SIGINT, SIG_IGN);
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(er[1]);
+	t->to = in[1];
+	t->from = out[0];
+	t->errfd = er[0];
+	fcntl(t->errfd, F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+int transport_open(const char *host, uint32_t flags, struct transport **out,
+		   char **cause)
+{
+	struct transport *t = calloc(1, sizeof(*t));
+	char propeld[PATH_MAX], buf[4096], magic[32], ssh[1024], *argv[64];
+	const char *remote;
+	int err, type = 0, argc = 0, ver = 0;
+
+	*out = NULL;
+	if (!t)
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	t->to = t->from = t->errfd = -1;
+	snprintf(t->name, sizeof(t->name), "%s", host ? host : "local");
+	transport_propeld(propeld, sizeof(propeld));
+	if (!host) {
+		if (access(propeld, X_OK)) {
+			err = propel_cause(cause, -ENOENT, "%s: %s", propeld,
+					   strerror(errno));
+			goto fail;
+		}
+		argv[argc++] = propeld;
+	} else {
+		const char *env = getenv("PROPEL_SSH");
+		char *tok, *save = NULL;
+
+		snprintf(ssh, sizeof(ssh), "%s", env && *env ? env : "ssh");
+		for (tok = strtok_r(ssh, " \t", &save); tok && argc < 48;
+		     tok = strtok_r(NULL, " \t", &save))
+			argv[argc++] = tok;
+		argv[argc++] = "-o";
+		argv[argc++] = "BatchMode=yes";
+		argv[argc++] = "-o";
+		argv[argc++] = "ConnectTimeout=5";
+		argv[argc++] = (char *)host;
+		remote = getenv("PROPEL_REMOTE_PROPELD");
+		argv[argc++] = remote && *remote ? (char *)remote : propeld;
+	}
+	argv[argc++] = "--stdio";
+	argv[argc] = NULL;
+	err = transport_spawn(t, argv, cause);
+	if (err)
+		goto fail;
+	err = wire_sendf(t->to, WIRE_HELLO, "%s %d %u", WIRE_MAGIC,
+			 WIRE_VERSION, flags);
+	if (!err) {
+		struct pollfd p = { t->from, POLLIN, 0 };
+
+		if (poll(&p, 1, TRANSPORT_HELLO_MS) <= 0)
+			err = -ETIMEDOUT;
+		else
+			err = wire_recv(t->from, &type, buf, sizeof(buf), 5000);
+	}
+	if (err >= 0 && type == WIRE_RESULT) {
+		int code = 0, n = 0;
+
+		sscanf(buf, "%*u %d %*d %n", &code, &n);
+		err = propel_cause(cause, code ? code : -EPROTO, "propeld: %s",
+				   buf + n);
+		goto fail;
+	}
+	if (err >= 0 && (type != WIRE_HELLO ||
+			 sscanf(buf, "%31s %d %64s %d %63s %511s %1023s", magic,
+				&ver, t->host, &t->remote_pid, t->boot, t->dir,
+				t->addrs) != 7 ||
+			 strcmp(magic, WIRE_MAGIC) || ver != WIRE_VERSION))
+		err = propel_cause(cause, -EPROTO, "propeld answered \"%.100s\", "
+						   "expected %s %d", buf,
+				   WIRE_MAGIC, WIRE_VERSION);
+	if (err < 0) {
+		char last[512];
+
+		/* the child may not have written its last word yet */
+		if (err == -EPIPE)
+			usleep(100 * 1000);
+		transport_last_err(t, last, sizeof(last));
+		propel_cause(cause, err, "%s", last[0] ? last
+				     : err == -EPIPE ? "no propeld there"
+				     : strerror(-err));
+		goto fail;
+	}
+	pr_dbg("%s: host %s dir %s addrs %s", t->name, t->host, t->dir, t->addrs);
+	*out = t;
+	return 0;
+fail:
+	transport_close(t);
+	return err < 0 ? err : -EPROTO;
+}
+
+static int64_t transport_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int transport_clock(struct transport *t, char **cause)
+{
+	char boot[64] = "", buf[256];
+	const char *force = getenv("PROPEL_CLOCK_EXCHANGE");
+	int64_t best = -1;
+	int fd, i;
+
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t r = read(fd, boot, sizeof(boot) - 1);
+
+		boot[r > 0 ? r : 0] = 0;
+		if (r > 0 && boot[r - 1] == '\n')
+			boot[r - 1] = 0;
+		close(fd);
+	}
+	t->same_clock = boot[0] && !strcmp(boot, t->boot);
+	if (t->same_clock && !(force && *force == '1')) {
+		/* one kernel, one CLOCK_MONOTONIC (network namespaces) */
+		t->offset_ns = t->err_ns = 0;
+		return 0;
+	}
+	for (i = 0; i < TRANSPORT_ROUNDS; i++) {
+		int64_t t1, t2, t3;
+		long long remote;
+		int type = 0, err;
+
+		t1 = transport_now();
+		err = wire_send(t->to, WIRE_TIME, NULL, 0);
+		if (!err)
+			err = wire_recv(t->from, &type, buf, sizeof(buf), 5000);
+		t3 = transport_now();
+		if (err < 0 || type != WIRE_TIME ||
+		    sscanf(buf, "%lld", &remote) != 1)
+			return propel_cause(cause, err < 0 ? err : -EPROTO,
+					    "%s: clock exchange failed",
+					    t->host);
+		t2 = remote;
+		/* the remote read its clock somewhere in [t1, t3] */
+		if (best < 0 || t3 - t1 < best) {
+			best = t3 - t1;
+			t->offset_ns = (t1 + t3) / 2 - t2;
+			t->err_ns = (best + 1) / 2;
+		}
+	}
+	return 0;
+}
+
+int transport_has_addr(const struct transport *t, const char *addr)
+{
+	size_t n = strlen(addr);
+	const char *p = t->addrs;
+
+	while ((p = strstr(p, addr))) {
+		if ((p == t->addrs || p[-1] == ',') &&
+		    (p[n] == ',' || p[n] == 0))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+void transport_hangup(struct transport *t)
+{
+	int st, i;
+
+	if (!t)
+		return;
+	if (t->to >= 0)
+		close(t->to);
+	if (t->from >= 0)
+		close(t->from);
+	if (t->errfd >= 0)
+		close(t->errfd);
+	t->to = t->from = t->errfd = -1;
+	for (i = 0; t->pid > 0 && i < 300; i++) {
+		if (waitpid(t->pid, &st, WNOHANG) == t->pid) {
+			t->pid = 0;
+			break;
+		}
+		usleep(10 * 1000);
+	}
+	if (t->pid > 0) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, &st, 0);
+		t->pid = 0;
+	}
+}
+
+void transport_close(struct transport *t)
+{
+	transport_hangup(t);
+	free(t);
+}

@@ -1,0 +1,62 @@
+/*
+ * engine/transport.h - the coordinator's line to one host's propeld
+ * (share/wire.h): `propeld --stdio` spawned as a child for this host, or
+ * `ssh HOST propeld --stdio` for another (ssh's own config and keys).
+ *
+ *   PROPEL_SSH       the ssh command, split on blanks (default "ssh"; e.g.
+ *                    "ssh -F /path/ssh_config"); propel adds
+ *                    -o BatchMode=yes -o ConnectTimeout=5
+ *   PROPEL_PROPELD   the local propeld (default: next to the propel binary)
+ *   PROPEL_REMOTE_PROPELD  propeld's path on other hosts (default: the
+ *                    local one's absolute path)
+ *
+ * transport_open says HELLO and reads the host's answer (its name, boot
+ * id, session directory, addresses); transport_clock aligns its clock.
+ * Errors: 0 or -errno with a one-line cause (ssh's own last line when ssh
+ * fails).  Used by engine/follow.c.
+ */
+#ifndef PROPEL_ENGINE_TRANSPORT_H
+#define PROPEL_ENGINE_TRANSPORT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct transport {
+	char name[256];	    /* "local", or the address ssh was given */
+	pid_t pid;	    /* propeld, or ssh */
+	int to, from;	    /* frames to it, from it */
+	int errfd;	    /* its stderr */
+	/* from its HELLO */
+	char host[65];
+	char boot[64];
+	char dir[512];
+	char addrs[1024];   /* comma-separated */
+	int remote_pid;
+	/* its CLOCK_MONOTONIC + offset_ns = ours, within err_ns */
+	int64_t offset_ns, err_ns;
+	int same_clock;     /* same kernel (boot id): offset 0, exact */
+};
+
+/* Connect (host NULL: this host), say HELLO with flags (PROPEL_START_*
+ * for every injection there).  0 with *out, or -errno with *cause. */
+int transport_open(const char *host, uint32_t flags, struct transport **out,
+		   char **cause);
+
+/* NTP-style exchange (WIRE_TIME, best of several round trips): offset and
+ * error bound (half the best round trip).  Same kernel: 0 and 0, unless
+ * PROPEL_CLOCK_EXCHANGE=1.  0 or -errno. */
+int transport_clock(struct transport *t, char **cause);
+
+/* 1 if addr (numeric) is one of the host's addresses. */
+int transport_has_addr(const struct transport *t, const char *addr);
+
+/* The last line the host wrote on stderr, into buf ("" if none). */
+void transport_last_err(struct transport *t, char *buf, size_t size);
+
+/* Close the line, wait for the child (a short while, then kill it); t
+ * stays readable. */
+void transport_hangup(struct transport *t);
+/* transport_hangup, and free t. */
+void transport_close(struct transport *t);
+
+#endif

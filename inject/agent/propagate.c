@@ -1,0 +1,67 @@
+/*
+ * inject/agent/propagate.c - the agent's propagation request (--follow;
+ * DESIGN.md "Agent: self-propelled instrumentation", the paper's §2.2):
+ * at the first send of this process on a channel (comm.c's
+ * comm_propagate), ask the host's tracer (inject/propeld.c through
+ * inject/tracer.c) to inject the process at the other end, and wait until
+ * it says it is done, so that the receiver's agent runs before it consumes
+ * the bytes.
+ *
+ * The request is a file <pid>.<tid>.<chan>.peer in the session directory
+ * holding the channel's line ("<kind> <laddr> <lport> <paddr> <pport>
+ * <lino> <pino>"), written under a .tmp name and renamed, so the tracer
+ * (inotify, IN_MOVED_TO) reads it whole; the tracer removes it when the
+ * peer is traced, refused or not found.  The wait is bounded by
+ * PROPEL_PROPAGATE_MS: a host without a tracer, or one busy reaching
+ * another host, costs the first send that much once per channel, and the
+ * send then goes on with its peer untraced.  Nothing here touches the
+ * bytes sent; errno is kept; no malloc, no lock (a vfork child may be
+ * here).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "inject/agent/agent.h"
+
+void propagate_ask(uint32_t chan, const char *line)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+	char tmp[720], path[700];
+	int saved = errno, fd;
+	size_t n = strlen(line);
+	uint64_t end;
+
+	snprintf(path, sizeof(path), "%s/%d.%d.%u.peer", ag_cfg.dir,
+		 (int)syscall(SYS_getpid), (int)ag_gettid(), chan);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		goto out;
+	if (write(fd, line, n) != (ssize_t)n) {
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	close(fd);
+	if (rename(tmp, path) < 0) {
+		unlink(tmp);
+		goto out;
+	}
+	end = ag_mono_ns() + (uint64_t)PROPEL_PROPAGATE_MS * 1000 * 1000;
+	while (access(path, F_OK) == 0) {
+		if (ag_mono_ns() > end) {
+			unlink(path); /* no answer: the send goes on */
+			break;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 1000 * 1000)
+			nap.tv_nsec *= 2;
+	}
+out:
+	errno = saved;
+}

@@ -1,0 +1,354 @@
+/*
+ * inject/peer.c - the process behind a peer address (see inject/peer.h).
+ *
+ * Sockets are found with NETLINK_SOCK_DIAG (inet_diag: every TCP or UDP
+ * socket of this network namespace with its addresses and inode), then
+ * the inode among /proc/PID/fd links ("socket:[N]", "pipe:[N]").  The scan
+ * of /proc costs a readlink per descriptor of every process: it runs once
+ * per new channel, never on a traced program's path.
+ */
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "inject/peer.h"
+#include "share/log.h"
+
+#define PR_DOMAIN "peer"
+
+#define PEER_TCP_LISTEN 10 /* TCP_LISTEN in the kernel's enum */
+
+static int peer_unhex(const char *s, uint8_t *out, int *alen)
+{
+	size_t n = strlen(s), i;
+
+	if (!strcmp(s, "-")) {
+		*alen = 0;
+		return 0;
+	}
+	if (n != 8 && n != 32)
+		return -EINVAL;
+	for (i = 0; i < n / 2; i++) {
+		unsigned v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -EINVAL;
+		out[i] = (uint8_t)v;
+	}
+	*alen = (int)n / 2;
+	return 0;
+}
+
+int peer_parse(const char *line, struct peer_addr *a)
+{
+	char l[40], p[40];
+	unsigned lp, pp;
+	unsigned long long li, pi;
+	int la, pa;
+
+	memset(a, 0, sizeof(*a));
+	if (sscanf(line, "%7s %39s %u %39s %u %llu %llu", a->kind, l, &lp, p,
+		   &pp, &li, &pi) != 7)
+		return -EINVAL;
+	if (peer_unhex(l, a->laddr, &la) || peer_unhex(p, a->paddr, &pa) ||
+	    (la && pa && la != pa))
+		return -EINVAL;
+	a->alen = pa ? pa : la;
+	a->lport = (uint16_t)lp;
+	a->pport = (uint16_t)pp;
+	a->lino = li;
+	a->pino = pi;
+	return 0;
+}
+
+static void peer_ntop(const uint8_t *addr, int alen, char *buf, size_t size)
+{
+	if (!inet_ntop(alen == 4 ? AF_INET : AF_INET6, addr, buf,
+		       (socklen_t)size))
+		snprintf(buf, size, "?");
+}
+
+void peer_host(const struct peer_addr *a, char *buf, size_t size)
+{
+	if (!a->alen) {
+		buf[0] = 0;
+		return;
+	}
+	peer_ntop(a->paddr, a->alen, buf, size);
+}
+
+void peer_name(const struct peer_addr *a, char *buf, size_t size)
+{
+	char h[64];
+
+	if (!a->alen) {
+		snprintf(buf, size, "%s:%llu", a->kind,
+			 (unsigned long long)a->pino);
+		return;
+	}
+	peer_ntop(a->paddr, a->alen, h, sizeof(h));
+	snprintf(buf, size, a->alen == 16 ? "[%s]:%u" : "%s:%u", h, a->pport);
+}
+
+int peer_is_local(const struct peer_addr *a)
+{
+	struct ifaddrs *ifs, *i;
+	int found = 0;
+
+	if (!a->alen)
+		return 1;
+	if ((a->alen == 4 && a->paddr[0] == 127) ||
+	    (a->alen == 16 && !memcmp(a->paddr, &in6addr_loopback, 16)))
+		return 1;
+	if (getifaddrs(&ifs) < 0)
+		return 0;
+	for (i = ifs; i && !found; i = i->ifa_next) {
+		if (!i->ifa_addr)
+			continue;
+		if (a->alen == 4 && i->ifa_addr->sa_family == AF_INET)
+			found = !memcmp(&((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+					a->paddr, 4);
+		else if (a->alen == 16 && i->ifa_addr->sa_family == AF_INET6)
+			found = !memcmp(&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+					a->paddr, 16);
+	}
+	freeifaddrs(ifs);
+	return found;
+}
+
+void peer_local_addrs(char *buf, size_t size)
+{
+	struct ifaddrs *ifs, *i;
+	size_t n = 0;
+
+	buf[0] = 0;
+	if (getifaddrs(&ifs) < 0)
+		return;
+	for (i = ifs; i; i = i->ifa_next) {
+		char h[64];
+		int fam = i->ifa_addr ? i->ifa_addr->sa_family : 0;
+
+		if (fam == AF_INET)
+			inet_ntop(fam, &((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+				  h, sizeof(h));
+		else if (fam == AF_INET6)
+			inet_ntop(fam, &((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr,
+				  h, sizeof(h));
+		else
+			continue;
+		if (n + strlen(h) + 2 >= size)
+			break;
+		n += (size_t)snprintf(buf + n, size - n, "%s%s", n ? "," : "", h);
+	}
+	freeifaddrs(ifs);
+	if (!n)
+		snprintf(buf, size, "-");
+}
+
+long peer_owner(pid_t pid)
+{
+	char path[64], line[256];
+	long uid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "Uid:", 4)) {
+			uid = strtol(line + 4, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return uid;
+}
+
+/* ---- sockets by address (inet_diag) ---- */
+
+struct peer_sock {
+	uint64_t ino;
+	int listen;
+};
+
+static int peer_addr_eq(const uint32_t *diag, int fam, const uint8_t *a,
+			int alen)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					    0xff, 0xff };
+
+	if (fam == AF_INET)
+		return alen == 4 && !memcmp(diag, a, 4);
+	if (alen == 16)
+		return !memcmp(diag, a, 16);
+	/* an IPv4 peer of a dual-stack socket: ::ffff:a.b.c.d */
+	return !memcmp(diag, mapped, 12) && !memcmp((uint8_t *)diag + 12, a, 4);
+}
+
+static int peer_wild(const uint32_t *diag, int fam)
+{
+	return fam == AF_INET ? diag[0] == 0
+			      : !diag[0] && !diag[1] && !diag[2] && !diag[3];
+}
+
+/*
+ * Dump the sockets of family fam and protocol proto: ino[1] the exact
+ * connected socket of a's peer end, ino[0] a listener or bound socket on
+ * the peer's port (left alone when not found).
+ */
+static int peer_diag(int fam, int proto, const struct peer_addr *a,
+		     uint64_t ino[2])
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	char buf[16384];
+	int fd, done = 0, err = 0;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.r.sdiag_family = (uint8_t)fam;
+	req.r.sdiag_protocol = (uint8_t)proto;
+	req.r.idiag_states = ~0u;
+	if (send(fd, &req, sizeof(req), 0) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			struct inet_diag_msg *m = NLMSG_DATA(h);
+			int level;
+
+			if (h->nlmsg_type == NLMSG_DONE ||
+			    h->nlmsg_type == NLMSG_ERROR) {
+				done = 1;
+				break;
+			}
+			if (ntohs(m->id.idiag_sport) != a->pport || !m->idiag_inode)
+				continue;
+			if (peer_addr_eq(m->id.idiag_src, fam, a->paddr, a->alen) &&
+			    ntohs(m->id.idiag_dport) == a->lport &&
+			    peer_addr_eq(m->id.idiag_dst, fam, a->laddr, a->alen))
+				level = 2;
+			else if ((proto == IPPROTO_TCP
+					  ? m->idiag_state == PEER_TCP_LISTEN
+					  : peer_wild(m->id.idiag_dst, fam)) &&
+				 (peer_wild(m->id.idiag_src, fam) ||
+				  peer_addr_eq(m->id.idiag_src, fam, a->paddr,
+					       a->alen)))
+				level = 1;
+			else
+				continue;
+			ino[level - 1] = m->idiag_inode;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+/* ---- inodes to processes ---- */
+
+/* Processes (not except) with a descriptor linked to "<what>:[ino]". */
+static int peer_holders(const char *what, uint64_t ino, pid_t except,
+			pid_t *pids, int max)
+{
+	char want[64], path[300], link[64];
+	DIR *d = opendir("/proc"), *fd;
+	struct dirent *e, *f;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	snprintf(want, sizeof(want), "%s:[%llu]", what, (unsigned long long)ino);
+	while (n < max && (e = readdir(d))) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		int hit = 0;
+
+		if (pid <= 0 || pid == except)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+		fd = opendir(path);
+		if (!fd)
+			continue;
+		while (!hit && (f = readdir(fd))) {
+			ssize_t l;
+
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
+				 f->d_name);
+			l = readlink(path, link, sizeof(link) - 1);
+			if (l <= 0)
+				continue;
+			link[l] = 0;
+			hit = !strcmp(link, want);
+		}
+		closedir(fd);
+		if (hit)
+			pids[n++] = pid;
+	}
+	closedir(d);
+	return n;
+}
+
+int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
+	      char **cause)
+{
+	uint64_t ino[2] = { 0, 0 };
+	int err = 0, proto, n = 0;
+	char name[96];
+
+	peer_name(a, name, sizeof(name));
+	if (!strcmp(a->kind, "pipe"))
+		return peer_holders("pipe", a->pino, except, pids, max);
+	if (!strcmp(a->kind, "unix") || !strcmp(a->kind, "unixd"))
+		return a->pino ? peer_holders("socket", a->pino, except, pids,
+					      max)
+			       : 0;
+	if (!strcmp(a->kind, "tcp"))
+		proto = IPPROTO_TCP;
+	else if (!strcmp(a->kind, "udp"))
+		proto = IPPROTO_UDP;
+	else
+		return propel_cause(cause, -EINVAL, "%s: unknown kind", name);
+	err = peer_diag(AF_INET6, proto, a, ino);
+	if (a->alen == 4 && !err)
+		err = peer_diag(AF_INET, proto, a, ino);
+	if (err)
+		return propel_cause(cause, err, "sock_diag: %s", strerror(-err));
+	/* the connected socket; if no process holds it yet (it waits in
+	 * the accept queue), the listener's */
+	if (ino[1])
+		n = peer_holders("socket", ino[1], except, pids, max);
+	if (n == 0 && ino[0])
+		n = peer_holders("socket", ino[0], except, pids, max);
+	pr_dbg("%s: sockets %llu %llu, %d process(es)", name,
+	       (unsigned long long)ino[1], (unsigned long long)ino[0], n);
+	return n;
+}
