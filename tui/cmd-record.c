@@ -28,8 +28,10 @@
 
 #include "engine/capture.h"
 #include "engine/drain.h"
+#include "engine/follow.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
+#include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
@@ -111,6 +113,89 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
 	return status;
 }
 
+/*
+ * --follow (engine/follow.h): CMD writes into this host's propeld's
+ * session directory with PROPEL_FOLLOW=1, so its agents ask for their
+ * peers; propeld (and, through ssh, the propelds of other hosts) inject
+ * them.  The recording ends when CMD has ended (the peers it reached are
+ * detached then, and go on); Ctrl-C is CMD's, as without --follow.
+ */
+static int record_follow(struct capture *cap, int argc, char **argv,
+			 const char *ring_kb, int libc, int full)
+{
+	struct follow *fl = NULL;
+	char *cause = NULL, *preload = NULL;
+	const char *old = getenv("LD_PRELOAD");
+	uint32_t flags = (libc ? PROPEL_START_TRACE_LIBC : 0) |
+			 (full ? PROPEL_START_KEEP_ALL : 0) |
+			 (uint32_t)(strtoul(ring_kb, NULL, 10) / 64)
+				 << PROPEL_START_RING_SHIFT;
+	int err, status = 0, ret;
+	pid_t pid;
+
+	capture_remove_dir(cap->dir);
+	err = follow_begin(flags, &fl, &cause);
+	if (err) {
+		propel_report("record --follow", err, cause);
+		free(cause);
+		capture_abort(cap);
+		return 1;
+	}
+	if (asprintf(&preload, "%s%s%s", cap->agent, old && *old ? ":" : "",
+		     old ? old : "") < 0) {
+		follow_abort(fl);
+		capture_abort(cap);
+		return 1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		propel_report("record", -errno, NULL);
+		follow_abort(fl);
+		capture_abort(cap);
+		return 1;
+	}
+	if (pid == 0) {
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("PROPEL_SESSION_DIR", follow_local_dir(fl), 1);
+		setenv("PROPEL_RING_KB", ring_kb, 1);
+		setenv("PROPEL_FOLLOW", "1", 1);
+		if (libc)
+			setenv("PROPEL_TRACE_LIBC", "1", 1);
+		if (full)
+			setenv("PROPEL_KEEP_ALL", "1", 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "propel: record: %s: %s\n", argv[0],
+			strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	free(preload);
+	record_child = pid;
+	record_signals(record_on_signal, 1);
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			break;
+		follow_poll(fl, 20);
+	}
+	record_child = 0;
+	record_signals(SIG_DFL, 0);
+	if (WIFEXITED(status)) {
+		ret = WEXITSTATUS(status);
+	} else {
+		ret = 128 + WTERMSIG(status);
+		fprintf(stderr, "propel: record: %s killed by signal %d (%s)\n",
+			argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
+	}
+	err = follow_end(fl, cap, argc, argv, &cause);
+	if (err) {
+		propel_report("record", err, cause);
+		free(cause);
+		return ret ? ret : 1;
+	}
+	return ret;
+}
+
 static int cmd_record_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -126,7 +211,7 @@ static int cmd_record_exec(int argc, char **argv)
 	struct drain *dr = NULL;
 	struct drain_stats dst;
 	char *cause = NULL, *preload = NULL;
-	int c, err, status, ret, libc = 0, full = 1;
+	int c, err, status, ret, libc = 0, full = 1, follow = 0;
 	pid_t pid;
 
 	optind = 1;
@@ -155,14 +240,8 @@ static int cmd_record_exec(int argc, char **argv)
 			}
 			break;
 		case 'f':
-			/* following the work into peers (propagation) is not
-			 * built yet: an accepted option that did nothing
-			 * would be a lie */
-			propel_report("record", 0,
-				      "--follow: following peers over "
-				      "sockets and pipes is not available yet "
-				      "(children and execs are traced without it)");
-			return 2;
+			follow = 1;
+			break;
 		default:
 			fprintf(stderr, "usage: propel record %s\n",
 				cmd_record_entry.usage);
@@ -180,6 +259,9 @@ static int cmd_record_exec(int argc, char **argv)
 		capture_abort(&cap);
 		return 1;
 	}
+	if (follow)
+		return record_follow(&cap, argc - optind, argv + optind, ring_kb,
+				     libc, full);
 	{
 		const char *old = getenv("LD_PRELOAD");
 
@@ -245,10 +327,14 @@ static int cmd_record_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
-	.usage = "[-o DB] [--mode full|flight] [--buffer-size KB] [--libc] "
-		 "-- CMD [ARG...]",
+	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
+		 "[--libc] -- CMD [ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
+		   "  --follow          follow CMD's work into every process it "
+		   "talks to,\n"
+		   "                    here and on other hosts (see propel "
+		   "attach --follow)\n"
 		   "  --mode full       keep every call (default): the rings are\n"
 		   "                    drained while CMD runs; if the drain falls\n"
 		   "                    behind, records are dropped, never waited\n"

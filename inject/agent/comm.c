@@ -935,6 +935,18 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 			sa = m->msg_name;
 			salen = m->msg_namelen;
 		}
+		if (ct == CT_UDP && !c->lport) {
+			/* not bound before its first send: ask at the next
+			 * (a channel named now would have port 0) */
+			struct sockaddr_storage la;
+			socklen_t ll = sizeof(la);
+
+			if (getsockname(fd, (struct sockaddr *)&la, &ll) == 0)
+				comm_inaddr(&la, ll, c->laddr, &c->alen,
+					    &c->lport);
+			if (!c->lport)
+				return;
+		}
 		id = comm_dgram_chan(fd, ct, sa, salen, 0);
 	}
 	if (id == COMM_CHAN_NONE || id >= comm_nchans)
