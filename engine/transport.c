@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #define PR_DOMAIN "transport"
 
 #define TRANSPORT_HELLO_MS 15000
+#define TRANSPORT_SOCKET "/run/propel/propeld.sock" /* inject/propeld.c */
 #define TRANSPORT_ROUNDS 8
 
 static void transport_propeld(char *buf, size_t n)
@@ -95,6 +98,27 @@ static int transport_spawn(struct transport *t, char *const *argv, char **cause)
 	return 0;
 }
 
+/* This host's propeld's socket, if one serves (PROPEL_PROPELD_SOCKET, or
+ * the default path): the connected descriptor, else -1. */
+static int transport_socket(void)
+{
+	const char *env = getenv("PROPEL_PROPELD_SOCKET");
+	const char *path = env && *env ? env : TRANSPORT_SOCKET;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path) || access(path, F_OK))
+		return -1;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		close(fd);
+		fd = -1;
+	}
+	pr_dbg("propeld socket %s: %s", path, fd >= 0 ? "connected" : "no");
+	return fd;
+}
+
 int transport_open(const char *host, uint32_t flags, struct transport **out,
 		   char **cause)
 {
@@ -109,6 +133,10 @@ int transport_open(const char *host, uint32_t flags, struct transport **out,
 	t->to = t->from = t->errfd = -1;
 	snprintf(t->name, sizeof(t->name), "%s", host ? host : "local");
 	transport_propeld(propeld, sizeof(propeld));
+	if (!host && (t->to = transport_socket()) >= 0) {
+		t->from = dup(t->to);
+		goto hello;
+	}
 	if (!host) {
 		if (access(propeld, X_OK)) {
 			err = propel_cause(cause, -ENOENT, "%s: %s", propeld,
@@ -137,6 +165,7 @@ int transport_open(const char *host, uint32_t flags, struct transport **out,
 	err = transport_spawn(t, argv, cause);
 	if (err)
 		goto fail;
+hello:
 	err = wire_sendf(t->to, WIRE_HELLO, "%s %d %u", WIRE_MAGIC,
 			 WIRE_VERSION, flags);
 	if (!err) {

@@ -9,6 +9,11 @@
  *   PROPEL_PROPELD   the local propeld (default: next to the propel binary)
  *   PROPEL_REMOTE_PROPELD  propeld's path on other hosts (default: the
  *                    local one's absolute path)
+ *   PROPEL_PROPELD_SOCKET  this host's propeld socket (default
+ *                    /run/propel/propeld.sock): when a propeld serves
+ *                    there (root's: it sees and may inject more than the
+ *                    user, as SO_PEERCRED allows), this host is reached
+ *                    through it instead of a child
  *
  * transport_open says HELLO and reads the host's answer (its name, boot
  * id, session directory, addresses); transport_clock aligns its clock.

@@ -195,8 +195,8 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 		return propel_cause(cause, -ESRCH, "no process %d", (int)pid);
 	if (d->uid != 0 && (uid_t)owner != d->uid)
 		return propel_cause(cause, -EPERM,
-				    "may not trace pid %d: owned by uid %ld, "
-				    "requester is uid %u", (int)pid, owner,
+				    "may not trace: owned by uid %ld, the "
+				    "requester is uid %u", owner,
 				    (unsigned)d->uid);
 	if (inject_agent_loaded(pid, NULL) == 1 &&
 	    inject_agent_status(pid, NULL) == 1)
@@ -277,7 +277,15 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 		wire_sendf(d->out, WIRE_PEER, "%u %s", p->id, req->line);
 		return;
 	}
-	pd_follow_peer(d, &a, req->pid, NULL, &cause);
+	if (pd_follow_peer(d, &a, req->pid, NULL, &cause) == -ENOENT) {
+		char name[96];
+
+		peer_name(&a, name, sizeof(name));
+		pd_note(d, "follow %s: %s%s", name, cause ? cause : "not found",
+			d->uid == getuid() && getuid() != 0
+				? " (or not visible to this user)"
+				: "");
+	}
 	free(cause);
 	tracer_peer_done(d->tr, req->name);
 }

@@ -961,6 +961,26 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 		 comm_type_name[ch->type], l, ch->lport, p, ch->pport,
 		 (unsigned long long)ch->lino, (unsigned long long)ch->pino);
 	propagate_ask(id, line);
+	/*
+	 * Pipes and UNIX streams: the reader was injected just now, after
+	 * the positions file was made; its first read would take its
+	 * position from ours and the backlog (comm_join), racing with the
+	 * count of this very send (made at its exit).  Nothing has been
+	 * written on it yet as far as the count knows (W = 0) and this
+	 * thread is the writer about to write: R = -backlog now is exact,
+	 * and the file is dated now, after the reader's injection, so the
+	 * reader takes it as it is.
+	 */
+	if ((ct == CT_PIPE || ct == CT_USTREAM) && c->out &&
+	    __atomic_load_n(&c->out->written, __ATOMIC_RELAXED) == 0) {
+		int64_t q = comm_backlog(fd, ct, 1);
+
+		if (q >= 0) {
+			__atomic_store_n(&c->out->read, -q, __ATOMIC_RELAXED);
+			__atomic_store_n(&c->out->created_ns,
+					 (int64_t)ag_mono_ns(), __ATOMIC_RELEASE);
+		}
+	}
 }
 
 static int comm_stream(unsigned ct)

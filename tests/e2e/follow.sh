@@ -1,0 +1,372 @@
+#!/usr/bin/env bash
+# tests/e2e/follow.sh - propagation on one host (issue 9, items 3-4):
+# inject/propeld.c, inject/peer.c, inject/agent/propagate.c,
+# engine/transport.c, engine/follow.c, `attach --follow`, `record --follow`.
+#
+# The service (tests/fixtures/follow/svc.c), started untraced before
+# propel: a client -> TCP front end -> TCP back end; the front end hands
+# each answer to a worker child over a pipe, logs over a UNIX stream to a
+# logger and sends it a UDP heartbeat per request.  Every part checks every
+# byte it gets and prints "ROLE ok N bad M".
+#
+#   attach/local       `propel attach --follow <client>`: the five
+#                      processes are in the session, each with this host's
+#                      name; every recv from the first traced send on is
+#                      matched (tests/e2e/comm-check.py --late), over tcp,
+#                      pipe, unix and udp; no part saw a bad byte
+#   attach/detached    after the session, `propel detach PID` finds the
+#                      agent already off in every process (every patched
+#                      byte was restored), no thread is ptraced, and a new
+#                      client is served right
+#   record/local       `propel record --follow -- client`: status 0, the
+#                      five processes traced, every recv matched (no
+#                      --late: each peer was injected before its first
+#                      byte came), all four kinds, payloads right, detached
+#   attach/late-tcp    a busy TCP stream (tests/fixtures/comm/stream.c, both
+#                      socket buffers full), `attach --follow CLIENT` only:
+#                      the server is reached by propagation; both ends
+#                      unharmed; matching exact (--within, and each end's
+#                      offsets end at the totals the programs report)
+#   fault/not-permitted  the requester (an unprivileged user, made here)
+#                      follows its client into a back end owned by root:
+#                      one line "may not trace", the others traced, the
+#                      back end never injected and unharmed
+#   fault/peer-exits   peers that exit while being injected (a fifo reader
+#                      that lives 0-60 ms): propel's status is the
+#                      writer's, every line propel prints is one
+#                      "propel: ..." line, nothing crashed
+#   fault/propeld-killed  kill -9 of this host's propeld mid-session: the
+#                      coordinator says the host was lost; the agents kept
+#                      recording (events after the kill are in the
+#                      session); the processes unharmed and, after the
+#                      lease, detached
+#   fault/coordinator-killed  kill -9 of propel: the service goes on
+#                      unharmed, propeld switched the agents off, and
+#                      `propel recover` makes a session of the rings
+. "$(dirname "$0")/../lib.sh"
+t=$(tmpdir)
+chmod 755 "$t"
+cleanup() {
+	kill $(jobs -p) 2>/dev/null
+	pkill -TERM -P $$ 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+export PROPEL_TEST_QUIET=1
+cc=${CC:-gcc}
+checker=$PROPEL_TOP/tests/e2e/comm-check.py
+if ! is_root; then
+	skip follow "needs root (ptrace of other users' processes, useradd)"
+	exit 0
+fi
+if ! $cc -O2 -g -Wall -o "$t/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
+	fail build/svc "cannot build svc.c"
+	exit 0
+fi
+chmod 755 "$t/svc"
+port=$((20000 + ($$ % 5000) * 4))
+
+# start_service DIR: back end, logger, front end (with its worker), untraced;
+# sets be lg fe wk
+start_service() {
+	local d=$1
+	mkdir -p "$d"
+	chmod 777 "$d"
+	"$t/svc" backend $port >"$d/be.out" 2>&1 &
+	be=$!
+	"$t/svc" logger "$d/log.sock" $((port + 2)) >"$d/lg.out" 2>&1 &
+	lg=$!
+	for i in $(seq 1 100); do grep -q ready "$d/be.out" "$d/lg.out" 2>/dev/null &&
+		[ "$(cat "$d/be.out" "$d/lg.out" | grep -c ready)" = 2 ] && break; sleep 0.05; done
+	"$t/svc" front $((port + 1)) 127.0.0.1 $port "$d/log.sock" 127.0.0.1 $((port + 2)) \
+		>"$d/fe.out" 2>&1 &
+	fe=$!
+	for i in $(seq 1 100); do grep -q ready "$d/fe.out" 2>/dev/null && break; sleep 0.05; done
+	wk=$(pgrep -P $fe | head -1)
+}
+
+# stop_service DIR: SIGTERM the servers; fails unless each says bad 0
+stop_service() {
+	local d=$1
+	kill -TERM $be $lg $fe 2>/dev/null
+	wait $be $lg $fe 2>/dev/null
+	sleep 0.2
+	grep -h ' bad ' "$d"/*.out >"$d/all.out"
+	[ "$(grep -c ' bad 0$' "$d/all.out")" -ge 4 ] && ! grep -v ' bad 0$' "$d/all.out" | grep -q .
+}
+
+# detached PID...: the agent is off in each (propel detach says so) and no
+# thread is ptraced
+detached() {
+	local p s
+	for p in "$@"; do
+		"$PROPEL" detach "$p" 2>&1 | grep -q 'already off' || { echo "agent still on in $p"; return 1; }
+		for s in /proc/"$p"/task/*/status; do
+			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
+		done
+	done
+}
+
+# traced DB PID...: each pid is a process of the session with this host's name
+traced() {
+	local db=$1 p h
+	shift
+	for p in "$@"; do
+		h=$(sqlite3 "$db" "SELECT host FROM processes WHERE pid=$p LIMIT 1")
+		[ "$h" = "$(uname -n)" ] || { echo "pid $p not traced (host '$h')"; return 1; }
+	done
+}
+
+# ---- attach --follow ----
+d=$t/attach
+start_service "$d"
+"$t/svc" client 127.0.0.1 $((port + 1)) 150 20 >"$d/cl.out" 2>&1 &
+cl=$!
+sleep 0.5
+timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl >"$d/attach.out" 2>&1
+arc=$?
+wait $cl
+crc=$?
+"$t/svc" client 127.0.0.1 $((port + 1)) 10 0 >"$d/after.out" 2>&1
+arc2=$?
+if [ $arc -ne 0 ]; then
+	fail attach/local "attach: status $arc: $(head -c 300 "$d/attach.out")"
+elif [ $crc -ne 0 ]; then
+	fail attach/local "the client was harmed: $(cat "$d/cl.out")"
+elif ! why=$(traced "$d/s.db" $cl $fe $wk $be $lg); then
+	fail attach/local "$why; $(head -c 300 "$d/attach.out")"
+elif ! "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" 2>"$d/replay.err"; then
+	fail attach/local "replay: $(head -c 200 "$d/replay.err")"
+elif ! out=$(python3 "$checker" "$d/s.jsonl" --late --kinds tcp,pipe,unix,udp 2>&1); then
+	fail attach/local "$(echo "$out" | head -5)"
+else
+	pass attach/local
+fi
+if [ $arc2 -ne 0 ]; then
+	fail attach/detached "a client after the session: $(cat "$d/after.out")"
+elif ! why=$(detached $cl $fe $wk $be $lg 2>&1 | head -3); then
+	fail attach/detached "$why"
+elif ! stop_service "$d"; then
+	fail attach/detached "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
+else
+	pass attach/detached
+fi
+
+# ---- record --follow ----
+d=$t/record
+start_service "$d"
+timeout 120 "$PROPEL" record --follow -o "$d/s.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) 100 0 \
+	>"$d/cl.out" 2>"$d/record.err"
+rrc=$?
+if [ $rrc -ne 0 ]; then
+	fail record/local "status $rrc: $(head -c 300 "$d/record.err") $(cat "$d/cl.out")"
+elif ! why=$(traced "$d/s.db" $fe $wk $be $lg); then
+	fail record/local "$why"
+elif [ "$(sqlite3 "$d/s.db" "SELECT count(DISTINCT pid) FROM processes")" -ne 5 ]; then
+	fail record/local "not five processes: $(sqlite3 "$d/s.db" 'SELECT pid, exe FROM processes' | tr '\n' ' ')"
+elif ! "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" 2>"$d/replay.err"; then
+	fail record/local "replay: $(head -c 200 "$d/replay.err")"
+elif ! out=$(python3 "$checker" "$d/s.jsonl" --kinds tcp,pipe,unix,udp 2>&1); then
+	fail record/local "$(echo "$out" | head -5)"
+elif ! why=$(detached $fe $wk $be $lg 2>&1 | head -3); then
+	fail record/local "not detached: $why"
+elif ! stop_service "$d"; then
+	fail record/local "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
+else
+	pass record/local
+fi
+
+# ---- late attach in a busy TCP stream, the server found by propagation ----
+name=attach/late-tcp
+d=$t/late
+mkdir -p "$d"
+if ! $cc -O2 -g -o "$t/stream" "$PROPEL_TOP/tests/fixtures/comm/stream.c"; then
+	fail $name "cannot build stream.c"
+else
+	"$t/stream" server "$d/port" 0 >"$d/server.out" 2>&1 &
+	sp=$!
+	for i in $(seq 1 50); do [ -s "$d/port" ] && break; sleep 0.05; done
+	"$t/stream" client "$(cat "$d/port")" 3 >"$d/client.out" 2>&1 &
+	cp=$!
+	sleep 1
+	timeout 60 "$PROPEL" attach --follow --mode full -o "$d/a.db" "$cp" >"$d/attach.out" 2>&1
+	arc=$?
+	wait $sp; src=$?
+	wait $cp; crc=$?
+	if [ $arc -ne 0 ]; then
+		fail $name "attach: status $arc: $(head -c 300 "$d/attach.out")"
+	elif [ $src -ne 0 ] || [ $crc -ne 0 ] || ! grep -q ' ok$' "$d/server.out" ||
+		! grep -q ' ok$' "$d/client.out"; then
+		fail $name "the programs were harmed: $(cat "$d/server.out" "$d/client.out" | head -c 300)"
+	elif ! why=$(traced "$d/a.db" $sp $cp); then
+		fail $name "$why: $(head -c 300 "$d/attach.out")"
+	elif ! "$PROPEL" replay --format=jsonl "$d/a.db" >"$d/a.jsonl" 2>"$d/a.err"; then
+		fail $name "replay: $(head -c 200 "$d/a.err")"
+	else
+		read -r _ _ s_recv _ s_sent _ <"$d/server.out"
+		read -r _ _ c_sent _ c_recv _ <"$d/client.out"
+		if out=$(python3 "$checker" "$d/a.jsonl" --late --within --kinds tcp \
+			--end "$sp:recv:$s_recv" --end "$cp:send:$c_sent" 2>&1); then
+			pass $name
+		else
+			fail $name "$(echo "$out" | head -5)"
+		fi
+	fi
+fi
+
+# ---- a peer the requester may not trace (item 3's SO_PEERCRED) ----
+name=fault/not-permitted
+user=propeltest
+id $user >/dev/null 2>&1 || useradd -M -s /bin/sh $user 2>/dev/null
+if ! id $user >/dev/null 2>&1; then
+	skip $name "cannot make user $user"
+else
+	d=$t/perm
+	mkdir -p "$d"
+	chmod 777 "$d"
+	# the back end is root's; the rest is the user's
+	"$t/svc" backend $port >"$d/be.out" 2>&1 &
+	be=$!
+	su $user -s /bin/sh -c "'$t/svc' logger '$d/log.sock' $((port + 2)) >'$d/lg.out' 2>&1 & echo \$! >'$d/lg.pid'; wait" &
+	sleep 0.5
+	su $user -s /bin/sh -c "'$t/svc' front $((port + 1)) 127.0.0.1 $port '$d/log.sock' 127.0.0.1 $((port + 2)) >'$d/fe.out' 2>&1 & echo \$! >'$d/fe.pid'; wait" &
+	for i in $(seq 1 100); do grep -q ready "$d/fe.out" 2>/dev/null && break; sleep 0.05; done
+	lg=$(cat "$d/lg.pid") fe=$(cat "$d/fe.pid")
+	su $user -s /bin/sh -c "'$t/svc' client 127.0.0.1 $((port + 1)) 100 20 >'$d/cl.out' 2>&1 & echo \$! >'$d/cl.pid'; wait" &
+	sleep 0.5
+	cl=$(cat "$d/cl.pid")
+	# root's propeld on a socket: it sees every process, and injects
+	# what the client's uid (SO_PEERCRED) may trace
+	"$PROPEL_TOP/$O/propeld" --socket "$t/pd.sock" 2>"$d/propeld.err" &
+	pdp=$!
+	for i in $(seq 1 50); do [ -S "$t/pd.sock" ] && break; sleep 0.05; done
+	su $user -s /bin/sh -c "cd '$d' && PROPEL_PROPELD_SOCKET='$t/pd.sock' timeout 60 '$PROPEL' attach --follow -o '$d/s.db' $cl" >"$d/attach.out" 2>&1
+	arc=$?
+	kill $pdp
+	wait $pdp
+	for i in $(seq 1 100); do kill -0 $cl 2>/dev/null || break; sleep 0.1; done
+	nperm=$(grep -c 'may not trace' "$d/attach.out")
+	if [ $arc -ne 0 ]; then
+		fail $name "attach: status $arc: $(head -c 300 "$d/attach.out")"
+	elif [ "$nperm" -ne 1 ] || ! grep 'may not trace' "$d/attach.out" | grep -q "pid $be .*owned by uid 0"; then
+		fail $name "want one 'may not trace' line naming pid $be: $(head -c 400 "$d/attach.out")"
+	elif grep -q propel-agent /proc/$be/maps; then
+		fail $name "the back end (root's) was injected"
+	elif ! why=$(traced "$d/s.db" $cl $fe $lg); then
+		fail $name "$why"
+	elif [ -n "$(sqlite3 "$d/s.db" "SELECT pid FROM processes WHERE pid=$be")" ]; then
+		fail $name "the back end is in the session"
+	elif ! grep -q 'client ok 100 bad 0' "$d/cl.out"; then
+		fail $name "the client was harmed: $(cat "$d/cl.out")"
+	else
+		be_ok=1
+		kill -TERM $be $lg $fe
+		wait $be
+		sleep 0.2
+		grep -q 'backend ok 100 bad 0' "$d/be.out" || be_ok=0
+		if [ $be_ok = 1 ]; then pass $name; else fail $name "the back end: $(cat "$d/be.out")"; fi
+	fi
+	kill $be $lg $fe 2>/dev/null
+fi
+
+# ---- peers that exit during injection ----
+name=fault/peer-exits
+d=$t/exits
+mkdir -p "$d"
+bad=
+for i in $(seq 1 10); do
+	rm -f "$d/fifo"
+	mkfifo "$d/fifo"
+	# the reader holds the fifo open and exits 0..60 ms later, unread
+	( exec sleep "0.0$((i % 7))" <"$d/fifo" ) &
+	rp=$!
+	timeout 60 "$PROPEL" record --follow -o "$d/s$i.db" -- \
+		bash -c 'trap "" PIPE; exec 3>"$1"; sleep 0.0$(( $2 % 5 )); for k in 1 2 3; do echo x >&3 2>/dev/null; done; echo done' _ "$d/fifo" $i \
+		>"$d/out$i" 2>"$d/err$i"
+	rc=$?
+	wait $rp
+	if [ $rc -ne 0 ] || ! grep -q done "$d/out$i"; then
+		bad="run $i: status $rc, $(head -c 200 "$d/err$i")"
+		break
+	fi
+	if grep -v '^propel: ' "$d/err$i" | grep -q .; then
+		bad="run $i: a line not propel's: $(grep -v '^propel: ' "$d/err$i" | head -2)"
+		break
+	fi
+done
+if [ -n "$bad" ]; then fail $name "$bad"; else pass $name; fi
+
+# ---- propeld killed mid-session ----
+name=fault/propeld-killed
+d=$t/pdkill
+start_service "$d"
+"$t/svc" client 127.0.0.1 $((port + 1)) 200 20 >"$d/cl.out" 2>&1 &
+cl=$!
+sleep 0.3
+timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
+ap=$!
+for i in $(seq 1 100); do grep -q 'traced pid' "$d/attach.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.5
+pd=$(pgrep -P $ap -f 'propeld --stdio' | head -1)
+killed_ns=$(awk '{printf "%d", $1 * 1e9}' /proc/uptime)
+[ -n "$pd" ] && kill -9 $pd
+wait $ap
+arc=$?
+wait $cl
+crc=$?
+sleep 2.5 # the agents' lease
+if [ -z "$pd" ]; then
+	fail $name "no propeld child of propel"
+elif [ $arc -ne 0 ]; then
+	fail $name "attach: status $arc: $(head -c 300 "$d/attach.out")"
+elif ! grep -q "host $(uname -n) lost" "$d/attach.out"; then
+	fail $name "the loss was not reported: $(head -c 300 "$d/attach.out")"
+elif [ $crc -ne 0 ]; then
+	fail $name "the client was harmed: $(cat "$d/cl.out")"
+elif ! "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" 2>"$d/replay.err"; then
+	fail $name "replay: $(head -c 200 "$d/replay.err")"
+elif [ "$(python3 -c "
+import json,sys
+n=0
+for l in open('$d/s.jsonl'):
+    e=json.loads(l)
+    if e['kind']=='send' and e['pid']==$fe and e['ts_ns']>$killed_ns: n+=1
+print(n)")" -lt 10 ]; then
+	fail $name "the front end recorded nothing after propeld was killed"
+elif ! why=$(detached $cl $fe $be 2>&1 | head -2); then
+	fail $name "after the lease: $why"
+elif ! stop_service "$d"; then
+	fail $name "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
+else
+	pass $name
+fi
+
+# ---- the coordinator killed ----
+name=fault/coordinator-killed
+d=$t/cokill
+start_service "$d"
+"$t/svc" client 127.0.0.1 $((port + 1)) 200 20 >"$d/cl.out" 2>&1 &
+cl=$!
+sleep 0.3
+timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
+ap=$!
+for i in $(seq 1 100); do [ "$(grep -c 'traced pid' "$d/attach.out" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
+sleep 0.5
+pdir=$(ls -td /dev/shm/propel/d* 2>/dev/null | head -1)
+kill -9 $ap
+wait $cl
+crc=$?
+sleep 1
+if [ $crc -ne 0 ]; then
+	fail $name "the client was harmed: $(cat "$d/cl.out")"
+elif ! why=$(detached $cl $fe $be 2>&1 | head -2); then
+	fail $name "$why"
+elif ! (cd "$d" && timeout 60 "$PROPEL" recover -o "$d/r.db" "$pdir") >"$d/recover.out" 2>&1; then
+	fail $name "recover $pdir: $(head -c 300 "$d/recover.out")"
+elif ! why=$(traced "$d/r.db" $cl $fe $be); then
+	fail $name "recovered session: $why"
+elif ! stop_service "$d"; then
+	fail $name "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
+else
+	pass $name
+fi
