@@ -303,7 +303,7 @@ start_service "$d"
 "$t/svc" client 127.0.0.1 $((port + 1)) 200 20 >"$d/cl.out" 2>&1 &
 cl=$!
 sleep 0.3
-timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
+"$PROPEL" attach --follow --duration 60 -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
 ap=$!
 for i in $(seq 1 100); do grep -q 'traced pid' "$d/attach.out" 2>/dev/null && break; sleep 0.05; done
 sleep 0.5
@@ -348,11 +348,12 @@ start_service "$d"
 "$t/svc" client 127.0.0.1 $((port + 1)) 200 20 >"$d/cl.out" 2>&1 &
 cl=$!
 sleep 0.3
-timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
+"$PROPEL" attach --follow --duration 60 -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
 ap=$!
 for i in $(seq 1 100); do [ "$(grep -c 'traced pid' "$d/attach.out" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
 sleep 0.5
-pdir=$(ls -td /dev/shm/propel/d* 2>/dev/null | head -1)
+pd=$(pgrep -P $ap -f 'propeld --stdio' | head -1)
+pdir=$(ls -d /dev/shm/propel/d$pd-* 2>/dev/null | head -1)
 kill -9 $ap
 wait $cl
 crc=$?
