@@ -13,6 +13,8 @@
 #                          line on stderr) if anything is missing.
 #   netns_nossh NAME       the host runs no sshd (stop it)
 #   netns_run NAME CMD...  run CMD on host NAME (its namespace and name)
+#   netns_bg NAME CMD...   the same in the background; NETNS_PID is CMD's
+#                          own pid (the namespace tools exec, no shell stays)
 #   netns_down             remove every host, bridge and sshd made here
 #
 # Nothing outside DIR is written but the namespaces and links themselves,
@@ -102,6 +104,13 @@ netns_run() {
 	local name=$1
 	shift
 	ip netns exec "${NETNS_NS[$name]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$name" "$@"
+}
+
+netns_bg() {
+	local name=$1
+	shift
+	( exec ip netns exec "${NETNS_NS[$name]}" unshare --uts sh -c 'hostname "$0"; exec "$@"' "$name" "$@" ) &
+	NETNS_PID=$!
 }
 
 netns_down() {

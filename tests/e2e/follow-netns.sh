@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# tests/e2e/follow-netns.sh - propagation across hosts (issue 9, items 3-4)
+# on real network namespaces (tests/netns-lib.sh): hosts A, B, C and D,
+# each its own address, host name and sshd (D: no sshd), propel reaching
+# B and C with `ssh HOST propeld --stdio` (PROPEL_SSH names a generated
+# ssh_config; root's ~/.ssh is not used).
+#
+# The service (tests/fixtures/follow/svc.c), started untraced: a client on
+# A -> TCP front end on B -> TCP back end on C; on B the front end's worker
+# child (pipe), logger (UNIX stream) and UDP heartbeats; and a second
+# client on A talking to a back end on D.  Then, on A,
+# `propel attach --follow <client> <client2>`:
+#
+#   multi/attach       status 0; the client (A), front end, worker, logger
+#                      (B) and back end (C) are in one session, each with
+#                      its host's name; every recv from the first traced
+#                      send on is matched (comm-check.py --late) over tcp,
+#                      pipe, unix and udp, the TCP hops A->B and B->C
+#                      included (send and recv on different hosts)
+#   multi/clock        the session meta holds each remote host's clock line
+#                      (PROPEL_CLOCK_EXCHANGE=1: measured by the exchange,
+#                      error bound under 20 ms)
+#   multi/unreachable  D (no sshd) is reported in one line "cannot reach
+#                      host <D's address>", its back end is not in the
+#                      session, the second client is unharmed
+#   multi/detached     afterwards every traced process has its agent off
+#                      (`propel detach` says so), a new client is served
+#                      right, and no part saw a bad byte
+. "$(dirname "$0")/../lib.sh"
+. "$PROPEL_TOP/tests/netns-lib.sh"
+if ! is_root; then
+	skip multi "needs root (network namespaces)"
+	exit 0
+fi
+t=$(tmpdir)
+chmod 755 "$t"
+cleanup() {
+	netns_down
+	kill $(jobs -p) 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+export PROPEL_TEST_QUIET=1
+checker=$PROPEL_TOP/tests/e2e/comm-check.py
+if ! ${CC:-gcc} -O2 -g -Wall -o "$t/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
+	fail build/svc "cannot build svc.c"
+	exit 0
+fi
+if ! netns_up "$t/net" A B C D 2>"$t/netns.err"; then
+	skip multi "cannot make the hosts: $(head -c 200 "$t/netns.err")"
+	exit 0
+fi
+netns_nossh D
+port=7001
+d=$t/run
+mkdir -p "$d"
+chmod 777 "$d"
+
+netns_bg C "$t/svc" backend $port >"$d/be.out" 2>&1
+be=$NETNS_PID
+netns_bg D "$t/svc" backend $port >"$d/be-d.out" 2>&1
+bd=$NETNS_PID
+netns_bg B "$t/svc" logger "$d/log.sock" $((port + 2)) >"$d/lg.out" 2>&1
+lg=$NETNS_PID
+for i in $(seq 1 100); do [ "$(cat "$d/be.out" "$d/lg.out" "$d/be-d.out" 2>/dev/null | grep -c ready)" = 3 ] && break; sleep 0.05; done
+netns_bg B "$t/svc" front $((port + 1)) ${NETNS_ADDR[C]} $port "$d/log.sock" 127.0.0.1 $((port + 2)) \
+	>"$d/fe.out" 2>&1
+fe=$NETNS_PID
+for i in $(seq 1 100); do grep -q ready "$d/fe.out" 2>/dev/null && break; sleep 0.05; done
+wk=$(pgrep -P $fe | head -1)
+netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 150 20 >"$d/cl.out" 2>&1
+cl=$NETNS_PID
+netns_bg A "$t/svc" client ${NETNS_ADDR[D]} $port 150 20 >"$d/cl2.out" 2>&1
+cl2=$NETNS_PID
+sleep 0.5
+
+netns_run A env PROPEL_SSH="$NETNS_SSH" PROPEL_CLOCK_EXCHANGE=1 \
+	timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl $cl2 >"$d/attach.out" 2>&1
+arc=$?
+wait $cl
+crc=$?
+wait $cl2
+crc2=$?
+
+host_of() { sqlite3 "$d/s.db" "SELECT host FROM processes WHERE pid=$1 LIMIT 1"; }
+hosts_ok() {
+	local p h want
+	for p in "$cl:A" "$fe:B" "$wk:B" "$lg:B" "$be:C"; do
+		h=$(host_of ${p%%:*})
+		want=${p##*:}
+		[ "$h" = "$want" ] || { echo "pid ${p%%:*} on host '$h', want $want"; return 1; }
+	done
+}
+if [ $arc -ne 0 ]; then
+	fail multi/attach "attach: status $arc: $(head -c 400 "$d/attach.out")"
+elif [ $crc -ne 0 ]; then
+	fail multi/attach "the client was harmed: $(cat "$d/cl.out")"
+elif ! why=$(hosts_ok); then
+	fail multi/attach "$why; $(head -c 400 "$d/attach.out")"
+elif ! "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" 2>"$d/replay.err"; then
+	fail multi/attach "replay: $(head -c 200 "$d/replay.err")"
+elif ! out=$(python3 "$checker" "$d/s.jsonl" --late --kinds tcp,pipe,unix,udp 2>&1); then
+	fail multi/attach "$(echo "$out" | head -5)"
+elif ! python3 - "$d/s.jsonl" $cl $fe $be >"$d/cross.out" <<'EOF'
+import json, sys
+path, cl, fe, be = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+ev = [json.loads(l) for l in open(path)]
+# matched recvs whose send is on another host: A->B, B->A, B->C, C->B
+hops = set()
+for e in ev:
+    m = e.get("match")
+    if e["kind"] == "recv" and m and m["pid"] != e["pid"]:
+        hops.add((m["pid"], e["pid"]))
+want = {(cl, fe), (fe, cl), (fe, be), (be, fe)}
+sys.exit(0 if want <= hops else 1)
+EOF
+then
+	fail multi/attach "not every cross-host hop is matched (A<->B, B<->C)"
+else
+	pass multi/attach
+fi
+
+clock=$(sqlite3 "$d/s.db" "SELECT key || ' ' || value FROM meta WHERE key LIKE 'clock.%'" 2>/dev/null)
+if ! echo "$clock" | grep -q '^clock.B offset_ns=-\?[0-9]* err_ns=[0-9]* method=exchange'; then
+	fail multi/clock "no clock line for B: $clock"
+elif [ "$(echo "$clock" | sed -n 's/^clock.C .*err_ns=\([0-9]*\).*/\1/p')" -ge 20000000 ]; then
+	fail multi/clock "error bound too large: $clock"
+else
+	pass multi/clock
+fi
+
+nd=$(grep -c "cannot reach host ${NETNS_ADDR[D]}" "$d/attach.out")
+if [ "$nd" -ne 1 ]; then
+	fail multi/unreachable "want one line 'cannot reach host ${NETNS_ADDR[D]}', got $nd: $(head -c 400 "$d/attach.out")"
+elif [ -n "$(sqlite3 "$d/s.db" "SELECT pid FROM processes WHERE pid=$bd")" ]; then
+	fail multi/unreachable "D's back end is in the session"
+elif [ $crc2 -ne 0 ]; then
+	fail multi/unreachable "the second client was harmed: $(cat "$d/cl2.out")"
+else
+	pass multi/unreachable
+fi
+
+bad=
+for p in $fe $wk $lg $be; do # (the client has ended)
+	"$PROPEL" detach $p 2>&1 | grep -q 'already off' || bad="agent still on in $p"
+done
+netns_run A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 10 0 >"$d/after.out" 2>&1 ||
+	bad="a client after the session: $(cat "$d/after.out")"
+kill -TERM $fe $lg $be $bd 2>/dev/null
+wait $fe $lg $be $bd 2>/dev/null
+sleep 0.2
+grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out >"$d/all.out"
+if [ -n "$bad" ]; then
+	fail multi/detached "$bad"
+elif [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grep -q .; then
+	fail multi/detached "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
+else
+	pass multi/detached
+fi
