@@ -6,6 +6,8 @@ pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
   libcapstone-dev libreadline-dev libsqlite3-dev libbpf-dev bpftool clang llvm
   zlib1g-dev libzstd-dev"
 pkgs_test="tmux sqlite3 g++ binutils iproute2 procps python3 strace"
+# --follow across hosts (tests/e2e/follow-netns.sh): an sshd per namespace
+pkgs_test="$pkgs_test openssh-server openssh-client"
 # real packaged software (tests/e2e/real-software.sh, tests/bench-real.sh)
 pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"

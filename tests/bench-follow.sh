@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# tests/bench-follow.sh - the cost of --follow (issue 9), measured on the
+# service of tests/fixtures/follow/svc.c (client -> front end -> back end,
+# a worker over a pipe, a logger over a UNIX stream and UDP), started
+# untraced on this host before each run:
+#
+#   propagation latency  `propel record --follow -- svc client`: from the
+#           client's first send on its TCP connection (the send's entry,
+#           the request's start) to the first event recorded in the front
+#           end, which propel reached by propagation; and from the front
+#           end's first send to the back end to the back end's first event.
+#           Median of BENCH_FOLLOW_REPS runs (default 3), in ms (goal <= 50
+#           ms on one host).  Beside it: the same client's first request
+#           untraced (its whole round trip, in ms).
+#   throughput  BENCH_FOLLOW_N requests of 100 bytes (default 2000) back to
+#           back, the client's own rate after its first answer: untraced,
+#           then under `propel record --follow` (all five processes traced),
+#           in the same run; ratio = traced / untraced (goal >= 0.9).
+#
+# Output rows: "name propel peer ratio" as in tests/bench-trace.sh.  Needs
+# root (it injects the servers).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+export PROPEL_TOP=$top
+O=${O:-build}
+case $O in /*) out=$O ;; *) out=$top/$O ;; esac
+PROPEL=${PROPEL:-$out/propel}
+reps=${BENCH_FOLLOW_REPS:-3}
+n=${BENCH_FOLLOW_N:-2000}
+row() { printf '%-44s %12s %12s %8s\n' "$@"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)] }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
+if [ "$(id -u)" -ne 0 ]; then
+	echo "bench-follow: needs root (it injects the servers); n/a"
+	exit 0
+fi
+[ -x "$PROPEL" ] || { echo "bench-follow: no $PROPEL (make O=$O first)"; exit 1; }
+t=$(mktemp -d /tmp/propel-bench-follow.XXXXXX)
+chmod 755 "$t"
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+gcc -O2 -o "$t/svc" "$top/tests/fixtures/follow/svc.c" || exit 1
+port=$((30000 + ($$ % 3000) * 3))
+
+start() {
+	"$t/svc" backend $port >"$t/be.out" 2>&1 &
+	be=$!
+	"$t/svc" logger "$t/log.sock" $((port + 2)) >"$t/lg.out" 2>&1 &
+	lg=$!
+	sleep 0.3
+	"$t/svc" front $((port + 1)) 127.0.0.1 $port "$t/log.sock" 127.0.0.1 $((port + 2)) >"$t/fe.out" 2>&1 &
+	fe=$!
+	for i in $(seq 1 100); do grep -q ready "$t/fe.out" 2>/dev/null && break; sleep 0.05; done
+}
+stop() {
+	kill -TERM $be $lg $fe 2>/dev/null
+	wait $be $lg $fe 2>/dev/null
+}
+
+# first_event_ms DB SENDER RECEIVER: ms from SENDER's first tcp send to
+# RECEIVER's first event
+first_event_ms() {
+	sqlite3 "$1" "SELECT 1" >/dev/null 2>&1 || { echo n/a; return; }
+	"$PROPEL" replay --format=jsonl "$1" 2>/dev/null | python3 -c '
+import json, sys
+snd, rcv = int(sys.argv[1]), int(sys.argv[2])
+s = r = None
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["pid"] == snd and e["kind"] == "send" and e.get("chan", "").startswith("tcp:"):
+        s = e["ts_ns"] if s is None else min(s, e["ts_ns"])
+    if e["pid"] == rcv:
+        r = e["ts_ns"] if r is None else min(r, e["ts_ns"])
+print("n/a" if s is None or r is None else "%.2f" % ((r - s) / 1e6))' "$2" "$3"
+}
+
+: >"$t/lat1"; : >"$t/lat2"; : >"$t/first"; : >"$t/u"; : >"$t/f"; : >"$t/r"
+for i in $(seq 1 "$reps"); do
+	start
+	# untraced: the first request's round trip, and the rate
+	"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
+	/usr/bin/time -f %e -o "$t/one" "$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
+	awk '{ printf "%.2f\n", $1 * 1000 }' "$t/one" >>"$t/first"
+	"$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 >"$t/cu.out" 2>&1
+	u=$(awk '/client rate/ { print $3 }' "$t/cu.out")
+	stop
+	start
+	"$PROPEL" record --follow -o "$t/s$i.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 \
+		>"$t/cf.out" 2>"$t/cf.err"
+	f=$(awk '/client rate/ { print $3 }' "$t/cf.out")
+	cl=$(sqlite3 "$t/s$i.db" "SELECT pid FROM processes WHERE pid NOT IN ($be,$lg,$fe) AND ppid != $fe LIMIT 1" 2>/dev/null)
+	first_event_ms "$t/s$i.db" "${cl:-0}" $fe >>"$t/lat1"
+	first_event_ms "$t/s$i.db" $fe $be >>"$t/lat2"
+	stop
+	echo "${u:-n/a}" >>"$t/u"
+	echo "${f:-n/a}" >>"$t/f"
+	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
+	rm -f "$t/s$i.db"
+done
+row "bench" "propel" "peer" "ratio"
+l1=$(median <"$t/lat1")
+l2=$(median <"$t/lat2")
+fr=$(median <"$t/first")
+row "follow latency client->front (ms)" "$l1" "$fr" "$(ratio "$l1" "$fr")"
+row "follow latency front->back (ms)" "$l2" "$fr" "$(ratio "$l2" "$fr")"
+echo "  propel: first send to the peer's first event under record --follow; peer: the"
+echo "  untraced first request's whole round trip (process start included); goal <= 50 ms"
+echo "  runs: client->front $(tr '\n' ' ' <"$t/lat1")front->back $(tr '\n' ' ' <"$t/lat2")"
+fu=$(median <"$t/u")
+ff=$(median <"$t/f")
+row "follow throughput (req/s, $n x 100 B)" "$ff" "$fu" "$(median <"$t/r")"
+echo "  propel: the client's rate under record --follow (5 processes traced);"
+echo "  peer: untraced, same run; ratios $(tr '\n' ' ' <"$t/r")(goal >= 0.9)"
