@@ -34,7 +34,8 @@ netns_up() {
 	id=$(( $$ % 200 + 20 ))
 	a=$(( $$ % 250 + 1 ))
 	br=pbr$id
-	ip link add $br type bridge 2>/dev/null || { echo "netns: cannot make a bridge" >&2; return 1; }
+	ip link add $br type bridge forward_delay 0 stp_state 0 2>/dev/null ||
+		{ echo "netns: cannot make a bridge" >&2; return 1; }
 	ip link set $br up
 	NETNS_BR=$br
 	mkdir -p "$dir" /run/sshd
@@ -51,6 +52,10 @@ Host *
 	StrictHostKeyChecking no
 	LogLevel ERROR
 	ConnectTimeout 5
+	CheckHostIP no
+	GSSAPIAuthentication no
+	AddressFamily inet
+	KexAlgorithms curve25519-sha256
 EOT
 	NETNS_SSH="ssh -F $dir/ssh_config"
 	for name in "$@"; do
@@ -78,6 +83,8 @@ UsePAM no
 StrictModes no
 PidFile $dir/sshd-$name.pid
 AcceptEnv PROPEL_*
+UseDNS no
+GSSAPIAuthentication no
 EOT
 		ip netns exec $ns unshare --uts sh -c "hostname $name; exec /usr/sbin/sshd -f '$dir/sshd-$name.conf' -E '$dir/sshd-$name.log'"
 		NETNS_SSHD[$name]=$dir/sshd-$name.pid

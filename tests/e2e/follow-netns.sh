@@ -3,7 +3,9 @@
 # on real network namespaces (tests/netns-lib.sh): hosts A, B, C and D,
 # each its own address, host name and sshd (D: no sshd), propel reaching
 # B and C with `ssh HOST propeld --stdio` (PROPEL_SSH names a generated
-# ssh_config; root's ~/.ssh is not used).
+# ssh_config; root's ~/.ssh is not used).  An ssh login here can take
+# seconds (the login shell's start-up files under load): the clients run
+# 12 s so that the hops reached late still carry traffic.
 #
 # The service (tests/fixtures/follow/svc.c), started untraced: a client on
 # A -> TCP front end on B -> TCP back end on C; on B the front end's worker
@@ -68,9 +70,9 @@ netns_bg B "$t/svc" front $((port + 1)) ${NETNS_ADDR[C]} $port "$d/log.sock" 127
 fe=$NETNS_PID
 for i in $(seq 1 100); do grep -q ready "$d/fe.out" 2>/dev/null && break; sleep 0.05; done
 wk=$(pgrep -P $fe | head -1)
-netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 150 20 >"$d/cl.out" 2>&1
+netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 600 20 >"$d/cl.out" 2>&1
 cl=$NETNS_PID
-netns_bg A "$t/svc" client ${NETNS_ADDR[D]} $port 150 20 >"$d/cl2.out" 2>&1
+netns_bg A "$t/svc" client ${NETNS_ADDR[D]} $port 600 20 >"$d/cl2.out" 2>&1
 cl2=$NETNS_PID
 sleep 0.5
 
