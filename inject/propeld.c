@@ -588,11 +588,27 @@ static void pd_stop(struct pd *d)
  * rings kept for `propel recover`. */
 static void pd_lost(struct pd *d)
 {
+	DIR *dd;
+	struct dirent *e;
+	int maps = 0;
+
 	d->gone = 1;
 	if (!d->ready)
 		return;
 	pd_detach_all(d);
 	pd_end_keeper(d);
+	dd = opendir(d->dir);
+	while (dd && (e = readdir(dd))) {
+		size_t l = strlen(e->d_name);
+
+		maps += l > 4 && !strcmp(e->d_name + l - 4, ".map");
+	}
+	if (dd)
+		closedir(dd);
+	if (!maps) { /* nothing was traced: nothing to recover */
+		pd_remove_dir(d->dir);
+		return;
+	}
 	fprintf(stderr, "propeld: the coordinator is gone: agents switched "
 			"off, rings kept in %s (propel recover)\n", d->dir);
 }

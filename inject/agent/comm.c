@@ -952,8 +952,9 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 	if (id == COMM_CHAN_NONE || id >= comm_nchans)
 		return;
 	bit = 1ull << (id % 64);
-	if (__atomic_fetch_or(&comm_asked[id / 64], bit, __ATOMIC_RELAXED) & bit)
-		return; /* asked already */
+	if ((__atomic_load_n(&comm_asked[id / 64], __ATOMIC_RELAXED) & bit) ||
+	    (__atomic_fetch_or(&comm_asked[id / 64], bit, __ATOMIC_RELAXED) & bit))
+		return; /* asked already (a plain load first: no write per send) */
 	ch = &comm_chans[id];
 	comm_hex(l, ch->laddr, ch->alen);
 	comm_hex(p, ch->paddr, ch->alen);
