@@ -1,0 +1,487 @@
+/*
+ * analysis/flows.c - see analysis/flows.h.
+ *
+ * Extra (non intra-thread) edges are kept in CSR form: out[] lists each
+ * event's extra successors, indeg[] counts its extra predecessors.  The
+ * walk from a start is an explicit stack; an event joins the first flow
+ * that reaches it.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/flows.h"
+#include "share/log.h"
+
+void flows_directive_release(struct flows_directive *d)
+{
+	free(d->func[0]);
+	free(d->func[1]);
+	memset(d, 0, sizeof(*d));
+}
+
+/* "FUNC:entry,argN" or "FUNC:exit,ret" (spaces around parts allowed). */
+static int flows_side(const char *s, size_t n, struct flows_directive *d,
+		      int side)
+{
+	const char *colon, *comma, *end = s + n;
+	char what[16], val[16];
+	size_t fl, wl, vl;
+
+	while (s < end && isspace((unsigned char)*s))
+		s++;
+	while (end > s && isspace((unsigned char)end[-1]))
+		end--;
+	colon = memchr(s, ':', (size_t)(end - s));
+	if (!colon || colon == s)
+		return -EINVAL;
+	comma = memchr(colon, ',', (size_t)(end - colon));
+	if (!comma)
+		return -EINVAL;
+	fl = (size_t)(colon - s);
+	wl = (size_t)(comma - colon - 1);
+	vl = (size_t)(end - comma - 1);
+	if (wl >= sizeof(what) || vl >= sizeof(val) || !vl)
+		return -EINVAL;
+	memcpy(what, colon + 1, wl);
+	what[wl] = 0;
+	memcpy(val, comma + 1, vl);
+	val[vl] = 0;
+	if (strcmp(what, "entry") == 0 && strncmp(val, "arg", 3) == 0 &&
+	    isdigit((unsigned char)val[3]) && !val[4] && val[3] - '0' <= 5) {
+		d->exit[side] = 0;
+		d->arg[side] = val[3] - '0';
+	} else if (strcmp(what, "exit") == 0 && strcmp(val, "ret") == 0) {
+		d->exit[side] = 1;
+		d->arg[side] = -1;
+	} else {
+		return -EINVAL;
+	}
+	d->func[side] = strndup(s, fl);
+	return d->func[side] ? 0 : -ENOMEM;
+}
+
+int flows_directive_parse(const char *spec, struct flows_directive *d,
+			  char **cause)
+{
+	const char *arrow = strstr(spec, "->");
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	if (!arrow)
+		goto bad;
+	err = flows_side(spec, (size_t)(arrow - spec), d, 0);
+	if (!err)
+		err = flows_side(arrow + 2, strlen(arrow + 2), d, 1);
+	if (err == -ENOMEM) {
+		flows_directive_release(d);
+		return err;
+	}
+	if (!err)
+		return 0;
+bad:
+	flows_directive_release(d);
+	return propel_cause(cause, -EINVAL,
+			    "directive '%s': expected "
+			    "FUNC:entry,argN -> FUNC:exit,ret",
+			    spec);
+}
+
+void flows_free(struct flows *f)
+{
+	size_t i;
+
+	if (!f)
+		return;
+	for (i = 0; i < f->n; i++)
+		free(f->flow[i].pids);
+	free(f->flow);
+	free(f->of);
+	free(f);
+}
+
+struct flows_edges {
+	size_t *head;	/* head[i] .. head[i + 1]: out[] of event i */
+	uint32_t *out;
+	uint32_t *indeg;
+	/* building: pairs (from, to) */
+	uint32_t (*pair)[2];
+	size_t npair, cap;
+};
+
+static int flows_edge(struct flows_edges *g, uint32_t from, uint32_t to)
+{
+	if (g->npair == g->cap) {
+		size_t nc = g->cap ? g->cap * 2 : 256;
+		void *n = realloc(g->pair, nc * sizeof(*g->pair));
+
+		if (!n)
+			return -ENOMEM;
+		g->pair = n;
+		g->cap = nc;
+	}
+	g->pair[g->npair][0] = from;
+	g->pair[g->npair][1] = to;
+	g->npair++;
+	return 0;
+}
+
+static int flows_side_is(const struct trace *t, const struct trace_event *e,
+			 const struct flows_directive *d, int side)
+{
+	return e->kind == (d->exit[side] ? TK_EXIT : TK_ENTRY) &&
+	       (e->has_val & 1) &&
+	       strcmp(trace_str(t, e->func), d->func[side]) == 0;
+}
+
+/* The directive's edges: right event <- latest left one before it, same
+ * process and value. */
+static int flows_directive_edges(const struct trace *t,
+				 const struct flows_directive *d,
+				 struct flows_edges *g, size_t *nedges)
+{
+	uint32_t *left = NULL;
+	size_t nl = 0, i, j;
+	int err = 0;
+
+	left = malloc((t->nev + 1) * sizeof(*left));
+	if (!left)
+		return -ENOMEM;
+	for (i = 0; i < t->nev; i++)
+		if (flows_side_is(t, &t->ev[i], d, 0))
+			left[nl++] = (uint32_t)i;
+	for (i = 0; i < t->nev && !err; i++) {
+		const struct trace_event *r = &t->ev[i];
+		uint32_t best = TRACE_NONE;
+
+		if (!flows_side_is(t, r, d, 1))
+			continue;
+		for (j = 0; j < nl; j++) {
+			const struct trace_event *l = &t->ev[left[j]];
+
+			if (left[j] == i || l->pid != r->pid ||
+			    l->val[0] != r->val[0] || l->ts_ns > r->ts_ns)
+				continue;
+			if (best == TRACE_NONE || l->ts_ns >= t->ev[best].ts_ns)
+				best = left[j];
+		}
+		if (best != TRACE_NONE) {
+			err = flows_edge(g, best, (uint32_t)i);
+			(*nedges)++;
+		}
+	}
+	free(left);
+	return err;
+}
+
+static int flows_thread_of_tid(const struct trace *t, int64_t tid,
+			       size_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < t->nth; i++)
+		if (t->th[i].tid == tid && t->th[i].n) {
+			*out = i;
+			return 1;
+		}
+	return 0;
+}
+
+static int flows_graph(const struct trace *t, const struct flows_opts *o,
+		       struct flows_edges *g, size_t *ndir)
+{
+	size_t i, k, c;
+	int err = 0;
+
+	for (i = 0; i < t->nev && !err; i++) {
+		const struct trace_event *e = &t->ev[i];
+
+		if (e->kind == TK_RECV && e->match != TRACE_NONE)
+			err = flows_edge(g, e->match, (uint32_t)i);
+		else if (e->kind == TK_FORK && flows_thread_of_tid(t, e->arg, &k))
+			err = flows_edge(g, (uint32_t)i,
+					 (uint32_t)t->th[k].first);
+	}
+	/* a new thread: from its creator's last event before it */
+	for (k = 0; k < t->nth && !err; k++) {
+		const struct trace_thread *th = &t->th[k];
+		const struct trace_event *f;
+		size_t p;
+
+		if (!th->n || th->tid == th->pid)
+			continue;
+		f = &t->ev[th->first];
+		for (p = 0; p < t->nth; p++) {
+			const struct trace_thread *pt = &t->th[p];
+			size_t lo = 0, hi = pt->n;
+
+			if (p == k || pt->pid != th->pid ||
+			    (f->kind == TK_THREAD_START ? pt->tid != f->arg
+							 : pt->tid != th->pid))
+				continue;
+			while (lo < hi) { /* first event after f */
+				size_t mid = (lo + hi) / 2;
+
+				if (t->ev[pt->first + mid].ts_ns <= f->ts_ns)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo > 0)
+				err = flows_edge(g, (uint32_t)(pt->first + lo - 1),
+						 (uint32_t)th->first);
+			break;
+		}
+	}
+	for (i = 0; i < o->ndir && !err; i++)
+		err = flows_directive_edges(t, &o->dir[i], g, ndir);
+	if (err)
+		return err;
+	g->head = calloc(t->nev + 1, sizeof(*g->head));
+	g->indeg = calloc(t->nev + 1, sizeof(*g->indeg));
+	g->out = malloc((g->npair + 1) * sizeof(*g->out));
+	if (!g->head || !g->indeg || !g->out)
+		return -ENOMEM;
+	for (c = 0; c < g->npair; c++) {
+		g->head[g->pair[c][0] + 1]++;
+		g->indeg[g->pair[c][1]]++;
+	}
+	for (i = 0; i < t->nev; i++)
+		g->head[i + 1] += g->head[i];
+	{
+		size_t *fill = malloc((t->nev + 1) * sizeof(*fill));
+
+		if (!fill)
+			return -ENOMEM;
+		memcpy(fill, g->head, (t->nev + 1) * sizeof(*fill));
+		for (c = 0; c < g->npair; c++)
+			g->out[fill[g->pair[c][0]]++] = g->pair[c][1];
+		free(fill);
+	}
+	return 0;
+}
+
+static int flows_is_start(const struct trace *t, const struct flows_opts *o,
+			  const struct trace_event *e)
+{
+	if (o->start_func)
+		return e->kind == TK_ENTRY &&
+		       strcmp(trace_str(t, e->func), o->start_func) == 0;
+	return e->kind == TK_RECV && e->bytes > 0 && e->pid == t->first_pid;
+}
+
+static const struct trace *flows_sort_trace;
+
+static int flows_start_cmp(const void *a, const void *b)
+{
+	const struct trace_event *x = &flows_sort_trace->ev[*(const uint32_t *)a];
+	const struct trace_event *y = &flows_sort_trace->ev[*(const uint32_t *)b];
+
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int flows_i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Counts, times and pids of each flow from of[]. */
+static int flows_summarize(const struct trace *t, struct flows *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++) {
+		f->flow[i].first_ts = INT64_MAX;
+		f->flow[i].last_ts = INT64_MIN;
+	}
+	for (i = 0; i < t->nev; i++) {
+		struct flows_flow *fl;
+		const struct trace_event *e = &t->ev[i];
+		size_t p;
+
+		if (f->of[i] == TRACE_NONE)
+			continue;
+		fl = &f->flow[f->of[i]];
+		fl->nevents++;
+		if (e->ts_ns < fl->first_ts)
+			fl->first_ts = e->ts_ns;
+		if (e->ts_ns > fl->last_ts)
+			fl->last_ts = e->ts_ns;
+		for (p = 0; p < fl->npids && fl->pids[p] != e->pid; p++)
+			;
+		if (p == fl->npids) {
+			int64_t *n = realloc(fl->pids,
+					     (fl->npids + 1) * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			fl->pids = n;
+			fl->pids[fl->npids++] = e->pid;
+		}
+	}
+	for (i = 0; i < f->n; i++)
+		qsort(f->flow[i].pids, f->flow[i].npids, sizeof(int64_t),
+		      flows_i64_cmp);
+	return 0;
+}
+
+/* One flow per process, in order of the process's first event. */
+static int flows_per_process(const struct trace *t, struct flows *f)
+{
+	size_t i, k;
+
+	f->per_process = 1;
+	for (k = 0; k < t->nth; k++) {
+		const struct trace_thread *th = &t->th[k];
+		size_t j;
+
+		if (!th->n)
+			continue;
+		for (j = 0; j < f->n; j++)
+			if (t->ev[f->flow[j].start].pid == th->pid)
+				break;
+		if (j == f->n) {
+			struct flows_flow *n = realloc(
+				f->flow, (f->n + 1) * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			f->flow = n;
+			memset(&f->flow[f->n], 0, sizeof(f->flow[f->n]));
+			f->flow[f->n++].start = (uint32_t)th->first;
+		} else if (t->ev[th->first].ts_ns <
+			   t->ev[f->flow[j].start].ts_ns) {
+			f->flow[j].start = (uint32_t)th->first;
+		}
+	}
+	/* order by start time */
+	for (i = 1; i < f->n; i++)
+		for (k = i; k > 0 && t->ev[f->flow[k].start].ts_ns <
+					     t->ev[f->flow[k - 1].start].ts_ns;
+		     k--) {
+			struct flows_flow tmp = f->flow[k];
+
+			f->flow[k] = f->flow[k - 1];
+			f->flow[k - 1] = tmp;
+		}
+	for (i = 0; i < t->nev; i++)
+		for (k = 0; k < f->n; k++)
+			if (t->ev[f->flow[k].start].pid == t->ev[i].pid) {
+				f->of[i] = (uint32_t)k;
+				break;
+			}
+	return 0;
+}
+
+int flows_build(const struct trace *t, const struct flows_opts *o,
+		struct flows **out)
+{
+	static const struct flows_opts none;
+	struct flows_edges g = { 0 };
+	struct flows *f;
+	uint32_t *starts = NULL, *stack = NULL;
+	size_t nstart = 0, i, s;
+	int err = 0, comm = 0;
+
+	if (!o)
+		o = &none;
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->of = malloc((t->nev + 1) * sizeof(*f->of));
+	if (!f->of) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(f->of, 0xff, (t->nev + 1) * sizeof(*f->of));
+	for (i = 0; i < t->nev; i++)
+		if (t->ev[i].kind == TK_SEND || t->ev[i].kind == TK_RECV)
+			comm = 1;
+	starts = malloc((t->nev + 1) * sizeof(*starts));
+	if (!starts) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < t->nev; i++)
+		if (flows_is_start(t, o, &t->ev[i]))
+			starts[nstart++] = (uint32_t)i;
+	if (o->per_process || (!o->start_func && (!comm || !nstart))) {
+		err = flows_per_process(t, f);
+		if (!err)
+			err = flows_summarize(t, f);
+		goto out;
+	}
+	err = flows_graph(t, o, &g, &f->ndirective_edges);
+	if (err)
+		goto out;
+	flows_sort_trace = t;
+	qsort(starts, nstart, sizeof(*starts), flows_start_cmp);
+	stack = malloc((t->nev + 1) * sizeof(*stack));
+	if (!stack) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (s = 0; s < nstart; s++) {
+		size_t sp = 0;
+		uint32_t id;
+
+		if (f->of[starts[s]] != TRACE_NONE)
+			continue; /* reached by an earlier flow: a reply */
+		if (f->n % 64 == 0) {
+			struct flows_flow *n = realloc(
+				f->flow, (f->n + 64) * sizeof(*n));
+
+			if (!n) {
+				err = -ENOMEM;
+				goto out;
+			}
+			f->flow = n;
+		}
+		id = (uint32_t)f->n++;
+		memset(&f->flow[id], 0, sizeof(f->flow[id]));
+		f->flow[id].start = starts[s];
+		f->of[starts[s]] = id;
+		stack[sp++] = starts[s];
+		while (sp) {
+			uint32_t x = stack[--sp], y;
+			const struct trace_thread *th = &t->th[t->ev[x].thread];
+			size_t c;
+
+			/* the intra-thread edge, unless the rules cut it */
+			y = x + 1;
+			if (y < th->first + th->n && !g.indeg[y] &&
+			    !(t->ev[y].kind == TK_RECV && t->ev[y].bytes > 0) &&
+			    !flows_is_start(t, o, &t->ev[y]) &&
+			    f->of[y] == TRACE_NONE) {
+				f->of[y] = id;
+				stack[sp++] = y;
+			}
+			for (c = g.head[x]; c < g.head[x + 1]; c++) {
+				y = g.out[c];
+				if (f->of[y] == TRACE_NONE) {
+					f->of[y] = id;
+					stack[sp++] = y;
+				}
+			}
+		}
+	}
+	err = flows_summarize(t, f);
+out:
+	free(starts);
+	free(stack);
+	free(g.head);
+	free(g.out);
+	free(g.indeg);
+	free(g.pair);
+	if (err) {
+		flows_free(f);
+		return err;
+	}
+	*out = f;
+	return 0;
+}

@@ -1,0 +1,496 @@
+/*
+ * analysis/profiles.c - see analysis/profiles.h.
+ *
+ * One pass over the events accumulates (unit, path) cells in an
+ * open-addressed table keyed by unit << 32 | space index; the cells are
+ * then sorted into each unit's sparse vector and normalized.  Trace paths
+ * are mapped to space indices once each (pathk[]).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profiles.h"
+
+static const char *const profiles_names[] = { "coverage", "time", "comm",
+					      "composite" };
+
+int profiles_kind_parse(const char *name)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (strcmp(name, profiles_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *profiles_kind_name(int kind)
+{
+	return kind >= 0 && kind < 4 ? profiles_names[kind] : "?";
+}
+
+static uint64_t profiles_fnv(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+void profiles_space_release(struct profiles_space *sp)
+{
+	size_t i;
+
+	for (i = 0; i < sp->n; i++)
+		free(sp->key[i]);
+	free(sp->key);
+	free(sp->hash);
+	memset(sp, 0, sizeof(*sp));
+}
+
+static int profiles_space_grow(struct profiles_space *sp)
+{
+	size_t nc = sp->hcap ? sp->hcap * 2 : 1024, i;
+	uint32_t *nh = malloc(nc * sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	memset(nh, 0xff, nc * sizeof(*nh));
+	for (i = 0; i < sp->n; i++) {
+		size_t h = profiles_fnv(sp->key[i]) & (nc - 1);
+
+		while (nh[h] != TRACE_NONE)
+			h = (h + 1) & (nc - 1);
+		nh[h] = (uint32_t)i;
+	}
+	free(sp->hash);
+	sp->hash = nh;
+	sp->hcap = nc;
+	return 0;
+}
+
+uint32_t profiles_space_index(struct profiles_space *sp,
+			      const struct trace *t, uint32_t path)
+{
+	char *key = trace_path_key(t, path);
+	size_t h;
+
+	if (!key)
+		return TRACE_NONE;
+	if (2 * (sp->n + 1) > sp->hcap && profiles_space_grow(sp)) {
+		free(key);
+		return TRACE_NONE;
+	}
+	h = profiles_fnv(key) & (sp->hcap - 1);
+	while (sp->hash[h] != TRACE_NONE) {
+		if (strcmp(sp->key[sp->hash[h]], key) == 0) {
+			free(key);
+			return sp->hash[h];
+		}
+		h = (h + 1) & (sp->hcap - 1);
+	}
+	if (sp->n == sp->cap) {
+		size_t nc = sp->cap ? sp->cap * 2 : 256;
+		char **n = realloc(sp->key, nc * sizeof(*n));
+
+		if (!n) {
+			free(key);
+			return TRACE_NONE;
+		}
+		sp->key = n;
+		sp->cap = nc;
+	}
+	sp->key[sp->n] = key;
+	sp->hash[h] = (uint32_t)sp->n;
+	return (uint32_t)sp->n++;
+}
+
+struct profiles_cell {
+	uint64_t key; /* unit << 32 | k; UINT64_MAX empty */
+	struct profiles_entry e;
+};
+
+struct profiles_table {
+	struct profiles_cell *c;
+	size_t n, cap;
+};
+
+static struct profiles_entry *profiles_cell(struct profiles_table *tb,
+					    uint32_t unit, uint32_t k)
+{
+	uint64_t key = (uint64_t)unit << 32 | k;
+	size_t h;
+
+	if (2 * (tb->n + 1) > tb->cap) {
+		size_t nc = tb->cap ? tb->cap * 2 : 4096, i;
+		struct profiles_cell *nt = malloc(nc * sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (i = 0; i < nc; i++)
+			nt[i].key = UINT64_MAX;
+		for (i = 0; i < tb->cap; i++) {
+			size_t j;
+
+			if (tb->c[i].key == UINT64_MAX)
+				continue;
+			j = (tb->c[i].key * 0x9e3779b97f4a7c15ull >> 20) & (nc - 1);
+			while (nt[j].key != UINT64_MAX)
+				j = (j + 1) & (nc - 1);
+			nt[j] = tb->c[i];
+		}
+		free(tb->c);
+		tb->c = nt;
+		tb->cap = nc;
+	}
+	h = (key * 0x9e3779b97f4a7c15ull >> 20) & (tb->cap - 1);
+	while (tb->c[h].key != UINT64_MAX) {
+		if (tb->c[h].key == key)
+			return &tb->c[h].e;
+		h = (h + 1) & (tb->cap - 1);
+	}
+	tb->c[h].key = key;
+	memset(&tb->c[h].e, 0, sizeof(tb->c[h].e));
+	tb->c[h].e.k = k;
+	tb->c[h].e.path = TRACE_NONE;
+	tb->c[h].e.first_ts = INT64_MAX;
+	tb->n++;
+	return &tb->c[h].e;
+}
+
+static int profiles_cell_cmp(const void *a, const void *b)
+{
+	const struct profiles_cell *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+void profiles_free(struct profile *p, size_t n)
+{
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < n; i++)
+		free(p[i].e);
+	free(p);
+}
+
+/* Did the thread of event i end with its thread or process exiting? */
+static int profiles_thread_ended(const struct trace *t, size_t i)
+{
+	const struct trace_thread *th = &t->th[t->ev[i].thread];
+	size_t j;
+
+	for (j = th->first + th->n; j-- > th->first;) {
+		int k = t->ev[j].kind;
+
+		if (k == TK_PROCESS_EXIT || k == TK_THREAD_EXIT)
+			return 1;
+		if (k == TK_ENTRY || k == TK_EXIT)
+			return 0;
+	}
+	return 0;
+}
+
+int profiles_build(struct profiles_space *sp, const struct trace *t,
+		   const uint32_t *unit_of, size_t nunits,
+		   struct profile **out)
+{
+	return profiles_build_window(sp, t, unit_of, nunits, 0, 0, out);
+}
+
+int profiles_build_window(struct profiles_space *sp, const struct trace *t,
+			  const uint32_t *unit_of, size_t nunits, int64_t w0,
+			  int64_t w1, struct profile **out)
+{
+	int win = w1 > w0;
+	struct profiles_table tb = { 0 };
+	struct profile *p;
+	uint32_t *pathk;
+	size_t i, c, w;
+	int err = 0;
+
+	p = calloc(nunits + 1, sizeof(*p));
+	pathk = malloc(t->npath * sizeof(*pathk));
+	if (!p || !pathk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memset(pathk, 0xff, t->npath * sizeof(*pathk));
+	for (i = 0; i < nunits; i++) {
+		p[i].t = t;
+		p[i].first_ts = INT64_MAX;
+		p[i].last_ts = INT64_MIN;
+	}
+#define PATHK(x)                                                           \
+	(pathk[x] != TRACE_NONE ? pathk[x]                                 \
+				: (pathk[x] = profiles_space_index(sp, t, x)))
+	for (i = 0; i < t->nev; i++) {
+		const struct trace_event *e = &t->ev[i];
+		uint32_t u = unit_of[i], k;
+		struct profiles_entry *ce;
+
+		if (u == TRACE_NONE || u >= nunits)
+			continue;
+		if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
+			p[u].nevents++;
+			if (e->ts_ns < p[u].first_ts)
+				p[u].first_ts = e->ts_ns;
+			if (e->ts_ns > p[u].last_ts)
+				p[u].last_ts = e->ts_ns;
+			if (e->kind == TK_ENTRY && e->path) {
+				if ((k = PATHK(e->path)) == TRACE_NONE ||
+				    !(ce = profiles_cell(&tb, u, k))) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ce->cov = 1;
+				if (e->ts_ns < ce->first_ts) {
+					ce->first_ts = e->ts_ns;
+					ce->path = e->path;
+				}
+			}
+			if (e->kind == TK_SEND && e->bytes > 0 && e->path) {
+				if ((k = PATHK(e->path)) == TRACE_NONE ||
+				    !(ce = profiles_cell(&tb, u, k))) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ce->comm += (double)e->bytes;
+				p[u].total_bytes += e->bytes;
+				if (ce->path == TRACE_NONE)
+					ce->path = e->path;
+			}
+		}
+		/* the time to the thread's next event, both in the unit; from
+		 * a thread's last event in a call, to the end of the trace */
+		if (e->after) {
+			int64_t a = e->ts_ns, b = a, dt;
+
+			if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
+				if (unit_of[i + 1] == u)
+					b = t->ev[i + 1].ts_ns;
+			} else if (!profiles_thread_ended(t, i)) {
+				b = t->end_ts;
+			}
+			if (win) {
+				a = a < w0 ? w0 : a;
+				b = b > w1 ? w1 : b;
+			}
+			if (b <= a)
+				continue;
+			dt = b - a;
+
+			if ((k = PATHK(e->after)) == TRACE_NONE ||
+			    !(ce = profiles_cell(&tb, u, k))) {
+				err = -ENOMEM;
+				goto out;
+			}
+			ce->time += (double)dt;
+			p[u].total_ns += dt;
+			if (ce->path == TRACE_NONE)
+				ce->path = e->after;
+		}
+	}
+#undef PATHK
+	/* compact, sort by (unit, k), split */
+	for (c = 0, w = 0; c < tb.cap; c++)
+		if (tb.c[c].key != UINT64_MAX)
+			tb.c[w++] = tb.c[c];
+	qsort(tb.c, w, sizeof(*tb.c), profiles_cell_cmp);
+	for (c = 0; c < w; c++)
+		p[tb.c[c].key >> 32].n++;
+	for (i = 0; i < nunits; i++) {
+		p[i].e = malloc((p[i].n + 1) * sizeof(*p[i].e));
+		if (!p[i].e) {
+			err = -ENOMEM;
+			goto out;
+		}
+		p[i].n = 0;
+	}
+	for (c = 0; c < w; c++) {
+		struct profile *q = &p[tb.c[c].key >> 32];
+		struct profiles_entry *e = &q->e[q->n++];
+
+		*e = tb.c[c].e;
+		if (q->total_ns)
+			e->time /= (double)q->total_ns;
+		if (q->total_bytes)
+			e->comm /= (double)q->total_bytes;
+	}
+out:
+	free(tb.c);
+	free(pathk);
+	if (err) {
+		profiles_free(p, nunits);
+		return err;
+	}
+	*out = p;
+	return 0;
+}
+
+int profiles_units_by_process(const struct trace *t, uint32_t **unit_of,
+			      int64_t **pids, size_t *n)
+{
+	int64_t *pl = NULL, *first = NULL;
+	uint32_t *of;
+	size_t np = 0, i, k;
+
+	of = malloc((t->nev + 1) * sizeof(*of));
+	pl = malloc((t->nth + 1) * sizeof(*pl));
+	first = malloc((t->nth + 1) * sizeof(*first));
+	if (!of || !pl || !first) {
+		free(of);
+		free(pl);
+		free(first);
+		return -ENOMEM;
+	}
+	for (k = 0; k < t->nth; k++) {
+		int64_t ts;
+
+		if (!t->th[k].n)
+			continue;
+		ts = t->ev[t->th[k].first].ts_ns;
+		for (i = 0; i < np && pl[i] != t->th[k].pid; i++)
+			;
+		if (i == np) {
+			pl[np] = t->th[k].pid;
+			first[np++] = ts;
+		} else if (ts < first[i]) {
+			first[i] = ts;
+		}
+	}
+	/* by first event, then pid */
+	for (i = 1; i < np; i++)
+		for (k = i; k > 0 && (first[k] < first[k - 1] ||
+				      (first[k] == first[k - 1] &&
+				       pl[k] < pl[k - 1]));
+		     k--) {
+			int64_t a = pl[k], b = first[k];
+
+			pl[k] = pl[k - 1];
+			first[k] = first[k - 1];
+			pl[k - 1] = a;
+			first[k - 1] = b;
+		}
+	for (i = 0; i < t->nev; i++) {
+		of[i] = TRACE_NONE;
+		for (k = 0; k < np; k++)
+			if (pl[k] == t->ev[i].pid) {
+				of[i] = (uint32_t)k;
+				break;
+			}
+	}
+	free(first);
+	*unit_of = of;
+	*pids = pl;
+	*n = np;
+	return 0;
+}
+
+const struct profiles_entry *profiles_find(const struct profile *p,
+					   uint32_t k)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->e[mid].k < k)
+			lo = mid + 1;
+		else if (p->e[mid].k > k)
+			hi = mid;
+		else
+			return &p->e[mid];
+	}
+	return NULL;
+}
+
+/* One component of the difference; x or y may be NULL (zero). */
+static double profiles_component(const struct profiles_entry *x,
+				 const struct profiles_entry *y, int kind)
+{
+	double cx, cy, tx, ty, sx, sy;
+
+	cx = x ? x->cov : 0;
+	cy = y ? y->cov : 0;
+	tx = x ? x->time : 0;
+	ty = y ? y->time : 0;
+	sx = x ? x->comm : 0;
+	sy = y ? y->comm : 0;
+	switch (kind) {
+	case PROFILES_COVERAGE:
+		return fabs(cx - cy);
+	case PROFILES_TIME:
+		return fabs(tx - ty);
+	case PROFILES_COMM:
+		return fabs(sx - sy);
+	default:
+		return fabs(tx - ty) + fabs(sx - sy);
+	}
+}
+
+double profiles_distance(const struct profile *a, const struct profile *b,
+			 int kind)
+{
+	size_t i = 0, j = 0;
+	double d = 0;
+
+	while (i < a->n || j < b->n) {
+		if (j == b->n || (i < a->n && a->e[i].k < b->e[j].k))
+			d += profiles_component(&a->e[i++], NULL, kind);
+		else if (i == a->n || b->e[j].k < a->e[i].k)
+			d += profiles_component(NULL, &b->e[j++], kind);
+		else
+			d += profiles_component(&a->e[i++], &b->e[j++], kind);
+	}
+	return d;
+}
+
+uint32_t profiles_max_delta(const struct profile *p, const struct profile *q,
+			    int kind, double *value)
+{
+	size_t i = 0, j = 0;
+	uint32_t best = TRACE_NONE;
+	double bv = 0;
+	int bin = 0;
+	int64_t bts = INT64_MAX;
+
+	while (i < p->n || j < q->n) {
+		const struct profiles_entry *x = NULL, *y = NULL;
+		double v;
+		int in;
+		int64_t ts;
+		uint32_t k;
+
+		if (j == q->n || (i < p->n && p->e[i].k < q->e[j].k)) {
+			x = &p->e[i++];
+		} else if (i == p->n || q->e[j].k < p->e[i].k) {
+			y = &q->e[j++];
+		} else {
+			x = &p->e[i++];
+			y = &q->e[j++];
+		}
+		v = profiles_component(x, y, kind);
+		in = x && (x->cov || x->time > 0 || x->comm > 0);
+		ts = x ? x->first_ts : INT64_MAX;
+		k = x ? x->k : y->k;
+		if (v <= 0)
+			continue;
+		if (best == TRACE_NONE || v > bv + 1e-12 ||
+		    (fabs(v - bv) <= 1e-12 &&
+		     (in > bin || (in == bin && ts < bts)))) {
+			best = k;
+			bv = v;
+			bin = in;
+			bts = ts;
+		}
+	}
+	if (value)
+		*value = bv;
+	return best;
+}

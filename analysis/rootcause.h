@@ -1,0 +1,84 @@
+/*
+ * analysis/rootcause.h - from an anomaly to the call paths that explain
+ * it (anomaly-diagnosis §4.1, §5; self-propelled §4.2).
+ *
+ * Fail-stop (earliest last timestamp): the last timestamp of every
+ * process; their mean and (population) standard deviation.  The candidate
+ * is the process with the earliest last timestamp among those that did
+ * not end with exit status 0 (a clean exit is no failure: a helper that
+ * finished early is not one); a process whose trace stops inside a call
+ * that never returned (blocked, then killed) or at a crash is one.  It is
+ * reported as fail-stop when mean - its timestamp exceeds both the clock
+ * precision and z standard deviations.  Its last function is the
+ * innermost frame open at its last event, with the whole call stack
+ * (trace paths are rebuilt by depth, so a wrapped ring's rebuilt entries
+ * give the stack too).
+ *
+ * Root-cause paths: Δa = coverage paths of the anomalous profile absent
+ * from the normal one, Δn the reverse; in each, a path whose proper
+ * prefix is also in the set is dropped; paths left that differ only in
+ * the last call are merged (main -> [A, D]); each kept path is ranked by
+ * its first occurrence (time from its flow's start) and by length
+ * (shorter first, then earlier), over both sides together.
+ *
+ * Anomalous time window (§5.3): the processes' traces cut into windows of
+ * equal length; in each window the processes' time profiles are scored
+ * (unsupervised); the earliest window in which the anomalous process
+ * ranks first.  Pure.
+ */
+#ifndef PROPEL_ANALYSIS_ROOTCAUSE_H
+#define PROPEL_ANALYSIS_ROOTCAUSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/profiles.h"
+#include "analysis/trace.h"
+
+struct rootcause_failstop {
+	int found;
+	int64_t pid, tid, ts_ns;
+	uint32_t last_func;	/* interned name, 0 unknown */
+	uint32_t stack;		/* trace path of the innermost open frame */
+	double mean_ns, sd_ns;
+	size_t nproc;
+};
+
+#define ROOTCAUSE_PRECISION_NS 10000000 /* 10 ms */
+#define ROOTCAUSE_Z 1.0
+
+void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
+			struct rootcause_failstop *out);
+
+struct rootcause_path {
+	int side;		/* 0: in the anomalous flow only; 1: normal */
+	const struct trace *t;	/* whose trace path */
+	uint32_t path;		/* the earliest member, whole */
+	uint32_t *last;		/* last calls merged (interned in t), >= 1 */
+	size_t nlast;
+	uint32_t len;		/* frames of path */
+	int64_t first_ts, rel_ts;
+	size_t rank_time, rank_length;
+};
+
+struct rootcause {
+	size_t delta_raw;	/* |Δa| + |Δn| */
+	size_t delta_pruned;	/* after prefix pruning */
+	struct rootcause_path *p; /* kept paths, by rank_time */
+	size_t n;
+};
+
+/* a: anomalous profile, nm: normal; both from one profiles_space. */
+int rootcause_paths(struct profiles_space *sp, const struct profile *a,
+		    const struct profile *nm, struct rootcause *out);
+void rootcause_release(struct rootcause *rc);
+
+/*
+ * The earliest window (of window_ns) where process pid ranks first
+ * among the processes (time profiles, k-th neighbour).  0 and
+ * *start and *end, -ENOENT when it never does, -ENOMEM.
+ */
+int rootcause_window(const struct trace *t, int64_t pid, int64_t window_ns,
+		     int64_t *start, int64_t *end);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * analysis/trace.h - the in-memory trace every analysis works on: the
+ * events of one session, thread by thread in time order, with names
+ * interned, call paths built and every matched recv pointing at its send.
+ *
+ * Built by engine/analysis-load.c from a session (the same reader replay
+ * uses), or by hand in tests/unit/: trace_new, then per thread
+ * trace_thread_begin + trace_add (events in time order), trace_message
+ * for each matched pair (by event id), trace_process for what is known of
+ * a process, and trace_finish, which resolves the messages and computes
+ * each event's call path.  After trace_finish the trace is read-only.
+ *
+ * Call paths (self-propelled §5.1, fixed): a path is the chain of
+ * (function, call site) pairs from the thread's outermost traced frame,
+ * so two calls of one function from two sites are two paths.  Paths live
+ * in a trie (struct trace_path, index 0 = the empty path); the key that
+ * compares paths across sessions is trace_path_key(): names and the call
+ * site's file basename and line, never addresses.  Frames are tracked by
+ * depth, so a stack rebuilt at the start of a wrapped ring (entries with
+ * the rebuilt flag) gives whole paths too.
+ *
+ * Pure: no I/O.  Kinds have the values of enum session_kind
+ * (engine/session.h) so that the loader passes them through unchanged.
+ */
+#ifndef PROPEL_ANALYSIS_TRACE_H
+#define PROPEL_ANALYSIS_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum trace_kind {
+	TK_ENTRY = 1,
+	TK_EXIT = 2,
+	TK_SIGNAL = 3,
+	TK_THREAD_START = 5,
+	TK_THREAD_EXIT = 6,
+	TK_FORK = 7,
+	TK_EXEC = 8,
+	TK_PROCESS_EXIT = 9,
+	TK_SEND = 10,
+	TK_RECV = 11,
+	TK_LOST = 12,
+};
+
+#define TRACE_NONE ((uint32_t)-1)
+
+struct trace_event {
+	int64_t id, ts_ns;
+	int64_t pid, tid;
+	int64_t bytes;	 /* send/recv: the call's result */
+	int64_t arg;	 /* fork: child pid; signal: signo; process_exit: status */
+	int64_t val[2];	 /* directive values: entry arg N in val[0..1], exit
+			  * return value in val[0] (has_val bits) */
+	uint32_t func;	 /* interned name, 0 = none */
+	uint32_t site;	 /* interned "file:line" of the call site, 0 = none */
+	uint32_t path;	 /* trace_finish: entry: its own path; other events:
+			  * the innermost open frame's path (0 = none) */
+	uint32_t after;	 /* trace_finish: the innermost frame's path after
+			  * the event (an exit: its caller's) */
+	uint32_t match;	 /* recv: index of the send holding its first byte */
+	uint32_t thread; /* index in trace->th */
+	int32_t depth;
+	uint8_t kind;	 /* enum trace_kind */
+	uint8_t has_val; /* bit i: val[i] set */
+	uint8_t rebuilt; /* entry rebuilt for a frame lost in a wrapped ring */
+};
+
+struct trace_thread {
+	int64_t pid, tid;
+	size_t first, n; /* its events: ev[first .. first + n) */
+};
+
+struct trace_process {
+	int64_t pid, start_ns;
+	int exited;	 /* the process ended with an exit status */
+	int status;	 /* exit status when exited */
+	int signal;	 /* killed by this signal, 0 none */
+	uint32_t exe;	 /* interned path, 0 unknown */
+};
+
+struct trace_path {
+	uint32_t parent; /* 0 for a thread's outermost frame */
+	uint32_t func, site;
+	uint32_t len;	 /* frames */
+};
+
+struct trace {
+	struct trace_event *ev;
+	size_t nev, cap;
+	struct trace_thread *th;
+	size_t nth, thcap;
+	struct trace_process *proc;
+	size_t nproc, proccap;
+	struct trace_path *path; /* path[0]: the empty path */
+	size_t npath, pathcap;
+	char **str; /* str[0] = "" */
+	size_t nstr, strcap;
+	/* private: interning and message tables */
+	uint32_t *strhash, *pathhash;
+	size_t strhcap, pathhcap;
+	int64_t (*msg)[2];
+	size_t nmsg, msgcap;
+	int64_t first_pid; /* the first traced process (trace_finish) */
+	int64_t end_ts;	   /* the latest event of all (trace_finish) */
+	size_t nrecv_matched;
+};
+
+struct trace *trace_new(void);
+void trace_free(struct trace *t);
+
+/* Intern a string: its index (>= 1), 0 for NULL/"", TRACE_NONE on ENOMEM. */
+uint32_t trace_intern(struct trace *t, const char *s);
+
+/* Events of one thread follow, in time order.  0 or -ENOMEM. */
+int trace_thread_begin(struct trace *t, int64_t pid, int64_t tid);
+/* Append an event to the current thread (func/site already interned).
+ * 0 or -ENOMEM / -EINVAL (no thread begun). */
+int trace_add(struct trace *t, const struct trace_event *e);
+/* A matched pair, by event id.  0 or -ENOMEM. */
+int trace_message(struct trace *t, int64_t send_id, int64_t recv_id);
+/* What the session knows of a process.  0 or -ENOMEM. */
+int trace_process_add(struct trace *t, const struct trace_process *p);
+/* Resolve messages, compute paths and the first process.  0 or -ENOMEM. */
+int trace_finish(struct trace *t);
+
+const char *trace_str(const struct trace *t, uint32_t i);
+/* The process record of pid, NULL when unknown. */
+const struct trace_process *trace_process_get(const struct trace *t,
+					      int64_t pid);
+/* The path's functions from the outermost, into out[0..n): returns the
+ * number of frames (may exceed max: only max written). */
+size_t trace_path_funcs(const struct trace *t, uint32_t path,
+			const char **out, size_t max);
+/* The key comparing paths across sessions, malloc'd ("f@file:line>..."),
+ * NULL on ENOMEM. */
+char *trace_path_key(const struct trace *t, uint32_t path);
+
+#endif

@@ -1,0 +1,129 @@
+/*
+ * engine/analysis-load.c - see engine/analysis-load.h.  replay_walk gives
+ * the events thread by thread in time order, which is the order
+ * trace_add wants; a change of (pid, tid) begins the next thread.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/analysis-load.h"
+#include "engine/replay.h"
+#include "engine/session.h"
+#include "share/log.h"
+
+struct analysis_load {
+	struct trace *t;
+	int64_t pid, tid;
+	int begun;
+};
+
+static int analysis_load_event(const struct replay_event *ev, void *arg)
+{
+	struct analysis_load *l = arg;
+	struct trace_event e;
+	char site[4096];
+	int err;
+
+	if (!l->begun || ev->pid != l->pid || ev->tid != l->tid) {
+		err = trace_thread_begin(l->t, ev->pid, ev->tid);
+		if (err)
+			return err;
+		l->begun = 1;
+		l->pid = ev->pid;
+		l->tid = ev->tid;
+	}
+	memset(&e, 0, sizeof(e));
+	e.id = ev->id;
+	e.ts_ns = ev->ts_ns;
+	e.kind = (uint8_t)ev->kind;
+	e.depth = ev->depth;
+	e.rebuilt = (uint8_t)ev->rebuilt;
+	if (ev->kind == SK_ENTRY || ev->kind == SK_EXIT) {
+		e.func = trace_intern(l->t, ev->func);
+		if (e.func == TRACE_NONE)
+			return -ENOMEM;
+	}
+	if (ev->kind == SK_ENTRY && ev->file) {
+		snprintf(site, sizeof(site), "%s:%d", ev->file, ev->line);
+		e.site = trace_intern(l->t, site);
+		if (e.site == TRACE_NONE)
+			return -ENOMEM;
+	}
+	if (ev->kind == SK_SEND || ev->kind == SK_RECV)
+		e.bytes = ev->arg[1];
+	else
+		e.arg = ev->arg[0];
+	return trace_add(l->t, &e);
+}
+
+static int analysis_load_tables(struct session *s, struct trace *t)
+{
+	sqlite3 *db = session_db(s);
+	sqlite3_stmt *st;
+	int rc, err = 0;
+
+	/* sessions from before the comm tables have no messages */
+	if (sqlite3_prepare_v2(db, "SELECT send, recv FROM messages", -1, &st,
+			       NULL) == SQLITE_OK) {
+		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW)
+			err = trace_message(t, sqlite3_column_int64(st, 0),
+					    sqlite3_column_int64(st, 1));
+		if (!err && rc != SQLITE_DONE)
+			err = -EIO;
+		sqlite3_finalize(st);
+	}
+	if (err)
+		return err;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT pid, start_ns, exit_status, signal, exe"
+			       " FROM processes ORDER BY id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct trace_process p = { 0 };
+
+		p.pid = sqlite3_column_int64(st, 0);
+		p.start_ns = sqlite3_column_int64(st, 1);
+		p.exited = sqlite3_column_type(st, 2) != SQLITE_NULL;
+		p.status = sqlite3_column_int(st, 2);
+		p.signal = sqlite3_column_int(st, 3);
+		p.exe = trace_intern(t, (const char *)sqlite3_column_text(st, 4));
+		if (p.exe == TRACE_NONE)
+			err = -ENOMEM;
+		else
+			err = trace_process_add(t, &p);
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(st);
+	return err;
+}
+
+int analysis_load(struct session *s, struct trace **out, char **cause)
+{
+	struct analysis_load l = { 0 };
+	int err;
+
+	l.t = trace_new();
+	if (!l.t)
+		return propel_cause(cause, -ENOMEM, "%s: out of memory",
+				    session_path(s));
+	err = replay_walk(s, NULL, analysis_load_event, &l, cause);
+	if (!err)
+		err = analysis_load_tables(s, l.t);
+	if (!err)
+		err = trace_finish(l.t);
+	if (err) {
+		trace_free(l.t);
+		if (err == -ENOMEM)
+			return propel_cause(cause, err, "%s: out of memory",
+					    session_path(s));
+		return propel_cause(cause, err,
+				    "%s: session file is corrupt or truncated",
+				    session_path(s));
+	}
+	*out = l.t;
+	return 0;
+}

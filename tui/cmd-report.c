@@ -1,0 +1,801 @@
+/*
+ * tui/cmd-report.c - `propel report --flows | --suspects [--by flow|process]
+ * | --rootcause [--flow N] [--normal M] [--reference DB]...
+ * [--format=text|json] [DB]`: flows, suspect scores and root-cause paths of
+ * a recorded session.  Options and printing only: the session is read by
+ * engine/analysis-load.c, the work is analysis/ (flows, profiles,
+ * suspects, rootcause).
+ *
+ * Flow ids are 1-based, in order of their start.  The JSON shapes are a
+ * contract (README.md, "propel report"); text is for people.
+ *
+ *   --rootcause without --flow: the top suspect (by flow) is anomalous; the
+ *   normal flow is --normal M, else its nearest neighbour among the
+ *   session's other flows, or with --reference, among the reference
+ *   sessions' flows (M then numbers the first reference's flows).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/flows.h"
+#include "analysis/profiles.h"
+#include "analysis/rootcause.h"
+#include "analysis/suspects.h"
+#include "analysis/trace.h"
+#include "engine/analysis-load.h"
+#include "engine/session.h"
+#include "share/log.h"
+#include "tui/cmd.h"
+
+enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE };
+#define REPORT_MAXREF 16
+#define REPORT_MAXPATH 256
+
+struct report_opts {
+	int mode, json, by_process, profile, per_process;
+	long flow, normal; /* 1-based, 0 = not given */
+	const char *ref[REPORT_MAXREF];
+	size_t nref;
+	const char *start;
+	int64_t precision_ns, window_ns;
+};
+
+/* One loaded session: its trace, flows, units and profiles. */
+struct report_run {
+	const char *path;
+	struct trace *t;
+	struct flows *f;
+	uint32_t *unit_of; /* by process: own array; by flow: f->of */
+	int64_t *pids;
+	size_t nunits;
+	struct profile *prof;
+};
+
+static void cmd_report_run_release(struct report_run *r)
+{
+	profiles_free(r->prof, r->nunits);
+	if (r->f && r->unit_of != r->f->of)
+		free(r->unit_of);
+	free(r->pids);
+	flows_free(r->f);
+	trace_free(r->t);
+	memset(r, 0, sizeof(*r));
+}
+
+static const char *cmd_report_base(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static int cmd_report_load(const char *path, const struct report_opts *o,
+			   int by_process, struct profiles_space *sp,
+			   struct report_run *r, char **cause)
+{
+	struct flows_opts fo = { 0 };
+	struct session *s = NULL;
+	size_t i, ncomm = 0;
+	int err;
+
+	r->path = path;
+	err = session_open(path, SESSION_READ, &s, cause);
+	if (err)
+		return err;
+	err = analysis_load(s, &r->t, cause);
+	session_close(s);
+	if (err)
+		return err;
+	if (!r->t->nev)
+		return propel_cause(cause, -ENODATA,
+				    "%s: the session holds no events", path);
+	for (i = 0; i < r->t->nev; i++)
+		ncomm += r->t->ev[i].kind == TK_SEND ||
+			 r->t->ev[i].kind == TK_RECV;
+	fo.start_func = o->start;
+	fo.per_process = o->per_process;
+	err = flows_build(r->t, &fo, &r->f);
+	if (err)
+		return propel_cause(cause, err, "%s: out of memory", path);
+	if (o->start && !r->f->n)
+		return propel_cause(cause, -ENOENT,
+				    "%s: --start %s: no call of it in the "
+				    "session",
+				    path, o->start);
+	if (r->f->per_process && !o->per_process)
+		fprintf(stderr,
+			"propel: report: %s: %s; one flow per process\n", path,
+			ncomm ? "no recv in the first process"
+			      : "no communication recorded");
+	if (by_process) {
+		err = profiles_units_by_process(r->t, &r->unit_of, &r->pids,
+						&r->nunits);
+	} else {
+		r->unit_of = r->f->of;
+		r->nunits = r->f->n;
+	}
+	if (!err)
+		err = profiles_build(sp, r->t, r->unit_of, r->nunits, &r->prof);
+	if (err)
+		return propel_cause(cause, err, "%s: out of memory", path);
+	return 0;
+}
+
+/* A reference must be a run of the same program. */
+static int cmd_report_same_program(const struct report_run *a,
+				   const struct report_run *b, char **cause)
+{
+	const struct trace_process *pa = trace_process_get(a->t, a->t->first_pid);
+	const struct trace_process *pb = trace_process_get(b->t, b->t->first_pid);
+	const char *ea, *eb;
+
+	if (!pa || !pb || !pa->exe || !pb->exe)
+		return 0;
+	ea = cmd_report_base(trace_str(a->t, pa->exe));
+	eb = cmd_report_base(trace_str(b->t, pb->exe));
+	if (strcmp(ea, eb) == 0)
+		return 0;
+	return propel_cause(cause, -EINVAL,
+			    "--reference %s: a session of another program "
+			    "(%s, not %s)",
+			    b->path, eb, ea);
+}
+
+/* JSON */
+
+static void cmd_report_jstr(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void cmd_report_jpath(const struct trace *t, uint32_t path)
+{
+	const char *fn[REPORT_MAXPATH];
+	size_t n = trace_path_funcs(t, path, fn, REPORT_MAXPATH), i;
+
+	putchar('[');
+	for (i = 0; i < n && i < REPORT_MAXPATH; i++) {
+		if (i)
+			putchar(',');
+		cmd_report_jstr(fn[i]);
+	}
+	putchar(']');
+}
+
+static void cmd_report_tpath(const struct trace *t, uint32_t path)
+{
+	const char *fn[REPORT_MAXPATH];
+	size_t n = trace_path_funcs(t, path, fn, REPORT_MAXPATH), i;
+
+	if (!n)
+		fputs("?", stdout);
+	for (i = 0; i < n && i < REPORT_MAXPATH; i++)
+		printf("%s%s", i ? " > " : "", fn[i]);
+}
+
+static const char *cmd_report_start_func(const struct trace *t, uint32_t ev)
+{
+	uint32_t p = t->ev[ev].path;
+
+	if (t->ev[ev].kind == TK_ENTRY || t->ev[ev].kind == TK_EXIT)
+		return trace_str(t, t->ev[ev].func);
+	return p ? trace_str(t, t->path[p].func) : NULL;
+}
+
+static void cmd_report_flows(const struct report_run *r, int json)
+{
+	const struct trace *t = r->t;
+	size_t i, j;
+
+	if (json) {
+		fputs("{\"flows\": [", stdout);
+		for (i = 0; i < r->f->n; i++) {
+			const struct flows_flow *fl = &r->f->flow[i];
+			const struct trace_event *e = &t->ev[fl->start];
+			const char *fn = cmd_report_start_func(t, fl->start);
+
+			printf("%s\n {\"id\": %zu, \"start\": {\"pid\": %" PRId64
+			       ", \"tid\": %" PRId64 ", \"ts_ns\": %" PRId64
+			       ", \"func\": ",
+			       i ? "," : "", i + 1, e->pid, e->tid, e->ts_ns);
+			if (fn)
+				cmd_report_jstr(fn);
+			else
+				fputs("null", stdout);
+			fputs("}, \"pids\": [", stdout);
+			for (j = 0; j < fl->npids; j++)
+				printf("%s%" PRId64, j ? ", " : "", fl->pids[j]);
+			printf("], \"events\": %zu, \"duration_ns\": %" PRId64 "}",
+			       fl->nevents, fl->last_ts - fl->first_ts);
+		}
+		fputs("\n]}\n", stdout);
+		return;
+	}
+	if (r->f->per_process)
+		printf("# %zu flows, one per process\n", r->f->n);
+	else
+		printf("# %zu flows, from each recv of the first process (pid "
+		       "%" PRId64 ")\n",
+		       r->f->n, t->first_pid);
+	printf("#  ID  START PID/TID      FUNCTION              EVENTS    "
+	       "DURATION  PIDS\n");
+	for (i = 0; i < r->f->n; i++) {
+		const struct flows_flow *fl = &r->f->flow[i];
+		const struct trace_event *e = &t->ev[fl->start];
+		const char *fn = cmd_report_start_func(t, fl->start);
+		char pt[48];
+
+		snprintf(pt, sizeof(pt), "%" PRId64 "/%" PRId64, e->pid, e->tid);
+		printf("%5zu  %-16s %-20.20s %7zu %9.3f ms ", i + 1, pt,
+		       fn ? fn : "?", fl->nevents,
+		       (double)(fl->last_ts - fl->first_ts) / 1e6);
+		for (j = 0; j < fl->npids; j++)
+			printf("%s%" PRId64, j ? "," : " ", fl->pids[j]);
+		putchar('\n');
+	}
+}
+
+static void cmd_report_failstop(const struct trace *t,
+				const struct rootcause_failstop *fs, int json,
+				int64_t precision_ns)
+{
+	if (json) {
+		if (!fs->found) {
+			fputs("null", stdout);
+			return;
+		}
+		printf("{\"pid\": %" PRId64 ", \"tid\": %" PRId64
+		       ", \"last_func\": ",
+		       fs->pid, fs->tid);
+		if (fs->last_func)
+			cmd_report_jstr(trace_str(t, fs->last_func));
+		else
+			fputs("null", stdout);
+		printf(", \"ts_ns\": %" PRId64 "}", fs->ts_ns);
+		return;
+	}
+	if (!fs->found) {
+		printf("fail-stop: none (no process that failed stopped "
+		       "%.3f ms or one deviation before the mean of %zu last "
+		       "timestamps)\n",
+		       (double)precision_ns / 1e6, fs->nproc);
+		return;
+	}
+	printf("fail-stop: pid %" PRId64 " (tid %" PRId64 ") stopped first, "
+	       "%.3f s before the mean last timestamp (deviation %.3f s); "
+	       "last in %s\n  stack: ",
+	       fs->pid, fs->tid, (fs->mean_ns - (double)fs->ts_ns) / 1e9,
+	       fs->sd_ns / 1e9,
+	       fs->last_func ? trace_str(t, fs->last_func) : "?");
+	cmd_report_tpath(t, fs->stack);
+	putchar('\n');
+}
+
+/* The path of space index k, from p or else q (whichever has it). */
+static void cmd_report_kpath(const struct profile *p, const struct profile *q,
+			     uint32_t k, int json)
+{
+	const struct profiles_entry *e = k == TRACE_NONE ? NULL
+							: profiles_find(p, k);
+	const struct profile *from = p;
+
+	if ((!e || e->path == TRACE_NONE) && q && k != TRACE_NONE) {
+		e = profiles_find(q, k);
+		from = q;
+	}
+	if (!e || e->path == TRACE_NONE) {
+		fputs(json ? "[]" : "-", stdout);
+		return;
+	}
+	if (json)
+		cmd_report_jpath(from->t, e->path);
+	else
+		cmd_report_tpath(from->t, e->path);
+}
+
+static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
+			       size_t nref, const struct report_opts *o)
+{
+	struct rootcause_failstop fs;
+	struct suspects_score *sc;
+	struct profile *N = NULL;
+	size_t m = 0, i, j, *order;
+	int err = 0;
+
+	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &fs);
+	for (i = 0; i < nref; i++)
+		m += ref[i].nunits;
+	sc = calloc(r->nunits + 1, sizeof(*sc));
+	order = calloc(r->nunits + 1, sizeof(*order));
+	N = calloc(m + 1, sizeof(*N));
+	if (!sc || !order || !N) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, m = 0; i < nref; i++)
+		for (j = 0; j < ref[i].nunits; j++)
+			N[m++] = ref[i].prof[j];
+	err = suspects_score(r->prof, r->nunits, N, m, o->profile, 0, sc);
+	if (err)
+		goto out;
+	for (i = 0; i < r->nunits; i++)
+		order[sc[i].rank - 1] = i;
+	if (o->json) {
+		printf("{\"by\": \"%s\", \"fail_stop\": ",
+		       o->by_process ? "process" : "flow");
+		cmd_report_failstop(r->t, &fs, 1, o->precision_ns);
+		fputs(", \"scores\": [", stdout);
+	} else {
+		cmd_report_failstop(r->t, &fs, 0, o->precision_ns);
+		printf("suspects by %s (%s profiles, k = %zu%s%zu reference "
+		       "profile(s))\n",
+		       o->by_process ? "process" : "flow",
+		       profiles_kind_name(o->profile), suspects_k(r->nunits),
+		       ", ", m);
+		printf("%4s %8s %10s  %s\n", "RANK", o->by_process ? "PID" : "FLOW",
+		       "SCORE", "TOP PATH (largest delta component)");
+	}
+	for (i = 0; i < r->nunits; i++) {
+		size_t u = order[i];
+		const struct profile *nb = NULL;
+		uint32_t k = TRACE_NONE;
+
+		if (sc[u].nb_ref == 0)
+			nb = &r->prof[sc[u].nb];
+		else if (sc[u].nb_ref == 1)
+			nb = &N[sc[u].nb];
+		if (nb)
+			k = profiles_max_delta(&r->prof[u], nb, o->profile, NULL);
+		if (o->json) {
+			printf("%s\n {\"%s\": %" PRId64 ", \"score\": %.6g, "
+			       "\"rank\": %zu, \"top_path\": ",
+			       i ? "," : "", o->by_process ? "pid" : "id",
+			       o->by_process ? r->pids[u] : (int64_t)u + 1,
+			       sc[u].score, sc[u].rank);
+			cmd_report_kpath(&r->prof[u], nb, k, 1);
+			putchar('}');
+		} else {
+			printf("%4zu %8" PRId64 " %10.4f  ", sc[u].rank,
+			       o->by_process ? r->pids[u] : (int64_t)u + 1,
+			       sc[u].score);
+			cmd_report_kpath(&r->prof[u], nb, k, 0);
+			putchar('\n');
+		}
+	}
+	if (o->json) {
+		fputs("\n]}\n", stdout);
+	} else if (o->by_process && r->nunits) {
+		int64_t w0, w1, pid = fs.found ? fs.pid : r->pids[order[0]];
+		int64_t win = o->window_ns;
+
+		if (!win) /* 1/32 of the session, at least 1 ms */
+			win = (r->t->end_ts - r->t->ev[0].ts_ns) / 32;
+		if (win < 1000000)
+			win = 1000000;
+		if (rootcause_window(r->t, pid, win, &w0, &w1) == 0)
+			printf("earliest anomalous window of pid %" PRId64
+			       ": ts %" PRId64 " .. %" PRId64 " (%.3f ms "
+			       "windows)\n",
+			       pid, w0, w1, (double)win / 1e6);
+	}
+out:
+	free(sc);
+	free(order);
+	free(N);
+	return err;
+}
+
+static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
+				size_t nref, struct profiles_space *sp,
+				const struct report_opts *o, char **cause)
+{
+	const struct profile *a, *nm = NULL;
+	const struct report_run *nrun = r;
+	struct rootcause rc = { 0 };
+	size_t ai, ni = 0, i, j;
+	int err;
+
+	if (r->nunits < 1)
+		return propel_cause(cause, -ENOENT, "%s: no flows", r->path);
+	if (o->flow) {
+		if (o->flow < 1 || (size_t)o->flow > r->nunits)
+			return propel_cause(cause, -ENOENT,
+					    "--flow %ld: no such flow (%s has "
+					    "%zu)",
+					    o->flow, r->path, r->nunits);
+		ai = (size_t)o->flow - 1;
+	} else {
+		struct suspects_score *sc = calloc(r->nunits, sizeof(*sc));
+		struct profile *N;
+		size_t m = 0;
+
+		for (i = 0; i < nref; i++)
+			m += ref[i].nunits;
+		N = calloc(m + 1, sizeof(*N));
+		if (!sc || !N) {
+			free(sc);
+			free(N);
+			return -ENOMEM;
+		}
+		for (i = 0, m = 0; i < nref; i++)
+			for (j = 0; j < ref[i].nunits; j++)
+				N[m++] = ref[i].prof[j];
+		err = suspects_score(r->prof, r->nunits, N, m, o->profile, 0,
+				     sc);
+		free(N);
+		for (ai = 0; !err && ai < r->nunits && sc[ai].rank != 1; ai++)
+			;
+		free(sc);
+		if (err)
+			return err;
+	}
+	a = &r->prof[ai];
+	if (nref) {
+		nrun = &ref[0];
+		if (o->normal) {
+			if (o->normal < 1 || (size_t)o->normal > ref[0].nunits)
+				return propel_cause(cause, -ENOENT,
+						    "--normal %ld: no such flow "
+						    "(%s has %zu)",
+						    o->normal, ref[0].path,
+						    ref[0].nunits);
+			ni = (size_t)o->normal - 1;
+		} else { /* n_1: the nearest reference flow */
+			double bd = -1;
+
+			for (i = 0; i < nref; i++)
+				for (j = 0; j < ref[i].nunits; j++) {
+					double d = profiles_distance(
+						a, &ref[i].prof[j], o->profile);
+
+					if (bd < 0 || d < bd) {
+						bd = d;
+						nrun = &ref[i];
+						ni = j;
+					}
+				}
+		}
+		if (!nrun->nunits)
+			return propel_cause(cause, -ENOENT,
+					    "--reference %s: no flows",
+					    nrun->path);
+	} else if (o->normal) {
+		if (o->normal < 1 || (size_t)o->normal > r->nunits)
+			return propel_cause(cause, -ENOENT,
+					    "--normal %ld: no such flow (%s has "
+					    "%zu)",
+					    o->normal, r->path, r->nunits);
+		ni = (size_t)o->normal - 1;
+	} else {
+		ni = suspects_nearest(r->prof, r->nunits, ai, o->profile);
+		if (ni == r->nunits)
+			return propel_cause(cause, -ENOENT,
+					    "%s: one flow only: nothing to "
+					    "compare it with (give --reference)",
+					    r->path);
+	}
+	nm = &nrun->prof[ni];
+	err = rootcause_paths(sp, a, nm, &rc);
+	if (err)
+		return err;
+	if (o->json) {
+		printf("{\"anomalous\": %zu, \"normal\": %zu, \"delta_raw\": %zu, "
+		       "\"delta_kept\": %zu, \"paths\": [",
+		       ai + 1, ni + 1, rc.delta_raw, rc.n);
+		for (i = 0; i < rc.n; i++) {
+			const struct rootcause_path *p = &rc.p[i];
+
+			printf("%s\n {\"path\": ", i ? "," : "");
+			cmd_report_jpath(p->t, p->path);
+			fputs(", \"merged_last\": [", stdout);
+			for (j = 0; j < p->nlast; j++) {
+				if (j)
+					putchar(',');
+				cmd_report_jstr(trace_str(p->t, p->last[j]));
+			}
+			printf("], \"side\": \"%s\", \"rank_time\": %zu, "
+			       "\"rank_length\": %zu, \"first_ts_ns\": %" PRId64
+			       "}",
+			       p->side ? "normal" : "anomalous", p->rank_time,
+			       p->rank_length, p->first_ts);
+		}
+		fputs("\n]}\n", stdout);
+	} else {
+		printf("anomalous: flow %zu of %s; normal: flow %zu of %s\n",
+		       ai + 1, r->path, ni + 1, nrun->path);
+		printf("delta: %zu paths (only in one of the two), %zu after "
+		       "prefix pruning, %zu after merging\n",
+		       rc.delta_raw, rc.delta_pruned, rc.n);
+		printf("%5s %5s %-9s %12s  %s\n", "TIME", "LEN", "SIDE",
+		       "FIRST(+ms)", "PATH");
+		for (i = 0; i < rc.n; i++) {
+			const struct rootcause_path *p = &rc.p[i];
+			const char *fn[REPORT_MAXPATH];
+			size_t n = trace_path_funcs(p->t, p->path, fn,
+						    REPORT_MAXPATH);
+
+			printf("%5zu %5zu %-9s %12.3f  ", p->rank_time,
+			       p->rank_length, p->side ? "normal" : "anomalous",
+			       (double)p->rel_ts / 1e6);
+			for (j = 0; j + 1 < n && j < REPORT_MAXPATH; j++)
+				printf("%s > ", fn[j]);
+			if (p->nlast > 1) {
+				putchar('[');
+				for (j = 0; j < p->nlast; j++)
+					printf("%s%s", j ? ", " : "",
+					       trace_str(p->t, p->last[j]));
+				puts("]");
+			} else {
+				puts(p->nlast ? trace_str(p->t, p->last[0]) : "?");
+			}
+		}
+	}
+	rootcause_release(&rc);
+	return 0;
+}
+
+static int cmd_report_num(const char *opt, const char *s, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || !*s || *end || v < 1) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "report: %s %s", opt, s);
+		propel_report(what, 0, "not a positive number");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cmd_report_mode(struct report_opts *o, int mode)
+{
+	if (o->mode && o->mode != mode) {
+		propel_report("report", 0,
+			      "--flows, --suspects and --rootcause exclude each "
+			      "other");
+		return -1;
+	}
+	o->mode = mode;
+	return 0;
+}
+
+static int cmd_report_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "flows", no_argument, NULL, 'F' },
+		{ "suspects", no_argument, NULL, 'S' },
+		{ "rootcause", no_argument, NULL, 'R' },
+		{ "by", required_argument, NULL, 'b' },
+		{ "flow", required_argument, NULL, 'n' },
+		{ "normal", required_argument, NULL, 'm' },
+		{ "reference", required_argument, NULL, 'r' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "profile", required_argument, NULL, 'p' },
+		{ "start", required_argument, NULL, 's' },
+		{ "per-process", no_argument, NULL, 'P' },
+		{ "clock-precision", required_argument, NULL, 'c' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "directive", required_argument, NULL, 'd' },
+		{ "directives", required_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report_opts o = { 0 };
+	struct report_run run = { 0 }, ref[REPORT_MAXREF];
+	struct profiles_space sp = { 0 };
+	const char *db = PROPEL_SESSION_DEFAULT;
+	char *cause = NULL, what[320];
+	int c, err = 0, ret = 0;
+	long v;
+	size_t i;
+	static char obuf[1 << 16];
+
+	memset(ref, 0, sizeof(ref));
+	o.profile = PROFILES_COVERAGE;
+	o.precision_ns = ROOTCAUSE_PRECISION_NS;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+		case 'S':
+		case 'R':
+			if (cmd_report_mode(&o, c == 'F'   ? REPORT_FLOWS
+						: c == 'S' ? REPORT_SUSPECTS
+							   : REPORT_ROOTCAUSE))
+				return 2;
+			break;
+		case 'b':
+			if (strcmp(optarg, "flow") && strcmp(optarg, "process")) {
+				propel_report("report: --by", 0,
+					      "flow or process");
+				return 2;
+			}
+			o.by_process = !strcmp(optarg, "process");
+			break;
+		case 'n':
+		case 'm':
+			if (cmd_report_num(c == 'n' ? "--flow" : "--normal",
+					   optarg, c == 'n' ? &o.flow : &o.normal))
+				return 2;
+			break;
+		case 'r':
+			if (o.nref == REPORT_MAXREF) {
+				propel_report("report: --reference", 0,
+					      "at most 16 reference sessions");
+				return 2;
+			}
+			o.ref[o.nref++] = optarg;
+			break;
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				snprintf(what, sizeof(what), "report: --format=%s",
+					 optarg);
+				propel_report(what, 0, "unknown format (text or json)");
+				return 2;
+			}
+			o.json = !strcmp(optarg, "json");
+			break;
+		case 'p':
+			o.profile = profiles_kind_parse(optarg);
+			if (o.profile < 0) {
+				snprintf(what, sizeof(what), "report: --profile %s",
+					 optarg);
+				propel_report(what, 0,
+					      "coverage, time, comm or composite");
+				return 2;
+			}
+			break;
+		case 's':
+			o.start = optarg;
+			break;
+		case 'P':
+			o.per_process = 1;
+			break;
+		case 'c':
+		case 'w':
+			if (cmd_report_num(c == 'c' ? "--clock-precision"
+						    : "--window",
+					   optarg, &v))
+				return 2;
+			if (c == 'c')
+				o.precision_ns = (int64_t)v * 1000000;
+			else
+				o.window_ns = (int64_t)v * 1000000;
+			break;
+		case 'd':
+		case 'D':
+			/* the analysis side exists (analysis/flows.h); the
+			 * agent does not record the values yet */
+			snprintf(what, sizeof(what), "report: %s",
+				 c == 'd' ? "--directive" : "--directives");
+			propel_report(what, 0,
+				      "mapping directives need values the agent "
+				      "does not record yet; not supported");
+			return 2;
+		case 'h': /* tui/propel.c answers --help before exec */
+			printf("usage: propel report %s\n\n%s\n",
+			       cmd_report_entry.usage, cmd_report_entry.summary);
+			return 0;
+		default:
+			propel_report("report", 0,
+				      "bad option (see propel report --help)");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		db = argv[optind++];
+	if (optind < argc) {
+		propel_report("report", 0,
+			      "too many arguments (see propel report --help)");
+		return 2;
+	}
+	if (!o.mode) {
+		propel_report("report", 0,
+			      "say --flows, --suspects or --rootcause");
+		return 2;
+	}
+	if ((o.flow || o.normal) && o.mode != REPORT_ROOTCAUSE) {
+		propel_report("report", 0, "--flow and --normal go with --rootcause");
+		return 2;
+	}
+	if (o.by_process && o.mode != REPORT_SUSPECTS) {
+		propel_report("report", 0, "--by goes with --suspects");
+		return 2;
+	}
+	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
+	err = cmd_report_load(db, &o, o.by_process, &sp, &run, &cause);
+	for (i = 0; !err && i < o.nref && o.mode != REPORT_FLOWS; i++) {
+		err = cmd_report_load(o.ref[i], &o, o.by_process, &sp, &ref[i],
+				      &cause);
+		if (!err)
+			err = cmd_report_same_program(&run, &ref[i], &cause);
+	}
+	if (!err && o.flow && (size_t)o.flow > run.nunits)
+		err = propel_cause(&cause, -ENOENT,
+				   "--flow %ld: no such flow (%s has %zu)",
+				   o.flow, db, run.nunits);
+	if (!err) {
+		switch (o.mode) {
+		case REPORT_FLOWS:
+			cmd_report_flows(&run, o.json);
+			break;
+		case REPORT_SUSPECTS:
+			err = cmd_report_suspects(&run, ref, o.nref, &o);
+			break;
+		default:
+			err = cmd_report_rootcause(&run, ref, o.nref, &sp, &o,
+						   &cause);
+			break;
+		}
+	}
+	if (fflush(stdout) != 0 && !err)
+		err = -EIO;
+	if (err) {
+		propel_report("report", err, cause);
+		ret = 1;
+	}
+	free(cause);
+	cmd_report_run_release(&run);
+	for (i = 0; i < o.nref; i++)
+		cmd_report_run_release(&ref[i]);
+	profiles_space_release(&sp);
+	return ret;
+}
+
+const struct propel_cmd cmd_report_entry = {
+	.name = "report",
+	.usage = "--flows | --suspects [--by flow|process] | --rootcause "
+		 "[--flow N] [--normal M]\n"
+		 "       [--reference DB]... [--format=text|json] "
+		 "[--profile coverage|time|comm|composite]\n"
+		 "       [--start FUNC] [--per-process] [--clock-precision MS] "
+		 "[--window MS] [DB]",
+	.summary =
+		"flows, suspect scores and root-cause call paths of a session\n"
+		"  --flows          one flow per request: the events reachable "
+		"from each recv\n"
+		"                   of the first process (--start FUNC: from "
+		"each call of FUNC;\n"
+		"                   --per-process, or no communication: one per "
+		"process)\n"
+		"  --suspects       fail-stop (earliest last timestamp) and "
+		"suspect scores\n"
+		"                   (k-th nearest neighbour, k = |T|/4; with "
+		"--reference:\n"
+		"                   min(d(h,h_k), d(h,n_1))), by flow or by "
+		"process\n"
+		"  --rootcause      call paths only in the anomalous flow (--flow "
+		"N, default the\n"
+		"                   top suspect) or only in the normal one "
+		"(--normal M, default\n"
+		"                   its nearest neighbour, from the --reference "
+		"sessions if any),\n"
+		"                   prefix-pruned, merged, ranked by first "
+		"occurrence and length\n"
+		"  --profile P      coverage (default), time, comm or composite\n"
+		"  --clock-precision MS  fail-stop needs a larger lead (default "
+		"10)\n"
+		"  --format=json    the shapes README.md documents",
+	.exec = cmd_report_exec,
+};
