@@ -615,7 +615,7 @@ static int cmd_report_exec(int argc, char **argv)
 	o.precision_ns = ROOTCAUSE_PRECISION_NS;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'F':
 		case 'S':

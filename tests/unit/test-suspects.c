@@ -1,0 +1,300 @@
+/*
+ * tests/unit/test-suspects.c - analysis/profiles.c and analysis/suspects.c
+ * on hand-built traces, answers computed by hand:
+ *   profile/fig1       anomaly-diagnosis Figure 1: g spends 60% in A and
+ *                      40% in B, h 75% and 25%: time profiles (0.6, 0.4)
+ *                      and (0.75, 0.25), L1 distance 0.3
+ *   profile/callsite   one function called from two sites: two paths
+ *   profile/comm       bytes sent per path, normalized
+ *   profile/blocked    a thread whose trace stops inside a call spends the
+ *                      rest of the trace there
+ *   k                  k = |T|/4 clamped to [1, |T|-1]
+ *   knn/unsupervised   six common flows {a,b,c}, an unusual one {a,b,c,d},
+ *                      an anomaly {a,x,y,z}: k = 2, scores 0 (x6), 1, 5;
+ *                      the anomaly ranks first
+ *   knn/two-outliers   Figure 2: two outliers close to each other score
+ *                      low with k = 1 (each other's neighbour) and high
+ *                      with k = 2 (the distance to the common behaviour)
+ *   oneclass/reference eq. 6: with {a,b,c,d} known normal, its score is
+ *                      min(d(h,h_k), d(h,n_1)) = 0, the anomaly keeps 5
+ *   oneclass/failure   an earlier unrelated failure as reference: its
+ *                      generic symptom stops scoring, the specific one
+ *                      ranks first
+ *   delta/max          eq. 7: the largest component of the delta vector
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/profiles.h"
+#include "analysis/suspects.h"
+#include "analysis/trace.h"
+
+#include "tests/unit/check.h"
+#include "tests/unit/trace-build.h"
+
+/* One process per unit; each unit calls the listed functions (0-time). */
+static struct trace *sets(const char *const *spec, size_t n)
+{
+	struct trace *t = trace_new();
+	int64_t id = 1, ts = 0;
+	size_t u;
+
+	for (u = 0; u < n; u++) {
+		const char *s = spec[u];
+		char f[2] = { 0, 0 };
+
+		tb_thread(t, (int64_t)u + 1, (int64_t)u + 1);
+		tb_ev(t, id++, ts++, TK_ENTRY, 0, "main", NULL);
+		for (; *s; s++) {
+			f[0] = *s;
+			tb_ev(t, id++, ts, TK_ENTRY, 1, f, "x.c:1");
+			tb_ev(t, id++, ts++, TK_EXIT, 1, f, NULL);
+		}
+		tb_ev(t, id++, ts++, TK_EXIT, 0, "main", NULL);
+	}
+	if (trace_finish(t))
+		abort();
+	return t;
+}
+
+static struct profile *by_process(struct profiles_space *sp,
+				  const struct trace *t, size_t *n)
+{
+	uint32_t *of;
+	int64_t *pids;
+	struct profile *p;
+
+	if (profiles_units_by_process(t, &of, &pids, n) ||
+	    profiles_build(sp, t, of, *n, &p))
+		abort();
+	free(of);
+	free(pids);
+	return p;
+}
+
+static const struct profiles_entry *entry_of(struct profiles_space *sp,
+					     const struct profile *p,
+					     const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < sp->n; i++)
+		if (!strcmp(sp->key[i], key))
+			return profiles_find(p, (uint32_t)i);
+	return NULL;
+}
+
+static void test_profiles(void)
+{
+	struct profiles_space sp = { 0 };
+	struct trace *t = trace_new();
+	struct profile *p;
+	const struct profiles_entry *a, *b, *a2;
+	size_t n;
+	double d;
+
+	tb_thread(t, 1, 1); /* g */
+	tb_ev(t, 1, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 2, 60, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 3, 60, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 4, 100, TK_EXIT, 0, "B", NULL);
+	tb_full(t, 5, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	tb_thread(t, 2, 2); /* h */
+	tb_ev(t, 11, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 12, 75, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 13, 75, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 14, 100, TK_EXIT, 0, "B", NULL);
+	tb_full(t, 15, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	if (trace_finish(t))
+		abort();
+	p = by_process(&sp, t, &n);
+	a = entry_of(&sp, &p[0], "A@");
+	b = entry_of(&sp, &p[0], "B@");
+	d = profiles_distance(&p[0], &p[1], PROFILES_TIME);
+	CHECK("profile/fig1",
+	      n == 2 && a && b && fabs(a->time - 0.6) < 1e-9 &&
+		      fabs(b->time - 0.4) < 1e-9 &&
+		      fabs(entry_of(&sp, &p[1], "A@")->time - 0.75) < 1e-9 &&
+		      fabs(d - 0.3) < 1e-9 &&
+		      profiles_distance(&p[0], &p[1], PROFILES_COVERAGE) == 0,
+	      "A %g B %g d %g", a ? a->time : -1, b ? b->time : -1, d);
+	profiles_free(p, n);
+	trace_free(t);
+
+	/* call sites and bytes */
+	t = trace_new();
+	tb_thread(t, 1, 1);
+	tb_ev(t, 1, 0, TK_ENTRY, 0, "main", NULL);
+	tb_ev(t, 2, 1, TK_ENTRY, 1, "lookup", "job.c:10");
+	tb_comm(t, 3, 2, TK_SEND, 300);
+	tb_ev(t, 4, 3, TK_EXIT, 1, "lookup", NULL);
+	tb_ev(t, 5, 4, TK_ENTRY, 1, "lookup", "job.c:20");
+	tb_comm(t, 6, 5, TK_SEND, 100);
+	tb_ev(t, 7, 6, TK_EXIT, 1, "lookup", NULL);
+	tb_ev(t, 8, 7, TK_EXIT, 0, "main", NULL);
+	tb_full(t, 9, 7, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	if (trace_finish(t))
+		abort();
+	p = by_process(&sp, t, &n);
+	a = entry_of(&sp, &p[0], "main@>lookup@job.c:10");
+	a2 = entry_of(&sp, &p[0], "main@>lookup@job.c:20");
+	CHECK("profile/callsite", a && a2 && a != a2 && a->cov && a2->cov &&
+	      a->first_ts == 1 && a2->first_ts == 4, "paths %p %p",
+	      (void *)a, (void *)a2);
+	CHECK("profile/comm", a && a2 && fabs(a->comm - 0.75) < 1e-9 &&
+	      fabs(a2->comm - 0.25) < 1e-9 && p[0].total_bytes == 400,
+	      "%g %g", a ? a->comm : -1, a2 ? a2->comm : -1);
+	profiles_free(p, n);
+	trace_free(t);
+
+	/* blocked: pid 2 stops in read at 10; the trace ends at 100 */
+	t = trace_new();
+	tb_thread(t, 1, 1);
+	tb_ev(t, 1, 0, TK_ENTRY, 0, "main", NULL);
+	tb_ev(t, 2, 100, TK_EXIT, 0, "main", NULL);
+	tb_full(t, 3, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	tb_thread(t, 2, 2);
+	tb_ev(t, 11, 0, TK_ENTRY, 0, "main", NULL);
+	tb_ev(t, 12, 10, TK_ENTRY, 1, "read", "w.c:5");
+	if (trace_finish(t))
+		abort();
+	p = by_process(&sp, t, &n);
+	a = entry_of(&sp, &p[1], "main@>read@w.c:5");
+	CHECK("profile/blocked", a && fabs(a->time - 0.9) < 1e-9 &&
+	      p[1].total_ns == 100, "read %g of %lld", a ? a->time : -1,
+	      (long long)p[1].total_ns);
+	profiles_free(p, n);
+	trace_free(t);
+	profiles_space_release(&sp);
+}
+
+static void test_knn(void)
+{
+	static const char *const spec[] = { "abc", "abc", "abc",  "abcd",
+					    "abc", "abc", "axyz", "abc" };
+	static const char *const pair[] = { "abc", "abc", "abc", "ax",
+					    "abc", "axw", "abc", "abc" };
+	struct profiles_space sp = { 0 };
+	struct suspects_score sc[8];
+	struct trace *t = sets(spec, 8), *r;
+	struct profile *p, *q;
+	size_t n, m, i;
+	int ok;
+
+	CHECK("k", suspects_k(8) == 2 && suspects_k(3) == 1 &&
+	      suspects_k(1) == 0 && suspects_k(2) == 1 &&
+	      suspects_k(100) == 25, "k(8) = %zu", suspects_k(8));
+	p = by_process(&sp, t, &n);
+	ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 0, sc);
+	for (i = 0; i < 8; i++)
+		if (i != 3 && i != 6)
+			ok = ok && sc[i].score == 0;
+	CHECK("knn/unsupervised",
+	      ok && sc[3].score == 1 && sc[6].score == 5 && sc[6].rank == 1 &&
+		      sc[3].rank == 2 && sc[6].nb_ref == 0,
+	      "scores %g %g ranks %zu %zu", sc[3].score, sc[6].score,
+	      sc[6].rank, sc[3].rank);
+	/* one-class: {a,b,c,d} seen in a known-good run */
+	{
+		static const char *const good[] = { "abc", "abcd" };
+
+		r = sets(good, 2);
+		q = by_process(&sp, r, &m);
+		ok = !suspects_score(p, n, q, m, PROFILES_COVERAGE, 0, sc);
+		CHECK("oneclass/reference",
+		      ok && sc[3].score == 0 && sc[3].nb_ref == 1 &&
+			      sc[3].nb == 1 && sc[6].score == 5 &&
+			      sc[6].rank == 1,
+		      "scores %g %g", sc[3].score, sc[6].score);
+		profiles_free(q, m);
+		trace_free(r);
+	}
+	profiles_free(p, n);
+	trace_free(t);
+
+	t = sets(pair, 8);
+	p = by_process(&sp, t, &n);
+	ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 1, sc) &&
+	     sc[3].score == 1 && sc[5].score == 1;
+	/* k = 2: ax vs abc = 2 (b, c missing, x extra: 3), axw: 4 */
+	ok = ok && !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+	     sc[3].score == 3 && sc[5].score == 4 && sc[5].rank == 1 &&
+	     sc[3].rank == 2 && sc[0].score == 0;
+	CHECK("knn/two-outliers", ok, "scores %g %g", sc[3].score,
+	      sc[5].score);
+	profiles_free(p, n);
+	trace_free(t);
+
+	/* an earlier unrelated failure (generic symptom q) as reference */
+	{
+		static const char *const run[] = { "abc", "abc", "abc", "abcq",
+						   "abc", "abcs", "abc", "abc" };
+		static const char *const old[] = { "abcq" };
+
+		t = sets(run, 8);
+		r = sets(old, 1);
+		p = by_process(&sp, t, &n);
+		q = by_process(&sp, r, &m);
+		ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+		     sc[3].rank == 1 && sc[3].score == sc[5].score;
+		ok = ok &&
+		     !suspects_score(p, n, q, m, PROFILES_COVERAGE, 0, sc) &&
+		     sc[3].score == 0 && sc[5].score == 1 && sc[5].rank == 1;
+		CHECK("oneclass/failure", ok, "generic %g specific %g",
+		      sc[3].score, sc[5].score);
+		profiles_free(p, n);
+		profiles_free(q, m);
+		trace_free(t);
+		trace_free(r);
+	}
+	profiles_space_release(&sp);
+}
+
+static void test_delta(void)
+{
+	struct profiles_space sp = { 0 };
+	struct trace *t = trace_new();
+	struct profile *p;
+	uint32_t k;
+	double v;
+	size_t n;
+
+	/* p = (A 0.6, B 0.3, C 0.1), q = (A 0.2, B 0.5, C 0.3) */
+	tb_thread(t, 1, 1);
+	tb_ev(t, 1, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 2, 60, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 3, 60, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 4, 90, TK_EXIT, 0, "B", NULL);
+	tb_ev(t, 5, 90, TK_ENTRY, 0, "C", NULL);
+	tb_ev(t, 6, 100, TK_EXIT, 0, "C", NULL);
+	tb_full(t, 7, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	tb_thread(t, 2, 2);
+	tb_ev(t, 11, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 12, 20, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 13, 20, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 14, 70, TK_EXIT, 0, "B", NULL);
+	tb_ev(t, 15, 70, TK_ENTRY, 0, "C", NULL);
+	tb_ev(t, 16, 100, TK_EXIT, 0, "C", NULL);
+	tb_full(t, 17, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	if (trace_finish(t))
+		abort();
+	p = by_process(&sp, t, &n);
+	k = profiles_max_delta(&p[0], &p[1], PROFILES_TIME, &v);
+	CHECK("delta/max", k != TRACE_NONE && !strcmp(sp.key[k], "A@") &&
+	      fabs(v - 0.4) < 1e-9 &&
+	      fabs(profiles_distance(&p[0], &p[1], PROFILES_TIME) - 0.8) < 1e-9,
+	      "%s %g", k != TRACE_NONE ? sp.key[k] : "-", v);
+	profiles_free(p, n);
+	trace_free(t);
+	profiles_space_release(&sp);
+}
+
+int main(void)
+{
+	test_profiles();
+	test_knn();
+	test_delta();
+	return failures ? 1 : 0;
+}
