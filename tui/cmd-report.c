@@ -74,7 +74,7 @@ static const char *cmd_report_base(const char *p)
 }
 
 static int cmd_report_load(const char *path, const struct report_opts *o,
-			   int by_process, struct profiles_space *sp,
+			   int by_process, int quiet, struct profiles_space *sp,
 			   struct report_run *r, char **cause)
 {
 	struct flows_opts fo = { 0 };
@@ -106,7 +106,7 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 				    "%s: --start %s: no call of it in the "
 				    "session",
 				    path, o->start);
-	if (r->f->per_process && !o->per_process)
+	if (r->f->per_process && !o->per_process && !quiet)
 		fprintf(stderr,
 			"propel: report: %s: %s; one flow per process\n", path,
 			ncomm ? "no recv in the first process"
@@ -724,10 +724,10 @@ static int cmd_report_exec(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	err = cmd_report_load(db, &o, o.by_process, &sp, &run, &cause);
+	err = cmd_report_load(db, &o, o.by_process, 0, &sp, &run, &cause);
 	for (i = 0; !err && i < o.nref && o.mode != REPORT_FLOWS; i++) {
-		err = cmd_report_load(o.ref[i], &o, o.by_process, &sp, &ref[i],
-				      &cause);
+		err = cmd_report_load(o.ref[i], &o, o.by_process, 1, &sp,
+				      &ref[i], &cause);
 		if (!err)
 			err = cmd_report_same_program(&run, &ref[i], &cause);
 	}
