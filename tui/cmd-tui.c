@@ -42,6 +42,9 @@ extern const struct view_ops view_vitals_ops __attribute__((weak));
 /* tui/view-vitals.c: a session of vital signs only opens in that view */
 int view_vitals_present(struct session *s) __attribute__((weak));
 int cmd_vitals_tui(int argc, char **argv) __attribute__((weak));
+/* tui/view-flows.c, tui/view-rootcause.c: `:view flows`, `:view rootcause` */
+extern const struct view_ops view_flows_ops;
+extern const struct view_ops view_rootcause_ops;
 
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 10
@@ -957,6 +960,8 @@ static int cmd_tui_exec(int argc, char **argv)
 	tui_add_view(&t, &view_threads_ops);
 	if (&view_vitals_ops)
 		tui_add_view(&t, &view_vitals_ops);
+	tui_add_view(&t, &view_flows_ops);
+	tui_add_view(&t, &view_rootcause_ops);
 	t.slot[SLOT_TRACE] = tui_find_view(&t, "trace");
 	t.slot[SLOT_AUX] = tui_find_view(&t, "source");
 	t.slot[SLOT_THREADS] = tui_find_view(&t, "threads");

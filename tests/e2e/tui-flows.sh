@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# tests/e2e/tui-flows.sh - the flows and root-cause panes
+# (tui/view-flows.c, tui/view-rootcause.c) under tmux at 80x24, on a real
+# recording of tests/fixtures/report/farm.c in its rare mode (request 4 of
+# 8, flow 5, takes an error branch):
+#   tui-flows/list       `:view flows`: the odd flow ranked first with the
+#                        longest bar, as `propel report --suspects` ranks it
+#   tui-flows/open       Enter: only that flow's events, as many as
+#                        `report --flows` counts, the first the server's recv
+#   tui-flows/goto       Enter on an event: the cursor is there (status line:
+#                        the server's pid and read), the trace pane focused
+#   tui-flows/back       Backspace returns to the ranked list
+#   tui-rootcause/list   `:view rootcause`: the reduction line and the rare
+#                        path first
+#   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
+#                        quota_exceeded in the odd request's worker
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 0; }
+d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
+export PROPEL_TEST_QUIET=1
+${CC:-gcc} -O0 -g -o "$d/farm" "$PROPEL_TOP/tests/fixtures/report/farm.c" ||
+	{ fail tui-flows "cannot build the farm"; exit 0; }
+if ! timeout 120 "$PROPEL" record -o "$d/s.db" -- "$d/farm" rare 8 3 >"$d/farm.out" 2>"$d/rec.err"; then
+	fail tui-flows "record: $(head -c 300 "$d/rec.err")"
+	exit 0
+fi
+server=$(awk '$1 == "server" { print $2 }' "$d/farm.out")
+odd=$(awk '$1 == "req" && $2 == 4 { print $4 }' "$d/farm.out")
+"$PROPEL" report --flows --format=json "$d/s.db" >"$d/flows.json"
+nev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["flows"][4]["events"])' "$d/flows.json")
+top=$("$PROPEL" report --suspects --format=json "$d/s.db" |
+	python3 -c 'import json,sys; print(json.load(sys.stdin)["scores"][0]["id"])')
+
+tui_start 80 24 "$PROPEL" tui "$d/s.db"
+tui_wait_for "event 1/" 10
+tui_cmd view flows
+tui_wait_for "RANK FLOW" 10
+scr=$(tui_screen)
+row1=$(grep -m1 -E '^ +1 +[0-9]+ ' <<<"$scr")
+if [ "$top" = 5 ] && grep -qE '^ +1 +5 +[0-9.]+ █{16} ' <<<"$row1" &&
+	grep -q "$server,$odd" <<<"$row1"; then
+	pass tui-flows/list
+else
+	fail tui-flows/list "report top $top, row: $row1 | $(head -4 <<<"$scr" | tr '\n' '|')"
+fi
+
+tui_keys Enter
+scr=$(tui_screen)
+if grep -q "^flow 5: $nev events" <<<"$scr" &&
+	grep -qE "^ +$server +\+0\.000ms +recv 12 bytes" <<<"$(sed -n 3p <<<"$scr")"; then
+	pass tui-flows/open
+else
+	fail tui-flows/open "want $nev events: $(head -4 <<<"$scr" | tr '\n' '|')"
+fi
+
+tui_keys Enter
+if tui_status | grep -qE "^ *$server:$server +read " &&
+	tui_screen | grep -qE '^ trace' && tui_screen | grep -q 'recv fd='; then
+	pass tui-flows/goto
+else
+	fail tui-flows/goto "status: $(tui_status)"
+fi
+
+tui_cmd view flows
+tui_keys BSpace
+if tui_screen | grep -q "RANK FLOW"; then
+	pass tui-flows/back
+else
+	fail tui-flows/back "$(tui_screen | head -3 | tr '\n' '|')"
+fi
+
+tui_cmd view rootcause
+tui_wait_for "TIME LEN SIDE" 10
+scr=$(tui_screen)
+if grep -qE '^flow 5 \(anomalous\) vs flow [0-9]+: [0-9]+ paths differ, [0-9]+ pruned, [0-9]+ kept' <<<"$scr" &&
+	grep -qE '^ +1 +[0-9]+ anom +main > worker_loop > handle_request > check_quota > quota_exc' <<<"$scr"; then
+	pass tui-rootcause/list
+else
+	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
+fi
+tui_keys Enter
+if tui_status | grep -qE "^ *$odd:$odd +quota_exceeded " &&
+	tui_screen | grep -qE '^>.*quota_exceeded\(\) \{'; then
+	pass tui-rootcause/goto
+else
+	fail tui-rootcause/goto "want $odd in quota_exceeded: $(tui_status)"
+fi
+tui_keys q

@@ -1,0 +1,219 @@
+/*
+ * tui/view-rootcause.c - the root-cause pane (`:view rootcause`): the call
+ * paths only in the top suspect flow or only in its nearest normal flow
+ * (analysis/rootcause.h: prefix-pruned, merged, both ranks shown), as
+ * `propel report --rootcause` prints them.  Enter moves the cursor to the
+ * path's first occurrence and focuses the trace pane.
+ *
+ * The analysis runs on the first draw, as in tui/view-flows.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/flows.h"
+#include "analysis/profiles.h"
+#include "analysis/rootcause.h"
+#include "analysis/suspects.h"
+#include "analysis/trace.h"
+#include "engine/analysis-load.h"
+#include "tui/screen.h"
+#include "tui/view.h"
+
+struct rootcause_view {
+	int loaded;
+	char err[200];
+	struct trace *t;
+	struct flows *f;
+	struct profiles_space sp;
+	struct profile *prof;
+	struct rootcause rc;
+	size_t anom, normal;
+	long sel, top;
+};
+
+static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
+{
+	struct suspects_score *sc = NULL;
+	char *cause = NULL;
+	const char *why = "cannot analyse the session";
+	int err;
+
+	rv->loaded = 1;
+	err = analysis_load(view_session(v), &rv->t, &cause);
+	if (!err && !rv->t->nev) {
+		err = -ENODATA;
+		why = "the session holds no events";
+	}
+	if (!err)
+		err = flows_build(rv->t, NULL, &rv->f);
+	if (!err && rv->f->n < 2) {
+		err = -ENOENT;
+		why = "fewer than two flows: nothing to compare";
+	}
+	if (!err)
+		err = profiles_build(&rv->sp, rv->t, rv->f->of, rv->f->n,
+				     &rv->prof);
+	if (!err)
+		err = (sc = calloc(rv->f->n, sizeof(*sc))) ? 0 : -ENOMEM;
+	if (!err)
+		err = suspects_score(rv->prof, rv->f->n, NULL, 0,
+				     PROFILES_COVERAGE, 0, sc);
+	if (!err) {
+		for (rv->anom = 0; rv->anom < rv->f->n && sc[rv->anom].rank != 1;
+		     rv->anom++)
+			;
+		rv->normal = suspects_nearest(rv->prof, rv->f->n, rv->anom,
+					      PROFILES_COVERAGE);
+		err = rootcause_paths(&rv->sp, &rv->prof[rv->anom],
+				      &rv->prof[rv->normal], &rv->rc);
+	}
+	free(sc);
+	if (err)
+		snprintf(rv->err, sizeof(rv->err), "%s", cause ? cause : why);
+	free(cause);
+}
+
+static int rootcause_view_open(struct view *v, char **cause)
+{
+	struct rootcause_view *rv = calloc(1, sizeof(*rv));
+
+	if (!rv)
+		return -ENOMEM;
+	v->priv = rv;
+	return 0;
+}
+
+static void rootcause_view_free(struct view *v)
+{
+	struct rootcause_view *rv = v->priv;
+
+	if (!rv)
+		return;
+	rootcause_release(&rv->rc);
+	if (rv->f)
+		profiles_free(rv->prof, rv->f->n);
+	profiles_space_release(&rv->sp);
+	flows_free(rv->f);
+	trace_free(rv->t);
+	free(rv);
+}
+
+static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
+				int focused)
+{
+	struct rootcause_view *rv = v->priv;
+	int row = 0;
+	long i;
+
+	if (!rv->loaded)
+		rootcause_view_load(v, rv);
+	if (rv->err[0]) {
+		screen_put(r, 0, 0, SC_RED, rv->err);
+		return;
+	}
+	screen_printf(r, row++, 0, SA_BOLD,
+		      "flow %zu (anomalous) vs flow %zu: %zu paths differ, "
+		      "%zu pruned, %zu kept",
+		      rv->anom + 1, rv->normal + 1, rv->rc.delta_raw,
+		      rv->rc.delta_pruned, rv->rc.n);
+	screen_printf(r, row++, 0, SA_BOLD, "TIME LEN SIDE  PATH");
+	if (rv->sel < rv->top)
+		rv->top = rv->sel;
+	if (rv->sel >= rv->top + (r->h - row))
+		rv->top = rv->sel - (r->h - row) + 1;
+	for (i = rv->top; i < (long)rv->rc.n && row < r->h; i++, row++) {
+		const struct rootcause_path *p = &rv->rc.p[i];
+		int attr = i == rv->sel && focused ? SA_REVERSE : SA_NORMAL;
+		const char *fn[64];
+		size_t n = trace_path_funcs(p->t, p->path, fn, 64), j;
+		int col;
+
+		if (attr != SA_NORMAL)
+			screen_clear_row(r, row, 0, attr);
+		col = screen_printf(r, row, 0,
+				    attr | (p->side ? SC_GREEN : SC_RED),
+				    "%4zu %3zu %-5s ", p->rank_time,
+				    p->rank_length, p->side ? "norm" : "anom");
+		for (j = 0; j + 1 < n && j < 64; j++)
+			col += screen_printf(r, row, col, attr, "%s > ", fn[j]);
+		if (p->nlast > 1) {
+			col += screen_put(r, row, col, attr | SA_BOLD, "[");
+			for (j = 0; j < p->nlast; j++)
+				col += screen_printf(r, row, col, attr | SA_BOLD,
+						     "%s%s", j ? ", " : "",
+						     trace_str(p->t, p->last[j]));
+			screen_put(r, row, col, attr | SA_BOLD, "]");
+		} else {
+			screen_put(r, row, col, attr | SA_BOLD,
+				   trace_str(p->t, p->last[0]));
+		}
+	}
+}
+
+/* The entry event of path p at its first occurrence, in its flow. */
+static int64_t rootcause_view_event(const struct rootcause_view *rv,
+				    const struct rootcause_path *p)
+{
+	uint32_t fl = (uint32_t)(p->side ? rv->normal : rv->anom);
+	size_t i;
+
+	for (i = 0; i < rv->t->nev; i++) {
+		const struct trace_event *e = &rv->t->ev[i];
+
+		if (e->kind == TK_ENTRY && e->path == p->path &&
+		    e->ts_ns == p->first_ts && rv->f->of[i] == fl)
+			return e->id;
+	}
+	return -1;
+}
+
+static int rootcause_view_key(struct view *v, int key)
+{
+	struct rootcause_view *rv = v->priv;
+	long n = (long)rv->rc.n;
+	char *cause = NULL;
+	int64_t id;
+
+	if (!rv->loaded || rv->err[0])
+		return 0;
+	switch (key) {
+	case SCREEN_KEY_UP:
+		rv->sel = rv->sel > 0 ? rv->sel - 1 : 0;
+		return 1;
+	case SCREEN_KEY_DOWN:
+		rv->sel = rv->sel + 1 < n ? rv->sel + 1 : rv->sel;
+		return 1;
+	case SCREEN_KEY_HOME:
+		rv->sel = 0;
+		return 1;
+	case SCREEN_KEY_END:
+		rv->sel = n ? n - 1 : 0;
+		return 1;
+	case SCREEN_KEY_ENTER:
+		if (rv->sel >= n)
+			return 1;
+		id = rootcause_view_event(rv, &rv->rc.p[rv->sel]);
+		if (id < 0)
+			screen_error("no event for that path");
+		else if (view_goto_event(v, id, &cause))
+			screen_error("%s", cause ? cause : "cannot go there");
+		else
+			view_focus(v, "trace");
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
+
+const struct view_ops view_rootcause_ops = {
+	.name = "rootcause",
+	.title = "root-cause paths (rank by time, by length)",
+	.help = "Up/Down select, Enter go to the path's first occurrence",
+	.open = rootcause_view_open,
+	.free = rootcause_view_free,
+	.draw = rootcause_view_draw,
+	.key = rootcause_view_key,
+};
