@@ -116,7 +116,14 @@ struct profiles_cell {
 struct profiles_table {
 	struct profiles_cell *c;
 	size_t n, cap;
+	int bits; /* cap = 1 << bits */
 };
+
+/* Fibonacci hashing: the product's top bits */
+static size_t profiles_slot(uint64_t key, int bits)
+{
+	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
 
 static struct profiles_entry *profiles_cell(struct profiles_table *tb,
 					    uint32_t unit, uint32_t k)
@@ -125,7 +132,8 @@ static struct profiles_entry *profiles_cell(struct profiles_table *tb,
 	size_t h;
 
 	if (2 * (tb->n + 1) > tb->cap) {
-		size_t nc = tb->cap ? tb->cap * 2 : 4096, i;
+		int nb = tb->bits ? tb->bits + 1 : 12;
+		size_t nc = (size_t)1 << nb, i;
 		struct profiles_cell *nt = malloc(nc * sizeof(*nt));
 
 		if (!nt)
@@ -137,7 +145,7 @@ static struct profiles_entry *profiles_cell(struct profiles_table *tb,
 
 			if (tb->c[i].key == UINT64_MAX)
 				continue;
-			j = (tb->c[i].key * 0x9e3779b97f4a7c15ull >> 20) & (nc - 1);
+			j = profiles_slot(tb->c[i].key, nb);
 			while (nt[j].key != UINT64_MAX)
 				j = (j + 1) & (nc - 1);
 			nt[j] = tb->c[i];
@@ -145,8 +153,9 @@ static struct profiles_entry *profiles_cell(struct profiles_table *tb,
 		free(tb->c);
 		tb->c = nt;
 		tb->cap = nc;
+		tb->bits = nb;
 	}
-	h = (key * 0x9e3779b97f4a7c15ull >> 20) & (tb->cap - 1);
+	h = profiles_slot(key, tb->bits);
 	while (tb->c[h].key != UINT64_MAX) {
 		if (tb->c[h].key == key)
 			return &tb->c[h].e;

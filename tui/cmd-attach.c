@@ -141,6 +141,8 @@ static int cmd_attach_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "directive", required_argument, NULL, 'D' },
+		{ "directives", required_argument, NULL, 'D' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "libc", no_argument, NULL, 'l' },
@@ -166,6 +168,14 @@ static int cmd_attach_exec(int argc, char **argv)
 		case 'o':
 			db = optarg;
 			break;
+		case 'D':
+			/* mapping directives (analysis/flows.h) need the
+			 * named argument or return value recorded: the agent
+			 * does not do that yet */
+			propel_report("attach", 0,
+				      "--directive: recording the values mapping "
+				      "directives name is not available yet");
+			return 2;
 		case 'd':
 			duration = strtod(optarg, &end);
 			if (*end || duration <= 0) {

@@ -200,6 +200,8 @@ static int cmd_record_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "directive", required_argument, NULL, 'D' },
+		{ "directives", required_argument, NULL, 'D' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "libc", no_argument, NULL, 'l' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -220,6 +222,14 @@ static int cmd_record_exec(int argc, char **argv)
 		case 'o':
 			db = optarg;
 			break;
+		case 'D':
+			/* mapping directives (analysis/flows.h) need the
+			 * named argument or return value recorded: the agent
+			 * does not do that yet */
+			propel_report("record", 0,
+				      "--directive: recording the values mapping "
+				      "directives name is not available yet");
+			return 2;
 		case 'b':
 			if (strtoul(optarg, NULL, 10) < 64) {
 				propel_report("record", 0,

@@ -38,7 +38,8 @@
 #   errors/*             one line and a non-zero exit each: no session, a
 #                        corrupt file, a session without events, --flow
 #                        out of range, a reference of another program,
-#                        --directive; a session without communication
+#                        --directive (report, record, attach); a session
+#                        without communication
 #                        falls back to one flow per process with a note
 #   help                 --help prints the usage, exit 0
 . "$(dirname "$0")/../lib.sh"
@@ -247,6 +248,24 @@ if $cc -O0 -g -o "$t/alone" "$t/alone.c" &&
 else
 	fail errors/no-communication "cannot record a lone program"
 fi
+
+# record and attach refuse directives too (the agent records no values)
+for verb in record attach; do
+	if [ $verb = record ]; then
+		"$PROPEL" record -o "$t/d.db" --directive 'enQ:entry,arg0 -> deQ:exit,ret' -- true \
+			>"$t/d.out" 2>"$t/d.err"
+	else
+		"$PROPEL" attach -o "$t/d.db" --directive 'enQ:entry,arg0 -> deQ:exit,ret' $$ \
+			>"$t/d.out" 2>"$t/d.err"
+	fi
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(wc -l <"$t/d.err")" -eq 1 ] &&
+		grep -q "^propel: $verb: --directive: " "$t/d.err" && [ ! -e "$t/d.db" ]; then
+		pass errors/$verb-directive
+	else
+		fail errors/$verb-directive "status $rc: $(head -c 300 "$t/d.err")"
+	fi
+done
 
 if "$PROPEL" report --help >"$t/help" 2>&1 && grep -q '^usage: propel report --flows' "$t/help" &&
 	grep -q -- '--reference DB' "$t/help"; then

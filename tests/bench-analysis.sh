@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tests/bench-analysis.sh - `propel report` (issue 10) on big sessions:
+#   sessions   1M and 10M events (gen-session's chunked session: three
+#              processes, a client whose requests the server receives,
+#              matched messages), each of --flows, --suspects,
+#              --suspects --by process and --rootcause: wall time and
+#              peak RSS (/usr/bin/time)
+#   paths      profiles with 100,000 distinct call paths in 8 units
+#              (tests/fixtures/report/bench-paths.c, in memory): profile
+#              building, scores, root-cause paths
+# Goals (issue 10): 10M events in <= 5 s, 100K paths in <= 1 s.  No peer
+# tool computes these; the figures stand alone.
+# Run by `make bench` (tests/bench.sh) or alone: O=build tests/bench-analysis.sh
+. "$(dirname "$0")/fixtures/tui/tui-lib.sh"
+tui_build || exit 1
+for n in ${PROPEL_BENCH_SIZES:-1000000 10000000}; do
+	db=$PROPEL_TOP/$O/tests/big-chunked-$n.db
+	if [ ! -s "$db" ] || [ "$PROPEL_TOP/tests/fixtures/tui/gen-session.c" -nt "$db" ]; then
+		echo "bench-analysis: generating $n events (chunked) into $db ..."
+		rm -f "$db"
+		"$TUI_GEN" chunked "$db" "$n" >/dev/null || exit 1
+	fi
+	cat "$db" >/dev/null
+	for mode in "--flows" "--suspects" "--suspects --by process" "--rootcause"; do
+		out=$( { /usr/bin/time -f '%e %M' "$PROPEL" report $mode "$db" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+		printf 'report %-24s %9d events: %6.2f s, %5d MB\n' "$mode" "$n" \
+			"${out% *}" $(( ${out#* } / 1024 ))
+	done
+done
+bp=$PROPEL_TOP/$O/tests/bench-paths
+(cd "$PROPEL_TOP" && ${CC:-cc} -O2 -D_GNU_SOURCE -I. -o "$bp" tests/fixtures/report/bench-paths.c \
+	analysis/trace.c analysis/profiles.c analysis/suspects.c analysis/rootcause.c \
+	share/log.c -lm) || exit 1
+"$bp" 100000 8 | sed 's/^/paths: /'
