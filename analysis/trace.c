@@ -180,6 +180,11 @@ static uint32_t trace_path_get(struct trace *t, uint32_t parent, uint32_t func,
 	return (uint32_t)t->npath++;
 }
 
+int trace_reserve(struct trace *t, size_t n)
+{
+	return trace_grow((void **)&t->ev, &t->cap, n, sizeof(*t->ev));
+}
+
 int trace_thread_begin(struct trace *t, int64_t pid, int64_t tid)
 {
 	struct trace_thread *th;

@@ -111,6 +111,8 @@ void trace_free(struct trace *t);
 /* Intern a string: its index (>= 1), 0 for NULL/"", TRACE_NONE on ENOMEM. */
 uint32_t trace_intern(struct trace *t, const char *s);
 
+/* Room for n events (a hint: trace_add grows past it).  0 or -ENOMEM. */
+int trace_reserve(struct trace *t, size_t n);
 /* Events of one thread follow, in time order.  0 or -ENOMEM. */
 int trace_thread_begin(struct trace *t, int64_t pid, int64_t tid);
 /* Append an event to the current thread (func/site already interned).

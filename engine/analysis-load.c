@@ -101,6 +101,24 @@ static int analysis_load_tables(struct session *s, struct trace *t)
 	return err;
 }
 
+/* Room for the events the threads table counts (a hint: none, no harm). */
+static void analysis_load_reserve(struct session *s, struct trace *t)
+{
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(session_db(s),
+			       "SELECT coalesce(sum(nevents), 0) FROM threads",
+			       -1, &st, NULL) != SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0);
+
+		if (n > 0 && n < ((int64_t)1 << 32))
+			(void)trace_reserve(t, (size_t)n + 1);
+	}
+	sqlite3_finalize(st);
+}
+
 int analysis_load(struct session *s, struct trace **out, char **cause)
 {
 	struct analysis_load l = { 0 };
@@ -110,6 +128,7 @@ int analysis_load(struct session *s, struct trace **out, char **cause)
 	if (!l.t)
 		return propel_cause(cause, -ENOMEM, "%s: out of memory",
 				    session_path(s));
+	analysis_load_reserve(s, l.t);
 	err = replay_walk(s, NULL, analysis_load_event, &l, cause);
 	if (!err)
 		err = analysis_load_tables(s, l.t);

@@ -22,7 +22,8 @@ for n in ${PROPEL_BENCH_SIZES:-1000000 10000000}; do
 	fi
 	cat "$db" >/dev/null
 	for mode in "--flows" "--suspects" "--suspects --by process" "--rootcause"; do
-		out=$( { /usr/bin/time -f '%e %M' "$PROPEL" report $mode "$db" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+		/usr/bin/time -o "$db.time" -f '%e %M' "$PROPEL" report $mode "$db" >/dev/null 2>&1
+		out=$(tail -1 "$db.time")
 		printf 'report %-24s %9d events: %6.2f s, %5d MB\n' "$mode" "$n" \
 			"${out% *}" $(( ${out#* } / 1024 ))
 	done

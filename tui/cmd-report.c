@@ -282,7 +282,10 @@ static void cmd_report_failstop(const struct trace *t,
 	       fs->pid, fs->tid, (fs->mean_ns - (double)fs->ts_ns) / 1e9,
 	       fs->sd_ns / 1e9,
 	       fs->last_func ? trace_str(t, fs->last_func) : "?");
-	cmd_report_tpath(t, fs->stack);
+	if (fs->stack)
+		cmd_report_tpath(t, fs->stack);
+	else
+		fputs("(no call open at its end)", stdout);
 	putchar('\n');
 }
 
