@@ -11,3 +11,16 @@ EXTRA_CFLAGS_tests = $(call pc_cflags,ncursesw readline libdw sqlite3)
 
 ALL_TARGETS += $(UNIT_BINS)
 .SECONDARY: $(UNIT_BINS:%=%.o)
+
+# The distributed scenario programs (tests/apps/dist-*.c, tests/apps/dist.h):
+# plain -O2 -g builds, run untraced, recorded and attached by the tests and
+# by tests/apps/dist-run.sh.
+DIST_SRCS := $(wildcard tests/apps/dist-*.c)
+DIST_BINS := $(DIST_SRCS:tests/apps/%.c=$(O)/apps/%)
+
+$(O)/apps/dist-%: tests/apps/dist-%.c tests/apps/dist.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ $<
+
+ALL_TARGETS += $(DIST_BINS)
