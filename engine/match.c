@@ -7,6 +7,7 @@
  * or the next unused send of its identity (datagrams).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,4 +234,69 @@ out:
 	if (stp)
 		*stp = st;
 	return err;
+}
+
+int match_totals(struct session *s, struct match_total **out, size_t *n,
+		 char **cause)
+{
+	sqlite3 *db = session_db(s);
+	sqlite3_stmt *st;
+	struct match_total *v = NULL;
+	size_t nv = 0, cap = 0;
+	int rc, err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT cs.pid, cr.pid,"
+			       " substr(cr.chan, 1, instr(cr.chan, ':') - 1) AS k,"
+			       " count(*), sum(cr.bytes)"
+			       " FROM messages m"
+			       " JOIN comm cs ON cs.event = m.send"
+			       " JOIN comm cr ON cr.event = m.recv"
+			       " GROUP BY cs.pid, cr.pid, k"
+			       " ORDER BY cs.pid, cr.pid, k",
+			       -1, &st, NULL) != SQLITE_OK) {
+		/* a session from before the comm table: no messages */
+		if (strstr(sqlite3_errmsg(db), "no such table"))
+			return 0;
+		return propel_cause(cause, -EIO, "%s: %s", session_path(s),
+				    sqlite3_errmsg(db));
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const unsigned char *k = sqlite3_column_text(st, 2);
+
+		if (nv == cap) {
+			size_t nc = cap ? 2 * cap : 16;
+			struct match_total *nvv = realloc(v, nc * sizeof(*v));
+
+			if (!nvv) {
+				err = propel_cause(cause, -ENOMEM,
+						   "%s: out of memory",
+						   session_path(s));
+				break;
+			}
+			v = nvv;
+			cap = nc;
+		}
+		memset(&v[nv], 0, sizeof(v[nv]));
+		v[nv].from_pid = sqlite3_column_int64(st, 0);
+		v[nv].to_pid = sqlite3_column_int64(st, 1);
+		snprintf(v[nv].kind, sizeof(v[nv].kind), "%s",
+			 k && *k ? (const char *)k : "?");
+		v[nv].count = sqlite3_column_int64(st, 3);
+		v[nv].bytes = sqlite3_column_int64(st, 4);
+		nv++;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = propel_cause(cause, -EIO, "%s: %s", session_path(s),
+				   sqlite3_errmsg(db));
+	sqlite3_finalize(st);
+	if (err) {
+		free(v);
+		return err;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
 }

@@ -29,4 +29,21 @@ struct match_stats {
 /* 0, or -errno with *cause. */
 int match_session(struct session *s, struct match_stats *st, char **cause);
 
+/*
+ * The matched messages of a session summed per (sending pid, receiving
+ * pid, channel kind): count = matched recvs (rows of messages), bytes =
+ * their bytes; kind is the chan's prefix ("tcp", "udp", "unix", "pipe").
+ * Ordered by (from, to, kind).  For the communication diagram
+ * (engine/export-dot.c) and anything else that draws who talked to whom.
+ */
+struct match_total {
+	int64_t from_pid, to_pid;
+	char kind[8];
+	int64_t count, bytes;
+};
+/* 0 and *out (malloc'd, *n rows; NULL when none), or -EIO/-ENOMEM with
+ * *cause. */
+int match_totals(struct session *s, struct match_total **out, size_t *n,
+		 char **cause);
+
 #endif

@@ -415,6 +415,109 @@ int session_callsite(struct session *s, int64_t site, char **file, int *line)
 	return err;
 }
 
+static char *session_col_text(sqlite3_stmt *st, int col)
+{
+	const unsigned char *t = sqlite3_column_text(st, col);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+int session_processes(struct session *s, struct session_proc **out, size_t *n,
+		      char **cause)
+{
+	sqlite3_stmt *st;
+	struct session_proc *v = NULL;
+	size_t nv = 0, cap = 0, i;
+	int rc, err = 0;
+
+	*out = NULL;
+	*n = 0;
+	/* images in insertion order; a later image of a pid replaces the
+	 * earlier one in place (its first start keeps the order) */
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT pid, ppid, exe, host, start_ns, end_ns,"
+			       " exit_status, signal FROM processes"
+			       " ORDER BY coalesce(start_ns, 0), id",
+			       -1, &st, NULL) != SQLITE_OK)
+		return propel_cause(cause, -EIO, "%s: %s", s->path,
+				    sqlite3_errmsg(s->db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(st, 0);
+		struct session_proc *p = NULL;
+
+		for (i = 0; i < nv; i++)
+			if (v[i].pid == pid)
+				p = &v[i];
+		if (p) {
+			free(p->exe);
+			free(p->host);
+			p->execd = 1;
+		} else {
+			if (nv == cap) {
+				size_t nc = cap ? 2 * cap : 16;
+				struct session_proc *nvv =
+					realloc(v, nc * sizeof(*v));
+
+				if (!nvv) {
+					err = -ENOMEM;
+					break;
+				}
+				v = nvv;
+				cap = nc;
+			}
+			p = &v[nv++];
+			memset(p, 0, sizeof(*p));
+			p->pid = pid;
+			p->ppid = sqlite3_column_int64(st, 1);
+			p->start_ns = sqlite3_column_int64(st, 4);
+		}
+		p->exe = session_col_text(st, 2);
+		p->host = session_col_text(st, 3);
+		p->end_ns = sqlite3_column_int64(st, 5);
+		p->has_status = sqlite3_column_type(st, 6) != SQLITE_NULL;
+		p->exit_status = sqlite3_column_int64(st, 6);
+		p->signal = sqlite3_column_int64(st, 7);
+		p->command = p->exe ? (strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1
+							    : p->exe)
+				    : "?";
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = propel_cause(cause, -EIO, "%s: %s", s->path,
+				   sqlite3_errmsg(s->db));
+	else if (err)
+		propel_cause(cause, err, "%s: out of memory", s->path);
+	sqlite3_finalize(st);
+	if (err) {
+		session_processes_free(v, nv);
+		return err;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+void session_processes_free(struct session_proc *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(p[i].exe);
+		free(p[i].host);
+	}
+	free(p);
+}
+
+const struct session_proc *session_proc_find(const struct session_proc *p,
+					     size_t n, int64_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i].pid == pid)
+			return &p[i];
+	return NULL;
+}
+
 int session_truncated(struct session *s)
 {
 	return s->truncated;

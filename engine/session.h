@@ -188,4 +188,28 @@ int session_func_at(struct session *s, int64_t func, int64_t pc,
 /* A call site's source position: *file malloc'd; -ENOENT when unknown. */
 int session_callsite(struct session *s, int64_t site, char **file, int *line);
 
+/*
+ * The processes of a session, one per pid (its latest image: after an
+ * exec, the program it became), ordered by their first start.  exe and
+ * host are malloc'd (NULL when unknown); command points into exe (its
+ * base name, or "?").  execd = 1 when an earlier image of the pid exec'd
+ * into this one.  end_ns 0 and has_status 0 while unknown.  Used by the
+ * threads pane (tui/view-threads.c) and the exporters (engine/export*.c).
+ */
+struct session_proc {
+	int64_t pid, ppid;
+	char *exe, *host;
+	const char *command;
+	int64_t start_ns, end_ns;
+	int64_t exit_status, signal;
+	int has_status, execd;
+};
+/* 0 and *out (malloc'd, *n rows), or -EIO/-ENOMEM with *cause. */
+int session_processes(struct session *s, struct session_proc **out, size_t *n,
+		      char **cause);
+void session_processes_free(struct session_proc *p, size_t n);
+/* The row of pid in p (n rows), or NULL. */
+const struct session_proc *session_proc_find(const struct session_proc *p,
+					     size_t n, int64_t pid);
+
 #endif

@@ -11,6 +11,8 @@ pkgs_test="$pkgs_test openssh-server openssh-client"
 # real packaged software (tests/e2e/real-software.sh, tests/bench-real.sh)
 pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"
+# propel export --format=dot renders (tests/e2e/export.sh)
+pkgs_test="$pkgs_test graphviz"
 # names for stripped binaries (test-symsrc): a local debuginfod, MiniDebugInfo
 pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"

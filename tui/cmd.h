@@ -24,6 +24,7 @@ extern const struct propel_cmd cmd_vitals_entry;
 extern const struct propel_cmd cmd_recover_entry;
 extern const struct propel_cmd cmd_detach_entry;
 extern const struct propel_cmd cmd_report_entry;
+extern const struct propel_cmd cmd_export_entry;
 
 /* Print "usage: propel <name> <usage>" and the summary to stdout. */
 void cmd_usage(const struct propel_cmd *c);

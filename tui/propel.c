@@ -12,7 +12,7 @@
 static const struct propel_cmd *const cmd_table[] = {
 	&cmd_record_entry, &cmd_attach_entry, &cmd_replay_entry,
 	&cmd_tui_entry,    &cmd_vitals_entry, &cmd_recover_entry,
-	&cmd_detach_entry, &cmd_report_entry,
+	&cmd_detach_entry, &cmd_report_entry, &cmd_export_entry,
 };
 #define NCMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))
 

@@ -1,0 +1,142 @@
+/*
+ * tui/cmd-export.c - `propel export --format=FORMAT [-o FILE] [DB]`: write
+ * a session in a format other tools read (engine/export.h holds the
+ * formats; this file knows none of them).  Parses the options, opens the
+ * session and the output, calls export_session(), reports.
+ *
+ * The output (stdout by default) is written to FILE.tmp-PID beside FILE
+ * and renamed over FILE only when the export succeeded: a failed export
+ * leaves no partial file and an existing FILE untouched.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/export.h"
+#include "engine/session.h"
+#include "share/log.h"
+#include "tui/cmd.h"
+
+static void cmd_export_usage(void)
+{
+	int i;
+	const struct export_format *f;
+
+	printf("usage: propel export %s\n\n%s\n\nformats:\n",
+	       cmd_export_entry.usage, cmd_export_entry.summary);
+	for (i = 0; (f = export_format_at(i)); i++)
+		printf("  %-8s %s\n", f->name, f->summary);
+}
+
+static int cmd_export_exec(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
+	char *cause = NULL, *tmp = NULL, what[300];
+	struct session *s = NULL;
+	FILE *out = stdout;
+	int c, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+f:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			format = optarg;
+			break;
+		case 'o':
+			path = optarg;
+			break;
+		case 'h':
+			cmd_export_usage();
+			return 0;
+		default:
+			propel_report("export", 0,
+				      "bad option (see propel export --help)");
+			return 2;
+		}
+	}
+	if (optind < argc)
+		db = argv[optind++];
+	if (optind < argc) {
+		propel_report("export", 0,
+			      "too many arguments (see propel export --help)");
+		return 2;
+	}
+	if (!format) {
+		snprintf(what, sizeof(what), "no --format given (known: %s)",
+			 export_names());
+		propel_report("export", 0, what);
+		return 2;
+	}
+	if (!export_find(format)) {
+		char why[300];
+
+		snprintf(what, sizeof(what), "export: --format=%.200s", format);
+		snprintf(why, sizeof(why), "unknown format (known: %s)",
+			 export_names());
+		propel_report(what, 0, why);
+		return 2;
+	}
+	err = session_open(db, SESSION_READ, &s, &cause);
+	if (err)
+		goto out;
+	if (path && strcmp(path, "-") != 0) {
+		if (asprintf(&tmp, "%s.tmp-%d", path, (int)getpid()) < 0) {
+			tmp = NULL;
+			err = propel_cause(&cause, -ENOMEM, "out of memory");
+			goto out;
+		}
+		out = fopen(tmp, "we");
+		if (!out) {
+			err = propel_cause(&cause, -errno, "%s: %s", path,
+					   strerror(errno));
+			free(tmp);
+			tmp = NULL;
+			out = stdout;
+			goto out;
+		}
+	}
+	err = export_session(s, format, out, &cause);
+	if (!err && fflush(out) != 0)
+		err = propel_cause(&cause, -errno, "%s: %s",
+				   path ? path : "stdout", strerror(errno));
+	if (out != stdout && fclose(out) != 0 && !err)
+		err = propel_cause(&cause, -errno, "%s: %s", path,
+				   strerror(errno));
+	out = stdout;
+	if (tmp && !err && rename(tmp, path) != 0)
+		err = propel_cause(&cause, -errno, "%s: %s", path,
+				   strerror(errno));
+out:
+	if (tmp && err)
+		unlink(tmp);
+	free(tmp);
+	session_close(s);
+	if (err) {
+		propel_report("export", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
+
+const struct propel_cmd cmd_export_entry = {
+	.name = "export",
+	.usage = "--format=FORMAT [-o FILE] [DB]",
+	.summary = "write a session in a format other tools read (default DB "
+		   "./propel.db, output stdout)\n"
+		   "  --format=dot    the communication diagram for graphviz "
+		   "(dot -Tsvg)\n"
+		   "  -o, --output FILE  write FILE (replaced only when the "
+		   "export succeeds)",
+	.exec = cmd_export_exec,
+};
