@@ -1292,11 +1292,21 @@ int recon_peer(const struct recon *r, int t, int64_t idx, int *ot,
 		return -ENOENT;
 	kind = recon_get(r, t, idx).kind;
 	if (kind == SK_SEND) {
+		const struct recon_msg *best, *end = r->msgs + r->nmsgs;
+
 		m = bsearch(&key, r->msgs, r->nmsgs, sizeof(*m), msg_cmp_send);
 		if (!m)
 			return -ENOENT;
-		*ot = m->rt;
-		*oidx = m->ri;
+		/* a send read by several recvs: the first of them in time
+		 * (where its first byte arrived), whatever order bsearch met */
+		while (m > r->msgs && !msg_cmp_send(m - 1, &key))
+			m--;
+		for (best = m; m < end && !msg_cmp_send(m, &key); m++)
+			if (recon_get(r, m->rt, m->ri).ts <
+			    recon_get(r, best->rt, best->ri).ts)
+				best = m;
+		*ot = best->rt;
+		*oidx = best->ri;
 		return 0;
 	}
 	if (kind == SK_RECV) {

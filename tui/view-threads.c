@@ -1,7 +1,11 @@
 /*
  * tui/view-threads.c - the threads pane: one line per thread, saying what
  * it was doing at the cursor's time (TraceBack §4.3.2): its event at or
- * before that time and the function it was in, plus its call depth.  The
+ * before that time and the function it was in, plus its call depth.  Each
+ * line names the thread's process: pid:tid, host and command (the
+ * processes of engine/session.h session_processes: after an exec, the
+ * program it became; a thread whose name differs from the command adds it
+ * in brackets), so every process of a distributed session is listed.  The
  * cursor's thread is marked `*`.  Enter (or Up/Down then Enter) switches the
  * cursor to the selected thread at the same time.  For a hang snapshot
  * this is the opening view: each thread's innermost open call.
@@ -17,22 +21,33 @@
 
 struct threads_view {
 	int sel; /* selected line; -1 = follow the cursor */
+	struct session_proc *procs;
+	size_t nprocs;
 };
 
 static int threads_open(struct view *v, char **cause)
 {
 	struct threads_view *tv = calloc(1, sizeof(*tv));
+	char *why = NULL;
 
 	if (!tv)
 		return -12;
 	tv->sel = -1;
 	v->priv = tv;
+	/* without the processes table (an old session) the lines just
+	 * lack host and command */
+	if (session_processes(view_session(v), &tv->procs, &tv->nprocs, &why))
+		tv->nprocs = 0;
+	free(why);
 	return 0;
 }
 
 static void threads_free(struct view *v)
 {
-	free(v->priv);
+	struct threads_view *tv = v->priv;
+
+	session_processes_free(tv->procs, tv->nprocs);
+	free(tv);
 }
 
 static void threads_draw(struct view *v, const struct screen_rect *r,
@@ -53,6 +68,8 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 		int attr = t == sel && focused ? SA_REVERSE : SA_NORMAL;
 		char text[200] = "(not started)";
 		const char *fn = "-";
+		const struct session_proc *p;
+		char who[160];
 		int col;
 
 		if (i >= 0 && i < th->n) {
@@ -67,9 +84,19 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 		}
 		if (attr != SA_NORMAL)
 			screen_clear_row(r, row, 0, attr);
+		p = session_proc_find(tv->procs, tv->nprocs, th->pid);
+		if (p && !p->execd && th->name &&
+		    strncmp(th->name, p->command, 15))
+			snprintf(who, sizeof(who), "%s %s [%s]",
+				 p->host ? p->host : "?", p->command, th->name);
+		else if (p)
+			snprintf(who, sizeof(who), "%s %s",
+				 p->host ? p->host : "?", p->command);
+		else
+			snprintf(who, sizeof(who), "%s", th->name ? th->name : "");
 		col = screen_printf(r, row, 0, attr | (t == ct ? SA_BOLD : 0),
-				    "%c%2d %d:%d %-10.10s ", t == ct ? '*' : ' ',
-				    t + 1, th->pid, th->tid, th->name ? th->name : "");
+				    "%c%2d %d:%d %s ", t == ct ? '*' : ' ', t + 1,
+				    th->pid, th->tid, who);
 		col += screen_printf(r, row, col, attr | SC_GREEN, "in %s ", fn);
 		screen_put(r, row, col, attr | (i >= 0 && i < th->n &&
 						recon_get(rc, t, i).kind == SK_SIGNAL

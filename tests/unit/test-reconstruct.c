@@ -127,10 +127,32 @@ static void test_hb_and_order(void)
 	done(r, p);
 }
 
+/* a send read by three recvs (two in one thread, one in a process that
+ * shares the channel): stepping from the send lands on the first */
+static void test_peer_first_recv(void)
+{
+	const char *p = "/tmp/propel-test-recon-4.db";
+	struct recon *r = load(p, "1 E main\n1 S\n1 X main\n2 E w\n2 R\n"
+				  "2 R\n2 X w\n3 E v\n3 R\n3 X v\n"
+				  "M 2 9\nM 2 6\nM 2 5\n");
+	int t1 = recon_thread_find(r, 1, 1), t2 = recon_thread_find(r, 1, 2);
+	int pt = -1, t;
+	int64_t pi = -1, ri;
+
+	recon_locate(r, 5, &t, &ri);
+	CHECK("recon/peer-of-send-is-first-recv",
+	      !recon_peer(r, t1, 1, &pt, &pi) && pt == t2 && t == t2 &&
+		      pi == ri,
+	      "thread %d index %lld, want %d %lld", pt, (long long)pi, t2,
+	      (long long)ri);
+	done(r, p);
+}
+
 int main(void)
 {
 	test_depth();
 	test_wrapped();
 	test_hb_and_order();
+	test_peer_first_recv();
 	return failures ? 1 : 0;
 }
