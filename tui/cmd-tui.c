@@ -614,7 +614,8 @@ static void tui_search(struct tui *t, const char *what)
 
 static const char tui_help_text[] =
 	"propel TUI - keys (gdb single-key style; uppercase = reverse)\n"
-	"  s / S      step / reverse-step (a send steps into its receiver)\n"
+	"  s / S      step / reverse-step (s at a send: into its recv in the\n"
+	"             receiving process; S at a recv: back to its send)\n"
 	"  n / N      next / reverse-next (over calls)\n"
 	"  f / F      finish / reverse-finish (out of the function)\n"
 	"  c / C      continue / reverse-continue (to a signal or break)\n"
@@ -635,7 +636,7 @@ static void draw_help(struct tui *t, int cols, int rows)
 	int y = 1, i;
 
 	r.w = cols < 76 ? cols : 76;
-	r.h = rows - 2 < 18 ? rows - 2 : 18;
+	r.h = rows - 2 < 20 ? rows - 2 : 20;
 	r.x = (cols - r.w) / 2;
 	r.y = (rows - 2 - r.h) / 2;
 	screen_clear(&r);
