@@ -19,8 +19,8 @@
  * Node names are "p<pid>" (events carry no host yet: two hosts' equal
  * pids would merge).  The first line is a comment with the totals, which
  * tests read:
- *   // propel: N processes, H hosts, M message edges (K messages), F forks, W waits
- * Reads the session only; the output is deterministic for a session.
+ *   // propel: N processes, H hosts, M message edges (K messages), F forks, W
+ * waits Reads the session only; the output is deterministic for a session.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -38,8 +38,10 @@
 static const struct {
 	const char *kind, *color, *style;
 } dot_kinds[] = {
-	{ "tcp", "black", "solid" },   { "udp", "blue", "solid" },
-	{ "unix", "darkgreen", "solid" }, { "pipe", "brown", "bold" },
+    {"tcp", "black", "solid"},
+    {"udp", "blue", "solid"},
+    {"unix", "darkgreen", "solid"},
+    {"pipe", "brown", "bold"},
 };
 
 /* a string as a dot ID: quoted, " and \ escaped, newlines as \n */
@@ -60,9 +62,9 @@ static void dot_str(FILE *out, const char *s)
 
 static int dot_is_wait(const char *func)
 {
-	static const char *const waits[] = { "wait",  "waitpid", "wait3",
-					     "wait4", "waitid",	 "__wait4",
-					     "__waitpid" };
+	static const char *const waits[] = {"wait",	"waitpid", "wait3",
+					    "wait4",	"waitid",  "__wait4",
+					    "__waitpid"};
 	size_t i, n;
 
 	if (!func)
@@ -117,7 +119,7 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 	}
 	/* the parents' last wait: only processes that have a child here */
 	for (i = 0; i < np; i++) {
-		struct replay_filter f = { pv[i].pid, 0 };
+		struct replay_filter f = {pv[i].pid, 0};
 
 		waited[i] = INT64_MIN;
 		for (j = 0; j < np; j++)
@@ -133,7 +135,7 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 		nmsgs += mv[i].count;
 	for (i = 0; i < np; i++) {
 		const struct session_proc *pp =
-			session_proc_find(pv, np, pv[i].ppid);
+		    session_proc_find(pv, np, pv[i].ppid);
 
 		if (!pp || pp == &pv[i])
 			continue;
@@ -152,12 +154,13 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 	if (cmd)
 		fprintf(out, " (%s)", cmd);
 	free(cmd);
-	fprintf(out, "; render: dot -Tsvg\n"
-		     "digraph propel {\n"
-		     "\tgraph [fontname=\"Helvetica\", fontsize=11];\n"
-		     "\tnode [shape=box, style=rounded, fontname=\"Helvetica\", "
-		     "fontsize=10];\n"
-		     "\tedge [fontname=\"Helvetica\", fontsize=9];\n");
+	fprintf(out,
+		"; render: dot -Tsvg\n"
+		"digraph propel {\n"
+		"\tgraph [fontname=\"Helvetica\", fontsize=11];\n"
+		"\tnode [shape=box, style=rounded, fontname=\"Helvetica\", "
+		"fontsize=10];\n"
+		"\tedge [fontname=\"Helvetica\", fontsize=9];\n");
 	for (h = 0; h < nh; h++) {
 		char label[300];
 
@@ -184,7 +187,8 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 			fprintf(out, "\t\t\"p%" PRId64 "\" [label=", pv[i].pid);
 			dot_str(out, lab);
 			fprintf(out, "%s];\n",
-				pv[i].signal ? ", color=red, fontcolor=red" : "");
+				pv[i].signal ? ", color=red, fontcolor=red"
+					     : "");
 		}
 		fprintf(out, "\t}\n");
 	}
@@ -197,9 +201,9 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 				color = dot_kinds[j].color;
 				style = dot_kinds[j].style;
 			}
-		snprintf(lab, sizeof(lab), "%s: %" PRId64 " msgs, %" PRId64
-					   " bytes",
-			 mv[i].kind, mv[i].count, mv[i].bytes);
+		snprintf(lab, sizeof(lab),
+			 "%s: %" PRId64 " msgs, %" PRId64 " bytes", mv[i].kind,
+			 mv[i].count, mv[i].bytes);
 		fprintf(out, "\t\"p%" PRId64 "\" -> \"p%" PRId64 "\" [label=",
 			mv[i].from_pid, mv[i].to_pid);
 		dot_str(out, lab);
@@ -208,18 +212,20 @@ static int dot_write(struct session *s, FILE *out, char **cause)
 	}
 	for (i = 0; i < np; i++) {
 		const struct session_proc *pp =
-			session_proc_find(pv, np, pv[i].ppid);
+		    session_proc_find(pv, np, pv[i].ppid);
 
 		if (!pp || pp == &pv[i])
 			continue;
-		fprintf(out, "\t\"p%" PRId64 "\" -> \"p%" PRId64 "\" "
-			     "[label=\"fork\", style=dashed, color=gray50, "
-			     "fontcolor=gray50];\n",
+		fprintf(out,
+			"\t\"p%" PRId64 "\" -> \"p%" PRId64 "\" "
+			"[label=\"fork\", style=dashed, color=gray50, "
+			"fontcolor=gray50];\n",
 			pp->pid, pv[i].pid);
 		if (pv[i].end_ns && waited[pp - pv] >= pv[i].end_ns)
-			fprintf(out, "\t\"p%" PRId64 "\" -> \"p%" PRId64 "\" "
-				     "[label=\"wait\", style=dotted, "
-				     "color=gray50, fontcolor=gray50];\n",
+			fprintf(out,
+				"\t\"p%" PRId64 "\" -> \"p%" PRId64 "\" "
+				"[label=\"wait\", style=dotted, "
+				"color=gray50, fontcolor=gray50];\n",
 				pv[i].pid, pp->pid);
 	}
 	fprintf(out, "}\n");
@@ -234,8 +240,8 @@ out:
 }
 
 const struct export_format export_dot_format = {
-	.name = "dot",
-	.summary = "the communication diagram for graphviz: processes by host, "
-		   "edges for messages, forks, waits",
-	.write = dot_write,
+    .name = "dot",
+    .summary = "the communication diagram for graphviz: processes by host, "
+	       "edges for messages, forks, waits",
+    .write = dot_write,
 };

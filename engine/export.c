@@ -11,7 +11,7 @@
 #include "share/log.h"
 
 static const struct export_format *const export_table[] = {
-	&export_dot_format,
+    &export_dot_format,
 };
 #define EXPORT_N (sizeof(export_table) / sizeof(export_table[0]))
 
@@ -43,8 +43,7 @@ const struct export_format *export_format_at(int i)
 	return i >= 0 && (size_t)i < EXPORT_N ? export_table[i] : NULL;
 }
 
-int export_session(struct session *s, const char *name, FILE *out,
-		   char **cause)
+int export_session(struct session *s, const char *name, FILE *out, char **cause)
 {
 	const struct export_format *f = export_find(name);
 

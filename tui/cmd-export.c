@@ -34,10 +34,10 @@ static void cmd_export_usage(void)
 static int cmd_export_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
 	char *cause = NULL, *tmp = NULL, what[300];
@@ -130,13 +130,13 @@ out:
 }
 
 const struct propel_cmd cmd_export_entry = {
-	.name = "export",
-	.usage = "--format=FORMAT [-o FILE] [DB]",
-	.summary = "write a session in a format other tools read (default DB "
-		   "./propel.db, output stdout)\n"
-		   "  --format=dot    the communication diagram for graphviz "
-		   "(dot -Tsvg)\n"
-		   "  -o, --output FILE  write FILE (replaced only when the "
-		   "export succeeds)",
-	.exec = cmd_export_exec,
+    .name = "export",
+    .usage = "--format=FORMAT [-o FILE] [DB]",
+    .summary = "write a session in a format other tools read (default DB "
+	       "./propel.db, output stdout)\n"
+	       "  --format=dot    the communication diagram for graphviz "
+	       "(dot -Tsvg)\n"
+	       "  -o, --output FILE  write FILE (replaced only when the "
+	       "export succeeds)",
+    .exec = cmd_export_exec,
 };

@@ -95,8 +95,8 @@ static void relay(int fd)
 
 int main(int argc, char **argv)
 {
-	char sock[PATH_MAX], back[64], mon[64], front[64], nreq[32] = "10",
-	     corrupt[32] = "0", *slash;
+	char sock[PATH_MAX], back[64], mon[64], front[64],
+	    nreq[32] = "10", corrupt[32] = "0", *slash;
 	pid_t pl, pm, pb, pf, pc, pchild = 0;
 	int fl, fm, fb, ff, fc, i, bad = 0, port;
 	const char *l;
@@ -119,45 +119,47 @@ int main(int argc, char **argv)
 	*slash = 0;
 	snprintf(sock, sizeof(sock), "%s/log.sock", argv[1]);
 
-	fl = spawn((char *[]){ "dist-logger", sock, NULL }, &pl);
+	fl = spawn((char *[]){"dist-logger", sock, NULL}, &pl);
 	ready(fl, "dist-logger");
-	fm = spawn((char *[]){ "dist-monitor", NULL }, &pm);
+	fm = spawn((char *[]){"dist-monitor", NULL}, &pm);
 	l = ready(fm, "dist-monitor");
 	if (sscanf(l, "dist-monitor: ready %*s %d", &port) != 1)
 		dist_die("bad ready line: %s", l);
 	snprintf(mon, sizeof(mon), "127.0.0.1:%d", port);
-	fb = spawn((char *[]){ "dist-back", NULL }, &pb);
+	fb = spawn((char *[]){"dist-back", NULL}, &pb);
 	l = ready(fb, "dist-back");
 	if (sscanf(l, "dist-back: ready %*s %d", &port) != 1)
 		dist_die("bad ready line: %s", l);
 	snprintf(back, sizeof(back), "127.0.0.1:%d", port);
-	ff = spawn((char *[]){ "dist-front", "-l", "127.0.0.1:0", "--back", back,
-			       "--log", sock, "--monitor", mon, NULL },
+	ff = spawn((char *[]){"dist-front", "-l", "127.0.0.1:0", "--back", back,
+			      "--log", sock, "--monitor", mon, NULL},
 		   &pf);
 	l = ready(ff, "dist-front");
 	if (sscanf(l, "dist-front: ready %*s %d pid %*d child %d", &port,
 		   &pchild) != 2)
 		dist_die("bad ready line: %s", l);
 	snprintf(front, sizeof(front), "127.0.0.1:%d", port);
-	fc = spawn((char *[]){ "dist-client", front, "-n", nreq, "--stop",
-			       "--corrupt", corrupt, NULL },
+	fc = spawn((char *[]){"dist-client", front, "-n", nreq, "--stop",
+			      "--corrupt", corrupt, NULL},
 		   &pc);
 	printf("dist-all: pids logger %d monitor %d back %d front %d child %d "
 	       "client %d\n",
 	       (int)pl, (int)pm, (int)pb, (int)pf, (int)pchild, (int)pc);
 	fflush(stdout);
 	{
-		pid_t all[] = { pc, pf, pb, pm, pl };
-		int fds[] = { fc, ff, fb, fm, fl };
+		pid_t all[] = {pc, pf, pb, pm, pl};
+		int fds[] = {fc, ff, fb, fm, fl};
 
 		for (i = 0; i < 5; i++) {
 			int status = 0;
 
 			relay(fds[i]);
-			while (waitpid(all[i], &status, 0) < 0 && errno == EINTR)
+			while (waitpid(all[i], &status, 0) < 0 &&
+			       errno == EINTR)
 				;
 			if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-				fprintf(stderr, "dist-all: pid %d: status 0x%x\n",
+				fprintf(stderr,
+					"dist-all: pid %d: status 0x%x\n",
 					(int)all[i], status);
 				/* the client or the front end failed: the
 				 * stop will not come, the daemons are told */

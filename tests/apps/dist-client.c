@@ -64,6 +64,7 @@ int main(int argc, char **argv)
 	if (stop)
 		sent += dist_send(fd, DT_STOP, DK_REQUEST, seq);
 	close(fd);
-	printf("dist-client: requests %ld sent %zu recv %zu ok\n", n, sent, got);
+	printf("dist-client: requests %ld sent %zu recv %zu ok\n", n, sent,
+	       got);
 	return 0;
 }

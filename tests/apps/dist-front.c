@@ -180,9 +180,10 @@ int main(int argc, char **argv)
 			break;
 	}
 	if (i != argc || !back || !logp || !mon)
-		dist_die("usage: dist-front -l ADDR:PORT --back ADDR:PORT --log "
-			 "PATH --monitor ADDR:PORT [--corrupt SEQ]%s",
-			 "");
+		dist_die(
+		    "usage: dist-front -l ADDR:PORT --back ADDR:PORT --log "
+		    "PATH --monitor ADDR:PORT [--corrupt SEQ]%s",
+		    "");
 	/* the child first, before anything else is open */
 	if (pipe(work) < 0 || pipe(res) < 0)
 		dist_die("pipe: %s", strerror(errno));
@@ -237,6 +238,7 @@ int main(int argc, char **argv)
 	       st.requests, st.client_recv, st.client_sent, st.back_sent,
 	       st.back_recv, st.child_sent, st.child_recv, st.log_sent,
 	       st.beats, st.beat_bytes,
-	       WIFEXITED(status) && !WEXITSTATUS(status) ? "ok" : "child-failed");
+	       WIFEXITED(status) && !WEXITSTATUS(status) ? "ok"
+							 : "child-failed");
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 }

@@ -36,6 +36,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* every helper: a program uses some of them */
+#define DIST_FN static __attribute__((unused))
+
 #define DIST_MAGIC 0x70726f70u /* "prop" */
 #define DIST_MAX 8192	       /* the largest payload */
 
@@ -43,20 +46,20 @@ enum dist_type { DT_REQ = 1, DT_REP = 2, DT_STOP = 3 };
 
 /* the channel and direction of a message: salts the payload pattern */
 enum dist_kind {
-	DK_REQUEST,   /* client -> front, TCP */
-	DK_REPLY,     /* front -> client, TCP */
-	DK_BACK_REQ,  /* front -> back, TCP */
-	DK_BACK_REP,  /* back -> front, TCP */
-	DK_WORK,      /* front -> child, pipe */
-	DK_RESULT,    /* child -> front, pipe */
-	DK_LOG,	      /* front -> logger, UNIX stream */
-	DK_BEAT,      /* front -> monitor, UDP */
+	DK_REQUEST,  /* client -> front, TCP */
+	DK_REPLY,    /* front -> client, TCP */
+	DK_BACK_REQ, /* front -> back, TCP */
+	DK_BACK_REP, /* back -> front, TCP */
+	DK_WORK,     /* front -> child, pipe */
+	DK_RESULT,   /* child -> front, pipe */
+	DK_LOG,	     /* front -> logger, UNIX stream */
+	DK_BEAT,     /* front -> monitor, UDP */
 	DK_N
 };
 
 static const char *const dist_kind_name[DK_N] = {
-	"request", "reply", "back-request", "back-reply",
-	"work",	   "result", "log",	    "heartbeat",
+    "request", "reply",	 "back-request", "back-reply",
+    "work",    "result", "log",		 "heartbeat",
 };
 
 struct dist_hdr {
@@ -65,10 +68,10 @@ struct dist_hdr {
 
 static const char *dist_self = "dist";
 /* the sequence number to corrupt on send (--corrupt N); 0 = none */
-static __attribute__((unused)) uint32_t dist_corrupt;
+DIST_FN uint32_t dist_corrupt;
 static volatile sig_atomic_t dist_stop;
 
-static __attribute__((unused)) void dist_on_signal(int sig)
+DIST_FN void dist_on_signal(int sig)
 {
 	(void)sig;
 	dist_stop = 1;
@@ -76,7 +79,7 @@ static __attribute__((unused)) void dist_on_signal(int sig)
 
 /* SIGTERM/SIGINT set dist_stop and interrupt a blocked call (no
  * SA_RESTART); SIGPIPE is ignored (a closed peer is an error return) */
-static __attribute__((unused)) void dist_signals(void)
+DIST_FN void dist_signals(void)
 {
 	struct sigaction sa;
 
@@ -87,7 +90,7 @@ static __attribute__((unused)) void dist_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-static __attribute__((unused)) void dist_die(const char *fmt, const char *what)
+DIST_FN void dist_die(const char *fmt, const char *what)
 {
 	fprintf(stderr, "%s: ", dist_self);
 	fprintf(stderr, fmt, what);
@@ -101,7 +104,7 @@ dist_pat(int kind, uint32_t seq, uint32_t i)
 	return (unsigned char)(kind * 29 + seq * 131 + i * 7 + (i >> 8));
 }
 
-static __attribute__((unused)) uint32_t dist_fnv(uint32_t h, const void *p, size_t n)
+DIST_FN uint32_t dist_fnv(uint32_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
 
@@ -110,26 +113,26 @@ static __attribute__((unused)) uint32_t dist_fnv(uint32_t h, const void *p, size
 	return h;
 }
 
-static __attribute__((unused)) uint32_t dist_sum(const struct dist_hdr *h, const unsigned char *pl)
+DIST_FN uint32_t dist_sum(const struct dist_hdr *h, const unsigned char *pl)
 {
 	return dist_fnv(dist_fnv(2166136261u, h, 16), pl, h->len);
 }
 
 /* The payload length of message seq of a kind: varied, 1..DIST_MAX. */
-static __attribute__((unused)) uint32_t dist_len(int kind, uint32_t seq)
+DIST_FN uint32_t dist_len(int kind, uint32_t seq)
 {
-	static const uint32_t base[DK_N] = { 64, 32, 48, 16, 8, 8, 40, 24 };
-	static const uint32_t span[DK_N] = { 2000, 3000, 1500, 1200,
-					     100,  60,	 200,  80 };
+	static const uint32_t base[DK_N] = {64, 32, 48, 16, 8, 8, 40, 24};
+	static const uint32_t span[DK_N] = {2000, 3000, 1500, 1200,
+					    100,  60,	200,  80};
 
 	return base[kind] + (seq * 97 + (uint32_t)kind * 13) % span[kind];
 }
 
 /* Build a message into buf (DIST_MAX + header); returns its size. */
-static __attribute__((unused)) size_t dist_build(unsigned char *buf, int type, int kind, uint32_t seq,
-			 uint32_t len)
+DIST_FN size_t dist_build(unsigned char *buf, int type, int kind, uint32_t seq,
+			  uint32_t len)
 {
-	struct dist_hdr h = { DIST_MAGIC, (uint32_t)type, seq, len, 0 };
+	struct dist_hdr h = {DIST_MAGIC, (uint32_t)type, seq, len, 0};
 	uint32_t i;
 
 	for (i = 0; i < len; i++)
@@ -144,41 +147,44 @@ static __attribute__((unused)) size_t dist_build(unsigned char *buf, int type, i
 
 /* Check a whole message (header and payload in buf); exits 3 on any
  * difference. */
-static __attribute__((unused)) void dist_check(const unsigned char *buf, size_t n, int kind,
-		       uint32_t want_seq, int want_type)
+DIST_FN void dist_check(const unsigned char *buf, size_t n, int kind,
+			uint32_t want_seq, int want_type)
 {
 	struct dist_hdr h;
 	uint32_t i;
 
 	if (n < sizeof(h)) {
-		fprintf(stderr, "%s: %s message %u: %zu bytes, shorter than "
-				"its header\n",
+		fprintf(stderr,
+			"%s: %s message %u: %zu bytes, shorter than "
+			"its header\n",
 			dist_self, dist_kind_name[kind], want_seq, n);
 		exit(3);
 	}
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != DIST_MAGIC || h.len > DIST_MAX ||
 	    n != sizeof(h) + h.len) {
-		fprintf(stderr, "%s: %s message %u: bad header (magic %08x, "
-				"len %u, %zu bytes)\n",
+		fprintf(stderr,
+			"%s: %s message %u: bad header (magic %08x, "
+			"len %u, %zu bytes)\n",
 			dist_self, dist_kind_name[kind], want_seq, h.magic,
 			h.len, n);
 		exit(3);
 	}
 	if (h.type == DT_STOP && want_type != DT_STOP)
 		want_type = DT_STOP; /* a stop may come instead */
-	if (h.type != (uint32_t)want_type ||
-	    (want_seq && h.seq != want_seq)) {
-		fprintf(stderr, "%s: %s message: type %u seq %u, expected "
-				"type %d seq %u\n",
+	if (h.type != (uint32_t)want_type || (want_seq && h.seq != want_seq)) {
+		fprintf(stderr,
+			"%s: %s message: type %u seq %u, expected "
+			"type %d seq %u\n",
 			dist_self, dist_kind_name[kind], h.type, h.seq,
 			want_type, want_seq);
 		exit(3);
 	}
 	for (i = 0; i < h.len; i++)
 		if (buf[sizeof(h) + i] != dist_pat(kind, h.seq, i)) {
-			fprintf(stderr, "%s: %s message %u: byte %u changed "
-					"(0x%02x, expected 0x%02x)\n",
+			fprintf(stderr,
+				"%s: %s message %u: byte %u changed "
+				"(0x%02x, expected 0x%02x)\n",
 				dist_self, dist_kind_name[kind], h.seq, i,
 				buf[sizeof(h) + i], dist_pat(kind, h.seq, i));
 			exit(3);
@@ -191,7 +197,7 @@ static __attribute__((unused)) void dist_check(const unsigned char *buf, size_t 
 }
 
 /* write all of it; returns n, or -1 (errno) */
-static __attribute__((unused)) ssize_t dist_write_all(int fd, const void *p, size_t n)
+DIST_FN ssize_t dist_write_all(int fd, const void *p, size_t n)
 {
 	const char *b = p;
 	size_t done = 0;
@@ -210,7 +216,7 @@ static __attribute__((unused)) ssize_t dist_write_all(int fd, const void *p, siz
 
 /* read exactly n; returns n, 0 at a clean EOF before the first byte, -1 on
  * an error or an EOF in the middle (errno EPIPE), or -2 when stopped */
-static __attribute__((unused)) ssize_t dist_read_all(int fd, void *p, size_t n)
+DIST_FN ssize_t dist_read_all(int fd, void *p, size_t n)
 {
 	char *b = p;
 	size_t done = 0;
@@ -238,8 +244,8 @@ static __attribute__((unused)) ssize_t dist_read_all(int fd, void *p, size_t n)
 
 /* Send one message on a stream; returns the bytes written (exits 2 on a
  * write error). */
-__attribute__((noinline, unused)) static size_t dist_send(int fd, int type, int kind,
-						  uint32_t seq)
+DIST_FN __attribute__((noinline)) size_t dist_send(int fd, int type, int kind,
+						   uint32_t seq)
 {
 	static unsigned char buf[sizeof(struct dist_hdr) + DIST_MAX];
 	size_t n = dist_build(buf, type, kind, seq,
@@ -255,10 +261,10 @@ __attribute__((noinline, unused)) static size_t dist_send(int fd, int type, int 
  * *type is its type (DT_STOP: a stop).  0 at EOF or when stopped by a
  * signal.  want_seq 0 accepts any sequence number.
  */
-__attribute__((noinline, unused)) static size_t dist_recv(int fd, int kind,
-						  uint32_t want_seq,
-						  int want_type, int *type,
-						  uint32_t *seq)
+DIST_FN __attribute__((noinline)) size_t dist_recv(int fd, int kind,
+						   uint32_t want_seq,
+						   int want_type, int *type,
+						   uint32_t *seq)
 {
 	static unsigned char buf[sizeof(struct dist_hdr) + DIST_MAX];
 	struct dist_hdr h;
@@ -273,8 +279,9 @@ __attribute__((noinline, unused)) static size_t dist_recv(int fd, int kind,
 	}
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != DIST_MAGIC || h.len > DIST_MAX) {
-		fprintf(stderr, "%s: %s message %u: bad header (magic %08x, "
-				"len %u)\n",
+		fprintf(stderr,
+			"%s: %s message %u: bad header (magic %08x, "
+			"len %u)\n",
 			dist_self, dist_kind_name[kind], want_seq, h.magic,
 			h.len);
 		exit(3);
@@ -292,7 +299,7 @@ __attribute__((noinline, unused)) static size_t dist_recv(int fd, int kind,
 }
 
 /* "A.B.C.D:PORT" or "PORT" (127.0.0.1) into sa; exits 2 when malformed */
-static __attribute__((unused)) void dist_addr(const char *s, struct sockaddr_in *sa)
+DIST_FN void dist_addr(const char *s, struct sockaddr_in *sa)
 {
 	char host[64];
 	const char *colon = strrchr(s, ':');
@@ -301,8 +308,8 @@ static __attribute__((unused)) void dist_addr(const char *s, struct sockaddr_in 
 
 	memset(sa, 0, sizeof(*sa));
 	sa->sin_family = AF_INET;
-	snprintf(host, sizeof(host), "%.*s",
-		 colon ? (int)(colon - s) : 9, colon ? s : "127.0.0.1");
+	snprintf(host, sizeof(host), "%.*s", colon ? (int)(colon - s) : 9,
+		 colon ? s : "127.0.0.1");
 	port = strtol(colon ? colon + 1 : s, &end, 10);
 	if (*end || port < 0 || port > 65535 ||
 	    inet_pton(AF_INET, host, &sa->sin_addr) != 1)
@@ -311,7 +318,7 @@ static __attribute__((unused)) void dist_addr(const char *s, struct sockaddr_in 
 }
 
 /* A bound socket (listening for TCP); prints nothing. */
-static __attribute__((unused)) int dist_bind(int type, const char *addr, struct sockaddr_in *got)
+DIST_FN int dist_bind(int type, const char *addr, struct sockaddr_in *got)
 {
 	struct sockaddr_in sa;
 	socklen_t sl = sizeof(sa);
@@ -329,7 +336,7 @@ static __attribute__((unused)) int dist_bind(int type, const char *addr, struct 
 	return fd;
 }
 
-static __attribute__((unused)) int dist_connect(const char *addr)
+DIST_FN int dist_connect(const char *addr)
 {
 	struct sockaddr_in sa;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), tries;
