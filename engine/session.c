@@ -28,27 +28,6 @@ struct session_rows {
 	sqlite3_stmt *st;
 };
 
-static const char *const kind_names[] = {
-	[SK_ENTRY] = "entry",
-	[SK_EXIT] = "exit",
-	[SK_SIGNAL] = "signal",
-	[SK_THREAD_START] = "thread_start",
-	[SK_THREAD_EXIT] = "thread_exit",
-	[SK_FORK] = "fork",
-	[SK_EXEC] = "exec",
-	[SK_PROCESS_EXIT] = "process_exit",
-	[SK_SEND] = "send",
-	[SK_RECV] = "recv",
-	[SK_LOST] = "lost",
-};
-
-const char *session_kind_name(int kind)
-{
-	if (kind < 0 || kind >= (int)(sizeof(kind_names) / sizeof(kind_names[0])))
-		return NULL;
-	return kind_names[kind];
-}
-
 static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);"
 	"CREATE TABLE IF NOT EXISTS processes(id INTEGER PRIMARY KEY, pid INTEGER,"

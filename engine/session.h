@@ -79,7 +79,7 @@ enum session_kind {
 	SK_LOST = 12,
 };
 
-/* "entry", "exit", ... ; NULL for an unknown kind */
+/* "entry", "exit", ... ; NULL for an unknown kind (engine/event.c) */
 const char *session_kind_name(int kind);
 
 enum session_open_flags {

@@ -6,7 +6,8 @@
  * text is uftrace's replay layout: "# DURATION     TID     FUNCTION", a leaf
  * call on one line ("foo();"), a nested one as "foo() {" ... "} (comment foo)",
  * durations in uftrace's units, other events as comment lines.
- * jsonl is one object per event with the fields DESIGN.md names.
+ * jsonl is one object per event with the fields DESIGN.md names, written
+ * by the kind's descriptor (engine/event.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/event.h"
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "share/log.h"
@@ -115,81 +117,12 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 	return ferror(stdout) ? -EIO : 0;
 }
 
-static void cmd_replay_jstr(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 {
-	const char *k = session_kind_name(ev->kind);
-
 	printf("{\"kind\":\"%s\",\"pid\":%" PRId64 ",\"tid\":%" PRId64
 	       ",\"ts_ns\":%" PRId64,
-	       k ? k : "unknown", ev->pid, ev->tid, ev->ts_ns);
-	switch (ev->kind) {
-	case SK_ENTRY:
-	case SK_EXIT:
-		fputs(",\"func\":", stdout);
-		cmd_replay_jstr(ev->func ? ev->func : "?");
-		printf(",\"depth\":%d", ev->depth);
-		if (ev->kind == SK_ENTRY && ev->file) {
-			fputs(",\"file\":", stdout);
-			cmd_replay_jstr(ev->file);
-			printf(",\"line\":%d", ev->line);
-		}
-		break;
-	case SK_SIGNAL:
-		printf(",\"signo\":%" PRId64 ",\"addr\":%" PRIu64, ev->arg[0],
-		       (uint64_t)ev->arg[1]);
-		if (ev->file) { /* where it struck */
-			fputs(",\"file\":", stdout);
-			cmd_replay_jstr(ev->file);
-			printf(",\"line\":%d", ev->line);
-		}
-		break;
-	case SK_SEND:
-	case SK_RECV:
-		printf(",\"fd\":%" PRId64 ",\"bytes\":%" PRId64, ev->arg[0],
-		       ev->arg[1]);
-		if (ev->peer) {
-			fputs(",\"peer\":", stdout);
-			cmd_replay_jstr(ev->peer);
-		}
-		if (ev->chan) {
-			fputs(",\"chan\":", stdout);
-			cmd_replay_jstr(ev->chan);
-		}
-		if (ev->has_offset)
-			printf(",\"offset\":%" PRId64, ev->offset);
-		if (ev->matched)
-			printf(",\"match\":{\"pid\":%" PRId64 ",\"tid\":%" PRId64
-			       ",\"ts_ns\":%" PRId64 "}",
-			       ev->match_pid, ev->match_tid, ev->match_ts_ns);
-		break;
-	case SK_FORK:
-		printf(",\"child\":%" PRId64, ev->arg[0]);
-		if (ev->has_arg[1] && ev->arg[1] == 1)
-			fputs(",\"vfork\":true", stdout);
-		break;
-	case SK_PROCESS_EXIT:
-		printf(",\"status\":%" PRId64, ev->arg[0]);
-		break;
-	case SK_LOST:
-		printf(",\"count\":%" PRId64, ev->arg[0]);
-		break;
-	}
+	       event_kind(ev->kind)->name, ev->pid, ev->tid, ev->ts_ns);
+	event_json_fields(ev, stdout);
 	fputs("}\n", stdout);
 	return ferror(stdout) ? -EIO : 0;
 }
