@@ -86,7 +86,8 @@ static int dot_wait_fn(const struct replay_event *ev, void *arg)
 	return 0;
 }
 
-static int dot_write(struct session *s, FILE *out, char **cause)
+static int dot_write(struct session *s, const struct export_opts *o,
+		     FILE *out, char **cause)
 {
 	struct session_proc *pv = NULL;
 	struct match_total *mv = NULL;

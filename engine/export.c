@@ -8,10 +8,13 @@
 #include <string.h>
 
 #include "engine/export.h"
+#include "engine/session.h"
 #include "share/log.h"
 
 static const struct export_format *const export_table[] = {
-    &export_dot_format,
+	&export_dot_format,
+	&export_chrome_format,
+	&export_folded_format,
 };
 #define EXPORT_N (sizeof(export_table) / sizeof(export_table[0]))
 
@@ -38,12 +41,8 @@ const char *export_names(void)
 	return buf;
 }
 
-const struct export_format *export_format_at(int i)
-{
-	return i >= 0 && (size_t)i < EXPORT_N ? export_table[i] : NULL;
-}
-
-int export_session(struct session *s, const char *name, FILE *out, char **cause)
+int export_session(struct session *s, const char *name,
+		   const struct export_opts *o, FILE *out, char **cause)
 {
 	const struct export_format *f = export_find(name);
 
@@ -51,5 +50,19 @@ int export_session(struct session *s, const char *name, FILE *out, char **cause)
 		return propel_cause(cause, -EINVAL,
 				    "unknown format \"%s\" (known: %s)",
 				    name ? name : "", export_names());
-	return f->write(s, out, cause);
+	if (o && o->pid) {
+		struct session_proc *pv;
+		size_t n;
+		int err = session_processes(s, &pv, &n, cause), known;
+
+		if (err)
+			return err;
+		known = session_proc_find(pv, n, o->pid) != NULL;
+		session_processes_free(pv, n);
+		if (!known)
+			return propel_cause(cause, -ENOENT,
+					    "--pid %lld: no such process in %s",
+					    (long long)o->pid, session_path(s));
+	}
+	return f->write(s, o, out, cause);
 }

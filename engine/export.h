@@ -8,38 +8,55 @@
  *   dot      the communication diagram (engine/export-dot.c): processes
  *            grouped by host, edges for messages, forks and waits (the
  *            self-propelled paper's Figure 5), for graphviz
+ *   chrome   the Trace Event Format (engine/export-chrome.c): calls,
+ *            events and messages as flows, for Perfetto, chrome://tracing
+ *            and speedscope
+ *   folded   folded stacks (engine/export-folded.c), for flamegraph.pl,
+ *            inferno and speedscope
  *
- * Later formats (issue 12: chrome, otlp, folded) add a file and a line in
- * the table.  tui/cmd-export.c parses the options, opens the output and
+ * A new format adds a file and a line in the table.  tui/cmd-export.c parses the options, opens the output and
  * calls export_session(); it knows no format.
  */
 #ifndef PROPEL_ENGINE_EXPORT_H
 #define PROPEL_ENGINE_EXPORT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 struct session;
 
+/* What an export is asked for besides the format (tui/cmd-export.c). */
+struct export_opts {
+	int64_t pid;   /* --pid P: only P's threads; 0 = every process */
+	int counts;    /* --counts: folded weights are calls, not time */
+	int merged;    /* --merged: folded stacks of all processes as one */
+};
+
+/* the options a format takes (export_format.takes) */
+enum { EXPORT_PID = 1, EXPORT_COUNTS = 2, EXPORT_MERGED = 4 };
+
 struct export_format {
 	const char *name;    /* --format=NAME */
 	const char *summary; /* one line for --help */
+	unsigned takes;      /* EXPORT_*: the others are refused */
 	/* Write the whole session to out: 0, or -errno with *cause (one
 	 * line, without "propel: "). */
-	int (*write)(struct session *s, FILE *out, char **cause);
+	int (*write)(struct session *s, const struct export_opts *o,
+		     FILE *out, char **cause);
 };
 
 extern const struct export_format export_dot_format;
+extern const struct export_format export_chrome_format;
+extern const struct export_format export_folded_format;
 
 /* The format called name, or NULL. */
 const struct export_format *export_find(const char *name);
 /* The known formats' names, "a, b, c" (a static string). */
 const char *export_names(void);
-/* The formats, for --help: the i-th or NULL past the last. */
-const struct export_format *export_format_at(int i);
 
 /* Export s in format name to out: 0, -EINVAL for an unknown format, or
  * the format's error; *cause says why. */
-int export_session(struct session *s, const char *name, FILE *out,
-		   char **cause);
+int export_session(struct session *s, const char *name,
+		   const struct export_opts *o, FILE *out, char **cause);
 
 #endif

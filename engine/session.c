@@ -475,6 +475,62 @@ int session_processes(struct session *s, struct session_proc **out, size_t *n,
 	return 0;
 }
 
+int session_threads(struct session *s, struct session_thread **out,
+		    size_t *n, char **cause)
+{
+	struct session_thread *v = NULL, *nvv;
+	size_t nv = 0, cap = 0;
+	sqlite3_stmt *st;
+	int rc, err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (sqlite3_prepare_v2(s->db,
+			       "SELECT pid, tid, name, first_ns, last_ns"
+			       " FROM threads ORDER BY first_ns, pid, tid",
+			       -1, &st, NULL) != SQLITE_OK)
+		return propel_cause(cause, -EIO, "%s: %s", s->path,
+				    sqlite3_errmsg(s->db));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (nv == cap) {
+			cap = cap ? 2 * cap : 16;
+			nvv = realloc(v, cap * sizeof(*v));
+			if (!nvv) {
+				err = propel_cause(cause, -ENOMEM,
+						   "%s: out of memory", s->path);
+				break;
+			}
+			v = nvv;
+		}
+		v[nv].pid = sqlite3_column_int64(st, 0);
+		v[nv].tid = sqlite3_column_int64(st, 1);
+		v[nv].name = session_col_text(st, 2);
+		v[nv].first_ns = sqlite3_column_int64(st, 3);
+		v[nv].last_ns = sqlite3_column_int64(st, 4);
+		nv++;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = propel_cause(cause, -EIO, "%s: %s", s->path,
+				   sqlite3_errmsg(s->db));
+	sqlite3_finalize(st);
+	if (err) {
+		session_threads_free(v, nv);
+		return err;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+void session_threads_free(struct session_thread *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(t[i].name);
+	free(t);
+}
+
 void session_processes_free(struct session_proc *p, size_t n)
 {
 	size_t i;

@@ -208,6 +208,15 @@ struct session_proc {
 int session_processes(struct session *s, struct session_proc **out, size_t *n,
 		      char **cause);
 void session_processes_free(struct session_proc *p, size_t n);
+/* The threads table, by first event: name malloc'd (NULL when unknown). */
+struct session_thread {
+	int64_t pid, tid;
+	char *name;
+	int64_t first_ns, last_ns;
+};
+int session_threads(struct session *s, struct session_thread **out,
+		    size_t *n, char **cause);
+void session_threads_free(struct session_thread *t, size_t n);
 /* The row of pid in p (n rows), or NULL. */
 const struct session_proc *session_proc_find(const struct session_proc *p,
 					     size_t n, int64_t pid);

@@ -13,7 +13,11 @@ pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"
 # propel export --format=dot renders (tests/e2e/export.sh)
 pkgs_test="$pkgs_test graphviz"
-# names for stripped binaries (test-symsrc): a local debuginfod, MiniDebugInfo
+# propel export's chrome and folded output loaded in speedscope under
+# headless Chromium (tests/e2e/export-trace.sh; the npm part is below)
+pkgs_test="$pkgs_test chromium"
+command -v npm >/dev/null || pkgs_test="$pkgs_test nodejs npm"
+# names for stripped binaries (test-ingest): a local debuginfod, MiniDebugInfo
 pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
 pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
 want=$pkgs_build
@@ -26,10 +30,22 @@ for p in $want; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
-echo "propel: installing ${missing[*]}" >&2
 sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq >/dev/null || true
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "propel: installing ${missing[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	$sudo apt-get update -qq >/dev/null || true
+	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# npm: speedscope's release build and puppeteer-core to drive Chromium,
+# pinned, in PROPEL_JS (default /opt/propel-js)
+[ "${1:-build}" = build ] && exit 0
+js=${PROPEL_JS:-/opt/propel-js}
+if ! [ -f "$js/node_modules/speedscope/package.json" ] ||
+	! [ -f "$js/node_modules/puppeteer-core/package.json" ]; then
+	echo "propel: installing speedscope, puppeteer-core (npm) in $js" >&2
+	$sudo mkdir -p "$js"
+	$sudo npm install --prefix "$js" --no-audit --no-fund --loglevel=error \
+		speedscope@1.25.0 puppeteer-core@24.43.1 >/dev/null
+fi

@@ -20,34 +20,36 @@
 #include "share/log.h"
 #include "tui/cmd.h"
 
-static void cmd_export_usage(void)
-{
-	int i;
-	const struct export_format *f;
-
-	printf("usage: propel export %s\n\n%s\n\nformats:\n",
-	       cmd_export_entry.usage, cmd_export_entry.summary);
-	for (i = 0; (f = export_format_at(i)); i++)
-		printf("  %-8s %s\n", f->name, f->summary);
-}
-
 static int cmd_export_exec(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "counts", no_argument, NULL, 'c' },
+		{ "merged", no_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
 	char *cause = NULL, *tmp = NULL, what[300];
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} takes[] = { { EXPORT_PID, "--pid" },
+		      { EXPORT_COUNTS, "--counts" },
+		      { EXPORT_MERGED, "--merged" } };
+	const struct export_format *fmt;
+	struct export_opts eo = { 0, 0, 0 };
 	struct session *s = NULL;
 	FILE *out = stdout;
+	unsigned given = 0;
+	char *end;
 	int c, err;
+	size_t i;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f:o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			format = optarg;
@@ -55,9 +57,25 @@ static int cmd_export_exec(int argc, char **argv)
 		case 'o':
 			path = optarg;
 			break;
-		case 'h':
-			cmd_export_usage();
-			return 0;
+		case 'p':
+			errno = 0;
+			eo.pid = strtoll(optarg, &end, 10);
+			if (errno || !*optarg || *end || eo.pid <= 0) {
+				snprintf(what, sizeof(what),
+					 "export: --pid %.100s", optarg);
+				propel_report(what, 0, "not a positive number");
+				return 2;
+			}
+			given |= EXPORT_PID;
+			break;
+		case 'c':
+			eo.counts = 1;
+			given |= EXPORT_COUNTS;
+			break;
+		case 'm':
+			eo.merged = 1;
+			given |= EXPORT_MERGED;
+			break;
 		default:
 			propel_report("export", 0,
 				      "bad option (see propel export --help)");
@@ -77,7 +95,19 @@ static int cmd_export_exec(int argc, char **argv)
 		propel_report("export", 0, what);
 		return 2;
 	}
-	if (!export_find(format)) {
+	if ((fmt = export_find(format)))
+		for (i = 0; i < sizeof(takes) / sizeof(takes[0]); i++)
+			if ((given & takes[i].bit) && !(fmt->takes & takes[i].bit)) {
+				char why[64];
+
+				snprintf(what, sizeof(what), "export: %s",
+					 takes[i].name);
+				snprintf(why, sizeof(why),
+					 "not taken by --format=%s", fmt->name);
+				propel_report(what, 0, why);
+				return 2;
+			}
+	if (!fmt) {
 		char why[300];
 
 		snprintf(what, sizeof(what), "export: --format=%.200s", format);
@@ -105,7 +135,7 @@ static int cmd_export_exec(int argc, char **argv)
 			goto out;
 		}
 	}
-	err = export_session(s, format, out, &cause);
+	err = export_session(s, format, &eo, out, &cause);
 	if (!err && fflush(out) != 0)
 		err = propel_cause(&cause, -errno, "%s: %s",
 				   path ? path : "stdout", strerror(errno));
@@ -130,13 +160,21 @@ out:
 }
 
 const struct propel_cmd cmd_export_entry = {
-    .name = "export",
-    .usage = "--format=FORMAT [-o FILE] [DB]",
-    .summary = "write a session in a format other tools read (default DB "
-	       "./propel.db, output stdout)\n"
-	       "  --format=dot    the communication diagram for graphviz "
-	       "(dot -Tsvg)\n"
-	       "  -o, --output FILE  write FILE (replaced only when the "
-	       "export succeeds)",
-    .exec = cmd_export_exec,
+	.name = "export",
+	.usage = "--format=FORMAT [-o FILE] [--pid P] [--counts] [--merged] "
+		 "[DB]",
+	.summary = "write a session in a format other tools read (default DB "
+		   "./propel.db, output stdout)\n"
+		   "  --format=FORMAT    dot: the communication diagram for "
+		   "graphviz\n"
+		   "                     chrome: Trace Event Format JSON for "
+		   "Perfetto, chrome://tracing, speedscope\n"
+		   "                     folded: folded stacks for "
+		   "flamegraph.pl, inferno, speedscope\n"
+		   "  -o, --output FILE  write FILE (replaced only when the "
+		   "export succeeds)\n"
+		   "  --pid P            only process P (chrome, folded)\n"
+		   "  --counts           folded: weights are calls, not ns\n"
+		   "  --merged           folded: all processes' stacks as one",
+	.exec = cmd_export_exec,
 };

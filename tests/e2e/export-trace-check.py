@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""tests/e2e/export-trace-check.py - check `propel export --format=chrome`
+and `--format=folded` against the same session's `propel replay
+--format=jsonl` (the one reader both sit on, engine/replay.c).
+
+  export-trace-check.py chrome REPLAY.jsonl CHROME.json
+  export-trace-check.py folded REPLAY.jsonl TIME.folded COUNTS.folded MERGED.folded
+
+Prints one "PASS name" or "FAIL name: why" line per check (tests/run.sh
+counts them) and exits 1 when any failed.
+"""
+import collections
+import json
+import sys
+
+fails = 0
+
+
+def check(name, ok, why=""):
+    global fails
+    if ok:
+        print("PASS %s" % name)
+    else:
+        fails += 1
+        print("FAIL %s: %s" % (name, why))
+
+
+def load_replay(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def by_thread(events):
+    t = collections.OrderedDict()
+    for e in events:
+        t.setdefault((e["pid"], e["tid"]), []).append(e)
+    return t
+
+
+def chrome(replay, path):
+    with open(path) as f:
+        doc = json.load(f)
+    check("chrome/json", isinstance(doc.get("traceEvents"), list),
+          "no traceEvents array")
+    evs = doc["traceEvents"]
+    t0 = doc.get("otherData", {}).get("t0_ns", 0)
+    ph = collections.Counter(e["ph"] for e in evs)
+    entries = [e for e in replay if e["kind"] == "entry"]
+    others = [e for e in replay if e["kind"] not in ("entry", "exit")]
+    check("chrome/calls", ph["B"] + ph["X"] == len(entries),
+          "B %d + X %d != %d entries" % (ph["B"], ph["X"], len(entries)))
+    check("chrome/instants", ph["i"] == len(others),
+          "%d i != %d other events" % (ph["i"], len(others)))
+    # every call's parent: in the trace the B slice open around it (B/E/X
+    # in the order written; an X holds nothing, its exit is the thread's
+    # next event), in the replay the entry open one depth up (an exec or
+    # a gap ends everything open) -- the same call or none in both
+    calls = collections.defaultdict(list)
+    for e in evs:
+        if e["ph"] in ("B", "X", "E"):
+            calls[(e["pid"], e["tid"])].append(e)
+    bad = []
+    for key, rev in by_thread(replay).items():
+        want, st = [], {}
+        for e in rev:
+            if e["kind"] == "entry":
+                d = e["depth"]
+                want.append((e["func"], st.get(d - 1)))
+                st = {k: v for k, v in st.items() if k < d}
+                st[d] = e["func"]
+            elif e["kind"] == "exit":
+                st = {k: v for k, v in st.items() if k < e["depth"]}
+            elif e["kind"] in ("exec", "lost"):
+                st = {}
+        got, bst = [], []
+        for e in calls.get(key, []):
+            if e["ph"] == "E":
+                if bst:
+                    bst.pop()
+                continue
+            got.append((e["name"], bst[-1] if bst else None))
+            if e["ph"] == "B":
+                bst.append(e["name"])
+        if got != want:
+            i = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w),
+                     min(len(got), len(want)))
+            bad.append("%s: call %d: trace %s, replay %s (%d vs %d calls)" %
+                       (key, i, got[i] if i < len(got) else None,
+                        want[i] if i < len(want) else None, len(got),
+                        len(want)))
+    check("chrome/parents-agree-with-replay", not bad, "; ".join(bad[:3]))
+    # every matched message once, as an arrow from its send to its recv
+    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e]
+    s = [e for e in evs if e["ph"] == "s"]
+    f = [e for e in evs if e["ph"] == "f"]
+    ids = collections.Counter(e["id"] for e in s)
+    check("chrome/messages-once",
+          len(s) == len(recvs) and len(f) == len(recvs) and
+          all(v == 1 for v in ids.values()) and
+          set(ids) == set(e["id"] for e in f),
+          "%d s, %d f, %d matched recvs" % (len(s), len(f), len(recvs)))
+    sends = set((e["pid"], e["tid"], e["ts_ns"]) for e in replay
+                if e["kind"] == "send")
+    def ns(e):
+        a, _, b = str(e["ts"]).partition(".")
+        return int(a) * 1000 + int((b + "000")[:3]) + t0
+    at_send = [e for e in s if (e["pid"], e["tid"], ns(e)) in sends]
+    check("chrome/arrows-start-at-sends", len(at_send) == len(s),
+          "%d of %d s events are not at a send" % (len(s) - len(at_send), len(s)))
+    pids = set(e["pid"] for e in replay)
+    named = set(e["pid"] for e in evs
+                if e["ph"] == "M" and e["name"] == "process_name")
+    check("chrome/process-names", pids <= named,
+          "unnamed: %s" % sorted(pids - named))
+
+
+def load_folded(path):
+    out = {}
+    with open(path) as f:
+        for line in f:
+            stack, _, w = line.rstrip("\n").rpartition(" ")
+            out[stack] = int(w)
+    return out
+
+
+def folded(replay, tpath, cpath, mpath):
+    ft, fc, fm = load_folded(tpath), load_folded(cpath), load_folded(mpath)
+    entries = [e for e in replay if e["kind"] == "entry"]
+    check("folded/counts-are-calls", sum(fc.values()) == len(entries),
+          "%d != %d entries" % (sum(fc.values()), len(entries)))
+    check("folded/merged-same-calls", sum(fm.values()) == len(entries),
+          "%d != %d entries" % (sum(fm.values()), len(entries)))
+    # the same counts, rebuilt from the replay: every entry's stack
+    want = collections.Counter()
+    for key, rev in by_thread(replay).items():
+        st = []
+        for e in rev:
+            if e["kind"] == "entry":
+                d = e["depth"]
+                st = st[:d] + ["[unknown]"] * (d - len(st)) + [e["func"]]
+                want[";".join(st)] += 1
+            elif e["kind"] == "exit":
+                st = st[:e["depth"]]
+            elif e["kind"] == "lost":
+                st = []
+    check("folded/merged-stacks-equal-replay", dict(want) == fm,
+          "%d stacks vs %d; first difference %s" %
+          (len(fm), len(want),
+           next(iter(set(want.items()) ^ set(fm.items())), None)))
+    # time: each thread's self time adds up to the span its calls cover
+    procs = collections.Counter()
+    for stack, w in ft.items():
+        procs[stack.split(";")[0]] += w
+    span = collections.Counter()
+    for (pid, tid), rev in by_thread(replay).items():
+        depth_open, last = 0, None
+        for e in rev:
+            if last is not None and depth_open > 0:
+                span[pid] += e["ts_ns"] - last
+            last = e["ts_ns"]
+            if e["kind"] == "entry":
+                depth_open = e["depth"] + 1
+            elif e["kind"] == "exit":
+                depth_open = e["depth"]
+            elif e["kind"] == "lost":
+                depth_open = 0
+    got = {int(k.rsplit("[", 1)[1].rstrip("]")): v for k, v in procs.items()}
+    check("folded/time-per-process", got == {p: v for p, v in span.items() if v},
+          "folded %s, replay %s" % (sorted(got.items())[:4], sorted(span.items())[:4]))
+
+
+def main():
+    what = sys.argv[1]
+    replay = load_replay(sys.argv[2])
+    if what == "chrome":
+        chrome(replay, sys.argv[3])
+    else:
+        folded(replay, sys.argv[3], sys.argv[4], sys.argv[5])
+    sys.exit(1 if fails else 0)
+
+
+main()
