@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# tests/bench-export.sh - `propel export` on a large session beside uftrace's
+# own exporter on a recording of the same program, measured in the same run.
+#
+#   $O/fixtures/O2/bench-fib N (default N=32: 7,049,155 calls, ~14M events)
+#   recorded by `propel record` and by `uftrace record -P .`; then, timed
+#   with /usr/bin/time (wall seconds and peak RSS, output to /dev/null... a
+#   file in /dev/shm, as a user would write it):
+#     chrome   propel export --format=chrome   vs  uftrace dump --chrome
+#     folded   propel export --format=folded   vs  uftrace dump --flame-graph
+#   Goal (issue 12): a 10M-event session exports in <= 20 s with <= 200 MB.
+#
+# Output: "name  propel  uftrace  ratio" per figure (ratio = propel/peer).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+O=${O:-build}
+case $O in /*) out=$O ;; *) out=$top/$O ;; esac
+PROPEL=${PROPEL:-$out/propel}
+fibn=${BENCH_EXPORT_FIB_N:-32}
+work=$(mktemp -d /dev/shm/propel-bench-export.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+tests/build-fixtures.sh >"$work/build.log" 2>&1 ||
+	{ cat "$work/build.log" >&2; echo "bench-export: no fixtures" >&2; exit 1; }
+fib=$out/fixtures/O2/bench-fib
+
+# wall s and peak RSS MB of a command: "S MB", or "n/a n/a"
+measure() {
+	if /usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err"; then
+		awk '{ printf "%.2f %.0f\n", $1, $2 / 1024 }' "$work/time"
+	else
+		echo "n/a n/a"
+		head -c 200 "$work/err" >&2
+	fi
+}
+row() { # NAME PROPEL PEER
+	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN {
+		r = (a + 0 > 0 && b + 0 > 0) ? sprintf("%.2f", a / b) : "n/a"
+		printf "%-44s %10s %10s %7s\n", n, a, b, r }'
+}
+
+if ! "$PROPEL" record -o "$work/s.db" -- "$fib" "$fibn" >/dev/null 2>"$work/rec.err"; then
+	echo "bench-export: propel record failed: $(head -c 200 "$work/rec.err")"
+	exit 1
+fi
+events=$(sqlite3 "$work/s.db" "SELECT sum(count) FROM chunks" 2>/dev/null)
+have_uftrace=0
+if command -v uftrace >/dev/null &&
+	uftrace record -d "$work/u.data" -P . "$fib" "$fibn" >/dev/null 2>&1; then
+	have_uftrace=1
+fi
+
+printf "%-44s %10s %10s %7s\n" "figure (fib($fibn), $events events)" propel uftrace ratio
+read -r pc pcm < <(measure "$PROPEL" export --format=chrome -o "$work/c.json" "$work/s.db")
+uc=n/a ucm=n/a uf=n/a ufm=n/a
+if [ $have_uftrace = 1 ]; then
+	read -r uc ucm < <(measure sh -c "uftrace dump -d '$work/u.data' --chrome >'$work/u.json'")
+fi
+row "export chrome: seconds (goal <= 20)" "$pc" "$uc"
+row "export chrome: peak RSS MB (goal <= 200)" "$pcm" "$ucm"
+rm -f "$work/c.json" "$work/u.json"
+read -r pf pfm < <(measure "$PROPEL" export --format=folded -o "$work/f.txt" "$work/s.db")
+if [ $have_uftrace = 1 ]; then
+	read -r uf ufm < <(measure sh -c "uftrace dump -d '$work/u.data' --flame-graph >'$work/u.txt'")
+fi
+row "export folded: seconds" "$pf" "$uf"
+row "export folded: peak RSS MB" "$pfm" "$ufm"
