@@ -15,6 +15,7 @@ static const struct export_format *const export_table[] = {
 	&export_dot_format,
 	&export_chrome_format,
 	&export_folded_format,
+	&export_otlp_format,
 };
 #define EXPORT_N (sizeof(export_table) / sizeof(export_table[0]))
 

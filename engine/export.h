@@ -13,6 +13,8 @@
  *            and speedscope
  *   folded   folded stacks (engine/export-folded.c), for flamegraph.pl,
  *            inferno and speedscope
+ *   otlp     OTLP/JSON (engine/export-otlp.c): a span per call, messages
+ *            as links, for an OpenTelemetry Collector, Jaeger, Tempo
  *
  * A new format adds a file and a line in the table.  tui/cmd-export.c parses the options, opens the output and
  * calls export_session(); it knows no format.
@@ -48,6 +50,7 @@ struct export_format {
 extern const struct export_format export_dot_format;
 extern const struct export_format export_chrome_format;
 extern const struct export_format export_folded_format;
+extern const struct export_format export_otlp_format;
 
 /* The format called name, or NULL. */
 const struct export_format *export_find(const char *name);

@@ -8,6 +8,7 @@
 #   file in /dev/shm, as a user would write it):
 #     chrome   propel export --format=chrome   vs  uftrace dump --chrome
 #     folded   propel export --format=folded   vs  uftrace dump --flame-graph
+#     otlp     propel export --format=otlp     (uftrace has no OTLP)
 #   Goal (issue 12): a 10M-event session exports in <= 20 s with <= 200 MB.
 #
 # Output: "name  propel  uftrace  ratio" per figure (ratio = propel/peer).
@@ -66,3 +67,7 @@ if [ $have_uftrace = 1 ]; then
 fi
 row "export folded: seconds" "$pf" "$uf"
 row "export folded: peak RSS MB" "$pfm" "$ufm"
+rm -f "$work/f.txt" "$work/u.txt"
+read -r po pom < <(measure "$PROPEL" export --format=otlp -o "$work/o.json" "$work/s.db")
+row "export otlp: seconds (no uftrace peer)" "$po" n/a
+row "export otlp: peak RSS MB" "$pom" n/a

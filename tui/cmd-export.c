@@ -171,9 +171,11 @@ const struct propel_cmd cmd_export_entry = {
 		   "Perfetto, chrome://tracing, speedscope\n"
 		   "                     folded: folded stacks for "
 		   "flamegraph.pl, inferno, speedscope\n"
+		   "                     otlp: OTLP/JSON spans for an "
+		   "OpenTelemetry Collector, Jaeger, Tempo\n"
 		   "  -o, --output FILE  write FILE (replaced only when the "
 		   "export succeeds)\n"
-		   "  --pid P            only process P (chrome, folded)\n"
+		   "  --pid P            only process P (chrome, folded, otlp)\n"
 		   "  --counts           folded: weights are calls, not ns\n"
 		   "  --merged           folded: all processes' stacks as one",
 	.exec = cmd_export_exec,

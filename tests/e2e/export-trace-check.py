@@ -5,6 +5,7 @@ and `--format=folded` against the same session's `propel replay
 
   export-trace-check.py chrome REPLAY.jsonl CHROME.json
   export-trace-check.py folded REPLAY.jsonl TIME.folded COUNTS.folded MERGED.folded
+  export-trace-check.py otlp REPLAY.jsonl OTLP.json
 
 Prints one "PASS name" or "FAIL name: why" line per check (tests/run.sh
 counts them) and exits 1 when any failed.
@@ -169,11 +170,72 @@ def folded(replay, tpath, cpath, mpath):
           "folded %s, replay %s" % (sorted(got.items())[:4], sorted(span.items())[:4]))
 
 
+def otlp(replay, path):
+    with open(path) as f:
+        doc = json.load(f)
+    spans, res = [], {}
+    for rs in doc.get("resourceSpans", []):
+        attrs = {a["key"]: list(a["value"].values())[0]
+                 for a in rs["resource"]["attributes"]}
+        for ss in rs["scopeSpans"]:
+            for sp in ss["spans"]:
+                spans.append((int(attrs["process.pid"]), int(attrs["thread.id"]), sp))
+                res.setdefault(int(attrs["process.pid"]), attrs)
+    entries = [e for e in replay if e["kind"] == "entry"]
+    check("otlp/spans-are-calls", len(spans) == len(entries),
+          "%d spans, %d entries" % (len(spans), len(entries)))
+    byid = {sp["spanId"]: (pid, tid, sp) for pid, tid, sp in spans}
+    check("otlp/ids-unique", len(byid) == len(spans),
+          "%d distinct span ids of %d" % (len(byid), len(spans)))
+    # parents: the parent span's name is the replay's enclosing call's; a
+    # parent in the same thread and trace; times nest
+    want = collections.Counter()
+    for key, rev in by_thread(replay).items():
+        st = {}
+        for e in rev:
+            if e["kind"] == "entry":
+                d = e["depth"]
+                want[(key, e["func"], st.get(d - 1))] += 1
+                st = {k: v for k, v in st.items() if k < d}
+                st[d] = e["func"]
+            elif e["kind"] == "exit":
+                st = {k: v for k, v in st.items() if k < e["depth"]}
+            elif e["kind"] in ("exec", "lost"):
+                st = {}
+    got, bad = collections.Counter(), []
+    for pid, tid, sp in spans:
+        par = byid.get(sp.get("parentSpanId"))
+        if sp.get("parentSpanId") and (not par or par[0] != pid or par[1] != tid
+                                       or par[2]["traceId"] != sp["traceId"]):
+            bad.append("%s: parent %s not in its thread" % (sp["name"], sp.get("parentSpanId")))
+        elif par and not (int(par[2]["startTimeUnixNano"]) <= int(sp["startTimeUnixNano"])
+                          <= int(sp["endTimeUnixNano"]) <= int(par[2]["endTimeUnixNano"])):
+            bad.append("%s: not inside its parent %s" % (sp["name"], par[2]["name"]))
+        got[((pid, tid), sp["name"], par[2]["name"] if par else None)] += 1
+    check("otlp/parents-agree-with-replay", not bad and got == want,
+          "; ".join(bad[:2]) or "first difference %s" %
+          (next(iter(set(got.items()) ^ set(want.items())), None),))
+    # links: one per matched recv, to a span of the sender's process
+    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e]
+    links = [(pid, l) for pid, tid, sp in spans for l in sp.get("links", [])]
+    ok = [l for pid, l in links if l["spanId"] in byid and
+          byid[l["spanId"]][2]["traceId"] == l["traceId"]]
+    check("otlp/messages-once", len(links) == len(recvs) and len(ok) == len(links),
+          "%d links (%d to a span), %d matched recvs" % (len(links), len(ok), len(recvs)))
+    pids = set(e["pid"] for e in replay)
+    named = all(res.get(p, {}).get("service.name") and res[p].get("host.name") is not None
+                for p in pids if p in res)
+    check("otlp/resources", named and set(res) <= pids,
+          "resources %s, pids %s" % (sorted(res), sorted(pids)))
+
+
 def main():
     what = sys.argv[1]
     replay = load_replay(sys.argv[2])
     if what == "chrome":
         chrome(replay, sys.argv[3])
+    elif what == "otlp":
+        otlp(replay, sys.argv[3])
     else:
         folded(replay, sys.argv[3], sys.argv[4], sys.argv[5])
     sys.exit(1 if fails else 0)

@@ -1,0 +1,401 @@
+/*
+ * engine/export-otlp.c - `propel export --format=otlp`: the session as
+ * OTLP/JSON (an ExportTraceServiceRequest: {"resourceSpans": [...]}), what
+ * an OpenTelemetry Collector, Jaeger or Tempo take.
+ *
+ *   resource   one per walked thread (a process's threads repeat its
+ *              resource): service.name = the program, process.pid,
+ *              process.command, host.name, thread.id
+ *   trace      one per process until flows exist (issue 10): traceId from
+ *              the session's first event time and the pid
+ *   span       one per call: name = the function, parent = its caller's
+ *              span, kind INTERNAL, start/end in Unix ns.  A call that never
+ *              returned ends at its thread's last event, with the attribute
+ *              propel.unfinished = true; an entry rebuilt from a wrapped
+ *              ring has propel.rebuilt = true
+ *   link       a matched recv links the span it happened in to the span the
+ *              matching send happened in (any process), with
+ *              propel.channel and propel.bytes
+ *
+ * IDs are hashes of what the session holds (spanId of pid, tid and the
+ * entry's event id), so two exports of a session are identical.  Times
+ * are the session's (CLOCK_MONOTONIC) moved to Unix time by the meta
+ * key realtime_offset_ns when the session has it, else by created_ns
+ * minus the session's last event (the session is written just after it).
+ *
+ * Two walks: the first notes, for every send, the span it happened in
+ * (one entry per send); the second writes, a thread at a time, the spans
+ * as their calls end.  Memory: the sends, and each thread's open calls.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/export.h"
+#include "engine/replay.h"
+#include "engine/session.h"
+#include "share/json.h"
+#include "share/log.h"
+
+static uint64_t otlp_mix(uint64_t h, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8)
+		h = (h ^ (v & 0xff)) * 1099511628211ull; /* FNV-1a */
+	return h;
+}
+
+static uint64_t otlp_span_id(int64_t pid, int64_t tid, int64_t entry_id)
+{
+	uint64_t h = otlp_mix(otlp_mix(otlp_mix(1469598103934665603ull, pid),
+				       tid), entry_id);
+
+	return h ? h : 1;
+}
+
+/* a send's span: sorted by (pid, tid, ts) for bsearch */
+struct otlp_send {
+	int64_t pid, tid, ts;
+	uint64_t span;
+};
+
+struct otlp_open {
+	uint64_t span, parent;
+	const char *name;
+	int64_t start;
+	int depth, rebuilt;
+	size_t link0; /* its links: links[link0..nlinks) while it is on top */
+};
+
+struct otlp_link {
+	uint64_t span;
+	int64_t pid; /* the trace of the sender's process */
+	size_t chan; /* offset in struct otlp's chans */
+	int64_t bytes;
+};
+
+struct otlp {
+	FILE *out;
+	int pass;
+	uint64_t seed;
+	int64_t unix_off;
+	struct session_proc *pv;
+	size_t np;
+	struct otlp_send *sends;
+	size_t nsends, capsends;
+	/* the thread walked now */
+	int64_t pid, tid, last_ts;
+	int have_thread, first_res;
+	struct otlp_open *open;
+	int nopen, capopen;
+	struct otlp_link *links;
+	size_t nlinks, caplinks;
+	char *chans; /* link channel names, one buffer per thread */
+	size_t nchans, capchans;
+	int first_span;
+	unsigned long long spans;
+	int err;
+};
+
+static void otlp_trace_id(const struct otlp *o, int64_t pid, char *hex)
+{
+	uint64_t a = otlp_mix(o->seed, pid), b = otlp_mix(a ^ 0x9e3779b97f4a7c15ull, pid);
+
+	snprintf(hex, 33, "%016" PRIx64 "%016" PRIx64, a, b ? b : 1);
+}
+
+static void otlp_attr_str(FILE *out, const char *key, const char *v, int first)
+{
+	fprintf(out, "%s{\"key\":\"%s\",\"value\":{\"stringValue\":",
+		first ? "" : ",", key);
+	json_str(out, v ? v : "");
+	fputs("}}", out);
+}
+
+static void otlp_attr_int(FILE *out, const char *key, int64_t v, int first)
+{
+	fprintf(out, "%s{\"key\":\"%s\",\"value\":{\"intValue\":\"%" PRId64
+		     "\"}}",
+		first ? "" : ",", key, v);
+}
+
+static void otlp_span(struct otlp *o, const struct otlp_open *sp,
+		      int64_t end, int unfinished)
+{
+	FILE *out = o->out;
+	char trace[33], ltrace[33];
+	size_t i;
+	int first = 1;
+
+	otlp_trace_id(o, o->pid, trace);
+	fprintf(out, "%s\n{\"traceId\":\"%s\",\"spanId\":\"%016" PRIx64 "\"",
+		o->first_span ? "" : ",", trace, sp->span);
+	o->first_span = 0;
+	if (sp->parent)
+		fprintf(out, ",\"parentSpanId\":\"%016" PRIx64 "\"", sp->parent);
+	fputs(",\"name\":", out);
+	json_str(out, sp->name);
+	fprintf(out, ",\"kind\":1,\"startTimeUnixNano\":\"%" PRId64
+		     "\",\"endTimeUnixNano\":\"%" PRId64 "\"",
+		sp->start + o->unix_off, end + o->unix_off);
+	if (unfinished || sp->rebuilt) {
+		fputs(",\"attributes\":[", out);
+		if (unfinished) {
+			fputs("{\"key\":\"propel.unfinished\",\"value\":"
+			      "{\"boolValue\":true}}", out);
+			first = 0;
+		}
+		if (sp->rebuilt)
+			fprintf(out, "%s{\"key\":\"propel.rebuilt\",\"value\":"
+				     "{\"boolValue\":true}}", first ? "" : ",");
+		putc(']', out);
+	}
+	if (sp->link0 < o->nlinks) {
+		fputs(",\"links\":[", out);
+		for (i = sp->link0; i < o->nlinks; i++) {
+			const struct otlp_link *l = &o->links[i];
+
+			otlp_trace_id(o, l->pid, ltrace);
+			fprintf(out, "%s{\"traceId\":\"%s\",\"spanId\":\"%016"
+				     PRIx64 "\",\"attributes\":[",
+				i > sp->link0 ? "," : "", ltrace, l->span);
+			otlp_attr_str(out, "propel.channel", o->chans + l->chan, 1);
+			otlp_attr_int(out, "propel.bytes", l->bytes, 0);
+			fputs("]}", out);
+		}
+		putc(']', out);
+	}
+	fputs(",\"status\":{}}", out);
+	o->spans++;
+}
+
+/* end the spans open at depth >= d (at end; unfinished ones at the
+ * thread's last event) */
+static void otlp_close(struct otlp *o, int d, int64_t end, int unfinished)
+{
+	while (o->nopen > 0 && o->open[o->nopen - 1].depth >= d) {
+		struct otlp_open *sp = &o->open[--o->nopen];
+
+		if (o->pass == 2)
+			otlp_span(o, sp, end, unfinished);
+		o->nlinks = sp->link0;
+	}
+}
+
+static void otlp_resource(struct otlp *o)
+{
+	const struct session_proc *p = session_proc_find(o->pv, o->np, o->pid);
+	FILE *out = o->out;
+
+	fprintf(out, "%s\n{\"resource\":{\"attributes\":[",
+		o->first_res ? "" : "]}]},");
+	o->first_res = 0;
+	otlp_attr_str(out, "service.name", p ? p->command : "?", 1);
+	otlp_attr_int(out, "process.pid", o->pid, 0);
+	otlp_attr_str(out, "process.command", p ? p->command : "?", 0);
+	otlp_attr_str(out, "process.executable.path", p ? p->exe : "", 0);
+	otlp_attr_str(out, "host.name", p && p->host ? p->host : "", 0);
+	otlp_attr_int(out, "thread.id", o->tid, 0);
+	fputs("]},\"scopeSpans\":[{\"scope\":{\"name\":\"propel\"},"
+	      "\"spans\":[", out);
+	o->first_span = 1;
+}
+
+static void otlp_thread_end(struct otlp *o)
+{
+	if (o->have_thread)
+		otlp_close(o, 0, o->last_ts, 1);
+	o->nlinks = 0;
+	o->nchans = 0;
+}
+
+static int send_cmp(const void *a, const void *b)
+{
+	const struct otlp_send *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+#define GROW(arr, n, cap, err)                                              \
+	do {                                                                \
+		if ((n) == (cap)) {                                         \
+			size_t nc_ = (cap) ? 2 * (cap) : 64;                \
+			void *na_ = realloc((arr), nc_ * sizeof(*(arr)));   \
+			if (!na_) {                                         \
+				(err) = -ENOMEM;                            \
+				break;                                      \
+			}                                                   \
+			(arr) = na_;                                        \
+			(cap) = nc_;                                        \
+		}                                                           \
+	} while (0)
+
+static int otlp_event(const struct replay_event *ev, void *arg)
+{
+	struct otlp *o = arg;
+
+	if (!o->have_thread || ev->pid != o->pid || ev->tid != o->tid) {
+		otlp_thread_end(o);
+		o->pid = ev->pid;
+		o->tid = ev->tid;
+		o->have_thread = 1;
+		if (o->pass == 2)
+			otlp_resource(o);
+	}
+	o->last_ts = ev->ts_ns;
+	switch (ev->kind) {
+	case SK_ENTRY: {
+		struct otlp_open *sp;
+		int cap = o->capopen;
+
+		otlp_close(o, ev->depth, ev->ts_ns, 0); /* ended unseen */
+		if (o->nopen == cap) {
+			int nc = cap ? 2 * cap : 64;
+			struct otlp_open *na = realloc(o->open, nc * sizeof(*na));
+
+			if (!na)
+				return o->err = -ENOMEM;
+			o->open = na;
+			o->capopen = nc;
+		}
+		sp = &o->open[o->nopen];
+		sp->span = otlp_span_id(ev->pid, ev->tid, ev->id);
+		sp->parent = o->nopen > 0 ? o->open[o->nopen - 1].span : 0;
+		sp->name = ev->func ? ev->func : "?";
+		sp->start = ev->ts_ns;
+		sp->depth = ev->depth;
+		sp->rebuilt = ev->rebuilt;
+		sp->link0 = o->nlinks;
+		o->nopen++;
+		break;
+	}
+	case SK_EXIT:
+		otlp_close(o, ev->depth, ev->ts_ns, 0);
+		break;
+	case SK_EXEC:
+	case SK_LOST:
+		otlp_close(o, 0, ev->ts_ns, 1);
+		break;
+	case SK_SEND:
+		if (o->pass == 1 && o->nopen > 0) {
+			GROW(o->sends, o->nsends, o->capsends, o->err);
+			if (o->err)
+				return o->err;
+			o->sends[o->nsends++] = (struct otlp_send){
+				ev->pid, ev->tid, ev->ts_ns,
+				o->open[o->nopen - 1].span };
+		}
+		break;
+	case SK_RECV:
+		if (o->pass == 2 && ev->matched && o->nopen > 0) {
+			struct otlp_send key = { ev->match_pid, ev->match_tid,
+						 ev->match_ts_ns, 0 };
+			struct otlp_send *s =
+				bsearch(&key, o->sends, o->nsends,
+					sizeof(*o->sends), send_cmp);
+			const char *chan = ev->chan ? ev->chan : "";
+			size_t n = strlen(chan) + 1;
+
+			if (!s)
+				break;
+			GROW(o->links, o->nlinks, o->caplinks, o->err);
+			if (o->nchans + n > o->capchans) {
+				size_t nc = (o->nchans + n) * 2;
+				char *nb = realloc(o->chans, nc);
+
+				if (!nb) {
+					o->err = -ENOMEM;
+				} else {
+					o->chans = nb;
+					o->capchans = nc;
+				}
+			}
+			if (o->err)
+				return o->err;
+			memcpy(o->chans + o->nchans, chan, n);
+			o->links[o->nlinks++] = (struct otlp_link){
+				s->span, s->pid, o->nchans, ev->arg[1] };
+			o->nchans += n;
+		}
+		break;
+	}
+	return o->err ? o->err : ferror(o->out) ? -EIO : 0;
+}
+
+static int otlp_write(struct session *s, const struct export_opts *eo,
+		      FILE *out, char **cause)
+{
+	struct replay_filter all = { 0, 0 }, f = { eo ? eo->pid : 0, 0 };
+	struct session_thread *tv = NULL;
+	struct otlp o = { .out = out, .first_res = 1 };
+	int64_t t0 = 0, last = 0;
+	size_t nt = 0, i;
+	char *v;
+	int err;
+
+	err = session_processes(s, &o.pv, &o.np, cause);
+	if (!err)
+		err = session_threads(s, &tv, &nt, cause);
+	if (err)
+		goto out;
+	for (i = 0; i < nt; i++) {
+		if (tv[i].first_ns > 0 && (!t0 || tv[i].first_ns < t0))
+			t0 = tv[i].first_ns;
+		if (tv[i].last_ns > last)
+			last = tv[i].last_ns;
+	}
+	session_threads_free(tv, nt);
+	o.seed = otlp_mix(1469598103934665603ull, (uint64_t)t0);
+	if ((v = session_meta_get(s, "realtime_offset_ns"))) {
+		o.unix_off = strtoll(v, NULL, 10);
+		free(v);
+	} else if ((v = session_meta_get(s, "created_ns"))) {
+		o.unix_off = strtoll(v, NULL, 10) - last;
+		free(v);
+	}
+	/* pass 1: the span of every send, in any process */
+	o.pass = 1;
+	err = replay_walk(s, &all, otlp_event, &o, cause);
+	otlp_thread_end(&o);
+	if (err)
+		goto out;
+	qsort(o.sends, o.nsends, sizeof(*o.sends), send_cmp);
+	/* pass 2: write */
+	o.pass = 2;
+	o.have_thread = 0;
+	o.nopen = 0;
+	fputs("{\"resourceSpans\":[", out);
+	err = replay_walk(s, &f, otlp_event, &o, cause);
+	if (err)
+		goto out;
+	otlp_thread_end(&o);
+	fputs(o.first_res ? "]}\n" : "]}]}\n]}\n", out);
+	if (ferror(out))
+		err = -EIO;
+out:
+	if (err == -ENOMEM)
+		propel_cause(cause, err, "out of memory");
+	else if (err == -EIO && cause && !*cause)
+		propel_cause(cause, err, "write error");
+	free(o.sends);
+	free(o.open);
+	free(o.links);
+	free(o.chans);
+	session_processes_free(o.pv, o.np);
+	return err;
+}
+
+const struct export_format export_otlp_format = {
+	.name = "otlp",
+	.summary = "OTLP/JSON (resourceSpans) for an OpenTelemetry Collector, "
+		   "Jaeger or Tempo: a span per call, messages as links",
+	.takes = EXPORT_PID,
+	.write = otlp_write,
+};
