@@ -13,6 +13,10 @@
  *              returned ends at its thread's last event, with the attribute
  *              propel.unfinished = true; an entry rebuilt from a wrapped
  *              ring has propel.rebuilt = true
+ *   event      every other event (send, recv, signal, fork, exec, ...) is
+ *              an event of the span it happened in, named by its kind,
+ *              with propel.fields = its fields as replay's jsonl gives
+ *              them (engine/event.c); one outside every call has no span
  *   link       a matched recv links the span it happened in to the span the
  *              matching send happened in (any process), with
  *              propel.channel and propel.bytes
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/event.h"
 #include "engine/export.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -68,6 +73,14 @@ struct otlp_open {
 	int64_t start;
 	int depth, rebuilt;
 	size_t link0; /* its links: links[link0..nlinks) while it is on top */
+	size_t ev0;   /* its events: evs[ev0..nevs) likewise */
+};
+
+/* a non-call event, a span event of the call it happened in */
+struct otlp_sevent {
+	int64_t ts;
+	int kind;
+	size_t fields; /* offset in chans: the kind's JSON fields, as text */
 };
 
 struct otlp_link {
@@ -93,7 +106,9 @@ struct otlp {
 	int nopen, capopen;
 	struct otlp_link *links;
 	size_t nlinks, caplinks;
-	char *chans; /* link channel names, one buffer per thread */
+	struct otlp_sevent *evs;
+	size_t nevs, capevs;
+	char *chans; /* link channels and event fields, one buffer per thread */
 	size_t nchans, capchans;
 	int first_span;
 	unsigned long long spans;
@@ -153,6 +168,21 @@ static void otlp_span(struct otlp *o, const struct otlp_open *sp,
 				     "{\"boolValue\":true}}", first ? "" : ",");
 		putc(']', out);
 	}
+	if (sp->ev0 < o->nevs) {
+		fputs(",\"events\":[", out);
+		for (i = sp->ev0; i < o->nevs; i++) {
+			const struct otlp_sevent *e = &o->evs[i];
+
+			fprintf(out, "%s{\"timeUnixNano\":\"%" PRId64
+				     "\",\"name\":\"%s\",\"attributes\":[",
+				i > sp->ev0 ? "," : "", e->ts + o->unix_off,
+				event_kind(e->kind)->name);
+			otlp_attr_str(out, "propel.fields", o->chans + e->fields,
+				      1);
+			fputs("]}", out);
+		}
+		putc(']', out);
+	}
 	if (sp->link0 < o->nlinks) {
 		fputs(",\"links\":[", out);
 		for (i = sp->link0; i < o->nlinks; i++) {
@@ -182,6 +212,7 @@ static void otlp_close(struct otlp *o, int d, int64_t end, int unfinished)
 		if (o->pass == 2)
 			otlp_span(o, sp, end, unfinished);
 		o->nlinks = sp->link0;
+		o->nevs = sp->ev0;
 	}
 }
 
@@ -209,6 +240,7 @@ static void otlp_thread_end(struct otlp *o)
 	if (o->have_thread)
 		otlp_close(o, 0, o->last_ts, 1);
 	o->nlinks = 0;
+	o->nevs = 0;
 	o->nchans = 0;
 }
 
@@ -237,6 +269,60 @@ static int send_cmp(const void *a, const void *b)
 		}                                                           \
 	} while (0)
 
+/* keep n bytes of p in the thread's string buffer; its offset, or -1 */
+static int64_t otlp_keep(struct otlp *o, const char *p, size_t n)
+{
+	size_t at = o->nchans;
+
+	if (o->nchans + n + 1 > o->capchans) {
+		size_t nc = (o->nchans + n + 1) * 2;
+		char *nb = realloc(o->chans, nc);
+
+		if (!nb)
+			return -1;
+		o->chans = nb;
+		o->capchans = nc;
+	}
+	memcpy(o->chans + at, p, n);
+	o->chans[at + n] = 0;
+	o->nchans += n + 1;
+	return (int64_t)at;
+}
+
+/* a non-call event, in the span it happened in */
+static int otlp_note(struct otlp *o, const struct replay_event *ev)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m;
+	int64_t at;
+
+	if (o->pass != 2 || o->nopen == 0)
+		return 0;
+	m = open_memstream(&text, &len);
+	if (!m)
+		return -ENOMEM;
+	putc('{', m);
+	event_json_fields(ev, m);
+	putc('}', m);
+	if (fclose(m) != 0) {
+		free(text);
+		return -ENOMEM;
+	}
+	if (len >= 2 && text[1] == ',') /* {,"a":1} -> {"a":1} */
+		memmove(text + 1, text + 2, len - 1), len--;
+	at = otlp_keep(o, text, len);
+	free(text);
+	if (at < 0)
+		return -ENOMEM;
+	GROW(o->evs, o->nevs, o->capevs, o->err);
+	if (o->err)
+		return o->err;
+	o->evs[o->nevs++] = (struct otlp_sevent){ ev->ts_ns, ev->kind,
+						  (size_t)at };
+	return 0;
+}
+
 static int otlp_event(const struct replay_event *ev, void *arg)
 {
 	struct otlp *o = arg;
@@ -250,6 +336,9 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 			otlp_resource(o);
 	}
 	o->last_ts = ev->ts_ns;
+	if (ev->kind != SK_ENTRY && ev->kind != SK_EXIT &&
+	    (o->err = otlp_note(o, ev)))
+		return o->err;
 	switch (ev->kind) {
 	case SK_ENTRY: {
 		struct otlp_open *sp;
@@ -273,6 +362,7 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 		sp->depth = ev->depth;
 		sp->rebuilt = ev->rebuilt;
 		sp->link0 = o->nlinks;
+		sp->ev0 = o->nevs;
 		o->nopen++;
 		break;
 	}
@@ -301,28 +391,18 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 				bsearch(&key, o->sends, o->nsends,
 					sizeof(*o->sends), send_cmp);
 			const char *chan = ev->chan ? ev->chan : "";
-			size_t n = strlen(chan) + 1;
+			int64_t at;
 
 			if (!s)
 				break;
 			GROW(o->links, o->nlinks, o->caplinks, o->err);
-			if (o->nchans + n > o->capchans) {
-				size_t nc = (o->nchans + n) * 2;
-				char *nb = realloc(o->chans, nc);
-
-				if (!nb) {
-					o->err = -ENOMEM;
-				} else {
-					o->chans = nb;
-					o->capchans = nc;
-				}
-			}
 			if (o->err)
 				return o->err;
-			memcpy(o->chans + o->nchans, chan, n);
+			at = otlp_keep(o, chan, strlen(chan));
+			if (at < 0)
+				return o->err = -ENOMEM;
 			o->links[o->nlinks++] = (struct otlp_link){
-				s->span, s->pid, o->nchans, ev->arg[1] };
-			o->nchans += n;
+				s->span, s->pid, (size_t)at, ev->arg[1] };
 		}
 		break;
 	}

@@ -222,6 +222,32 @@ def otlp(replay, path):
           byid[l["spanId"]][2]["traceId"] == l["traceId"]]
     check("otlp/messages-once", len(links) == len(recvs) and len(ok) == len(links),
           "%d links (%d to a span), %d matched recvs" % (len(links), len(ok), len(recvs)))
+    # events: every non-call event that happened inside a call is an event
+    # of a span, with the replay's fields
+    want_ev = collections.Counter()
+    for key, rev in by_thread(replay).items():
+        open_ = 0
+        for e in rev:
+            if e["kind"] == "entry":
+                open_ = e["depth"] + 1
+            elif e["kind"] == "exit":
+                open_ = e["depth"]
+            else:
+                if open_ > 0:
+                    f = {k: v for k, v in e.items()
+                         if k not in ("kind", "pid", "tid", "ts_ns")}
+                    want_ev[(e["kind"], json.dumps(f, sort_keys=True))] += 1
+                if e["kind"] in ("exec", "lost"):
+                    open_ = 0
+    got_ev = collections.Counter()
+    for pid, tid, sp in spans:
+        for ev in sp.get("events", []):
+            f = json.loads(ev["attributes"][0]["value"]["stringValue"])
+            got_ev[(ev["name"], json.dumps(f, sort_keys=True))] += 1
+    check("otlp/events", got_ev == want_ev and sum(want_ev.values()) > 0,
+          "%d span events, replay %d; first difference %s" %
+          (sum(got_ev.values()), sum(want_ev.values()),
+           next(iter(set(got_ev.items()) ^ set(want_ev.items())), None)))
     pids = set(e["pid"] for e in replay)
     named = all(res.get(p, {}).get("service.name") and res[p].get("host.name") is not None
                 for p in pids if p in res)
