@@ -39,6 +39,7 @@
 
 #include "engine/event.h"
 #include "engine/export.h"
+#include "engine/http.h"
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "share/json.h"
@@ -113,7 +114,18 @@ struct otlp {
 	int first_span;
 	unsigned long long spans;
 	int err;
+	/* --otlp-endpoint: protobuf, posted a request per thread (or per
+	 * OTLP_PB_MAX bytes of spans) instead of JSON written to out */
+	struct otlp_pb *pb;
+	const char *endpoint;
+	char **cause;
+	unsigned long long posts;
 };
+
+static void otlp_pb_resource(struct otlp *o);
+static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
+			 int64_t end, int unfinished);
+static void otlp_pb_flush(struct otlp *o);
 
 static void otlp_trace_id(const struct otlp *o, int64_t pid, char *hex)
 {
@@ -209,36 +221,287 @@ static void otlp_close(struct otlp *o, int d, int64_t end, int unfinished)
 	while (o->nopen > 0 && o->open[o->nopen - 1].depth >= d) {
 		struct otlp_open *sp = &o->open[--o->nopen];
 
-		if (o->pass == 2)
+		if (o->pass == 2 && o->pb)
+			otlp_pb_span(o, sp, end, unfinished);
+		else if (o->pass == 2)
 			otlp_span(o, sp, end, unfinished);
 		o->nlinks = sp->link0;
 		o->nevs = sp->ev0;
 	}
 }
 
-static void otlp_resource(struct otlp *o)
+/* the walked thread's resource attributes */
+struct otlp_attr {
+	const char *key, *s; /* s NULL: an int */
+	int64_t i;
+};
+
+static int otlp_resource_attrs(const struct otlp *o, struct otlp_attr *a)
 {
 	const struct session_proc *p = session_proc_find(o->pv, o->np, o->pid);
-	FILE *out = o->out;
 
+	a[0] = (struct otlp_attr){ "service.name", p ? p->command : "?", 0 };
+	a[1] = (struct otlp_attr){ "process.pid", NULL, o->pid };
+	a[2] = (struct otlp_attr){ "process.command", p ? p->command : "?", 0 };
+	a[3] = (struct otlp_attr){ "process.executable.path",
+				   p && p->exe ? p->exe : "", 0 };
+	a[4] = (struct otlp_attr){ "host.name", p && p->host ? p->host : "",
+				   0 };
+	a[5] = (struct otlp_attr){ "thread.id", NULL, o->tid };
+	return 6;
+}
+
+static void otlp_resource(struct otlp *o)
+{
+	struct otlp_attr a[8];
+	FILE *out = o->out;
+	int i, n = otlp_resource_attrs(o, a);
+
+	if (o->pb) {
+		otlp_pb_resource(o);
+		return;
+	}
 	fprintf(out, "%s\n{\"resource\":{\"attributes\":[",
 		o->first_res ? "" : "]}]},");
 	o->first_res = 0;
-	otlp_attr_str(out, "service.name", p ? p->command : "?", 1);
-	otlp_attr_int(out, "process.pid", o->pid, 0);
-	otlp_attr_str(out, "process.command", p ? p->command : "?", 0);
-	otlp_attr_str(out, "process.executable.path", p ? p->exe : "", 0);
-	otlp_attr_str(out, "host.name", p && p->host ? p->host : "", 0);
-	otlp_attr_int(out, "thread.id", o->tid, 0);
+	for (i = 0; i < n; i++)
+		if (a[i].s)
+			otlp_attr_str(out, a[i].key, a[i].s, i == 0);
+		else
+			otlp_attr_int(out, a[i].key, a[i].i, i == 0);
 	fputs("]},\"scopeSpans\":[{\"scope\":{\"name\":\"propel\"},"
 	      "\"spans\":[", out);
 	o->first_span = 1;
+}
+
+/* ---- protobuf (--otlp-endpoint), field numbers of opentelemetry-proto's
+ * collector/trace/v1 ExportTraceServiceRequest and trace/v1, common/v1 ---- */
+
+#define OTLP_PB_MAX (4u << 20) /* spans per request, bytes */
+
+struct pb {
+	uint8_t *p;
+	size_t n, cap;
+	int err;
+};
+
+struct otlp_pb {
+	struct pb res;	 /* the thread's Resource message */
+	struct pb spans; /* ScopeSpans content: the scope, then spans */
+	struct pb tmp, tmp2;
+	unsigned long long nspans;
+};
+
+static void pb_raw(struct pb *b, const void *d, size_t n)
+{
+	if (b->err)
+		return;
+	if (b->n + n > b->cap) {
+		size_t nc = (b->n + n) * 2 + 256;
+		uint8_t *np = realloc(b->p, nc);
+
+		if (!np) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = np;
+		b->cap = nc;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t t[10];
+	int n = 0;
+
+	do {
+		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_raw(b, t, (size_t)n);
+}
+
+static void pb_bytes(struct pb *b, int field, const void *d, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | 2);
+	pb_varint(b, n);
+	pb_raw(b, d, n);
+}
+
+static void pb_str(struct pb *b, int field, const char *s)
+{
+	pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void pb_msg(struct pb *b, int field, const struct pb *m)
+{
+	if (m->err)
+		b->err = m->err;
+	pb_bytes(b, field, m->p, m->n);
+}
+
+static void pb_fixed64(struct pb *b, int field, uint64_t v)
+{
+	uint8_t t[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		t[i] = (uint8_t)(v >> (8 * i));
+	pb_varint(b, (uint64_t)field << 3 | 1);
+	pb_raw(b, t, 8);
+}
+
+static void pb_uint(struct pb *b, int field, uint64_t v)
+{
+	pb_varint(b, (uint64_t)field << 3);
+	pb_varint(b, v);
+}
+
+/* KeyValue{1: key, 2: AnyValue{1: string | 2: bool | 3: int}} as field
+ * `field` of b; kind 's', 'b' or 'i' */
+static void pb_attr(struct pb *b, int field, const char *key, int kind,
+		    const char *sv, int64_t iv)
+{
+	struct pb kv = { 0 }, any = { 0 };
+
+	if (kind == 's')
+		pb_str(&any, 1, sv);
+	else
+		pb_uint(&any, kind == 'b' ? 2 : 3, (uint64_t)iv);
+	pb_str(&kv, 1, key);
+	pb_msg(&kv, 2, &any);
+	pb_msg(b, field, &kv);
+	free(any.p);
+	free(kv.p);
+}
+
+static void pb_id(struct pb *b, int field, uint64_t a, uint64_t c, int n)
+{
+	uint8_t t[16];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		t[i] = (uint8_t)(a >> (56 - 8 * i));
+		t[8 + i] = (uint8_t)(c >> (56 - 8 * i));
+	}
+	pb_bytes(b, field, t, (size_t)n);
+}
+
+static void otlp_trace_words(const struct otlp *o, int64_t pid, uint64_t *a,
+			     uint64_t *b)
+{
+	*a = otlp_mix(o->seed, pid);
+	*b = otlp_mix(*a ^ 0x9e3779b97f4a7c15ull, pid);
+	if (!*b)
+		*b = 1;
+}
+
+static void otlp_pb_resource(struct otlp *o)
+{
+	struct otlp_pb *pb = o->pb;
+	struct otlp_attr a[8];
+	struct pb scope = { 0 };
+	int i, n = otlp_resource_attrs(o, a);
+
+	pb->res.n = 0;
+	for (i = 0; i < n; i++)
+		pb_attr(&pb->res, 1, a[i].key, a[i].s ? 's' : 'i', a[i].s,
+			a[i].i);
+	pb->spans.n = 0;
+	pb_str(&scope, 1, "propel");
+	pb_msg(&pb->spans, 1, &scope);
+	free(scope.p);
+	pb->nspans = 0;
+}
+
+/* post what the thread's request holds (a resource and its spans) */
+static void otlp_pb_flush(struct otlp *o)
+{
+	struct otlp_pb *pb = o->pb;
+	struct pb rs = { 0 }, req = { 0 };
+	int err;
+
+	if (!pb->nspans || o->err)
+		return;
+	pb_msg(&rs, 1, &pb->res);
+	pb_msg(&rs, 2, &pb->spans);
+	pb_msg(&req, 1, &rs);
+	err = req.err ? req.err
+		      : http_post(o->endpoint, "application/x-protobuf", req.p,
+				  req.n, 30000, o->cause);
+	free(rs.p);
+	free(req.p);
+	if (err) {
+		o->err = err;
+		return;
+	}
+	o->posts++;
+	otlp_pb_resource(o); /* the next request starts with the resource */
+}
+
+static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
+			 int64_t end, int unfinished)
+{
+	struct otlp_pb *pb = o->pb;
+	struct pb *b = &pb->tmp, *e = &pb->tmp2;
+	uint64_t ta, tb;
+	size_t i;
+
+	b->n = 0;
+	otlp_trace_words(o, o->pid, &ta, &tb);
+	pb_id(b, 1, ta, tb, 16);
+	pb_id(b, 2, sp->span, 0, 8);
+	if (sp->parent)
+		pb_id(b, 4, sp->parent, 0, 8);
+	pb_str(b, 5, sp->name);
+	pb_uint(b, 6, 1); /* SPAN_KIND_INTERNAL */
+	pb_fixed64(b, 7, (uint64_t)(sp->start + o->unix_off));
+	pb_fixed64(b, 8, (uint64_t)(end + o->unix_off));
+	if (unfinished)
+		pb_attr(b, 9, "propel.unfinished", 'b', NULL, 1);
+	if (sp->rebuilt)
+		pb_attr(b, 9, "propel.rebuilt", 'b', NULL, 1);
+	for (i = sp->ev0; i < o->nevs; i++) {
+		const struct otlp_sevent *ev = &o->evs[i];
+
+		e->n = 0;
+		pb_fixed64(e, 1, (uint64_t)(ev->ts + o->unix_off));
+		pb_str(e, 2, event_kind(ev->kind)->name);
+		pb_attr(e, 3, "propel.fields", 's', o->chans + ev->fields, 0);
+		pb_msg(b, 11, e);
+	}
+	for (i = sp->link0; i < o->nlinks; i++) {
+		const struct otlp_link *l = &o->links[i];
+		uint64_t la, lb;
+
+		e->n = 0;
+		otlp_trace_words(o, l->pid, &la, &lb);
+		pb_id(e, 1, la, lb, 16);
+		pb_id(e, 2, l->span, 0, 8);
+		pb_attr(e, 4, "propel.channel", 's', o->chans + l->chan, 0);
+		pb_attr(e, 4, "propel.bytes", 'i', NULL, l->bytes);
+		pb_msg(b, 13, e);
+	}
+	pb_bytes(b, 15, "", 0); /* status: unset, as the JSON's {} */
+	pb_msg(&pb->spans, 2, b);
+	if (pb->spans.err || b->err) {
+		o->err = -ENOMEM;
+		return;
+	}
+	pb->nspans++;
+	o->spans++;
+	if (pb->spans.n >= OTLP_PB_MAX)
+		otlp_pb_flush(o);
 }
 
 static void otlp_thread_end(struct otlp *o)
 {
 	if (o->have_thread)
 		otlp_close(o, 0, o->last_ts, 1);
+	if (o->have_thread && o->pass == 2 && o->pb)
+		otlp_pb_flush(o);
 	o->nlinks = 0;
 	o->nevs = 0;
 	o->nchans = 0;
@@ -414,7 +677,8 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 {
 	struct replay_filter all = { 0, 0 }, f = { eo ? eo->pid : 0, 0 };
 	struct session_thread *tv = NULL;
-	struct otlp o = { .out = out, .first_res = 1 };
+	struct otlp o = { .out = out, .first_res = 1, .cause = cause };
+	struct otlp_pb pb = { 0 };
 	int64_t t0 = 0, last = 0;
 	size_t nt = 0, i;
 	char *v;
@@ -447,16 +711,28 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 	if (err)
 		goto out;
 	qsort(o.sends, o.nsends, sizeof(*o.sends), send_cmp);
-	/* pass 2: write */
+	/* pass 2: write, or post */
 	o.pass = 2;
 	o.have_thread = 0;
 	o.nopen = 0;
-	fputs("{\"resourceSpans\":[", out);
+	if (eo && eo->endpoint) {
+		o.pb = &pb;
+		o.endpoint = eo->endpoint;
+	} else {
+		fputs("{\"resourceSpans\":[", out);
+	}
 	err = replay_walk(s, &f, otlp_event, &o, cause);
+	if (!err) {
+		otlp_thread_end(&o);
+		err = o.err;
+	}
 	if (err)
 		goto out;
-	otlp_thread_end(&o);
-	fputs(o.first_res ? "]}\n" : "]}]}\n]}\n", out);
+	if (o.pb)
+		fprintf(out, "posted %llu spans in %llu requests to %s\n",
+			o.spans, o.posts, o.endpoint);
+	else
+		fputs(o.first_res ? "]}\n" : "]}]}\n]}\n", out);
 	if (ferror(out))
 		err = -EIO;
 out:
@@ -468,6 +744,10 @@ out:
 	free(o.open);
 	free(o.links);
 	free(o.chans);
+	free(pb.res.p);
+	free(pb.spans.p);
+	free(pb.tmp.p);
+	free(pb.tmp2.p);
 	session_processes_free(o.pv, o.np);
 	return err;
 }
@@ -476,6 +756,6 @@ const struct export_format export_otlp_format = {
 	.name = "otlp",
 	.summary = "OTLP/JSON (resourceSpans) for an OpenTelemetry Collector, "
 		   "Jaeger or Tempo: a span per call, messages as links",
-	.takes = EXPORT_PID,
+	.takes = EXPORT_PID | EXPORT_ENDPOINT,
 	.write = otlp_write,
 };

@@ -32,10 +32,16 @@ struct export_opts {
 	int64_t pid;   /* --pid P: only P's threads; 0 = every process */
 	int counts;    /* --counts: folded weights are calls, not time */
 	int merged;    /* --merged: folded stacks of all processes as one */
+	const char *endpoint; /* --otlp-endpoint URL: post, do not write */
 };
 
 /* the options a format takes (export_format.takes) */
-enum { EXPORT_PID = 1, EXPORT_COUNTS = 2, EXPORT_MERGED = 4 };
+enum {
+	EXPORT_PID = 1,
+	EXPORT_COUNTS = 2,
+	EXPORT_MERGED = 4,
+	EXPORT_ENDPOINT = 8,
+};
 
 struct export_format {
 	const char *name;    /* --format=NAME */

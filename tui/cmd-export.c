@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine/export.h"
+#include "engine/http.h"
 #include "engine/session.h"
 #include "share/log.h"
 #include "tui/cmd.h"
@@ -28,6 +29,7 @@ static int cmd_export_exec(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "counts", no_argument, NULL, 'c' },
 		{ "merged", no_argument, NULL, 'm' },
+		{ "otlp-endpoint", required_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
@@ -37,9 +39,10 @@ static int cmd_export_exec(int argc, char **argv)
 		const char *name;
 	} takes[] = { { EXPORT_PID, "--pid" },
 		      { EXPORT_COUNTS, "--counts" },
-		      { EXPORT_MERGED, "--merged" } };
+		      { EXPORT_MERGED, "--merged" },
+		      { EXPORT_ENDPOINT, "--otlp-endpoint" } };
 	const struct export_format *fmt;
-	struct export_opts eo = { 0, 0, 0 };
+	struct export_opts eo = { 0, 0, 0, NULL };
 	struct session *s = NULL;
 	FILE *out = stdout;
 	unsigned given = 0;
@@ -75,6 +78,16 @@ static int cmd_export_exec(int argc, char **argv)
 		case 'm':
 			eo.merged = 1;
 			given |= EXPORT_MERGED;
+			break;
+		case 'e':
+			if (http_url_check(optarg, &cause)) {
+				propel_report("export: --otlp-endpoint", 0,
+					      cause);
+				free(cause);
+				return 2;
+			}
+			eo.endpoint = optarg;
+			given |= EXPORT_ENDPOINT;
 			break;
 		default:
 			propel_report("export", 0,
@@ -162,7 +175,7 @@ out:
 const struct propel_cmd cmd_export_entry = {
 	.name = "export",
 	.usage = "--format=FORMAT [-o FILE] [--pid P] [--counts] [--merged] "
-		 "[DB]",
+		 "[--otlp-endpoint URL] [DB]",
 	.summary = "write a session in a format other tools read (default DB "
 		   "./propel.db, output stdout)\n"
 		   "  --format=FORMAT    dot: the communication diagram for "
@@ -177,6 +190,9 @@ const struct propel_cmd cmd_export_entry = {
 		   "export succeeds)\n"
 		   "  --pid P            only process P (chrome, folded, otlp)\n"
 		   "  --counts           folded: weights are calls, not ns\n"
-		   "  --merged           folded: all processes' stacks as one",
+		   "  --merged           folded: all processes' stacks as one\n"
+		   "  --otlp-endpoint URL  otlp: post to an OpenTelemetry "
+		   "Collector (http://HOST:4318/v1/traces, protobuf) instead "
+		   "of writing",
 	.exec = cmd_export_exec,
 };
