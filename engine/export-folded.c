@@ -30,7 +30,8 @@
 
 struct fold_ent {
 	char *key; /* NULL: free slot */
-	uint64_t weight;
+	size_t len;
+	uint64_t hash, weight;
 };
 
 struct folded {
@@ -43,17 +44,21 @@ struct folded {
 	int have_thread;
 	char *buf;
 	size_t len, cap;
-	size_t *at; /* at[d] = len of the path above depth d */
+	size_t *at;   /* at[d] = len of the path above depth d */
+	uint64_t *hs; /* hs[d] = hash of the path above depth d */
+	uint64_t hash; /* of the whole path */
 	int depth, at_cap;
 	struct fold_ent *tab;
 	size_t ntab, used;
 	int err;
 };
 
-static uint64_t fold_hash(const char *s, size_t n)
-{
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+#define FOLD_H0 1469598103934665603ull
 
+/* FNV-1a of n bytes of s, continuing from h; kept per depth, so an event
+ * costs the hash of one frame, not of its whole stack */
+static uint64_t fold_hash(uint64_t h, const char *s, size_t n)
+{
 	while (n--)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
 	return h;
@@ -69,7 +74,7 @@ static int fold_grow_tab(struct folded *f)
 	for (i = 0; i < f->ntab; i++) {
 		if (!f->tab[i].key)
 			continue;
-		j = fold_hash(f->tab[i].key, strlen(f->tab[i].key)) & (n - 1);
+		j = f->tab[i].hash & (n - 1);
 		while (t[j].key)
 			j = (j + 1) & (n - 1);
 		t[j] = f->tab[i];
@@ -89,9 +94,9 @@ static void fold_add(struct folded *f, uint64_t w)
 		return;
 	if (4 * (f->used + 1) > 3 * f->ntab && (f->err = fold_grow_tab(f)))
 		return;
-	j = fold_hash(f->buf, f->len) & (f->ntab - 1);
+	j = f->hash & (f->ntab - 1);
 	for (; f->tab[j].key; j = (j + 1) & (f->ntab - 1))
-		if (strlen(f->tab[j].key) == f->len &&
+		if (f->tab[j].hash == f->hash && f->tab[j].len == f->len &&
 		    memcmp(f->tab[j].key, f->buf, f->len) == 0) {
 			f->tab[j].weight += w;
 			return;
@@ -101,6 +106,8 @@ static void fold_add(struct folded *f, uint64_t w)
 		f->err = -ENOMEM;
 		return;
 	}
+	f->tab[j].len = f->len;
+	f->tab[j].hash = f->hash;
 	f->tab[j].weight = w;
 	f->used++;
 }
@@ -129,6 +136,7 @@ static void fold_cut(struct folded *f, int d)
 		d = 0;
 	if (d < f->depth) {
 		f->len = f->at[d];
+		f->hash = f->hs[d];
 		f->depth = d;
 	}
 }
@@ -144,16 +152,26 @@ static int fold_push(struct folded *f, int d, const char *name)
 		if (f->depth + 1 >= f->at_cap) {
 			int nc = f->at_cap ? 2 * f->at_cap : 64;
 			size_t *na = realloc(f->at, nc * sizeof(*na));
+			uint64_t *nh = na ? realloc(f->hs, nc * sizeof(*nh))
+					  : NULL;
 
-			if (!na)
+			if (na)
+				f->at = na;
+			if (!nh)
 				return -ENOMEM;
-			f->at = na;
+			f->hs = nh;
 			f->at_cap = nc;
 		}
 		f->at[f->depth] = f->len;
-		if ((f->len > 0 && fold_append(f, ";", 1)) ||
-		    fold_append(f, fr, n))
+		f->hs[f->depth] = f->hash;
+		if (f->len > 0) {
+			if (fold_append(f, ";", 1))
+				return -ENOMEM;
+			f->hash = fold_hash(f->hash, ";", 1);
+		}
+		if (fold_append(f, fr, n))
 			return -ENOMEM;
+		f->hash = fold_hash(f->hash, fr, n);
 		f->depth++;
 	}
 	return 0;
@@ -169,6 +187,7 @@ static void fold_thread(struct folded *f, const struct replay_event *ev)
 	f->have_thread = 1;
 	f->last_ts = ev->ts_ns;
 	f->len = 0;
+	f->hash = FOLD_H0;
 	f->depth = 0;
 	if (f->o && f->o->merged)
 		return;
@@ -226,12 +245,13 @@ static int folded_write(struct session *s, const struct export_opts *o,
 	if (err)
 		return err;
 	f.at = malloc(64 * sizeof(*f.at));
-	f.at_cap = f.at ? 64 : 0;
-	if (!f.at || fold_grow_tab(&f)) {
+	f.hs = malloc(64 * sizeof(*f.hs));
+	f.at_cap = f.at && f.hs ? 64 : 0;
+	f.hash = FOLD_H0;
+	if (!f.at || !f.hs || fold_grow_tab(&f)) {
 		err = propel_cause(cause, -ENOMEM, "out of memory");
 		goto out;
 	}
-	f.at[0] = 0;
 	err = replay_walk(s, &flt, fold_event, &f, cause);
 	if (err == -ENOMEM)
 		propel_cause(cause, err, "out of memory");
@@ -258,6 +278,7 @@ out:
 		free(f.tab[i].key);
 	free(f.tab);
 	free(f.at);
+	free(f.hs);
 	free(f.buf);
 	session_processes_free(f.pv, f.np);
 	return err;
