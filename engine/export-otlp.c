@@ -70,7 +70,8 @@ struct otlp_send {
 
 struct otlp_open {
 	uint64_t span, parent;
-	const char *name;
+	size_t name; /* offset in chans: names outlive the walk's (the last
+		      * thread's spans end after it) */
 	int64_t start;
 	int depth, rebuilt;
 	size_t link0; /* its links: links[link0..nlinks) while it is on top */
@@ -164,7 +165,7 @@ static void otlp_span(struct otlp *o, const struct otlp_open *sp,
 	if (sp->parent)
 		fprintf(out, ",\"parentSpanId\":\"%016" PRIx64 "\"", sp->parent);
 	fputs(",\"name\":", out);
-	json_str(out, sp->name);
+	json_str(out, o->chans + sp->name);
 	fprintf(out, ",\"kind\":1,\"startTimeUnixNano\":\"%" PRId64
 		     "\",\"endTimeUnixNano\":\"%" PRId64 "\"",
 		sp->start + o->unix_off, end + o->unix_off);
@@ -227,6 +228,7 @@ static void otlp_close(struct otlp *o, int d, int64_t end, int unfinished)
 			otlp_span(o, sp, end, unfinished);
 		o->nlinks = sp->link0;
 		o->nevs = sp->ev0;
+		o->nchans = sp->name; /* its strings and its callees' */
 	}
 }
 
@@ -455,7 +457,7 @@ static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
 	pb_id(b, 2, sp->span, 0, 8);
 	if (sp->parent)
 		pb_id(b, 4, sp->parent, 0, 8);
-	pb_str(b, 5, sp->name);
+	pb_str(b, 5, o->chans + sp->name);
 	pb_uint(b, 6, 1); /* SPAN_KIND_INTERNAL */
 	pb_fixed64(b, 7, (uint64_t)(sp->start + o->unix_off));
 	pb_fixed64(b, 8, (uint64_t)(end + o->unix_off));
@@ -606,6 +608,7 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 	case SK_ENTRY: {
 		struct otlp_open *sp;
 		int cap = o->capopen;
+		int64_t at;
 
 		otlp_close(o, ev->depth, ev->ts_ns, 0); /* ended unseen */
 		if (o->nopen == cap) {
@@ -620,7 +623,11 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 		sp = &o->open[o->nopen];
 		sp->span = otlp_span_id(ev->pid, ev->tid, ev->id);
 		sp->parent = o->nopen > 0 ? o->open[o->nopen - 1].span : 0;
-		sp->name = ev->func ? ev->func : "?";
+		at = otlp_keep(o, ev->func ? ev->func : "?",
+			       strlen(ev->func ? ev->func : "?"));
+		if (at < 0)
+			return o->err = -ENOMEM;
+		sp->name = (size_t)at;
 		sp->start = ev->ts_ns;
 		sp->depth = ev->depth;
 		sp->rebuilt = ev->rebuilt;

@@ -113,8 +113,8 @@ expect() {
 		pass "$name"
 	fi
 }
-expect errors/unknown-format 2 'unknown format \(known: dot\)' --format=svg "$t/s.db"
-expect errors/no-format 2 'no --format given \(known: dot\)' "$t/s.db"
+expect errors/unknown-format 2 'unknown format \(known: dot, chrome, folded, otlp\)' --format=svg "$t/s.db"
+expect errors/no-format 2 'no --format given \(known: dot, chrome, folded, otlp\)' "$t/s.db"
 expect errors/unwritable-output 1 "$t/nodir/x.dot: No such file" --format=dot -o "$t/nodir/x.dot" "$t/s.db"
 : >"$t/file"
 expect errors/output-under-a-file 1 "$t/file/x.dot: Not a directory" --format=dot -o "$t/file/x.dot" "$t/s.db"
