@@ -750,6 +750,7 @@ out:
 	free(o.sends);
 	free(o.open);
 	free(o.links);
+	free(o.evs);
 	free(o.chans);
 	free(pb.res.p);
 	free(pb.spans.p);
