@@ -10,6 +10,10 @@
  *     (engine/match.h match_totals), labelled "KIND: N msgs, B bytes"
  *     (N = matched recvs, B = their bytes); one style per kind
  *   a dashed "fork" edge from a parent to each child in the session
+ *   with --calls, the call graph: a dotted cluster per process with a node
+ *     per function and an edge per caller and callee labelled with the
+ *     number of calls (a dashed edge from the process to the functions its
+ *     threads begin in), and a comment "// propel: N calls" at the end
  *   a dotted "wait" edge from a child back to its parent when the parent
  *     returned from a wait-family call (wait, waitpid, wait3, wait4,
  *     waitid) at or after the child ended -- the trace records the call,
@@ -84,6 +88,212 @@ static int dot_wait_fn(const struct replay_event *ev, void *arg)
 	if (ev->kind == SK_EXIT && dot_is_wait(ev->func) && ev->ts_ns > *last)
 		*last = ev->ts_ns;
 	return 0;
+}
+
+/* ---- --calls: the call graph of each process ---- */
+
+struct dot_call {
+	char *key; /* "pid\0caller\0callee" (caller "" for a thread's root) */
+	size_t len;
+	uint64_t hash;
+	int64_t pid, count;
+	const char *caller, *callee; /* into key */
+};
+
+struct dot_calls {
+	struct dot_call *tab;
+	size_t ntab, used;
+	/* the thread walked now: its open calls' names (the walk's) */
+	int64_t pid, tid;
+	int have;
+	const char **stack;
+	int depth, cap;
+	int err;
+};
+
+static uint64_t dot_hash(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (n--)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ull;
+	return h;
+}
+
+static int dot_calls_grow(struct dot_calls *c)
+{
+	size_t n = c->ntab ? 2 * c->ntab : 256, i, j;
+	struct dot_call *t = calloc(n, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (i = 0; i < c->ntab; i++) {
+		if (!c->tab[i].key)
+			continue;
+		for (j = c->tab[i].hash & (n - 1); t[j].key; j = (j + 1) & (n - 1))
+			;
+		t[j] = c->tab[i];
+	}
+	free(c->tab);
+	c->tab = t;
+	c->ntab = n;
+	return 0;
+}
+
+static void dot_calls_add(struct dot_calls *c, int64_t pid, const char *caller,
+			  const char *callee)
+{
+	char buf[1200];
+	int n = snprintf(buf, sizeof(buf), "%" PRId64 "%c%s%c%s", pid, 0,
+			 caller, 0, callee);
+	size_t len = n < (int)sizeof(buf) ? (size_t)n : sizeof(buf) - 1, j;
+	uint64_t h = dot_hash(buf, len);
+	struct dot_call *e;
+
+	if (4 * (c->used + 1) > 3 * c->ntab && (c->err = dot_calls_grow(c)))
+		return;
+	for (j = h & (c->ntab - 1); c->tab[j].key; j = (j + 1) & (c->ntab - 1))
+		if (c->tab[j].hash == h && c->tab[j].len == len &&
+		    memcmp(c->tab[j].key, buf, len) == 0) {
+			c->tab[j].count++;
+			return;
+		}
+	e = &c->tab[j];
+	e->key = malloc(len + 1);
+	if (!e->key) {
+		c->err = -ENOMEM;
+		return;
+	}
+	memcpy(e->key, buf, len);
+	e->key[len] = 0;
+	e->len = len;
+	e->hash = h;
+	e->pid = pid;
+	e->count = 1;
+	e->caller = e->key + strlen(e->key) + 1;
+	e->callee = e->caller + strlen(e->caller) + 1;
+	c->used++;
+}
+
+static int dot_calls_fn(const struct replay_event *ev, void *arg)
+{
+	struct dot_calls *c = arg;
+
+	if (!c->have || ev->pid != c->pid || ev->tid != c->tid) {
+		c->pid = ev->pid;
+		c->tid = ev->tid;
+		c->have = 1;
+		c->depth = 0;
+	}
+	if (ev->kind == SK_EXEC || ev->kind == SK_LOST)
+		c->depth = 0;
+	if (ev->kind != SK_ENTRY)
+		return 0;
+	if (ev->depth + 1 > c->cap) {
+		int nc = ev->depth + 64;
+		const char **ns = realloc(c->stack, nc * sizeof(*ns));
+
+		if (!ns)
+			return c->err = -ENOMEM;
+		for (int i = c->cap; i < nc; i++)
+			ns[i] = NULL;
+		c->stack = ns;
+		c->cap = nc;
+	}
+	/* the caller is the call open one depth up, if the trace has it */
+	dot_calls_add(c, ev->pid,
+		      ev->depth > 0 && ev->depth <= c->depth &&
+				      c->stack[ev->depth - 1]
+			      ? c->stack[ev->depth - 1]
+			      : "",
+		      ev->func ? ev->func : "?");
+	c->stack[ev->depth] = ev->func ? ev->func : "?";
+	c->depth = ev->depth + 1;
+	return c->err;
+}
+
+static void dot_calls_node(FILE *out, int64_t pid, const char *fn)
+{
+	char id[64];
+
+	snprintf(id, sizeof(id), "c%" PRId64 "_%016" PRIx64, pid,
+		 dot_hash(fn, strlen(fn)));
+	dot_str(out, id);
+}
+
+/* a cluster per process: a node per function, an edge per caller and
+ * callee labelled with the number of calls; the process's box points at
+ * the functions its threads begin in */
+static int dot_calls_write(struct session *s, FILE *out,
+			   const struct session_proc *pv, size_t np,
+			   int64_t *ncalls, char **cause)
+{
+	struct replay_filter all = {0, 0};
+	struct dot_calls c = {0};
+	size_t i, j, k;
+	int err;
+
+	if (dot_calls_grow(&c))
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	err = replay_walk(s, &all, dot_calls_fn, &c, cause);
+	free(c.stack);
+	if (err == -ENOMEM)
+		propel_cause(cause, err, "out of memory");
+	for (i = 0; !err && i < np; i++) {
+		int any = 0;
+
+		for (j = 0; j < c.ntab; j++) {
+			const struct dot_call *e = &c.tab[j];
+
+			if (!e->key || e->pid != pv[i].pid)
+				continue;
+			if (!any++) {
+				char lab[300];
+
+				snprintf(lab, sizeof(lab),
+					 "calls of %s (pid %" PRId64 ")",
+					 pv[i].command, pv[i].pid);
+				fprintf(out, "\tsubgraph \"cluster_calls_%" PRId64
+					     "\" {\n\t\tlabel=", pv[i].pid);
+				dot_str(out, lab);
+				fprintf(out, ";\n\t\tstyle=dotted;\n");
+			}
+			/* each function once, at the first edge into it */
+			for (k = 0; k < j; k++)
+				if (c.tab[k].key && c.tab[k].pid == e->pid &&
+				    strcmp(c.tab[k].callee, e->callee) == 0)
+					break;
+			if (k < j)
+				continue;
+			fputs("\t\t", out);
+			dot_calls_node(out, e->pid, e->callee);
+			fputs(" [shape=ellipse, label=", out);
+			dot_str(out, e->callee);
+			fputs("];\n", out);
+		}
+		if (any)
+			fputs("\t}\n", out);
+	}
+	for (j = 0; !err && j < c.ntab; j++) {
+		const struct dot_call *e = &c.tab[j];
+
+		if (!e->key)
+			continue;
+		*ncalls += e->count;
+		fputs("\t", out);
+		if (*e->caller)
+			dot_calls_node(out, e->pid, e->caller);
+		else
+			fprintf(out, "\"p%" PRId64 "\"", e->pid);
+		fputs(" -> ", out);
+		dot_calls_node(out, e->pid, e->callee);
+		fprintf(out, " [label=\"%" PRId64 "\"%s];\n", e->count,
+			*e->caller ? "" : ", style=dashed");
+	}
+	for (j = 0; j < c.ntab; j++)
+		free(c.tab[j].key);
+	free(c.tab);
+	return err;
 }
 
 static int dot_write(struct session *s, const struct export_opts *o,
@@ -229,6 +439,14 @@ static int dot_write(struct session *s, const struct export_opts *o,
 				"color=gray50, fontcolor=gray50];\n",
 				pv[i].pid, pp->pid);
 	}
+	if (o && o->calls) {
+		int64_t ncalls = 0;
+
+		err = dot_calls_write(s, out, pv, np, &ncalls, cause);
+		if (err)
+			goto out;
+		fprintf(out, "\t// propel: %" PRId64 " calls\n", ncalls);
+	}
 	fprintf(out, "}\n");
 	if (ferror(out))
 		err = propel_cause(cause, -EIO, "write error");
@@ -242,6 +460,7 @@ out:
 
 const struct export_format export_dot_format = {
     .name = "dot",
+    .takes = EXPORT_CALLS,
     .summary = "the communication diagram for graphviz: processes by host, "
 	       "edges for messages, forks, waits",
     .write = dot_write,

@@ -33,6 +33,7 @@ struct export_opts {
 	int counts;    /* --counts: folded weights are calls, not time */
 	int merged;    /* --merged: folded stacks of all processes as one */
 	const char *endpoint; /* --otlp-endpoint URL: post, do not write */
+	int calls;     /* --calls: dot adds the call graph */
 };
 
 /* the options a format takes (export_format.takes) */
@@ -41,6 +42,7 @@ enum {
 	EXPORT_COUNTS = 2,
 	EXPORT_MERGED = 4,
 	EXPORT_ENDPOINT = 8,
+	EXPORT_CALLS = 16,
 };
 
 struct export_format {

@@ -30,6 +30,7 @@ static int cmd_export_exec(int argc, char **argv)
 		{ "counts", no_argument, NULL, 'c' },
 		{ "merged", no_argument, NULL, 'm' },
 		{ "otlp-endpoint", required_argument, NULL, 'e' },
+		{ "calls", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
@@ -40,9 +41,10 @@ static int cmd_export_exec(int argc, char **argv)
 	} takes[] = { { EXPORT_PID, "--pid" },
 		      { EXPORT_COUNTS, "--counts" },
 		      { EXPORT_MERGED, "--merged" },
-		      { EXPORT_ENDPOINT, "--otlp-endpoint" } };
+		      { EXPORT_ENDPOINT, "--otlp-endpoint" },
+		      { EXPORT_CALLS, "--calls" } };
 	const struct export_format *fmt;
-	struct export_opts eo = { 0, 0, 0, NULL };
+	struct export_opts eo = { 0, 0, 0, NULL, 0 };
 	struct session *s = NULL;
 	FILE *out = stdout;
 	unsigned given = 0;
@@ -78,6 +80,10 @@ static int cmd_export_exec(int argc, char **argv)
 		case 'm':
 			eo.merged = 1;
 			given |= EXPORT_MERGED;
+			break;
+		case 'C':
+			eo.calls = 1;
+			given |= EXPORT_CALLS;
 			break;
 		case 'e':
 			if (http_url_check(optarg, &cause)) {
@@ -175,7 +181,7 @@ out:
 const struct propel_cmd cmd_export_entry = {
 	.name = "export",
 	.usage = "--format=FORMAT [-o FILE] [--pid P] [--counts] [--merged] "
-		 "[--otlp-endpoint URL] [DB]",
+		 "[--calls] [--otlp-endpoint URL] [DB]",
 	.summary = "write a session in a format other tools read (default DB "
 		   "./propel.db, output stdout)\n"
 		   "  --format=FORMAT    dot: the communication diagram for "
@@ -191,6 +197,7 @@ const struct propel_cmd cmd_export_entry = {
 		   "  --pid P            only process P (chrome, folded, otlp)\n"
 		   "  --counts           folded: weights are calls, not ns\n"
 		   "  --merged           folded: all processes' stacks as one\n"
+		   "  --calls            dot: add each process's call graph\n"
 		   "  --otlp-endpoint URL  otlp: post to an OpenTelemetry "
 		   "Collector (http://HOST:4318/v1/traces, protobuf) instead "
 		   "of writing",

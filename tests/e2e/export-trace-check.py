@@ -6,6 +6,7 @@ and `--format=folded` against the same session's `propel replay
   export-trace-check.py chrome REPLAY.jsonl CHROME.json
   export-trace-check.py folded REPLAY.jsonl TIME.folded COUNTS.folded MERGED.folded
   export-trace-check.py otlp REPLAY.jsonl OTLP.json
+  export-trace-check.py dotcalls REPLAY.jsonl CALLS.dot
 
 Prints one "PASS name" or "FAIL name: why" line per check (tests/run.sh
 counts them) and exits 1 when any failed.
@@ -255,6 +256,35 @@ def otlp(replay, path):
           "resources %s, pids %s" % (sorted(res), sorted(pids)))
 
 
+def dotcalls(replay, path):
+    import re
+    text = open(path).read()
+    label = dict(re.findall(r'^\t\t"(c\d+_[0-9a-f]+)" \[shape=ellipse, label="((?:[^"\\]|\\.)*)"\];$',
+                            text, re.M))
+    got = collections.Counter()
+    for a, b, n in re.findall(r'^\t"([cp][0-9a-f_]+)" -> "(c\d+_[0-9a-f]+)" \[label="(\d+)"', text, re.M):
+        pid = int(re.match(r"[cp](\d+)", b).group(1))
+        caller = label.get(a, "") if a.startswith("c") else ""
+        got[(pid, caller, label.get(b, "?"))] += int(n)
+    want = collections.Counter()
+    for key, rev in by_thread(replay).items():
+        st = {}
+        for e in rev:
+            if e["kind"] == "entry":
+                d = e["depth"]
+                want[(key[0], st.get(d - 1) or "", e["func"])] += 1
+                st = {k: v for k, v in st.items() if k < d}
+                st[d] = e["func"]
+            elif e["kind"] == "exit":
+                st = {k: v for k, v in st.items() if k < e["depth"]}
+            elif e["kind"] in ("exec", "lost"):
+                st = {}
+    check("dot-calls/edges-are-calls", got == want and sum(want.values()) > 0,
+          "%d calls in %d edges, replay %d in %d; first difference %s" %
+          (sum(got.values()), len(got), sum(want.values()), len(want),
+           next(iter(set(got.items()) ^ set(want.items())), None)))
+
+
 def main():
     what = sys.argv[1]
     replay = load_replay(sys.argv[2])
@@ -262,6 +292,8 @@ def main():
         chrome(replay, sys.argv[3])
     elif what == "otlp":
         otlp(replay, sys.argv[3])
+    elif what == "dotcalls":
+        dotcalls(replay, sys.argv[3])
     else:
         folded(replay, sys.argv[3], sys.argv[4], sys.argv[5])
     sys.exit(1 if fails else 0)

@@ -32,9 +32,13 @@
 #                         with the same definitions): it gets exactly the
 #                         spans the JSON export holds, and the otlp checks
 #                         pass on them (otlp-endpoint/*)
+#   dot-calls/*           dot --calls renders (graphviz) and its call edges
+#                         (caller -> callee, with counts; the process to
+#                         its threads' first functions) are the replay's
 #   check/can-fail        the checker rejects a trace with one arrow and
 #                         one E dropped, folded counts with one changed,
-#                         and spans with one parent moved and links dropped
+#                         spans with one parent moved and links dropped,
+#                         and a call graph with one count changed
 #   speedscope/chrome     speedscope (npm) under headless Chromium imports
 #                         the chrome export: one profile per thread, and
 #                         its table (Sandwich view) names every function of
@@ -185,6 +189,20 @@ PY
 	one_line_post errors/endpoint-https "only http://" "https://127.0.0.1:$port/v1/traces"
 fi
 
+# ---- dot --calls: the call graph ----
+"$PROPEL" export --format=dot --calls -o "$t/calls.dot" "$t/s.db" 2>"$t/e6"
+if [ $? -ne 0 ]; then
+	fail dot-calls/export "$(cat "$t/e6")"
+elif ! command -v dot >/dev/null; then
+	skip dot-calls/renders "graphviz not installed"
+elif dot -Tsvg "$t/calls.dot" -o "$t/calls.svg" 2>"$t/dot.err" && [ ! -s "$t/dot.err" ] &&
+	grep -q '<svg' "$t/calls.svg" && grep -q '>main<' "$t/calls.svg"; then
+	pass dot-calls/renders
+else
+	fail dot-calls/renders "$(head -c 200 "$t/dot.err")"
+fi
+python3 "$checker" dotcalls "$t/s.jsonl" "$t/calls.dot"
+
 # ---- the checker can fail ----
 python3 - "$t/c.json" "$t/bad.json" <<'PY'
 import json, sys
@@ -210,10 +228,12 @@ next(s for s in sp if s.get("links")).pop("links")
 json.dump(d, open(sys.argv[2], "w"))
 PY
 b3=$(python3 "$checker" otlp "$t/s.jsonl" "$t/bad-o.json" | grep -c '^FAIL')
-if [ "$b1" -ge 2 ] && [ "$b2" -ge 1 ] && [ "$b3" -ge 2 ]; then
+sed '0,/\[label="\([0-9]*\)"\]/s//[label="999"]/' "$t/calls.dot" >"$t/bad.dot"
+b4=$(python3 "$checker" dotcalls "$t/s.jsonl" "$t/bad.dot" | grep -c '^FAIL')
+if [ "$b1" -ge 2 ] && [ "$b2" -ge 1 ] && [ "$b3" -ge 2 ] && [ "$b4" -ge 1 ]; then
 	pass check/can-fail
 else
-	fail check/can-fail "chrome checker failed $b1 checks (want >= 2), folded $b2, otlp $b3 (want >= 2)"
+	fail check/can-fail "chrome checker failed $b1 checks (want >= 2), folded $b2, otlp $b3 (want >= 2), dot calls $b4"
 fi
 
 # ---- speedscope under headless Chromium ----
