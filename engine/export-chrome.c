@@ -24,6 +24,12 @@
  *       "bp":"e", bound to the recv's enclosing slice); id = the recv's
  *       event id, so every matched recv is one arrow
  *
+ *   i/C vital signs, when the session holds them (propel vitals record,
+ *       record --vitals): each sample an instant "vital NAME" on its
+ *       thread, each epoch's total per vital a counter on the "kernel
+ *       vitals" track (pid 0); their Unix times are moved to the trace's
+ *       clock by export_unix_offset (engine/export.h)
+ *
  * ts and dur are microseconds (three decimals: nanoseconds), counted from
  * the session's first event so a double holds them exactly.  pid and tid
  * are the traced process's.  The events are written as engine/replay.c
@@ -34,11 +40,13 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "engine/event.h"
 #include "engine/export.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "engine/vitals-store.h"
 #include "share/json.h"
 #include "share/log.h"
 
@@ -46,6 +54,7 @@ struct chrome {
 	FILE *out;
 	int64_t t0; /* the session's first event */
 	int64_t pid_only;
+	int64_t vitals_off; /* vital signs are dated in Unix time */
 	unsigned long long written;
 	/* the thread walked now and the depths of its open B slices */
 	int64_t pid, tid;
@@ -241,6 +250,104 @@ out:
 	return err;
 }
 
+/* ---- vital signs (engine/vitals-store.h), when the session has them ---- */
+
+static int chrome_sample(void *arg, const struct vitals_hsample *vs)
+{
+	struct chrome *c = arg;
+	FILE *out = c->out;
+	struct replay_event at = { 0 };
+	char vital[32], frame[256];
+	size_t n;
+
+	if (c->pid_only && vs->pid != c->pid_only)
+		return 0;
+	at.pid = vs->pid;
+	at.tid = vs->tid ? vs->tid : vs->pid;
+	chrome_head(c, "i", &at, (int64_t)vs->ts_ns - c->vitals_off);
+	snprintf(vital, sizeof(vital), "vital %s", vs->vital);
+	fputs(",\"s\":\"t\",\"cat\":\"vital\",\"name\":", out);
+	json_str(out, vital);
+	fprintf(out, ",\"args\":{\"vital\":");
+	json_str(out, vs->vital);
+	fprintf(out, ",\"weight\":%" PRIu64 ",\"comm\":", vs->weight);
+	json_str(out, vs->comm);
+	if (vs->kstack) { /* the innermost frame: up to the first '\n' */
+		n = strcspn(vs->kstack, "\n");
+		snprintf(frame, sizeof(frame), "%.*s", (int)n, vs->kstack);
+		fputs(",\"kernel_frame\":", out);
+		json_str(out, frame);
+	}
+	if (vs->ustack) {
+		n = strcspn(vs->ustack, "\n");
+		snprintf(frame, sizeof(frame), "%.*s", (int)n, vs->ustack);
+		fputs(",\"user_frame\":", out);
+		json_str(out, frame);
+	}
+	fputs("}}", out);
+	return ferror(out) ? -EIO : 0;
+}
+
+/*
+ * Samples as instants on their thread ("vital NAME", args: weight, comm,
+ * the innermost kernel and user frames) and each epoch's total per vital
+ * as a counter (C) on the "kernel vitals" track (pid 0).  Nothing when
+ * the session holds no vital signs.
+ */
+static int chrome_vitals(struct chrome *c, struct session *s)
+{
+	struct vitals_store *st;
+	struct vitals_hist h = { 0 };
+	char *cause = NULL;
+	size_t e, r, k;
+	int err;
+
+	if (vitals_store_new(s, &st, &cause)) { /* read-only, no tables */
+		free(cause);
+		return 0;
+	}
+	/* beside a trace, its clock; alone, Unix time from t0 = 0 */
+	c->vitals_off = c->t0 ? export_unix_offset(s) : 0;
+	if (vitals_store_load(st, 0, &h, &cause) || !h.n) {
+		free(cause);
+		vitals_store_free(st);
+		return 0;
+	}
+	if (!c->pid_only) {
+		fputs(",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":0,"
+		      "\"tid\":0,\"args\":{\"name\":\"kernel vitals\"}}",
+		      c->out);
+		for (e = 0; e < h.n; e++) {
+			const struct vitals_hepoch *ep = &h.ep[e];
+
+			for (r = 0; r < ep->nrows; r++) {
+				double sum = 0;
+				struct replay_event at = { 0 };
+
+				for (k = 0; k < r; k++) /* once per vital */
+					if (!strcmp(ep->rows[k].vital,
+						    ep->rows[r].vital))
+						break;
+				if (k < r)
+					continue;
+				for (k = r; k < ep->nrows; k++)
+					if (!strcmp(ep->rows[k].vital,
+						    ep->rows[r].vital))
+						sum += ep->rows[k].value;
+				chrome_head(c, "C", &at,
+					    (int64_t)ep->start_ns - c->vitals_off);
+				fputs(",\"cat\":\"vital\",\"name\":", c->out);
+				json_str(c->out, ep->rows[r].vital);
+				fprintf(c->out, ",\"args\":{\"value\":%.6g}}", sum);
+			}
+		}
+	}
+	vitals_hist_release(&h);
+	err = vitals_store_samples(st, 0, NULL, 0, chrome_sample, c);
+	vitals_store_free(st);
+	return err;
+}
+
 static int chrome_write(struct session *s, const struct export_opts *o,
 			FILE *out, char **cause)
 {
@@ -259,6 +366,8 @@ static int chrome_write(struct session *s, const struct export_opts *o,
 		return propel_cause(cause, -EIO, "write error");
 	if (err)
 		return err;
+	if (chrome_vitals(&c, s))
+		return propel_cause(cause, -EIO, "write error");
 	fputs("\n]}\n", out);
 	return ferror(out) ? propel_cause(cause, -EIO, "write error") : 0;
 }

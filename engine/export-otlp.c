@@ -686,9 +686,8 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 	struct session_thread *tv = NULL;
 	struct otlp o = { .out = out, .first_res = 1, .cause = cause };
 	struct otlp_pb pb = { 0 };
-	int64_t t0 = 0, last = 0;
+	int64_t t0 = 0;
 	size_t nt = 0, i;
-	char *v;
 	int err;
 
 	err = session_processes(s, &o.pv, &o.np, cause);
@@ -696,21 +695,12 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 		err = session_threads(s, &tv, &nt, cause);
 	if (err)
 		goto out;
-	for (i = 0; i < nt; i++) {
+	for (i = 0; i < nt; i++)
 		if (tv[i].first_ns > 0 && (!t0 || tv[i].first_ns < t0))
 			t0 = tv[i].first_ns;
-		if (tv[i].last_ns > last)
-			last = tv[i].last_ns;
-	}
 	session_threads_free(tv, nt);
 	o.seed = otlp_mix(1469598103934665603ull, (uint64_t)t0);
-	if ((v = session_meta_get(s, "realtime_offset_ns"))) {
-		o.unix_off = strtoll(v, NULL, 10);
-		free(v);
-	} else if ((v = session_meta_get(s, "created_ns"))) {
-		o.unix_off = strtoll(v, NULL, 10) - last;
-		free(v);
-	}
+	o.unix_off = export_unix_offset(s);
 	/* pass 1: the span of every send, in any process */
 	o.pass = 1;
 	err = replay_walk(s, &all, otlp_event, &o, cause);

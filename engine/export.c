@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine/export.h"
@@ -66,4 +67,29 @@ int export_session(struct session *s, const char *name,
 					    (long long)o->pid, session_path(s));
 	}
 	return f->write(s, o, out, cause);
+}
+
+int64_t export_unix_offset(struct session *s)
+{
+	struct session_thread *tv = NULL;
+	size_t nt = 0, i;
+	int64_t last = 0, off = 0;
+	char *v;
+
+	if ((v = session_meta_get(s, "realtime_offset_ns"))) {
+		off = strtoll(v, NULL, 10);
+		free(v);
+		return off;
+	}
+	if (session_threads(s, &tv, &nt, NULL) == 0) {
+		for (i = 0; i < nt; i++)
+			if (tv[i].last_ns > last)
+				last = tv[i].last_ns;
+		session_threads_free(tv, nt);
+	}
+	if (last && (v = session_meta_get(s, "created_ns"))) {
+		off = strtoll(v, NULL, 10) - last;
+		free(v);
+	}
+	return off;
 }

@@ -70,4 +70,12 @@ const char *export_names(void);
 int export_session(struct session *s, const char *name,
 		   const struct export_opts *o, FILE *out, char **cause);
 
+/*
+ * What to add to the session's event times (CLOCK_MONOTONIC) to get Unix
+ * time: the meta key realtime_offset_ns when the session has it, else
+ * created_ns minus its last event (it is written just after), 0 for a
+ * session without events.
+ */
+int64_t export_unix_offset(struct session *s);
+
 #endif

@@ -10,6 +10,8 @@
 #                         the replay's; every matched recv is one arrow
 #                         (s at its send, f at the recv, ids once); every
 #                         process named; stdout and -o give the same bytes
+#   chrome/vitals         a `propel vitals record` session: an instant per
+#                         sample and a counter per epoch and vital
 #   chrome/pid            --pid P holds P's calls only, as many as the
 #                         replay's --pid P entries
 #   folded/*              --counts: the weights add up to the entries and
@@ -187,6 +189,28 @@ PY
 	receiver_stop
 	one_line_post errors/endpoint-refused "refused" "http://127.0.0.1:$port/v1/traces"
 	one_line_post errors/endpoint-https "only http://" "https://127.0.0.1:$port/v1/traces"
+fi
+
+# ---- chrome: vital signs as instants and counters ----
+if ! is_root; then
+	skip chrome/vitals "not root (the eBPF collector)"
+elif ! timeout 60 "$PROPEL" vitals record -o "$t/v.db" --duration 2 >"$t/v.out" 2>&1; then
+	skip chrome/vitals "propel vitals record: $(tail -n1 "$t/v.out")"
+else
+	"$PROPEL" export --format=chrome "$t/v.db" >"$t/v.json" 2>"$t/e7"
+	want_i=$(sqlite3 "$t/v.db" "SELECT count(*) FROM vitals_samples")
+	want_c=$(sqlite3 "$t/v.db" "SELECT count(DISTINCT epoch || '/' || vital) FROM vitals_values")
+	got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["traceEvents"]
+i = sum(1 for e in d if e["ph"] == "i" and e.get("cat") == "vital" and e["name"].startswith("vital "))
+c = sum(1 for e in d if e["ph"] == "C" and e.get("cat") == "vital")
+print(i, c)' "$t/v.json" 2>&1)
+	if [ "$got" = "$want_i $want_c" ] && [ "${want_i:-0}" -gt 0 ]; then
+		pass chrome/vitals
+	else
+		fail chrome/vitals "instants and counters '$got', session $want_i samples, $want_c epoch totals $(cat "$t/e7")"
+	fi
 fi
 
 # ---- dot --calls: the call graph ----
