@@ -52,6 +52,7 @@
 
 struct chrome {
 	FILE *out;
+	const struct export_opts *o;
 	int64_t t0; /* the session's first event */
 	int64_t pid_only;
 	int64_t vitals_off; /* vital signs are dated in Unix time */
@@ -105,6 +106,8 @@ static int chrome_event(const struct replay_event *ev, void *arg)
 	struct chrome *c = arg;
 	FILE *out = c->out;
 
+	if (!export_keep(c->o, ev->id)) /* --flow: another flow's event */
+		return 0;
 	if (!c->have_thread || ev->pid != c->pid || ev->tid != c->tid) {
 		c->pid = ev->pid;
 		c->tid = ev->tid;
@@ -352,7 +355,7 @@ static int chrome_write(struct session *s, const struct export_opts *o,
 			FILE *out, char **cause)
 {
 	struct replay_filter f = { o ? o->pid : 0, 0 };
-	struct chrome c = { .out = out, .pid_only = f.pid };
+	struct chrome c = { .out = out, .o = o, .pid_only = f.pid };
 	int err;
 
 	err = chrome_meta(&c, s, cause);
@@ -366,7 +369,7 @@ static int chrome_write(struct session *s, const struct export_opts *o,
 		return propel_cause(cause, -EIO, "write error");
 	if (err)
 		return err;
-	if (chrome_vitals(&c, s))
+	if (!(o && o->flow) && chrome_vitals(&c, s))
 		return propel_cause(cause, -EIO, "write error");
 	fputs("\n]}\n", out);
 	return ferror(out) ? propel_cause(cause, -EIO, "write error") : 0;
@@ -377,6 +380,6 @@ const struct export_format export_chrome_format = {
 	.summary = "the Trace Event Format (JSON) for Perfetto, "
 		   "chrome://tracing and speedscope: calls, events, messages "
 		   "as flow arrows",
-	.takes = EXPORT_PID,
+	.takes = EXPORT_PID | EXPORT_FLOW,
 	.write = chrome_write,
 };

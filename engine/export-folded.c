@@ -204,6 +204,9 @@ static int fold_event(const struct replay_event *ev, void *arg)
 	int counts = f->o && f->o->counts;
 	int base = f->o && f->o->merged ? 0 : 1; /* the process frame */
 
+	if (!export_keep(f->o, ev->id)) /* --flow: another flow's event */
+		return 0;
+
 	if (!f->have_thread || ev->pid != f->pid || ev->tid != f->tid)
 		fold_thread(f, ev);
 	if (!counts && ev->ts_ns > f->last_ts && f->depth > base)
@@ -289,6 +292,6 @@ const struct export_format export_folded_format = {
 	.summary = "folded stacks (\"a;b;c weight\") for flamegraph.pl, "
 		   "inferno and speedscope: self time in ns, or calls with "
 		   "--counts; per process, or --merged",
-	.takes = EXPORT_PID | EXPORT_COUNTS | EXPORT_MERGED,
+	.takes = EXPORT_PID | EXPORT_COUNTS | EXPORT_MERGED | EXPORT_FLOW,
 	.write = folded_write,
 };

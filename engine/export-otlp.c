@@ -94,6 +94,7 @@ struct otlp_link {
 
 struct otlp {
 	FILE *out;
+	const struct export_opts *eo;
 	int pass;
 	uint64_t seed;
 	int64_t unix_off;
@@ -592,6 +593,8 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 {
 	struct otlp *o = arg;
 
+	if (!export_keep(o->eo, ev->id)) /* --flow: another flow's event */
+		return 0;
 	if (!o->have_thread || ev->pid != o->pid || ev->tid != o->tid) {
 		otlp_thread_end(o);
 		o->pid = ev->pid;
@@ -684,7 +687,8 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 {
 	struct replay_filter all = { 0, 0 }, f = { eo ? eo->pid : 0, 0 };
 	struct session_thread *tv = NULL;
-	struct otlp o = { .out = out, .first_res = 1, .cause = cause };
+	struct otlp o = { .out = out, .eo = eo, .first_res = 1,
+			  .cause = cause };
 	struct otlp_pb pb = { 0 };
 	int64_t t0 = 0;
 	size_t nt = 0, i;
@@ -754,6 +758,6 @@ const struct export_format export_otlp_format = {
 	.name = "otlp",
 	.summary = "OTLP/JSON (resourceSpans) for an OpenTelemetry Collector, "
 		   "Jaeger or Tempo: a span per call, messages as links",
-	.takes = EXPORT_PID | EXPORT_ENDPOINT,
+	.takes = EXPORT_PID | EXPORT_ENDPOINT | EXPORT_FLOW,
 	.write = otlp_write,
 };

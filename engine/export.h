@@ -34,6 +34,12 @@ struct export_opts {
 	int merged;    /* --merged: folded stacks of all processes as one */
 	const char *endpoint; /* --otlp-endpoint URL: post, do not write */
 	int calls;     /* --calls: dot adds the call graph */
+	int flow;      /* --flow N: only the events of flow N (report's
+			* numbering, from 1); 0 = all */
+	/* set by export_session for --flow: the flow's event ids, sorted;
+	 * formats ask export_keep() */
+	int64_t *keep;
+	size_t nkeep;
 };
 
 /* the options a format takes (export_format.takes) */
@@ -43,6 +49,7 @@ enum {
 	EXPORT_MERGED = 4,
 	EXPORT_ENDPOINT = 8,
 	EXPORT_CALLS = 16,
+	EXPORT_FLOW = 32,
 };
 
 struct export_format {
@@ -77,5 +84,8 @@ int export_session(struct session *s, const char *name,
  * session without events.
  */
 int64_t export_unix_offset(struct session *s);
+
+/* 1 when event id is exported (no --flow, or it is in the flow). */
+int export_keep(const struct export_opts *o, int64_t id);
 
 #endif

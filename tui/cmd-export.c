@@ -31,6 +31,7 @@ static int cmd_export_exec(int argc, char **argv)
 		{ "merged", no_argument, NULL, 'm' },
 		{ "otlp-endpoint", required_argument, NULL, 'e' },
 		{ "calls", no_argument, NULL, 'C' },
+		{ "flow", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *format = NULL, *path = NULL;
@@ -42,9 +43,10 @@ static int cmd_export_exec(int argc, char **argv)
 		      { EXPORT_COUNTS, "--counts" },
 		      { EXPORT_MERGED, "--merged" },
 		      { EXPORT_ENDPOINT, "--otlp-endpoint" },
-		      { EXPORT_CALLS, "--calls" } };
+		      { EXPORT_CALLS, "--calls" },
+		      { EXPORT_FLOW, "--flow" } };
 	const struct export_format *fmt;
-	struct export_opts eo = { 0, 0, 0, NULL, 0 };
+	struct export_opts eo = { 0 };
 	struct session *s = NULL;
 	FILE *out = stdout;
 	unsigned given = 0;
@@ -80,6 +82,17 @@ static int cmd_export_exec(int argc, char **argv)
 		case 'm':
 			eo.merged = 1;
 			given |= EXPORT_MERGED;
+			break;
+		case 'F':
+			errno = 0;
+			eo.flow = (int)strtol(optarg, &end, 10);
+			if (errno || !*optarg || *end || eo.flow <= 0) {
+				snprintf(what, sizeof(what),
+					 "export: --flow %.100s", optarg);
+				propel_report(what, 0, "not a positive number");
+				return 2;
+			}
+			given |= EXPORT_FLOW;
 			break;
 		case 'C':
 			eo.calls = 1;
@@ -181,7 +194,7 @@ out:
 const struct propel_cmd cmd_export_entry = {
 	.name = "export",
 	.usage = "--format=FORMAT [-o FILE] [--pid P] [--counts] [--merged] "
-		 "[--calls] [--otlp-endpoint URL] [DB]",
+		 "[--calls] [--flow N] [--otlp-endpoint URL] [DB]",
 	.summary = "write a session in a format other tools read (default DB "
 		   "./propel.db, output stdout)\n"
 		   "  --format=FORMAT    dot: the communication diagram for "
@@ -198,6 +211,8 @@ const struct propel_cmd cmd_export_entry = {
 		   "  --counts           folded: weights are calls, not ns\n"
 		   "  --merged           folded: all processes' stacks as one\n"
 		   "  --calls            dot: add each process's call graph\n"
+		   "  --flow N           only flow N's events (propel report "
+		   "--flows; chrome, folded, otlp)\n"
 		   "  --otlp-endpoint URL  otlp: post to an OpenTelemetry "
 		   "Collector (http://HOST:4318/v1/traces, protobuf) instead "
 		   "of writing",

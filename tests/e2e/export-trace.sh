@@ -34,6 +34,10 @@
 #                         with the same definitions): it gets exactly the
 #                         spans the JSON export holds, and the otlp checks
 #                         pass on them (otlp-endpoint/*)
+#   flow/export           --flow N (the flow of `propel report --flows`
+#                         with the most processes): chrome, folded and
+#                         otlp hold the same calls, only the flow's
+#                         processes, inside its time, fewer than the trace
 #   dot-calls/*           dot --calls renders (graphviz) and its call edges
 #                         (caller -> callee, with counts; the process to
 #                         its threads' first functions) are the replay's
@@ -48,7 +52,8 @@
 #   speedscope/folded     the same for the folded export: the functions
 #                         with the most self time are in its table
 #   errors/*              an option the format does not take, --pid of no
-#                         process, an unwritable output, a receiver that
+#                         process, a flow that does not exist, an
+#                         unwritable output, a receiver that
 #                         answers 500, one that is not there, an https://
 #                         endpoint: one line, non-zero
 . "$(dirname "$0")/../lib.sh"
@@ -213,6 +218,52 @@ print(i, c)' "$t/v.json" 2>&1)
 	fi
 fi
 
+# ---- --flow N: one flow's events (propel report --flows numbers them) ----
+"$PROPEL" report --flows --format=json "$t/s.db" >"$t/flows.json" 2>/dev/null
+fl=$(python3 -c '
+import json, sys
+f = json.load(open(sys.argv[1]))["flows"]
+print(max(f, key=lambda x: (len(x["pids"]), x["events"]))["id"])' "$t/flows.json" 2>/dev/null)
+if [ -z "$fl" ]; then
+	fail flow/export "propel report --flows gave no flow"
+else
+	"$PROPEL" export --format=chrome --flow "$fl" "$t/s.db" >"$t/fl.json" 2>"$t/e8"
+	"$PROPEL" export --format=folded --counts --merged --flow "$fl" "$t/s.db" >"$t/fl.folded" 2>>"$t/e8"
+	"$PROPEL" export --format=otlp --flow "$fl" "$t/s.db" >"$t/fl.otlp" 2>>"$t/e8"
+	if out=$(python3 - "$t/flows.json" "$fl" "$t/fl.json" "$t/fl.folded" "$t/fl.otlp" "$t/c.json" <<'PY'
+import json, sys
+flow = next(f for f in json.load(open(sys.argv[1]))["flows"] if f["id"] == int(sys.argv[2]))
+c = json.load(open(sys.argv[3]))
+ev = c["traceEvents"]
+t0 = c["otherData"]["t0_ns"]
+calls = [e for e in ev if e["ph"] in ("B", "X")]
+inst = [e for e in ev if e["ph"] == "i"]
+folded = sum(int(l.rsplit(" ", 1)[1]) for l in open(sys.argv[4]))
+spans = sum(len(ss["spans"]) for r in json.load(open(sys.argv[5]))["resourceSpans"]
+            for ss in r["scopeSpans"])
+full = [e for e in json.load(open(sys.argv[6]))["traceEvents"] if e["ph"] in ("B", "X", "i")]
+def ns(e):
+    a, _, b = str(e["ts"]).partition(".")
+    return int(a) * 1000 + int((b + "000")[:3]) + t0
+lo, hi = flow["start"]["ts_ns"], flow["start"]["ts_ns"] + flow["duration_ns"]
+bad = []
+if not calls or len(calls) + len(inst) > flow["events"]:
+    bad.append("%d calls + %d instants for a flow of %d events" % (len(calls), len(inst), flow["events"]))
+if len(calls) + len(inst) >= len(full):
+    bad.append("the flow holds the whole trace (%d of %d)" % (len(calls) + len(inst), len(full)))
+if set(e["pid"] for e in calls + inst) - set(flow["pids"]):
+    bad.append("pids %s outside the flow's %s" % (sorted(set(e["pid"] for e in calls + inst)), flow["pids"]))
+if any(not lo <= ns(e) <= hi for e in calls + inst):
+    bad.append("events outside the flow's time")
+if folded != len(calls) or spans != len(calls):
+    bad.append("folded %d calls, otlp %d spans, chrome %d" % (folded, spans, len(calls)))
+if bad:
+    print("; ".join(bad))
+    sys.exit(1)
+PY
+	); then pass flow/export; else fail flow/export "flow $fl: $out $(head -c 200 "$t/e8")"; fi
+fi
+
 # ---- dot --calls: the call graph ----
 "$PROPEL" export --format=dot --calls -o "$t/calls.dot" "$t/s.db" 2>"$t/e6"
 if [ $? -ne 0 ]; then
@@ -329,6 +380,8 @@ one_line errors/no-such-pid "no such process" \
 	"$PROPEL" export --format=folded --pid 999999 "$t/s.db"
 one_line errors/bad-pid "not a positive number" \
 	"$PROPEL" export --format=folded --pid x "$t/s.db"
+one_line errors/no-such-flow "no such flow" \
+	"$PROPEL" export --format=chrome --flow 99999 "$t/s.db"
 one_line errors/unwritable "/nonexistent/dir/x.json" \
 	"$PROPEL" export --format=chrome -o /nonexistent/dir/x.json "$t/s.db"
 exit 0
