@@ -49,7 +49,10 @@ if ! [ -f "$js/node_modules/speedscope/package.json" ] ||
 	! [ -f "$js/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
 	echo "propel: installing speedscope, puppeteer-core, otlp-transformer (npm) in $js" >&2
 	$sudo mkdir -p "$js"
+	# the registry out of reach is not the build's failure: the export
+	# tests say SKIP for the consumers they cannot load
 	$sudo npm install --prefix "$js" --no-audit --no-fund --loglevel=error \
 		speedscope@1.25.0 puppeteer-core@24.43.1 \
-		@opentelemetry/otlp-transformer@0.52.0 >/dev/null
+		@opentelemetry/otlp-transformer@0.52.0 >/dev/null ||
+		echo "propel: npm install failed: the export tests will skip speedscope and OTLP protobuf" >&2
 fi
