@@ -39,6 +39,24 @@ def by_thread(events):
     return t
 
 
+def calls_with_parents(rev):
+    """(func, parent func or None) of each entry of one thread's replay
+    events, in order: the parent is the entry open one depth up (an exec
+    or a gap ends everything open)."""
+    out, st = [], {}
+    for e in rev:
+        if e["kind"] == "entry":
+            d = e["depth"]
+            out.append((e["func"], st.get(d - 1)))
+            st = {k: v for k, v in st.items() if k < d}
+            st[d] = e["func"]
+        elif e["kind"] == "exit":
+            st = {k: v for k, v in st.items() if k < e["depth"]}
+        elif e["kind"] in ("exec", "lost"):
+            st = {}
+    return out
+
+
 def chrome(replay, path):
     with open(path) as f:
         doc = json.load(f)
@@ -63,17 +81,7 @@ def chrome(replay, path):
             calls[(e["pid"], e["tid"])].append(e)
     bad = []
     for key, rev in by_thread(replay).items():
-        want, st = [], {}
-        for e in rev:
-            if e["kind"] == "entry":
-                d = e["depth"]
-                want.append((e["func"], st.get(d - 1)))
-                st = {k: v for k, v in st.items() if k < d}
-                st[d] = e["func"]
-            elif e["kind"] == "exit":
-                st = {k: v for k, v in st.items() if k < e["depth"]}
-            elif e["kind"] in ("exec", "lost"):
-                st = {}
+        want = calls_with_parents(rev)
         got, bst = [], []
         for e in calls.get(key, []):
             if e["ph"] == "E":
@@ -192,17 +200,8 @@ def otlp(replay, path):
     # parent in the same thread and trace; times nest
     want = collections.Counter()
     for key, rev in by_thread(replay).items():
-        st = {}
-        for e in rev:
-            if e["kind"] == "entry":
-                d = e["depth"]
-                want[(key, e["func"], st.get(d - 1))] += 1
-                st = {k: v for k, v in st.items() if k < d}
-                st[d] = e["func"]
-            elif e["kind"] == "exit":
-                st = {k: v for k, v in st.items() if k < e["depth"]}
-            elif e["kind"] in ("exec", "lost"):
-                st = {}
+        for func, parent in calls_with_parents(rev):
+            want[(key, func, parent)] += 1
     got, bad = collections.Counter(), []
     for pid, tid, sp in spans:
         par = byid.get(sp.get("parentSpanId"))
@@ -268,17 +267,8 @@ def dotcalls(replay, path):
         got[(pid, caller, label.get(b, "?"))] += int(n)
     want = collections.Counter()
     for key, rev in by_thread(replay).items():
-        st = {}
-        for e in rev:
-            if e["kind"] == "entry":
-                d = e["depth"]
-                want[(key[0], st.get(d - 1) or "", e["func"])] += 1
-                st = {k: v for k, v in st.items() if k < d}
-                st[d] = e["func"]
-            elif e["kind"] == "exit":
-                st = {k: v for k, v in st.items() if k < e["depth"]}
-            elif e["kind"] in ("exec", "lost"):
-                st = {}
+        for func, parent in calls_with_parents(rev):
+            want[(key[0], parent or "", func)] += 1
     check("dot-calls/edges-are-calls", got == want and sum(want.values()) > 0,
           "%d calls in %d edges, replay %d in %d; first difference %s" %
           (sum(got.values()), len(got), sum(want.values()), len(want),
