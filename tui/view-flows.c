@@ -44,12 +44,19 @@ struct flows_view {
 };
 
 static const struct trace *flows_view_sort_trace;
+static uint32_t flows_view_sort_start;
 
+/* The flow's start first: a blocking recv of another process is dated at
+ * its call's entry, which can come before the message that starts the
+ * flow was even sent; then by time, then by event id. */
 static int flows_view_ev_cmp(const void *a, const void *b)
 {
-	const struct trace_event *x = &flows_view_sort_trace->ev[*(const uint32_t *)a];
-	const struct trace_event *y = &flows_view_sort_trace->ev[*(const uint32_t *)b];
+	uint32_t ia = *(const uint32_t *)a, ib = *(const uint32_t *)b;
+	const struct trace_event *x = &flows_view_sort_trace->ev[ia];
+	const struct trace_event *y = &flows_view_sort_trace->ev[ib];
 
+	if (ia == flows_view_sort_start || ib == flows_view_sort_start)
+		return ia == ib ? 0 : ia == flows_view_sort_start ? -1 : 1;
 	if (x->ts_ns != y->ts_ns)
 		return x->ts_ns < y->ts_ns ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
@@ -282,6 +289,7 @@ static int flows_view_enter(struct view *v, struct flows_view *fv)
 		if (fv->f->of[i] == fv->flow)
 			fv->ev[fv->nev++] = (uint32_t)i;
 	flows_view_sort_trace = fv->t;
+	flows_view_sort_start = fv->f->flow[fv->flow].start;
 	qsort(fv->ev, fv->nev, sizeof(*fv->ev), flows_view_ev_cmp);
 	fv->open = 1;
 	fv->esel = fv->etop = 0;
