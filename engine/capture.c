@@ -16,45 +16,12 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "inject/inject.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
-
-static int find_agent(char *buf, size_t n, char **cause)
-{
-	const char *env = getenv("PROPEL_AGENT");
-	char exe[PATH_MAX - 64];
-	ssize_t len;
-	char *slash;
-
-	if (env && *env) {
-		if (access(env, R_OK) != 0)
-			return propel_cause(cause, -ENOENT,
-					    "agent %s (PROPEL_AGENT): %s", env,
-					    strerror(errno));
-		if (!realpath(env, buf))
-			snprintf(buf, n, "%s", env);
-		return 0;
-	}
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
-		return propel_cause(cause, -ENOENT, "cannot find the propel binary");
-	exe[len] = 0;
-	slash = strrchr(exe, '/');
-	if (slash)
-		*slash = 0;
-	snprintf(buf, n, "%s/libpropel-agent.so", exe);
-	if (access(buf, R_OK) == 0)
-		return 0;
-	snprintf(buf, n, "%s/../lib/propel/libpropel-agent.so", exe);
-	if (access(buf, R_OK) == 0)
-		return 0;
-	return propel_cause(cause, -ENOENT,
-			    "cannot find libpropel-agent.so next to %s "
-			    "(set PROPEL_AGENT)", exe);
-}
 
 /*
  * The agents' lease (share/agent-abi.h): "<pid> <start time>" of this
@@ -98,7 +65,7 @@ int capture_begin(struct capture *c, const char *db, char **cause)
 				    strerror(errno));
 	close(fd);
 	unlink(c->tmp);
-	err = find_agent(c->agent, sizeof(c->agent), cause);
+	err = inject_find_agent(c->agent, sizeof(c->agent), cause);
 	if (err)
 		return err;
 	if (mkdir(PROPEL_SHM_ROOT, 01777) < 0 && errno != EEXIST)

@@ -315,3 +315,37 @@ int inject_agent_status(pid_t pid, char **cause)
 		return err;
 	return r > 0;
 }
+
+int inject_find_agent(char *buf, size_t n, char **cause)
+{
+	const char *env = getenv("PROPEL_AGENT");
+	char exe[PATH_MAX - 64];
+	ssize_t len;
+	char *slash;
+
+	if (env && *env) {
+		if (access(env, R_OK) != 0)
+			return propel_cause(cause, -ENOENT,
+					    "agent %s (PROPEL_AGENT): %s", env,
+					    strerror(errno));
+		if (!realpath(env, buf))
+			snprintf(buf, n, "%s", env);
+		return 0;
+	}
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len <= 0)
+		return propel_cause(cause, -ENOENT, "cannot find this program's path");
+	exe[len] = 0;
+	slash = strrchr(exe, '/');
+	if (slash)
+		*slash = 0;
+	snprintf(buf, n, "%s/libpropel-agent.so", exe);
+	if (access(buf, R_OK) == 0)
+		return 0;
+	snprintf(buf, n, "%s/../lib/propel/libpropel-agent.so", exe);
+	if (access(buf, R_OK) == 0)
+		return 0;
+	return propel_cause(cause, -ENOENT,
+			    "cannot find libpropel-agent.so next to %s "
+			    "(set PROPEL_AGENT)", exe);
+}

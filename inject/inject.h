@@ -39,4 +39,12 @@ int inject_agent_loaded(pid_t pid, char **path);
  * -errno.  Loaded-but-unknown needs a short hold to ask the agent. */
 int inject_agent_status(pid_t pid, char **cause);
 
+/*
+ * The agent library: PROPEL_AGENT when set, else libpropel-agent.so beside
+ * this program (propel, propeld) or in ../lib/propel.  Its path in buf; 0
+ * or -ENOENT with a one-line *cause.  Used by engine/capture.c and
+ * inject/propeld.c.
+ */
+int inject_find_agent(char *buf, size_t n, char **cause);
+
 #endif

@@ -123,35 +123,6 @@ static void pd_note(struct pd *d, const char *fmt, ...)
 		wire_sendf(d->out, WIRE_NOTE, "%s", buf);
 }
 
-static int pd_find_agent(char *buf, size_t n, char **cause)
-{
-	const char *env = getenv("PROPEL_AGENT");
-	char exe[PATH_MAX - 64], *slash;
-	ssize_t len;
-
-	if (env && *env) {
-		if (!realpath(env, buf))
-			return propel_cause(cause, -ENOENT, "agent %s: %s", env,
-					    strerror(errno));
-		return 0;
-	}
-	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len <= 0)
-		return propel_cause(cause, -ENOENT, "cannot find propeld's path");
-	exe[len] = 0;
-	if ((slash = strrchr(exe, '/')))
-		*slash = 0;
-	snprintf(buf, n, "%s/libpropel-agent.so", exe);
-	if (access(buf, R_OK) == 0)
-		return 0;
-	snprintf(buf, n, "%s/../lib/propel/libpropel-agent.so", exe);
-	if (access(buf, R_OK) == 0)
-		return 0;
-	return propel_cause(cause, -ENOENT,
-			    "cannot find libpropel-agent.so next to %s "
-			    "(set PROPEL_AGENT)", exe);
-}
-
 static void pd_comm(pid_t pid, char *buf, size_t n)
 {
 	char path[64];
@@ -373,7 +344,7 @@ static int pd_hello(struct pd *d, const char *payload)
 		return -EPROTO;
 	}
 	d->flags = flags;
-	err = pd_find_agent(d->agent, sizeof(d->agent), &cause);
+	err = inject_find_agent(d->agent, sizeof(d->agent), &cause);
 	if (!err && mkdir(PROPEL_SHM_ROOT, 01777) < 0 && errno != EEXIST)
 		err = propel_cause(&cause, -errno, "%s: %s", PROPEL_SHM_ROOT,
 				   strerror(errno));
