@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/flows.h"
 #include "engine/analysis-load.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -17,14 +18,46 @@ struct analysis_load {
 	struct trace *t;
 	int64_t pid, tid;
 	int begun;
+	/* analysis_load_cuts: the flows' options, each kept event's ordinal
+	 * in its thread, the walked thread's events so far */
+	const struct flows_opts *cuts;
+	uint32_t *ord;
+	size_t ordcap;
+	uint32_t seen;
 };
+
+static int analysis_load_named(const struct flows_opts *fo, const char *f)
+{
+	size_t i;
+
+	if (!f)
+		return 0;
+	if (fo->start_func && strcmp(fo->start_func, f) == 0)
+		return 1;
+	for (i = 0; i < fo->ndir; i++)
+		if (strcmp(fo->dir[i].func[0], f) == 0 ||
+		    strcmp(fo->dir[i].func[1], f) == 0)
+			return 1;
+	return 0;
+}
+
+/* analysis_load_cuts: whether ev may begin a flow's part of a thread or
+ * join two parts (analysis/flows.c): everything but the calls, a thread's
+ * first event, and the calls a start or a directive names */
+static int analysis_load_cut(struct analysis_load *l,
+			     const struct replay_event *ev, int first)
+{
+	if (first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
+		return 1;
+	return analysis_load_named(l->cuts, ev->func);
+}
 
 static int analysis_load_event(const struct replay_event *ev, void *arg)
 {
 	struct analysis_load *l = arg;
 	struct trace_event e;
 	char site[4096];
-	int err;
+	int err, first = 0;
 
 	if (!l->begun || ev->pid != l->pid || ev->tid != l->tid) {
 		err = trace_thread_begin(l->t, ev->pid, ev->tid);
@@ -33,6 +66,24 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		l->begun = 1;
 		l->pid = ev->pid;
 		l->tid = ev->tid;
+		l->seen = 0;
+		first = 1;
+	}
+	if (l->cuts) {
+		uint32_t at = l->seen++;
+
+		if (!analysis_load_cut(l, ev, first))
+			return 0;
+		if (l->t->nev >= l->ordcap) {
+			size_t nc = l->ordcap ? 2 * l->ordcap : 1024;
+			uint32_t *n = realloc(l->ord, nc * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			l->ord = n;
+			l->ordcap = nc;
+		}
+		l->ord[l->t->nev] = at;
 	}
 	memset(&e, 0, sizeof(e));
 	e.id = ev->id;
@@ -119,23 +170,25 @@ static void analysis_load_reserve(struct session *s, struct trace *t)
 	sqlite3_finalize(st);
 }
 
-int analysis_load(struct session *s, struct trace **out, char **cause)
+static int analysis_load_walk(struct session *s, struct analysis_load *l,
+			      struct trace **out, char **cause)
 {
-	struct analysis_load l = { 0 };
 	int err;
 
-	l.t = trace_new();
-	if (!l.t)
+	l->t = trace_new();
+	if (!l->t)
 		return propel_cause(cause, -ENOMEM, "%s: out of memory",
 				    session_path(s));
-	analysis_load_reserve(s, l.t);
-	err = replay_walk(s, NULL, analysis_load_event, &l, cause);
+	if (!l->cuts)
+		analysis_load_reserve(s, l->t);
+	err = replay_walk(s, NULL, analysis_load_event, l, cause);
 	if (!err)
-		err = analysis_load_tables(s, l.t);
+		err = analysis_load_tables(s, l->t);
 	if (!err)
-		err = trace_finish(l.t);
+		err = trace_finish(l->t);
 	if (err) {
-		trace_free(l.t);
+		trace_free(l->t);
+		l->t = NULL;
 		if (err == -ENOMEM)
 			return propel_cause(cause, err, "%s: out of memory",
 					    session_path(s));
@@ -143,6 +196,30 @@ int analysis_load(struct session *s, struct trace **out, char **cause)
 				    "%s: session file is corrupt or truncated",
 				    session_path(s));
 	}
-	*out = l.t;
+	*out = l->t;
+	return 0;
+}
+
+int analysis_load(struct session *s, struct trace **out, char **cause)
+{
+	struct analysis_load l = { 0 };
+
+	return analysis_load_walk(s, &l, out, cause);
+}
+
+int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
+		       struct trace **out, uint32_t **ord, char **cause)
+{
+	static const struct flows_opts none;
+	struct analysis_load l = { 0 };
+	int err;
+
+	l.cuts = fo ? fo : &none;
+	err = analysis_load_walk(s, &l, out, cause);
+	if (err) {
+		free(l.ord);
+		return err;
+	}
+	*ord = l.ord;
 	return 0;
 }

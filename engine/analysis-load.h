@@ -14,4 +14,17 @@ struct session;
 /* 0 and *out (trace_finish done), or -errno with *cause. */
 int analysis_load(struct session *s, struct trace **out, char **cause);
 
+/*
+ * Only the events that can cut a thread into flows (analysis/flows.h):
+ * every event but the calls, each thread's first event, and the calls
+ * fo's start function or directives name -- flows_build on this trace
+ * gives every event the flow of the latest kept event of its thread.
+ * (*ord)[i] is kept event i's ordinal in its thread as replay_walk gives
+ * it (malloc'd).  A session of millions of calls loads in the memory its
+ * messages take.  0, or -errno with *cause.
+ */
+struct flows_opts;
+int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
+		       struct trace **out, uint32_t **ord, char **cause);
+
 #endif

@@ -106,7 +106,7 @@ static int chrome_event(const struct replay_event *ev, void *arg)
 	struct chrome *c = arg;
 	FILE *out = c->out;
 
-	if (!export_keep(c->o, ev->id)) /* --flow: another flow's event */
+	if (!export_keep(c->o, ev)) /* --flow: another flow's event */
 		return 0;
 	if (!c->have_thread || ev->pid != c->pid || ev->tid != c->tid) {
 		c->pid = ev->pid;

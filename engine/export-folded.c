@@ -204,7 +204,7 @@ static int fold_event(const struct replay_event *ev, void *arg)
 	int counts = f->o && f->o->counts;
 	int base = f->o && f->o->merged ? 0 : 1; /* the process frame */
 
-	if (!export_keep(f->o, ev->id)) /* --flow: another flow's event */
+	if (!export_keep(f->o, ev)) /* --flow: another flow's event */
 		return 0;
 
 	if (!f->have_thread || ev->pid != f->pid || ev->tid != f->tid)

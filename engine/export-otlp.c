@@ -593,7 +593,7 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 {
 	struct otlp *o = arg;
 
-	if (!export_keep(o->eo, ev->id)) /* --flow: another flow's event */
+	if (!export_keep(o->eo, ev)) /* --flow: another flow's event */
 		return 0;
 	if (!o->have_thread || ev->pid != o->pid || ev->tid != o->tid) {
 		otlp_thread_end(o);

@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/flows.h"
-#include "engine/analysis-load.h"
 #include "engine/export.h"
+#include "engine/flow-map.h"
 #include "engine/session.h"
 #include "share/log.h"
 
@@ -45,57 +44,6 @@ const char *export_names(void)
 	return buf;
 }
 
-static int export_id_cmp(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The event ids of flow n (analysis/flows.c, as `propel report --flows`
- * numbers them), sorted. */
-static int export_flow_ids(struct session *s, int n, int64_t **out,
-			   size_t *nout, char **cause)
-{
-	struct flows_opts fo = { 0 };
-	struct flows *fl = NULL;
-	struct trace *t = NULL;
-	size_t i, k = 0;
-	int64_t *ids;
-	int err;
-
-	err = analysis_load(s, &t, cause);
-	if (err)
-		return err;
-	err = flows_build(t, &fo, &fl);
-	if (err) {
-		trace_free(t);
-		return propel_cause(cause, err, "out of memory");
-	}
-	if (n < 1 || (size_t)n > fl->n) {
-		err = propel_cause(cause, -ENOENT,
-				   "--flow %d: no such flow (%s has %zu; see "
-				   "propel report --flows)",
-				   n, session_path(s), fl->n);
-		goto out;
-	}
-	ids = malloc((fl->flow[n - 1].nevents + 1) * sizeof(*ids));
-	if (!ids) {
-		err = propel_cause(cause, -ENOMEM, "out of memory");
-		goto out;
-	}
-	for (i = 0; i < t->nev; i++)
-		if (fl->of[i] == (uint32_t)(n - 1))
-			ids[k++] = t->ev[i].id;
-	qsort(ids, k, sizeof(*ids), export_id_cmp);
-	*out = ids;
-	*nout = k;
-out:
-	flows_free(fl);
-	trace_free(t);
-	return err;
-}
-
 int export_session(struct session *s, const char *name,
 		   const struct export_opts *o, FILE *out, char **cause)
 {
@@ -119,36 +67,36 @@ int export_session(struct session *s, const char *name,
 					    "--pid %lld: no such process in %s",
 					    (long long)o->pid, session_path(s));
 	}
-	if (o && o->flow) {
-		struct export_opts fo = *o;
-		int err = export_flow_ids(s, o->flow, &fo.keep, &fo.nkeep,
-					  cause);
+	if ((o && o->flow) || f->flows) {
+		struct export_opts fo = { 0 };
+		struct flow_map_walk w = { 0 };
+		int err;
 
+		if (o)
+			fo = *o;
+		err = flow_map_build(s, NULL, &fo.map, cause);
 		if (err)
 			return err;
-		err = f->write(s, &fo, out, cause);
-		free(fo.keep);
+		if (fo.flow && (size_t)fo.flow > flow_map_count(fo.map))
+			err = propel_cause(cause, -ENOENT,
+					   "--flow %d: no such flow (%s has "
+					   "%zu; see propel report --flows)",
+					   fo.flow, session_path(s),
+					   flow_map_count(fo.map));
+		fo.walk = &w;
+		if (!err)
+			err = f->write(s, &fo, out, cause);
+		flow_map_free(fo.map);
 		return err;
 	}
 	return f->write(s, o, out, cause);
 }
 
-int export_keep(const struct export_opts *o, int64_t id)
+int export_keep(const struct export_opts *o, const struct replay_event *ev)
 {
-	size_t lo = 0, hi;
-
 	if (!o || !o->flow)
 		return 1;
-	hi = o->nkeep;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (o->keep[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < o->nkeep && o->keep[lo] == id;
+	return flow_map_step(o->map, o->walk, ev) == (uint32_t)(o->flow - 1);
 }
 
 int64_t export_unix_offset(struct session *s)

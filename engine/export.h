@@ -26,6 +26,8 @@
 #include <stdio.h>
 
 struct session;
+struct flow_map;
+struct flow_map_walk;
 
 /* What an export is asked for besides the format (tui/cmd-export.c). */
 struct export_opts {
@@ -36,10 +38,11 @@ struct export_opts {
 	int calls;     /* --calls: dot adds the call graph */
 	int flow;      /* --flow N: only the events of flow N (report's
 			* numbering, from 1); 0 = all */
-	/* set by export_session for --flow: the flow's event ids, sorted;
-	 * formats ask export_keep() */
-	int64_t *keep;
-	size_t nkeep;
+	/* set by export_session for --flow and for a format that wants
+	 * flows: every event's flow (engine/flow-map.h); with --flow the
+	 * formats ask export_keep(), which follows the walk with *walk */
+	struct flow_map *map;
+	struct flow_map_walk *walk;
 };
 
 /* the options a format takes (export_format.takes) */
@@ -56,6 +59,7 @@ struct export_format {
 	const char *name;    /* --format=NAME */
 	const char *summary; /* one line for --help */
 	unsigned takes;      /* EXPORT_*: the others are refused */
+	int flows;	     /* wants export_opts.map whatever the options */
 	/* Write the whole session to out: 0, or -errno with *cause (one
 	 * line, without "propel: "). */
 	int (*write)(struct session *s, const struct export_opts *o,
@@ -85,7 +89,9 @@ int export_session(struct session *s, const char *name,
  */
 int64_t export_unix_offset(struct session *s);
 
-/* 1 when event id is exported (no --flow, or it is in the flow). */
-int export_keep(const struct export_opts *o, int64_t id);
+/* 1 when ev, the walk's next event, is exported (no --flow, or it is
+ * in the flow).  Called on every event of a walk, in its order. */
+struct replay_event;
+int export_keep(const struct export_opts *o, const struct replay_event *ev);
 
 #endif
