@@ -6,19 +6,28 @@
  *   resource   one per walked thread (a process's threads repeat its
  *              resource): service.name = the program, process.pid,
  *              process.command, host.name, thread.id
- *   trace      one per process until flows exist (issue 10): traceId from
- *              the session's first event time and the pid
- *   span       one per call: name = the function, parent = its caller's
- *              span, kind INTERNAL, start/end in Unix ns.  A call that never
- *              returned ends at its thread's last event, with the attribute
- *              propel.unfinished = true; an entry rebuilt from a wrapped
- *              ring has propel.rebuilt = true
+ *   trace      one per flow (engine/flow-map.h, `propel report --flows`):
+ *              a call is in the trace of the flow its entry is in; calls
+ *              of no flow are in their process's trace.  traceId from the
+ *              session's first event time and the flow (or the pid)
+ *   span       one per call: name = the function, kind INTERNAL, start/end
+ *              in Unix ns.  Its parent is its caller's span when the
+ *              caller is in the same trace.  Otherwise (an event loop's
+ *              call that began handling a request, a handler entered from
+ *              another flow's frame) the caller is a link with
+ *              propel.caller = true, and the parent is, across processes,
+ *              the span that sent the message whose recv began this
+ *              thread's part of the flow, or that forked this process,
+ *              when that span is in the same trace -- else none.  A call
+ *              that never returned ends at its thread's last event, with
+ *              the attribute propel.unfinished = true; an entry rebuilt
+ *              from a wrapped ring has propel.rebuilt = true
  *   event      every other event (send, recv, signal, fork, exec, ...) is
  *              an event of the span it happened in, named by its kind,
  *              with propel.fields = its fields as replay's jsonl gives
  *              them (engine/event.c); one outside every call has no span
  *   link       a matched recv links the span it happened in to the span the
- *              matching send happened in (any process), with
+ *              matching send happened in (any process, any trace), with
  *              propel.channel and propel.bytes
  *
  * IDs are hashes of what the session holds (spanId of pid, tid and the
@@ -27,9 +36,10 @@
  * key realtime_offset_ns when the session has it, else by created_ns
  * minus the session's last event (the session is written just after it).
  *
- * Two walks: the first notes, for every send, the span it happened in
- * (one entry per send); the second writes, a thread at a time, the spans
- * as their calls end.  Memory: the sends, and each thread's open calls.
+ * Two walks after the flow map's: the first notes, for every send and
+ * fork, the span it happened in; the second writes, a thread at a time,
+ * the spans as their calls end.  Memory: the flow map (the session's
+ * communication events), the sends and forks, each thread's open calls.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -39,6 +49,7 @@
 
 #include "engine/event.h"
 #include "engine/export.h"
+#include "engine/flow-map.h"
 #include "engine/http.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -62,14 +73,18 @@ static uint64_t otlp_span_id(int64_t pid, int64_t tid, int64_t entry_id)
 	return h ? h : 1;
 }
 
-/* a send's span: sorted by (pid, tid, ts) for bsearch */
+/* a send's span (or a fork's, tid = ts = 0 and pid = the child): sorted
+ * by (pid, tid, ts) for bsearch */
 struct otlp_send {
 	int64_t pid, tid, ts;
-	uint64_t span;
+	uint64_t span, tkey;
 };
 
+/* a trace: a flow (OTLP_FLOW | its index), or a process (its pid) */
+#define OTLP_FLOW (1ull << 63)
+
 struct otlp_open {
-	uint64_t span, parent;
+	uint64_t span, parent, tkey;
 	size_t name; /* offset in chans: names outlive the walk's (the last
 		      * thread's spans end after it) */
 	int64_t start;
@@ -86,11 +101,13 @@ struct otlp_sevent {
 };
 
 struct otlp_link {
-	uint64_t span;
-	int64_t pid; /* the trace of the sender's process */
-	size_t chan; /* offset in struct otlp's chans */
+	uint64_t span, tkey;
+	size_t chan; /* offset in struct otlp's chans; OTLP_CALLER: the link
+		      * to the caller in another trace */
 	int64_t bytes;
 };
+
+#define OTLP_CALLER ((size_t)-1)
 
 struct otlp {
 	FILE *out;
@@ -100,10 +117,14 @@ struct otlp {
 	int64_t unix_off;
 	struct session_proc *pv;
 	size_t np;
-	struct otlp_send *sends;
-	size_t nsends, capsends;
-	/* the thread walked now */
+	struct otlp_send *sends, *forks;
+	size_t nsends, capsends, nforks, capforks;
+	struct flow_map_walk fw;
+	/* the thread walked now; the span that began its part of the flow
+	 * origin_tkey in another process (0: none) */
 	int64_t pid, tid, last_ts;
+	uint64_t tkey; /* the walked event's trace */
+	uint64_t origin, origin_tkey;
 	int have_thread, first_res;
 	struct otlp_open *open;
 	int nopen, capopen;
@@ -129,11 +150,21 @@ static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
 			 int64_t end, int unfinished);
 static void otlp_pb_flush(struct otlp *o);
 
-static void otlp_trace_id(const struct otlp *o, int64_t pid, char *hex)
+static void otlp_trace_words(const struct otlp *o, uint64_t tkey,
+			     uint64_t *a, uint64_t *b)
 {
-	uint64_t a = otlp_mix(o->seed, pid), b = otlp_mix(a ^ 0x9e3779b97f4a7c15ull, pid);
+	*a = otlp_mix(o->seed, tkey);
+	*b = otlp_mix(*a ^ 0x9e3779b97f4a7c15ull, tkey);
+	if (!*b)
+		*b = 1;
+}
 
-	snprintf(hex, 33, "%016" PRIx64 "%016" PRIx64, a, b ? b : 1);
+static void otlp_trace_id(const struct otlp *o, uint64_t tkey, char *hex)
+{
+	uint64_t a, b;
+
+	otlp_trace_words(o, tkey, &a, &b);
+	snprintf(hex, 33, "%016" PRIx64 "%016" PRIx64, a, b);
 }
 
 static void otlp_attr_str(FILE *out, const char *key, const char *v, int first)
@@ -159,7 +190,7 @@ static void otlp_span(struct otlp *o, const struct otlp_open *sp,
 	size_t i;
 	int first = 1;
 
-	otlp_trace_id(o, o->pid, trace);
+	otlp_trace_id(o, sp->tkey, trace);
 	fprintf(out, "%s\n{\"traceId\":\"%s\",\"spanId\":\"%016" PRIx64 "\"",
 		o->first_span ? "" : ",", trace, sp->span);
 	o->first_span = 0;
@@ -202,10 +233,15 @@ static void otlp_span(struct otlp *o, const struct otlp_open *sp,
 		for (i = sp->link0; i < o->nlinks; i++) {
 			const struct otlp_link *l = &o->links[i];
 
-			otlp_trace_id(o, l->pid, ltrace);
+			otlp_trace_id(o, l->tkey, ltrace);
 			fprintf(out, "%s{\"traceId\":\"%s\",\"spanId\":\"%016"
 				     PRIx64 "\",\"attributes\":[",
 				i > sp->link0 ? "," : "", ltrace, l->span);
+			if (l->chan == OTLP_CALLER) {
+				fputs("{\"key\":\"propel.caller\",\"value\":"
+				      "{\"boolValue\":true}}]}", out);
+				continue;
+			}
 			otlp_attr_str(out, "propel.channel", o->chans + l->chan, 1);
 			otlp_attr_int(out, "propel.bytes", l->bytes, 0);
 			fputs("]}", out);
@@ -392,15 +428,6 @@ static void pb_id(struct pb *b, int field, uint64_t a, uint64_t c, int n)
 	pb_bytes(b, field, t, (size_t)n);
 }
 
-static void otlp_trace_words(const struct otlp *o, int64_t pid, uint64_t *a,
-			     uint64_t *b)
-{
-	*a = otlp_mix(o->seed, pid);
-	*b = otlp_mix(*a ^ 0x9e3779b97f4a7c15ull, pid);
-	if (!*b)
-		*b = 1;
-}
-
 static void otlp_pb_resource(struct otlp *o)
 {
 	struct otlp_pb *pb = o->pb;
@@ -453,7 +480,7 @@ static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
 	size_t i;
 
 	b->n = 0;
-	otlp_trace_words(o, o->pid, &ta, &tb);
+	otlp_trace_words(o, sp->tkey, &ta, &tb);
 	pb_id(b, 1, ta, tb, 16);
 	pb_id(b, 2, sp->span, 0, 8);
 	if (sp->parent)
@@ -480,11 +507,16 @@ static void otlp_pb_span(struct otlp *o, const struct otlp_open *sp,
 		uint64_t la, lb;
 
 		e->n = 0;
-		otlp_trace_words(o, l->pid, &la, &lb);
+		otlp_trace_words(o, l->tkey, &la, &lb);
 		pb_id(e, 1, la, lb, 16);
 		pb_id(e, 2, l->span, 0, 8);
-		pb_attr(e, 4, "propel.channel", 's', o->chans + l->chan, 0);
-		pb_attr(e, 4, "propel.bytes", 'i', NULL, l->bytes);
+		if (l->chan == OTLP_CALLER) {
+			pb_attr(e, 4, "propel.caller", 'b', NULL, 1);
+		} else {
+			pb_attr(e, 4, "propel.channel", 's',
+				o->chans + l->chan, 0);
+			pb_attr(e, 4, "propel.bytes", 'i', NULL, l->bytes);
+		}
 		pb_msg(b, 13, e);
 	}
 	pb_bytes(b, 15, "", 0); /* status: unset, as the JSON's {} */
@@ -589,17 +621,128 @@ static int otlp_note(struct otlp *o, const struct replay_event *ev)
 	return 0;
 }
 
+/* the span a send or fork (key) happened in, NULL when unknown */
+static const struct otlp_send *otlp_find(const struct otlp_send *v, size_t n,
+					 int64_t pid, int64_t tid, int64_t ts)
+{
+	struct otlp_send key = { pid, tid, ts, 0, 0 };
+
+	return n ? bsearch(&key, v, n, sizeof(*v), send_cmp) : NULL;
+}
+
+/* pass 1: the span of a send or a fork */
+static int otlp_note_span(struct otlp *o, struct otlp_send **v, size_t *n,
+			  size_t *cap, struct otlp_send what)
+{
+	if (o->nopen == 0)
+		return 0;
+	GROW(*v, *n, *cap, o->err);
+	if (o->err)
+		return o->err;
+	what.span = o->open[o->nopen - 1].span;
+	what.tkey = o->open[o->nopen - 1].tkey;
+	(*v)[(*n)++] = what;
+	return 0;
+}
+
+static int otlp_link(struct otlp *o, uint64_t span, uint64_t tkey, size_t chan,
+		     int64_t bytes)
+{
+	GROW(o->links, o->nlinks, o->caplinks, o->err);
+	if (o->err)
+		return o->err;
+	o->links[o->nlinks++] = (struct otlp_link){ span, tkey, chan, bytes };
+	return 0;
+}
+
+static int otlp_entry(struct otlp *o, const struct replay_event *ev)
+{
+	const struct otlp_open *caller;
+	struct otlp_open *sp;
+	int64_t at;
+
+	otlp_close(o, ev->depth, ev->ts_ns, 0); /* ended unseen */
+	if (o->nopen == o->capopen) {
+		int nc = o->capopen ? 2 * o->capopen : 64;
+		struct otlp_open *na = realloc(o->open, nc * sizeof(*na));
+
+		if (!na)
+			return o->err = -ENOMEM;
+		o->open = na;
+		o->capopen = nc;
+	}
+	caller = o->nopen > 0 ? &o->open[o->nopen - 1] : NULL;
+	sp = &o->open[o->nopen];
+	sp->span = otlp_span_id(ev->pid, ev->tid, ev->id);
+	sp->tkey = o->tkey;
+	if (caller && caller->tkey == sp->tkey)
+		sp->parent = caller->span;
+	else if (o->origin && o->origin_tkey == sp->tkey)
+		sp->parent = o->origin;
+	else
+		sp->parent = 0;
+	at = otlp_keep(o, ev->func ? ev->func : "?",
+		       strlen(ev->func ? ev->func : "?"));
+	if (at < 0)
+		return o->err = -ENOMEM;
+	sp->name = (size_t)at;
+	sp->start = ev->ts_ns;
+	sp->depth = ev->depth;
+	sp->rebuilt = ev->rebuilt;
+	sp->link0 = o->nlinks;
+	sp->ev0 = o->nevs;
+	o->nopen++;
+	if (caller && caller->tkey != sp->tkey && o->pass == 2)
+		return otlp_link(o, caller->span, caller->tkey, OTLP_CALLER, 0);
+	return 0;
+}
+
+/* pass 2: a recv links its span to the send's; a recv of a message from
+ * a span of its own trace makes that span the parent of the calls of
+ * this part of the flow that have none in the thread */
+static int otlp_recv(struct otlp *o, const struct replay_event *ev)
+{
+	const struct otlp_send *s = NULL;
+	const char *chan = ev->chan ? ev->chan : "";
+	int64_t at;
+
+	if (ev->matched)
+		s = otlp_find(o->sends, o->nsends, ev->match_pid,
+			      ev->match_tid, ev->match_ts_ns);
+	if (s && s->tkey == o->tkey && s->tid != ev->tid) {
+		o->origin = s->span;
+		o->origin_tkey = s->tkey;
+	} else if (ev->arg[1] > 0) { /* a message: the thread's part ends */
+		o->origin = 0;
+	}
+	if (!s || o->nopen == 0)
+		return 0;
+	at = otlp_keep(o, chan, strlen(chan));
+	if (at < 0)
+		return o->err = -ENOMEM;
+	return otlp_link(o, s->span, s->tkey, (size_t)at, ev->arg[1]);
+}
+
 static int otlp_event(const struct replay_event *ev, void *arg)
 {
 	struct otlp *o = arg;
+	uint32_t flow = flow_map_step(o->eo->map, &o->fw, ev);
 
 	if (!export_keep(o->eo, ev)) /* --flow: another flow's event */
 		return 0;
+	o->tkey = flow == FLOW_MAP_NONE ? (uint64_t)ev->pid : OTLP_FLOW | flow;
 	if (!o->have_thread || ev->pid != o->pid || ev->tid != o->tid) {
+		const struct otlp_send *f;
+
 		otlp_thread_end(o);
 		o->pid = ev->pid;
 		o->tid = ev->tid;
 		o->have_thread = 1;
+		f = ev->tid == ev->pid ? otlp_find(o->forks, o->nforks, ev->pid,
+						   0, 0)
+				       : NULL;
+		o->origin = f ? f->span : 0;
+		o->origin_tkey = f ? f->tkey : 0;
 		if (o->pass == 2)
 			otlp_resource(o);
 	}
@@ -608,37 +751,10 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 	    (o->err = otlp_note(o, ev)))
 		return o->err;
 	switch (ev->kind) {
-	case SK_ENTRY: {
-		struct otlp_open *sp;
-		int cap = o->capopen;
-		int64_t at;
-
-		otlp_close(o, ev->depth, ev->ts_ns, 0); /* ended unseen */
-		if (o->nopen == cap) {
-			int nc = cap ? 2 * cap : 64;
-			struct otlp_open *na = realloc(o->open, nc * sizeof(*na));
-
-			if (!na)
-				return o->err = -ENOMEM;
-			o->open = na;
-			o->capopen = nc;
-		}
-		sp = &o->open[o->nopen];
-		sp->span = otlp_span_id(ev->pid, ev->tid, ev->id);
-		sp->parent = o->nopen > 0 ? o->open[o->nopen - 1].span : 0;
-		at = otlp_keep(o, ev->func ? ev->func : "?",
-			       strlen(ev->func ? ev->func : "?"));
-		if (at < 0)
-			return o->err = -ENOMEM;
-		sp->name = (size_t)at;
-		sp->start = ev->ts_ns;
-		sp->depth = ev->depth;
-		sp->rebuilt = ev->rebuilt;
-		sp->link0 = o->nlinks;
-		sp->ev0 = o->nevs;
-		o->nopen++;
+	case SK_ENTRY:
+		if (otlp_entry(o, ev))
+			return o->err;
 		break;
-	}
 	case SK_EXIT:
 		otlp_close(o, ev->depth, ev->ts_ns, 0);
 		break;
@@ -647,36 +763,22 @@ static int otlp_event(const struct replay_event *ev, void *arg)
 		otlp_close(o, 0, ev->ts_ns, 1);
 		break;
 	case SK_SEND:
-		if (o->pass == 1 && o->nopen > 0) {
-			GROW(o->sends, o->nsends, o->capsends, o->err);
-			if (o->err)
-				return o->err;
-			o->sends[o->nsends++] = (struct otlp_send){
-				ev->pid, ev->tid, ev->ts_ns,
-				o->open[o->nopen - 1].span };
-		}
+		if (o->pass == 1 &&
+		    otlp_note_span(o, &o->sends, &o->nsends, &o->capsends,
+				   (struct otlp_send){ ev->pid, ev->tid,
+						       ev->ts_ns, 0, 0 }))
+			return o->err;
+		break;
+	case SK_FORK:
+		if (o->pass == 1 && ev->arg[0] > 0 &&
+		    otlp_note_span(o, &o->forks, &o->nforks, &o->capforks,
+				   (struct otlp_send){ ev->arg[0], 0, 0, 0,
+						       0 }))
+			return o->err;
 		break;
 	case SK_RECV:
-		if (o->pass == 2 && ev->matched && o->nopen > 0) {
-			struct otlp_send key = { ev->match_pid, ev->match_tid,
-						 ev->match_ts_ns, 0 };
-			struct otlp_send *s =
-				bsearch(&key, o->sends, o->nsends,
-					sizeof(*o->sends), send_cmp);
-			const char *chan = ev->chan ? ev->chan : "";
-			int64_t at;
-
-			if (!s)
-				break;
-			GROW(o->links, o->nlinks, o->caplinks, o->err);
-			if (o->err)
-				return o->err;
-			at = otlp_keep(o, chan, strlen(chan));
-			if (at < 0)
-				return o->err = -ENOMEM;
-			o->links[o->nlinks++] = (struct otlp_link){
-				s->span, s->pid, (size_t)at, ev->arg[1] };
-		}
+		if (o->pass == 2 && otlp_recv(o, ev))
+			return o->err;
 		break;
 	}
 	return o->err ? o->err : ferror(o->out) ? -EIO : 0;
@@ -712,6 +814,7 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 	if (err)
 		goto out;
 	qsort(o.sends, o.nsends, sizeof(*o.sends), send_cmp);
+	qsort(o.forks, o.nforks, sizeof(*o.forks), send_cmp);
 	/* pass 2: write, or post */
 	o.pass = 2;
 	o.have_thread = 0;
@@ -742,6 +845,7 @@ out:
 	else if (err == -EIO && cause && !*cause)
 		propel_cause(cause, err, "write error");
 	free(o.sends);
+	free(o.forks);
 	free(o.open);
 	free(o.links);
 	free(o.evs);
@@ -757,7 +861,9 @@ out:
 const struct export_format export_otlp_format = {
 	.name = "otlp",
 	.summary = "OTLP/JSON (resourceSpans) for an OpenTelemetry Collector, "
-		   "Jaeger or Tempo: a span per call, messages as links",
+		   "Jaeger or Tempo: a trace per flow, a span per call, "
+		   "messages as links",
 	.takes = EXPORT_PID | EXPORT_ENDPOINT | EXPORT_FLOW,
+	.flows = 1,
 	.write = otlp_write,
 };

@@ -5,7 +5,7 @@ and `--format=folded` against the same session's `propel replay
 
   export-trace-check.py chrome REPLAY.jsonl CHROME.json
   export-trace-check.py folded REPLAY.jsonl TIME.folded COUNTS.folded MERGED.folded
-  export-trace-check.py otlp REPLAY.jsonl OTLP.json
+  export-trace-check.py otlp REPLAY.jsonl OTLP.json [multi]
   export-trace-check.py dotcalls REPLAY.jsonl CALLS.dot
 
 Prints one "PASS name" or "FAIL name: why" line per check (tests/run.sh
@@ -179,7 +179,7 @@ def folded(replay, tpath, cpath, mpath):
           "folded %s, replay %s" % (sorted(got.items())[:4], sorted(span.items())[:4]))
 
 
-def otlp(replay, path):
+def otlp(replay, path, multi=False):
     with open(path) as f:
         doc = json.load(f)
     spans, res = [], {}
@@ -196,32 +196,81 @@ def otlp(replay, path):
     byid = {sp["spanId"]: (pid, tid, sp) for pid, tid, sp in spans}
     check("otlp/ids-unique", len(byid) == len(spans),
           "%d distinct span ids of %d" % (len(byid), len(spans)))
-    # parents: the parent span's name is the replay's enclosing call's; a
-    # parent in the same thread and trace; times nest
+    # callers: a span's caller (the replay's enclosing call) is its parent
+    # when both are in one trace, else a link marked propel.caller to a
+    # span of its thread in another trace.  A parent in another thread is
+    # of the same trace: the span that sent a message whose recv is in the
+    # child's thread (a message link there points at it), or that forked
+    # the child's process; it began before the child
+    def is_caller(l):
+        return any(a["key"] == "propel.caller" for a in l.get("attributes", []))
+    msg_targets = collections.defaultdict(set)
+    for pid, tid, sp in spans:
+        for l in sp.get("links", []):
+            if not is_caller(l):
+                msg_targets[(pid, tid)].add(l["spanId"])
+    forker = {}
+    for e in replay:
+        if e["kind"] == "fork":
+            forker[e["child"]] = (e["pid"], e["ts_ns"])
     want = collections.Counter()
     for key, rev in by_thread(replay).items():
         for func, parent in calls_with_parents(rev):
             want[(key, func, parent)] += 1
-    got, bad = collections.Counter(), []
+    got, bad, cross = collections.Counter(), [], 0
     for pid, tid, sp in spans:
-        par = byid.get(sp.get("parentSpanId"))
-        if sp.get("parentSpanId") and (not par or par[0] != pid or par[1] != tid
-                                       or par[2]["traceId"] != sp["traceId"]):
-            bad.append("%s: parent %s not in its thread" % (sp["name"], sp.get("parentSpanId")))
-        elif par and not (int(par[2]["startTimeUnixNano"]) <= int(sp["startTimeUnixNano"])
-                          <= int(sp["endTimeUnixNano"]) <= int(par[2]["endTimeUnixNano"])):
-            bad.append("%s: not inside its parent %s" % (sp["name"], par[2]["name"]))
-        got[((pid, tid), sp["name"], par[2]["name"] if par else None)] += 1
+        pid_ = sp.get("parentSpanId")
+        par = byid.get(pid_)
+        cl = [l for l in sp.get("links", []) if is_caller(l)]
+        caller = None
+        if pid_ and (not par or par[2]["traceId"] != sp["traceId"]):
+            bad.append("%s: parent %s not in its trace" % (sp["name"], pid_))
+        elif par and (par[0], par[1]) == (pid, tid):
+            caller = par[2]["name"]
+            if cl:
+                bad.append("%s: a caller link beside a parent in its thread" % sp["name"])
+            if not (int(par[2]["startTimeUnixNano"]) <= int(sp["startTimeUnixNano"])
+                    <= int(sp["endTimeUnixNano"]) <= int(par[2]["endTimeUnixNano"])):
+                bad.append("%s: not inside its parent %s" % (sp["name"], par[2]["name"]))
+        elif par:
+            cross += 1
+            fk = forker.get(pid)
+            if not (pid_ in msg_targets[(pid, tid)] or
+                    (fk and fk[0] == par[0] and
+                     int(par[2]["startTimeUnixNano"]) <= int(sp["startTimeUnixNano"]))):
+                bad.append("%s: parent %s in pid %d neither sent to its thread nor forked it"
+                           % (sp["name"], par[2]["name"], par[0]))
+            elif int(par[2]["startTimeUnixNano"]) > int(sp["startTimeUnixNano"]):
+                bad.append("%s: starts before its parent %s" % (sp["name"], par[2]["name"]))
+        if caller is None and cl:
+            c = byid.get(cl[0]["spanId"])
+            if len(cl) > 1 or not c or (c[0], c[1]) != (pid, tid):
+                bad.append("%s: caller link not to one span of its thread" % sp["name"])
+            elif c[2]["traceId"] == sp["traceId"] or c[2]["traceId"] != cl[0]["traceId"]:
+                bad.append("%s: caller link within its trace (should be the parent)" % sp["name"])
+            else:
+                caller = c[2]["name"]
+        got[((pid, tid), sp["name"], caller)] += 1
     check("otlp/parents-agree-with-replay", not bad and got == want,
           "; ".join(bad[:2]) or "first difference %s" %
           (next(iter(set(got.items()) ^ set(want.items())), None),))
     # links: one per matched recv, to a span of the sender's process
     recvs = [e for e in replay if e["kind"] == "recv" and "match" in e]
-    links = [(pid, l) for pid, tid, sp in spans for l in sp.get("links", [])]
+    links = [(pid, l) for pid, tid, sp in spans for l in sp.get("links", [])
+             if not is_caller(l)]
     ok = [l for pid, l in links if l["spanId"] in byid and
           byid[l["spanId"]][2]["traceId"] == l["traceId"]]
     check("otlp/messages-once", len(links) == len(recvs) and len(ok) == len(links),
           "%d links (%d to a span), %d matched recvs" % (len(links), len(ok), len(recvs)))
+    if multi:
+        # a trace per flow: a request's calls in several processes share
+        # one trace, joined by parents across processes
+        tp = collections.defaultdict(set)
+        for pid, tid, sp in spans:
+            tp[sp["traceId"]].add(pid)
+        check("otlp/cross-process-traces", cross > 0 and max(len(v) for v in tp.values()) > 1,
+              "%d spans with a parent in another process; traces span at most %d processes"
+              % (cross, max((len(v) for v in tp.values()), default=0)))
     # events: every non-call event that happened inside a call is an event
     # of a span, with the replay's fields
     want_ev = collections.Counter()
@@ -281,7 +330,7 @@ def main():
     if what == "chrome":
         chrome(replay, sys.argv[3])
     elif what == "otlp":
-        otlp(replay, sys.argv[3])
+        otlp(replay, sys.argv[3], len(sys.argv) > 4 and sys.argv[4] == "multi")
     elif what == "dotcalls":
         dotcalls(replay, sys.argv[3])
     else:
