@@ -25,6 +25,8 @@ static void event_call(const struct replay_event *ev, FILE *out)
 	fprintf(out, ",\"depth\":%d", ev->depth);
 	if (ev->kind == SK_ENTRY)
 		event_where(ev, out); /* the call site */
+	if (ev->rebuilt) /* its entry record was lost: ingest made it */
+		fputs(",\"rebuilt\":true", out);
 }
 
 static void event_signal(const struct replay_event *ev, FILE *out)

@@ -262,8 +262,14 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	struct chunk_iter it;
 	int64_t fpid = f ? f->pid : 0, ftid = f ? f->tid : 0;
 	size_t i;
-	int rc = SQLITE_DONE, ret = 0;
+	int rc = SQLITE_DONE, ret = 0, txn;
 
+	/* one read transaction for the whole walk: sqlite otherwise takes
+	 * and drops its file lock (fcntl, fstat) around every statement,
+	 * once per send and recv (the comm lookup) -- most of the time of a
+	 * session of messages */
+	txn = sqlite3_get_autocommit(db) &&
+	      sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	ret = chunk_store_open(s, &cs, cause);
 	if (ret)
 		goto out;
@@ -354,6 +360,8 @@ out:
 	chunk_store_free(cs);
 	replay_free_names(&w.nm);
 	free(w.stack);
+	if (txn)
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 	return ret;
 }
 

@@ -71,3 +71,44 @@ rm -f "$work/f.txt" "$work/u.txt"
 read -r po pom < <(measure "$PROPEL" export --format=otlp -o "$work/o.json" "$work/s.db")
 row "export otlp: seconds (no uftrace peer)" "$po" n/a
 row "export otlp: peak RSS MB" "$pom" n/a
+
+# A session that is mostly messages, the worst case of the otlp export's
+# flow map (it holds the communication events, engine/flow-map.h): two
+# processes ping-pong over a pair of pipes, a call around each message.
+trips=${BENCH_EXPORT_TRIPS:-100000}
+cat >"$work/pp.c" <<'C'
+#include <stdlib.h>
+#include <unistd.h>
+__attribute__((noinline)) static void msg(int fd, char *b, int out)
+{
+	if ((out ? write(fd, b, 8) : read(fd, b, 8)) != 8)
+		_exit(1);
+}
+__attribute__((noinline)) static void trip(int r, int w, char *b, int first)
+{
+	if (first) { msg(w, b, 1); msg(r, b, 0); }
+	else { msg(r, b, 0); msg(w, b, 1); }
+}
+int main(int argc, char **argv)
+{
+	int a[2], c[2], n = atoi(argv[1]), i, child;
+	char b[8] = "pingpong";
+	if (pipe(a) || pipe(c))
+		return 1;
+	child = fork() == 0;
+	for (i = 0; i < n; i++)
+		trip(child ? a[0] : c[0], child ? c[1] : a[1], b, !child);
+	return 0;
+}
+C
+if gcc -O2 -g -o "$work/pp" "$work/pp.c" &&
+	"$PROPEL" record -o "$work/pp.db" -- "$work/pp" "$trips" >/dev/null 2>"$work/rec.err"; then
+	ppev=$(sqlite3 "$work/pp.db" "SELECT sum(count) FROM chunks" 2>/dev/null)
+	ppcomm=$(sqlite3 "$work/pp.db" "SELECT count(*) FROM comm" 2>/dev/null)
+	printf "%-44s %10s %10s %7s\n" "figure (ping-pong, $ppev events, $ppcomm messages)" propel "" ""
+	read -r pp ppm < <(measure "$PROPEL" export --format=otlp -o "$work/o.json" "$work/pp.db")
+	row "export otlp: seconds" "$pp" n/a
+	row "export otlp: peak RSS MB" "$ppm" n/a
+else
+	echo "bench-export: ping-pong session: $(head -c 200 "$work/rec.err")"
+fi
