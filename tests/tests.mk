@@ -24,3 +24,16 @@ $(O)/apps/dist-%: tests/apps/dist-%.c tests/apps/dist.h | $(DEPS_STAMP)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ $<
 
 ALL_TARGETS += $(DIST_BINS)
+
+# The batch system (tests/apps/batch-*.c, tests/apps/batch.h), shaped like
+# the Condor case of the self-propelled paper: started by
+# tests/apps/batch-run.sh, recorded by tests/e2e/condor.sh and make demo.
+BATCH_SRCS := $(wildcard tests/apps/batch-*.c)
+BATCH_BINS := $(BATCH_SRCS:tests/apps/%.c=$(O)/apps/%)
+
+$(O)/apps/batch-%: tests/apps/batch-%.c tests/apps/batch.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ $<
+
+ALL_TARGETS += $(BATCH_BINS)

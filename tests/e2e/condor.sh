@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# tests/e2e/condor.sh - `propel report` on the batch system shaped like the
+# Condor case of the self-propelled paper (§5; tests/apps/batch-*.c): the
+# daemons (schedd, startd, logd) run untraced, a cluster of 5 jobs is
+# submitted under `propel record --follow`, which follows the submitter
+# into them.  Flows start at each queue_job of the submitter (--start).
+#
+#   record/MODE        the run recorded: exit status and job log as the
+#                      fault makes them (ok: 5 done, 5 output files)
+#   perbatch/rootcause  as in §5.1 (the jobs are classified already: all
+#                      but the first write the wrong file): --rootcause
+#                      --flow 2 --normal 1 keeps a path through
+#                      set_transfer_files > insert_cluster_expr within the
+#                      first five by time; delta_raw > delta_kept
+#   perbatch/process   --suspects --by process --reference OK: the
+#                      submitter (where the bug is) ranks first
+#   crash/suspects     as in §5.2, with a good run as reference: the flow
+#                      of the job that ran twice ranks first
+#   crash/rootcause    --rootcause --reference OK: child_exit (>
+#                      get_exception_string) within the first five paths
+#   stall/suspects     the startd blocked in its write: fail_stop names it
+#                      and a function of update_collector's write; with a
+#                      good run as reference (as in §5.2: unsupervised, the
+#                      first job's normal extra work ranks first) the
+#                      stalled job's flow ranks first
+#   stall/rootcause    --reference OK: a path through the shadow's lease
+#                      expiry (shadow_lease_expired) within the first five
+# Every check reads the JSON; the text form prints the reduction line.
+. "$(dirname "$0")/../lib.sh"
+t=$(tmpdir)
+cleanup() {
+	for d in "$t"/run-*; do
+		[ -f "$d/pids" ] && "$PROPEL_TOP/tests/apps/batch-run.sh" stop "$d" >/dev/null 2>&1
+	done
+	rm -rf "$t"
+}
+trap cleanup EXIT
+export PROPEL_TEST_QUIET=1
+run=$PROPEL_TOP/tests/apps/batch-run.sh
+N=5
+
+pytest() {
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); n=lambda f: f.split(".")[0]; sys.exit(0 if eval(sys.argv[2]) else 1)' "$@"
+}
+# a path holding every FUNC among the first five by time
+rc_has() { # FILE FUNC...
+	local f=$1
+	shift
+	pytest "$f" "any(all(x in [n(f) for f in p['path'] + p['merged_last']] for x in sys.argv[3:]) for p in sorted(j['paths'], key=lambda p: p['rank_time'])[:5])" "$@"
+}
+report() { # DB OUT ARGS...
+	local db=$1 out=$2
+	shift 2
+	"$PROPEL" report --start queue_job --format=json "$@" "$db" >"$out" 2>"$out.err"
+}
+
+# record MODE: $t/MODE.db, $t/run-MODE/ (the daemons' outputs, job.log)
+record() {
+	local m=$1 d=$t/run-$1 fault=$1
+	[ "$m" = ok ] && fault=
+	[ "$m" = ok2 ] && fault=
+	if ! BATCH_FAULT=$fault "$run" start "$d" >/dev/null; then
+		fail record/$m "the daemons did not start"
+		return 1
+	fi
+	BATCH_FAULT=$fault timeout 120 "$PROPEL" record --follow -o "$t/$m.db" -- \
+		"$PROPEL_TOP/$O/apps/batch-submit" "$(cat "$d/schedd")" $N "$d/out" \
+		>"$t/$m.out" 2>"$t/$m.err"
+	echo $? >"$t/$m.rc"
+	"$run" stop "$d" >/dev/null 2>&1
+	mv "$d/pids" "$d/pids.keep"
+	local rc want=0
+	rc=$(cat "$t/$m.rc")
+	[ "$m" = stall ] && want=1
+	local ok=1
+	case $m in
+	ok | ok2) [ "$(ls "$d/out" | wc -l)" -eq $N ] || ok=0 ;;
+	perbatch) [ "$(ls "$d/out")" = job.0.out ] || ok=0 ;;
+	crash) [ "$(grep -c '^terminate 1.2 ' "$d/job.log")" -eq 2 ] || ok=0 ;;
+	stall) grep -q '^job 1: failed' "$t/$m.out" || ok=0 ;;
+	esac
+	if [ "$rc" -eq $want ] && [ $ok = 1 ] && [ -s "$t/$m.db" ]; then
+		pass record/$m
+	else
+		fail record/$m "status $rc (want $want): $(head -c 300 "$t/$m.err") $(head -c 300 "$t/$m.out")"
+		return 1
+	fi
+}
+
+record ok || exit 0
+ok=$t/ok.db
+
+if record perbatch; then
+	db=$t/perbatch.db
+	report "$db" "$t/pb-rc.json" --rootcause --flow 2 --normal 1
+	if pytest "$t/pb-rc.json" "j['anomalous'] == 2 and j['normal'] == 1 and j['delta_raw'] > j['delta_kept'] > 0" &&
+		rc_has "$t/pb-rc.json" set_transfer_files insert_cluster_expr; then
+		pass perbatch/rootcause
+	else
+		fail perbatch/rootcause "$(head -c 900 "$t/pb-rc.json") $(head -c 200 "$t/pb-rc.json.err")"
+	fi
+	"$PROPEL" report --start queue_job --rootcause --flow 2 --normal 1 "$db" >"$t/pb-rc.txt" 2>&1
+	if grep -qE '^delta: [0-9]+ paths \(only in one of the two\), [0-9]+ after prefix pruning, [0-9]+ after merging$' "$t/pb-rc.txt"; then
+		pass perbatch/reduction-text
+	else
+		fail perbatch/reduction-text "$(head -c 400 "$t/pb-rc.txt")"
+	fi
+	report "$db" "$t/pb-p.json" --suspects --by process --reference "$ok"
+	sub=$(pytest "$t/pb-p.json" "True" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scores"][0]["pid"])' "$t/pb-p.json")
+	if [ -n "$sub" ] && "$PROPEL" replay --format=jsonl "$db" |
+		grep "\"pid\":$sub," | grep -q '"func":"set_transfer_files"'; then
+		pass perbatch/process
+	else
+		fail perbatch/process "top pid '$sub': $(head -c 600 "$t/pb-p.json")"
+	fi
+fi
+
+if record crash; then
+	db=$t/crash.db
+	report "$db" "$t/cr-s.json" --suspects --reference "$ok"
+	if pytest "$t/cr-s.json" "j['scores'][0]['id'] == 3 and j['scores'][0]['score'] > j['scores'][1]['score']"; then
+		pass crash/suspects
+	else
+		fail crash/suspects "$(head -c 900 "$t/cr-s.json") $(head -c 200 "$t/cr-s.json.err")"
+	fi
+	report "$db" "$t/cr-rc.json" --rootcause --reference "$ok"
+	if pytest "$t/cr-rc.json" "j['anomalous'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" &&
+		rc_has "$t/cr-rc.json" child_exit; then
+		pass crash/rootcause
+	else
+		fail crash/rootcause "$(head -c 900 "$t/cr-rc.json") $(head -c 200 "$t/cr-rc.json.err")"
+	fi
+fi
+
+if record stall; then
+	db=$t/stall.db
+	startd=$(awk '$1 == "startd" { print $2 }' "$t/run-stall/pids.keep" 2>/dev/null)
+	report "$db" "$t/st-s.json" --suspects --reference "$ok"
+	if [ -n "$startd" ] && pytest "$t/st-s.json" "j['fail_stop'] is not None and j['fail_stop']['pid'] == $startd and n(j['fail_stop']['last_func']) in ('write', 'batch_write_all', 'batch_log', 'update_collector') and j['scores'][0]['id'] == 2"; then
+		pass stall/suspects
+	else
+		fail stall/suspects "$(head -c 900 "$t/st-s.json") $(head -c 200 "$t/st-s.json.err")"
+	fi
+	report "$db" "$t/st-rc.json" --rootcause --reference "$ok"
+	if pytest "$t/st-rc.json" "j['anomalous'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" &&
+		rc_has "$t/st-rc.json" shadow_lease_expired; then
+		pass stall/rootcause
+	else
+		fail stall/rootcause "$(head -c 900 "$t/st-rc.json") $(head -c 200 "$t/st-rc.json.err")"
+	fi
+fi
