@@ -17,7 +17,7 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 		size_t thread; /* the thread to report */
 		int clean, signalled;
 	} *pr;
-	size_t np = 0, i, k, cand = (size_t)-1;
+	size_t np = 0, i, k, n, nlive = 0, cand = (size_t)-1;
 	double sum = 0, sq = 0, mean, sd;
 
 	memset(out, 0, sizeof(*out));
@@ -62,18 +62,27 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 			pr[i].clean = p->exited && p->status == 0 && !p->signal;
 		if (pr[i].signalled)
 			pr[i].clean = 0;
-		sum += (double)pr[i].last_ts;
+		nlive += !pr[i].clean;
 	}
-	out->nproc = np;
-	if (np < 2) {
+	/* the population: processes that did not end cleanly (daemons still
+	 * running, crashed, killed), when two or more; a helper's clean exit
+	 * dates its end, not the system's */
+	for (i = 0, n = 0; i < np; i++)
+		if (nlive < 2 || !pr[i].clean) {
+			sum += (double)pr[i].last_ts;
+			n++;
+		}
+	out->nproc = n;
+	if (n < 2) {
 		free(pr);
 		return;
 	}
-	mean = sum / (double)np;
+	mean = sum / (double)n;
 	for (i = 0; i < np; i++)
-		sq += ((double)pr[i].last_ts - mean) *
-		      ((double)pr[i].last_ts - mean);
-	sd = sqrt(sq / (double)np);
+		if (nlive < 2 || !pr[i].clean)
+			sq += ((double)pr[i].last_ts - mean) *
+			      ((double)pr[i].last_ts - mean);
+	sd = sqrt(sq / (double)n);
 	out->mean_ns = mean;
 	out->sd_ns = sd;
 	for (i = 0; i < np; i++)

@@ -3,13 +3,16 @@
  * it (anomaly-diagnosis §4.1, §5; self-propelled §4.2).
  *
  * Fail-stop (earliest last timestamp): the last timestamp of every
- * process; their mean and (population) standard deviation.  The candidate
+ * process.  The candidate
  * is the process with the earliest last timestamp among those that did
  * not end with exit status 0 (a clean exit is no failure: a helper that
  * finished early is not one); a process whose trace stops inside a call
- * that never returned (blocked, then killed) or at a crash is one.  It is
- * reported as fail-stop when mean - its timestamp exceeds both the clock
- * precision and z standard deviations.  Its last function is the
+ * that never returned (blocked, then killed) or at a crash is one.  The
+ * mean and deviation are those of the processes that did not end cleanly
+ * when there are two or more (the paper's hosts are long-running daemons:
+ * short-lived helpers that exited early would hide the one that stopped),
+ * else of all.  It is reported as fail-stop when mean - its timestamp
+ * exceeds both the clock precision and z standard deviations.  Its last function is the
  * innermost frame open at its last event, with the whole call stack
  * (trace paths are rebuilt by depth, so a wrapped ring's rebuilt entries
  * give the stack too).
