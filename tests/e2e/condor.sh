@@ -6,7 +6,10 @@
 # into them.  Flows start at each queue_job of the submitter (--start).
 #
 #   record/MODE        the run recorded: exit status and job log as the
-#                      fault makes them (ok: 5 done, 5 output files)
+#                      fault makes them (ok: 5 done, 5 output files); for
+#                      the stall, the startd traced in the stalled job's
+#                      flow (else recorded again, up to 3 times, with a
+#                      note: see traced())
 #   perbatch/rootcause  as in §5.1 (the jobs are classified already: all
 #                      but the first write the wrong file): --rootcause
 #                      --flow 2 --normal 1 keeps a path through
@@ -16,14 +19,15 @@
 #                      submitter (where the bug is) ranks first
 #   crash/suspects     as in §5.2, with a good run as reference: the flow
 #                      of the job that ran twice ranks first
-#   crash/rootcause    --rootcause --reference OK: child_exit (>
-#                      get_exception_string) within the first five paths
+#   crash/rootcause    --rootcause --reference OK --normal 3 (as in §5.2:
+#                      flow 3 against flow 3 of the good run): child_exit
+#                      within the first five paths
 #   stall/suspects     the startd blocked in its write: fail_stop names it
 #                      and a function of update_collector's write; with a
 #                      good run as reference (as in §5.2: unsupervised, the
 #                      first job's normal extra work ranks first) the
 #                      stalled job's flow ranks first
-#   stall/rootcause    --reference OK: a path through the shadow's lease
+#   stall/rootcause    --reference OK --normal 2: a path through the shadow's lease
 #                      expiry (shadow_lease_expired) within the first five
 # Every check reads the JSON; the text form prints the reduction line.
 . "$(dirname "$0")/../lib.sh"
@@ -32,7 +36,7 @@ cleanup() {
 	for d in "$t"/run-*; do
 		[ -f "$d/pids" ] && "$PROPEL_TOP/tests/apps/batch-run.sh" stop "$d" >/dev/null 2>&1
 	done
-	rm -rf "$t"
+	[ -n "${KEEP:-}" ] && echo "kept $t" || rm -rf "$t"
 }
 trap cleanup EXIT
 export PROPEL_TEST_QUIET=1
@@ -54,35 +58,51 @@ report() { # DB OUT ARGS...
 	"$PROPEL" report --start queue_job --format=json "$@" "$db" >"$out" 2>"$out.err"
 }
 
-# record MODE: $t/MODE.db, $t/run-MODE/ (the daemons' outputs, job.log)
-record() {
+# traced MODE: what the checks need of the tracer.  Propagation sometimes
+# loses a send of a fork child (a shadow's claim): then the startd is not
+# traced, or not from that claim on.  The stall needs the startd in the
+# stalled job's flow (2).
+traced() {
+	local m=$1 startd
+	startd=$(awk '$1 == "startd" { print $2 }' "$t/run-$m/pids.keep")
+	"$PROPEL" report --start queue_job --flows --format=json "$t/$m.db" >"$t/$m.flows" 2>/dev/null &&
+		pytest "$t/$m.flows" "len(j['flows']) == $N and ('$m' != 'stall' or $startd in j['flows'][1]['pids'])"
+}
+
+# record1 MODE: $t/MODE.db, $t/run-MODE/ (the daemons' outputs, job.log)
+record1() {
 	local m=$1 d=$t/run-$1 fault=$1
-	[ "$m" = ok ] && fault=
-	[ "$m" = ok2 ] && fault=
-	if ! BATCH_FAULT=$fault "$run" start "$d" >/dev/null; then
-		fail record/$m "the daemons did not start"
-		return 1
-	fi
+	[ "$m" = ok ] && fault=none
+	rm -rf "$d" "$t/$m.db"
+	BATCH_FAULT=$fault "$run" start "$d" >/dev/null || return 2
 	BATCH_FAULT=$fault timeout 120 "$PROPEL" record --follow -o "$t/$m.db" -- \
 		"$PROPEL_TOP/$O/apps/batch-submit" "$(cat "$d/schedd")" $N "$d/out" \
 		>"$t/$m.out" 2>"$t/$m.err"
 	echo $? >"$t/$m.rc"
 	"$run" stop "$d" >/dev/null 2>&1
 	mv "$d/pids" "$d/pids.keep"
-	local rc want=0
+}
+
+record() { # MODE
+	local m=$1 d=$t/run-$1 i rc want=0 ok=1
+	for i in 1 2 3; do
+		record1 "$m"
+		[ $? = 2 ] && { fail record/$m "the daemons did not start"; return 1; }
+		traced "$m" && break
+		echo "note: record/$m: the startd missing from a flow (a shadow's send lost by propagation), recording again (a tracer bug, not the analysis')" >&2
+	done
 	rc=$(cat "$t/$m.rc")
 	[ "$m" = stall ] && want=1
-	local ok=1
 	case $m in
-	ok | ok2) [ "$(ls "$d/out" | wc -l)" -eq $N ] || ok=0 ;;
+	ok) [ "$(ls "$d/out" | wc -l)" -eq $N ] || ok=0 ;;
 	perbatch) [ "$(ls "$d/out")" = job.0.out ] || ok=0 ;;
 	crash) [ "$(grep -c '^terminate 1.2 ' "$d/job.log")" -eq 2 ] || ok=0 ;;
 	stall) grep -q '^job 1: failed' "$t/$m.out" || ok=0 ;;
 	esac
-	if [ "$rc" -eq $want ] && [ $ok = 1 ] && [ -s "$t/$m.db" ]; then
+	if [ "$rc" -eq $want ] && [ $ok = 1 ] && traced "$m"; then
 		pass record/$m
 	else
-		fail record/$m "status $rc (want $want): $(head -c 300 "$t/$m.err") $(head -c 300 "$t/$m.out")"
+		fail record/$m "status $rc (want $want), outcome ok $ok, traced $(traced "$m" && echo yes || echo no): $(head -c 300 "$t/$m.err") $(head -c 300 "$t/$m.out")"
 		return 1
 	fi
 }
@@ -123,8 +143,8 @@ if record crash; then
 	else
 		fail crash/suspects "$(head -c 900 "$t/cr-s.json") $(head -c 200 "$t/cr-s.json.err")"
 	fi
-	report "$db" "$t/cr-rc.json" --rootcause --reference "$ok"
-	if pytest "$t/cr-rc.json" "j['anomalous'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" &&
+	report "$db" "$t/cr-rc.json" --rootcause --reference "$ok" --normal 3
+	if pytest "$t/cr-rc.json" "j['anomalous'] == 3 and j['normal'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" &&
 		rc_has "$t/cr-rc.json" child_exit; then
 		pass crash/rootcause
 	else
@@ -141,8 +161,8 @@ if record stall; then
 	else
 		fail stall/suspects "$(head -c 900 "$t/st-s.json") $(head -c 200 "$t/st-s.json.err")"
 	fi
-	report "$db" "$t/st-rc.json" --rootcause --reference "$ok"
-	if pytest "$t/st-rc.json" "j['anomalous'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" &&
+	report "$db" "$t/st-rc.json" --rootcause --reference "$ok" --normal 2
+	if pytest "$t/st-rc.json" "j['anomalous'] == 2 and j['normal'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" &&
 		rc_has "$t/st-rc.json" shadow_lease_expired; then
 		pass stall/rootcause
 	else
