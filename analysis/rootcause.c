@@ -112,6 +112,20 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 	free(pr);
 }
 
+uint32_t rootcause_failstop_event(const struct trace *t,
+				  const struct rootcause_failstop *fs)
+{
+	size_t k;
+
+	if (!fs->found)
+		return TRACE_NONE;
+	for (k = 0; k < t->nth; k++)
+		if (t->th[k].pid == fs->pid && t->th[k].tid == fs->tid &&
+		    t->th[k].n)
+			return (uint32_t)(t->th[k].first + t->th[k].n - 1);
+	return TRACE_NONE;
+}
+
 void rootcause_release(struct rootcause *rc)
 {
 	size_t i;

@@ -52,6 +52,11 @@ struct rootcause_failstop {
 
 void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 			struct rootcause_failstop *out);
+/* The fail-stop thread's last event (its flow is the anomalous one:
+ * anomaly-diagnosis §4.1 reports the process that stopped first before
+ * any outlier), TRACE_NONE when none was found. */
+uint32_t rootcause_failstop_event(const struct trace *t,
+				  const struct rootcause_failstop *fs);
 
 struct rootcause_path {
 	int side;		/* 0: in the anomalous flow only; 1: normal */

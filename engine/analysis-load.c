@@ -223,3 +223,46 @@ int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 	*ord = l.ord;
 	return 0;
 }
+
+char *analysis_flow_start(struct session *s)
+{
+	char *v = session_meta_get(s, "flow_start");
+
+	if (v && !*v) {
+		free(v);
+		v = NULL;
+	}
+	return v;
+}
+
+int analysis_flows(struct session *s, const struct trace *t,
+		   struct flows **out)
+{
+	struct flows_opts fo = { 0 };
+	int err;
+
+	fo.start_func = analysis_flow_start(s);
+	err = flows_build(t, &fo, out);
+	if (!err && fo.start_func && !(*out)->n) {
+		flows_free(*out);
+		*out = NULL;
+		err = flows_build(t, NULL, out);
+	}
+	free((char *)fo.start_func);
+	return err;
+}
+
+int analysis_keep_flow_start(const char *db, const char *func, char **cause)
+{
+	struct session *s = NULL;
+	int err = session_open(db, SESSION_WRITE, &s, cause);
+
+	if (err)
+		return err;
+	err = session_meta_set(s, "flow_start", func);
+	session_close(s);
+	if (err)
+		return propel_cause(cause, err, "%s: cannot keep --start %s",
+				    db, func);
+	return 0;
+}

@@ -27,4 +27,19 @@ struct flows_opts;
 int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 		       struct trace **out, uint32_t **ord, char **cause);
 
+/*
+ * The function whose calls begin flows (analysis/flows.h, --start), as
+ * given at trace time (`propel record|attach --start FUNC`) and kept in
+ * the session's meta (key flow_start): malloc'd, NULL when none.  The
+ * report and the TUI's flows use it unless told otherwise.
+ */
+char *analysis_flow_start(struct session *s);
+/* flows_build with the session's flow start (the default starts when it
+ * has none, or no call of it).  0 or -ENOMEM. */
+struct flows;
+int analysis_flows(struct session *s, const struct trace *t,
+		   struct flows **out);
+/* Keep FUNC as the session DB's flow start.  0, or -errno with *cause. */
+int analysis_keep_flow_start(const char *db, const char *func, char **cause);
+
 #endif

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/analysis-load.h"
 #include "engine/capture.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
@@ -137,12 +138,16 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 	return 0;
 }
 
-static int cmd_attach_exec(int argc, char **argv)
+/* --start FUNC: kept in the session for the flows (engine/analysis-load.h) */
+static const char *attach_start, *attach_db = PROPEL_SESSION_DEFAULT;
+
+static int cmd_attach_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "directive", required_argument, NULL, 'D' },
 		{ "directives", required_argument, NULL, 'D' },
+		{ "start", required_argument, NULL, 'S' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "libc", no_argument, NULL, 'l' },
@@ -167,6 +172,10 @@ static int cmd_attach_exec(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			db = optarg;
+			attach_db = optarg;
+			break;
+		case 'S':
+			attach_start = optarg;
 			break;
 		case 'D':
 			/* mapping directives (analysis/flows.h) need the
@@ -337,10 +346,29 @@ static int cmd_attach_exec(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_attach_exec(int argc, char **argv)
+{
+	char *cause = NULL;
+	int ret, err;
+
+	attach_start = NULL;
+	attach_db = PROPEL_SESSION_DEFAULT;
+	ret = cmd_attach_run(argc, argv);
+	if (!attach_start || ret == 2 || access(attach_db, F_OK) != 0)
+		return ret;
+	err = analysis_keep_flow_start(attach_db, attach_start, &cause);
+	if (err) {
+		propel_report("attach", err, cause);
+		free(cause);
+		return ret ? ret : 1;
+	}
+	return ret;
+}
+
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
-		 "[--buffer-size KB] [--libc] PID...",
+		 "[--buffer-size KB] [--libc] [--start FUNC] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --follow        follow the work into every process the "
@@ -359,6 +387,9 @@ const struct propel_cmd cmd_attach_entry = {
 		   "up with\n"
 		   "                  is dropped, counted, and shown as \"lost\"\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
-		   "  --libc          trace inside libc too",
+		   "  --libc          trace inside libc too\n"
+		   "  --start FUNC    each call of FUNC begins a flow (kept in "
+		   "the session\n"
+		   "                  for propel report and the TUI's flows)",
 	.exec = cmd_attach_exec,
 };

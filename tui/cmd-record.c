@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/analysis-load.h"
 #include "engine/capture.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
@@ -196,12 +197,16 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	return ret;
 }
 
-static int cmd_record_exec(int argc, char **argv)
+/* --start FUNC: kept in the session for the flows (engine/analysis-load.h) */
+static const char *record_start, *record_db = PROPEL_SESSION_DEFAULT;
+
+static int cmd_record_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "directive", required_argument, NULL, 'D' },
 		{ "directives", required_argument, NULL, 'D' },
+		{ "start", required_argument, NULL, 'S' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "libc", no_argument, NULL, 'l' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -221,6 +226,10 @@ static int cmd_record_exec(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			db = optarg;
+			record_db = optarg;
+			break;
+		case 'S':
+			record_start = optarg;
 			break;
 		case 'D':
 			/* mapping directives (analysis/flows.h) need the
@@ -335,10 +344,29 @@ static int cmd_record_exec(int argc, char **argv)
 	return ret;
 }
 
+static int cmd_record_exec(int argc, char **argv)
+{
+	char *cause = NULL;
+	int ret, err;
+
+	record_start = NULL;
+	record_db = PROPEL_SESSION_DEFAULT;
+	ret = cmd_record_run(argc, argv);
+	if (!record_start || ret == 2 || access(record_db, F_OK) != 0)
+		return ret;
+	err = analysis_keep_flow_start(record_db, record_start, &cause);
+	if (err) {
+		propel_report("record", err, cause);
+		free(cause);
+		return ret ? ret : 1;
+	}
+	return ret;
+}
+
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
-		 "[--libc] -- CMD [ARG...]",
+		 "[--libc] [--start FUNC] -- CMD [ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
 		   "  --follow          follow CMD's work into every process it "
@@ -351,6 +379,9 @@ const struct propel_cmd cmd_record_entry = {
 		   "                    for, and replay shows each gap as \"lost\"\n"
 		   "  --mode flight     keep the newest --buffer-size per thread\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
-		   "  --libc            trace inside libc too",
+		   "  --libc            trace inside libc too\n"
+		   "  --start FUNC      each call of FUNC begins a flow (kept "
+		   "in the session\n"
+		   "                    for propel report and the TUI's flows)",
 	.exec = cmd_record_exec,
 };

@@ -9,7 +9,8 @@
  * Flow ids are 1-based, in order of their start.  The JSON shapes are a
  * contract (README.md, "propel report"); text is for people.
  *
- *   --rootcause without --flow: the top suspect (by flow) is anomalous; the
+ *   --rootcause without --flow: the flow of the process that stopped first
+ *   (fail-stop) is anomalous, else the top suspect (by flow); the
  *   normal flow is --normal M, else its nearest neighbour among the
  *   session's other flows, or with --reference, among the reference
  *   sessions' flows (M then numbers the first reference's flows).
@@ -53,6 +54,7 @@ struct report_run {
 	int64_t *pids;
 	size_t nunits;
 	struct profile *prof;
+	char *start; /* the session's flow start (record --start) */
 };
 
 static void cmd_report_run_release(struct report_run *r)
@@ -63,6 +65,7 @@ static void cmd_report_run_release(struct report_run *r)
 	free(r->pids);
 	flows_free(r->f);
 	trace_free(r->t);
+	free(r->start);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -86,6 +89,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	err = session_open(path, SESSION_READ, &s, cause);
 	if (err)
 		return err;
+	if (!o->start) /* as given at trace time */
+		r->start = analysis_flow_start(s);
 	err = analysis_load(s, &r->t, cause);
 	session_close(s);
 	if (err)
@@ -96,16 +101,16 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	for (i = 0; i < r->t->nev; i++)
 		ncomm += r->t->ev[i].kind == TK_SEND ||
 			 r->t->ev[i].kind == TK_RECV;
-	fo.start_func = o->start;
+	fo.start_func = o->start ? o->start : r->start;
 	fo.per_process = o->per_process;
 	err = flows_build(r->t, &fo, &r->f);
 	if (err)
 		return propel_cause(cause, err, "%s: out of memory", path);
-	if (o->start && !r->f->n)
+	if (fo.start_func && !r->f->n)
 		return propel_cause(cause, -ENOENT,
 				    "%s: --start %s: no call of it in the "
 				    "session",
-				    path, o->start);
+				    path, fo.start_func);
 	if (r->f->per_process && !o->per_process && !quiet)
 		fprintf(stderr,
 			"propel: report: %s: %s; one flow per process\n", path,
@@ -228,6 +233,9 @@ static void cmd_report_flows(const struct report_run *r, int json)
 	}
 	if (r->f->per_process)
 		printf("# %zu flows, one per process\n", r->f->n);
+	else if (r->f->n && t->ev[r->f->flow[0].start].kind == TK_ENTRY)
+		printf("# %zu flows, from each call of %s\n", r->f->n,
+		       trace_str(t, t->ev[r->f->flow[0].start].func));
 	else
 		printf("# %zu flows, from each recv of the first process (pid "
 		       "%" PRId64 ")\n",
@@ -309,6 +317,22 @@ static void cmd_report_kpath(const struct profile *p, const struct profile *q,
 		cmd_report_jpath(from->t, e->path);
 	else
 		cmd_report_tpath(from->t, e->path);
+}
+
+/* A process that stopped first is the anomaly (anomaly-diagnosis §4.1):
+ * the unit holding its last event, else def (the top suspect). */
+static size_t cmd_report_failstop_unit(const struct report_run *r,
+				       const struct report_opts *o, size_t def)
+{
+	struct rootcause_failstop fs;
+	uint32_t e;
+
+	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &fs);
+	e = rootcause_failstop_event(r->t, &fs);
+	if (e == TRACE_NONE || r->unit_of[e] == TRACE_NONE ||
+	    r->unit_of[e] >= r->nunits)
+		return def;
+	return r->unit_of[e];
 }
 
 static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
@@ -446,6 +470,7 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 		free(sc);
 		if (err)
 			return err;
+		ai = cmd_report_failstop_unit(r, o, ai);
 	}
 	a = &r->prof[ai];
 	if (nref) {

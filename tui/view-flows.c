@@ -73,7 +73,7 @@ static void flows_view_load(struct view *v, struct flows_view *fv)
 	if (!err && !fv->t->nev)
 		err = -ENODATA;
 	if (!err)
-		err = flows_build(fv->t, NULL, &fv->f);
+		err = analysis_flows(view_session(v), fv->t, &fv->f);
 	if (!err)
 		err = profiles_build(&fv->sp, fv->t, fv->f->of, fv->f->n,
 				     &fv->prof);

@@ -1,7 +1,8 @@
 /*
  * tui/view-rootcause.c - the root-cause pane (`:view rootcause`): the call
- * paths only in the top suspect flow or only in its nearest normal flow
- * (analysis/rootcause.h: prefix-pruned, merged, both ranks shown), as
+ * paths only in the anomalous flow (the fail-stop process's, else the top
+ * suspect) or only in its nearest normal flow (analysis/rootcause.h:
+ * prefix-pruned, merged, both ranks shown), as
  * `propel report --rootcause` prints them.  Enter moves the cursor to the
  * path's first occurrence and focuses the trace pane.
  *
@@ -48,7 +49,7 @@ static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
 		why = "the session holds no events";
 	}
 	if (!err)
-		err = flows_build(rv->t, NULL, &rv->f);
+		err = analysis_flows(view_session(v), rv->t, &rv->f);
 	if (!err && rv->f->n < 2) {
 		err = -ENOENT;
 		why = "fewer than two flows: nothing to compare";
@@ -62,9 +63,18 @@ static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
 		err = suspects_score(rv->prof, rv->f->n, NULL, 0,
 				     PROFILES_COVERAGE, 0, sc);
 	if (!err) {
+		struct rootcause_failstop fs;
+		uint32_t e;
+
 		for (rv->anom = 0; rv->anom < rv->f->n && sc[rv->anom].rank != 1;
 		     rv->anom++)
 			;
+		/* a process that stopped first: its flow is the anomaly */
+		rootcause_failstop(rv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z,
+				   &fs);
+		e = rootcause_failstop_event(rv->t, &fs);
+		if (e != TRACE_NONE && rv->f->of[e] != TRACE_NONE)
+			rv->anom = rv->f->of[e];
 		rv->normal = suspects_nearest(rv->prof, rv->f->n, rv->anom,
 					      PROFILES_COVERAGE);
 		err = rootcause_paths(&rv->sp, &rv->prof[rv->anom],
