@@ -894,7 +894,7 @@ static int cmd_tui_exec(int argc, char **argv)
 	const char *path = PROPEL_SESSION_DEFAULT, *env;
 	struct tui t;
 	char *cause = NULL;
-	int err, i, opt_end = 0, vitals_only = 0;
+	int err, i, opt_end = 0, vitals_only = 0, failed = 0;
 	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0, t_end = 0;
 
 	memset(&t, 0, sizeof(t));
@@ -973,8 +973,16 @@ static int cmd_tui_exec(int argc, char **argv)
 		goto out;
 	}
 	t.focus = t.r->hang ? SLOT_THREADS : SLOT_TRACE;
+	/* a failed run of processes that talked: the suspects first (the
+	 * trace cursor still at the fault) */
+	failed = t.r->crashed && t.r->nmsgs > 0 && !t.r->hang &&
+		 view_focus(&t.views[t.slot[SLOT_TRACE]], "flows") == 0;
 	tui_moved(&t);
-	if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
+	if (failed)
+		screen_message("the run failed: its flows ranked by suspect "
+			       "score, Enter opens one (%s)",
+			       "Tab to the trace");
+	else if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
 		screen_message("the program crashed here: %s (? for help)",
 			       "stack expanded");
 	else if (t.r->hang)

@@ -3,8 +3,11 @@
 # Condor case of the self-propelled paper (§5; tests/apps/batch-*.c): the
 # daemons (schedd, startd, logd) run untraced, a cluster of 5 jobs is
 # submitted under `propel record --follow`, which follows the submitter
-# into them.  Flows start at each queue_job of the submitter (--start).
+# into them.  Flows start at each queue_job of the submitter (record
+# --start, kept in the session).
 #
+#   start/kept         `record --start queue_job` is kept in the session:
+#                      report's flows start there without --start
 #   record/MODE        the run recorded: exit status and job log as the
 #                      fault makes them (ok: 5 done, 5 output files); for
 #                      the stall, the startd traced in the stalled job's
@@ -22,6 +25,11 @@
 #   crash/rootcause    --rootcause --reference OK --normal 3 (as in §5.2:
 #                      flow 3 against flow 3 of the good run): child_exit
 #                      within the first five paths
+#   crash/failstop-rootcause  --rootcause alone: the crashed shadow stopped
+#                      first, so its flow (3) is the anomalous one, and
+#                      shadow_crash is within the first five paths
+#   crash/tui-opens-on-suspects  `propel tui` on the crashed run opens on
+#                      the flows ranked by suspect score (tmux, 80x24)
 #   stall/suspects     the startd blocked in its write: fail_stop names it
 #                      and a function of update_collector's write; with a
 #                      good run as reference (as in §5.2: unsupervised, the
@@ -55,7 +63,7 @@ rc_has() { # FILE FUNC...
 report() { # DB OUT ARGS...
 	local db=$1 out=$2
 	shift 2
-	"$PROPEL" report --start queue_job --format=json "$@" "$db" >"$out" 2>"$out.err"
+	"$PROPEL" report --format=json "$@" "$db" >"$out" 2>"$out.err"
 }
 
 # traced MODE: what the checks need of the tracer.  Propagation sometimes
@@ -65,7 +73,7 @@ report() { # DB OUT ARGS...
 traced() {
 	local m=$1 startd
 	startd=$(awk '$1 == "startd" { print $2 }' "$t/run-$m/pids.keep")
-	"$PROPEL" report --start queue_job --flows --format=json "$t/$m.db" >"$t/$m.flows" 2>/dev/null &&
+	"$PROPEL" report --flows --format=json "$t/$m.db" >"$t/$m.flows" 2>/dev/null &&
 		pytest "$t/$m.flows" "len(j['flows']) == $N and ('$m' != 'stall' or $startd in j['flows'][1]['pids'])"
 }
 
@@ -75,7 +83,7 @@ record1() {
 	[ "$m" = ok ] && fault=none
 	rm -rf "$d" "$t/$m.db"
 	BATCH_FAULT=$fault "$run" start "$d" >/dev/null || return 2
-	BATCH_FAULT=$fault timeout 120 "$PROPEL" record --follow -o "$t/$m.db" -- \
+	BATCH_FAULT=$fault timeout 120 "$PROPEL" record --follow --start queue_job -o "$t/$m.db" -- \
 		"$PROPEL_TOP/$O/apps/batch-submit" "$(cat "$d/schedd")" $N "$d/out" \
 		>"$t/$m.out" 2>"$t/$m.err"
 	echo $? >"$t/$m.rc"
@@ -109,6 +117,13 @@ record() { # MODE
 
 record ok || exit 0
 ok=$t/ok.db
+# the flow start given to record (--start queue_job) is the session's
+if pytest "$t/ok.flows" "[f['start']['func'] for f in j['flows']] == ['queue_job'] * $N" &&
+	"$PROPEL" report --flows "$ok" 2>&1 | grep -q '^# 5 flows, from each call of queue_job$'; then
+	pass start/kept
+else
+	fail start/kept "$(head -c 300 "$t/ok.flows")"
+fi
 
 if record perbatch; then
 	db=$t/perbatch.db
@@ -119,7 +134,7 @@ if record perbatch; then
 	else
 		fail perbatch/rootcause "$(head -c 900 "$t/pb-rc.json") $(head -c 200 "$t/pb-rc.json.err")"
 	fi
-	"$PROPEL" report --start queue_job --rootcause --flow 2 --normal 1 "$db" >"$t/pb-rc.txt" 2>&1
+	"$PROPEL" report --rootcause --flow 2 --normal 1 "$db" >"$t/pb-rc.txt" 2>&1
 	if grep -qE '^delta: [0-9]+ paths \(only in one of the two\), [0-9]+ after prefix pruning, [0-9]+ after merging$' "$t/pb-rc.txt"; then
 		pass perbatch/reduction-text
 	else
@@ -149,6 +164,25 @@ if record crash; then
 		pass crash/rootcause
 	else
 		fail crash/rootcause "$(head -c 900 "$t/cr-rc.json") $(head -c 200 "$t/cr-rc.json.err")"
+	fi
+	report "$db" "$t/cr-fs.json" --rootcause
+	if pytest "$t/cr-fs.json" "j['anomalous'] == 3" && rc_has "$t/cr-fs.json" shadow_crash; then
+		pass crash/failstop-rootcause
+	else
+		fail crash/failstop-rootcause "$(head -c 900 "$t/cr-fs.json")"
+	fi
+	if command -v tmux >/dev/null; then
+		. "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
+		tui_start 80 24 "$PROPEL" tui "$db"
+		if tui_wait_for "RANK FLOW" 15 && tui_message | grep -q "the run failed" &&
+			tui_screen | grep -q "shadow_crash"; then
+			pass crash/tui-opens-on-suspects
+		else
+			fail crash/tui-opens-on-suspects "$(tui_screen | tr '\n' '|')"
+		fi
+		tui_stop
+	else
+		skip crash/tui-opens-on-suspects "tmux not installed"
 	fi
 fi
 
