@@ -1,7 +1,7 @@
 # propel - one GNU Makefile; each folder adds its sources in <folder>/<folder>.mk.
 #
 #   make            build everything into build/
-#   make demo       record the bundled demo program and open its trace
+#   make demo       record the bundled batch system with a fault, open its suspects
 #   make test       run every test; ends with "N passed, N failed, N skipped"
 #   make bench      benchmarks, each beside the same figure for uftrace/perf
 #   make fmt        clang-format the sources
