@@ -455,7 +455,6 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 			/* the intra-thread edge, unless the rules cut it */
 			y = x + 1;
 			if (y < th->first + th->n && !g.indeg[y] &&
-			    !(t->ev[y].kind == TK_RECV && t->ev[y].bytes > 0) &&
 			    !flows_is_start(t, o, &t->ev[y]) &&
 			    f->of[y] == TRACE_NONE) {
 				f->of[y] = id;

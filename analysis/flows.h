@@ -8,8 +8,10 @@
  * event, and from a directive's first event to its second.  An
  * intra-thread edge into a node with another predecessor is removed
  * (message-switch rule: a process changes flow only on a recv).  A recv
- * whose sender was not traced still received a message: it counts as a
- * node with two predecessors too.  Start events are cut points as well.
+ * whose sender was not traced has one predecessor, its thread's previous
+ * event, and stays in that event's flow (deg+ = 1, §3.1): a reply from a
+ * peer the agent missed is still part of the request that waited for it.
+ * Start events are cut points as well.
  * Flow i is every event reachable from start event i and not yet in an
  * earlier flow; starts are taken in time order, and a start already
  * reached by an earlier flow (a reply coming back) belongs to that flow.

@@ -23,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/analysis-load.h"
 #include "engine/capture.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
@@ -348,21 +347,12 @@ static int cmd_attach_run(int argc, char **argv)
 
 static int cmd_attach_exec(int argc, char **argv)
 {
-	char *cause = NULL;
-	int ret, err;
+	int ret;
 
 	attach_start = NULL;
 	attach_db = PROPEL_SESSION_DEFAULT;
-	ret = cmd_attach_run(argc, argv);
-	if (!attach_start || ret == 2 || access(attach_db, F_OK) != 0)
-		return ret;
-	err = analysis_keep_flow_start(attach_db, attach_start, &cause);
-	if (err) {
-		propel_report("attach", err, cause);
-		free(cause);
-		return ret ? ret : 1;
-	}
-	return ret;
+	ret = cmd_attach_run(argc, argv); /* sets them */
+	return cmd_report_keep_start("attach", attach_db, attach_start, ret);
 }
 
 const struct propel_cmd cmd_attach_entry = {

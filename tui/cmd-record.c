@@ -26,7 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/analysis-load.h"
 #include "engine/capture.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
@@ -346,21 +345,12 @@ static int cmd_record_run(int argc, char **argv)
 
 static int cmd_record_exec(int argc, char **argv)
 {
-	char *cause = NULL;
-	int ret, err;
+	int ret;
 
 	record_start = NULL;
 	record_db = PROPEL_SESSION_DEFAULT;
-	ret = cmd_record_run(argc, argv);
-	if (!record_start || ret == 2 || access(record_db, F_OK) != 0)
-		return ret;
-	err = analysis_keep_flow_start(record_db, record_start, &cause);
-	if (err) {
-		propel_report("record", err, cause);
-		free(cause);
-		return ret ? ret : 1;
-	}
-	return ret;
+	ret = cmd_record_run(argc, argv); /* sets them */
+	return cmd_report_keep_start("record", record_db, record_start, ret);
 }
 
 const struct propel_cmd cmd_record_entry = {

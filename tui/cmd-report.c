@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/flows.h"
 #include "analysis/profiles.h"
@@ -128,6 +129,22 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	if (err)
 		return propel_cause(cause, err, "%s: out of memory", path);
 	return 0;
+}
+
+int cmd_report_keep_start(const char *verb, const char *db, const char *func,
+			  int ret)
+{
+	char *cause = NULL;
+	int err;
+
+	if (!func || ret == 2 || access(db, F_OK) != 0)
+		return ret;
+	err = analysis_keep_flow_start(db, func, &cause);
+	if (!err)
+		return ret;
+	propel_report(verb, err, cause);
+	free(cause);
+	return ret ? ret : 1;
 }
 
 /* A reference must be a run of the same program. */

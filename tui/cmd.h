@@ -32,4 +32,9 @@ void cmd_usage(const struct propel_cmd *c);
 /* True if argv has --help or -h before any "--". */
 int cmd_wants_help(int argc, char **argv);
 
+/* record|attach --start FUNC (tui/cmd-report.c): keep it in the session
+ * DB when there is one; ret, or 1 with a line on stderr if it could not. */
+int cmd_report_keep_start(const char *verb, const char *db, const char *func,
+			  int ret);
+
 #endif

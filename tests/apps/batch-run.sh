@@ -7,7 +7,8 @@
 #   batch-run.sh start DIR     batch-logd, batch-startd, batch-schedd, each
 #                              waited for; prints "ROLE PID" lines (also in
 #                              DIR/pids), writes DIR/schedd (ADDR:PORT);
-#                              the job log is DIR/job.log, sockets in DIR
+#                              the job log is DIR/job.log, the log
+#                              daemon's UNIX socket DIR/logd.sock
 #   batch-run.sh submit DIR N  batch-submit of N jobs, output files in
 #                              DIR/out; its status
 #   batch-run.sh stop DIR      SIGTERM to each daemon, then SIGKILL to any
@@ -15,33 +16,23 @@
 #                              returns from its write); their summary lines
 #
 # BATCH_FAULT (perbatch|crash|stall) and BATCH_FAULT_JOB are passed on in
-# the environment (tests/apps/batch.h); BATCH_BIN: the programs (default:
-# build/apps of this tree, or $O/apps).  Or source it and call batch_start,
-# batch_submit, batch_stop.
+# the environment (tests/apps/batch.h); DIST_BIN: the programs (default:
+# build/apps of this tree, or $O/apps; tests/apps/dist-run.sh).  Or source
+# it and call batch_start, batch_submit, batch_stop.
 _batch_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# _dist_bin (the programs: DIST_BIN, else $O/apps) and _dist_wait_ready
+. "$_batch_top/tests/apps/dist-run.sh"
 
-batch_bin() {
-	local o=${O:-build}
-	case $o in /*) ;; *) o=$_batch_top/$o ;; esac
-	echo "${BATCH_BIN:-$o/apps}"
-}
-
-# _batch_daemon DIR ROLE PROGRAM ARG...: start one, wait for its ready line
+# _batch_daemon DIR ROLE PROGRAM ARG...: start one, print its ready line
 _batch_daemon() {
-	local dir=$1 role=$2 prog=$3 i line
+	local dir=$1 role=$2 prog=$3
 	shift 3
-	"$(batch_bin)/$prog" "$@" >"$dir/$role.out" 2>&1 &
-	for ((i = 0; i < 200; i++)); do
-		line=$(grep -m1 ': ready ' "$dir/$role.out" 2>/dev/null) &&
-			{ echo "$line"; return 0; }
-		sleep 0.05
-	done
-	echo "batch-run: $role did not start: $(head -c 300 "$dir/$role.out")" >&2
-	return 1
+	"$(_dist_bin)/$prog" "$@" >"$dir/$role.out" 2>&1 &
+	_dist_wait_ready "$dir" "$role"
 }
 
 batch_start() {
-	local dir=$1 line
+	local dir=$1 line startd
 	[ -n "$dir" ] || { echo "usage: batch-run.sh start DIR" >&2; return 2; }
 	mkdir -p "$dir/out" || return 1
 	: >"$dir/pids"
@@ -49,18 +40,19 @@ batch_start() {
 	line=$(_batch_daemon "$dir" logd batch-logd -l "$dir/logd.sock" \
 		-f "$dir/job.log") || return 1
 	echo "logd ${line##* }" >>"$dir/pids"
-	line=$(_batch_daemon "$dir" startd batch-startd -l "$dir/startd.sock" \
+	line=$(_batch_daemon "$dir" startd batch-startd -l 127.0.0.1:0 \
 		--log "$dir/logd.sock") || return 1
 	echo "startd ${line##* }" >>"$dir/pids"
+	startd=$(echo "$line" | awk '{ print $3 ":" $4 }')
 	line=$(_batch_daemon "$dir" schedd batch-schedd -l 127.0.0.1:0 \
-		--startd "$dir/startd.sock" --log "$dir/logd.sock") || return 1
+		--startd "$startd" --log "$dir/logd.sock") || return 1
 	echo "schedd ${line##* }" >>"$dir/pids"
 	echo "$line" | awk '{ print $3 ":" $4 }' >"$dir/schedd"
 	cat "$dir/pids"
 }
 
 batch_submit() {
-	"$(batch_bin)/batch-submit" "$(cat "$1/schedd")" "$2" "$1/out"
+	"$(_dist_bin)/batch-submit" "$(cat "$1/schedd")" "$2" "$1/out"
 }
 
 batch_stop() {

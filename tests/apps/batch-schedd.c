@@ -2,22 +2,22 @@
  * tests/apps/batch-schedd.c - the scheduler daemon of the batch system
  * (tests/apps/batch.h).  Serves one batch-submit at a time on TCP: every
  * job ad goes on the job queue (a pipe to itself, jobq_push); a
- * negotiation timer (every 20 ms) pops one job when no shadow runs and
- * forks a shadow for it (shadow_main), which claims the startd over its
- * UNIX socket, waits for the result, writes the completion record to
- * batch-logd and sends its notice back over a pipe.  The schedd passes
+ * negotiation timer (every 20 ms) pops one job when no shadow runs,
+ * claims the startd's slot for it (request_claim, over TCP) and forks a shadow (shadow_main), which activates the claim,
+ * waits for the result, writes the completion record to batch-logd and
+ * sends its notice back over a pipe.  The schedd passes
  * each notice on to the submitter.  A shadow that dies without a notice
  * (child_exit) is logged and its job requeued: with BATCH_FAULT=crash the
  * job runs twice.  A failed job holds the rest of the cluster.
  *
- *   batch-schedd -l ADDR:PORT --startd SOCK --log SOCK
+ *   batch-schedd -l ADDR:PORT --startd ADDR:PORT --log SOCK
  *
  * Ready line: "batch-schedd: ready ADDR PORT pid PID"; at SIGTERM:
  * "batch-schedd: jobs N runs R ok".
  */
 #include "tests/apps/batch.h"
 
-static const char *startd_path, *log_path;
+static const char *startd_at, *log_path;
 static int jobq[2], queued, held, fault;
 static long jobs, runs;
 static volatile sig_atomic_t stop;
@@ -69,7 +69,7 @@ static __attribute__((noinline)) void log_termination(const struct batch_ad *ad,
 static __attribute__((noinline)) int claim_startd(const struct batch_ad *ad,
 						  struct batch_result *r)
 {
-	int fd = batch_unix_connect(startd_path), ok = 0;
+	int fd = batch_tcp_connect(startd_at), ok = 0;
 
 	if (batch_write_all(fd, ad, sizeof(*ad)) == sizeof(*ad) &&
 	    batch_wait(fd, BATCH_LEASE_MS) &&
@@ -147,6 +147,22 @@ static __attribute__((noinline)) void hold_job(int cfd,
 	notify_submitter(cfd, &n);
 }
 
+/* claim the startd's slot for the job (the shadow activates it) */
+static __attribute__((noinline)) int request_claim(const struct batch_ad *ad)
+{
+	struct batch_ad req = *ad;
+	struct batch_result r;
+	int fd = batch_tcp_connect(startd_at), ok;
+
+	req.runs = -1;
+	ok = batch_write_all(fd, &req, sizeof(req)) == sizeof(req) &&
+	     batch_wait(fd, BATCH_LEASE_MS) &&
+	     batch_read_all(fd, &r, sizeof(r)) == sizeof(r) &&
+	     r.magic == BATCH_MAGIC;
+	close(fd);
+	return ok;
+}
+
 static __attribute__((noinline)) void run_shadow(int cfd, struct batch_ad *ad)
 {
 	struct batch_notice n;
@@ -187,7 +203,7 @@ static __attribute__((noinline)) void negotiate(int cfd)
 	if (!queued || cfd < 0)
 		return;
 	jobq_pop(&ad);
-	if (held)
+	if (held || !request_claim(&ad))
 		hold_job(cfd, &ad);
 	else
 		run_shadow(cfd, &ad);
@@ -211,36 +227,29 @@ int main(int argc, char **argv)
 {
 	const char *listen_at = "127.0.0.1:0";
 	struct sockaddr_in sa;
-	socklen_t sl = sizeof(sa);
 	char host[INET_ADDRSTRLEN];
-	int lfd, cfd = -1, i, one = 1;
+	int lfd, cfd = -1, i;
 
 	batch_self = "batch-schedd";
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "-l") == 0)
 			listen_at = argv[i + 1];
 		else if (strcmp(argv[i], "--startd") == 0)
-			startd_path = argv[i + 1];
+			startd_at = argv[i + 1];
 		else if (strcmp(argv[i], "--log") == 0)
 			log_path = argv[i + 1];
 		else
 			break;
 	}
-	if (i != argc || !startd_path || !log_path)
-		batch_die("usage: batch-schedd -l ADDR:PORT --startd SOCK "
+	if (i != argc || !startd_at || !log_path)
+		batch_die("usage: batch-schedd -l ADDR:PORT --startd ADDR:PORT "
 			  "--log SOCK%s", "");
 	fault = batch_fault();
 	signal(SIGTERM, on_term);
 	signal(SIGPIPE, SIG_IGN);
 	if (pipe2(jobq, O_CLOEXEC) < 0)
 		batch_die("pipe: %s", strerror(errno));
-	batch_addr(listen_at, &sa);
-	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-	    listen(lfd, 4) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&sa, &sl) < 0)
-		batch_die("listen: %s", strerror(errno));
+	lfd = batch_tcp_listen(listen_at, &sa);
 	inet_ntop(AF_INET, &sa.sin_addr, host, sizeof(host));
 	printf("batch-schedd: ready %s %d pid %d\n", host, ntohs(sa.sin_port),
 	       (int)getpid());

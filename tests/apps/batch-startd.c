@@ -1,15 +1,17 @@
 /*
  * tests/apps/batch-startd.c - the execution daemon of the batch system
- * (tests/apps/batch.h).  On its UNIX socket, one claim per connection:
- * the shadow's job ad; the startd reports its slot to batch-logd
+ * (tests/apps/batch.h).  On TCP, one message per connection:
+ * the schedd's claim request (an ad with runs -1: grant_claim answers with
+ * a claim id), or the shadow's job ad, which activates the claim: the
+ * startd reports its slot to batch-logd
  * (update_collector: a 64 KiB slot ad over a UNIX stream with a small
  * send buffer) and forks a starter for the job.  The starter forks the
  * job, which computes its value, writes it to its output file (the ad's)
  * and sends its result up a pipe; the starter passes it to the shadow.
  *
- *   batch-startd -l SOCK --log SOCK
+ *   batch-startd -l ADDR:PORT --log SOCK
  *
- * Ready line: "batch-startd: ready SOCK pid PID"; at SIGTERM:
+ * Ready line: "batch-startd: ready ADDR PORT pid PID"; at SIGTERM:
  * "batch-startd: claims N ok".  With BATCH_FAULT=stall batch-logd stops
  * reading this daemon's slot ads after the first: the second blocks for
  * ever in write.
@@ -111,6 +113,16 @@ static __attribute__((noinline)) void spawn_starter(const struct batch_ad *ad,
 		starter_main(ad, sfd);
 }
 
+/* the schedd's claim request (runs -1): the slot's claim id */
+static __attribute__((noinline)) void grant_claim(int sfd,
+						  const struct batch_ad *ad)
+{
+	struct batch_result r = { BATCH_MAGIC, ad->proc, 0,
+				  1000 + claims };
+
+	batch_write_all(sfd, &r, sizeof(r));
+}
+
 static __attribute__((noinline)) void handle_claim(int sfd)
 {
 	struct batch_ad ad;
@@ -118,6 +130,10 @@ static __attribute__((noinline)) void handle_claim(int sfd)
 	if (batch_read_all(sfd, &ad, sizeof(ad)) != sizeof(ad) ||
 	    ad.magic != BATCH_MAGIC)
 		return;
+	if (ad.runs < 0) {
+		grant_claim(sfd, &ad);
+		return;
+	}
 	claims++;
 	update_collector(&ad);
 	spawn_starter(&ad, sfd);
@@ -131,25 +147,29 @@ static __attribute__((noinline)) void reap_starters(void)
 
 int main(int argc, char **argv)
 {
-	const char *path = NULL;
+	const char *listen_at = "127.0.0.1:0";
+	struct sockaddr_in sa;
+	char host[INET_ADDRSTRLEN];
 	int lfd, i;
 
 	batch_self = "batch-startd";
 	for (i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "-l") == 0)
-			path = argv[i + 1];
+			listen_at = argv[i + 1];
 		else if (strcmp(argv[i], "--log") == 0)
 			log_path = argv[i + 1];
 		else
 			break;
 	}
-	if (i != argc || !path || !log_path)
-		batch_die("usage: batch-startd -l SOCK --log SOCK%s", "");
+	if (i != argc || !log_path)
+		batch_die("usage: batch-startd -l ADDR:PORT --log SOCK%s", "");
 	batch_fault();
 	signal(SIGTERM, on_term);
 	signal(SIGPIPE, SIG_IGN);
-	lfd = batch_unix_listen(path);
-	printf("batch-startd: ready %s pid %d\n", path, (int)getpid());
+	lfd = batch_tcp_listen(listen_at, &sa);
+	inet_ntop(AF_INET, &sa.sin_addr, host, sizeof(host));
+	printf("batch-startd: ready %s %d pid %d\n", host, ntohs(sa.sin_port),
+	       (int)getpid());
 	fflush(stdout);
 	while (!stop) {
 		if (batch_wait(lfd, 50)) {

@@ -6,11 +6,12 @@
  *
  *   batch-submit --TCP--> batch-schedd: one job ad per job of a cluster
  *   batch-schedd: queues each ad (a pipe to itself: jobq_push/jobq_pop),
- *     a negotiation timer pops one at a time and forks a shadow
- *   shadow --UNIX--> batch-startd: the ad; the startd reports its slot to
+ *     a negotiation timer pops one at a time, claims the startd's slot
+ *     (TCP) and forks a shadow
+ *   shadow --TCP--> batch-startd: the ad; the startd reports its slot to
  *     the log daemon (batch-logd, UNIX) and forks a starter; the starter
  *     forks the job, which writes its output file and its result (a pipe)
- *   starter --UNIX--> shadow: the result; the shadow writes the completion
+ *   starter --TCP--> shadow: the result; the shadow writes the completion
  *     record to batch-logd (UNIX) and its notice to the schedd (a pipe)
  *   batch-schedd --TCP--> batch-submit: one notice per job
  *
@@ -205,6 +206,32 @@ BATCH_FN void batch_addr(const char *s, struct sockaddr_in *sa)
 	sa->sin_port = htons((uint16_t)atoi(colon + 1));
 	if (inet_pton(AF_INET, host, &sa->sin_addr) != 1)
 		batch_die("bad address %s", s);
+}
+
+/* A TCP listener on "ADDR:PORT" (port 0: picked); *sa says which. */
+BATCH_FN int batch_tcp_listen(const char *at, struct sockaddr_in *sa)
+{
+	socklen_t sl = sizeof(*sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+
+	batch_addr(at, sa);
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (struct sockaddr *)sa, sizeof(*sa)) < 0 ||
+	    listen(fd, 16) < 0 ||
+	    getsockname(fd, (struct sockaddr *)sa, &sl) < 0)
+		batch_die("cannot listen on %s", at);
+	return fd;
+}
+
+BATCH_FN int batch_tcp_connect(const char *at)
+{
+	struct sockaddr_in sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	batch_addr(at, &sa);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		batch_die("cannot connect to %s", at);
+	return fd;
 }
 
 /* One record to the log daemon. */
