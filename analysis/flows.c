@@ -378,6 +378,70 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 	return 0;
 }
 
+/* Everything reachable from stack[0..sp) joins flow id. */
+static void flows_walk(const struct trace *t, const struct flows_opts *o,
+		       const struct flows_edges *g, struct flows *f,
+		       uint32_t *stack, size_t sp, uint32_t id)
+{
+	while (sp) {
+		uint32_t x = stack[--sp], y;
+		const struct trace_thread *th = &t->th[t->ev[x].thread];
+		size_t c;
+
+		/* the intra-thread edge, unless the rules cut it */
+		y = x + 1;
+		if (y < th->first + th->n && !g->indeg[y] &&
+		    !flows_is_start(t, o, &t->ev[y]) && f->of[y] == TRACE_NONE) {
+			f->of[y] = id;
+			stack[sp++] = y;
+		}
+		for (c = g->head[x]; c < g->head[x + 1]; c++) {
+			y = g->out[c];
+			if (f->of[y] == TRACE_NONE) {
+				f->of[y] = id;
+				stack[sp++] = y;
+			}
+		}
+	}
+}
+
+/*
+ * A recv whose only other predecessor is a send no flow reached (its
+ * process was traced from the middle of its work: propagation injected
+ * it as the message came) is as if from an untraced sender: it stays in
+ * its thread's flow, and what follows with it.  Until nothing changes.
+ */
+static void flows_orphans(const struct trace *t, const struct flows_opts *o,
+			  const struct flows_edges *g, struct flows *f,
+			  uint32_t *stack)
+{
+	int changed;
+	size_t k, y;
+
+	do {
+		changed = 0;
+		for (k = 0; k < t->nth; k++) {
+			const struct trace_thread *th = &t->th[k];
+
+			for (y = th->first + 1; y < th->first + th->n; y++) {
+				const struct trace_event *e = &t->ev[y];
+
+				if (f->of[y] != TRACE_NONE ||
+				    f->of[y - 1] == TRACE_NONE ||
+				    e->kind != TK_RECV || e->match == TRACE_NONE ||
+				    g->indeg[y] != 1 ||
+				    f->of[e->match] != TRACE_NONE ||
+				    flows_is_start(t, o, e))
+					continue;
+				f->of[y] = f->of[y - 1];
+				stack[0] = (uint32_t)y;
+				flows_walk(t, o, g, f, stack, 1, f->of[y]);
+				changed = 1;
+			}
+		}
+	} while (changed);
+}
+
 int flows_build(const struct trace *t, const struct flows_opts *o,
 		struct flows **out)
 {
@@ -447,28 +511,9 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 		f->flow[id].start = starts[s];
 		f->of[starts[s]] = id;
 		stack[sp++] = starts[s];
-		while (sp) {
-			uint32_t x = stack[--sp], y;
-			const struct trace_thread *th = &t->th[t->ev[x].thread];
-			size_t c;
-
-			/* the intra-thread edge, unless the rules cut it */
-			y = x + 1;
-			if (y < th->first + th->n && !g.indeg[y] &&
-			    !flows_is_start(t, o, &t->ev[y]) &&
-			    f->of[y] == TRACE_NONE) {
-				f->of[y] = id;
-				stack[sp++] = y;
-			}
-			for (c = g.head[x]; c < g.head[x + 1]; c++) {
-				y = g.out[c];
-				if (f->of[y] == TRACE_NONE) {
-					f->of[y] = id;
-					stack[sp++] = y;
-				}
-			}
-		}
+		flows_walk(t, o, &g, f, stack, sp, id);
 	}
+	flows_orphans(t, o, &g, f, stack);
 	err = flows_summarize(t, f);
 out:
 	free(starts);

@@ -11,6 +11,8 @@
  * whose sender was not traced has one predecessor, its thread's previous
  * event, and stays in that event's flow (deg+ = 1, §3.1): a reply from a
  * peer the agent missed is still part of the request that waited for it.
+ * So does a recv whose sender no flow reached (a process injected by
+ * propagation in the middle of its work), once every start is walked.
  * Start events are cut points as well.
  * Flow i is every event reachable from start event i and not yet in an
  * earlier flow; starts are taken in time order, and a start already

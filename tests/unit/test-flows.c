@@ -10,6 +10,8 @@
  *              first reply in the second flow, with
  *              "enQ:entry,arg0 -> deQ:exit,ret" each reply is in its
  *              request's flow
+ *   orphan-replies  a reply from an untraced peer, or from a process no
+ *              flow reached, stays in the flow that waited for it
  *   untraced   recvs from an untraced peer still switch flows; a 0-byte
  *              recv (EOF) starts none
  *   fork       a child forked while serving a request is in its flow
@@ -266,9 +268,49 @@ static void test_parse(void)
 	CHECK("directive/refused", ok, "a bad directive parsed");
 }
 
+/*
+ * Process 1 serves two requests, each from a call of serve (--start
+ * serve); for the first it asks process 2, whose agent came by
+ * propagation in the middle of its work (no recv of it: its trace starts
+ * at 100), and gets a reply (recv 4), then a reply from a peer not traced
+ * at all (recv 6).  Both replies stay in the first request's flow, and
+ * what follows them; process 2's events belong to no flow.
+ */
+static void test_orphan_replies(void)
+{
+	struct flows_opts o = { .start_func = "serve" };
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	char a[256], b[256];
+
+	tb_thread(t, 1, 1);
+	tb_ev(t, 2, 1, TK_ENTRY, 0, "serve", NULL);
+	tb_comm(t, 3, 2, TK_SEND, 10);
+	tb_comm(t, 4, 5, TK_RECV, 10);
+	tb_ev(t, 5, 6, TK_ENTRY, 1, "use_reply", NULL);
+	tb_comm(t, 6, 7, TK_RECV, 10);
+	tb_ev(t, 7, 8, TK_ENTRY, 2, "use_other", NULL);
+	tb_ev(t, 9, 9, TK_ENTRY, 0, "serve", NULL);
+	tb_ev(t, 10, 10, TK_ENTRY, 1, "work", NULL);
+	tb_thread(t, 2, 2);
+	tb_ev(t, 100, 3, TK_ENTRY, 0, "handle", NULL);
+	tb_comm(t, 101, 4, TK_SEND, 10);
+	tb_msg(t, 101, 4);
+	if (trace_finish(t))
+		abort();
+	CHECK("flows/orphan-replies",
+	      !flows_build(t, &o, &f) && f->n == 2 &&
+		      !strcmp(flow_ids(t, f, 0, a, sizeof(a)), "2,3,4,5,6,7") &&
+		      !strcmp(flow_ids(t, f, 1, b, sizeof(b)), "9,10"),
+	      "%zu flows: [%s] [%s]", f ? f->n : 0, a, b);
+	flows_free(f);
+	trace_free(t);
+}
+
 int main(void)
 {
 	test_fig2();
+	test_orphan_replies();
 	test_fig3();
 	test_untraced_fork_fallback();
 	test_parse();
