@@ -56,21 +56,12 @@ batch_submit() {
 }
 
 batch_stop() {
-	local dir=$1 role pid i alive
+	local dir=$1 role pid
 	[ -f "$dir/pids" ] || { echo "batch-run: no $dir/pids" >&2; return 2; }
-	while read -r role pid; do
-		kill -TERM "$pid" 2>/dev/null
-	done <"$dir/pids"
-	for ((i = 0; i < 40; i++)); do
-		alive=0
-		while read -r role pid; do
-			kill -0 "$pid" 2>/dev/null && alive=1
-		done <"$dir/pids"
-		[ $alive = 0 ] && break
-		sleep 0.05
-	done
-	while read -r role pid; do
-		kill -KILL "$pid" 2>/dev/null
+	awk '{ print $2 }' "$dir/pids" | xargs -r kill -TERM 2>/dev/null
+	while read -r role pid; do # 2 s each at most, then SIGKILL
+		timeout 2 tail --pid="$pid" -f /dev/null 2>/dev/null ||
+			kill -KILL "$pid" 2>/dev/null
 	done <"$dir/pids"
 	for role in schedd startd logd; do
 		grep -h '^batch-[a-z]*: [a-z]* [0-9]' "$dir/$role.out" | grep -v ': ready '

@@ -60,6 +60,17 @@ rc_has() { # FILE FUNC...
 	shift
 	pytest "$f" "any(all(x in [n(f) for f in p['path'] + p['merged_last']] for x in sys.argv[3:]) for p in sorted(j['paths'], key=lambda p: p['rank_time'])[:5])" "$@"
 }
+# expect NAME FILE EXPR [FUNC...]: EXPR holds of the JSON in FILE and,
+# with FUNCs, a path holding them all is among the first five by time
+expect() {
+	local name=$1 f=$2 expr=$3
+	shift 3
+	if pytest "$f" "$expr" && { [ $# = 0 ] || rc_has "$f" "$@"; }; then
+		pass "$name"
+	else
+		fail "$name" "$(head -c 900 "$f") $(head -c 200 "$f.err" 2>/dev/null)"
+	fi
+}
 report() { # DB OUT ARGS...
 	local db=$1 out=$2
 	shift 2
@@ -135,12 +146,7 @@ fi
 if record perbatch; then
 	db=$t/perbatch.db
 	report "$db" "$t/pb-rc.json" --rootcause --flow 2 --normal 1
-	if pytest "$t/pb-rc.json" "j['anomalous'] == 2 and j['normal'] == 1 and j['delta_raw'] > j['delta_kept'] > 0" &&
-		rc_has "$t/pb-rc.json" set_transfer_files insert_cluster_expr; then
-		pass perbatch/rootcause
-	else
-		fail perbatch/rootcause "$(head -c 900 "$t/pb-rc.json") $(head -c 200 "$t/pb-rc.json.err")"
-	fi
+	expect perbatch/rootcause "$t/pb-rc.json" "j['anomalous'] == 2 and j['normal'] == 1 and j['delta_raw'] > j['delta_kept'] > 0" set_transfer_files insert_cluster_expr
 	"$PROPEL" report --rootcause --flow 2 --normal 1 "$db" >"$t/pb-rc.txt" 2>&1
 	if grep -qE '^delta: [0-9]+ paths \(only in one of the two\), [0-9]+ after prefix pruning, [0-9]+ after merging$' "$t/pb-rc.txt"; then
 		pass perbatch/reduction-text
@@ -160,24 +166,11 @@ fi
 if record crash; then
 	db=$t/crash.db
 	report "$db" "$t/cr-s.json" --suspects --reference "$ok"
-	if pytest "$t/cr-s.json" "j['scores'][0]['id'] == 3 and j['scores'][0]['score'] > j['scores'][1]['score']"; then
-		pass crash/suspects
-	else
-		fail crash/suspects "$(head -c 900 "$t/cr-s.json") $(head -c 200 "$t/cr-s.json.err")"
-	fi
+	expect crash/suspects "$t/cr-s.json" "j['scores'][0]['id'] == 3 and j['scores'][0]['score'] > j['scores'][1]['score']"
 	report "$db" "$t/cr-rc.json" --rootcause --reference "$ok" --normal 3
-	if pytest "$t/cr-rc.json" "j['anomalous'] == 3 and j['normal'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" &&
-		rc_has "$t/cr-rc.json" child_exit; then
-		pass crash/rootcause
-	else
-		fail crash/rootcause "$(head -c 900 "$t/cr-rc.json") $(head -c 200 "$t/cr-rc.json.err")"
-	fi
+	expect crash/rootcause "$t/cr-rc.json" "j['anomalous'] == 3 and j['normal'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" child_exit
 	report "$db" "$t/cr-fs.json" --rootcause
-	if pytest "$t/cr-fs.json" "j['anomalous'] == 3" && rc_has "$t/cr-fs.json" shadow_crash; then
-		pass crash/failstop-rootcause
-	else
-		fail crash/failstop-rootcause "$(head -c 900 "$t/cr-fs.json")"
-	fi
+	expect crash/failstop-rootcause "$t/cr-fs.json" "j['anomalous'] == 3" shadow_crash
 	if command -v tmux >/dev/null; then
 		. "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
 		tui_start 80 24 "$PROPEL" tui "$db"
@@ -197,16 +190,7 @@ if record stall; then
 	db=$t/stall.db
 	startd=$(awk '$1 == "startd" { print $2 }' "$t/run-stall/pids.keep" 2>/dev/null)
 	report "$db" "$t/st-s.json" --suspects --reference "$ok"
-	if [ -n "$startd" ] && pytest "$t/st-s.json" "j['fail_stop'] is not None and j['fail_stop']['pid'] == $startd and n(j['fail_stop']['last_func']) in ('write', 'batch_write_all', 'batch_log', 'update_collector') and j['scores'][0]['id'] == 2"; then
-		pass stall/suspects
-	else
-		fail stall/suspects "$(head -c 900 "$t/st-s.json") $(head -c 200 "$t/st-s.json.err")"
-	fi
+	expect stall/suspects "$t/st-s.json" "'$startd' and j['fail_stop'] is not None and j['fail_stop']['pid'] == int('$startd') and n(j['fail_stop']['last_func']) in ('write', 'batch_write_all', 'batch_log', 'update_collector') and j['scores'][0]['id'] == 2"
 	report "$db" "$t/st-rc.json" --rootcause --reference "$ok" --normal 2
-	if pytest "$t/st-rc.json" "j['anomalous'] == 2 and j['normal'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" &&
-		rc_has "$t/st-rc.json" shadow_lease_expired; then
-		pass stall/rootcause
-	else
-		fail stall/rootcause "$(head -c 900 "$t/st-rc.json") $(head -c 200 "$t/st-rc.json.err")"
-	fi
+	expect stall/rootcause "$t/st-rc.json" "j['anomalous'] == 2 and j['normal'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" shadow_lease_expired
 fi
