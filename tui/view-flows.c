@@ -5,6 +5,10 @@
  * when there is one.  Enter opens the selected flow: only its events,
  * across processes, in time order; Enter on one of them moves the cursor
  * there and focuses the trace pane; Backspace goes back to the list.
+ * `d` shows the selected flow beside the nearest flow (coverage distance)
+ * that starts in the same function: the call paths of either, aligned
+ * in tree order, a path only in the left one marked `-` (red), only in
+ * the right one `+` (green).
  *
  * The analysis runs on the first draw (engine/analysis-load.c reads the
  * whole session), not at open: a TUI that never shows this pane pays
@@ -36,8 +40,16 @@ struct flows_view {
 	size_t *order; /* rank - 1 -> flow */
 	struct rootcause_failstop fs;
 	double max;
-	int open;      /* 1: the events of flow `flow` */
+	int open;      /* 1: the events of flow `flow`; 2: its diff */
 	size_t flow;
+	/* the diff (open == 2): flow `flow` against `other`, the nearest
+	 * flow of the same kind; rows = the call paths of either, in tree
+	 * order, side bit 1: in flow, 2: in other */
+	size_t other;
+	uint32_t *rows;
+	uint8_t *side; /* per trace path */
+	size_t nrows, only[2];
+	long dsel, dtop;
 	uint32_t *ev;  /* its events, by time */
 	size_t nev;
 	long sel, top, esel, etop;
@@ -118,6 +130,8 @@ static void flows_view_free(struct view *v)
 	if (!fv)
 		return;
 	free(fv->ev);
+	free(fv->rows);
+	free(fv->side);
 	free(fv->sc);
 	free(fv->order);
 	if (fv->f)
@@ -243,6 +257,9 @@ static void flows_view_draw_events(struct flows_view *fv,
 	}
 }
 
+static void flows_view_draw_diff(struct flows_view *fv,
+				 const struct screen_rect *r, int focused);
+
 static void flows_view_draw(struct view *v, const struct screen_rect *r,
 			    int focused)
 {
@@ -254,7 +271,9 @@ static void flows_view_draw(struct view *v, const struct screen_rect *r,
 		screen_put(r, 0, 0, SC_RED, fv->err);
 		return;
 	}
-	if (fv->open)
+	if (fv->open == 2)
+		flows_view_draw_diff(fv, r, focused);
+	else if (fv->open)
 		flows_view_draw_events(fv, r, focused);
 	else
 		flows_view_draw_list(fv, r, focused);
@@ -296,6 +315,146 @@ static int flows_view_enter(struct view *v, struct flows_view *fv)
 	return 1;
 }
 
+/* The flow's kind: what its start event is in (a function). */
+static uint32_t flows_view_kind(const struct trace *t, uint32_t start)
+{
+	const struct trace_event *e = &t->ev[start];
+
+	if (e->kind == TK_ENTRY)
+		return e->func;
+	return e->path ? t->path[e->path].func : 0;
+}
+
+static const struct trace *flows_view_diff_trace;
+
+/* tree (pre-)order of two call paths: by function name then call site,
+ * frame by frame from the outermost; a prefix first */
+static int flows_view_path_cmp(const void *a, const void *b)
+{
+	const struct trace *t = flows_view_diff_trace;
+	uint32_t pa = *(const uint32_t *)a, pb = *(const uint32_t *)b;
+	uint32_t ca[64], cb[64];
+	int na = 0, nb = 0, i, c;
+
+	for (; pa && na < 64; pa = t->path[pa].parent)
+		ca[na++] = pa;
+	for (; pb && nb < 64; pb = t->path[pb].parent)
+		cb[nb++] = pb;
+	for (i = 1; i <= na && i <= nb; i++) {
+		const struct trace_path *x = &t->path[ca[na - i]];
+		const struct trace_path *y = &t->path[cb[nb - i]];
+
+		if (ca[na - i] == cb[nb - i])
+			continue;
+		c = strcmp(trace_str(t, x->func), trace_str(t, y->func));
+		if (c)
+			return c;
+		c = strcmp(trace_str(t, x->site), trace_str(t, y->site));
+		if (c)
+			return c;
+		return ca[na - i] < cb[nb - i] ? -1 : 1;
+	}
+	return na - nb;
+}
+
+/*
+ * `d` on the list: the selected flow against the nearest flow (coverage
+ * distance) whose start is in the same function, call path by call path
+ * in tree order, side by side.
+ */
+static int flows_view_diff(struct flows_view *fv)
+{
+	const struct trace *t = fv->t;
+	size_t a = fv->order[fv->sel], j, i, best = (size_t)-1;
+	uint32_t kind = flows_view_kind(t, fv->f->flow[a].start), p;
+	double bd = -1;
+
+	for (j = 0; j < fv->f->n; j++) {
+		double d;
+
+		if (j == a || flows_view_kind(t, fv->f->flow[j].start) != kind)
+			continue;
+		d = profiles_distance(&fv->prof[a], &fv->prof[j],
+				      PROFILES_COVERAGE);
+		if (bd < 0 || d < bd) {
+			bd = d;
+			best = j;
+		}
+	}
+	if (best == (size_t)-1) {
+		screen_error("flow %zu: no other flow starts in %s", a + 1,
+			     trace_str(t, kind));
+		return 1;
+	}
+	free(fv->rows);
+	free(fv->side);
+	fv->side = calloc(t->npath + 1, 1);
+	fv->rows = malloc((t->npath + 1) * sizeof(*fv->rows));
+	if (!fv->side || !fv->rows) {
+		screen_error("out of memory");
+		return 1;
+	}
+	for (i = 0; i < t->nev; i++) {
+		uint8_t bit = fv->f->of[i] == a ? 1 : fv->f->of[i] == best ? 2 : 0;
+
+		if (bit && t->ev[i].kind == TK_ENTRY)
+			for (p = t->ev[i].path; p && !(fv->side[p] & bit);
+			     p = t->path[p].parent)
+				fv->side[p] |= bit; /* with its callers */
+	}
+	fv->nrows = fv->only[0] = fv->only[1] = 0;
+	for (p = 1; p < t->npath; p++)
+		if (fv->side[p]) {
+			fv->rows[fv->nrows++] = p;
+			if (fv->side[p] != 3)
+				fv->only[fv->side[p] - 1]++;
+		}
+	flows_view_diff_trace = t;
+	qsort(fv->rows, fv->nrows, sizeof(*fv->rows), flows_view_path_cmp);
+	fv->flow = a;
+	fv->other = best;
+	fv->open = 2;
+	fv->dsel = fv->dtop = 0;
+	return 1;
+}
+
+static void flows_view_draw_diff(struct flows_view *fv,
+				 const struct screen_rect *r, int focused)
+{
+	const struct trace *t = fv->t;
+	int row = 0, half = r->w / 2;
+	long i;
+
+	screen_printf(r, row++, 0, SA_BOLD,
+		      "flow %zu | flow %zu (nearest, same start): %zu paths "
+		      "only left, %zu only right",
+		      fv->flow + 1, fv->other + 1, fv->only[0], fv->only[1]);
+	flows_view_scroll(fv->dsel, &fv->dtop, r->h - row);
+	for (i = fv->dtop; i < (long)fv->nrows && row < r->h; i++, row++) {
+		uint32_t p = fv->rows[i];
+		int attr = i == fv->dsel && focused ? SA_REVERSE : SA_NORMAL;
+		int d = (int)t->path[p].len - 1, side = fv->side[p];
+		const char *fn = trace_str(t, t->path[p].func);
+
+		if (d > 24)
+			d = 24;
+		if (attr != SA_NORMAL)
+			screen_clear_row(r, row, 0, attr);
+		if (side & 1)
+			screen_printf(r, row, 0,
+				      attr | (side == 1 ? SC_RED | SA_BOLD : 0),
+				      "%c%*s%s", side == 1 ? '-' : ' ', d, "",
+				      fn);
+		if (side & 2)
+			screen_printf(r, row, half,
+				      attr | (side == 2 ? SC_GREEN | SA_BOLD : 0),
+				      "%c%*s%s", side == 2 ? '+' : '|', d, "",
+				      fn);
+		else
+			screen_put(r, row, half, attr, "|");
+	}
+}
+
 static int flows_view_key(struct view *v, int key)
 {
 	struct flows_view *fv = v->priv;
@@ -303,8 +462,10 @@ static int flows_view_key(struct view *v, int key)
 
 	if (!fv->loaded || fv->err[0] || !fv->f)
 		return 0;
-	sel = fv->open ? &fv->esel : &fv->sel;
-	n = fv->open ? (long)fv->nev : (long)fv->f->n;
+	sel = fv->open == 2 ? &fv->dsel : fv->open ? &fv->esel : &fv->sel;
+	n = fv->open == 2 ? (long)fv->nrows
+	    : fv->open	  ? (long)fv->nev
+			  : (long)fv->f->n;
 	switch (key) {
 	case SCREEN_KEY_UP:
 		*sel = *sel > 0 ? *sel - 1 : 0;
@@ -325,7 +486,9 @@ static int flows_view_key(struct view *v, int key)
 		*sel = n ? n - 1 : 0;
 		return 1;
 	case SCREEN_KEY_ENTER:
-		return flows_view_enter(v, fv);
+		return fv->open == 2 ? 1 : flows_view_enter(v, fv);
+	case 'd':
+		return fv->open || !fv->f->n ? 0 : flows_view_diff(fv);
 	case SCREEN_KEY_BACKSPACE:
 		if (!fv->open)
 			return 0;
@@ -339,7 +502,8 @@ const struct view_ops view_flows_ops = {
 	.name = "flows",
 	.title = "flows by suspect score",
 	.help = "Up/Down select, Enter open the flow's events / go to the "
-		"event, Backspace back",
+		"event, d the flow beside its nearest of the same kind, "
+		"Backspace back",
 	.open = flows_view_open,
 	.free = flows_view_free,
 	.draw = flows_view_draw,

@@ -30,6 +30,8 @@
 #                      shadow_crash is within the first five paths
 #   crash/tui-opens-on-suspects  `propel tui` on the crashed run opens on
 #                      the flows ranked by suspect score (tmux, 80x24)
+#   crash/tui-diff     `d` on flow 3: beside its nearest flow of the same
+#                      start, shadow_crash only on flow 3's side
 #   stall/suspects     the startd blocked in its write: fail_stop names it
 #                      and a function of update_collector's write; with a
 #                      good run as reference (as in §5.2: unsupervised, the
@@ -179,6 +181,25 @@ if record crash; then
 			pass crash/tui-opens-on-suspects
 		else
 			fail crash/tui-opens-on-suspects "$(tui_screen | tr '\n' '|')"
+		fi
+		# d: flow 3 beside its nearest flow, shadow_crash only on its side
+		rank=$("$PROPEL" report --suspects --format=json "$db" |
+			python3 -c 'import json,sys; print([s["rank"] for s in json.load(sys.stdin)["scores"] if s["id"] == 3][0])')
+		for ((i = 1; i < rank; i++)); do tui_keys Down; done
+		tui_keys d
+		seen=
+		if tui_wait_for "flow 3 | flow " 10; then
+			for ((i = 0; i < 150; i++)); do # the pane is a few rows high
+				seen+=$(tui_screen)$'\n'
+				grep -qE '^-( *)shadow_crash +\|$' <<<"$seen" && break
+				tmx send-keys -t t Down
+				sleep 0.03
+			done
+		fi
+		if grep -qE '^-( *)shadow_crash +\|$' <<<"$seen"; then
+			pass crash/tui-diff
+		else
+			fail crash/tui-diff "rank $rank: $(tui_screen | tr '\n' '|')"
 		fi
 		tui_stop
 	else
