@@ -46,7 +46,7 @@ cleanup() {
 	for d in "$t"/run-*; do
 		[ -f "$d/pids" ] && "$PROPEL_TOP/tests/apps/batch-run.sh" stop "$d" >/dev/null 2>&1
 	done
-	[ -n "${KEEP:-}" ] && echo "kept $t" || rm -rf "$t"
+	rm -rf "$t"
 }
 trap cleanup EXIT
 export PROPEL_TEST_QUIET=1
