@@ -25,7 +25,10 @@
  *   event      every other event (send, recv, signal, fork, exec, ...) is
  *              an event of the span it happened in, named by its kind,
  *              with propel.fields = its fields as replay's jsonl gives
- *              them (engine/event.c); one outside every call has no span
+ *              them (engine/event.c); one outside every call is an event
+ *              of the thread's outermost call before it (a process exit
+ *              after main returned), or, before the thread's first call,
+ *              of that call; only a thread without calls has none
  *   link       a matched recv links the span it happened in to the span the
  *              matching send happened in (any process, any trace), with
  *              propel.channel and propel.bytes
@@ -128,6 +131,11 @@ struct otlp {
 	int have_thread, first_res;
 	struct otlp_open *open;
 	int nopen, capopen;
+	/* pass 2: the last outermost span, written at the thread's next call
+	 * or end so that the events after it are its events */
+	struct otlp_open pending;
+	int64_t pending_end;
+	int pending_unfinished, have_pending;
 	struct otlp_link *links;
 	size_t nlinks, caplinks;
 	struct otlp_sevent *evs;
@@ -254,18 +262,42 @@ static void otlp_span(struct otlp *o, const struct otlp_open *sp,
 
 /* end the spans open at depth >= d (at end; unfinished ones at the
  * thread's last event) */
+static void otlp_write_span(struct otlp *o, const struct otlp_open *sp,
+			    int64_t end, int unfinished)
+{
+	if (o->pass == 2 && o->pb)
+		otlp_pb_span(o, sp, end, unfinished);
+	else if (o->pass == 2)
+		otlp_span(o, sp, end, unfinished);
+	o->nlinks = sp->link0;
+	o->nevs = sp->ev0;
+	o->nchans = sp->name; /* its strings and its callees' */
+}
+
+/* write the thread's last outermost span, held for the events after it */
+static void otlp_flush_pending(struct otlp *o)
+{
+	if (!o->have_pending)
+		return;
+	o->have_pending = 0;
+	otlp_write_span(o, &o->pending, o->pending_end, o->pending_unfinished);
+}
+
 static void otlp_close(struct otlp *o, int d, int64_t end, int unfinished)
 {
 	while (o->nopen > 0 && o->open[o->nopen - 1].depth >= d) {
 		struct otlp_open *sp = &o->open[--o->nopen];
 
-		if (o->pass == 2 && o->pb)
-			otlp_pb_span(o, sp, end, unfinished);
-		else if (o->pass == 2)
-			otlp_span(o, sp, end, unfinished);
-		o->nlinks = sp->link0;
-		o->nevs = sp->ev0;
-		o->nchans = sp->name; /* its strings and its callees' */
+		if (o->nopen == 0 && o->pass == 2) {
+			/* an outermost call: events until the thread's next
+			 * call are its own (a process exit after main) */
+			o->pending = *sp;
+			o->pending_end = end;
+			o->pending_unfinished = unfinished;
+			o->have_pending = 1;
+			continue;
+		}
+		otlp_write_span(o, sp, end, unfinished);
 	}
 }
 
@@ -535,6 +567,7 @@ static void otlp_thread_end(struct otlp *o)
 {
 	if (o->have_thread)
 		otlp_close(o, 0, o->last_ts, 1);
+	otlp_flush_pending(o);
 	if (o->have_thread && o->pass == 2 && o->pb)
 		otlp_pb_flush(o);
 	o->nlinks = 0;
@@ -595,7 +628,7 @@ static int otlp_note(struct otlp *o, const struct replay_event *ev)
 	FILE *m;
 	int64_t at;
 
-	if (o->pass != 2 || o->nopen == 0)
+	if (o->pass != 2)
 		return 0;
 	m = open_memstream(&text, &len);
 	if (!m)
@@ -662,6 +695,8 @@ static int otlp_entry(struct otlp *o, const struct replay_event *ev)
 	int64_t at;
 
 	otlp_close(o, ev->depth, ev->ts_ns, 0); /* ended unseen */
+	if (o->nopen == 0)
+		otlp_flush_pending(o);
 	if (o->nopen == o->capopen) {
 		int nc = o->capopen ? 2 * o->capopen : 64;
 		struct otlp_open *na = realloc(o->open, nc * sizeof(*na));
@@ -689,8 +724,10 @@ static int otlp_entry(struct otlp *o, const struct replay_event *ev)
 	sp->start = ev->ts_ns;
 	sp->depth = ev->depth;
 	sp->rebuilt = ev->rebuilt;
-	sp->link0 = o->nlinks;
-	sp->ev0 = o->nevs;
+	/* an outermost call also takes the events before it that no call
+	 * holds (a thread's start) */
+	sp->link0 = o->nopen ? o->nlinks : 0;
+	sp->ev0 = o->nopen ? o->nevs : 0;
 	o->nopen++;
 	if (caller && caller->tkey != sp->tkey && o->pass == 2)
 		return otlp_link(o, caller->span, caller->tkey, OTLP_CALLER, 0);
@@ -715,7 +752,7 @@ static int otlp_recv(struct otlp *o, const struct replay_event *ev)
 	} else if (ev->arg[1] > 0) { /* a message: the thread's part ends */
 		o->origin = 0;
 	}
-	if (!s || o->nopen == 0)
+	if (!s)
 		return 0;
 	at = otlp_keep(o, chan, strlen(chan));
 	if (at < 0)

@@ -100,7 +100,10 @@ def chrome(replay, path):
                         len(want)))
     check("chrome/parents-agree-with-replay", not bad, "; ".join(bad[:3]))
     # every matched message once, as an arrow from its send to its recv
-    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e]
+    called = set(k for k, rev in by_thread(replay).items()
+                 if any(e["kind"] == "entry" for e in rev))
+    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e
+             and (e["pid"], e["tid"]) in called]
     s = [e for e in evs if e["ph"] == "s"]
     f = [e for e in evs if e["ph"] == "f"]
     ids = collections.Counter(e["id"] for e in s)
@@ -255,7 +258,10 @@ def otlp(replay, path, multi=False):
           "; ".join(bad[:2]) or "first difference %s" %
           (next(iter(set(got.items()) ^ set(want.items())), None),))
     # links: one per matched recv, to a span of the sender's process
-    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e]
+    called = set(k for k, rev in by_thread(replay).items()
+                 if any(e["kind"] == "entry" for e in rev))
+    recvs = [e for e in replay if e["kind"] == "recv" and "match" in e
+             and (e["pid"], e["tid"]) in called]
     links = [(pid, l) for pid, tid, sp in spans for l in sp.get("links", [])
              if not is_caller(l)]
     ok = [l for pid, l in links if l["spanId"] in byid and
@@ -271,23 +277,18 @@ def otlp(replay, path, multi=False):
         check("otlp/cross-process-traces", cross > 0 and max(len(v) for v in tp.values()) > 1,
               "%d spans with a parent in another process; traces span at most %d processes"
               % (cross, max((len(v) for v in tp.values()), default=0)))
-    # events: every non-call event that happened inside a call is an event
-    # of a span, with the replay's fields
+    # events: every non-call event of a thread with calls is an event of a
+    # span (one outside every call, of the outermost call before it, or
+    # after it at the thread's start), with the replay's fields
     want_ev = collections.Counter()
     for key, rev in by_thread(replay).items():
-        open_ = 0
+        if not any(e["kind"] == "entry" for e in rev):
+            continue
         for e in rev:
-            if e["kind"] == "entry":
-                open_ = e["depth"] + 1
-            elif e["kind"] == "exit":
-                open_ = e["depth"]
-            else:
-                if open_ > 0:
-                    f = {k: v for k, v in e.items()
-                         if k not in ("kind", "pid", "tid", "ts_ns")}
-                    want_ev[(e["kind"], json.dumps(f, sort_keys=True))] += 1
-                if e["kind"] in ("exec", "lost"):
-                    open_ = 0
+            if e["kind"] not in ("entry", "exit"):
+                f = {k: v for k, v in e.items()
+                     if k not in ("kind", "pid", "tid", "ts_ns")}
+                want_ev[(e["kind"], json.dumps(f, sort_keys=True))] += 1
     got_ev = collections.Counter()
     for pid, tid, sp in spans:
         for ev in sp.get("events", []):

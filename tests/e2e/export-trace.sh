@@ -28,9 +28,9 @@
 #                         recv began the thread's part of the flow, or that
 #                         forked it; some traces cross processes; one link
 #                         per matched recv, to a span of the sender; every
-#                         other event inside a call is an event of its
-#                         span with the replay's fields; a resource per
-#                         process
+#                         other event (of a thread with calls) is an event
+#                         of a span with the replay's fields; a resource
+#                         per process
 #   otlp/trace-per-flow   the flow's trace in the full export is exactly
 #                         what --flow N exports; flows' traces are distinct
 #   otlp/protobuf         the official OpenTelemetry protobuf definitions
