@@ -889,6 +889,19 @@ static int dbl_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* processes talked: a matched message between two of them (the threads
+ * of one program talking among themselves are still one program's run) */
+static int tui_talked(const struct recon *r)
+{
+	int64_t i;
+
+	for (i = 0; i < r->nmsgs; i++)
+		if (r->threads[r->msgs[i].st].pid !=
+		    r->threads[r->msgs[i].rt].pid)
+			return 1;
+	return 0;
+}
+
 static int cmd_tui_exec(int argc, char **argv)
 {
 	const char *path = PROPEL_SESSION_DEFAULT, *env;
@@ -975,7 +988,7 @@ static int cmd_tui_exec(int argc, char **argv)
 	t.focus = t.r->hang ? SLOT_THREADS : SLOT_TRACE;
 	/* a failed run of processes that talked: the suspects first (the
 	 * trace cursor still at the fault) */
-	failed = t.r->crashed && t.r->nmsgs > 0 && !t.r->hang &&
+	failed = t.r->crashed && tui_talked(t.r) && !t.r->hang &&
 		 view_focus(&t.views[t.slot[SLOT_TRACE]], "flows") == 0;
 	tui_moved(&t);
 	if (failed)

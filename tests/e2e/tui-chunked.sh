@@ -55,6 +55,9 @@ if tui_wait_for "event " 10 && tui_status | grep -q "event $n600/$n600 .*\[fault
 else
 	fail tui-chunked/first-screen-at-crash "$(tui_status)"
 fi
+# a failed run of processes that talked opens on its ranked flows: Tab
+# goes to the trace
+tui_screen | grep -q "flows ranked by suspect score" && tui_keys Tab
 tui_keys Home
 tui_status | grep -q "event 1/$n600" && pass tui-chunked/home ||
 	fail tui-chunked/home "$(tui_status)"
