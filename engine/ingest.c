@@ -986,6 +986,13 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 				 0))
 			return 1;
 		return 0;
+	case PROPEL_REC_CALL: /* a leaf's entry and exit in one record */
+		if (ingest_event(w, PROPEL_REC_ENTRY, propel_rec_tsc(r), r->a,
+				 r->b, NULL, 0) ||
+		    ingest_event(w, PROPEL_REC_EXIT, propel_rec_tsc(r), r->a,
+				 r->b, NULL, 0))
+			return 1;
+		return 0;
 	default:
 		if (w->pass == 1)
 			w->in->st->unknown_records++;

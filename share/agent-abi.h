@@ -45,6 +45,7 @@
  *   PROPEL_KEEP_ALL=1      (rings never overwrite what the drain has not
  *                           copied out: PROPEL_START_KEEP_ALL)
  *   PROPEL_FOLLOW=1        (propagation requests: PROPEL_START_FOLLOW)
+ *   PROPEL_TIMING=exact    (every record stamped: PROPEL_START_EXACT_TIME)
  */
 #ifndef PROPEL_SHARE_AGENT_ABI_H
 #define PROPEL_SHARE_AGENT_ABI_H
@@ -74,6 +75,13 @@ struct propel_thread_hint {
  * for the answer at most PROPEL_PROPAGATE_MS */
 #define PROPEL_START_FOLLOW 4u
 #define PROPEL_PROPAGATE_MS 1000
+/* --timing=exact: every record stamped with its own rdtsc; without it a
+ * thread stamps one call record in PROPEL_STAMP_EVERY (and every other
+ * record: communication, signals, calls into untraced code that may
+ * block), the ones between carry the last stamp and ingest dates them
+ * between the two (share/record.h) */
+#define PROPEL_START_EXACT_TIME 8u
+#define PROPEL_STAMP_EVERY 32
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

@@ -28,6 +28,9 @@
  *                                       2 hash), ARG(TSC at the call's entry)
  *                                       (inject/agent/comm.c)
  *   LOST           records dropped      the shadow depth's change over the gap (int32)
+ *   CALL           function id          call-site id: a whole call of a function
+ *                                       that records nothing inside (an ENTRY and
+ *                                       its EXIT at once: inject/agent/tramp.S)
  *
  * Function and call-site ids index the per-process map file (share/ring.h).
  */
@@ -50,6 +53,7 @@ enum propel_rec_type {
 	PROPEL_REC_SEND = 10,
 	PROPEL_REC_RECV = 11,
 	PROPEL_REC_LOST = 12,
+	PROPEL_REC_CALL = 13,
 	PROPEL_REC_NTYPES
 };
 

@@ -40,11 +40,15 @@ __thread struct athread *ag_self __attribute__((tls_model("initial-exec")));
 struct ag_config ag_cfg;
 volatile int ag_active;
 volatile uint32_t ag_gen;
+/* ag_gen while active, else 0: what the lean routines compare a thread's
+ * generation with (tramp.S LEAN_BEGIN) */
+volatile uint32_t ag_live;
 uint64_t ag_nonce;
 pthread_mutex_t ag_lock = PTHREAD_MUTEX_INITIALIZER;
 struct athread *ag_threads;
 uint64_t ag_xsave_mask;
 uint32_t ag_xsave_size;
+int32_t ag_stamp_every = PROPEL_STAMP_EVERY;
 
 static struct ag_fd map = { -1, 0, 0 };
 #define MAP_FLAGS (O_WRONLY | O_CREAT | O_APPEND)
@@ -788,7 +792,7 @@ static void fork_child(void)
 		 * open them again so its rings stand on their own */
 		for (uint32_t i = 0; i < self->depth; i++)
 			rec_put(self, PROPEL_REC_ENTRY, self->shadow[i].func,
-				self->shadow[i].site & 0x7fffffffu);
+				self->shadow[i].site & SH_SITE);
 	}
 }
 
@@ -805,6 +809,7 @@ static int start_common(const char *dir, uint32_t flags, int need_coord)
 		return -EINVAL;
 	snprintf(ag_cfg.dir, sizeof(ag_cfg.dir), "%s", dir);
 	ag_cfg.flags = flags;
+	ag_stamp_every = flags & PROPEL_START_EXACT_TIME ? 1 : PROPEL_STAMP_EVERY;
 	ag_skipped = 0; /* counted per session */
 	if (!ag_cfg.ring_kb)
 		ag_cfg.ring_kb = 8192;
@@ -869,6 +874,7 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 			stack_activate(&hints[i]);
 		map_batch_end();
 		ag_active = 1;
+		ag_live = ag_gen;
 	}
 	pthread_mutex_unlock(&ag_lock);
 	return err;
@@ -882,6 +888,7 @@ int agent_stop_locked(const char *why)
 	int n;
 
 	ag_active = 0;
+	ag_live = 0;
 	lease_cancel();
 	lease_wait_gone();
 	n = patch_restore_all();
@@ -964,6 +971,7 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 	const char *kb = getenv("PROPEL_RING_KB");
 	const char *libc = getenv("PROPEL_TRACE_LIBC");
 	const char *follow = getenv("PROPEL_FOLLOW");
+	const char *timing = getenv("PROPEL_TIMING");
 
 	if (!real)
 		return 127;
@@ -975,8 +983,12 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 					       : 0) |
 					      (follow && *follow == '1'
 					       ? PROPEL_START_FOLLOW
+					       : 0) |
+					      (timing && !strcmp(timing, "exact")
+					       ? PROPEL_START_EXACT_TIME
 					       : 0), 1) == 0) {
 			ag_active = 1;
+			ag_live = ag_gen;
 			lease_spawn();
 			real_main = main_fn;
 			return real(main_wrapper, argc, argv, init, fini,

@@ -93,6 +93,7 @@ struct ag_module {
 	uint64_t x_vaddr, x_off, x_size;
 	/* stub arena near the module's text (patch.c) */
 	uint8_t *arena, *arena_cur, *arena_end;
+	uint8_t *lean_rt; /* the current arena's lean routines (stub.c) */
 };
 
 int module_scan(void); /* (re)scan loaded objects; new ones are added */
@@ -120,6 +121,12 @@ extern struct ag_module *ag_modules;
 
 /* ---- functions and call sites ---- */
 
+/* a shadow entry's site word (struct shadow) */
+#define SH_HOOK 0x80000000u  /* its exit does intercept/comm work (C) */
+#define SH_EXACT 0x40000000u /* its exit stamped exactly (C): a call into
+			      * untraced code that may block (F_PURE) */
+#define SH_SITE 0x3fffffffu
+
 enum {
 	F_READY = 1,      /* its call sites are patched (or it needs none) */
 	F_PLT = 2,        /* a PLT entry; name is the import */
@@ -130,6 +137,7 @@ enum {
 	F_NOTRACE = 64,   /* never record (the agent itself) */
 	F_HOOKED = 128,   /* its entry was looked at for a hook (callback.c) */
 	F_NOCB = 256,     /* PLT or system, takes no function pointer */
+	F_PURE = 512,     /* F_NOCB and never blocks: sampled time (hot.c) */
 };
 
 enum ag_intercept {
@@ -183,6 +191,7 @@ struct ag_func {
 	uint32_t retries; /* patch attempts that met a thread in a window */
 	struct ag_module *mod;
 	const char *name;
+	struct ag_site *callers; /* direct call sites (cnext): made lean */
 };
 
 enum site_kind {
@@ -197,6 +206,9 @@ struct ag_site {
 	struct ag_func *target; /* direct: the callee; NULL: indirect */
 	struct ag_func *cache; /* indirect: the callee last reached (hot.c) */
 	uint32_t id;
+	/* an indirect site's lean way: 0 not tried yet (the trampolines ask
+	 * the slow path, which tries: patch_lean_indirect), 1 on, 2 not */
+	uint8_t lean_state;
 	uint64_t olo, ohi; /* jmp *: the owner's body (a jump there is no call) */
 	/* a callee the trampolines took before: id << 48 | address, 0 none
 	 * (tramp.S FAST_CALLEE; cleared when the patches are undone) */
@@ -216,7 +228,23 @@ struct ag_site {
 	uint8_t orig[24];
 	uint8_t new_bytes[24];
 	uint8_t *stub;
+	/* a direct call's lean way (stub.c stub_lean, tramp.S ag_lean_rt):
+	 * its stub starts with a jump to the generic code, turned to the lean
+	 * code while the callee is known plain; NULL when the site has none */
+	uint8_t *lean;
+	int32_t *lean_jmp;      /* that jump's displacement (4-aligned) */
+	uint64_t *lean_lit;     /* indirect: the callee it takes */
+	uint8_t *lean_ids;      /* its func | site << 32 immediate */
+	struct ag_site *cnext;  /* the callee's next direct caller */
 };
+
+/* A call into untraced code that may block is dated exactly (its exit in
+ * C), every other call record by the thread's sampled stamp (hot.c). */
+static inline uint32_t sh_exact(const struct ag_func *f)
+{
+	return (f->flags & (F_SYSTEM | F_PLT)) && !(f->flags & F_PURE) ? SH_EXACT
+								       : 0;
+}
 
 struct ag_func *func_get(uint64_t addr);  /* create if new (slow path) */
 struct ag_func *func_find(uint64_t addr); /* lock-free lookup */
@@ -229,6 +257,9 @@ int patch_function(struct ag_func *f);   /* instrument f's call sites */
 int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */
+/* an indirect site (or jump) that reached f: its lean way, if f may take
+ * it (ag_lock held) */
+void patch_lean_indirect(struct ag_site *s, struct ag_func *f);
 extern struct ag_site *ag_sites_all;     /* every site, newest first */
 extern int ag_no_traps;                  /* no int3 sites (attach) */
 extern uint32_t ag_skipped;              /* sites left alone */
@@ -253,7 +284,7 @@ int quiesce_signal(const siginfo_t *si, const ucontext_t *uc);
 struct shadow {
 	uint64_t slot; /* address of the return-address slot; 0 = pseudo */
 	uint32_t func;
-	uint32_t site;
+	uint32_t site; /* the site's id | SH_* (agent.h, above) */
 };
 
 #define HIJACK_MAX 256
@@ -272,6 +303,12 @@ struct athread {
 	pid_t tid;
 	uint32_t depth;           /* shadow entries in use */
 	struct propel_ring_hdr *ring;
+	/* sampled time (PROPEL_START_SAMPLED): the w0 of the thread's last
+	 * stamped record (tsc << 4); the call records before the next stamp
+	 * carry it, and ingest dates them between the two stamps */
+	uint64_t stamp;
+	int32_t stamp_left; /* call records until the next rdtsc */
+	int32_t stamp_every; /* 1: every record stamped */
 	size_t ring_size;
 	uint64_t lost;
 	uint64_t dropped;         /* records dropped since the drain fell behind */
@@ -328,6 +365,7 @@ struct ag_frame {
 int ag_on_enter(struct ag_frame *fr);
 int ag_on_tail(struct ag_frame *fr);
 void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax);
+void ag_leaf_exit_slow(uint64_t ids, struct athread *t);
 void ag_on_enter_slow(struct ag_frame *fr);
 void ag_on_tail_slow(struct ag_frame *fr);
 
@@ -353,12 +391,14 @@ struct ag_config {
 extern struct ag_config ag_cfg;
 extern volatile int ag_active;
 extern volatile uint32_t ag_gen;
+extern volatile uint32_t ag_live;
 extern uint64_t ag_nonce;
 extern pthread_mutex_t ag_lock;
 extern struct athread *ag_threads;
 extern uint32_t ag_nfuncs, ag_nsites;
 extern uint64_t ag_xsave_mask;
 extern uint32_t ag_xsave_size;
+extern int32_t ag_stamp_every; /* 1, or PROPEL_STAMP_EVERY (sampled time) */
 
 void map_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void map_batch_begin(void); /* lines are buffered until the matching end */
@@ -431,6 +471,7 @@ void propagate_ask(uint32_t chan, const char *line);
 /* callback.c: functions entered from code the agent does not trace */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */
 int cb_takes_none(const char *name); /* a libc function with no callback */
+int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);

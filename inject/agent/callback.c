@@ -176,6 +176,36 @@ int cb_takes_none(const char *name)
 			       sizeof(*cb_none), cb_name_cmp);
 }
 
+/*
+ * The ones of them that never wait (no system call that blocks): copies,
+ * strings, formatting, allocation, clocks read in the vDSO.  A call to
+ * one is dated by the thread's sampled stamp like a traced call; a call
+ * to any other untraced function is dated exactly, entry and exit, since
+ * it may block for any time (hot.c sh_exact).  Sorted, for bsearch.
+ */
+static const char *const cb_nowait[] = {
+	"__errno_location", "__memcpy_chk", "__memmove_chk", "__memset_chk",
+	"__snprintf_chk", "__sprintf_chk", "__stpcpy_chk", "__strcat_chk",
+	"__strcpy_chk", "__strncpy_chk", "__vsnprintf_chk", "aligned_alloc",
+	"calloc", "clock_gettime", "free", "getpid", "gettimeofday",
+	"gmtime_r", "malloc", "malloc_usable_size", "memalign", "memchr",
+	"memcmp", "memcpy", "memmove", "mempcpy", "memrchr", "memset",
+	"posix_memalign", "pthread_getspecific", "pthread_self",
+	"pthread_setspecific", "rawmemchr", "realloc", "snprintf", "sprintf",
+	"stpcpy", "strcasecmp", "strcat", "strchr", "strcmp", "strcpy",
+	"strcspn", "strdup", "strerror", "strlen", "strncasecmp", "strncat",
+	"strncmp", "strncpy", "strndup", "strnlen", "strpbrk", "strrchr",
+	"strspn", "strstr", "strtod", "strtol", "strtoll", "strtoul",
+	"strtoull", "time", "vsnprintf",
+};
+
+int cb_pure(const char *name)
+{
+	return name && cb_takes_none(name) &&
+	       bsearch(&name, cb_nowait, sizeof(cb_nowait) / sizeof(*cb_nowait),
+		       sizeof(*cb_nowait), cb_name_cmp);
+}
+
 /* Hot path, on a call into untraced code: any argument not looked at? */
 int cb_args_unseen(const struct ag_frame *fr)
 {
@@ -267,7 +297,7 @@ uint64_t ag_on_fret(uint64_t slot)
 
 			if (t->ring && t->gen == ag_gen && ag_active && !t->dead)
 				rec_put(t, PROPEL_REC_EXIT, s->func,
-					s->site & 0x7fffffffu);
+					s->site & SH_SITE);
 		}
 	}
 	t->busy = was_busy;

@@ -30,6 +30,10 @@ _Static_assert(offsetof(struct athread, dead) == AT_DEAD, "AT_DEAD");
 _Static_assert(offsetof(struct athread, depth) == AT_DEPTH, "AT_DEPTH");
 _Static_assert(offsetof(struct athread, ring) == AT_RING, "AT_RING");
 _Static_assert(offsetof(struct athread, shadow) == AT_SHADOW, "AT_SHADOW");
+_Static_assert(offsetof(struct athread, stamp) == AT_STAMP &&
+		       offsetof(struct athread, stamp_left) == AT_STAMP_LEFT &&
+		       offsetof(struct athread, stamp_every) == AT_STAMP_EVERY,
+	       "AT_STAMP*");
 _Static_assert(sizeof(struct shadow) == 16 &&
 		       offsetof(struct shadow, func) == 8 &&
 		       offsetof(struct shadow, site) == 12,
@@ -38,6 +42,7 @@ _Static_assert(SHADOW_MAX == SHADOW_MAX_ASM, "SHADOW_MAX");
 _Static_assert(offsetof(struct ag_site, target) == SITE_TARGET &&
 		       offsetof(struct ag_site, cache) == SITE_CACHE &&
 		       offsetof(struct ag_site, id) == SITE_ID &&
+		       offsetof(struct ag_site, lean_state) == SITE_LEANST &&
 		       offsetof(struct ag_site, olo) == SITE_OLO &&
 		       offsetof(struct ag_site, ohi) == SITE_OHI &&
 		       offsetof(struct ag_site, fast) == SITE_FAST &&
@@ -49,10 +54,11 @@ _Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&
 	       "struct ag_func as tramp.S reads it");
 _Static_assert(F_READY == F_READY_ASM && F_PLT == F_PLT_ASM &&
 		       F_SYSTEM == F_SYSTEM_ASM && F_SLOW == F_SLOW_ASM &&
-		       F_NOCB == F_NOCB_ASM,
+		       F_NOCB == F_NOCB_ASM && F_PURE == F_PURE_ASM,
 	       "flags");
 _Static_assert(PROPEL_REC_ENTRY == PROPEL_REC_ENTRY_ASM &&
-		       PROPEL_REC_EXIT == PROPEL_REC_EXIT_ASM,
+		       PROPEL_REC_EXIT == PROPEL_REC_EXIT_ASM &&
+		       PROPEL_REC_CALL == PROPEL_REC_CALL_ASM,
 	       "record types");
 
 #define UNWIND_WINDOW (64ull << 20) /* slots further apart: another stack */
@@ -97,14 +103,15 @@ static struct propel_rec *ring_advance(struct athread *t)
 	r = propel_ring_sub(h, next);
 	h->tsc_last = propel_rdtsc();
 	h->sub_tsc[next % h->sub_count] = h->tsc_last;
+	/* records of this sub-buffer are no older than its start (ring.c) */
+	t->stamp = h->tsc_last << 4;
 	h->mono_last_ns = raw_mono_ns();
 	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
 	t->end = r + h->sub_recs;
 	if (t->dropped) { /* where the gap was, how long, how deep */
 		r->a = t->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)t->dropped;
 		r->b = (uint32_t)((int32_t)t->depth - (int32_t)t->drop_depth);
-		__atomic_store_n(&r->w0,
-				 propel_rec_w0(propel_rdtsc(), PROPEL_REC_LOST),
+		__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_LOST,
 				 __ATOMIC_RELEASE);
 		t->dropped = 0;
 		r++;
@@ -125,13 +132,25 @@ void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
 	__asm__ volatile("" ::: "memory");
 	r->a = a;
 	r->b = b;
-	__atomic_store_n(&r->w0, propel_rec_w0(propel_rdtsc(), type),
-			 __ATOMIC_RELEASE);
+	t->stamp = propel_rdtsc() << 4; /* later records are no older */
+	__atomic_store_n(&r->w0, t->stamp | (type & 0xf), __ATOMIC_RELEASE);
 }
 
+/* An event's argument: dated as the event before it (no rdtsc) */
 void rec_put64(struct athread *t, uint64_t v)
 {
-	rec_put(t, PROPEL_REC_ARG, (uint32_t)v, (uint32_t)(v >> 32));
+	struct propel_rec *r = t->cur;
+
+	if (unlikely(r == t->end)) {
+		r = ring_advance(t);
+		if (!r)
+			return;
+	}
+	t->cur = r + 1;
+	__asm__ volatile("" ::: "memory");
+	r->a = (uint32_t)v;
+	r->b = (uint32_t)(v >> 32);
+	__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_ARG, __ATOMIC_RELEASE);
 }
 
 void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
@@ -163,7 +182,7 @@ void shadow_unwind(struct athread *t, uint64_t below)
 		t->depth--;
 		if (t->ring && t->gen == ag_gen && ag_active)
 			rec_put(t, PROPEL_REC_EXIT, s->func,
-				(s->site & 0x7fffffffu) | PROPEL_EXIT_UNWOUND);
+				(s->site & SH_SITE) | PROPEL_EXIT_UNWOUND);
 	}
 }
 
@@ -243,11 +262,13 @@ int ag_on_enter(struct ag_frame *fr)
 		return 0;
 	if (r != 2)
 		return r;
+	if (unlikely(!site->lean_state))
+		return 1; /* the slow path tries its lean way */
 	t->busy = 1;
 	slot = (uint64_t)&fr->r11;
 	if (t->depth)
 		shadow_unwind(t, slot);
-	shadow_push(t, slot, f->id, site->id);
+	shadow_push(t, slot, f->id, site->id | sh_exact(f));
 	rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
 	t->busy = 0;
 	return 0;
@@ -265,7 +286,7 @@ void tail_enter(struct athread *t, struct ag_func *f, struct ag_site *site,
 {
 	shadow_unwind(t, ra_slot - 8);
 	if (t->depth && t->shadow[t->depth - 1].slot == ra_slot) {
-		shadow_push(t, ra_slot, f->id, site->id);
+		shadow_push(t, ra_slot, f->id, site->id | sh_exact(f));
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
 	}
 }
@@ -285,6 +306,8 @@ int ag_on_tail(struct ag_frame *fr)
 		return 0;
 	if (r != 2)
 		return r;
+	if (unlikely(!site->lean_state))
+		return 1; /* the slow path tries its lean way */
 	t->busy = 1;
 	/* the jump happens with rsp at the caller's return-address slot,
 	 * just above the two words the stub pushed */
@@ -312,17 +335,35 @@ void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
 		if (record) {
 			struct ag_func *f = NULL;
 
-			if (unlikely(s->site & 0x80000000u)) {
+			if (unlikely(s->site & SH_HOOK)) {
 				f = s->func < ag_nfuncs ? ag_funcs_by_id[s->func]
 							: NULL;
 				/* a send/recv is dated inside its call */
 				if (f && comm_kind(f->intercept))
 					comm_exit(t, s->slot, rax);
 			}
-			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & 0x7fffffffu);
-			if (unlikely(s->site & 0x80000000u))
+			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & SH_SITE);
+			if (unlikely(s->site & SH_HOOK))
 				intercept_exit(t, f, rax);
 		}
 	}
 	t->busy = 0;
+}
+
+/* A leaf call's record when its sub-buffer is full (tramp.S leaf_call):
+ * ids = func | site << 32, busy set by the caller. */
+void ag_leaf_exit_slow(uint64_t ids, struct athread *t)
+{
+	struct propel_rec *r = t->cur;
+
+	if (unlikely(r == t->end)) {
+		r = ring_advance(t);
+		if (!r)
+			return;
+	}
+	t->cur = r + 1;
+	__asm__ volatile("" ::: "memory");
+	r->a = (uint32_t)ids;
+	r->b = (uint32_t)(ids >> 32);
+	__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_CALL, __ATOMIC_RELEASE);
 }

@@ -14,6 +14,9 @@
 #define AT_DEAD 24
 #define AT_DEPTH 32
 #define AT_RING 40
+#define AT_STAMP 48
+#define AT_STAMP_LEFT 56
+#define AT_STAMP_EVERY 60
 #define AT_SHADOW 128 /* struct shadow: 16 bytes, slot/func/site */
 
 #define SHADOW_MAX_ASM 8192
@@ -21,6 +24,7 @@
 #define SITE_TARGET 0 /* struct ag_site */
 #define SITE_CACHE 8
 #define SITE_ID 16
+#define SITE_LEANST 20
 #define SITE_OLO 24
 #define SITE_OHI 32
 #define SITE_FAST 40
@@ -32,10 +36,12 @@
 #define F_SYSTEM_ASM 4
 #define F_SLOW_ASM 8
 #define F_NOCB_ASM 256
+#define F_PURE_ASM 512
 
 #define FUNC_TAB_BITS 16 /* ag_func_tab (patch.c): 1 << bits heads */
 
 #define PROPEL_REC_ENTRY_ASM 1 /* PROPEL_REC_ENTRY (share/record.h) */
 #define PROPEL_REC_EXIT_ASM 2  /* PROPEL_REC_EXIT */
+#define PROPEL_REC_CALL_ASM 13 /* PROPEL_REC_CALL */
 
 #endif

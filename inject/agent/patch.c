@@ -32,6 +32,7 @@
 #include <linux/membarrier.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -107,7 +108,7 @@ static void func_classify_import(struct ag_func *f)
 		f->flags |= F_SLOW; /* syscall(): only some (hot.c) */
 	else if (!f->intercept && !(f->flags & F_NOTRACE) &&
 		 cb_takes_none(f->name))
-		f->flags |= F_NOCB;
+		f->flags |= F_NOCB | (cb_pure(f->name) ? F_PURE : 0);
 }
 
 static void func_classify(struct ag_func *f)
@@ -181,6 +182,56 @@ struct ag_func *func_get(uint64_t addr)
 	f->hnext = ag_func_tab[h];
 	__atomic_store_n(&ag_func_tab[h], f, __ATOMIC_RELEASE);
 	return f;
+}
+
+/*
+ * A direct call may take its lean copy (stub.c) when everything the
+ * trampolines' common case asks of the callee holds for good: it is
+ * instrumented, not interposed (slow.c), and traced (or a system function
+ * known to take no callback, as tramp.S FAST_CALLEE rules).  Until then,
+ * and after a stop, the generic stub runs.
+ */
+static int sync_cores(void);
+
+static int lean_ok_for(const struct ag_site *s, const struct ag_func *f)
+{
+	uint32_t fl;
+
+	if (!s->lean || !f || f->intercept != IC_NONE)
+		return 0;
+	fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
+	if (fl & F_PURE)
+		fl &= ~(uint32_t)(F_SYSTEM | F_PLT);
+	return (fl & (F_READY | F_SLOW | F_SYSTEM | F_PLT | F_NOTRACE |
+		      F_FOREIGN)) == F_READY;
+}
+
+static int lean_ok(const struct ag_site *s)
+{
+	return lean_ok_for(s, s->target);
+}
+
+/* The first callee an indirect call or jump reached, once it is ready,
+ * is the one its lean way takes (one compare in the stub; any other goes
+ * the generic way).  A jump back into its own function is no call. */
+void patch_lean_indirect(struct ag_site *s, struct ag_func *f)
+{
+	if (!s->lean || s->target || s->lean_state)
+		return;
+	if (f->addr >= s->olo && f->addr < s->ohi) {
+		s->lean_state = 2;
+		return;
+	}
+	if (!(f->flags & F_READY))
+		return; /* not yet: asked again at its next call */
+	if (!lean_ok_for(s, f)) {
+		s->lean_state = 2;
+		return;
+	}
+	stub_lean_target(s, f);
+	stub_lean(s, 1);
+	s->lean_state = 1;
+	sync_cores();
 }
 
 /* ---- code memory ---- */
@@ -755,6 +806,12 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 		}
 		for (size_t k = w; k <= last; k++)
 			fn->ins[k].claimed = 1;
+		if (s->lean && s->target) { /* not patched in: no thread runs it */
+			s->cnext = s->target->callers;
+			s->target->callers = s;
+			if (lean_ok(s))
+				stub_lean(s, 1);
+		}
 		map_site(s);
 		s->hnext = site_tab[hash_addr(s->addr)];
 		__atomic_store_n(&site_tab[hash_addr(s->addr)], s, __ATOMIC_RELEASE);
@@ -818,6 +875,15 @@ int patch_function(struct ag_func *f)
 	}
 done:
 	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
+	/* its direct callers may now skip the trampolines */
+	n = 0;
+	for (struct ag_site *c = f->callers; c; c = c->cnext)
+		if (lean_ok(c)) {
+			stub_lean(c, 1);
+			n++;
+		}
+	if (n)
+		sync_cores();
 	return 0;
 }
 
@@ -919,6 +985,9 @@ int patch_restore_all(void)
 
 	for (s = ag_sites_all; s; s = s->next_all) {
 		__atomic_store_n(&s->fast, 0, __ATOMIC_RELAXED);
+		stub_lean(s, 0); /* the callee is made ready again first */
+		if (s->lean && !s->target)
+			s->lean_state = 0;
 		if (!s->patched)
 			continue;
 		v[n++] = s;

@@ -226,6 +226,9 @@ static int ring_open(struct athread *t)
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
 	t->ring = h;
 	t->ring_size = size;
+	t->stamp = h->tsc0 << 4;
+	t->stamp_left = 0;
+	t->stamp_every = ag_stamp_every;
 	t->cur = propel_ring_sub(h, 0);
 	t->end = t->cur + sub;
 	return 0;
@@ -351,7 +354,7 @@ void ag_invoke_exit(struct ag_func *f, uint64_t slot)
 
 		if (t->ring && t->gen == ag_gen && ag_active)
 			rec_put(t, PROPEL_REC_EXIT, s->func,
-				s->site & 0x7fffffffu);
+				s->site & SH_SITE);
 	}
 	t->busy = 0;
 }
@@ -569,7 +572,7 @@ static int env_has(char *const *envp, const char *name)
 static const char *const exec_env_keep[] = { "LD_PRELOAD", "PROPEL_SESSION_DIR",
 					     "PROPEL_RING_KB",
 					     "PROPEL_TRACE_LIBC",
-					     "PROPEL_KEEP_ALL" };
+					     "PROPEL_KEEP_ALL", "PROPEL_TIMING" };
 #define EXEC_ENV_N (sizeof(exec_env_keep) / sizeof(exec_env_keep[0]))
 static char *exec_env[EXEC_ENV_N]; /* "NAME=value", or NULL */
 
@@ -968,14 +971,14 @@ int comm_fast(struct ag_frame *fr, int tail)
 			 t->shadow[t->depth - 1].func == f->id;
 		hook = comm_enter(t, fr, f, slot);
 		if (hook && pushed)
-			t->shadow[t->depth - 1].site |= 0x80000000u;
+			t->shadow[t->depth - 1].site |= SH_HOOK;
 		else if (hook)
 			t->ncomm--; /* no exit will come for it */
 	} else {
 		shadow_unwind(t, slot);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
 		hook = comm_enter(t, fr, f, slot);
-		shadow_push(t, slot, f->id, site->id | (hook ? 0x80000000u : 0));
+		shadow_push(t, slot, f->id, site->id | (hook ? SH_HOOK : 0) | sh_exact(f));
 	}
 	t->busy = 0;
 	return 1;
@@ -1016,6 +1019,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	t = thread_get();
 	f = site->target ? site->target : func_get(fr->target);
 	func_resolve(f);
+	patch_lean_indirect(site, f);
 	if (f->flags & (F_SYSTEM | F_PLT | F_FOREIGN))
 		cb_sniff(fr);
 	if (t)
@@ -1039,7 +1043,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 
 		shadow_unwind(t, slot);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
-		shadow_push(t, slot, f->id, site->id | (hook ? 0x80000000u : 0));
+		shadow_push(t, slot, f->id, site->id | (hook ? SH_HOOK : 0) | sh_exact(f));
 		/* a send is dated after its entry record, not before */
 		if (hook && comm_kind(f->intercept) && t->ncomm &&
 		    t->comm[t->ncomm - 1].slot == slot)

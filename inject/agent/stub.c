@@ -15,7 +15,11 @@
 
 /* ---- stub memory ---- */
 
-/* Reserve stub memory within reach of a rel32 jump from the module. */
+static int64_t lean_tls(void);
+static size_t lean_rt_copy(uint8_t *p);
+
+/* Reserve stub memory within reach of a rel32 jump from the module; a new
+ * arena starts with the lean call's routines (tramp.S ag_lean_rt). */
 static uint8_t *arena_alloc(struct ag_module *m, size_t n)
 {
 	const size_t size = 16u << 20;
@@ -47,8 +51,15 @@ static uint8_t *arena_alloc(struct ag_module *m, size_t n)
 				continue;
 			}
 			m->arena = p;
-			m->arena_cur = p + n;
+			m->arena_cur = p;
 			m->arena_end = p + size;
+			m->lean_rt = NULL;
+			if (lean_tls() != 1) {
+				m->lean_rt = p;
+				m->arena_cur += lean_rt_copy(p);
+			}
+			p = m->arena_cur;
+			m->arena_cur += n;
 			return p;
 		}
 	}
@@ -165,6 +176,155 @@ static int emit_target(struct emit *e, const uint8_t *ins, int len,
 	return 0;
 }
 
+/*
+ * Moving an instruction of a window into a stub: relative jumps become
+ * their rel32 forms, rip-relative operands keep pointing where they did.
+ * Both are fixed up once the stub's address is known.
+ */
+struct fixup {
+	uint32_t at, end; /* the disp32 field; the end of its instruction */
+	uint64_t to;      /* the absolute address it must reach */
+};
+
+#define MAX_FIXUPS 32
+#define MAX_MOVED 23 /* instructions moved out of one window */
+
+/* ---- the lean call (tramp.S ag_lean_rt) ---- */
+
+enum lean_mark { /* what tramp.S's LMARK K fills in (ends an insn) */
+	LM_TLS,    /* disp32: ag_self's offset from the thread pointer */
+	LM_LIVE,   /* imm64: &ag_live */
+	LM_UNUSED,
+	LM_SLOW,   /* imm64: ag_leaf_exit_slow */
+};
+
+extern const uint8_t ag_lean_rt[], ag_lean_rt_exit[], ag_lean_rt_end[];
+extern const uint8_t ag_lean_rt_leaf[];
+extern const uint8_t ag_lean_rt_enter2[], ag_lean_rt_tail[];
+extern const uint32_t ag_lean_marks[][2], ag_lean_marks_end[];
+extern const uint32_t ag_lean_rows[][2], ag_lean_rows_end[];
+
+/* fixup targets resolved once the stub's arena is known: the routine at
+ * this offset from the arena's ag_lean_rt copy */
+#define TO_LEAN_ENTER 1
+#define TO_LEAN_EXIT 2
+#define TO_LEAF_CALL 3
+#define TO_LEAN_ENTER2 5
+#define TO_LEAN_TAIL 6
+#define TO_LEAN_LAST 6
+
+static uint64_t lean_rt_off(uint64_t to)
+{
+	const uint8_t *r[] = { ag_lean_rt,	 ag_lean_rt,
+			       ag_lean_rt_exit,	 ag_lean_rt_leaf,
+			       ag_lean_rt_leaf, ag_lean_rt_enter2,
+			       ag_lean_rt_tail };
+
+	return (uint64_t)(r[to] - ag_lean_rt);
+}
+
+static int64_t lean_tls_off; /* 0: not looked at; 1: no lean calls */
+
+/* ag_self's offset from the thread pointer: the same in every thread
+ * (initial-exec TLS); 1 when it does not fit a disp32. */
+static int64_t lean_tls(void)
+{
+	uint64_t tp;
+	int64_t off;
+
+	if (lean_tls_off)
+		return lean_tls_off;
+	__asm__("mov %%fs:0, %0" : "=r"(tp));
+	off = (int64_t)((uint64_t)&ag_self - tp);
+	lean_tls_off = off == (int32_t)off && off != 0 && off != 1 ? off : 1;
+	return lean_tls_off;
+}
+
+static size_t lean_rt_fde(uint8_t *p, uint64_t lo, uint64_t len);
+
+/* The routines' copy at the start of a new arena p; its FDE registered.
+ * Returns the bytes it takes. */
+static size_t lean_rt_copy(uint8_t *p)
+{
+	size_t n = (size_t)(ag_lean_rt_end - ag_lean_rt), nm;
+	uint64_t live = (uint64_t)&ag_live;
+	uint64_t slow = (uint64_t)ag_leaf_exit_slow;
+	int32_t tls = (int32_t)lean_tls();
+	uint8_t *eh;
+
+	memcpy(p, ag_lean_rt, n);
+	nm = (size_t)((const uint8_t *)ag_lean_marks_end -
+		      (const uint8_t *)ag_lean_marks) / 8;
+	for (size_t i = 0; i < nm; i++) {
+		uint8_t *at = p + ag_lean_marks[i][1];
+
+		switch (ag_lean_marks[i][0]) {
+		case LM_TLS:
+			memcpy(at - 4, &tls, 4);
+			break;
+		case LM_LIVE:
+			memcpy(at - 8, &live, 8);
+			break;
+		case LM_SLOW:
+			memcpy(at - 8, &slow, 8);
+			break;
+		}
+	}
+	eh = ag_alloc(1024);
+	size_t cie = stub_cie(eh);
+	lean_rt_fde(eh + cie, (uint64_t)p, n);
+	stub_register(eh);
+	return (n + 63) & ~(size_t)63;
+}
+
+/* A callee that records nothing inside: one CALL record (tramp.S leaf) */
+static int lean_leaf(const struct ag_func *f)
+{
+	return (f->flags & (F_PLT | F_SYSTEM)) && (f->flags & F_PURE) &&
+	       !(f->flags & F_NOTRACE) && f->intercept == IC_NONE;
+}
+
+/* push r11 ; r11 = ids ; call the routine `to` ; pop r11 -- and its rows */
+static void lean_call(struct emit *e, uint8_t *tmp, uint64_t ids, uint64_t to,
+		      struct fixup *fx, int *nfx, uint32_t rows[][2], int *nrows)
+{
+	e8(e, 0x41); /* push r11 */
+	e8(e, 0x53);
+	rows[*nrows][0] = (uint32_t)(e->p - tmp);
+	rows[(*nrows)++][1] = 8;
+	emit_movabs_r11(e, ids);
+	e8(e, 0xe8);
+	fx[*nfx].at = (uint32_t)(e->p - tmp);
+	fx[*nfx].end = fx[*nfx].at + 4;
+	fx[(*nfx)++].to = to;
+	e32(e, 0);
+	e8(e, 0x41); /* pop r11 */
+	e8(e, 0x5b);
+	rows[*nrows][0] = (uint32_t)(e->p - tmp);
+	rows[(*nrows)++][1] = 0;
+}
+
+void stub_lean_target(struct ag_site *s, const struct ag_func *f)
+{
+	uint64_t ids = (uint64_t)s->id << 32 | f->id;
+
+	memcpy(s->lean_ids, &ids, 8);
+	__atomic_store_n(s->lean_lit, f->addr, __ATOMIC_RELEASE);
+}
+
+void stub_lean(struct ag_site *s, int on)
+{
+	int32_t d = 0;
+
+	if (!s->lean)
+		return;
+	if (on)
+		d = (int32_t)(s->lean - ((uint8_t *)s->lean_jmp + 4));
+	__atomic_store_n(s->lean_jmp, d, __ATOMIC_RELEASE);
+}
+
+static size_t stub_cie_len;
+
 /* CIE shared by every stub FDE: CFA = rsp + 0 at the stub's start. */
 size_t stub_cie(uint8_t *p)
 {
@@ -181,6 +341,7 @@ size_t stub_cie(uint8_t *p)
 		0, 0, 0, 0,        /* padding (DW_CFA_nop) to 24 bytes */
 	};
 	memcpy(p, cie, sizeof(cie));
+	stub_cie_len = sizeof(cie);
 	return sizeof(cie);
 }
 
@@ -233,9 +394,9 @@ static uint8_t *fde_rip_is(uint8_t *p, uint64_t v)
 }
 
 static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
-		       uint64_t ra, int ra_on_stack, const uint32_t rows[][2],
-		       int nrows, const struct fde_moved *mv, int npre,
-		       int npost)
+		       uint64_t ra, int ra_on_stack, uint32_t ra_at,
+		       const uint32_t rows[][2], int nrows,
+		       const struct fde_moved *mv, int npre, int npost)
 {
 	uint8_t *s = p;
 	uint32_t n, cie_ptr, at = 0;
@@ -264,6 +425,7 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 		p = fde_advance(p, &at, mv[i].off);
 		p = fde_rip_is(p, mv[i].orig);
 	}
+	p = fde_advance(p, &at, ra_at); /* past the moved instructions */
 	if (ra_on_stack) {
 		*p++ = 0xc0 | 7;  /* restore rsp: the caller's is the CFA */
 		*p++ = 0x80 | 16; /* offset rip, cfa-8 */
@@ -292,17 +454,40 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	return (size_t)(p - s);
 }
 
-/*
- * Moving an instruction of a window into a stub: relative jumps become
- * their rel32 forms, rip-relative operands keep pointing where they did.
- * Both are fixed up once the stub's address is known.
- */
-struct fixup {
-	uint32_t at, end; /* the disp32 field; the end of its instruction */
-	uint64_t to;      /* the absolute address it must reach */
-};
 
-#define MAX_FIXUPS 24
+/* The FDE of an arena's lean routines: functions entered by a call,
+ * their CFA moving as tramp.S's LROW rows say. */
+static size_t lean_rt_fde(uint8_t *p, uint64_t lo, uint64_t len)
+{
+	uint8_t *s = p;
+	uint32_t n, at = 0, cie_ptr;
+	size_t nr = (size_t)((const uint8_t *)ag_lean_rows_end -
+			     (const uint8_t *)ag_lean_rows) / 8;
+
+	p += 4;
+	cie_ptr = (uint32_t)(p - s) + (uint32_t)stub_cie_len;
+	memcpy(p, &cie_ptr, 4);
+	p += 4;
+	memcpy(p, &lo, 8);
+	p += 8;
+	memcpy(p, &len, 8);
+	p += 8;
+	*p++ = 0;	  /* augmentation data length */
+	*p++ = 0x0e;	  /* def_cfa_offset 8: a function's entry */
+	*p++ = 8;
+	*p++ = 0x80 | 16; /* offset rip, cfa-8 */
+	*p++ = 1;
+	for (size_t i = 0; i < nr; i++) {
+		p = fde_advance(p, &at, ag_lean_rows[i][0]);
+		*p++ = 0x0e;
+		*p++ = (uint8_t)(ag_lean_rows[i][1] + 8);
+	}
+	while ((p - s) % 8)
+		*p++ = 0;
+	n = (uint32_t)(p - s) - 4;
+	memcpy(s, &n, 4);
+	return (size_t)(p - s);
+}
 
 static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
 		      const struct pinsn *pi, struct fixup *fx, int *nfx)
@@ -342,29 +527,185 @@ static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
 	return 0;
 }
 
+/* jne/jmp rel32 to an offset of tmp */
+static void emit_jcc_to(struct emit *e, uint8_t *tmp, int jne, uint32_t to)
+{
+	if (jne) {
+		e8(e, 0x0f);
+		e8(e, 0x85);
+	} else {
+		e8(e, 0xe9);
+	}
+	e32(e, to - (uint32_t)(e->p + 4 - tmp));
+}
+
+static void emit_fix(struct emit *e, uint8_t *tmp, uint8_t op,
+		     struct fixup *fx, int *nfx, uint64_t to)
+{
+	e8(e, op);
+	fx[*nfx].at = (uint32_t)(e->p - tmp);
+	fx[*nfx].end = fx[*nfx].at + 4;
+	fx[(*nfx)++].to = to;
+	e32(e, 0);
+}
+
+static void emit_row(struct emit *e, uint8_t *tmp, uint32_t rows[][2],
+		     int *nrows, uint32_t cfa)
+{
+	rows[*nrows][0] = (uint32_t)(e->p - tmp);
+	rows[(*nrows)++][1] = cfa;
+}
+
+/*
+ * The lean way of a site (tramp.S draws the direct call's; the others):
+ *   indirect call:  push r11 ; r11 = operand ; push r11
+ *                   cmp [lit], r11 ; jne miss ; r11 = ids ; call lean_enter2
+ *                   r11 = [rsp+8] ; rsp += 16 ; jne G ; call *-16(%rsp)
+ *                   call lean_exit ; jne GX ; jmp on
+ *             miss: r11 = [rsp+8] ; rsp += 16 ; jmp G
+ *   direct tail:    push r11 ; push r11 ; r11 = ids ; call lean_tail
+ *                   r11 = [rsp+8] ; rsp += 16 ; jne G ; jmp T
+ *   indirect tail:  as the indirect call up to the jne G ; jmp *-16(%rsp)
+ * lit (the one callee an indirect site takes this way) and the ids of an
+ * indirect site's callee are filled in by stub_lean_target.  `on` is
+ * the rel32 of the final jump, set by the caller.
+ */
+struct lean_at {
+	uint32_t g, gx;       /* the generic stub, its call of tramp_exit */
+	uint32_t on;          /* the final jump's rel32 (calls) */
+	uint32_t lit_disp;    /* the cmp's disp32 (indirect), or 0 */
+	uint32_t ids;         /* the ids' imm64 */
+};
+
+static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
+		     const uint8_t *ins, uint64_t direct, struct fixup *fx,
+		     int *nfx, uint32_t rows[][2], int *nrows,
+		     struct lean_at *at)
+{
+	uint64_t ids = (uint64_t)s->id << 32 | (direct ? s->target->id : 0);
+	static const uint8_t restore[] = {
+		0x4c, 0x8b, 0x5c, 0x24, 0x08, /* mov 8(%rsp), %r11 */
+		0x48, 0x8d, 0x64, 0x24, 0x10, /* lea 16(%rsp), %rsp */
+	};
+	uint8_t *jmiss = NULL;
+
+	if (s->kind == SITE_CALL && direct) {
+		int leaf = lean_leaf(s->target);
+
+		if (!leaf) {
+			lean_call(e, tmp, ids, TO_LEAN_ENTER, fx, nfx, rows,
+				  nrows);
+			emit_jcc_to(e, tmp, 1, at->g);
+		}
+		emit_fix(e, tmp, 0xe8, fx, nfx, direct); /* call the callee */
+		if (leaf) {
+			lean_call(e, tmp, ids, TO_LEAF_CALL, fx, nfx, rows,
+				  nrows);
+		} else {
+			emit_fix(e, tmp, 0xe8, fx, nfx, TO_LEAN_EXIT);
+			emit_jcc_to(e, tmp, 1, at->gx);
+		}
+		e8(e, 0xe9);
+		at->on = (uint32_t)(e->p - tmp);
+		e32(e, 0);
+		return 0;
+	}
+	e8(e, 0x41); /* push r11 */
+	e8(e, 0x53);
+	emit_row(e, tmp, rows, nrows, 8);
+	if (direct) {
+		e8(e, 0x41); /* push r11: the callee's word, unused */
+		e8(e, 0x53);
+	} else {
+		if (emit_target(e, ins, s->len, 0, s->ret) < 0)
+			return -1;
+		e8(e, 0x41); /* push r11 (the callee) */
+		e8(e, 0x53);
+	}
+	emit_row(e, tmp, rows, nrows, 16);
+	if (!direct) {
+		e8(e, 0x4c); /* cmp lit(%rip), %r11 */
+		e8(e, 0x3b);
+		e8(e, 0x1d);
+		at->lit_disp = (uint32_t)(e->p - tmp);
+		e32(e, 0);
+		e8(e, 0x0f); /* jne miss */
+		e8(e, 0x85);
+		jmiss = e->p;
+		e32(e, 0);
+	}
+	emit_movabs_r11(e, ids);
+	at->ids = (uint32_t)(e->p - tmp) - 8;
+	e8(e, 0xe8);
+	fx[*nfx].at = (uint32_t)(e->p - tmp);
+	fx[*nfx].end = fx[*nfx].at + 4;
+	fx[(*nfx)++].to = s->kind == SITE_CALL ? TO_LEAN_ENTER2 : TO_LEAN_TAIL;
+	e32(e, 0);
+	memcpy(e->p, restore, sizeof(restore));
+	e->p += sizeof(restore);
+	emit_row(e, tmp, rows, nrows, 0);
+	emit_jcc_to(e, tmp, 1, at->g);
+	if (s->kind == SITE_CALL) {
+		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
+
+		memcpy(e->p, call_red, 4); /* call *-16(%rsp) */
+		e->p += 4;
+		emit_fix(e, tmp, 0xe8, fx, nfx, TO_LEAN_EXIT);
+		emit_jcc_to(e, tmp, 1, at->gx);
+		e8(e, 0xe9);
+		at->on = (uint32_t)(e->p - tmp);
+		e32(e, 0);
+	} else if (direct) {
+		emit_fix(e, tmp, 0xe9, fx, nfx, direct); /* jmp T */
+	} else {
+		static const uint8_t jmp_red[] = { 0xff, 0x64, 0x24, 0xf0 };
+
+		memcpy(e->p, jmp_red, 4); /* jmp *-16(%rsp) */
+		e->p += 4;
+	}
+	if (jmiss) {
+		int32_t d = (int32_t)(e->p - (jmiss + 4));
+
+		memcpy(jmiss, &d, 4);
+		emit_row(e, tmp, rows, nrows, 16);
+		memcpy(e->p, restore, sizeof(restore));
+		e->p += sizeof(restore);
+		emit_row(e, tmp, rows, nrows, 0);
+		emit_jcc_to(e, tmp, 0, at->g);
+	}
+	return 0;
+}
+
 /*
  * The code of a stub (layout in agent.h); 0, -1 when the operand is
  * unusual or no stub memory is in reach, -2 when `near` (call the direct
  * callee with a rel32) cannot reach it from there.  win[0..npre) are the window's
  * instructions before the site, moved to the stub's front; win[npre] is the
  * site; the npost after it are moved behind the call, where the callee
- * returns, followed by a jump back to the end of the window.
+ * returns, followed by a jump back to the end of the window.  A site with
+ * a lean way (stub_lean) starts with a jump to the generic code (G) and
+ * has its lean code after G's.
  */
 static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		     const struct pinsn *win, int npre, int npost,
 		     uint8_t *fde_buf, size_t *fde_len, size_t cie_off, int near)
 {
 	struct ag_module *m = module_of(s->addr);
-	uint8_t tmp[512];
+	uint8_t tmp[768];
 	struct emit e = { tmp };
 	struct fixup fx[MAX_FIXUPS];
 	struct fde_moved mv[MAX_FIXUPS];
-	uint32_t rows[3][2], code_len, post_off = 0;
-	int nfx = 0;
+	uint32_t rows[12][2], code_len, post_off = 0;
+	uint32_t j_off = 0, g_off, l_off = 0, lit_off = 0;
+	struct lean_at la = { 0 };
+	int nfx = 0, nrows = 3;
 	uint8_t *stub, *p_enter, *p_exit = NULL, *p_jmp = NULL, *lit;
 	int32_t d;
+	/* a lean way: every call and tail call but a direct one that cannot
+	 * reach its callee with a rel32 (stub_lean) */
+	int lean = (!direct || (near && s->target)) && lean_tls() != 1;
 
-	if (!m || npre + npost >= MAX_FIXUPS - 1)
+	if (!m || npre + npost >= MAX_MOVED)
 		return -1;
 	for (int i = 0; i < npre; i++) {
 		mv[i].off = (uint32_t)(e.p - tmp);
@@ -373,9 +714,17 @@ static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 			return -1;
 	}
 	const uint32_t plen = (uint32_t)(e.p - tmp);
+	if (lean) { /* jmp G, its displacement 4-aligned: one atomic store */
+		while ((e.p - tmp + 1) % 4)
+			e8(&e, 0x90);
+		j_off = (uint32_t)(e.p - tmp);
+		e8(&e, 0xe9);
+		e32(&e, 0);
+	}
+	g_off = (uint32_t)(e.p - tmp);
 	e8(&e, 0x41); /* push r11 */
 	e8(&e, 0x53);
-	rows[0][0] = plen + 2;
+	rows[0][0] = g_off + 2;
 	rows[0][1] = 8;
 	if (emit_target(&e, ins, s->len, direct, s->ret) < 0)
 		return -1;
@@ -396,6 +745,7 @@ static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 	e.p += sizeof(tail_of_enter);
 	rows[2][0] = (uint32_t)(e.p - tmp);
 	rows[2][1] = 0;
+	la.g = g_off;
 	if (s->kind == SITE_CALL) {
 		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
 
@@ -418,31 +768,45 @@ static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		e32(&e, 0);
 		e8(&e, 0xcc);
 		e64(&e, (uint64_t)s); /* tramp_exit reads the site here */
-		if (npost) {
-			const struct pinsn *last = &win[npre + npost];
-
-			post_off = (uint32_t)(e.p - tmp);
-			for (int i = npre + 1; i <= npre + npost; i++) {
-				mv[i - 1].off = (uint32_t)(e.p - tmp);
-				mv[i - 1].orig = win[i].addr;
-				if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
-					return -1;
-			}
-			e8(&e, 0xe9); /* back to the end of the window */
-			fx[nfx].at = (uint32_t)(e.p - tmp);
-			fx[nfx].end = fx[nfx].at + 4;
-			fx[nfx++].to = last->addr + last->len;
-			e32(&e, 0);
-		}
+		la.gx = (uint32_t)(p_exit - 2 - tmp);
 	} else {
 		static const uint8_t jmp_red[] = { 0xff, 0x64, 0x24, 0xf0 };
 
 		memcpy(e.p, jmp_red, 4); /* jmp *-16(%rsp) */
 		e.p += 4;
 	}
+	if (lean) {
+		l_off = (uint32_t)(e.p - tmp);
+		if (lean_emit(&e, tmp, s, ins, direct, fx, &nfx, rows, &nrows,
+			      &la) < 0)
+			return -1;
+	}
+	if (s->kind == SITE_CALL && npost) {
+		const struct pinsn *last = &win[npre + npost];
+
+		post_off = (uint32_t)(e.p - tmp);
+		for (int i = npre + 1; i <= npre + npost; i++) {
+			mv[i - 1].off = (uint32_t)(e.p - tmp);
+			mv[i - 1].orig = win[i].addr;
+			if (emit_moved(&e, tmp, m, &win[i], fx, &nfx) < 0)
+				return -1;
+		}
+		e8(&e, 0xe9); /* back to the end of the window */
+		fx[nfx].at = (uint32_t)(e.p - tmp);
+		fx[nfx].end = fx[nfx].at + 4;
+		fx[nfx++].to = last->addr + last->len;
+		e32(&e, 0);
+	}
 	code_len = (uint32_t)(e.p - tmp);
 	while ((e.p - tmp) % 8)
 		e8(&e, 0xcc);
+	if (la.lit_disp) { /* the lean way's one callee (an address never
+			    * called: none yet) */
+		lit_off = (uint32_t)(e.p - tmp);
+		e64(&e, 1);
+		d = (int32_t)(lit_off - (la.lit_disp + 4));
+		memcpy(tmp + la.lit_disp, &d, 4);
+	}
 	lit = e.p;
 	e64(&e, s->kind == SITE_CALL ? (uint64_t)ag_tramp_enter
 				     : (uint64_t)ag_tramp_tail);
@@ -456,17 +820,33 @@ static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 		if (npost) {
 			d = (int32_t)(post_off - (uint32_t)(p_jmp + 4 - tmp));
 			memcpy(p_jmp, &d, 4);
+			if (lean) {
+				d = (int32_t)(post_off - (la.on + 4));
+				memcpy(tmp + la.on, &d, 4);
+			}
 		} else {
 			fx[nfx].at = (uint32_t)(p_jmp - tmp);
 			fx[nfx].end = fx[nfx].at + 4;
 			fx[nfx++].to = s->ret;
+			if (lean) {
+				fx[nfx].at = la.on;
+				fx[nfx].end = la.on + 4;
+				fx[nfx++].to = s->ret;
+			}
 		}
 	}
 	stub = arena_alloc(m, (size_t)(e.p - tmp));
 	if (!stub)
 		return -1;
 	for (int i = 0; i < nfx; i++) {
-		int64_t nd = (int64_t)(fx[i].to - ((uint64_t)stub + fx[i].end));
+		uint64_t to = fx[i].to;
+
+		if (to >= TO_LEAN_ENTER && to <= TO_LEAN_LAST) {
+			if (!m->lean_rt)
+				return -1;
+			to = (uint64_t)m->lean_rt + lean_rt_off(to);
+		}
+		int64_t nd = (int64_t)(to - ((uint64_t)stub + fx[i].end));
 
 		if (nd != (int32_t)nd)
 			return direct && near ? -2 : -1;
@@ -476,9 +856,15 @@ static int stub_emit(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 	/* the site's own rip-relative operand was made absolute */
 	memcpy(stub, tmp, (size_t)(e.p - tmp));
 	s->stub = stub;
+	s->lean = lean ? stub + l_off : NULL;
+	s->lean_jmp = lean ? (int32_t *)(stub + j_off + 1) : NULL;
+	s->lean_lit = la.lit_disp ? (uint64_t *)(stub + lit_off) : NULL;
+	s->lean_ids = lean ? stub + la.ids : NULL;
+	s->lean_state = lean && !direct ? 0 : 2;
 	*fde_len += emit_fde(fde_buf + *fde_len, *fde_len + cie_off,
 			     (uint64_t)stub, code_len, s->ret,
-			     s->kind == SITE_TAIL, rows, 3, mv, npre, npost);
+			     s->kind == SITE_TAIL, plen, rows, nrows, mv, npre,
+			     npost);
 	return 0;
 }
 
@@ -562,7 +948,7 @@ uint8_t *stub_entry(struct ag_site *s, const struct pinsn *win, int n,
 	int nfx = 0;
 	int32_t d;
 
-	if (n >= MAX_FIXUPS - 1)
+	if (n >= MAX_MOVED)
 		return NULL;
 	e8(&e, 0x41); /* push r11 */
 	e8(&e, 0x53);

@@ -41,6 +41,13 @@ int stub_build(struct ag_site *s, const uint8_t *ins, uint64_t direct,
 uint8_t *stub_entry(struct ag_site *s, const struct pinsn *win, int n,
 		    const struct ag_site *via, uint8_t *fde_buf, size_t *fde_len,
 		    size_t cie_off);
+/* A call site with a lean copy takes it (on) or its generic stub (off);
+ * the callee must be plain (patch.c lean_ok) for on.  The caller makes
+ * the cores see it (sync_cores) before it counts. */
+void stub_lean(struct ag_site *s, int on);
+/* An indirect site's lean way takes callee f (its generic stub, any
+ * other); before stub_lean(s, 1), with the lean way off. */
+void stub_lean_target(struct ag_site *s, const struct ag_func *f);
 size_t stub_cie(uint8_t *p);     /* the CIE every stub FDE refers to */
 void stub_register(uint8_t *eh); /* an .eh_frame blob, to the unwinder */
 

@@ -136,11 +136,18 @@
 
 /* rax = word 0 of a record of TYPE stamped now (clobbers rdx) */
 .macro FAST_W0 type
-	rdtsc
+	decl	AT_STAMP_LEFT(%rcx)
+	jle	71f
+	mov	AT_STAMP(%rcx), %rax
+	jmp	72f
+71:	rdtsc
 	shl	$32, %rdx
 	or	%rdx, %rax
 	shl	$4, %rax
-	or	$\type, %rax
+	mov	%rax, AT_STAMP(%rcx)
+	mov	AT_STAMP_EVERY(%rcx), %edx
+	mov	%edx, AT_STAMP_LEFT(%rcx)
+72:	or	$\type, %rax
 .endm
 
 .macro FAST_RET
@@ -168,7 +175,8 @@
  * may take it: known (the site's fast word says so for this target, or
  * the callee is the site's own, the one its cache holds, or the head of
  * its chain in ag_func_tab, patch.c), ready, not interposed, and not in a
- * system library or PLT unless it takes no callback (F_NOCB: the others
+ * system library or PLT unless it takes no callback and never blocks
+ * (F_PURE: the others
  * look at their arguments, hot.c).  Else to 8.  The fast word (struct
  * ag_site) is id << 48 | target: one cache line, the site's, for a call
  * seen before.  \off: the target's offset from rsp.  Clobbers rax, rsi.
@@ -202,13 +210,15 @@
 	jne	8f
 	mov	%rsi, SITE_CACHE(%r11)
 7:	mov	FUNC_FLAGS(%rsi), %edx
-	test	$F_NOCB_ASM, %edx
+	test	$F_PURE_ASM, %edx
 	jz	5f
 	and	$~(F_SYSTEM_ASM | F_PLT_ASM), %edx
 5:	and	$(F_READY_ASM | F_SLOW_ASM | F_SYSTEM_ASM | F_PLT_ASM), %edx
 	cmp	$F_READY_ASM, %edx
 	jne	8f
 	mov	FUNC_ID(%rsi), %edx
+	cmpb	$0, SITE_LEANST(%r11)		/* a lean way to try: C */
+	je	8f
 	cmp	$0xffff, %edx			/* ids that fit the fast word */
 	ja	4f
 	mov	%rax, %rsi
@@ -359,7 +369,7 @@ ag_tramp_exit:
 	/* one exit record per entry with this slot, top first */
 1:	cmp	AT_END(%rcx), %rsi
 	je	8f
-	testl	$0x80000000, 12(%rdx)		/* intercepted: ag_on_exit */
+	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
 	jnz	8f
 	movq	8(%rdx), %rax			/* func, site */
 	mov	%rax, 8(%rsi)
@@ -400,6 +410,336 @@ ag_tramp_exit:
 	ret
 	.size	ag_tramp_exit, .-ag_tramp_exit
 
+
+/*
+ * The lean call (stub.c stub_lean): a direct call site whose callee is
+ * known plain runs
+ *
+ *   L:  push r11 ; r11 = func id | site id << 32 ; call lean_enter
+ *       pop r11 ; jne G                  (not recorded: the generic stub)
+ *       call T ; call lean_exit ; jne GX (its call of tramp_exit)
+ *       jmp GJ                           (its jump back)
+ *
+ * lean_enter and lean_exit do what tramp_enter's and tramp_exit's common
+ * cases do -- busy flag, shadow push and pop, entry and exit records --
+ * with the ids from r11: no look at the site or the callee, no indirect
+ * branch.  They answer in ZF (1: recorded), which a call leaves undefined
+ * for the program anyway.  A copy of this template lives at the start of
+ * every stub arena (stub.c arena_alloc), within a rel32 of its stubs.
+ *
+ * LMARK K marks the end of an instruction whose last bytes stub.c fills
+ * in (enum lean_mark); LROW N says the CFA is N bytes above rsp at the
+ * routine's entry from here on.  Both go to tables stub.c reads.
+ */
+.macro LMARK k
+888:
+	.pushsection .rodata.ag_lean, "a"
+	.long	\k, 888b - ag_lean_rt
+	.popsection
+.endm
+
+.macro LROW cfa
+887:
+	.pushsection .rodata.ag_lean_rows, "a"
+	.long	887b - ag_lean_rt, \cfa
+	.popsection
+.endm
+
+/* busy set, this session's thread: else to \busy (busy set) or \none */
+.macro LEAN_BEGIN busy, none
+	push	%rax
+	LROW 8
+	push	%rdx
+	LROW 16
+	push	%rcx
+	LROW 24
+	push	%rsi
+	LROW 32
+	mov	%fs:0x7fffffff, %rcx		/* ag_self */
+	LMARK 0
+	test	%rcx, %rcx
+	jz	\none
+	cmpl	$0, AT_BUSY(%rcx)
+	jne	\none
+	movl	$1, AT_BUSY(%rcx)
+	movabs	$0x7fffffffffffffff, %rax	/* &ag_live: active, this */
+	LMARK 1					/* session */
+	mov	(%rax), %eax
+	cmp	AT_GEN(%rcx), %eax
+	jne	\busy
+	cmpl	$0, AT_DEAD(%rcx)
+	jne	\busy
+.endm
+
+/* rax = word 0 of a record of TYPE at rsi (FAST_W0, its rdtsc out of line
+ * at \cold, which comes back to \back) */
+.macro LEAN_W0 type, cold, back
+	decl	AT_STAMP_LEFT(%rcx)
+	jle	\cold
+	mov	AT_STAMP(%rcx), %rax
+\back:	or	$\type, %rax
+.endm
+
+.macro LEAN_STAMP back
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	mov	%rax, AT_STAMP(%rcx)
+	mov	AT_STAMP_EVERY(%rcx), %edx
+	mov	%edx, AT_STAMP_LEFT(%rcx)
+	jmp	\back
+.endm
+
+/* back to the stub: ZF = \zf */
+.macro LEAN_RET zf
+	.if \zf
+	cmp	%rsp, %rsp
+	.else
+	test	%rsp, %rsp
+	.endif
+	pop	%rsi
+	LROW 24
+	pop	%rcx
+	LROW 16
+	pop	%rdx
+	LROW 8
+	pop	%rax
+	LROW 0
+	ret
+	LROW 32
+.endm
+
+/* lean_enter's body: the call's slot is \slot(%rsp) after LEAN_BEGIN */
+.macro LEAN_ENTER slot
+	LEAN_BEGIN 18f, 19f
+	lea	\slot(%rsp), %rsi		/* this call's slot */
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	11f
+	cmp	$SHADOW_MAX_ASM, %eax
+	jae	18f
+	shl	$4, %rax
+	cmp	AT_SHADOW-16(%rcx,%rax), %rsi	/* the top must lie above */
+	jae	18f
+11:	mov	AT_CUR(%rcx), %rdx
+	cmp	AT_END(%rcx), %rdx
+	je	18f
+	incl	AT_DEPTH(%rcx)
+	mov	%rsi, AT_SHADOW(%rcx,%rax)
+	mov	%r11, AT_SHADOW+8(%rcx,%rax)	/* func, site */
+	mov	%r11, 8(%rdx)
+	lea	16(%rdx), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rdx, %rsi
+	LEAN_W0 PROPEL_REC_ENTRY_ASM, 17f, 16
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+17:	LEAN_STAMP 16b
+18:	movl	$0, AT_BUSY(%rcx)
+19:	LEAN_RET 0
+.endm
+
+	.pushsection .rodata.ag_lean, "a"
+	.p2align 2
+	.globl	ag_lean_marks
+	.hidden	ag_lean_marks
+ag_lean_marks:
+	.popsection
+	.pushsection .rodata.ag_lean_rows, "a"
+	.p2align 2
+	.globl	ag_lean_rows
+	.hidden	ag_lean_rows
+ag_lean_rows:
+	.popsection
+
+	.globl	ag_lean_rt
+	.hidden	ag_lean_rt
+	.globl	ag_lean_rt_exit
+	.hidden	ag_lean_rt_exit
+	.globl	ag_lean_rt_end
+	.hidden	ag_lean_rt_end
+	.globl	ag_lean_rt_leaf
+	.hidden	ag_lean_rt_leaf
+	.globl	ag_lean_rt_enter2
+	.hidden	ag_lean_rt_enter2
+	.globl	ag_lean_rt_tail
+	.hidden	ag_lean_rt_tail
+	.p2align 6
+ag_lean_rt:		/* lean_enter: [rsp+8] = the call's slot, r11 = ids */
+	LEAN_ENTER 40
+	.p2align 4
+ag_lean_rt_enter2:	/* the same, one word more on the stack: [rsp+16] */
+	LROW 0
+	LEAN_ENTER 48
+
+	.p2align 4
+ag_lean_rt_exit:	/* lean_exit: [rsp] = the slot of the call that returned */
+	LROW 0
+	LEAN_BEGIN 28f, 29f
+	cmpq	$0, AT_RING(%rcx)
+	je	28f
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	28f
+	shl	$4, %rax
+	lea	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top entry */
+	lea	32(%rsp), %rax			/* this call's slot */
+	cmp	(%rdx), %rax
+	jne	28f
+	mov	AT_CUR(%rcx), %rsi
+	/* one exit record per entry with this slot (the call, and the tail
+	 * calls that took over its frame), top first, 4 at most: as
+	 * tramp_exit */
+21:	cmp	AT_END(%rcx), %rsi
+	je	28f
+	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
+	jnz	28f
+	mov	8(%rdx), %rax			/* func, site */
+	mov	%rax, 8(%rsi)
+	add	$16, %rsi
+	lea	AT_SHADOW(%rcx), %rax
+	cmp	%rax, %rdx			/* the bottom entry */
+	je	22f
+	lea	32(%rsp), %rax
+	cmp	-16(%rdx), %rax			/* a tail call shares the slot */
+	jne	22f
+	sub	$16, %rdx
+	mov	%rsi, %rax
+	sub	AT_CUR(%rcx), %rax
+	cmp	$64, %rax
+	jb	21b
+	jmp	28f
+22:	lea	AT_SHADOW(%rcx), %rax		/* the new depth: its index */
+	sub	%rax, %rdx
+	shr	$4, %rdx
+	mov	%edx, AT_DEPTH(%rcx)
+	LEAN_W0 PROPEL_REC_EXIT_ASM, 27f, 26
+	mov	AT_CUR(%rcx), %rdx		/* the first record */
+	mov	%rsi, AT_CUR(%rcx)
+23:	mov	%rax, (%rdx)			/* word 0 last, each record */
+	add	$16, %rdx
+	cmp	%rsi, %rdx
+	jb	23b
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+27:	LEAN_STAMP 26b
+28:	movl	$0, AT_BUSY(%rcx)
+29:	LEAN_RET 0
+
+/*
+ * The leaf call: a callee that records nothing inside (a system function
+ * that takes no callback and never blocks, F_PURE) is one record, CALL,
+ * written after it returned: no shadow entry (nothing can unwind through
+ * it, nothing nests in it but signal handlers, whose records come before
+ * it), one routine call.  Its stub:
+ *
+ *   L:  call T ; push r11 ; r11 = ids ; call leaf_call ; pop r11 ; jmp on
+ *
+ * leaf_call takes the C path when the sub-buffer is full
+ * (ag_leaf_exit_slow, hot.c).
+ */
+	.p2align 4
+ag_lean_rt_leaf:	/* leaf_call: r11 = ids */
+	LROW 0
+	LEAN_BEGIN 48f, 49f
+	cmpq	$0, AT_RING(%rcx)
+	je	48f
+	mov	AT_CUR(%rcx), %rsi
+	cmp	AT_END(%rcx), %rsi
+	je	45f
+	mov	%r11, 8(%rsi)
+	lea	16(%rsi), %rdx
+	mov	%rdx, AT_CUR(%rcx)
+	LEAN_W0 PROPEL_REC_CALL_ASM, 47f, 46
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+47:	LEAN_STAMP 46b
+45:	push	%rdi			/* the sub-buffer is full: C, which */
+	LROW 40				/* commits it (every caller-saved */
+	push	%r8			/* register kept) */
+	LROW 48
+	push	%r9
+	LROW 56
+	push	%r10
+	LROW 64
+	push	%r11
+	LROW 72
+	push	%rcx				/* the thread */
+	LROW 80
+	mov	%r11, %rdi
+	mov	%rcx, %rsi
+	movabs	$0x7fffffffffffffff, %rax	/* ag_leaf_exit_slow */
+	LMARK 3
+	call	*%rax			/* (general registers only) */
+	pop	%rcx
+	LROW 72
+	pop	%r11
+	LROW 64
+	pop	%r10
+	LROW 56
+	pop	%r9
+	LROW 48
+	pop	%r8
+	LROW 40
+	pop	%rdi
+	LROW 32
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+48:	movl	$0, AT_BUSY(%rcx)
+49:	LEAN_RET 0
+
+/*
+ * lean_tail: a tail call (stub: push r11 ; push the callee ; r11 = ids ;
+ * call lean_tail ; restore r11 and rsp ; jne G ; jmp T): the callee
+ * becomes a child of the function that jumped, sharing its slot, when
+ * that function's entry is the shadow stack's top (tramp_tail's common
+ * case).  The jump's return slot is [rsp+24] at the call.
+ */
+	.p2align 4
+ag_lean_rt_tail:
+	LROW 0
+	LEAN_BEGIN 58f, 59f
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	58f
+	cmp	$SHADOW_MAX_ASM, %eax
+	jae	58f
+	shl	$4, %rax
+	lea	56(%rsp), %rsi			/* the jump's return slot */
+	cmp	AT_SHADOW-16(%rcx,%rax), %rsi	/* the jumper's, at the top */
+	jne	58f
+	mov	AT_CUR(%rcx), %rdx
+	cmp	AT_END(%rcx), %rdx
+	je	58f
+	incl	AT_DEPTH(%rcx)
+	mov	%rsi, AT_SHADOW(%rcx,%rax)
+	mov	%r11, AT_SHADOW+8(%rcx,%rax)
+	mov	%r11, 8(%rdx)
+	lea	16(%rdx), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rdx, %rsi
+	LEAN_W0 PROPEL_REC_ENTRY_ASM, 57f, 56
+	mov	%rax, (%rsi)
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+57:	LEAN_STAMP 56b
+58:	movl	$0, AT_BUSY(%rcx)
+59:	LEAN_RET 0
+ag_lean_rt_end:
+
+	.pushsection .rodata.ag_lean, "a"
+	.globl	ag_lean_marks_end
+	.hidden	ag_lean_marks_end
+ag_lean_marks_end:
+	.popsection
+	.pushsection .rodata.ag_lean_rows, "a"
+	.globl	ag_lean_rows_end
+	.hidden	ag_lean_rows_end
+ag_lean_rows_end:
+	.popsection
 
 /*
  * uint64_t ag_invoke(fn, a, b, c, struct ag_func *f): fn(a, b, c) as a
