@@ -283,6 +283,21 @@ static int profiles_thread_ended(const struct trace *t, size_t i)
 	return 0;
 }
 
+/* The first event of [lo, hi) (one thread's) at or after ts. */
+static size_t profiles_first_at(const struct trace *t, size_t lo, size_t hi,
+				int64_t ts)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ev[mid].ts_ns < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int profiles_build(struct profiles_space *sp, const struct trace *t,
 		   const uint32_t *unit_of, size_t nunits,
 		   struct profile **out)
@@ -298,7 +313,7 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 	struct profiles_table tb = { .last_key = UINT64_MAX };
 	struct profile *p;
 	uint32_t *pathk;
-	size_t i, est;
+	size_t i, th, est;
 	int err = 0, bits = 12;
 
 	p = calloc(nunits + 1, sizeof(*p));
@@ -327,71 +342,82 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 #define PATHK(x)                                                           \
 	(pathk[x] != TRACE_NONE ? pathk[x]                                 \
 				: (pathk[x] = profiles_space_index(sp, t, x)))
-	for (i = 0; i < t->nev; i++) {
-		const struct trace_event *e = &t->ev[i];
-		uint32_t u = unit_of[i], k;
-		struct profiles_entry *ce;
+	for (th = 0; th < t->nth; th++) {
+		size_t lo = t->th[th].first, hi = lo + t->th[th].n;
 
-		if (u == TRACE_NONE || u >= nunits)
-			continue;
-		if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
-			p[u].nevents++;
-			if (e->ts_ns < p[u].first_ts)
-				p[u].first_ts = e->ts_ns;
-			if (e->ts_ns > p[u].last_ts)
-				p[u].last_ts = e->ts_ns;
-			if (e->kind == TK_ENTRY && e->path) {
-				if ((k = PATHK(e->path)) == TRACE_NONE ||
-				    !(ce = profiles_cell(&tb, u, k))) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ce->cov = 1;
-				if (e->ts_ns < ce->first_ts) {
-					ce->first_ts = e->ts_ns;
-					ce->path = e->path;
-				}
-			}
-			if (e->kind == TK_SEND && e->bytes > 0 && e->path) {
-				if ((k = PATHK(e->path)) == TRACE_NONE ||
-				    !(ce = profiles_cell(&tb, u, k))) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ce->comm += (double)e->bytes;
-				p[u].total_bytes += e->bytes;
-				if (ce->path == TRACE_NONE)
-					ce->path = e->path;
-			}
+		if (win) { /* from the event before w0 (its time runs into the
+			    * window) to the first at w1 */
+			lo = profiles_first_at(t, lo, hi, w0);
+			if (lo > t->th[th].first)
+				lo--;
+			hi = profiles_first_at(t, lo, hi, w1);
 		}
-		/* the time to the thread's next event, both in the unit; from
-		 * a thread's last event in a call, to the end of the trace */
-		if (e->after) {
-			int64_t a = e->ts_ns, b = a, dt;
+		for (i = lo; i < hi; i++) {
+			const struct trace_event *e = &t->ev[i];
+			uint32_t u = unit_of[i], k;
+			struct profiles_entry *ce;
 
-			if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
-				if (unit_of[i + 1] == u)
-					b = t->ev[i + 1].ts_ns;
-			} else if (!profiles_thread_ended(t, i)) {
-				b = t->end_ts;
-			}
-			if (win) {
-				a = a < w0 ? w0 : a;
-				b = b > w1 ? w1 : b;
-			}
-			if (b <= a)
+			if (u == TRACE_NONE || u >= nunits)
 				continue;
-			dt = b - a;
-
-			if ((k = PATHK(e->after)) == TRACE_NONE ||
-			    !(ce = profiles_cell(&tb, u, k))) {
-				err = -ENOMEM;
-				goto out;
+			if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
+				p[u].nevents++;
+				if (e->ts_ns < p[u].first_ts)
+					p[u].first_ts = e->ts_ns;
+				if (e->ts_ns > p[u].last_ts)
+					p[u].last_ts = e->ts_ns;
+				if (e->kind == TK_ENTRY && e->path) {
+					if ((k = PATHK(e->path)) == TRACE_NONE ||
+					    !(ce = profiles_cell(&tb, u, k))) {
+						err = -ENOMEM;
+						goto out;
+					}
+					ce->cov = 1;
+					if (e->ts_ns < ce->first_ts) {
+						ce->first_ts = e->ts_ns;
+						ce->path = e->path;
+					}
+				}
+				if (e->kind == TK_SEND && e->bytes > 0 && e->path) {
+					if ((k = PATHK(e->path)) == TRACE_NONE ||
+					    !(ce = profiles_cell(&tb, u, k))) {
+						err = -ENOMEM;
+						goto out;
+					}
+					ce->comm += (double)e->bytes;
+					p[u].total_bytes += e->bytes;
+					if (ce->path == TRACE_NONE)
+						ce->path = e->path;
+				}
 			}
-			ce->time += (double)dt;
-			p[u].total_ns += dt;
-			if (ce->path == TRACE_NONE)
-				ce->path = e->after;
+			/* the time to the thread's next event, both in the unit; from
+			 * a thread's last event in a call, to the end of the trace */
+			if (e->after) {
+				int64_t a = e->ts_ns, b = a, dt;
+
+				if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
+					if (unit_of[i + 1] == u)
+						b = t->ev[i + 1].ts_ns;
+				} else if (!profiles_thread_ended(t, i)) {
+					b = t->end_ts;
+				}
+				if (win) {
+					a = a < w0 ? w0 : a;
+					b = b > w1 ? w1 : b;
+				}
+				if (b <= a)
+					continue;
+				dt = b - a;
+
+				if ((k = PATHK(e->after)) == TRACE_NONE ||
+				    !(ce = profiles_cell(&tb, u, k))) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ce->time += (double)dt;
+				p[u].total_ns += dt;
+				if (ce->path == TRACE_NONE)
+					ce->path = e->after;
+			}
 		}
 	}
 #undef PATHK
