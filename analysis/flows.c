@@ -135,14 +135,44 @@ static int flows_side_is(const struct trace *t, const struct trace_event *e,
 	       strcmp(trace_str(t, e->func), d->func[side]) == 0;
 }
 
-/* The directive's edges: right event <- latest left one before it, same
- * process and value. */
+static const struct trace *flows_left_trace;
+
+/* left events by (pid, value, time, index) */
+static int flows_left_cmp(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct trace_event *x = &flows_left_trace->ev[i];
+	const struct trace_event *y = &flows_left_trace->ev[j];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->val[0] != y->val[0])
+		return x->val[0] < y->val[0] ? -1 : 1;
+	if (x->ts_ns != y->ts_ns)
+		return x->ts_ns < y->ts_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* (pid, value, time) of e against left event l: <0, 0, >0 */
+static int flows_left_key(const struct trace_event *e,
+			  const struct trace_event *l)
+{
+	if (e->pid != l->pid)
+		return e->pid < l->pid ? -1 : 1;
+	if (e->val[0] != l->val[0])
+		return e->val[0] < l->val[0] ? -1 : 1;
+	return e->ts_ns < l->ts_ns ? -1 : 0;
+}
+
+/* The directive's edges: right event <- latest left one before it (at the
+ * same time: the last in trace order), same process and value.  The left
+ * events sorted by (pid, value, time), a binary search per right one. */
 static int flows_directive_edges(const struct trace *t,
 				 const struct flows_directive *d,
 				 struct flows_edges *g, size_t *nedges)
 {
 	uint32_t *left = NULL;
-	size_t nl = 0, i, j;
+	size_t nl = 0, i;
 	int err = 0;
 
 	left = malloc((t->nev + 1) * sizeof(*left));
@@ -151,23 +181,27 @@ static int flows_directive_edges(const struct trace *t,
 	for (i = 0; i < t->nev; i++)
 		if (flows_side_is(t, &t->ev[i], d, 0))
 			left[nl++] = (uint32_t)i;
+	flows_left_trace = t;
+	qsort(left, nl, sizeof(*left), flows_left_cmp);
 	for (i = 0; i < t->nev && !err; i++) {
 		const struct trace_event *r = &t->ev[i];
-		uint32_t best = TRACE_NONE;
+		size_t lo = 0, hi = nl;
 
 		if (!flows_side_is(t, r, d, 1))
 			continue;
-		for (j = 0; j < nl; j++) {
-			const struct trace_event *l = &t->ev[left[j]];
+		while (lo < hi) { /* the first left after (pid, val, ts) */
+			size_t mid = (lo + hi) / 2;
 
-			if (left[j] == i || l->pid != r->pid ||
-			    l->val[0] != r->val[0] || l->ts_ns > r->ts_ns)
-				continue;
-			if (best == TRACE_NONE || l->ts_ns >= t->ev[best].ts_ns)
-				best = left[j];
+			if (flows_left_key(r, &t->ev[left[mid]]) >= 0)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
-		if (best != TRACE_NONE) {
-			err = flows_edge(g, best, (uint32_t)i);
+		if (lo > 0 && left[lo - 1] == i)
+			lo--; /* not itself (one function on both sides) */
+		if (lo > 0 && t->ev[left[lo - 1]].pid == r->pid &&
+		    t->ev[left[lo - 1]].val[0] == r->val[0]) {
+			err = flows_edge(g, left[lo - 1], (uint32_t)i);
 			(*nedges)++;
 		}
 	}

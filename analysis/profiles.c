@@ -1,10 +1,13 @@
 /*
  * analysis/profiles.c - see analysis/profiles.h.
  *
- * One pass over the events accumulates (unit, path) cells in an
- * open-addressed table keyed by unit << 32 | space index; the cells are
- * then sorted into each unit's sparse vector and normalized.  Trace paths
- * are mapped to space indices once each (pathk[]).
+ * One pass over the events accumulates (unit, path) cells: an
+ * open-addressed table of 16-byte slots keyed by unit << 32 | space index
+ * points into a dense array of cells, made large enough at once for most
+ * traces.  The cells then go into each unit's sparse vector, ordered by
+ * space index, by two counting sorts (by index, then stably by unit) and
+ * are normalized.  Trace paths are mapped to space indices once each
+ * (pathk[]).
  */
 #include <errno.h>
 #include <math.h>
@@ -108,15 +111,21 @@ uint32_t profiles_space_index(struct profiles_space *sp,
 	return (uint32_t)sp->n++;
 }
 
-struct profiles_cell {
+struct profiles_slot {
 	uint64_t key; /* unit << 32 | k; UINT64_MAX empty */
-	struct profiles_entry e;
+	uint32_t cell; /* index in cell[] */
 };
 
 struct profiles_table {
-	struct profiles_cell *c;
-	size_t n, cap;
+	struct profiles_slot *s;
+	size_t cap;
 	int bits; /* cap = 1 << bits */
+	struct profiles_entry *cell;
+	uint32_t *unit; /* per cell */
+	size_t n, ncap;
+	uint64_t last_key; /* the last cell found (an entry's path is its
+			    * time's path too): last_key, or UINT64_MAX */
+	size_t last;
 };
 
 /* Fibonacci hashing: the product's top bits */
@@ -125,56 +134,125 @@ static size_t profiles_slot(uint64_t key, int bits)
 	return (size_t)((key * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
+/* A table of 1 << bits slots (the old one's cells rehashed).  0, -ENOMEM. */
+static int profiles_table_grow(struct profiles_table *tb, int nb)
+{
+	size_t nc = (size_t)1 << nb, i;
+	struct profiles_slot *ns = malloc(nc * sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (i = 0; i < nc; i++)
+		ns[i].key = UINT64_MAX;
+	for (i = 0; i < tb->cap; i++) {
+		size_t j;
+
+		if (tb->s[i].key == UINT64_MAX)
+			continue;
+		j = profiles_slot(tb->s[i].key, nb);
+		while (ns[j].key != UINT64_MAX)
+			j = (j + 1) & (nc - 1);
+		ns[j] = tb->s[i];
+	}
+	free(tb->s);
+	tb->s = ns;
+	tb->cap = nc;
+	tb->bits = nb;
+	return 0;
+}
+
 static struct profiles_entry *profiles_cell(struct profiles_table *tb,
 					    uint32_t unit, uint32_t k)
 {
 	uint64_t key = (uint64_t)unit << 32 | k;
+	struct profiles_entry *e;
 	size_t h;
 
-	if (2 * (tb->n + 1) > tb->cap) {
-		int nb = tb->bits ? tb->bits + 1 : 12;
-		size_t nc = (size_t)1 << nb, i;
-		struct profiles_cell *nt = malloc(nc * sizeof(*nt));
-
-		if (!nt)
-			return NULL;
-		for (i = 0; i < nc; i++)
-			nt[i].key = UINT64_MAX;
-		for (i = 0; i < tb->cap; i++) {
-			size_t j;
-
-			if (tb->c[i].key == UINT64_MAX)
-				continue;
-			j = profiles_slot(tb->c[i].key, nb);
-			while (nt[j].key != UINT64_MAX)
-				j = (j + 1) & (nc - 1);
-			nt[j] = tb->c[i];
-		}
-		free(tb->c);
-		tb->c = nt;
-		tb->cap = nc;
-		tb->bits = nb;
-	}
+	if (key == tb->last_key)
+		return &tb->cell[tb->last];
+	if (2 * (tb->n + 1) > tb->cap &&
+	    profiles_table_grow(tb, tb->bits ? tb->bits + 1 : 12))
+		return NULL;
 	h = profiles_slot(key, tb->bits);
-	while (tb->c[h].key != UINT64_MAX) {
-		if (tb->c[h].key == key)
-			return &tb->c[h].e;
+	while (tb->s[h].key != UINT64_MAX) {
+		if (tb->s[h].key == key) {
+			tb->last_key = key;
+			tb->last = tb->s[h].cell;
+			return &tb->cell[tb->last];
+		}
 		h = (h + 1) & (tb->cap - 1);
 	}
-	tb->c[h].key = key;
-	memset(&tb->c[h].e, 0, sizeof(tb->c[h].e));
-	tb->c[h].e.k = k;
-	tb->c[h].e.path = TRACE_NONE;
-	tb->c[h].e.first_ts = INT64_MAX;
-	tb->n++;
-	return &tb->c[h].e;
+	if (tb->n == tb->ncap) {
+		size_t nc = tb->ncap ? 2 * tb->ncap : 4096;
+		struct profiles_entry *ne = realloc(tb->cell, nc * sizeof(*ne));
+		uint32_t *nu = ne ? realloc(tb->unit, nc * sizeof(*nu)) : NULL;
+
+		if (ne)
+			tb->cell = ne;
+		if (!nu)
+			return NULL;
+		tb->unit = nu;
+		tb->ncap = nc;
+	}
+	tb->s[h].key = key;
+	tb->s[h].cell = (uint32_t)tb->n;
+	tb->unit[tb->n] = unit;
+	tb->last_key = key;
+	tb->last = tb->n;
+	e = &tb->cell[tb->n++];
+	memset(e, 0, sizeof(*e));
+	e->k = k;
+	e->path = TRACE_NONE;
+	e->first_ts = INT64_MAX;
+	return e;
 }
 
-static int profiles_cell_cmp(const void *a, const void *b)
+/*
+ * The cells into each unit's vector, by space index (nk of them): a
+ * counting sort by index, then a stable one by unit.  0, -ENOMEM.
+ */
+static int profiles_table_split(struct profiles_table *tb, size_t nk,
+				struct profile *p, size_t nunits)
 {
-	const struct profiles_cell *x = a, *y = b;
+	size_t *at = calloc(nk + 1, sizeof(*at)), i, c;
+	uint32_t *order = malloc((tb->n + 1) * sizeof(*order));
+	int err = 0;
 
-	return x->key < y->key ? -1 : x->key > y->key;
+	if (!at || !order) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (c = 0; c < tb->n; c++)
+		at[tb->cell[c].k + 1]++;
+	for (i = 0; i < nk; i++)
+		at[i + 1] += at[i];
+	for (c = 0; c < tb->n; c++)
+		order[at[tb->cell[c].k]++] = (uint32_t)c;
+	for (c = 0; c < tb->n; c++)
+		p[tb->unit[c]].n++;
+	for (i = 0; i < nunits; i++) {
+		p[i].e = malloc((p[i].n + 1) * sizeof(*p[i].e));
+		if (!p[i].e) {
+			err = -ENOMEM;
+			goto out;
+		}
+		p[i].n = 0;
+	}
+	for (c = 0; c < tb->n; c++) {
+		uint32_t x = order[c];
+		struct profile *q = &p[tb->unit[x]];
+		struct profiles_entry *e = &q->e[q->n++];
+
+		*e = tb->cell[x];
+		if (q->total_ns)
+			e->time /= (double)q->total_ns;
+		if (q->total_bytes)
+			e->comm /= (double)q->total_bytes;
+	}
+out:
+	free(at);
+	free(order);
+	return err;
 }
 
 void profiles_free(struct profile *p, size_t n)
@@ -205,6 +283,21 @@ static int profiles_thread_ended(const struct trace *t, size_t i)
 	return 0;
 }
 
+/* The first event of [lo, hi) (one thread's) at or after ts. */
+static size_t profiles_first_at(const struct trace *t, size_t lo, size_t hi,
+				int64_t ts)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ev[mid].ts_ns < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 int profiles_build(struct profiles_space *sp, const struct trace *t,
 		   const uint32_t *unit_of, size_t nunits,
 		   struct profile **out)
@@ -217,11 +310,11 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 			  int64_t w1, struct profile **out)
 {
 	int win = w1 > w0;
-	struct profiles_table tb = { 0 };
+	struct profiles_table tb = { .last_key = UINT64_MAX };
 	struct profile *p;
 	uint32_t *pathk;
-	size_t i, c, w;
-	int err = 0;
+	size_t i, th, est;
+	int err = 0, bits = 12;
 
 	p = calloc(nunits + 1, sizeof(*p));
 	pathk = malloc(t->npath * sizeof(*pathk));
@@ -230,6 +323,17 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 		goto out;
 	}
 	memset(pathk, 0xff, t->npath * sizeof(*pathk));
+	/* room for the cells most traces make, at once: (unit, path) pairs,
+	 * at most one per event (bounded: 2M slots, 32 MB) */
+	est = t->npath * (nunits ? nunits : 1);
+	if (est > t->nev)
+		est = t->nev;
+	while (bits < 21 && ((size_t)1 << bits) < 2 * est)
+		bits++;
+	if (profiles_table_grow(&tb, bits)) {
+		err = -ENOMEM;
+		goto out;
+	}
 	for (i = 0; i < nunits; i++) {
 		p[i].t = t;
 		p[i].first_ts = INT64_MAX;
@@ -238,101 +342,92 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 #define PATHK(x)                                                           \
 	(pathk[x] != TRACE_NONE ? pathk[x]                                 \
 				: (pathk[x] = profiles_space_index(sp, t, x)))
-	for (i = 0; i < t->nev; i++) {
-		const struct trace_event *e = &t->ev[i];
-		uint32_t u = unit_of[i], k;
-		struct profiles_entry *ce;
+	for (th = 0; th < t->nth; th++) {
+		size_t lo = t->th[th].first, hi = lo + t->th[th].n;
 
-		if (u == TRACE_NONE || u >= nunits)
-			continue;
-		if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
-			p[u].nevents++;
-			if (e->ts_ns < p[u].first_ts)
-				p[u].first_ts = e->ts_ns;
-			if (e->ts_ns > p[u].last_ts)
-				p[u].last_ts = e->ts_ns;
-			if (e->kind == TK_ENTRY && e->path) {
-				if ((k = PATHK(e->path)) == TRACE_NONE ||
-				    !(ce = profiles_cell(&tb, u, k))) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ce->cov = 1;
-				if (e->ts_ns < ce->first_ts) {
-					ce->first_ts = e->ts_ns;
-					ce->path = e->path;
-				}
-			}
-			if (e->kind == TK_SEND && e->bytes > 0 && e->path) {
-				if ((k = PATHK(e->path)) == TRACE_NONE ||
-				    !(ce = profiles_cell(&tb, u, k))) {
-					err = -ENOMEM;
-					goto out;
-				}
-				ce->comm += (double)e->bytes;
-				p[u].total_bytes += e->bytes;
-				if (ce->path == TRACE_NONE)
-					ce->path = e->path;
-			}
+		if (win) { /* from the event before w0 (its time runs into the
+			    * window) to the first at w1 */
+			lo = profiles_first_at(t, lo, hi, w0);
+			if (lo > t->th[th].first)
+				lo--;
+			hi = profiles_first_at(t, lo, hi, w1);
 		}
-		/* the time to the thread's next event, both in the unit; from
-		 * a thread's last event in a call, to the end of the trace */
-		if (e->after) {
-			int64_t a = e->ts_ns, b = a, dt;
+		for (i = lo; i < hi; i++) {
+			const struct trace_event *e = &t->ev[i];
+			uint32_t u = unit_of[i], k;
+			struct profiles_entry *ce;
 
-			if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
-				if (unit_of[i + 1] == u)
-					b = t->ev[i + 1].ts_ns;
-			} else if (!profiles_thread_ended(t, i)) {
-				b = t->end_ts;
-			}
-			if (win) {
-				a = a < w0 ? w0 : a;
-				b = b > w1 ? w1 : b;
-			}
-			if (b <= a)
+			if (u == TRACE_NONE || u >= nunits)
 				continue;
-			dt = b - a;
-
-			if ((k = PATHK(e->after)) == TRACE_NONE ||
-			    !(ce = profiles_cell(&tb, u, k))) {
-				err = -ENOMEM;
-				goto out;
+			if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
+				p[u].nevents++;
+				if (e->ts_ns < p[u].first_ts)
+					p[u].first_ts = e->ts_ns;
+				if (e->ts_ns > p[u].last_ts)
+					p[u].last_ts = e->ts_ns;
+				if (e->kind == TK_ENTRY && e->path) {
+					if ((k = PATHK(e->path)) == TRACE_NONE ||
+					    !(ce = profiles_cell(&tb, u, k))) {
+						err = -ENOMEM;
+						goto out;
+					}
+					ce->cov = 1;
+					if (e->ts_ns < ce->first_ts) {
+						ce->first_ts = e->ts_ns;
+						ce->path = e->path;
+					}
+				}
+				if (e->kind == TK_SEND && e->bytes > 0 && e->path) {
+					if ((k = PATHK(e->path)) == TRACE_NONE ||
+					    !(ce = profiles_cell(&tb, u, k))) {
+						err = -ENOMEM;
+						goto out;
+					}
+					ce->comm += (double)e->bytes;
+					p[u].total_bytes += e->bytes;
+					if (ce->path == TRACE_NONE)
+						ce->path = e->path;
+				}
 			}
-			ce->time += (double)dt;
-			p[u].total_ns += dt;
-			if (ce->path == TRACE_NONE)
-				ce->path = e->after;
+			/* the time to the thread's next event, both in the unit; from
+			 * a thread's last event in a call, to the end of the trace */
+			if (e->after) {
+				int64_t a = e->ts_ns, b = a, dt;
+
+				if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
+					if (unit_of[i + 1] == u)
+						b = t->ev[i + 1].ts_ns;
+				} else if (!profiles_thread_ended(t, i)) {
+					b = t->end_ts;
+				}
+				if (win) {
+					a = a < w0 ? w0 : a;
+					b = b > w1 ? w1 : b;
+				}
+				if (b <= a)
+					continue;
+				dt = b - a;
+
+				if ((k = PATHK(e->after)) == TRACE_NONE ||
+				    !(ce = profiles_cell(&tb, u, k))) {
+					err = -ENOMEM;
+					goto out;
+				}
+				ce->time += (double)dt;
+				p[u].total_ns += dt;
+				if (ce->path == TRACE_NONE)
+					ce->path = e->after;
+			}
 		}
 	}
 #undef PATHK
-	/* compact, sort by (unit, k), split */
-	for (c = 0, w = 0; c < tb.cap; c++)
-		if (tb.c[c].key != UINT64_MAX)
-			tb.c[w++] = tb.c[c];
-	qsort(tb.c, w, sizeof(*tb.c), profiles_cell_cmp);
-	for (c = 0; c < w; c++)
-		p[tb.c[c].key >> 32].n++;
-	for (i = 0; i < nunits; i++) {
-		p[i].e = malloc((p[i].n + 1) * sizeof(*p[i].e));
-		if (!p[i].e) {
-			err = -ENOMEM;
-			goto out;
-		}
-		p[i].n = 0;
-	}
-	for (c = 0; c < w; c++) {
-		struct profile *q = &p[tb.c[c].key >> 32];
-		struct profiles_entry *e = &q->e[q->n++];
-
-		*e = tb.c[c].e;
-		if (q->total_ns)
-			e->time /= (double)q->total_ns;
-		if (q->total_bytes)
-			e->comm /= (double)q->total_bytes;
-	}
+	free(tb.s); /* only the cells are needed now */
+	tb.s = NULL;
+	err = profiles_table_split(&tb, sp->n, p, nunits);
 out:
-	free(tb.c);
+	free(tb.s);
+	free(tb.cell);
+	free(tb.unit);
 	free(pathk);
 	if (err) {
 		profiles_free(p, nunits);

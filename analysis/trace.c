@@ -320,21 +320,27 @@ int trace_finish(struct trace *t)
 {
 	struct trace_idx *ix = NULL;
 	int64_t *child = NULL;
-	size_t i, nchild = 0;
+	size_t i, nchild = 0, nix = 0;
 	int64_t best_ts = INT64_MAX;
 
 	if (t->nmsg) {
-		ix = malloc(t->nev * sizeof(*ix));
-		if (!ix && t->nev)
+		/* only sends and recvs can be a message's ends */
+		for (i = 0; i < t->nev; i++)
+			nix += t->ev[i].kind == TK_SEND ||
+			       t->ev[i].kind == TK_RECV;
+		ix = malloc((nix + 1) * sizeof(*ix));
+		if (!ix)
 			return -ENOMEM;
-		for (i = 0; i < t->nev; i++) {
-			ix[i].id = t->ev[i].id;
-			ix[i].i = (uint32_t)i;
-		}
-		qsort(ix, t->nev, sizeof(*ix), trace_idx_cmp);
+		for (i = 0, nix = 0; i < t->nev; i++)
+			if (t->ev[i].kind == TK_SEND ||
+			    t->ev[i].kind == TK_RECV) {
+				ix[nix].id = t->ev[i].id;
+				ix[nix++].i = (uint32_t)i;
+			}
+		qsort(ix, nix, sizeof(*ix), trace_idx_cmp);
 		for (i = 0; i < t->nmsg; i++) {
-			uint32_t s = trace_find(ix, t->nev, t->msg[i][0]);
-			uint32_t r = trace_find(ix, t->nev, t->msg[i][1]);
+			uint32_t s = trace_find(ix, nix, t->msg[i][0]);
+			uint32_t r = trace_find(ix, nix, t->msg[i][1]);
 
 			if (s == TRACE_NONE || r == TRACE_NONE ||
 			    t->ev[s].kind != TK_SEND || t->ev[r].kind != TK_RECV)

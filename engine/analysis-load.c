@@ -106,6 +106,10 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		e.bytes = ev->arg[1];
 	else
 		e.arg = ev->arg[0];
+	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) && ev->has_arg[2]) {
+		e.val[0] = ev->arg[2]; /* a directive's value */
+		e.has_val = 1;
+	}
 	return trace_add(l->t, &e);
 }
 
@@ -235,20 +239,45 @@ char *analysis_flow_start(struct session *s)
 	return v;
 }
 
+int analysis_flows_opts(struct session *s, struct analysis_fo *a,
+			char **cause)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->start = analysis_flow_start(s);
+	err = directives_load(s, &a->ds, cause);
+	a->fo.start_func = a->start;
+	a->fo.dir = a->ds.d;
+	a->fo.ndir = a->ds.n;
+	return err;
+}
+
+void analysis_flows_opts_release(struct analysis_fo *a)
+{
+	free(a->start);
+	directives_release(&a->ds);
+	memset(a, 0, sizeof(*a));
+}
+
 int analysis_flows(struct session *s, const struct trace *t,
 		   struct flows **out)
 {
-	struct flows_opts fo = { 0 };
+	struct analysis_fo a;
+	char *cause = NULL;
 	int err;
 
-	fo.start_func = analysis_flow_start(s);
-	err = flows_build(t, &fo, out);
-	if (!err && fo.start_func && !(*out)->n) {
+	err = analysis_flows_opts(s, &a, &cause);
+	free(cause);
+	if (!err)
+		err = flows_build(t, &a.fo, out);
+	if (!err && a.fo.start_func && !(*out)->n) {
 		flows_free(*out);
 		*out = NULL;
-		err = flows_build(t, NULL, out);
+		a.fo.start_func = NULL;
+		err = flows_build(t, &a.fo, out);
 	}
-	free((char *)fo.start_func);
+	analysis_flows_opts_release(&a);
 	return err;
 }
 

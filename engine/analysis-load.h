@@ -7,7 +7,9 @@
 #ifndef PROPEL_ENGINE_ANALYSIS_LOAD_H
 #define PROPEL_ENGINE_ANALYSIS_LOAD_H
 
+#include "analysis/flows.h"
 #include "analysis/trace.h"
+#include "engine/directives.h"
 
 struct session;
 
@@ -34,8 +36,23 @@ int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
  * report and the TUI's flows use it unless told otherwise.
  */
 char *analysis_flow_start(struct session *s);
+/*
+ * The flows options a session was recorded with: its flow start and its
+ * mapping directives (meta flow_start, directives: engine/directives.h),
+ * for flows_build (a->fo).  0, or -errno with *cause; release in any case.
+ */
+struct analysis_fo {
+	struct flows_opts fo;
+	char *start;
+	struct directives ds;
+};
+int analysis_flows_opts(struct session *s, struct analysis_fo *a,
+			char **cause);
+void analysis_flows_opts_release(struct analysis_fo *a);
+
 /* flows_build with the session's flow start (the default starts when it
- * has none, or no call of it).  0 or -ENOMEM. */
+ * has none, or no call of it) and directives.  0, -ENOMEM, or -EINVAL
+ * (directives that do not parse). */
 struct flows;
 int analysis_flows(struct session *s, const struct trace *t,
 		   struct flows **out);

@@ -27,6 +27,8 @@ static void event_call(const struct replay_event *ev, FILE *out)
 		event_where(ev, out); /* the call site */
 	if (ev->rebuilt) /* its entry record was lost: ingest made it */
 		fputs(",\"rebuilt\":true", out);
+	if (ev->has_arg[2]) /* the value a mapping directive names */
+		fprintf(out, ",\"value\":%" PRId64, ev->arg[2]);
 }
 
 static void event_signal(const struct replay_event *ev, FILE *out)

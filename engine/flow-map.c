@@ -30,8 +30,33 @@ struct flow_map {
 	int per_process;
 };
 
+static int flow_map_build_fo(struct session *s, const struct flows_opts *fo,
+			     struct flow_map **out, char **cause);
+
 int flow_map_build(struct session *s, const struct flows_opts *fo,
 		   struct flow_map **out, char **cause)
+{
+	struct analysis_fo a;
+	int err;
+
+	if (fo)
+		return flow_map_build_fo(s, fo, out, cause);
+	/* the session's own: as report and the TUI number flows */
+	err = analysis_flows_opts(s, &a, cause);
+	if (!err)
+		err = flow_map_build_fo(s, &a.fo, out, cause);
+	if (!err && a.fo.start_func && !flow_map_count(*out)) {
+		flow_map_free(*out);
+		*out = NULL;
+		a.fo.start_func = NULL;
+		err = flow_map_build_fo(s, &a.fo, out, cause);
+	}
+	analysis_flows_opts_release(&a);
+	return err;
+}
+
+static int flow_map_build_fo(struct session *s, const struct flows_opts *fo,
+			     struct flow_map **out, char **cause)
 {
 	struct flows *fl = NULL;
 	struct trace *t = NULL;

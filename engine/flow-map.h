@@ -24,7 +24,8 @@ struct flows_opts;
 
 struct flow_map;
 
-/* 0 and *out, or -errno with *cause (one line). */
+/* fo NULL: the session's own options (engine/analysis-load.h,
+ * analysis_flows_opts).  0 and *out, or -errno with *cause (one line). */
 int flow_map_build(struct session *s, const struct flows_opts *fo,
 		   struct flow_map **out, char **cause);
 void flow_map_free(struct flow_map *m);

@@ -33,6 +33,10 @@
  * at the time of the thread's oldest record) so that every frame of the
  * thread is balanced and depth 0 is the outermost traced frame.
  *
+ * A function whose F line has flag 4 or 8 (a mapping directive names it,
+ * share/agent-abi.h) has one ARG after its ENTRY or EXIT records: the
+ * value, stored as the event's arg2.
+ *
  * The hot loop (pass 2) appends to the chunk writer's buffer and does no
  * allocation and no query per event.
  */
@@ -95,6 +99,13 @@ struct ingest_proc {
 	int64_t first_ns, last_ns;
 	int crash_signo;
 	struct chan_table chans; /* its C lines (engine/chan.h) */
+	/* functions whose ENTRY/EXIT records carry a directive's value (F
+	 * flags 4, 8: share/ring.h), few: ingest_valued */
+	struct ingest_valued {
+		uint32_t func;
+		unsigned flags;
+	} *valued;
+	size_t nvalued;
 	/* callsites rows made for signal pcs (ingest_signal_site) */
 	struct ingest_pcsite {
 		uint64_t pc;
@@ -239,6 +250,7 @@ static void ingest_proc_free(struct ingest_proc *p)
 	free(p->mods);
 	free(p->func_row);
 	free(p->func_mod);
+	free(p->valued);
 	free(p->site_row);
 	free(p->site_func);
 	free(p->pcsites);
@@ -363,6 +375,15 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
 	p->func_mod[funcid] = mi;
+	if (flags & 12) {
+		struct ingest_valued *nv =
+			realloc(p->valued, (p->nvalued + 1) * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		p->valued = nv;
+		nv[p->nvalued++] = (struct ingest_valued){ funcid, flags & 12 };
+	}
 	in->st->functions++;
 	return 0;
 }
@@ -837,6 +858,20 @@ static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	return ingest_step(st);
 }
 
+/* Whether an ENTRY (EXIT) record of func is followed by ARG(a directive's
+ * value): F flag 4 (8). */
+static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
+				uint32_t func)
+{
+	unsigned want = type == PROPEL_REC_ENTRY ? 4 : 8;
+	size_t i;
+
+	for (i = 0; i < p->nvalued; i++)
+		if (p->valued[i].func == func)
+			return (p->valued[i].flags & want) != 0;
+	return 0;
+}
+
 /* One decoded event (ARGs folded in). */
 static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
@@ -890,17 +925,19 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		return 0;
 	}
 	switch (type) {
-	case PROPEL_REC_ENTRY:
+	case PROPEL_REC_ENTRY: /* arg2: a directive's value, when recorded */
 		return ingest_insert(w, tsc, SK_ENTRY, w->depth++,
-				     ingest_func(p, a), ingest_site(p, b), 0, 0,
-				     0, 0);
+				     ingest_func(p, a), ingest_site(p, b),
+				     narg ? 3 : 0, 0, 0,
+				     narg ? (int64_t)arg[0] : 0);
 	case PROPEL_REC_EXIT:
 		if (w->depth > 0)
 			w->depth--;
 		return ingest_insert(w, tsc, SK_EXIT, w->depth,
 				     ingest_func(p, a),
 				     ingest_site(p, b & ~PROPEL_EXIT_UNWOUND),
-				     1, !!(b & PROPEL_EXIT_UNWOUND), 0, 0);
+				     narg ? 3 : 1, !!(b & PROPEL_EXIT_UNWOUND),
+				     0, narg ? (int64_t)arg[0] : 0);
 	case PROPEL_REC_SIGNAL: {
 		int64_t site = narg > 1 ? ingest_signal_site(w->in, p, arg[1])
 					: 0;
@@ -963,6 +1000,17 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 	}
 	if (w->pend_type && (err = ingest_flush(w)))
 		return 1;
+	if (w->p->nvalued &&
+	    (type == PROPEL_REC_ENTRY || type == PROPEL_REC_EXIT) &&
+	    ingest_valued(w->p, type, r->a)) {
+		w->pend_type = type; /* then ARG(the value) */
+		w->pend_tsc = propel_rec_tsc(r);
+		w->pend_a = r->a;
+		w->pend_b = r->b;
+		w->pend_n = 0;
+		w->pend_want = 1;
+		return 0;
+	}
 	switch (type) {
 	case PROPEL_REC_SIGNAL:
 	case PROPEL_REC_SEND:

@@ -43,6 +43,8 @@
  *       exit: arg0 = 1 when the frame was unwound (longjmp, exception).
  *       entry: arg0 = 1 when the entry was rebuilt for a frame lost in a
  *       wrapped ring (time = the thread's oldest record).
+ *       entry, exit: arg2 (set only then) = the argument or return value
+ *       a mapping directive named (record --directive, analysis/flows.h).
  *   messages(send INTEGER, recv INTEGER, peer TEXT)
  *       matched send/recv event pairs (engine/match.c): event ids; peer
  *       holds the channel (comm.chan)

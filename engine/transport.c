@@ -119,6 +119,13 @@ static int transport_socket(void)
 	return fd;
 }
 
+static const char *transport_values;
+
+void transport_set_values(const char *values)
+{
+	transport_values = values && *values ? values : NULL;
+}
+
 int transport_open(const char *host, uint32_t flags, struct transport **out,
 		   char **cause)
 {
@@ -166,8 +173,9 @@ int transport_open(const char *host, uint32_t flags, struct transport **out,
 	if (err)
 		goto fail;
 hello:
-	err = wire_sendf(t->to, WIRE_HELLO, "%s %d %u", WIRE_MAGIC,
-			 WIRE_VERSION, flags);
+	err = wire_sendf(t->to, WIRE_HELLO, "%s %d %u%s%s", WIRE_MAGIC,
+			 WIRE_VERSION, flags, transport_values ? " " : "",
+			 transport_values ? transport_values : "");
 	if (!err) {
 		struct pollfd p = { t->from, POLLIN, 0 };
 

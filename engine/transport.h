@@ -47,6 +47,11 @@ struct transport {
 int transport_open(const char *host, uint32_t flags, struct transport **out,
 		   char **cause);
 
+/* The values mapping directives name (share/agent-abi.h, "f@1,g@ret"),
+ * said in every later HELLO so that each host's agents record them; NULL
+ * or "" for none.  The string must outlive the transports. */
+void transport_set_values(const char *values);
+
 /* NTP-style exchange (WIRE_TIME, best of several round trips): offset and
  * error bound (half the best round trip).  Same kernel: 0 and 0, unless
  * PROPEL_CLOCK_EXCHANGE=1.  0 or -errno. */

@@ -37,5 +37,6 @@ $(AGENT_SO): $(AGENT_OBJS)
 
 AGENT_CFLAGS_hot := -mgeneral-regs-only
 AGENT_CFLAGS_callback := -mgeneral-regs-only
+AGENT_CFLAGS_directive := -mgeneral-regs-only
 
 ALL_TARGETS += $(AGENT_SO)

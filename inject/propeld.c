@@ -325,10 +325,32 @@ static pid_t pd_keeper(int in)
 	}
 }
 
+/* HELLO's last field: the values mapping directives name, for every agent
+ * of the session (share/agent-abi.h, PROPEL_VALUES_FILE). */
+static int pd_values(struct pd *d, const char *values, char **cause)
+{
+	char path[600];
+	FILE *f;
+	int bad;
+
+	snprintf(path, sizeof(path), "%s/%s", d->dir, PROPEL_VALUES_FILE);
+	f = fopen(path, "we");
+	if (!f)
+		return propel_cause(cause, -errno, "%s: %s", path,
+				    strerror(errno));
+	bad = fprintf(f, "%s\n", values) < 0;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return propel_cause(cause, -EIO, "%s: cannot write", path);
+	chmod(path, 0644);
+	return 0;
+}
+
 static int pd_hello(struct pd *d, const char *payload)
 {
 	char magic[32], addrs[1024], boot[64] = "-", *cause = NULL;
 	unsigned ver = 0, flags = 0;
+	int vat = 0;
 	struct utsname un;
 	struct timespec ts;
 	char path[600];
@@ -336,7 +358,7 @@ static int pd_hello(struct pd *d, const char *payload)
 	int err, fd;
 	static int seq;
 
-	if (sscanf(payload, "%31s %u %u", magic, &ver, &flags) < 2 ||
+	if (sscanf(payload, "%31s %u %u %n", magic, &ver, &flags, &vat) < 2 ||
 	    strcmp(magic, WIRE_MAGIC) || ver != WIRE_VERSION) {
 		wire_sendf(d->out, WIRE_RESULT, "0 %d 0 propeld speaks %s %d, "
 			   "not \"%s\"", -EPROTO, WIRE_MAGIC, WIRE_VERSION,
@@ -373,6 +395,8 @@ static int pd_hello(struct pd *d, const char *payload)
 			fclose(f);
 		}
 	}
+	if (!err && vat && payload[vat])
+		err = pd_values(d, payload + vat, &cause);
 	if (!err)
 		err = tracer_new(d->dir, d->agent, d->flags, pd_on_exec_warn, d,
 				 &d->tr, &cause);
@@ -511,7 +535,8 @@ static int pd_keep_name(const char *n)
 {
 	size_t l = strlen(n);
 
-	if (n[0] == '.' || !strcmp(n, PROPEL_COORD_FILE))
+	if (n[0] == '.' || !strcmp(n, PROPEL_COORD_FILE) ||
+	    !strcmp(n, PROPEL_VALUES_FILE))
 		return 0;
 	return !(l > 5 && (!strcmp(n + l - 5, ".peer") ||
 			   !strcmp(n + l - 5, ".exec") ||

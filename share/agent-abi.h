@@ -46,6 +46,15 @@
  *                           copied out: PROPEL_START_KEEP_ALL)
  *   PROPEL_FOLLOW=1        (propagation requests: PROPEL_START_FOLLOW)
  *   PROPEL_TIMING=exact    (every record stamped: PROPEL_START_EXACT_TIME)
+ *
+ * Mapping directives (analysis/flows.h): the coordinator (or propeld, for
+ * the processes it injects) writes PROPEL_VALUES_FILE in the session
+ * directory before any agent starts, one line of comma-separated values
+ * to record: "FUNC@N" (argument N at FUNC's entry, 0 = the first, in
+ * rdi) or "FUNC@ret" (rax at FUNC's exit), e.g. "enqueue@1,dequeue@ret".
+ * Every call of such a function takes the slow path; its ENTRY or EXIT
+ * record is followed by one ARG with the value, and its map F line has
+ * flag 4 (entry value) or 8 (exit value) (share/ring.h).
  */
 #ifndef PROPEL_SHARE_AGENT_ABI_H
 #define PROPEL_SHARE_AGENT_ABI_H
@@ -59,6 +68,7 @@
 #define PROPEL_COORD_FILE "coordinator"
 #define PROPEL_LEASE_MS 2000 /* coordinator gone this long: the agent stops */
 #define PROPEL_SHM_ROOT "/dev/shm/propel"
+#define PROPEL_VALUES_FILE "values"
 
 struct propel_thread_hint {
 	uint64_t tid;

@@ -15,6 +15,8 @@
  *   type           a                    b
  *   ENTRY          function id          call-site id (PROPEL_SITE_NONE if none)
  *   EXIT           function id          call-site id | PROPEL_EXIT_UNWOUND
+ *                  (of a function whose map F line has flag 4 / 8: followed
+ *                  by ARG(the argument / return value a directive names))
  *   SIGNAL         signo                si_code; followed by ARG(fault addr), ARG(pc)
  *   ARG            low 32 bits          high 32 bits of a 64-bit argument
  *   THREAD_START   parent tid           0

@@ -53,7 +53,9 @@
  *   chan.<pipe|unix>.<inode>     byte counts of a pipe or UNIX stream
  *                                direction, shared by every agent that
  *                                holds it (inject/agent/comm.c)
- * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library.
+ * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library,
+ * 4 = its ENTRY records are followed by ARG(an argument), 8 = its EXIT
+ * records by ARG(rax): values a mapping directive names (share/agent-abi.h).
  */
 #ifndef PROPEL_SHARE_RING_H
 #define PROPEL_SHARE_RING_H

@@ -14,7 +14,8 @@
  * be read with strace), except WIRE_DATA whose payload is raw file bytes.
  * The conversation, coordinator (C) and daemon (D):
  *
- *   C: HELLO "propel-wire 1"      D: HELLO "propel-wire 1 <host> <pid>
+ *   C: HELLO "propel-wire 1 <flags> [<values>]"
+ *                                 D: HELLO "propel-wire 1 <host> <pid>
  *                                     <boot id> <session dir> <addr,...>"
  *   C: TIME ""                    D: TIME "<CLOCK_MONOTONIC ns>"
  *   C: ATTACH "<id> <pid>"        D: RESULT "<id> <-errno> <pid> <text>"
@@ -29,6 +30,10 @@
  *                                  file of the session dir FILE "<size>
  *                                  <name>" and DATA frames, then END
  *                                  "<processes detached>"; D exits.
+ *
+ * <flags> are PROPEL_START_* for every injection; <values>, when present,
+ * the values mapping directives name (share/agent-abi.h,
+ * PROPEL_VALUES_FILE: written into the daemon's session directory).
  *
  * <peer> is "<kind> <local addr> <local port> <peer addr> <peer port>
  * <local inode> <peer inode>" as the agent's C lines and request files

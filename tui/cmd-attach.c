@@ -24,9 +24,11 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "engine/directives.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
 #include "engine/session.h"
+#include "engine/transport.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
@@ -65,6 +67,9 @@ static double now_s(void)
  * at --duration, Ctrl-C, or when every target named has exited, and is
  * collected from every host reached.
  */
+/* --directive SPEC: recorded by the agents, kept in the session */
+static struct directives attach_dirs;
+
 static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 			 int n, double duration, int argc, char **argv)
 {
@@ -76,6 +81,7 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 
 	/* the session's files come from the hosts' propelds at the end */
 	capture_remove_dir(cap->dir);
+	transport_set_values(attach_dirs.values); /* every host's agents */
 	err = follow_begin(flags, &fl, &cause);
 	if (err) {
 		propel_report("attach --follow", err, cause);
@@ -144,7 +150,7 @@ static int cmd_attach_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "directive", required_argument, NULL, 'D' },
+		{ "directive", required_argument, NULL, 'V' },
 		{ "directives", required_argument, NULL, 'D' },
 		{ "start", required_argument, NULL, 'S' },
 		{ "duration", required_argument, NULL, 'd' },
@@ -176,14 +182,12 @@ static int cmd_attach_run(int argc, char **argv)
 		case 'S':
 			attach_start = optarg;
 			break;
+		case 'V':
 		case 'D':
-			/* mapping directives (analysis/flows.h) need the
-			 * named argument or return value recorded: the agent
-			 * does not do that yet */
-			propel_report("attach", 0,
-				      "--directive: recording the values mapping "
-				      "directives name is not available yet");
-			return 2;
+			if (cmd_report_directive_opt("attach", c == 'D', optarg,
+						     &attach_dirs))
+				return 2;
+			break;
 		case 'd':
 			duration = strtod(optarg, &end);
 			if (*end || duration <= 0) {
@@ -233,6 +237,8 @@ static int cmd_attach_run(int argc, char **argv)
 		fprintf(stderr, "usage: propel attach %s\n", cmd_attach_entry.usage);
 		return 2;
 	}
+	if (cmd_report_directives_ready("attach", &attach_dirs))
+		return 2;
 	pids = calloc(argc - optind, sizeof(*pids));
 	for (i = optind; i < argc; i++) {
 		long v = strtol(argv[i], &end, 10);
@@ -246,6 +252,8 @@ static int cmd_attach_run(int argc, char **argv)
 		pids[n++] = (pid_t)v;
 	}
 	err = capture_begin(&cap, db, &cause);
+	if (!err && !follow)
+		err = directives_write(&attach_dirs, cap.dir, &cause);
 	if (err) {
 		propel_report("attach", err, cause);
 		free(cause);
@@ -351,14 +359,18 @@ static int cmd_attach_exec(int argc, char **argv)
 
 	attach_start = NULL;
 	attach_db = PROPEL_SESSION_DEFAULT;
+	directives_release(&attach_dirs);
 	ret = cmd_attach_run(argc, argv); /* sets them */
-	return cmd_report_keep_start("attach", attach_db, attach_start, ret);
+	ret = cmd_report_keep_start("attach", attach_db, attach_start, ret);
+	return cmd_report_keep_directives("attach", attach_db, &attach_dirs,
+					  ret);
 }
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
-		 "[--buffer-size KB] [--libc] [--start FUNC] PID...",
+		 "[--buffer-size KB] [--libc] [--start FUNC]\n"
+		 "       [--directive SPEC]... [--directives FILE] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --follow        follow the work into every process the "
@@ -380,6 +392,13 @@ const struct propel_cmd cmd_attach_entry = {
 		   "  --libc          trace inside libc too\n"
 		   "  --start FUNC    each call of FUNC begins a flow (kept in "
 		   "the session\n"
-		   "                  for propel report and the TUI's flows)",
+		   "                  for propel report and the TUI's flows)\n"
+		   "  --directive SPEC  'F:entry,argN -> G:exit,ret': a call of "
+		   "G that returns\n"
+		   "                  what F was given as argument N (0 = the "
+		   "first) joins\n"
+		   "                  F's flow (see propel record --help); "
+		   "repeatable\n"
+		   "  --directives FILE  one SPEC per line ('#' comments)",
 	.exec = cmd_attach_exec,
 };

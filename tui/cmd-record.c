@@ -27,10 +27,12 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "engine/directives.h"
 #include "engine/drain.h"
 #include "engine/follow.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
+#include "engine/transport.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
@@ -120,6 +122,9 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
  * them.  The recording ends when CMD has ended (the peers it reached are
  * detached then, and go on); Ctrl-C is CMD's, as without --follow.
  */
+/* --directive SPEC: recorded by the agents, kept in the session */
+static struct directives record_dirs;
+
 static int record_follow(struct capture *cap, int argc, char **argv,
 			 const char *ring_kb, int libc, int full)
 {
@@ -134,6 +139,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	pid_t pid;
 
 	capture_remove_dir(cap->dir);
+	transport_set_values(record_dirs.values); /* every host's agents */
 	err = follow_begin(flags, &fl, &cause);
 	if (err) {
 		propel_report("record --follow", err, cause);
@@ -203,7 +209,7 @@ static int cmd_record_run(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "directive", required_argument, NULL, 'D' },
+		{ "directive", required_argument, NULL, 'd' },
 		{ "directives", required_argument, NULL, 'D' },
 		{ "start", required_argument, NULL, 'S' },
 		{ "buffer-size", required_argument, NULL, 'b' },
@@ -230,14 +236,12 @@ static int cmd_record_run(int argc, char **argv)
 		case 'S':
 			record_start = optarg;
 			break;
+		case 'd':
 		case 'D':
-			/* mapping directives (analysis/flows.h) need the
-			 * named argument or return value recorded: the agent
-			 * does not do that yet */
-			propel_report("record", 0,
-				      "--directive: recording the values mapping "
-				      "directives name is not available yet");
-			return 2;
+			if (cmd_report_directive_opt("record", c == 'D', optarg,
+						     &record_dirs))
+				return 2;
+			break;
 		case 'b':
 			if (strtoul(optarg, NULL, 10) < 64) {
 				propel_report("record", 0,
@@ -270,7 +274,11 @@ static int cmd_record_run(int argc, char **argv)
 		fprintf(stderr, "usage: propel record %s\n", cmd_record_entry.usage);
 		return 2;
 	}
+	if (cmd_report_directives_ready("record", &record_dirs))
+		return 2;
 	err = capture_begin(&cap, db, &cause);
+	if (!err && !follow)
+		err = directives_write(&record_dirs, cap.dir, &cause);
 	if (err) {
 		propel_report("record", err, cause);
 		free(cause);
@@ -349,14 +357,19 @@ static int cmd_record_exec(int argc, char **argv)
 
 	record_start = NULL;
 	record_db = PROPEL_SESSION_DEFAULT;
+	directives_release(&record_dirs);
 	ret = cmd_record_run(argc, argv); /* sets them */
-	return cmd_report_keep_start("record", record_db, record_start, ret);
+	ret = cmd_report_keep_start("record", record_db, record_start, ret);
+	return cmd_report_keep_directives("record", record_db, &record_dirs,
+					  ret);
 }
 
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
-		 "[--libc] [--start FUNC] -- CMD [ARG...]",
+		 "[--libc] [--start FUNC]\n"
+		 "       [--directive SPEC]... [--directives FILE] -- CMD "
+		 "[ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
 		   "  --follow          follow CMD's work into every process it "
@@ -372,6 +385,15 @@ const struct propel_cmd cmd_record_entry = {
 		   "  --libc            trace inside libc too\n"
 		   "  --start FUNC      each call of FUNC begins a flow (kept "
 		   "in the session\n"
-		   "                    for propel report and the TUI's flows)",
+		   "                    for propel report and the TUI's flows)\n"
+		   "  --directive 'F:entry,argN -> G:exit,ret'\n"
+		   "                    a mapping directive: a call of G that "
+		   "returns what\n"
+		   "                    F was given as argument N (0 = the "
+		   "first) joins F's\n"
+		   "                    flow (the agent records those values; "
+		   "kept in the\n"
+		   "                    session); repeatable\n"
+		   "  --directives FILE one SPEC per line ('#' comments)",
 	.exec = cmd_record_exec,
 };

@@ -29,6 +29,7 @@
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
+#include "engine/directives.h"
 #include "engine/session.h"
 #include "share/log.h"
 #include "tui/cmd.h"
@@ -44,6 +45,8 @@ struct report_opts {
 	size_t nref;
 	const char *start;
 	int64_t precision_ns, window_ns;
+	struct directives dirs; /* --directive(s): instead of the session's */
+	int have_dirs;
 };
 
 /* One loaded session: its trace, flows, units and profiles. */
@@ -56,6 +59,7 @@ struct report_run {
 	size_t nunits;
 	struct profile *prof;
 	char *start; /* the session's flow start (record --start) */
+	struct directives dirs; /* the session's (record --directive) */
 };
 
 static void cmd_report_run_release(struct report_run *r)
@@ -67,6 +71,7 @@ static void cmd_report_run_release(struct report_run *r)
 	flows_free(r->f);
 	trace_free(r->t);
 	free(r->start);
+	directives_release(&r->dirs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -92,7 +97,16 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 		return err;
 	if (!o->start) /* as given at trace time */
 		r->start = analysis_flow_start(s);
-	err = analysis_load(s, &r->t, cause);
+	err = directives_load(s, &r->dirs, cause);
+	for (i = 0; !err && o->have_dirs && i < o->dirs.n; i++)
+		if (!directives_recorded(&r->dirs, &o->dirs.d[i]))
+			err = propel_cause(cause, -EINVAL,
+					   "--directive '%s': %s did not "
+					   "record the values it compares "
+					   "(give it to record or attach)",
+					   o->dirs.spec[i], path);
+	if (!err)
+		err = analysis_load(s, &r->t, cause);
 	session_close(s);
 	if (err)
 		return err;
@@ -104,6 +118,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 			 r->t->ev[i].kind == TK_RECV;
 	fo.start_func = o->start ? o->start : r->start;
 	fo.per_process = o->per_process;
+	fo.dir = o->have_dirs ? o->dirs.d : r->dirs.d;
+	fo.ndir = o->have_dirs ? o->dirs.n : r->dirs.n;
 	err = flows_build(r->t, &fo, &r->f);
 	if (err)
 		return propel_cause(cause, err, "%s: out of memory", path);
@@ -140,6 +156,56 @@ int cmd_report_keep_start(const char *verb, const char *db, const char *func,
 	if (!func || ret == 2 || access(db, F_OK) != 0)
 		return ret;
 	err = analysis_keep_flow_start(db, func, &cause);
+	if (!err)
+		return ret;
+	propel_report(verb, err, cause);
+	free(cause);
+	return ret ? ret : 1;
+}
+
+/*
+ * record|attach --directive SPEC / --directives FILE (engine/directives.h):
+ * one SPEC or FILE into ds; 0, or 2 after the one-line error.
+ */
+int cmd_report_directive_opt(const char *verb, int file, const char *arg,
+			     struct directives *ds)
+{
+	char *cause = NULL, what[64];
+	int err = file ? directives_add_file(ds, arg, &cause)
+		       : directives_add(ds, arg, &cause);
+
+	if (!err)
+		return 0;
+	snprintf(what, sizeof(what), "%s: %s", verb,
+		 file ? "--directives" : "--directive");
+	propel_report(what, err, cause);
+	free(cause);
+	return 2;
+}
+
+/* The values the agents record, once every option is read: 0, or 2. */
+int cmd_report_directives_ready(const char *verb, struct directives *ds)
+{
+	char *cause = NULL;
+
+	if (!ds->n || !directives_values(ds, &cause))
+		return 0;
+	propel_report(verb, 0, cause);
+	free(cause);
+	return 2;
+}
+
+/* Keep the directives in the session a record|attach made (as
+ * cmd_report_keep_start), and release them: ret, or 1. */
+int cmd_report_keep_directives(const char *verb, const char *db,
+			       struct directives *ds, int ret)
+{
+	char *cause = NULL;
+	int err = 0;
+
+	if (ds->n && ret != 2 && access(db, F_OK) == 0)
+		err = directives_keep(db, ds, &cause);
+	directives_release(ds);
 	if (!err)
 		return ret;
 	propel_report(verb, err, cause);
@@ -730,14 +796,13 @@ static int cmd_report_exec(int argc, char **argv)
 			break;
 		case 'd':
 		case 'D':
-			/* the analysis side exists (analysis/flows.h); the
-			 * agent does not record the values yet */
-			snprintf(what, sizeof(what), "report: %s",
-				 c == 'd' ? "--directive" : "--directives");
-			propel_report(what, 0,
-				      "mapping directives need values the agent "
-				      "does not record yet; not supported");
-			return 2;
+			/* instead of the session's: only values it recorded
+			 * (cmd_report_load); an empty FILE: none */
+			o.have_dirs = 1;
+			if (cmd_report_directive_opt("report", c == 'D', optarg,
+						     &o.dirs))
+				return 2;
+			break;
 		case 'h': /* tui/propel.c answers --help before exec */
 			printf("usage: propel report %s\n\n%s\n",
 			       cmd_report_entry.usage, cmd_report_entry.summary);
@@ -805,6 +870,7 @@ static int cmd_report_exec(int argc, char **argv)
 	for (i = 0; i < o.nref; i++)
 		cmd_report_run_release(&ref[i]);
 	profiles_space_release(&sp);
+	directives_release(&o.dirs);
 	return ret;
 }
 
@@ -815,7 +881,8 @@ const struct propel_cmd cmd_report_entry = {
 		 "       [--reference DB]... [--format=text|json] "
 		 "[--profile coverage|time|comm|composite]\n"
 		 "       [--start FUNC] [--per-process] [--clock-precision MS] "
-		 "[--window MS] [DB]",
+		 "[--window MS]\n"
+		 "       [--directive SPEC]... [--directives FILE] [DB]",
 	.summary =
 		"flows, suspect scores and root-cause call paths of a session\n"
 		"  --flows          one flow per request: the events reachable "
@@ -838,6 +905,11 @@ const struct propel_cmd cmd_report_entry = {
 		"sessions if any),\n"
 		"                   prefix-pruned, merged, ranked by first "
 		"occurrence and length\n"
+		"  --directive SPEC mapping directives instead of those the "
+		"session was\n"
+		"                   recorded with (record --directive), among "
+		"the values it\n"
+		"                   recorded; --directives FILE (empty: none)\n"
 		"  --profile P      coverage (default), time, comm or composite\n"
 		"  --clock-precision MS  fail-stop needs a larger lead (default "
 		"10)\n"

@@ -37,4 +37,15 @@ int cmd_wants_help(int argc, char **argv);
 int cmd_report_keep_start(const char *verb, const char *db, const char *func,
 			  int ret);
 
+/* record|attach --directive SPEC | --directives FILE (engine/directives.h,
+ * in tui/cmd-report.c): add to ds (0), or say it in one line (2); once
+ * the options are read, the values the agents record (0, or 2); at the
+ * end keep them in the session DB and release ds (ret, or 1). */
+struct directives;
+int cmd_report_directive_opt(const char *verb, int file, const char *arg,
+			     struct directives *ds);
+int cmd_report_directives_ready(const char *verb, struct directives *ds);
+int cmd_report_keep_directives(const char *verb, const char *db,
+			       struct directives *ds, int ret);
+
 #endif

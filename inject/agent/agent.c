@@ -317,7 +317,9 @@ void map_func(const struct ag_func *f)
 {
 	map_line("F %u %llx %d %u %s", f->id, (unsigned long long)f->addr,
 		 f->mod ? f->mod->id : -1,
-		 ((f->flags & F_PLT) ? 1u : 0u) | ((f->flags & F_SYSTEM) ? 2u : 0u),
+		 ((f->flags & F_PLT) ? 1u : 0u) |
+			 ((f->flags & F_SYSTEM) ? 2u : 0u) |
+			 directive_map_flags(f),
 		 f->name && *f->name ? f->name : "-");
 }
 
@@ -818,6 +820,7 @@ static int start_common(const char *dir, uint32_t flags, int need_coord)
 	err = patch_init();
 	if (err)
 		return err;
+	directive_load(dir);
 	lerr = lease_find(dir);
 	if (lerr == -ESRCH && need_coord)
 		return lerr;

@@ -180,6 +180,10 @@ enum ag_intercept {
 	IC_FDPAIR,   /* pipe/pipe2(fds[2]) */
 	IC_SOCKETPAIR, /* socketpair(d, t, p, sv[2]) */
 	IC_COMM_LAST = IC_SOCKETPAIR,
+	/* a function a mapping directive names (directive.c): the kind
+	 * holds what to record, IC_DIR_FIRST + (argument + 1 | 8 for rax) */
+	IC_DIR_FIRST,
+	IC_DIR_LAST = IC_DIR_FIRST + 15,
 };
 
 struct ag_func {
@@ -452,6 +456,18 @@ static inline int comm_plain(uint32_t kind, uint64_t fd)
 		kind == IC_WRITEV || kind == IC_READ_CHK) &&
 	       fd < COMM_FD_MAX && comm_fdtype && comm_fdtype[fd] == CT_OTHER;
 }
+static inline int dir_kind(uint32_t kind)
+{
+	return kind >= IC_DIR_FIRST && kind <= IC_DIR_LAST;
+}
+/* directive.c: the values mapping directives name (share/agent-abi.h) */
+void directive_load(const char *dir); /* at start: PROPEL_VALUES_FILE */
+void directive_classify(struct ag_func *f); /* a new function, by name */
+unsigned directive_map_flags(const struct ag_func *f); /* F line: 4, 8 */
+/* after f's ENTRY record: ARG(the argument); 1 if rax is wanted at exit */
+int directive_entry(struct athread *t, const struct ag_func *f,
+		    const struct ag_frame *fr);
+void directive_exit(struct athread *t, const struct ag_func *f, uint64_t rax);
 static inline int comm_kind(uint32_t kind)
 {
 	return kind >= IC_COMM_FIRST && kind <= IC_COMM_LAST;

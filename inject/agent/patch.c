@@ -167,6 +167,7 @@ struct ag_func *func_get(uint64_t addr)
 	f->addr = addr;
 	f->id = ag_nfuncs;
 	func_classify(f);
+	directive_classify(f);
 	if (ag_nfuncs == funcs_cap) {
 		uint32_t ncap = funcs_cap ? funcs_cap * 2 : 4096;
 		struct ag_func **n = ag_alloc(ncap * sizeof(*n));

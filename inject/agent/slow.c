@@ -914,6 +914,8 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 	default:
 		if (comm_kind(f->intercept))
 			return comm_enter(t, fr, f, (uint64_t)&fr->r11);
+		/* a directive's function: its values after its records
+		 * (enter_slow: directive_entry, intercept_exit) */
 		break;
 	case IC_PRCTL:
 	case IC_SECCOMP:
@@ -934,6 +936,10 @@ void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax)
 
 	if (f && comm_kind(f->intercept))
 		return; /* comm_exit, before the exit record (hot.c) */
+	if (f && dir_kind(f->intercept)) {
+		directive_exit(t, f, *rax);
+		return;
+	}
 	if ((int64_t)*rax <= 0)
 		return;
 	rec_put(t, PROPEL_REC_FORK, (uint32_t)child,
@@ -982,6 +988,22 @@ int comm_fast(struct ag_frame *fr, int tail)
 	}
 	t->busy = 0;
 	return 1;
+}
+
+/* A tail call into a directive's function (directive.c): its value after
+ * the entry tail_enter recorded, its frame hooked for rax as comm_fast
+ * hooks a send's. */
+static void directive_tail(struct athread *t, struct ag_func *f,
+			   struct ag_frame *fr)
+{
+	uint64_t slot = (uint64_t)&fr->r11 + 8;
+	struct shadow *s;
+
+	if (!t->depth)
+		return;
+	s = &t->shadow[t->depth - 1];
+	if (s->slot == slot && s->func == f->id && directive_entry(t, f, fr))
+		s->site |= SH_HOOK;
 }
 
 static void enter_slow(struct ag_frame *fr, int tail)
@@ -1038,11 +1060,15 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	t->busy = 1;
 	if (tail) {
 		tail_enter(t, f, site, (uint64_t)&fr->r11 + 8);
+		if (dir_kind(f->intercept))
+			directive_tail(t, f, fr);
 	} else {
 		uint64_t slot = (uint64_t)&fr->r11;
 
 		shadow_unwind(t, slot);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+		if (dir_kind(f->intercept))
+			hook = directive_entry(t, f, fr);
 		shadow_push(t, slot, f->id, site->id | (hook ? SH_HOOK : 0) | sh_exact(f));
 		/* a send is dated after its entry record, not before */
 		if (hook && comm_kind(f->intercept) && t->ncomm &&

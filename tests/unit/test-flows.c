@@ -307,11 +307,71 @@ static void test_orphan_replies(void)
 	trace_free(t);
 }
 
+/*
+ * Many values: N requests each enQ their number, a worker deQs them in
+ * another order after all of them (plus a value enQed twice: the later
+ * one wins).  Every deQ exit joins its request's flow.
+ */
+static void test_directive_many(void)
+{
+	enum { N = 3000 };
+	struct trace *t = trace_new();
+	struct flows_directive d;
+	struct flows_opts o = { 0 };
+	struct flows *f = NULL;
+	char *cause = NULL;
+	int64_t id = 1, ts = 1, k, bad = -1;
+	size_t i, right = 0;
+
+	tb_thread(t, 1, 1);
+	tb_ev(t, id++, ts++, TK_ENTRY, 0, "main", NULL);
+	for (k = 0; k < N; k++) {
+		tb_comm(t, id++, ts++, TK_RECV, 8);
+		/* request N-1 enqueues 5 again: 5's deQ is its */
+		tb_full(t, id++, ts++, TK_ENTRY, 1, "enQ", "q.c:1", 0, 0, 1,
+			k == N - 1 ? 5 : k);
+		tb_ev(t, id++, ts++, TK_EXIT, 1, "enQ", NULL);
+	}
+	tb_thread(t, 1, 2);
+	for (k = 0; k < N - 1; k++) {
+		tb_ev(t, id++, ts++, TK_ENTRY, 0, "deQ", "q.c:2");
+		tb_full(t, id++, ts++, TK_EXIT, 0, "deQ", NULL, 0, 0, 1,
+			(k * 7919) % (N - 1));
+	}
+	if (trace_finish(t) || flows_directive_parse(
+				       "enQ:entry,arg1 -> deQ:exit,ret", &d,
+				       &cause))
+		abort();
+	o.dir = &d;
+	o.ndir = 1;
+	if (flows_build(t, &o, &f))
+		abort();
+	for (i = 0; i < t->nev; i++) {
+		const struct trace_event *e = &t->ev[i];
+		int64_t v = e->val[0];
+
+		if (e->kind != TK_EXIT || !(e->has_val & 1))
+			continue;
+		right++;
+		if (f->of[i] != (uint32_t)(v == 5 ? N - 1 : v) && bad < 0)
+			bad = v;
+	}
+	CHECK("directive/many",
+	      f->n == N && f->ndirective_edges == N - 1 && right == N - 1 &&
+		      bad < 0,
+	      "%zu flows, %zu edges, value %lld in another flow", f->n,
+	      f->ndirective_edges, (long long)bad);
+	flows_free(f);
+	flows_directive_release(&d);
+	trace_free(t);
+}
+
 int main(void)
 {
 	test_fig2();
 	test_orphan_replies();
 	test_fig3();
+	test_directive_many();
 	test_untraced_fork_fallback();
 	test_parse();
 	return failures ? 1 : 0;
