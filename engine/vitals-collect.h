@@ -30,6 +30,7 @@ struct vitals_collect_opts {
 	int proc_only;         /* force the /proc fallback */
 	const char *disable;   /* comma-separated vitals not to collect */
 	int profile;           /* BPF run-time statistics per program */
+	int filter_fd;         /* > 0: only these tgids (vitals_opts) */
 	/* called on the collector thread after each stored epoch */
 	void (*on_epoch)(void *arg, int64_t epoch_id);
 	void *arg;

@@ -31,8 +31,10 @@
 #include "engine/follow.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
+#include "engine/vitals-trace.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
 
 static volatile pid_t record_child;
@@ -210,14 +212,17 @@ static int cmd_record_run(int argc, char **argv)
 		{ "libc", no_argument, NULL, 'l' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "vitals", optional_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = "8192";
+	const char *vitals_arg = NULL;
+	struct vitals_trace *vt = NULL;
 	struct capture cap;
 	struct drain *dr = NULL;
 	struct drain_stats dst;
 	char *cause = NULL, *preload = NULL;
-	int c, err, status, ret, libc = 0, full = 1, follow = 0;
+	int c, err, status, ret, libc = 0, full = 1, follow = 0, vitals = 0;
 	pid_t pid;
 
 	optind = 1;
@@ -260,6 +265,16 @@ static int cmd_record_run(int argc, char **argv)
 		case 'f':
 			follow = 1;
 			break;
+		case 'V':
+			vitals = 1;
+			vitals_arg = optarg;
+			if (vitals_arg && strcmp(vitals_arg, "all")) {
+				propel_report("record: --vitals", 0,
+					      "unknown scope (--vitals or "
+					      "--vitals=all)");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: propel record %s\n",
 				cmd_record_entry.usage);
@@ -277,9 +292,14 @@ static int cmd_record_run(int argc, char **argv)
 		capture_abort(&cap);
 		return 1;
 	}
-	if (follow)
+	if (follow) {
+		if (vitals)
+			propel_report("record: --vitals", 0,
+				      "not with --follow yet: recording "
+				      "without vital signs");
 		return record_follow(&cap, argc - optind, argv + optind, ring_kb,
 				     libc, full);
+	}
 	{
 		const char *old = getenv("LD_PRELOAD");
 
@@ -295,9 +315,14 @@ static int cmd_record_run(int argc, char **argv)
 	}
 	/* orphaned descendants are re-parented to us, not to init */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* --vitals: propel's children (CMD, and what CMD forks) are traced
+	 * by the kernel collectors from their first instruction */
+	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, &vt))
+		vitals_trace_add(vt, getpid(), 1);
 	pid = fork();
 	if (pid < 0) {
 		propel_report("record", -errno, NULL);
+		vitals_trace_abort(vt);
 		capture_abort(&cap);
 		return 1;
 	}
@@ -327,6 +352,7 @@ static int cmd_record_run(int argc, char **argv)
 			argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)),
 			WCOREDUMP(status) ? ", core dumped" : "");
 	}
+	vitals_trace_stop(vt);
 	if (dr) {
 		drain_stop(dr, &dst);
 		drain_report("record", &dst);
@@ -335,8 +361,10 @@ static int cmd_record_run(int argc, char **argv)
 	if (err) {
 		propel_report("record", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return ret ? ret : 1;
 	}
+	cmd_vitals_trace_end("record", vt, db);
 	if (!WIFEXITED(status))
 		fprintf(stderr, "propel: record: trace of the crash kept in %s\n",
 			db);
@@ -356,7 +384,7 @@ static int cmd_record_exec(int argc, char **argv)
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
-		 "[--libc] [--start FUNC] -- CMD [ARG...]",
+		 "[--libc] [--start FUNC] [--vitals[=all]] -- CMD [ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
 		   "  --follow          follow CMD's work into every process it "
@@ -372,6 +400,13 @@ const struct propel_cmd cmd_record_entry = {
 		   "  --libc            trace inside libc too\n"
 		   "  --start FUNC      each call of FUNC begins a flow (kept "
 		   "in the session\n"
-		   "                    for propel report and the TUI's flows)",
+		   "                    for propel report and the TUI's flows)\n"
+		   "  --vitals[=all]    record the kernel's view beside the "
+		   "trace: each\n"
+		   "                    thread's off-CPU spans (>= 1 ms) with "
+		   "their reason,\n"
+		   "                    and vital-sign samples, of CMD's "
+		   "processes (all:\n"
+		   "                    of every process); needs BPF (root)",
 	.exec = cmd_record_exec,
 };

@@ -27,6 +27,7 @@
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
+#include "engine/vitals-trace.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -484,3 +485,48 @@ const struct propel_cmd cmd_vitals_entry = {
 		   "them, browse them",
 	.exec = cmd_vitals_exec,
 };
+
+int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
+			   struct vitals_trace **vt)
+{
+	struct vitals_trace_opts o = { 0 };
+	char *cause = NULL, line[128];
+	const char *ms = getenv("PROPEL_OFFCPU_MIN_US");
+	int err;
+
+	*vt = NULL;
+	if (arg && strcmp(arg, "all") != 0) {
+		snprintf(line, sizeof(line), "%s: --vitals=%s", what, arg);
+		propel_report(line, 0, "unknown scope (--vitals or --vitals=all)");
+		return -EINVAL;
+	}
+	o.all = arg != NULL;
+	if (ms && atol(ms) > 0)
+		o.min_ns = (uint64_t)atol(ms) * 1000;
+	err = vitals_trace_start(db, &o, vt, &cause);
+	snprintf(line, sizeof(line), "%s: --vitals", what);
+	if (err) {
+		propel_report(line, err, cause);
+		free(cause);
+		*vt = NULL;
+		return 0; /* the trace goes on without */
+	}
+	propel_report(line, 0, vitals_trace_summary(*vt));
+	return 0;
+}
+
+void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,
+			  const char *db)
+{
+	char *cause = NULL, line[128];
+	int err;
+
+	if (!vt)
+		return;
+	err = vitals_trace_store(vt, db, &cause);
+	if (err) {
+		snprintf(line, sizeof(line), "%s: --vitals", what);
+		propel_report(line, err, cause);
+		free(cause);
+	}
+}
