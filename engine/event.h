@@ -13,6 +13,8 @@
  *   fork          child; vfork: true
  *   process_exit  status
  *   lost          count
+ *   offcpu        dur_ns, reason; syscall, fd when known; runq_ns
+ *                 (only when the walk asks for the kernel's events)
  */
 #ifndef PROPEL_ENGINE_EVENT_H
 #define PROPEL_ENGINE_EVENT_H

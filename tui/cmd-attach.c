@@ -27,10 +27,12 @@
 #include "engine/drain.h"
 #include "engine/follow.h"
 #include "engine/session.h"
+#include "engine/vitals-trace.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
 
 static volatile sig_atomic_t attach_stop;
@@ -152,9 +154,13 @@ static int cmd_attach_run(int argc, char **argv)
 		{ "libc", no_argument, NULL, 'l' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "vitals", optional_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct drain *dr = NULL;
+	struct vitals_trace *vt = NULL;
+	const char *vitals_arg = NULL;
+	int vitals = 0;
 	struct drain_stats dst;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	double duration = 0, start;
@@ -194,6 +200,16 @@ static int cmd_attach_run(int argc, char **argv)
 			break;
 		case 'f':
 			follow = 1;
+			break;
+		case 'V':
+			vitals = 1;
+			vitals_arg = optarg;
+			if (vitals_arg && strcmp(vitals_arg, "all")) {
+				propel_report("attach: --vitals", 0,
+					      "unknown scope (--vitals or "
+					      "--vitals=all)");
+				return 2;
+			}
 			break;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
@@ -254,6 +270,10 @@ static int cmd_attach_run(int argc, char **argv)
 		return 1;
 	}
 	if (follow) {
+		if (vitals)
+			propel_report("attach: --vitals", 0,
+				      "not with --follow yet: tracing without "
+				      "vital signs");
 		err = attach_follow(&cap, flags, pids, n, duration,
 				    argc - optind, argv + optind);
 		free(pids);
@@ -272,6 +292,11 @@ static int cmd_attach_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* --vitals: the targets are in the kernel collectors' set before the
+	 * agent goes in, with what they fork from then on */
+	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, &vt))
+		for (i = 0; i < n; i++)
+			vitals_trace_add(vt, pids[i], 0);
 	for (i = 0; i < n; i++) {
 		char what[64];
 
@@ -287,6 +312,7 @@ static int cmd_attach_run(int argc, char **argv)
 		attached++;
 	}
 	if (!attached) {
+		vitals_trace_abort(vt);
 		drain_stop(dr, NULL);
 		capture_abort(&cap);
 		free(pids);
@@ -331,6 +357,8 @@ static int cmd_attach_run(int argc, char **argv)
 	}
 	free(traced);
 	free(pids);
+	/* after the detach: the calls the trace saw end have their spans */
+	vitals_trace_stop(vt);
 	if (dr) {
 		drain_stop(dr, &dst);
 		drain_report("attach", &dst);
@@ -340,8 +368,10 @@ static int cmd_attach_run(int argc, char **argv)
 	if (err) {
 		propel_report("attach", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return 1;
 	}
+	cmd_vitals_trace_end("attach", vt, db);
 	return 0;
 }
 
@@ -358,7 +388,8 @@ static int cmd_attach_exec(int argc, char **argv)
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
-		 "[--buffer-size KB] [--libc] [--start FUNC] PID...",
+		 "[--buffer-size KB] [--libc] [--start FUNC] [--vitals[=all]] "
+		 "PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --follow        follow the work into every process the "
@@ -380,6 +411,13 @@ const struct propel_cmd cmd_attach_entry = {
 		   "  --libc          trace inside libc too\n"
 		   "  --start FUNC    each call of FUNC begins a flow (kept in "
 		   "the session\n"
-		   "                  for propel report and the TUI's flows)",
+		   "                  for propel report and the TUI's flows)\n"
+		   "  --vitals[=all]  record the kernel's view beside the trace: "
+		   "each thread's\n"
+		   "                  off-CPU spans (>= 1 ms) with their reason, "
+		   "and vital-sign\n"
+		   "                  samples, of the targets and their children "
+		   "(all: of\n"
+		   "                  every process); needs BPF (root)",
 	.exec = cmd_attach_exec,
 };
