@@ -145,8 +145,31 @@ int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 	return 0;
 }
 
-/* A duration for a person: "38 ms", "1.2 s", "850 us". */
-static void offcpu_store_dur(int64_t ns, char *buf, size_t size)
+int64_t offcpu_store_split(const struct offcpu_row *rows, size_t n, int64_t t0,
+			   int64_t t1, int *main)
+{
+	int64_t off = 0, best = 0;
+	size_t i;
+
+	*main = -1;
+	for (i = 0; i < n; i++) {
+		int64_t a = rows[i].ts_ns > t0 ? rows[i].ts_ns : t0;
+		int64_t b = rows[i].ts_ns + rows[i].dur_ns;
+
+		if (b > t1)
+			b = t1;
+		if (b <= a)
+			continue;
+		off += b - a;
+		if (b - a > best) {
+			best = b - a;
+			*main = (int)i;
+		}
+	}
+	return off;
+}
+
+const char *offcpu_store_dur(int64_t ns, char *buf, size_t size)
 {
 	if (ns >= 10000000000LL)
 		snprintf(buf, size, "%" PRId64 " s", ns / 1000000000);
@@ -154,8 +177,11 @@ static void offcpu_store_dur(int64_t ns, char *buf, size_t size)
 		snprintf(buf, size, "%.1f s", ns / 1e9);
 	else if (ns >= 1000000)
 		snprintf(buf, size, "%" PRId64 " ms", ns / 1000000);
-	else
+	else if (ns >= 1000)
 		snprintf(buf, size, "%" PRId64 " us", ns / 1000);
+	else
+		snprintf(buf, size, "%" PRId64 " ns", ns);
+	return buf;
 }
 
 const char *offcpu_store_text(const struct offcpu_row *r, char *buf,
@@ -191,8 +217,41 @@ const char *offcpu_store_text(const struct offcpu_row *r, char *buf,
 		size_t len = strlen(buf);
 
 		offcpu_store_dur(r->runq_ns, q, sizeof(q));
-		snprintf(buf + len, size - len, " (%s of it on the run queue)",
-			 q);
+		snprintf(buf + len, size - len, " (%s of it runnable)", q);
 	}
+	return buf;
+}
+
+const char *offcpu_store_why(const struct offcpu_row *r, char *buf, size_t size)
+{
+	static const struct {
+		const char *reason, *words;
+		int op_after; /* "pipe read": the op follows without "in" */
+	} why[] = {
+	    {"runqueue", "run queue", -1},
+	    {"sleep", "sleep", 0},
+	    {"lock", "lock wait", 0},
+	    {"socket", "sock", 1},
+	    {"pipe", "pipe", 1},
+	    {"io", "I/O", 0},
+	    {"fault", "page fault I/O", -1},
+	    {"poll", "poll", 0},
+	    {"child", "child wait", 0},
+	};
+	const char *op = r->op[0] ? r->op : NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(why) / sizeof(why[0]); i++) {
+		if (strcmp(why[i].reason, r->reason))
+			continue;
+		if (!op || why[i].op_after < 0)
+			snprintf(buf, size, "%s", why[i].words);
+		else
+			snprintf(buf, size, "%s %s%s", why[i].words,
+				 why[i].op_after ? "" : "in ", op);
+		return buf;
+	}
+	snprintf(buf, size, "%s%s%s", r->reason, op ? " in " : "",
+		 op ? op : "");
 	return buf;
 }

@@ -44,8 +44,21 @@ int offcpu_store_present(struct session *s);
  */
 int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 		       int64_t t1, struct offcpu_row **rows, size_t *n);
-/* "off-CPU 38 ms: blocked in socket write" into buf (a span in words). */
+/*
+ * How much of [t0, t1] (a call) the spans rows[0..n) cover: the off-CPU
+ * ns, and in *main the index of the span that covers most of it (-1 when
+ * none overlaps).  Returns the off-CPU ns.
+ */
+int64_t offcpu_store_split(const struct offcpu_row *rows, size_t n, int64_t t0,
+			   int64_t t1, int *main);
+/* "off-CPU 38 ms: blocked in sock write" into buf (a span in words). */
 const char *offcpu_store_text(const struct offcpu_row *r, char *buf,
 			      size_t size);
+/* The reason in a few words ("lock wait in futex", "pipe read", "sleep in
+ * nanosleep", "run queue") into buf. */
+const char *offcpu_store_why(const struct offcpu_row *r, char *buf,
+			     size_t size);
+/* A duration for a person ("38 ms", "1.2 s", "850 us") into buf. */
+const char *offcpu_store_dur(int64_t ns, char *buf, size_t size);
 
 #endif
