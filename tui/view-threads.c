@@ -86,17 +86,14 @@ static int threads_reasons(const struct offcpu_row *rows, size_t n, int64_t t0,
 			by[i] = by[m];
 			by[m] = tmp;
 		}
-		{
-			struct offcpu_row r = {0};
-			char w[32];
-
-			snprintf(r.reason, sizeof(r.reason), "%s",
-				 by[i].reason);
-			offcpu_store_dur(by[i].ns, d, sizeof(d));
-			len += snprintf(buf + len, len < size ? size - len : 0,
-					"%s%s %s", i ? ", " : "",
-					offcpu_store_why(&r, w, sizeof(w)), d);
-		}
+		offcpu_store_dur(by[i].ns, d, sizeof(d));
+		len +=
+		    snprintf(buf + len, len < size ? size - len : 0, "%s%s %s",
+			     i ? ", " : "",
+			     !strcmp(by[i].reason, "io")	 ? "I/O"
+			     : !strcmp(by[i].reason, "runqueue") ? "run queue"
+								 : by[i].reason,
+			     d);
 		if (len >= size)
 			break;
 	}

@@ -37,8 +37,9 @@ at nap && strip_ok nap "sleep in (clock_)?nanosleep" && pass tui-vitals-trace/na
 	fail tui-vitals-trace/nap-sleep "$(tui_screen | tail -6 | tr '\n' '|')"
 at pipe_read && strip_ok pipe_read "pipe read" && pass tui-vitals-trace/pipe-read ||
 	fail tui-vitals-trace/pipe-read "$(tui_screen | tail -6 | tr '\n' '|')"
-# fsync's length is the disk's: the reason, whatever the time
-if at fsync && tui_screen | grep -qE "^fsync\(\) [0-9.]+ [mu]?s: on-CPU .*, off-CPU .*: I/O in fsync"; then
+# fsync's length is the disk's: the reason, whatever the time (I/O first
+# when the run queue delayed it too)
+if at fsync && tui_screen | grep -qE "^fsync\(\) [0-9.]+ [mu]?s: on-CPU .*, off-CPU .*: I/O (in fsync|[0-9]+ [mu]s)"; then
 	pass tui-vitals-trace/fsync-io
 else
 	fail tui-vitals-trace/fsync-io "$(tui_screen | tail -6 | tr '\n' '|')"
