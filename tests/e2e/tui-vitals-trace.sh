@@ -55,9 +55,25 @@ tui_screen | grep -qE "^\* 1 .* off-CPU [4-9][0-9] ms: waiting on a lock" &&
 	fail tui-vitals-trace/thread-line-lock "$(tui_screen | tail -6 | tr '\n' '|')"
 # the holder, at the same time, sleeps
 tui_cmd "thread 3"
-tui_screen | grep -qE "^\* 3 .* off-CPU [4-9][0-9] ms: sleeping in (clock_)?nanosleep" &&
+tui_screen | grep -qE "^\* 3 .* off-CPU [4-9][0-9] ms: sleeping in (clock_)?nanos" &&
 	pass tui-vitals-trace/thread-line-holder ||
 	fail tui-vitals-trace/thread-line-holder "$(tui_screen | tail -6 | tr '\n' '|')"
+# from the vitals pane: the heaviest sample of the epoch, `t`, and the
+# cursor is on that sample's thread (the status line's pid:tid)
+tui_cmd "view vitals"
+tui_keys Enter
+row=$(tui_screen | grep -A1 "^vital  *pid  *tid" | tail -1)
+set -- $row
+if [ -n "$3" ]; then
+	tui_keys t
+	if tui_status | grep -q "^ $2:$3 " && tui_message | grep -q "$1 sample of $2:$3"; then
+		pass tui-vitals-trace/sample-to-trace
+	else
+		fail tui-vitals-trace/sample-to-trace "sample $row; $(tui_screen | tail -3 | tr '\n' '|')"
+	fi
+else
+	fail tui-vitals-trace/sample-to-trace "no sample: $(tui_screen | head -8 | tr '\n' '|')"
+fi
 tui_stop
 
 # without --vitals: no strip
