@@ -59,6 +59,13 @@ int offcpu_store_put(struct session *s, const struct offcpu_row *rows, size_t n)
 			err = -EIO;
 		sqlite3_reset(st);
 	}
+	/* the longest span bounds a range query's scan (offcpu_store_range) */
+	if (!err && sqlite3_exec(db,
+				 "INSERT OR REPLACE INTO meta(key, value)"
+				 " SELECT 'offcpu.max_dur_ns', max(dur_ns)"
+				 " FROM offcpu",
+				 NULL, NULL, NULL) != SQLITE_OK)
+		err = -EIO;
 out:
 	sqlite3_finalize(st);
 	if (sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) !=
@@ -90,24 +97,36 @@ int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 	struct offcpu_row *out = NULL, *r;
 	size_t cap = 0, len = 0;
 	const unsigned char *t;
+	char *maxs;
+	int64_t lo;
 	int rc;
 
 	*rows = NULL;
 	*n = 0;
 	if (!offcpu_store_present(s))
 		return 0;
-	if (sqlite3_prepare_v2(
-		session_db(s),
-		"SELECT pid, tid, ts_ns, dur_ns, runq_ns, reason,"
-		" op, coalesce(fd, -1) FROM offcpu"
-		" WHERE pid = ?1 AND (?2 = 0 OR tid = ?2)"
-		" AND ts_ns <= ?4 AND ts_ns + dur_ns >= ?3"
-		" ORDER BY ts_ns",
-		-1, &st, NULL) != SQLITE_OK)
+	/* spans that start before t0 reach it only from t0 - the longest:
+	 * the index on (pid, tid, ts_ns) scans [lo, t1], not the thread */
+	maxs = session_meta_get(s, "offcpu.max_dur_ns");
+	lo = maxs ? t0 - strtoll(maxs, NULL, 10) : INT64_MIN;
+	free(maxs);
+	if (sqlite3_prepare_v2(session_db(s),
+			       tid ? "SELECT pid, tid, ts_ns, dur_ns, runq_ns,"
+				     " reason, op, coalesce(fd, -1) FROM offcpu"
+				     " WHERE pid = ?1 AND tid = ?2"
+				     " AND ts_ns BETWEEN ?5 AND ?4"
+				     " AND ts_ns + dur_ns >= ?3 ORDER BY ts_ns"
+				   : "SELECT pid, tid, ts_ns, dur_ns, runq_ns,"
+				     " reason, op, coalesce(fd, -1) FROM offcpu"
+				     " WHERE pid = ?1 AND ?2 = 0"
+				     " AND ts_ns BETWEEN ?5 AND ?4"
+				     " AND ts_ns + dur_ns >= ?3 ORDER BY ts_ns",
+			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, pid);
 	sqlite3_bind_int64(st, 2, tid);
 	sqlite3_bind_int64(st, 3, t0);
+	sqlite3_bind_int64(st, 5, lo);
 	sqlite3_bind_int64(st, 4, t1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (len == cap) {

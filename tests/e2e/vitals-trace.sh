@@ -123,3 +123,17 @@ if command -v unshare >/dev/null; then
 		fail vitals-trace/no-tracefs "$(cat "$d/e")"
 	fi
 fi
+
+# a tracepoint missing (PROPEL_VITALS_FAKE_MISSING, as vitals-badinput):
+# the tracer runs without kernel-lock reasons and says so; futex waits are
+# still locks (they come from the syscall)
+(cd "$d" && PROPEL_VITALS_FAKE_MISSING=contention_begin "$PROPEL" record -o "$d/nolock.db" \
+	--vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
+"$PROPEL" replay --format=jsonl "$d/nolock.db" >"$d/nl.jsonl"
+if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
+   grep -q "kernel lock contention unavailable" "$d/e" &&
+   grep -q '"reason":"lock","syscall":"futex"' "$d/nl.jsonl"; then
+	pass vitals-trace/missing-tracepoint
+else
+	fail vitals-trace/missing-tracepoint "$(cat "$d/e")"
+fi
