@@ -332,8 +332,11 @@ int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 	}
 	session_meta_set(s, "vitals.scope", vt->o.all ? "all" : "traced");
 	snprintf(buf, sizeof(buf), "%" PRId64, vt->mono_to_real);
-	/* vitals_samples.ts_ns are CLOCK_REALTIME: minus this, the trace's */
+	/* vitals_samples.ts_ns are CLOCK_REALTIME: minus this, the trace's;
+	 * the exporters' Unix time of the trace (engine/export.h) is then
+	 * exact, not guessed from created_ns */
 	session_meta_set(s, "vitals.mono_to_real_ns", buf);
+	session_meta_set(s, "realtime_offset_ns", buf);
 	if (vt->side_path && access(vt->side_path, F_OK) == 0)
 		err = vitals_trace_copy(s, vt->side_path, cause);
 out:
