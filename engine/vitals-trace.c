@@ -37,6 +37,7 @@ struct vitals_trace {
 	char *side_path;
 	pthread_t thread;
 	int started, stopped;
+	int ran; /* the tracer or the collector ran: something to store */
 	volatile int stopping;
 	struct offcpu_span *spans;
 	size_t nspans, cap;
@@ -173,11 +174,9 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		vt->side = NULL;
 		unlink(vt->side_path);
 	}
-	if (!vt->oc && !vt->vc) {
-		/* nothing runs: say so, and the trace goes on without */
-		*out = vt;
-		return 0;
-	}
+	/* even when nothing runs: the summary says why, and the trace goes
+	 * on without (vitals_trace_store then stores nothing) */
+	vt->ran = vt->oc || vt->vc;
 	*out = vt;
 	return 0;
 }
@@ -282,6 +281,10 @@ int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 	if (!vt)
 		return 0;
 	vitals_trace_stop(vt);
+	if (!vt->ran) {
+		vitals_trace_free(vt);
+		return 0;
+	}
 	err = session_open(db, SESSION_WRITE, &s, cause);
 	if (err)
 		goto out;

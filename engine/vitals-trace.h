@@ -33,7 +33,8 @@ struct vitals_trace_opts {
 
 struct vitals_trace;
 
-/* 0 (with whatever could run; *out NULL when nothing could) or -errno. */
+/* 0 with whatever could run (*out is set even when nothing could: its
+ * summary says why, and store then stores nothing) or -errno. */
 int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		       struct vitals_trace **out, char **cause);
 /* Trace pid and what it forks from now on; parent_only: only its
