@@ -248,10 +248,14 @@ fail:
 
 int offcpu_add_tgid(struct offcpu *oc, uint32_t tgid, int parent_only)
 {
-	uint32_t v = parent_only ? 2 : 1;
+	uint32_t v = parent_only ? 2 : 1, old;
+	int fd = bpf_map__fd(oc->skel->maps.tgids);
 
-	if (bpf_map_update_elem(bpf_map__fd(oc->skel->maps.tgids), &tgid, &v,
-				BPF_ANY))
+	/* already there: no new generation (every thread would look its
+	 * process up again) */
+	if (bpf_map_lookup_elem(fd, &tgid, &old) == 0 && old == v)
+		return 0;
+	if (bpf_map_update_elem(fd, &tgid, &v, BPF_ANY))
 		return -errno;
 	__atomic_add_fetch(&oc->skel->data->gen, 1, __ATOMIC_SEQ_CST);
 	return 0;

@@ -68,8 +68,10 @@ static double now_s(void)
  * collected from every host reached.
  */
 static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
-			 int n, double duration, int argc, char **argv)
+			 int n, double duration, int argc, char **argv,
+			 const char *vitals_arg, int vitals, const char *db)
 {
+	struct vitals_trace *vt = NULL;
 	struct follow *fl = NULL;
 	char *cause = NULL;
 	int i, err, attached = 0, procs, hosts;
@@ -90,6 +92,11 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* --vitals: the targets, then the peers propeld injects on this
+	 * host as they come (the loop below) */
+	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, 1, &vt))
+		for (i = 0; i < n; i++)
+			vitals_trace_add(vt, pids[i], 0);
 	for (i = 0; i < n; i++) {
 		char what[64];
 
@@ -105,6 +112,7 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 		free(cause);
 	}
 	if (!attached) {
+		vitals_trace_abort(vt);
 		follow_abort(fl);
 		capture_abort(cap);
 		return 1;
@@ -119,6 +127,8 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 		int alive = 0;
 
 		follow_poll(fl, 50);
+		if (vt)
+			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
 		for (i = 0; i < n; i++)
 			alive += pids[i] > 0 && kill(pids[i], 0) == 0;
 		if (!alive)
@@ -127,11 +137,14 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 	follow_counts(fl, &procs, &hosts);
 	cause = NULL;
 	err = follow_end(fl, cap, argc, argv, &cause);
+	vitals_trace_stop(vt); /* after the peers are detached */
 	if (err) {
 		propel_report("attach", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return 1;
 	}
+	cmd_vitals_trace_end("attach", vt, db);
 	if (isatty(2))
 		fprintf(stderr, "propel: %d process%s traced on %d host%s\n",
 			procs, procs == 1 ? "" : "es", hosts,
@@ -270,12 +283,9 @@ static int cmd_attach_run(int argc, char **argv)
 		return 1;
 	}
 	if (follow) {
-		if (vitals)
-			propel_report("attach: --vitals", 0,
-				      "not with --follow yet: tracing without "
-				      "vital signs");
 		err = attach_follow(&cap, flags, pids, n, duration,
-				    argc - optind, argv + optind);
+				    argc - optind, argv + optind, vitals_arg,
+				    vitals, db);
 		free(pids);
 		return err;
 	}
@@ -294,7 +304,7 @@ static int cmd_attach_run(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	/* --vitals: the targets are in the kernel collectors' set before the
 	 * agent goes in, with what they fork from then on */
-	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, &vt))
+	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, 0, &vt))
 		for (i = 0; i < n; i++)
 			vitals_trace_add(vt, pids[i], 0);
 	for (i = 0; i < n; i++) {

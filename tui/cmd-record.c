@@ -123,8 +123,10 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
  * detached then, and go on); Ctrl-C is CMD's, as without --follow.
  */
 static int record_follow(struct capture *cap, int argc, char **argv,
-			 const char *ring_kb, int libc, int full)
+			 const char *ring_kb, int libc, int full,
+			 const char *vitals_arg, int vitals, const char *db)
 {
+	struct vitals_trace *vt = NULL;
 	struct follow *fl = NULL;
 	char *cause = NULL, *preload = NULL;
 	const char *old = getenv("LD_PRELOAD");
@@ -132,7 +134,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			 (full ? PROPEL_START_KEEP_ALL : 0) |
 			 (uint32_t)(strtoul(ring_kb, NULL, 10) / 64)
 				 << PROPEL_START_RING_SHIFT;
-	int err, status = 0, ret;
+	int err, status = 0, ret, polls;
 	pid_t pid;
 
 	capture_remove_dir(cap->dir);
@@ -149,9 +151,15 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 		capture_abort(cap);
 		return 1;
 	}
+	/* --vitals: after propeld is up (not one of ours to trace); CMD and
+	 * what it forks from its start, the peers propeld injects here as
+	 * they come (record_follow's loop) */
+	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, 1, &vt))
+		vitals_trace_add(vt, getpid(), 1);
 	pid = fork();
 	if (pid < 0) {
 		propel_report("record", -errno, NULL);
+		vitals_trace_abort(vt);
 		follow_abort(fl);
 		capture_abort(cap);
 		return 1;
@@ -173,12 +181,14 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	free(preload);
 	record_child = pid;
 	record_signals(record_on_signal, 1);
-	for (;;) {
+	for (polls = 0;; polls++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid || (r < 0 && errno != EINTR))
 			break;
 		follow_poll(fl, 20);
+		if (vt && polls % 10 == 0)
+			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
 	}
 	record_child = 0;
 	record_signals(SIG_DFL, 0);
@@ -190,11 +200,14 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
 	}
 	err = follow_end(fl, cap, argc, argv, &cause);
+	vitals_trace_stop(vt); /* after the peers are detached */
 	if (err) {
 		propel_report("record", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return ret ? ret : 1;
 	}
+	cmd_vitals_trace_end("record", vt, db);
 	return ret;
 }
 
@@ -292,14 +305,9 @@ static int cmd_record_run(int argc, char **argv)
 		capture_abort(&cap);
 		return 1;
 	}
-	if (follow) {
-		if (vitals)
-			propel_report("record: --vitals", 0,
-				      "not with --follow yet: recording "
-				      "without vital signs");
+	if (follow)
 		return record_follow(&cap, argc - optind, argv + optind, ring_kb,
-				     libc, full);
-	}
+				     libc, full, vitals_arg, vitals, db);
 	{
 		const char *old = getenv("LD_PRELOAD");
 
@@ -317,7 +325,7 @@ static int cmd_record_run(int argc, char **argv)
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	/* --vitals: propel's children (CMD, and what CMD forks) are traced
 	 * by the kernel collectors from their first instruction */
-	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, &vt))
+	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, 0, &vt))
 		vitals_trace_add(vt, getpid(), 1);
 	pid = fork();
 	if (pid < 0) {

@@ -28,7 +28,10 @@ int cmd_vitals_tui(int argc, char **argv);
  */
 struct vitals_trace;
 int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
-			   struct vitals_trace **vt);
+			   int follow, struct vitals_trace **vt);
+/* --follow: add the processes tracing into the session directory dir
+ * (this host's: peers on other hosts are not covered). */
+void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir);
 /* After capture_end: store into db (one line on failure), free vt. */
 void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,
 			  const char *db);

@@ -225,8 +225,7 @@ static int threads_open(struct view *v, char **cause)
 	tv->kernel = offcpu_store_present(view_session(v));
 	tv->strip_t = -1;
 	if (tv->kernel) {
-		tv->koff =
-		    calloc(tui_recon(v)->nthreads + 1, sizeof(*tv->koff));
+		tv->koff = calloc(tui_recon(v)->nthreads + 1, sizeof(*tv->koff));
 		if (!tv->koff)
 			tv->kernel = 0;
 	}
@@ -275,14 +274,11 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 			int64_t f = tui_frame(v, t, i);
 
 			if (f >= 0)
-				fn = recon_func_name(rc,
-						     recon_get(rc, t, f).func);
+				fn = recon_func_name(rc, recon_get(rc, t, f).func);
 			tui_describe(v, t, i, text, sizeof(text));
-			if (i == th->n - 1 && t != ct &&
-			    recon_get(rc, t, i).ts < ts)
+			if (i == th->n - 1 && t != ct && recon_get(rc, t, i).ts < ts)
 				snprintf(text + strlen(text),
-					 sizeof(text) - strlen(text),
-					 "  (ended)");
+					 sizeof(text) - strlen(text), "  (ended)");
 		}
 		if (attr != SA_NORMAL)
 			screen_clear_row(r, row, 0, attr);
@@ -295,24 +291,21 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 			snprintf(who, sizeof(who), "%s %s",
 				 p->host ? p->host : "?", p->command);
 		else
-			snprintf(who, sizeof(who), "%s",
-				 th->name ? th->name : "");
+			snprintf(who, sizeof(who), "%s", th->name ? th->name : "");
 		col = screen_printf(r, row, 0, attr | (t == ct ? SA_BOLD : 0),
-				    "%c%2d %d:%d %s ", t == ct ? '*' : ' ',
-				    t + 1, th->pid, th->tid, who);
-		col +=
-		    screen_printf(r, row, col, attr | SC_GREEN, "in %s ", fn);
+				    "%c%2d %d:%d %s ", t == ct ? '*' : ' ', t + 1,
+				    th->pid, th->tid, who);
+		col += screen_printf(r, row, col, attr | SC_GREEN, "in %s ", fn);
 		if (tv->kernel && tv->koff[t][0]) {
 			/* off the CPU at the cursor's time: why, not the
 			 * event before */
 			screen_put(r, row, col, attr | SC_YELLOW, tv->koff[t]);
 			continue;
 		}
-		screen_put(r, row, col,
-			   attr | (i >= 0 && i < th->n &&
-					   recon_get(rc, t, i).kind == SK_SIGNAL
-				       ? SA_HIGHLIGHT
-				       : 0),
+		screen_put(r, row, col, attr | (i >= 0 && i < th->n &&
+						recon_get(rc, t, i).kind == SK_SIGNAL
+							? SA_HIGHLIGHT
+							: 0),
 			   text);
 	}
 }
@@ -350,12 +343,12 @@ static void threads_moved(struct view *v)
 }
 
 const struct view_ops view_threads_ops = {
-    .name = "threads",
-    .title = "threads at the cursor's time",
-    .help = "Up/Down select, Enter switch the cursor to that thread",
-    .open = threads_open,
-    .free = threads_free,
-    .draw = threads_draw,
-    .key = threads_key,
-    .moved = threads_moved,
+	.name = "threads",
+	.title = "threads at the cursor's time",
+	.help = "Up/Down select, Enter switch the cursor to that thread",
+	.open = threads_open,
+	.free = threads_free,
+	.draw = threads_draw,
+	.key = threads_key,
+	.moved = threads_moved,
 };

@@ -137,3 +137,32 @@ if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 else
 	fail vitals-trace/missing-tracepoint "$(cat "$d/e")"
 fi
+
+# record --follow --vitals: the peers propeld injects on this host
+# (tests/fixtures/follow/svc.c: client -> front end -> back end, a worker
+# on a pipe, a logger) get their spans too, and nothing else does (propeld)
+if gcc -O2 -g -o "$d/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
+	f=$d/follow; mkdir -p "$f"; chmod 777 "$f"
+	port=$((24000 + ($$ % 4000) * 4))
+	"$d/svc" backend $port >"$f/be.out" 2>&1 & sb=$!
+	"$d/svc" logger "$f/log.sock" $((port + 2)) >"$f/lg.out" 2>&1 & sl=$!
+	for i in $(seq 100); do [ "$(cat "$f/be.out" "$f/lg.out" | grep -c ready)" = 2 ] && break; sleep 0.05; done
+	"$d/svc" front $((port + 1)) 127.0.0.1 $port "$f/log.sock" 127.0.0.1 $((port + 2)) \
+		>"$f/fe.out" 2>&1 & sf=$!
+	for i in $(seq 100); do grep -q ready "$f/fe.out" 2>/dev/null && break; sleep 0.05; done
+	PROPEL_TEST_QUIET=1 timeout 120 "$PROPEL" record --follow --vitals -o "$f/s.db" -- \
+		"$d/svc" client 127.0.0.1 $((port + 1)) 20 20 >/dev/null 2>"$f/e"
+	kill $sb $sl $sf 2>/dev/null; wait $sb $sl $sf 2>/dev/null
+	python3 - "$f/s.db" $sf $sb <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+procs = {r[0] for r in db.execute("SELECT pid FROM processes")}
+spans = {r[0] for r in db.execute("SELECT DISTINCT pid FROM offcpu")}
+peers = {int(sys.argv[2]), int(sys.argv[3])}
+ok = len(procs) >= 4 and spans <= procs and peers <= spans
+print(("PASS" if ok else "FAIL") + " vitals-trace/follow-peers" +
+      ("" if ok else ": processes %s, spans of %s, front/back %s" % (procs, spans, peers)))
+PY
+	grep -q "^propel: record: --vitals: off-CPU spans of the traced processes.*--follow: the processes of this host only" "$f/e" &&
+		pass vitals-trace/follow-says || fail vitals-trace/follow-says "$(cat "$f/e")"
+fi
