@@ -44,6 +44,7 @@ __u64 lost = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, __u32);

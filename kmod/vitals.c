@@ -397,6 +397,9 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 					    "sharing the traced processes: %s",
 					    strerror(-err));
 		skel->rodata->filter_tgids = 1;
+	} else {
+		/* unused: the smallest map the kernel takes */
+		bpf_map__set_max_entries(skel->maps.tgids, 1);
 	}
 
 	btf = btf__load_vmlinux_btf();
