@@ -2,13 +2,17 @@
  * engine/vitals-trace.c - see engine/vitals-trace.h.
  *
  * Threads: the caller's (start, add, stop, store); the off-CPU poller
- * (vitals_trace_main), which owns `spans` until it is joined; the vital-sign
- * collector's own thread (engine/vitals-collect.c), which writes the side
- * file.  `stopping` is the only state they share.
+ * (vitals_trace_main), which owns `spans` and its own handle on the side
+ * file until it is joined; the vital-sign collector's own thread
+ * (engine/vitals-collect.c), with its own handle too.  `stopping` is the
+ * only state they share.
  *
- * The side file is "<db>.vitals-<pid>": a session of vital signs only,
- * copied table by table into the stored session (its tables are new there,
- * so row ids are kept and samples still name their stacks and epochs).
+ * The side file is "<db>.vitals-<pid>": a session of vital signs and
+ * off-CPU spans only, copied table by table into the stored session (its
+ * tables are new there, so row ids are kept and samples still name their
+ * stacks and epochs).  The poller writes its spans there every second (or
+ * every VT_FLUSH spans), so a long recording holds no more than that in
+ * memory.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -29,6 +33,8 @@
 
 #define PR_DOMAIN "vitals"
 
+#define VT_FLUSH 4096 /* spans held before they go to the side file */
+
 struct vitals_trace {
 	struct vitals_trace_opts o;
 	struct offcpu *oc;
@@ -41,10 +47,13 @@ struct vitals_trace {
 	volatile int stopping;
 	struct offcpu_span *spans;
 	size_t nspans, cap;
-	uint64_t dropped; /* spans not kept: out of memory */
+	uint64_t dropped; /* spans not kept: out of memory, or not stored */
+	struct offcpu_row *rows; /* VT_FLUSH, for the writes */
 	int64_t mono_to_real;
 	char summary[1024];
 };
+
+static int64_t vitals_trace_clock(clockid_t c);
 
 static void vitals_trace_span(void *arg, const struct offcpu_span *s)
 {
@@ -64,14 +73,66 @@ static void vitals_trace_span(void *arg, const struct offcpu_span *s)
 	vt->spans[vt->nspans++] = *s;
 }
 
+/* The span as the session stores it. */
+static void vitals_trace_row(const struct offcpu_span *sp, struct offcpu_row *r)
+{
+	const char *op =
+	    sp->nr == OFFCPU_NO_SYSCALL ? NULL : offcpu_syscall_name(sp->nr);
+
+	memset(r, 0, sizeof(*r));
+	r->pid = sp->tgid;
+	r->tid = sp->tid;
+	r->ts_ns = (int64_t)sp->ts_ns;
+	r->dur_ns = (int64_t)sp->dur_ns;
+	r->runq_ns = (int64_t)sp->runq_ns;
+	r->fd = sp->fd;
+	snprintf(r->reason, sizeof(r->reason), "%s",
+		 offcpu_reason_name(sp->reason));
+	if (op)
+		snprintf(r->op, sizeof(r->op), "%s", op);
+	else if (sp->nr != OFFCPU_NO_SYSCALL)
+		snprintf(r->op, sizeof(r->op), "syscall %u", sp->nr);
+}
+
+/* The spans held so far into the side file (through the poller's own
+ * handle), VT_FLUSH at a time. */
+static void vitals_trace_flush(struct vitals_trace *vt, struct session *s)
+{
+	size_t i, k, n;
+
+	for (i = 0; i < vt->nspans; i += n) {
+		n = vt->nspans - i < VT_FLUSH ? vt->nspans - i : VT_FLUSH;
+		for (k = 0; k < n; k++)
+			vitals_trace_row(&vt->spans[i + k], &vt->rows[k]);
+		if (!s || offcpu_store_put(s, vt->rows, n)) {
+			pr_dbg("%zu off-CPU spans not stored", n);
+			vt->dropped += n;
+		}
+	}
+	vt->nspans = 0;
+}
+
 static void *vitals_trace_main(void *arg)
 {
 	struct vitals_trace *vt = arg;
+	struct session *s = NULL;
+	int64_t last = 0, now;
 
-	while (!vt->stopping)
+	if (session_open(vt->side_path, SESSION_WRITE, &s, NULL))
+		s = NULL;
+	while (!vt->stopping) {
 		if (offcpu_poll(vt->oc, 100, vitals_trace_span, vt) < 0)
 			break;
+		now = vitals_trace_clock(CLOCK_MONOTONIC);
+		if (vt->nspans >= VT_FLUSH || now - last >= 1000000000LL) {
+			vitals_trace_flush(vt, s);
+			last = now;
+		}
+	}
 	offcpu_poll(vt->oc, 0, vitals_trace_span, vt);
+	vitals_trace_flush(vt, s);
+	if (s)
+		session_close(s);
 	return NULL;
 }
 
@@ -107,14 +168,41 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		vt->o = *o;
 	vt->mono_to_real = vitals_trace_clock(CLOCK_REALTIME) -
 			   vitals_trace_clock(CLOCK_MONOTONIC);
+	if (asprintf(&vt->side_path, "%s.vitals-%d", db, (int)getpid()) < 0) {
+		free(vt);
+		return propel_cause(cause, -ENOMEM, "out of memory");
+	}
+	/* where both collectors write until the session exists */
+	err = session_open(vt->side_path, SESSION_CREATE, &vt->side, &why);
+	if (err) {
+		vitals_trace_say(vt, "off: %s%s", why ? why : strerror(-err),
+				 "");
+		free(why);
+		*out = vt; /* the summary says why; store stores nothing */
+		return 0;
+	}
+
 	oo.all = vt->o.all;
 	oo.min_ns = vt->o.min_ns;
 	err = offcpu_open(&oo, &vt->oc, &why);
+	if (!err) {
+		vt->rows = calloc(VT_FLUSH, sizeof(*vt->rows));
+		if (!vt->rows || offcpu_store_create(vt->side))
+			err = propel_cause(&why, -EIO, "%s: cannot write",
+					   vt->side_path);
+	}
+	if (!err) {
+		err = pthread_create(&vt->thread, NULL, vitals_trace_main, vt);
+		if (err)
+			err = propel_cause(&why, -err,
+					   "starting the off-CPU thread");
+		else
+			vt->started = 1;
+	}
 	if (err) {
 		vitals_trace_say(vt, "off-CPU spans off: %s%s",
 				 why ? why : strerror(-err), "");
-		free(why);
-		why = NULL;
+		offcpu_close(vt->oc);
 		vt->oc = NULL;
 	} else {
 		vitals_trace_say(
@@ -123,56 +211,29 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		if (offcpu_notes(vt->oc)[0])
 			vitals_trace_say(vt, " (%s%s)", offcpu_notes(vt->oc),
 					 "");
-		err = pthread_create(&vt->thread, NULL, vitals_trace_main, vt);
-		if (err) {
-			offcpu_close(vt->oc);
-			vt->oc = NULL;
-			free(vt);
-			return propel_cause(cause, -err,
-					    "starting the off-CPU thread");
-		}
-		vt->started = 1;
-	}
-
-	if (asprintf(&vt->side_path, "%s.vitals-%d", db, (int)getpid()) < 0) {
-		vt->side_path = NULL;
-		vitals_trace_abort(vt);
-		return propel_cause(cause, -ENOMEM, "out of memory");
-	}
-	err = session_open(vt->side_path, SESSION_CREATE, &vt->side, &why);
-	if (!err) {
-		/* without the off-CPU tracer's map there is no filter: the
-		 * collector would count the whole host */
-		if (vt->oc && !vt->o.all)
-			co.filter_fd = offcpu_tgids_fd(vt->oc);
-		if (!vt->oc && !vt->o.all) {
-			vitals_trace_say(vt, "; vital signs off: %s%s",
-					 "they need the off-CPU tracer to "
-					 "keep to the traced processes "
-					 "(--vitals=all for the host)",
-					 "");
-			err = -ENOENT;
-		} else {
-			err =
-			    vitals_collect_start(vt->side, &co, &vt->vc, &why);
-			if (!err)
-				vitals_trace_say(vt, "; %s%s",
-						 vitals_collect_summary(vt->vc),
-						 "");
-			else
-				vitals_trace_say(vt, "; vital signs off: %s%s",
-						 why ? why : strerror(-err),
-						 "");
-		}
-	} else {
-		vitals_trace_say(vt, "; vital signs off: %s%s",
-				 why ? why : strerror(-err), "");
 	}
 	free(why);
-	if (!vt->vc && vt->side) {
-		session_close(vt->side);
-		vt->side = NULL;
-		unlink(vt->side_path);
+	why = NULL;
+
+	/* without the off-CPU tracer's map there is no filter: the
+	 * collector would count the whole host */
+	if (vt->oc && !vt->o.all)
+		co.filter_fd = offcpu_tgids_fd(vt->oc);
+	if (!vt->oc && !vt->o.all) {
+		vitals_trace_say(vt, "; vital signs off: %s%s",
+				 "they need the off-CPU tracer to keep to "
+				 "the traced processes (--vitals=all for the "
+				 "host)",
+				 "");
+	} else {
+		err = vitals_collect_start(vt->side, &co, &vt->vc, &why);
+		if (!err)
+			vitals_trace_say(vt, "; %s%s",
+					 vitals_collect_summary(vt->vc), "");
+		else
+			vitals_trace_say(vt, "; vital signs off: %s%s",
+					 why ? why : strerror(-err), "");
+		free(why);
 	}
 	/* even when nothing runs: the summary says why, and the trace goes
 	 * on without (vitals_trace_store then stores nothing) */
@@ -220,6 +281,7 @@ static void vitals_trace_free(struct vitals_trace *vt)
 	free(vt->side_path);
 	offcpu_close(vt->oc);
 	free(vt->spans);
+	free(vt->rows);
 	free(vt);
 }
 
@@ -231,23 +293,28 @@ void vitals_trace_abort(struct vitals_trace *vt)
 	vitals_trace_free(vt);
 }
 
-/* The side file's vital-sign tables, appended to the session's. */
+/* The side file's tables (those it has), appended to the session's. */
 static int vitals_trace_copy(struct session *s, const char *side, char **cause)
 {
 	static const char *const tables[] = {
-	    "vitals_runs",   "vitals_status", "vitals_epochs",	"vitals_totals",
-	    "vitals_values", "vitals_stacks", "vitals_samples", "vitals_agg",
+	    "vitals_runs",    "vitals_status", "vitals_epochs",
+	    "vitals_totals",  "vitals_values", "vitals_stacks",
+	    "vitals_samples", "vitals_agg",    "offcpu",
 	};
 	struct vitals_store *st = NULL;
 	sqlite3_stmt *at;
-	char sql[160];
+	char sql[200];
 	size_t i;
 	int err;
 
-	err = vitals_store_new(s, &st, cause); /* creates the tables */
+	/* the tables, empty (IF NOT EXISTS: none of them is there yet) */
+	err = vitals_store_new(s, &st, cause);
 	if (err)
 		return err;
 	vitals_store_free(st);
+	if (offcpu_store_create(s))
+		return propel_cause(cause, -EIO, "%s",
+				    sqlite3_errmsg(session_db(s)));
 	if (sqlite3_prepare_v2(session_db(s), "ATTACH ? AS side", -1, &at,
 			       NULL) != SQLITE_OK)
 		return propel_cause(cause, -EIO, "%s",
@@ -260,11 +327,30 @@ static int vitals_trace_copy(struct session *s, const char *side, char **cause)
 				    sqlite3_errmsg(session_db(s)));
 	session_exec(s, "BEGIN", NULL);
 	for (i = 0; !err && i < sizeof(tables) / sizeof(tables[0]); i++) {
+		sqlite3_stmt *q;
+		int there = 0;
+
+		if (sqlite3_prepare_v2(session_db(s),
+				       "SELECT 1 FROM side.sqlite_master"
+				       " WHERE type = 'table' AND name = ?",
+				       -1, &q, NULL) == SQLITE_OK) {
+			sqlite3_bind_text(q, 1, tables[i], -1, SQLITE_STATIC);
+			there = sqlite3_step(q) == SQLITE_ROW;
+			sqlite3_finalize(q);
+		}
+		if (!there)
+			continue;
 		snprintf(sql, sizeof(sql),
 			 "INSERT INTO main.%s SELECT * FROM side.%s", tables[i],
 			 tables[i]);
 		err = session_exec(s, sql, cause);
 	}
+	if (!err)
+		err = session_exec(s,
+				   "INSERT OR REPLACE INTO main.meta"
+				   " SELECT key, value FROM side.meta"
+				   " WHERE key = 'offcpu.max_dur_ns'",
+				   cause);
 	session_exec(s, err ? "ROLLBACK" : "COMMIT", NULL);
 	session_exec(s, "DETACH side", NULL);
 	return err;
@@ -273,9 +359,7 @@ static int vitals_trace_copy(struct session *s, const char *side, char **cause)
 int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 {
 	struct session *s = NULL;
-	struct offcpu_row *rows = NULL;
 	char buf[64];
-	size_t i;
 	int err;
 
 	if (!vt)
@@ -288,50 +372,14 @@ int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 	err = session_open(db, SESSION_WRITE, &s, cause);
 	if (err)
 		goto out;
-	if (vt->oc) {
-		err = offcpu_store_create(s);
-		rows = calloc(vt->nspans ? vt->nspans : 1, sizeof(*rows));
-		if (!err && !rows)
-			err = -ENOMEM;
-		for (i = 0; !err && i < vt->nspans; i++) {
-			const struct offcpu_span *sp = &vt->spans[i];
-			const char *op = sp->nr == OFFCPU_NO_SYSCALL
-					     ? NULL
-					     : offcpu_syscall_name(sp->nr);
-
-			rows[i].pid = sp->tgid;
-			rows[i].tid = sp->tid;
-			rows[i].ts_ns = (int64_t)sp->ts_ns;
-			rows[i].dur_ns = (int64_t)sp->dur_ns;
-			rows[i].runq_ns = (int64_t)sp->runq_ns;
-			rows[i].fd = sp->fd;
-			snprintf(rows[i].reason, sizeof(rows[i].reason), "%s",
-				 offcpu_reason_name(sp->reason));
-			if (op)
-				snprintf(rows[i].op, sizeof(rows[i].op), "%s",
-					 op);
-			else if (sp->nr != OFFCPU_NO_SYSCALL)
-				snprintf(rows[i].op, sizeof(rows[i].op),
-					 "syscall %u", sp->nr);
-		}
-		if (!err)
-			err = offcpu_store_put(s, rows, vt->nspans);
-		if (err) {
-			err = propel_cause(cause, err,
-					   "%s: storing off-CPU "
-					   "spans: %s",
-					   db, sqlite3_errmsg(session_db(s)));
-			goto out;
-		}
-		if (offcpu_lost(vt->oc) || vt->dropped) {
-			snprintf(buf, sizeof(buf), "%" PRIu64,
-				 offcpu_lost(vt->oc) + vt->dropped);
-			session_meta_set(s, "offcpu.lost", buf);
-			fprintf(stderr,
-				"propel: vitals: %s off-CPU spans lost (the "
-				"ring was full)\n",
-				buf);
-		}
+	err = vitals_trace_copy(s, vt->side_path, cause);
+	if (err)
+		goto out;
+	if (vt->oc && (offcpu_lost(vt->oc) || vt->dropped)) {
+		snprintf(buf, sizeof(buf), "%" PRIu64,
+			 offcpu_lost(vt->oc) + vt->dropped);
+		session_meta_set(s, "offcpu.lost", buf);
+		fprintf(stderr, "propel: vitals: %s off-CPU spans lost\n", buf);
 	}
 	session_meta_set(s, "vitals.scope", vt->o.all ? "all" : "traced");
 	snprintf(buf, sizeof(buf), "%" PRId64, vt->mono_to_real);
@@ -340,10 +388,7 @@ int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 	 * exact, not guessed from created_ns */
 	session_meta_set(s, "vitals.mono_to_real_ns", buf);
 	session_meta_set(s, "realtime_offset_ns", buf);
-	if (vt->side_path && access(vt->side_path, F_OK) == 0)
-		err = vitals_trace_copy(s, vt->side_path, cause);
 out:
-	free(rows);
 	if (s)
 		session_close(s);
 	vitals_trace_free(vt);
