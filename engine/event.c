@@ -87,6 +87,12 @@ static void event_offcpu(const struct replay_event *ev, FILE *out)
 	fprintf(out, ",\"runq_ns\":%" PRId64, ev->runq_ns);
 }
 
+static void event_ksignal(const struct replay_event *ev, FILE *out)
+{
+	fprintf(out, ",\"signo\":%" PRId64 ",\"code\":%" PRId64 ",\"handled\":%s",
+		ev->arg[0], ev->arg[1], ev->arg[2] ? "true" : "false");
+}
+
 static void event_none(const struct replay_event *ev, FILE *out)
 {
 	(void)ev;
@@ -106,6 +112,7 @@ static const struct event_kind event_kinds[] = {
 	[SK_RECV] = { "recv", event_comm },
 	[SK_LOST] = { "lost", event_lost },
 	[SK_OFFCPU] = { "offcpu", event_offcpu },
+	[SK_KSIGNAL] = { "ksignal", event_ksignal },
 };
 
 static const struct event_kind event_unknown = { "unknown", event_none };

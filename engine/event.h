@@ -14,7 +14,8 @@
  *   process_exit  status
  *   lost          count
  *   offcpu        dur_ns, reason; syscall, fd when known; runq_ns
- *                 (only when the walk asks for the kernel's events)
+ *   ksignal       signo, code (si_code), handled
+ *                 (these two only when the walk asks for the kernel's)
  */
 #ifndef PROPEL_ENGINE_EVENT_H
 #define PROPEL_ENGINE_EVENT_H

@@ -18,7 +18,12 @@ int offcpu_store_create(struct session *s)
 		   " tid INTEGER, ts_ns INTEGER, dur_ns INTEGER,"
 		   " runq_ns INTEGER, reason TEXT, op TEXT, fd INTEGER);"
 		   "CREATE INDEX IF NOT EXISTS offcpu_thread"
-		   " ON offcpu(pid, tid, ts_ns);",
+		   " ON offcpu(pid, tid, ts_ns);"
+		   "CREATE TABLE IF NOT EXISTS ksignals(pid INTEGER,"
+		   " tid INTEGER, ts_ns INTEGER, signo INTEGER, code INTEGER,"
+		   " handled INTEGER);"
+		   "CREATE INDEX IF NOT EXISTS ksignals_thread"
+		   " ON ksignals(pid, tid, ts_ns);",
 		   NULL)
 		   ? -EIO
 		   : 0;
@@ -67,6 +72,39 @@ int offcpu_store_put(struct session *s, const struct offcpu_row *rows, size_t n)
 				 NULL, NULL, NULL) != SQLITE_OK)
 		err = -EIO;
 out:
+	sqlite3_finalize(st);
+	if (sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) !=
+	    SQLITE_OK)
+		err = -EIO;
+	return err;
+}
+
+int offcpu_store_put_signals(struct session *s, const struct offcpu_signal *sig,
+			     size_t n)
+{
+	sqlite3 *db = session_db(s);
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int err = 0;
+
+	if (!n)
+		return 0;
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	if (sqlite3_prepare_v2(db, "INSERT INTO ksignals VALUES(?,?,?,?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		err = -EIO;
+	for (i = 0; i < n && !err; i++) {
+		sqlite3_bind_int64(st, 1, sig[i].pid);
+		sqlite3_bind_int64(st, 2, sig[i].tid);
+		sqlite3_bind_int64(st, 3, sig[i].ts_ns);
+		sqlite3_bind_int(st, 4, sig[i].signo);
+		sqlite3_bind_int(st, 5, sig[i].code);
+		sqlite3_bind_int(st, 6, sig[i].handled);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			err = -EIO;
+		sqlite3_reset(st);
+	}
 	sqlite3_finalize(st);
 	if (sqlite3_exec(db, err ? "ROLLBACK" : "COMMIT", NULL, NULL, NULL) !=
 	    SQLITE_OK)

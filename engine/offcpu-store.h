@@ -10,7 +10,13 @@
  * runq_ns runnable but waiting for a CPU; reason is one of runqueue, io,
  * lock, socket, pipe, sleep, poll, child, fault, other; op the syscall the
  * thread was in ("read", "futex", ...; NULL when none or unnamed); fd its
- * descriptor (NULL when none).  Read by engine/replay.c (the `offcpu` events
+ * descriptor (NULL when none).  Beside them, the signals the kernel
+ * delivered to those threads:
+ *
+ *   ksignals(pid, tid, ts_ns, signo, code, handled)
+ *
+ * (code: si_code; handled: 1 when a handler took it, 0 the default
+ * action).  Read by engine/replay.c (the `offcpu` events
  * of replay jsonl) and the TUI (what the kernel did to the thread at the
  * cursor).  A session without the table has no spans: every reader treats
  * that as empty.
@@ -30,11 +36,18 @@ struct offcpu_row {
 	char op[20]; /* "" when none */
 };
 
-/* CREATE TABLE IF NOT EXISTS (and its index).  0 or -EIO. */
+struct offcpu_signal {
+	int64_t pid, tid, ts_ns;
+	int signo, code, handled;
+};
+
+/* CREATE TABLE IF NOT EXISTS (both, and their indexes).  0 or -EIO. */
 int offcpu_store_create(struct session *s);
 /* Insert n rows in one transaction.  0 or -EIO. */
 int offcpu_store_put(struct session *s, const struct offcpu_row *rows,
 		     size_t n);
+int offcpu_store_put_signals(struct session *s, const struct offcpu_signal *sig,
+			     size_t n);
 /* Does the session have the table (recorded with --vitals)? */
 int offcpu_store_present(struct session *s);
 /*

@@ -58,14 +58,15 @@ static int replay_kern_flush(struct replay_walker *w, int64_t pid, int64_t tid,
 {
 	struct replay_event ev;
 	const unsigned char *t;
-	int ret;
+	int ret, k;
 
 	while (w->kern_row && sqlite3_column_int64(w->kern, 0) < before) {
 		memset(&ev, 0, sizeof(ev));
 		ev.id = -1;
 		ev.pid = pid;
 		ev.tid = tid;
-		ev.kind = SK_OFFCPU;
+		ev.kind = sqlite3_column_int(w->kern, 6) ? SK_KSIGNAL
+							 : SK_OFFCPU;
 		ev.depth = depth;
 		ev.ts_ns = sqlite3_column_int64(w->kern, 0);
 		ev.dur_ns = sqlite3_column_int64(w->kern, 1);
@@ -78,6 +79,14 @@ static int replay_kern_flush(struct replay_walker *w, int64_t pid, int64_t tid,
 			ev.op = w->op;
 		}
 		ev.fd = sqlite3_column_int(w->kern, 5);
+		if (ev.kind == SK_KSIGNAL) {
+			/* signo, si_code, a handler took it */
+			ev.reason = NULL;
+			for (k = 0; k < 3; k++) {
+				ev.has_arg[k] = 1;
+				ev.arg[k] = sqlite3_column_int64(w->kern, 7 + k);
+			}
+		}
 		ret = fn(&ev, arg);
 		if (ret)
 			return ret;
@@ -344,8 +353,11 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	if (f && f->kernel &&
 	    sqlite3_prepare_v2(db,
 			       "SELECT ts_ns, dur_ns, runq_ns, reason, op,"
-			       " coalesce(fd, -1) FROM offcpu"
-			       " WHERE pid = ?1 AND tid = ?2 ORDER BY ts_ns",
+			       " coalesce(fd, -1), 0, 0, 0, 0 FROM offcpu"
+			       " WHERE pid = ?1 AND tid = ?2"
+			       " UNION ALL SELECT ts_ns, 0, 0, NULL, NULL, -1,"
+			       " 1, signo, code, handled FROM ksignals"
+			       " WHERE pid = ?1 AND tid = ?2 ORDER BY 1",
 			       -1, &w.kern, NULL) != SQLITE_OK)
 		w.kern = NULL;
 	ret = replay_load_names(db, &w.nm);

@@ -58,7 +58,8 @@ struct replay_event {
 	 * ("sleep", "pipe", ...), op the syscall the thread was in (NULL when
 	 * none), runq_ns the part of it spent runnable, fd the descriptor
 	 * (-1 when none); depth is the thread's depth then (its innermost
-	 * open call's + 1).
+	 * open call's + 1).  ksignal: arg[0] signo, arg[1] si_code, arg[2]
+	 * 1 when a handler took it.
 	 */
 	const char *reason, *op;
 	int64_t runq_ns;
@@ -67,8 +68,9 @@ struct replay_event {
 
 struct replay_filter {
 	int64_t pid, tid; /* 0 = any */
-	/* merge the kernel's events of each thread (table offcpu: kind
-	 * SK_OFFCPU) into its events, in time order; 0 = the trace only */
+	/* merge the kernel's events of each thread (tables offcpu and
+	 * ksignals: kinds SK_OFFCPU, SK_KSIGNAL) into its events, in time
+	 * order; 0 = the trace only */
 	int kernel;
 };
 

@@ -80,6 +80,7 @@ enum session_kind {
 	/* never in a chunk: engine/replay.c merges the rows of table offcpu
 	 * (engine/offcpu-store.h) into a thread's events when asked to */
 	SK_OFFCPU = 13,
+	SK_KSIGNAL = 14, /* the same, from table ksignals */
 };
 
 /* "entry", "exit", ... ; NULL for an unknown kind (engine/event.c) */

@@ -47,6 +47,8 @@ struct vitals_trace {
 	volatile int stopping;
 	struct offcpu_span *spans;
 	size_t nspans, cap;
+	struct offcpu_signal *sigs; /* signals since the last flush */
+	size_t nsigs, capsigs;
 	uint64_t dropped; /* spans not kept: out of memory, or not stored */
 	struct offcpu_row *rows; /* VT_FLUSH, for the writes */
 	int64_t mono_to_real;
@@ -59,6 +61,30 @@ static void vitals_trace_span(void *arg, const struct offcpu_span *s)
 {
 	struct vitals_trace *vt = arg;
 
+	if (s->kind == OFFCPU_EV_SIGNAL) {
+		struct offcpu_signal *g;
+
+		if (vt->nsigs == vt->capsigs) {
+			size_t cap = vt->capsigs ? 2 * vt->capsigs : 64;
+			struct offcpu_signal *n =
+			    realloc(vt->sigs, cap * sizeof(*n));
+
+			if (!n) {
+				vt->dropped++;
+				return;
+			}
+			vt->sigs = n;
+			vt->capsigs = cap;
+		}
+		g = &vt->sigs[vt->nsigs++];
+		g->pid = s->tgid;
+		g->tid = s->tid;
+		g->ts_ns = (int64_t)s->ts_ns;
+		g->signo = s->reason;
+		g->code = s->fd;
+		g->handled = s->state != 0;
+		return;
+	}
 	if (vt->nspans == vt->cap) {
 		size_t cap = vt->cap ? 2 * vt->cap : 1024;
 		struct offcpu_span *n = realloc(vt->spans, cap * sizeof(*n));
@@ -110,6 +136,10 @@ static void vitals_trace_flush(struct vitals_trace *vt, struct session *s)
 		}
 	}
 	vt->nspans = 0;
+	if (vt->nsigs &&
+	    (!s || offcpu_store_put_signals(s, vt->sigs, vt->nsigs)))
+		vt->dropped += vt->nsigs;
+	vt->nsigs = 0;
 }
 
 static void *vitals_trace_main(void *arg)
@@ -124,7 +154,8 @@ static void *vitals_trace_main(void *arg)
 		if (offcpu_poll(vt->oc, 100, vitals_trace_span, vt) < 0)
 			break;
 		now = vitals_trace_clock(CLOCK_MONOTONIC);
-		if (vt->nspans >= VT_FLUSH || now - last >= 1000000000LL) {
+		if (vt->nspans >= VT_FLUSH || vt->nsigs >= VT_FLUSH ||
+		    now - last >= 1000000000LL) {
 			vitals_trace_flush(vt, s);
 			last = now;
 		}
@@ -281,6 +312,7 @@ static void vitals_trace_free(struct vitals_trace *vt)
 	free(vt->side_path);
 	offcpu_close(vt->oc);
 	free(vt->spans);
+	free(vt->sigs);
 	free(vt->rows);
 	free(vt);
 }
@@ -297,9 +329,9 @@ void vitals_trace_abort(struct vitals_trace *vt)
 static int vitals_trace_copy(struct session *s, const char *side, char **cause)
 {
 	static const char *const tables[] = {
-	    "vitals_runs",    "vitals_status", "vitals_epochs",
-	    "vitals_totals",  "vitals_values", "vitals_stacks",
-	    "vitals_samples", "vitals_agg",    "offcpu",
+	    "vitals_runs",   "vitals_status", "vitals_epochs",	"vitals_totals",
+	    "vitals_values", "vitals_stacks", "vitals_samples", "vitals_agg",
+	    "offcpu",	     "ksignals",
 	};
 	struct vitals_store *st = NULL;
 	sqlite3_stmt *at;

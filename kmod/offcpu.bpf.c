@@ -20,7 +20,8 @@
  * untraced task costs one task-storage lookup.
  *
  * sched_process_fork adds a traced (or parent-only) process's children to
- * `tgids` before they first run.
+ * `tgids` before they first run; signal_deliver sends each signal a traced
+ * thread gets (with whether a handler takes it).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -266,7 +267,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 			s->nr = o->nr;
 			s->fd = o->fd;
 			s->state = o->state;
-			s->pad = 0;
+			s->kind = OFFCPU_EV_SPAN;
 			bpf_ringbuf_submit(s, 0);
 		}
 	}
@@ -298,6 +299,35 @@ int BPF_PROG(offcpu_fork, struct task_struct *parent, struct task_struct *child)
 	if (trace_all || ctgid == ptgid || !bpf_map_lookup_elem(&tgids, &ptgid))
 		return 0;
 	bpf_map_update_elem(&tgids, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/signal_deliver")
+int BPF_PROG(offcpu_signal, int sig, struct kernel_siginfo *info,
+	     struct k_sigaction *ka)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct offcpu_span *s;
+	__u64 handler;
+
+	if (!t->pid || !traced_state(t))
+		return 0;
+	s = bpf_ringbuf_reserve(&spans, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&lost, 1);
+		return 0;
+	}
+	handler = (__u64)BPF_CORE_READ(ka, sa.sa_handler);
+	__builtin_memset(s, 0, sizeof(*s));
+	s->ts_ns = bpf_ktime_get_ns();
+	s->tgid = t->tgid;
+	s->tid = t->pid;
+	s->reason = sig;
+	s->nr = OFFCPU_NO_SYSCALL;
+	s->fd = info ? BPF_CORE_READ(info, si_code) : 0;
+	s->state = handler > 1; /* SIG_DFL 0, SIG_IGN 1 */
+	s->kind = OFFCPU_EV_SIGNAL;
+	bpf_ringbuf_submit(s, 0);
 	return 0;
 }
 

@@ -221,6 +221,9 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char **cause)
 	if (!err)
 		err = offcpu_attach(oc, oc->skel->progs.offcpu_fork,
 				    "children (sched_process_fork)", 1, cause);
+	if (!err)
+		err = offcpu_attach(oc, oc->skel->progs.offcpu_signal,
+				    "signals (signal_deliver)", 1, cause);
 	if (!err &&
 	    bpf_program__autoload(oc->skel->progs.offcpu_contention_begin)) {
 		err = offcpu_attach(oc, oc->skel->progs.offcpu_contention_begin,

@@ -9,8 +9,9 @@
  * switched out, the syscall it was in (read from its saved registers at
  * that moment, so no syscall hook runs), the kind of file that syscall's
  * descriptor names (pipe or socket) and whether it was waiting on a
- * contended kernel lock.  Times are CLOCK_MONOTONIC ns (bpf_ktime_get_ns),
- * the clock of the trace's ts_ns (engine/ingest.c).
+ * contended kernel lock.  It also sends each signal delivered to one of
+ * those threads (OFFCPU_EV_SIGNAL).  Times are CLOCK_MONOTONIC ns
+ * (bpf_ktime_get_ns), the clock of the trace's ts_ns (engine/ingest.c).
  *
  * Life cycle: offcpu_open -> offcpu_add_tgid* -> (offcpu_poll)* ->
  * offcpu_close.  One thread polls; the callback runs on it.
@@ -35,7 +36,14 @@ enum offcpu_reason {
 
 #define OFFCPU_NO_SYSCALL 0xffff
 
-/* One off-CPU span as the ring buffer carries it. */
+enum offcpu_kind {
+	OFFCPU_EV_SPAN = 0,   /* a span off the CPU (all fields below) */
+	OFFCPU_EV_SIGNAL = 1, /* a signal delivered: ts_ns, tgid, tid;
+				 reason = signo, fd = si_code, state = 0
+				 default action, 1 a handler */
+};
+
+/* One off-CPU span (or signal, by kind) as the ring buffer carries it. */
 struct offcpu_span {
 	unsigned long long ts_ns;   /* switched out (CLOCK_MONOTONIC) */
 	unsigned long long dur_ns;  /* until switched in again */
@@ -45,7 +53,7 @@ struct offcpu_span {
 	unsigned short nr;     /* syscall, OFFCPU_NO_SYSCALL if none */
 	int fd;		       /* its first argument (-1 when none) */
 	unsigned int state;    /* prev_state at the switch */
-	unsigned int pad;
+	unsigned int kind;     /* enum offcpu_kind */
 };
 
 #ifndef __bpf__

@@ -109,6 +109,11 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 	case SK_LOST:
 		printf("/* lost: %" PRId64 " records */\n", ev->arg[0]);
 		break;
+	case SK_KSIGNAL:
+		printf("/* ksignal: SIG%s (%" PRId64 "), code %" PRId64 ", %s */\n",
+		       cmd_replay_signame((int)ev->arg[0]), ev->arg[0], ev->arg[1],
+		       ev->arg[2] ? "handled" : "default action");
+		break;
 	case SK_OFFCPU: {
 		char d[32], q[32];
 

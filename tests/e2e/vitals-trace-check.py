@@ -113,6 +113,15 @@ def main():
                   not any(s["reason"] == "sleep" and s["dur_ns"] >= MIN_NS
                           for s in spans_in(ev, t0, t1)),
                   "the waiter has a sleep span inside its lock call")
+    # poke() raises SIGUSR1, taken by a handler: the kernel's delivery is
+    # inside the call, on the thread
+    cs = calls(ev, "poke")
+    sig = [e for e in ev if e["kind"] == "ksignal" and cs
+           and cs[0][0] - TOL_NS <= e["ts_ns"] <= cs[0][1] + TOL_NS]
+    check("vitals-trace/poke-ksignal",
+          len(cs) == 1 and len(sig) == 1 and sig[0]["signo"] == 10
+          and sig[0]["handled"] is True,
+          "poke calls %d, ksignals in it %s" % (len(cs), sig))
     # the pipe writer, a child forked by the traced program
     child = [k for k in by_tid if k[0] != main_key[0]]
     check("vitals-trace/child-followed",
