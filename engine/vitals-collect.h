@@ -1,7 +1,8 @@
 /*
  * engine/vitals-collect.h - collect vital signs into a session in a
- * background thread: `propel vitals record`, and `record`/`attach`, which
- * collect vitals alongside their trace when they can.
+ * background thread: `propel vitals record`, and `record|attach --vitals`,
+ * which collect vitals alongside their trace (engine/vitals-trace.c: into
+ * a side file, filter_fd keeping to the traced processes).
  *
  *   struct vitals_collect *vc = NULL;
  *   struct vitals_collect_opts o = { 0 };        // defaults: 1 s epochs
