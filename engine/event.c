@@ -76,6 +76,25 @@ static void event_lost(const struct replay_event *ev, FILE *out)
 	fprintf(out, ",\"count\":%" PRId64, ev->arg[0]);
 }
 
+static void event_offcpu(const struct replay_event *ev, FILE *out)
+{
+	fprintf(out, ",\"dur_ns\":%" PRId64 ",\"reason\":", ev->dur_ns);
+	json_str(out, ev->reason ? ev->reason : "other");
+	if (ev->op) {
+		fputs(",\"syscall\":", out);
+		json_str(out, ev->op);
+	}
+	if (ev->fd >= 0)
+		fprintf(out, ",\"fd\":%d", ev->fd);
+	fprintf(out, ",\"runq_ns\":%" PRId64, ev->runq_ns);
+}
+
+static void event_ksignal(const struct replay_event *ev, FILE *out)
+{
+	fprintf(out, ",\"signo\":%" PRId64 ",\"code\":%" PRId64 ",\"handled\":%s",
+		ev->arg[0], ev->arg[1], ev->arg[2] ? "true" : "false");
+}
+
 static void event_none(const struct replay_event *ev, FILE *out)
 {
 	(void)ev;
@@ -94,6 +113,8 @@ static const struct event_kind event_kinds[] = {
 	[SK_SEND] = { "send", event_comm },
 	[SK_RECV] = { "recv", event_comm },
 	[SK_LOST] = { "lost", event_lost },
+	[SK_OFFCPU] = { "offcpu", event_offcpu },
+	[SK_KSIGNAL] = { "ksignal", event_ksignal },
 };
 
 static const struct event_kind event_unknown = { "unknown", event_none };

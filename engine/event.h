@@ -13,6 +13,9 @@
  *   fork          child; vfork: true
  *   process_exit  status
  *   lost          count
+ *   offcpu        dur_ns, reason; syscall, fd when known; runq_ns
+ *   ksignal       signo, code (si_code), handled
+ *                 (these two only when the walk asks for the kernel's)
  */
 #ifndef PROPEL_ENGINE_EVENT_H
 #define PROPEL_ENGINE_EVENT_H

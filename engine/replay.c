@@ -41,7 +41,59 @@ struct replay_walker {
 	struct replay_names nm;
 	sqlite3_stmt *comm; /* a send/recv's row and match; NULL: none */
 	char chan[256], peer[256];
+	sqlite3_stmt *kern; /* a thread's offcpu rows; NULL: not asked/none */
+	int kern_row;	    /* kern is on a row not yet handed out */
+	char reason[16], op[32];
 };
+
+/* Step to the thread's next offcpu row (w->kern_row says if there is). */
+static void replay_kern_step(struct replay_walker *w)
+{
+	w->kern_row = w->kern && sqlite3_step(w->kern) == SQLITE_ROW;
+}
+
+/* Hand out the offcpu rows that start before `before` (INT64_MAX: all). */
+static int replay_kern_flush(struct replay_walker *w, int64_t pid, int64_t tid,
+			     int depth, int64_t before, replay_fn fn, void *arg)
+{
+	struct replay_event ev;
+	const unsigned char *t;
+	int ret, k;
+
+	while (w->kern_row && sqlite3_column_int64(w->kern, 0) < before) {
+		memset(&ev, 0, sizeof(ev));
+		ev.id = -1;
+		ev.pid = pid;
+		ev.tid = tid;
+		ev.kind = sqlite3_column_int(w->kern, 6) ? SK_KSIGNAL
+							 : SK_OFFCPU;
+		ev.depth = depth;
+		ev.ts_ns = sqlite3_column_int64(w->kern, 0);
+		ev.dur_ns = sqlite3_column_int64(w->kern, 1);
+		ev.runq_ns = sqlite3_column_int64(w->kern, 2);
+		t = sqlite3_column_text(w->kern, 3);
+		snprintf(w->reason, sizeof(w->reason), "%s", t ? (const char *)t : "other");
+		ev.reason = w->reason;
+		if ((t = sqlite3_column_text(w->kern, 4))) {
+			snprintf(w->op, sizeof(w->op), "%s", t);
+			ev.op = w->op;
+		}
+		ev.fd = sqlite3_column_int(w->kern, 5);
+		if (ev.kind == SK_KSIGNAL) {
+			/* signo, si_code, a handler took it */
+			ev.reason = NULL;
+			for (k = 0; k < 3; k++) {
+				ev.has_arg[k] = 1;
+				ev.arg[k] = sqlite3_column_int64(w->kern, 7 + k);
+			}
+		}
+		ret = fn(&ev, arg);
+		if (ret)
+			return ret;
+		replay_kern_step(w);
+	}
+	return 0;
+}
 
 /* A send/recv's channel and match (table comm, messages). */
 static void replay_comm(struct replay_walker *w, struct replay_event *ev)
@@ -207,8 +259,14 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 {
 	struct replay_event slots[2], *cur = &slots[0], *next = &slots[1], *tmp;
 	const struct session_event *se;
-	int rc, ret = 0, have_cur = 0, prev_leaf = 0;
+	int rc, ret = 0, have_cur = 0, prev_leaf = 0, depth = 0;
 
+	if (w->kern) {
+		sqlite3_reset(w->kern);
+		sqlite3_bind_int64(w->kern, 1, it->pid);
+		sqlite3_bind_int64(w->kern, 2, it->tid);
+		replay_kern_step(w);
+	}
 	for (;;) {
 		rc = chunk_iter_next(it, &se);
 		if (rc < 0)
@@ -239,12 +297,21 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 			prev_leaf = ev->kind == SK_ENTRY && ev->leaf;
 			if (ev->kind == SK_SEND || ev->kind == SK_RECV)
 				replay_comm(w, ev);
+			ret = replay_kern_flush(w, it->pid, it->tid, depth,
+						ev->ts_ns, fn, arg);
+			if (ret)
+				return ret;
 			ret = fn(ev, arg);
 			if (ret)
 				return ret;
+			if (ev->kind == SK_ENTRY)
+				depth = ev->depth + 1;
+			else if (ev->kind == SK_EXIT)
+				depth = ev->depth;
 		}
 		if (rc != 1)
-			return 0;
+			return replay_kern_flush(w, it->pid, it->tid, depth,
+						 INT64_MAX, fn, arg);
 		tmp = cur;
 		cur = next;
 		next = tmp;
@@ -282,6 +349,17 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 			       " WHERE c.event = ?",
 			       -1, &w.comm, NULL) != SQLITE_OK)
 		w.comm = NULL;
+	/* sessions recorded without --vitals have no offcpu table */
+	if (f && f->kernel &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT ts_ns, dur_ns, runq_ns, reason, op,"
+			       " coalesce(fd, -1), 0, 0, 0, 0 FROM offcpu"
+			       " WHERE pid = ?1 AND tid = ?2"
+			       " UNION ALL SELECT ts_ns, 0, 0, NULL, NULL, -1,"
+			       " 1, signo, code, handled FROM ksignals"
+			       " WHERE pid = ?1 AND tid = ?2 ORDER BY 1",
+			       -1, &w.kern, NULL) != SQLITE_OK)
+		w.kern = NULL;
 	ret = replay_load_names(db, &w.nm);
 	if (ret == -ENOMEM) {
 		ret = propel_cause(cause, ret, "%s: out of memory",
@@ -357,6 +435,7 @@ sqlerr:
 out:
 	sqlite3_finalize(threads);
 	sqlite3_finalize(w.comm);
+	sqlite3_finalize(w.kern);
 	chunk_store_free(cs);
 	replay_free_names(&w.nm);
 	free(w.stack);

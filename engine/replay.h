@@ -6,7 +6,9 @@
  *
  * Order: threads by their first event (then pid, tid), each thread's events
  * in time order (events.id order, see engine/session.h).  A pid or tid
- * filter of 0 means any.
+ * filter of 0 means any.  With filter.kernel, a thread's off-CPU spans
+ * (recorded by --vitals) come among its events by their start: a span
+ * that starts at the same ns as an event comes after it.
  *
  * Used by tui/cmd-replay.c (text and jsonl) and reusable by the TUI and the
  * exporters.  Reads only; no allocation per event.
@@ -51,10 +53,25 @@ struct replay_event {
 	int has_offset, matched;
 	int64_t offset;
 	int64_t match_pid, match_tid, match_ts_ns;
+	/*
+	 * offcpu (filter.kernel): dur_ns is the span's length, reason why
+	 * ("sleep", "pipe", ...), op the syscall the thread was in (NULL when
+	 * none), runq_ns the part of it spent runnable, fd the descriptor
+	 * (-1 when none); depth is the thread's depth then (its innermost
+	 * open call's + 1).  ksignal: arg[0] signo, arg[1] si_code, arg[2]
+	 * 1 when a handler took it.
+	 */
+	const char *reason, *op;
+	int64_t runq_ns;
+	int fd;
 };
 
 struct replay_filter {
 	int64_t pid, tid; /* 0 = any */
+	/* merge the kernel's events of each thread (tables offcpu and
+	 * ksignals: kinds SK_OFFCPU, SK_KSIGNAL) into its events, in time
+	 * order; 0 = the trace only */
+	int kernel;
 };
 
 /* Called per event; a non-zero return stops the walk and is returned. */

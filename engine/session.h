@@ -79,6 +79,10 @@ enum session_kind {
 	SK_SEND = 10,
 	SK_RECV = 11,
 	SK_LOST = 12,
+	/* never in a chunk: engine/replay.c merges the rows of table offcpu
+	 * (engine/offcpu-store.h) into a thread's events when asked to */
+	SK_OFFCPU = 13,
+	SK_KSIGNAL = 14, /* the same, from table ksignals */
 };
 
 /* "entry", "exit", ... ; NULL for an unknown kind (engine/event.c) */

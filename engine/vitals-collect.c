@@ -331,6 +331,7 @@ int vitals_collect_start(struct session *s,
 	vo.proc_only = vc->o.proc_only;
 	vo.disable = vc->o.disable;
 	vo.profile = vc->o.profile;
+	vo.filter_fd = vc->o.filter_fd;
 
 	err = session_open(session_path(s), SESSION_WRITE, &vc->sess, cause);
 	if (err)

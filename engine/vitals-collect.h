@@ -1,7 +1,8 @@
 /*
  * engine/vitals-collect.h - collect vital signs into a session in a
- * background thread: `propel vitals record`, and `record`/`attach`, which
- * collect vitals alongside their trace when they can.
+ * background thread: `propel vitals record`, and `record|attach --vitals`,
+ * which collect vitals alongside their trace (engine/vitals-trace.c: into
+ * a side file, filter_fd keeping to the traced processes).
  *
  *   struct vitals_collect *vc = NULL;
  *   struct vitals_collect_opts o = { 0 };        // defaults: 1 s epochs
@@ -30,6 +31,7 @@ struct vitals_collect_opts {
 	int proc_only;         /* force the /proc fallback */
 	const char *disable;   /* comma-separated vitals not to collect */
 	int profile;           /* BPF run-time statistics per program */
+	int filter_fd;         /* > 0: only these tgids (vitals_opts) */
 	/* called on the collector thread after each stored epoch */
 	void (*on_epoch)(void *arg, int64_t epoch_id);
 	void *arg;

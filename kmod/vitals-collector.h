@@ -70,6 +70,8 @@ struct vitals_opts {
 	int proc_only;       /* use the /proc fallback even if BPF works */
 	const char *disable; /* comma-separated vital names not to collect */
 	int profile;         /* turn on BPF run-time statistics (costs) */
+	int filter_fd;       /* > 0: count only the tgids of this BPF hash
+				map (kmod/offcpu.h's, value 1) */
 };
 
 /* One BPF program's run-time statistics (where they are on). */

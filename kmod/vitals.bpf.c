@@ -57,6 +57,18 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 self_tgid = 0;
 const volatile __u64 sched_min_ns = 50000; /* delay-qualifying threshold */
+/* Beside a trace (engine/vitals-trace.c): count only the processes of
+ * `tgids`, the off-CPU tracer's map (kmod/offcpu.bpf.c, value 1 = traced),
+ * which the loader shares with this object.  Off: no lookup at all. */
+const volatile __u32 filter_tgids = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u32);
+} tgids SEC(".maps");
 
 /* Written by the loader through the mmap'd .bss. */
 __u32 parity = 0;
@@ -358,6 +370,12 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 		return 0;
 	if (w->tgid == self_tgid || w->tgid == 0)
 		return 0;
+	if (filter_tgids) {
+		__u32 *t = bpf_map_lookup_elem(&tgids, &w->tgid);
+
+		if (!t || *t != 1)
+			return 0;
+	}
 	if (weight == 0)
 		weight = 1;
 	h = mix64(label ^ (w->exe << 20) ^ ((__u64)w->uid << 48) ^

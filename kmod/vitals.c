@@ -390,6 +390,17 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	v->skel = skel;
 	skel->rodata->self_tgid = getpid();
 	skel->rodata->sched_min_ns = 50000;
+	if (v->o.filter_fd > 0) {
+		err = bpf_map__reuse_fd(skel->maps.tgids, v->o.filter_fd);
+		if (err)
+			return propel_cause(cause, err,
+					    "sharing the traced processes: %s",
+					    strerror(-err));
+		skel->rodata->filter_tgids = 1;
+	} else {
+		/* unused: the smallest map the kernel takes */
+		bpf_map__set_max_entries(skel->maps.tgids, 1);
+	}
 
 	btf = btf__load_vmlinux_btf();
 	if (!btf)

@@ -29,10 +29,12 @@
 #include "engine/follow.h"
 #include "engine/session.h"
 #include "engine/transport.h"
+#include "engine/vitals-trace.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
 
 static volatile sig_atomic_t attach_stop;
@@ -71,8 +73,10 @@ static double now_s(void)
 static struct directives attach_dirs;
 
 static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
-			 int n, double duration, int argc, char **argv)
+			 int n, double duration, int argc, char **argv,
+			 const char *vitals_arg, int vitals, const char *db)
 {
+	struct vitals_trace *vt = NULL;
 	struct follow *fl = NULL;
 	char *cause = NULL;
 	int i, err, attached = 0, procs, hosts;
@@ -94,6 +98,11 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* --vitals: the targets, then the peers propeld injects on this
+	 * host as they come (the loop below) */
+	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, 1, &vt))
+		for (i = 0; i < n; i++)
+			vitals_trace_add(vt, pids[i], 0);
 	for (i = 0; i < n; i++) {
 		char what[64];
 
@@ -109,6 +118,7 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 		free(cause);
 	}
 	if (!attached) {
+		vitals_trace_abort(vt);
 		follow_abort(fl);
 		capture_abort(cap);
 		return 1;
@@ -123,6 +133,8 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 		int alive = 0;
 
 		follow_poll(fl, 50);
+		if (vt)
+			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
 		for (i = 0; i < n; i++)
 			alive += pids[i] > 0 && kill(pids[i], 0) == 0;
 		if (!alive)
@@ -131,11 +143,14 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 	follow_counts(fl, &procs, &hosts);
 	cause = NULL;
 	err = follow_end(fl, cap, argc, argv, &cause);
+	vitals_trace_stop(vt); /* after the peers are detached */
 	if (err) {
 		propel_report("attach", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return 1;
 	}
+	cmd_vitals_trace_end("attach", vt, db);
 	if (isatty(2))
 		fprintf(stderr, "propel: %d process%s traced on %d host%s\n",
 			procs, procs == 1 ? "" : "es", hosts,
@@ -158,9 +173,13 @@ static int cmd_attach_run(int argc, char **argv)
 		{ "libc", no_argument, NULL, 'l' },
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "vitals", optional_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct drain *dr = NULL;
+	struct vitals_trace *vt = NULL;
+	const char *vitals_arg = NULL;
+	int vitals = 0;
 	struct drain_stats dst;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	double duration = 0, start;
@@ -198,6 +217,16 @@ static int cmd_attach_run(int argc, char **argv)
 			break;
 		case 'f':
 			follow = 1;
+			break;
+		case 'K':
+			vitals = 1;
+			vitals_arg = optarg;
+			if (vitals_arg && strcmp(vitals_arg, "all")) {
+				propel_report("attach: --vitals", 0,
+					      "unknown scope (--vitals or "
+					      "--vitals=all)");
+				return 2;
+			}
 			break;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
@@ -263,7 +292,8 @@ static int cmd_attach_run(int argc, char **argv)
 	}
 	if (follow) {
 		err = attach_follow(&cap, flags, pids, n, duration,
-				    argc - optind, argv + optind);
+				    argc - optind, argv + optind, vitals_arg,
+				    vitals, db);
 		free(pids);
 		return err;
 	}
@@ -280,6 +310,11 @@ static int cmd_attach_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* --vitals: the targets are in the kernel collectors' set before the
+	 * agent goes in, with what they fork from then on */
+	if (vitals && !cmd_vitals_trace_begin("attach", vitals_arg, db, 0, &vt))
+		for (i = 0; i < n; i++)
+			vitals_trace_add(vt, pids[i], 0);
 	for (i = 0; i < n; i++) {
 		char what[64];
 
@@ -295,6 +330,7 @@ static int cmd_attach_run(int argc, char **argv)
 		attached++;
 	}
 	if (!attached) {
+		vitals_trace_abort(vt);
 		drain_stop(dr, NULL);
 		capture_abort(&cap);
 		free(pids);
@@ -339,6 +375,8 @@ static int cmd_attach_run(int argc, char **argv)
 	}
 	free(traced);
 	free(pids);
+	/* after the detach: the calls the trace saw end have their spans */
+	vitals_trace_stop(vt);
 	if (dr) {
 		drain_stop(dr, &dst);
 		drain_report("attach", &dst);
@@ -348,8 +386,10 @@ static int cmd_attach_run(int argc, char **argv)
 	if (err) {
 		propel_report("attach", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return 1;
 	}
+	cmd_vitals_trace_end("attach", vt, db);
 	return 0;
 }
 
@@ -370,7 +410,8 @@ const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
 		 "[--buffer-size KB] [--libc] [--start FUNC]\n"
-		 "       [--directive SPEC]... [--directives FILE] PID...",
+		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]] "
+		 "PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --follow        follow the work into every process the "
@@ -399,6 +440,13 @@ const struct propel_cmd cmd_attach_entry = {
 		   "first) joins\n"
 		   "                  F's flow (see propel record --help); "
 		   "repeatable\n"
-		   "  --directives FILE  one SPEC per line ('#' comments)",
+		   "  --directives FILE  one SPEC per line ('#' comments)\n"
+		   "  --vitals[=all]  record the kernel's view beside the trace: "
+		   "each thread's\n"
+		   "                  off-CPU spans (>= 1 ms) with their reason, "
+		   "and vital-sign\n"
+		   "                  samples, of the targets and their children "
+		   "(all: of\n"
+		   "                  every process); needs BPF (root)",
 	.exec = cmd_attach_exec,
 };

@@ -33,8 +33,10 @@
 #include "engine/ingest.h"
 #include "engine/session.h"
 #include "engine/transport.h"
+#include "engine/vitals-trace.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
 
 static volatile pid_t record_child;
@@ -126,8 +128,10 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
 static struct directives record_dirs;
 
 static int record_follow(struct capture *cap, int argc, char **argv,
-			 const char *ring_kb, int libc, int full)
+			 const char *ring_kb, int libc, int full,
+			 const char *vitals_arg, int vitals, const char *db)
 {
+	struct vitals_trace *vt = NULL;
 	struct follow *fl = NULL;
 	char *cause = NULL, *preload = NULL;
 	const char *old = getenv("LD_PRELOAD");
@@ -135,7 +139,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			 (full ? PROPEL_START_KEEP_ALL : 0) |
 			 (uint32_t)(strtoul(ring_kb, NULL, 10) / 64)
 				 << PROPEL_START_RING_SHIFT;
-	int err, status = 0, ret;
+	int err, status = 0, ret, polls;
 	pid_t pid;
 
 	capture_remove_dir(cap->dir);
@@ -153,9 +157,15 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 		capture_abort(cap);
 		return 1;
 	}
+	/* --vitals: after propeld is up (not one of ours to trace); CMD and
+	 * what it forks from its start, the peers propeld injects here as
+	 * they come (record_follow's loop) */
+	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, 1, &vt))
+		vitals_trace_add(vt, getpid(), 1);
 	pid = fork();
 	if (pid < 0) {
 		propel_report("record", -errno, NULL);
+		vitals_trace_abort(vt);
 		follow_abort(fl);
 		capture_abort(cap);
 		return 1;
@@ -177,12 +187,14 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	free(preload);
 	record_child = pid;
 	record_signals(record_on_signal, 1);
-	for (;;) {
+	for (polls = 0;; polls++) {
 		pid_t r = waitpid(pid, &status, WNOHANG);
 
 		if (r == pid || (r < 0 && errno != EINTR))
 			break;
 		follow_poll(fl, 20);
+		if (vt && polls % 10 == 0)
+			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
 	}
 	record_child = 0;
 	record_signals(SIG_DFL, 0);
@@ -194,11 +206,14 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			argv[0], WTERMSIG(status), strsignal(WTERMSIG(status)));
 	}
 	err = follow_end(fl, cap, argc, argv, &cause);
+	vitals_trace_stop(vt); /* after the peers are detached */
 	if (err) {
 		propel_report("record", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return ret ? ret : 1;
 	}
+	cmd_vitals_trace_end("record", vt, db);
 	return ret;
 }
 
@@ -216,14 +231,17 @@ static int cmd_record_run(int argc, char **argv)
 		{ "libc", no_argument, NULL, 'l' },
 		{ "follow", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "vitals", optional_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = "8192";
+	const char *vitals_arg = NULL;
+	struct vitals_trace *vt = NULL;
 	struct capture cap;
 	struct drain *dr = NULL;
 	struct drain_stats dst;
 	char *cause = NULL, *preload = NULL;
-	int c, err, status, ret, libc = 0, full = 1, follow = 0;
+	int c, err, status, ret, libc = 0, full = 1, follow = 0, vitals = 0;
 	pid_t pid;
 
 	optind = 1;
@@ -264,6 +282,16 @@ static int cmd_record_run(int argc, char **argv)
 		case 'f':
 			follow = 1;
 			break;
+		case 'V':
+			vitals = 1;
+			vitals_arg = optarg;
+			if (vitals_arg && strcmp(vitals_arg, "all")) {
+				propel_report("record: --vitals", 0,
+					      "unknown scope (--vitals or "
+					      "--vitals=all)");
+				return 2;
+			}
+			break;
 		default:
 			fprintf(stderr, "usage: propel record %s\n",
 				cmd_record_entry.usage);
@@ -287,7 +315,7 @@ static int cmd_record_run(int argc, char **argv)
 	}
 	if (follow)
 		return record_follow(&cap, argc - optind, argv + optind, ring_kb,
-				     libc, full);
+				     libc, full, vitals_arg, vitals, db);
 	{
 		const char *old = getenv("LD_PRELOAD");
 
@@ -303,9 +331,14 @@ static int cmd_record_run(int argc, char **argv)
 	}
 	/* orphaned descendants are re-parented to us, not to init */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* --vitals: propel's children (CMD, and what CMD forks) are traced
+	 * by the kernel collectors from their first instruction */
+	if (vitals && !cmd_vitals_trace_begin("record", vitals_arg, db, 0, &vt))
+		vitals_trace_add(vt, getpid(), 1);
 	pid = fork();
 	if (pid < 0) {
 		propel_report("record", -errno, NULL);
+		vitals_trace_abort(vt);
 		capture_abort(&cap);
 		return 1;
 	}
@@ -335,6 +368,7 @@ static int cmd_record_run(int argc, char **argv)
 			argv[optind], WTERMSIG(status), strsignal(WTERMSIG(status)),
 			WCOREDUMP(status) ? ", core dumped" : "");
 	}
+	vitals_trace_stop(vt);
 	if (dr) {
 		drain_stop(dr, &dst);
 		drain_report("record", &dst);
@@ -343,8 +377,10 @@ static int cmd_record_run(int argc, char **argv)
 	if (err) {
 		propel_report("record", err, cause);
 		free(cause);
+		vitals_trace_abort(vt);
 		return ret ? ret : 1;
 	}
+	cmd_vitals_trace_end("record", vt, db);
 	if (!WIFEXITED(status))
 		fprintf(stderr, "propel: record: trace of the crash kept in %s\n",
 			db);
@@ -368,7 +404,8 @@ const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
 		 "[--libc] [--start FUNC]\n"
-		 "       [--directive SPEC]... [--directives FILE] -- CMD "
+		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]]\n"
+		 "       -- CMD "
 		 "[ARG...]",
 	.summary = "run CMD traced from its start (exit status = CMD's)\n"
 		   "  -o DB             session file (default ./propel.db)\n"
@@ -394,6 +431,13 @@ const struct propel_cmd cmd_record_entry = {
 		   "                    flow (the agent records those values; "
 		   "kept in the\n"
 		   "                    session); repeatable\n"
-		   "  --directives FILE one SPEC per line ('#' comments)",
+		   "  --directives FILE one SPEC per line ('#' comments)\n"
+		   "  --vitals[=all]    record the kernel's view beside the "
+		   "trace: each\n"
+		   "                    thread's off-CPU spans (>= 1 ms) with "
+		   "their reason,\n"
+		   "                    and vital-sign samples, of CMD's "
+		   "processes (all:\n"
+		   "                    of every process); needs BPF (root)",
 	.exec = cmd_record_exec,
 };

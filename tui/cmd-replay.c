@@ -7,7 +7,8 @@
  * call on one line ("foo();"), a nested one as "foo() {" ... "} (comment foo)",
  * durations in uftrace's units, other events as comment lines.
  * jsonl is one object per event with the fields DESIGN.md names, written
- * by the kind's descriptor (engine/event.c).
+ * by the kind's descriptor (engine/event.c).  A session recorded with
+ * --vitals adds each thread's off-CPU spans (kind offcpu) among its events.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -108,6 +109,21 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 	case SK_LOST:
 		printf("/* lost: %" PRId64 " records */\n", ev->arg[0]);
 		break;
+	case SK_KSIGNAL:
+		printf("/* ksignal: SIG%s (%" PRId64 "), code %" PRId64 ", %s */\n",
+		       cmd_replay_signame((int)ev->arg[0]), ev->arg[0], ev->arg[1],
+		       ev->arg[2] ? "handled" : "default action");
+		break;
+	case SK_OFFCPU: {
+		char d[32], q[32];
+
+		cmd_replay_dur(d, sizeof(d), ev->dur_ns);
+		cmd_replay_dur(q, sizeof(q), ev->runq_ns);
+		printf("/* offcpu: %s%s%s for %s (run queue %s) */\n",
+		       ev->reason, ev->op ? " in " : "", ev->op ? ev->op : "",
+		       d + strspn(d, " "), q + strspn(q, " "));
+		break;
+	}
 	default:
 		printf("/* %s */\n", session_kind_name(ev->kind)
 					     ? session_kind_name(ev->kind)
@@ -154,7 +170,8 @@ static int cmd_replay_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct replay_filter filt = { 0, 0 };
+	/* the kernel's events too: off-CPU spans of a --vitals recording */
+	struct replay_filter filt = { 0, 0, 1 };
 	struct session *s = NULL;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	char *cause = NULL, what[64];

@@ -13,6 +13,7 @@
  *
  * Only this layer prints and exits (via its return value).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -27,6 +28,7 @@
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
+#include "engine/vitals-trace.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -484,3 +486,80 @@ const struct propel_cmd cmd_vitals_entry = {
 		   "them, browse them",
 	.exec = cmd_vitals_exec,
 };
+
+int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
+			   int follow, struct vitals_trace **vt)
+{
+	struct vitals_trace_opts o = {0};
+	char *cause = NULL, line[128];
+	const char *ms = getenv("PROPEL_OFFCPU_MIN_US");
+	int err;
+
+	*vt = NULL;
+	if (arg && strcmp(arg, "all") != 0) {
+		snprintf(line, sizeof(line), "%s: --vitals=%s", what, arg);
+		propel_report(line, 0,
+			      "unknown scope (--vitals or --vitals=all)");
+		return -EINVAL;
+	}
+	o.all = arg != NULL;
+	if (ms && atol(ms) > 0)
+		o.min_ns = (uint64_t)atol(ms) * 1000;
+	err = vitals_trace_start(db, &o, vt, &cause);
+	snprintf(line, sizeof(line), "%s: --vitals", what);
+	if (err) {
+		propel_report(line, err, cause);
+		free(cause);
+		*vt = NULL;
+		return 0; /* the trace goes on without */
+	}
+	if (follow) {
+		char *l = NULL;
+
+		if (asprintf(&l,
+			     "%s; --follow: the processes of this host "
+			     "only",
+			     vitals_trace_summary(*vt)) > 0) {
+			propel_report(line, 0, l);
+			free(l);
+			return 0;
+		}
+	}
+	propel_report(line, 0, vitals_trace_summary(*vt));
+	return 0;
+}
+
+void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (!vt || !dir || !(d = opendir(dir)))
+		return;
+	/* a traced process image names its map file "<pid>.<nonce>.map"
+	 * (engine/capture.h); propel's own children (propeld) have none */
+	while ((de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		long pid = strtol(de->d_name, NULL, 10);
+
+		if (pid > 0 && dot && !strcmp(dot, ".map"))
+			vitals_trace_add(vt, (pid_t)pid, 0);
+	}
+	closedir(d);
+}
+
+void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,
+			  const char *db)
+{
+	char *cause = NULL, line[128];
+	int err;
+
+	if (!vt)
+		return;
+	err = vitals_trace_store(vt, db, &cause);
+	if (err) {
+		snprintf(line, sizeof(line), "%s: --vitals", what);
+		propel_report(line, err, cause);
+		free(cause);
+	}
+}

@@ -13,6 +13,11 @@
  *            Left/Right select an epoch, Enter opens its samples.
  *   samples  the selected epoch's samples, heaviest first; Enter on one
  *   stack    shows its user and kernel stacks.
+ * Inside the trace TUI, on a session recorded with `record|attach --vitals`
+ * (engine/vitals-trace.h), `t` on a sample, or Enter on its stack, jumps
+ * into the trace: the cursor to the sample's thread at the sample's time
+ * (samples are CLOCK_REALTIME; meta vitals.mono_to_real_ns moves them onto
+ * the trace's clock), the focus to the trace pane (vv_jump).
  *
  * State lives in struct vv (v->priv).  Inside the trace TUI (tui/cmd-tui.c)
  * the session comes from view_session(); stand-alone, cmd_vitals_tui opens
@@ -36,6 +41,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/screen.h"
+#include "tui/tui-core.h"
 #include "tui/view.h"
 
 #define VV_MAXSAMPLES 1000
@@ -490,6 +496,53 @@ static void vv_draw(struct view *v, const struct screen_rect *r, int focused)
 		vv_draw_graph(p, r);
 }
 
+/* The sample under the selection into the trace, at its time on its
+ * thread (see the note at the top). */
+static int vv_jump(struct view *v, struct vv *p)
+{
+	const struct vv_sample *sm;
+	struct recon *rc;
+	char *cause = NULL, *val;
+	int64_t m2r, ts, idx, id;
+	int t;
+
+	if (p->standalone || !v->tui || p->ssel >= p->nsm)
+		return 0;
+	sm = &p->sm[p->ssel];
+	val = session_meta_get(p->s, "vitals.mono_to_real_ns");
+	if (!val) {
+		screen_message("no trace beside these vitals (record --vitals)");
+		return 1;
+	}
+	m2r = strtoll(val, NULL, 10);
+	free(val);
+	rc = tui_recon(v);
+	t = recon_thread_find(rc, (int)sm->pid, (int)sm->tid);
+	if (t < 0) {
+		screen_message("thread %u:%u is not in the trace", sm->pid,
+			       sm->tid);
+		return 1;
+	}
+	ts = (int64_t)sm->ts_ns - m2r;
+	/* the thread's event at or before that time; its first when the
+	 * sample is older (a thread's first wait on the run queue comes
+	 * before the agent sees it start) */
+	idx = recon_at_ts(rc, t, ts);
+	if (idx < 0)
+		idx = 0;
+	id = recon_get(rc, t, idx).id;
+	if (id >= 0 ? view_goto_event(v, id, &cause)
+		    : cursor_switch_thread(tui_cursor(v), t + 1, &cause) ||
+			      view_goto_ts(v, ts, &cause)) {
+		screen_message("%s", cause ? cause : "cannot go there");
+		free(cause);
+		return 1;
+	}
+	view_focus(v, "trace");
+	screen_message("%s sample of %u:%u", sm->vital, sm->pid, sm->tid);
+	return 1;
+}
+
 static int vv_key(struct view *v, int key)
 {
 	struct vv *p = v->priv;
@@ -552,6 +605,14 @@ static int vv_key(struct view *v, int key)
 	case SCREEN_KEY_ESC:
 		p->mode = p->mode == VV_STACK ? VV_SAMPLES : VV_GRAPH;
 		return 1;
+	case 't':
+		return vv_jump(v, p);
+	case SCREEN_KEY_ENTER:
+	case '\n':
+	case '\r':
+		if (p->mode == VV_STACK)
+			return vv_jump(v, p);
+		break;
 	}
 	if (p->mode == VV_SAMPLES) {
 		switch (key) {
@@ -584,7 +645,8 @@ static int vv_key(struct view *v, int key)
 const struct view_ops view_vitals_ops = {
 	.name = "vitals",
 	.title = "vitals",
-	.help = "Left/Right epoch  Enter samples/stack  Bksp back  1-9 vital A  v vital B",
+	.help = "Left/Right epoch  Enter samples/stack/trace  t sample's "
+		"time in the trace  Bksp back  1-9 vital A  v vital B",
 	.open = vv_open,
 	.free = vv_free,
 	.draw = vv_draw,

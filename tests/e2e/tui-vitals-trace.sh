@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# tests/e2e/tui-vitals-trace.sh - the kernel's view in the TUI at 80x24 under
+# tmux: `propel record --vitals -- offcpu DIR` (tests/fixtures/vitals/
+# offcpu.c), then at each long call (break FUNC, c) the threads pane's strip
+# splits the call into on-CPU and off-CPU time with the right reason, and a
+# thread's line says what the kernel does to it (the lock holder sleeping
+# while main waits).  A session without --vitals shows no strip.
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 0; }
+is_root || { skip tui-vitals-trace "needs root (BPF)"; exit 0; }
+d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
+gcc -O0 -g -o "$d/offcpu" "$PROPEL_TOP/tests/fixtures/vitals/offcpu.c" -lpthread ||
+	{ fail tui-vitals-trace/build "gcc failed"; exit 1; }
+(cd "$d" && "$PROPEL" record -o "$d/s.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
+if grep -q "off-CPU spans off" "$d/e"; then
+	skip tui-vitals-trace "BPF unavailable: $(cat "$d/e")"; exit 0
+fi
+
+tui_start 80 24 "$PROPEL" tui "$d/s.db"
+tui_wait_for "event 1/" 5 || { fail tui-vitals-trace/open "$(tui_screen | tr '\n' '|')"; exit 1; }
+# at main's entry: main() left the CPU for the reasons of its callees,
+# each one's time, largest first (the fourth may be cut at 80 columns)
+tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
+	grep "sleep [0-9]* ms" | grep -qE "(lock|I/O) [0-9]* ms" && pass tui-vitals-trace/main-by-reason ||
+	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
+# the strip: "FUNC() DUR: on-CPU X, off-CPU Y: WHY", Y >= 40 ms
+strip_ok() { # FUNC WHY
+	tui_screen | grep -E "^$1\(\) [0-9]+ ms: on-CPU [0-9]+ [mu]s, off-CPU ([4-9][0-9]|[1-9][0-9][0-9]) ms: $2" >/dev/null
+}
+at() { # FUNC [times c]
+	local n=${2:-1}
+	tui_cmd "break $1"
+	while [ "$n" -gt 0 ]; do tui_keys c; n=$((n - 1)); done
+	tui_status | grep -q "  $1  " 
+}
+at nap && strip_ok nap "sleep in (clock_)?nanosleep" && pass tui-vitals-trace/nap-sleep ||
+	fail tui-vitals-trace/nap-sleep "$(tui_screen | tail -6 | tr '\n' '|')"
+at pipe_read && strip_ok pipe_read "pipe read" && pass tui-vitals-trace/pipe-read ||
+	fail tui-vitals-trace/pipe-read "$(tui_screen | tail -6 | tr '\n' '|')"
+# fsync's length is the disk's: the reason, whatever the time (I/O first
+# when the run queue delayed it too)
+if at fsync && tui_screen | grep -qE "^fsync\(\) [0-9.]+ [mu]?s: on-CPU .*, off-CPU .*: I/O (in fsync|[0-9]+ [mu]s)"; then
+	pass tui-vitals-trace/fsync-io
+else
+	fail tui-vitals-trace/fsync-io "$(tui_screen | tail -6 | tr '\n' '|')"
+fi
+# pthread_mutex_lock: the holder thread's (uncontended) comes first, then
+# main's, which waits
+at pthread_mutex_lock 2 && strip_ok pthread_mutex_lock "lock wait in futex" &&
+	tui_status | grep -q "^ \([0-9]*\):\1 " && pass tui-vitals-trace/mutex-lock ||
+	fail tui-vitals-trace/mutex-lock "$(tui_screen | tail -6 | tr '\n' '|')"
+# main's line: what the kernel does to it next
+tui_screen | grep -qE "^\* 1 .* off-CPU [4-9][0-9] ms: waiting on a lock" &&
+	pass tui-vitals-trace/thread-line-lock ||
+	fail tui-vitals-trace/thread-line-lock "$(tui_screen | tail -6 | tr '\n' '|')"
+# the holder, at the same time, sleeps
+tui_cmd "thread 3"
+tui_screen | grep -qE "^\* 3 .* off-CPU [4-9][0-9] ms: sleeping in (clock_)?nanos" &&
+	pass tui-vitals-trace/thread-line-holder ||
+	fail tui-vitals-trace/thread-line-holder "$(tui_screen | tail -6 | tr '\n' '|')"
+# from the vitals pane: the heaviest sample of the epoch, `t`, and the
+# cursor is on that sample's thread (the status line's pid:tid)
+tui_cmd "view vitals"
+tui_keys Enter
+row=$(tui_screen | grep -A1 "^vital  *pid  *tid" | tail -1)
+set -- $row
+if [ -n "$3" ]; then
+	tui_keys t
+	if tui_status | grep -q "^ $2:$3 " && tui_message | grep -q "$1 sample of $2:$3"; then
+		pass tui-vitals-trace/sample-to-trace
+	else
+		fail tui-vitals-trace/sample-to-trace "sample $row; $(tui_screen | tail -3 | tr '\n' '|')"
+	fi
+else
+	fail tui-vitals-trace/sample-to-trace "no sample: $(tui_screen | head -8 | tr '\n' '|')"
+fi
+tui_stop
+
+# without --vitals: no strip
+(cd "$d" && "$PROPEL" record -o "$d/plain.db" -- "$d/offcpu" "$d") >/dev/null 2>&1
+tui_start 80 24 "$PROPEL" tui "$d/plain.db"
+tui_wait_for "event 1/" 5
+tui_cmd "break nap"
+tui_keys c
+tui_screen | grep -q "on-CPU" && fail tui-vitals-trace/plain-no-strip "$(tui_screen | tail -6 | tr '\n' '|')" ||
+	pass tui-vitals-trace/plain-no-strip
+tui_stop
