@@ -68,6 +68,7 @@
 
 #define INGEST_MAX_ID (1u << 24)	/* larger ids in a map file: corrupt */
 #define INGEST_MIN_CAL_NS 50000000ll	/* header pairs must span 50 ms */
+#define INGEST_EST_MAX 256		/* call records between two stamps */
 
 struct ingest_mod {
 	uint32_t id;
@@ -151,6 +152,13 @@ struct ingest_walk {
 	uint64_t pend_arg[3];
 	int pend_n, pend_want;
 	int64_t last_id; /* of the event stored last (pass 2) */
+	/* sampled time (share/agent-abi.h PROPEL_STAMP_EVERY): call records
+	 * that carry the stamp of the record before them wait here until the
+	 * next stamp, and are dated between the two by their position */
+	struct propel_rec est[INGEST_EST_MAX];
+	int nest;
+	uint64_t prev_tsc; /* of the record before; have_prev: one was seen */
+	int have_prev;
 	/* pass 1 */
 	int64_t d, min;
 	uint64_t lost_sum; /* records the LOST records account for */
@@ -981,7 +989,7 @@ static int ingest_flush(struct ingest_walk *w)
 	return err;
 }
 
-static int ingest_rec(const struct propel_rec *r, void *arg)
+static int ingest_rec1(const struct propel_rec *r, void *arg)
 {
 	struct ingest_walk *w = arg;
 	unsigned type = propel_rec_type(r);
@@ -1048,12 +1056,59 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 	}
 }
 
+/* The waiting call records, dated from their stamp t0 (the record before
+ * them) to t1 (the one after them), evenly; t1 = 0: as they are. */
+static int ingest_est_flush(struct ingest_walk *w, uint64_t t1)
+{
+	int n = w->nest;
+
+	w->nest = 0;
+	for (int i = 0; i < n; i++) {
+		struct propel_rec c = w->est[i];
+		uint64_t t0 = propel_rec_tsc(&c);
+
+		if (t1 > t0)
+			c.w0 = propel_rec_w0(t0 + (t1 - t0) * (uint64_t)(i + 1) /
+							  (uint64_t)(n + 1),
+					     propel_rec_type(&c));
+		if (ingest_rec1(&c, w))
+			return 1;
+	}
+	return 0;
+}
+
+static int ingest_rec(const struct propel_rec *r, void *arg)
+{
+	struct ingest_walk *w = arg;
+	unsigned type = propel_rec_type(r);
+	uint64_t tsc = propel_rec_tsc(r);
+	int est = w->have_prev && tsc == w->prev_tsc &&
+		  (type == PROPEL_REC_ENTRY || type == PROPEL_REC_EXIT ||
+		   type == PROPEL_REC_CALL);
+
+	w->have_prev = 1;
+	w->prev_tsc = tsc;
+	if (est && w->nest < INGEST_EST_MAX) {
+		w->est[w->nest++] = *r;
+		return 0;
+	}
+	/* an ARG belongs to the record before it: no dating across it */
+	if (w->nest &&
+	    ingest_est_flush(w, type == PROPEL_REC_ARG || est ? 0 : tsc))
+		return 1;
+	return ingest_rec1(r, arg);
+}
+
 static int ingest_walk(struct ingest_walk *w)
 {
 	int ret;
 
 	w->pend_type = 0;
+	w->nest = 0;
+	w->have_prev = 0;
 	ret = propel_ring_walk(w->r->h, w->r->size, ingest_rec, w);
+	if (ret == 0 && w->nest)
+		ret = ingest_est_flush(w, 0);
 	if (ret == 0)
 		ret = ingest_flush(w) ? 1 : 0;
 	return ret;

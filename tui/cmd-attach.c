@@ -174,6 +174,7 @@ static int cmd_attach_run(int argc, char **argv)
 		{ "buffer-size", required_argument, NULL, 'b' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "vitals", optional_argument, NULL, 'K' },
+		{ "timing", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct drain *dr = NULL;
@@ -230,6 +231,17 @@ static int cmd_attach_run(int argc, char **argv)
 			break;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;
+			break;
+		case 'T':
+			if (strcmp(optarg, "exact") && strcmp(optarg, "sampled")) {
+				propel_report("attach", 0,
+					      "--timing: exact or sampled");
+				return 2;
+			}
+			if (!strcmp(optarg, "exact"))
+				flags |= PROPEL_START_EXACT_TIME;
+			else
+				flags &= ~PROPEL_START_EXACT_TIME;
 			break;
 		case 'm':
 			switch (drain_mode_parse(optarg)) {
@@ -409,9 +421,9 @@ static int cmd_attach_exec(int argc, char **argv)
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
-		 "[--buffer-size KB] [--libc] [--start FUNC]\n"
-		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]] "
-		 "PID...",
+		 "[--buffer-size KB] [--libc] [--timing=exact|sampled]\n"
+		 "       [--start FUNC] [--directive SPEC]... [--directives FILE] "
+		 "[--vitals[=all]] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
 		   "  -o DB           session file (default ./propel.db)\n"
 		   "  --follow        follow the work into every process the "
@@ -431,6 +443,13 @@ const struct propel_cmd cmd_attach_entry = {
 		   "                  is dropped, counted, and shown as \"lost\"\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc          trace inside libc too\n"
+		   "  --timing=exact  stamp every call record with its own time "
+		   "(default\n"
+		   "                  sampled: one call record in 32, and every "
+		   "call into\n"
+		   "                  untraced code that may block; the others are "
+		   "dated\n"
+		   "                  between two stamps)\n"
 		   "  --start FUNC    each call of FUNC begins a flow (kept in "
 		   "the session\n"
 		   "                  for propel report and the TUI's flows)\n"

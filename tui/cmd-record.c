@@ -135,8 +135,12 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	struct follow *fl = NULL;
 	char *cause = NULL, *preload = NULL;
 	const char *old = getenv("LD_PRELOAD");
+	const char *timing = getenv("PROPEL_TIMING");
 	uint32_t flags = (libc ? PROPEL_START_TRACE_LIBC : 0) |
 			 (full ? PROPEL_START_KEEP_ALL : 0) |
+			 (timing && !strcmp(timing, "exact")
+				  ? PROPEL_START_EXACT_TIME
+				  : 0) |
 			 (uint32_t)(strtoul(ring_kb, NULL, 10) / 64)
 				 << PROPEL_START_RING_SHIFT;
 	int err, status = 0, ret, polls;
@@ -232,6 +236,7 @@ static int cmd_record_run(int argc, char **argv)
 		{ "follow", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "vitals", optional_argument, NULL, 'V' },
+		{ "timing", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = "8192";
@@ -270,6 +275,17 @@ static int cmd_record_run(int argc, char **argv)
 			break;
 		case 'l':
 			libc = 1;
+			break;
+		case 'T':
+			if (strcmp(optarg, "exact") && strcmp(optarg, "sampled")) {
+				propel_report("record", 0,
+					      "--timing: exact or sampled");
+				return 2;
+			}
+			if (!strcmp(optarg, "exact"))
+				setenv("PROPEL_TIMING", "exact", 1); /* CMD's */
+			else
+				unsetenv("PROPEL_TIMING");
 			break;
 		case 'm':
 			full = drain_mode_parse(optarg);
@@ -403,7 +419,7 @@ static int cmd_record_exec(int argc, char **argv)
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
-		 "[--libc] [--start FUNC]\n"
+		 "[--libc] [--timing=exact|sampled] [--start FUNC]\n"
 		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]]\n"
 		 "       -- CMD "
 		 "[ARG...]",
@@ -420,6 +436,13 @@ const struct propel_cmd cmd_record_entry = {
 		   "  --mode flight     keep the newest --buffer-size per thread\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc            trace inside libc too\n"
+		   "  --timing=exact    stamp every call record with its own "
+		   "time (default\n"
+		   "                    sampled: one call record in 32, and every "
+		   "call into\n"
+		   "                    untraced code that may block; the others "
+		   "are dated\n"
+		   "                    between two stamps)\n"
 		   "  --start FUNC      each call of FUNC begins a flow (kept "
 		   "in the session\n"
 		   "                    for propel report and the TUI's flows)\n"
