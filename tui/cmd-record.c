@@ -247,6 +247,7 @@ static int cmd_record_run(int argc, char **argv)
 	struct drain_stats dst;
 	char *cause = NULL, *preload = NULL;
 	int c, err, status, ret, libc = 0, full = 1, follow = 0, vitals = 0;
+	const char *timing = "exact";
 	pid_t pid;
 
 	optind = 1;
@@ -282,10 +283,7 @@ static int cmd_record_run(int argc, char **argv)
 					      "--timing: exact or sampled");
 				return 2;
 			}
-			if (!strcmp(optarg, "exact"))
-				setenv("PROPEL_TIMING", "exact", 1); /* CMD's */
-			else
-				unsetenv("PROPEL_TIMING");
+			timing = optarg;
 			break;
 		case 'm':
 			full = drain_mode_parse(optarg);
@@ -318,6 +316,7 @@ static int cmd_record_run(int argc, char **argv)
 		fprintf(stderr, "usage: propel record %s\n", cmd_record_entry.usage);
 		return 2;
 	}
+	setenv("PROPEL_TIMING", timing, 1); /* CMD's agents read it */
 	if (cmd_report_directives_ready("record", &record_dirs))
 		return 2;
 	err = capture_begin(&cap, db, &cause);
@@ -436,13 +435,17 @@ const struct propel_cmd cmd_record_entry = {
 		   "  --mode flight     keep the newest --buffer-size per thread\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc            trace inside libc too\n"
-		   "  --timing=exact    stamp every call record with its own "
-		   "time (default\n"
-		   "                    sampled: one call record in 32, and every "
-		   "call into\n"
-		   "                    untraced code that may block; the others "
-		   "are dated\n"
-		   "                    between two stamps)\n"
+		   "  --timing=exact    every call record stamped with its own "
+		   "time (default)\n"
+		   "  --timing=sampled  one call record in up to 32 stamped (every "
+		   "one where\n"
+		   "                    calls are sparse), and every call into "
+		   "untraced code\n"
+		   "                    that may block; those between are dated "
+		   "between two\n"
+		   "                    stamps (less overhead; a long call that "
+		   "calls nothing\n"
+		   "                    gets its share of the time around it)\n"
 		   "  --start FUNC      each call of FUNC begins a flow (kept "
 		   "in the session\n"
 		   "                    for propel report and the TUI's flows)\n"

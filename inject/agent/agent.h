@@ -312,7 +312,8 @@ struct athread {
 	 * carry it, and ingest dates them between the two stamps */
 	uint64_t stamp;
 	int32_t stamp_left; /* call records until the next rdtsc */
-	int32_t stamp_every; /* 1: every record stamped */
+	uint16_t stamp_every; /* now (adapts: tramp.S STAMP_NOW) */
+	uint16_t stamp_most;  /* 1: every record stamped (--timing=exact) */
 	size_t ring_size;
 	uint64_t lost;
 	uint64_t dropped;         /* records dropped since the drain fell behind */

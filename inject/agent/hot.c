@@ -32,7 +32,8 @@ _Static_assert(offsetof(struct athread, ring) == AT_RING, "AT_RING");
 _Static_assert(offsetof(struct athread, shadow) == AT_SHADOW, "AT_SHADOW");
 _Static_assert(offsetof(struct athread, stamp) == AT_STAMP &&
 		       offsetof(struct athread, stamp_left) == AT_STAMP_LEFT &&
-		       offsetof(struct athread, stamp_every) == AT_STAMP_EVERY,
+		       offsetof(struct athread, stamp_every) == AT_STAMP_EVERY &&
+		       offsetof(struct athread, stamp_most) == AT_STAMP_EVERY + 2,
 	       "AT_STAMP*");
 _Static_assert(sizeof(struct shadow) == 16 &&
 		       offsetof(struct shadow, func) == 8 &&

@@ -16,7 +16,8 @@
 #define AT_RING 40
 #define AT_STAMP 48
 #define AT_STAMP_LEFT 56
-#define AT_STAMP_EVERY 60
+#define AT_STAMP_EVERY 60 /* u16 now, u16 most */
+#define STAMP_SPARSE_TSC 20000 /* ~7 us at 3 GHz: stamp the next record */
 #define AT_SHADOW 128 /* struct shadow: 16 bytes, slot/func/site */
 
 #define SHADOW_MAX_ASM 8192

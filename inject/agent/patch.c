@@ -201,6 +201,11 @@ static int lean_ok_for(const struct ag_site *s, const struct ag_func *f)
 	if (!s->lean || !f || f->intercept != IC_NONE)
 		return 0;
 	fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
+	/* a pure function's lean way is one CALL record, one time for its
+	 * entry and exit: not when every record is to be stamped */
+	if (ag_stamp_every == 1 && s->kind == SITE_CALL && s->target &&
+	    (fl & (F_PLT | F_SYSTEM)) && (fl & F_PURE))
+		return 0;
 	if (fl & F_PURE)
 		fl &= ~(uint32_t)(F_SYSTEM | F_PLT);
 	return (fl & (F_READY | F_SLOW | F_SYSTEM | F_PLT | F_NOTRACE |

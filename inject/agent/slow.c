@@ -228,7 +228,8 @@ static int ring_open(struct athread *t)
 	t->ring_size = size;
 	t->stamp = h->tsc0 << 4;
 	t->stamp_left = 0;
-	t->stamp_every = ag_stamp_every;
+	t->stamp_every = (uint16_t)ag_stamp_every;
+	t->stamp_most = (uint16_t)ag_stamp_every;
 	t->cur = propel_ring_sub(h, 0);
 	t->end = t->cur + sub;
 	return 0;

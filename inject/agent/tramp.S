@@ -135,18 +135,43 @@
 .endm
 
 /* rax = word 0 of a record of TYPE stamped now (clobbers rdx) */
+/*
+ * rax = the time now as word 0 wants it (tsc << 4), the thread's stamp
+ * renewed (clobbers rdx).  How many call records until the next stamp
+ * adapts: when the records since the last stamp took more than
+ * STAMP_SPARSE_TSC ticks the next one is stamped too (a call that ran
+ * long, code that calls seldom: stamps cost little there), else twice
+ * as many as before, up to the thread's most (stamp_every's high half:
+ * PROPEL_STAMP_EVERY, or 1 for --timing=exact).
+ */
+.macro STAMP_NOW
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax			/* the tsc */
+	mov	AT_STAMP(%rcx), %rdx
+	shr	$4, %rdx
+	neg	%rdx
+	add	%rax, %rdx			/* ticks since the last stamp */
+	shl	$4, %rax
+	mov	%rax, AT_STAMP(%rcx)
+	cmp	$STAMP_SPARSE_TSC, %rdx
+	mov	$1, %edx
+	ja	73f
+	movzwl	AT_STAMP_EVERY(%rcx), %edx
+	add	%edx, %edx
+	cmpw	AT_STAMP_EVERY+2(%rcx), %dx
+	jbe	73f
+	movzwl	AT_STAMP_EVERY+2(%rcx), %edx
+73:	mov	%dx, AT_STAMP_EVERY(%rcx)
+	mov	%edx, AT_STAMP_LEFT(%rcx)
+.endm
+
 .macro FAST_W0 type
 	decl	AT_STAMP_LEFT(%rcx)
 	jle	71f
 	mov	AT_STAMP(%rcx), %rax
 	jmp	72f
-71:	rdtsc
-	shl	$32, %rdx
-	or	%rdx, %rax
-	shl	$4, %rax
-	mov	%rax, AT_STAMP(%rcx)
-	mov	AT_STAMP_EVERY(%rcx), %edx
-	mov	%edx, AT_STAMP_LEFT(%rcx)
+71:	STAMP_NOW
 72:	or	$\type, %rax
 .endm
 
@@ -481,13 +506,7 @@ ag_tramp_exit:
 .endm
 
 .macro LEAN_STAMP back
-	rdtsc
-	shl	$32, %rdx
-	or	%rdx, %rax
-	shl	$4, %rax
-	mov	%rax, AT_STAMP(%rcx)
-	mov	AT_STAMP_EVERY(%rcx), %edx
-	mov	%edx, AT_STAMP_LEFT(%rcx)
+	STAMP_NOW
 	jmp	\back
 .endm
 
