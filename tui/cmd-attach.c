@@ -233,15 +233,16 @@ static int cmd_attach_run(int argc, char **argv)
 			flags |= PROPEL_START_TRACE_LIBC;
 			break;
 		case 'T':
-			if (strcmp(optarg, "exact") && strcmp(optarg, "sampled")) {
-				propel_report("attach", 0,
-					      "--timing: exact or sampled");
+			switch (cmd_report_timing_opt("attach", optarg)) {
+			case 1:
+				flags |= PROPEL_START_EXACT_TIME;
+				break;
+			case 0:
+				flags &= ~PROPEL_START_EXACT_TIME;
+				break;
+			default:
 				return 2;
 			}
-			if (!strcmp(optarg, "exact"))
-				flags |= PROPEL_START_EXACT_TIME;
-			else
-				flags &= ~PROPEL_START_EXACT_TIME;
 			break;
 		case 'm':
 			switch (drain_mode_parse(optarg)) {

@@ -278,11 +278,8 @@ static int cmd_record_run(int argc, char **argv)
 			libc = 1;
 			break;
 		case 'T':
-			if (strcmp(optarg, "exact") && strcmp(optarg, "sampled")) {
-				propel_report("record", 0,
-					      "--timing: exact or sampled");
+			if (cmd_report_timing_opt("record", optarg) < 0)
 				return 2;
-			}
 			timing = optarg;
 			break;
 		case 'm':

@@ -167,6 +167,16 @@ int cmd_report_keep_start(const char *verb, const char *db, const char *func,
  * record|attach --directive SPEC / --directives FILE (engine/directives.h):
  * one SPEC or FILE into ds; 0, or 2 after the one-line error.
  */
+int cmd_report_timing_opt(const char *verb, const char *arg)
+{
+	if (!strcmp(arg, "exact"))
+		return 1;
+	if (!strcmp(arg, "sampled"))
+		return 0;
+	propel_report(verb, 0, "--timing: exact or sampled");
+	return -1;
+}
+
 int cmd_report_directive_opt(const char *verb, int file, const char *arg,
 			     struct directives *ds)
 {

@@ -41,6 +41,9 @@ int cmd_report_keep_start(const char *verb, const char *db, const char *func,
  * in tui/cmd-report.c): add to ds (0), or say it in one line (2); once
  * the options are read, the values the agents record (0, or 2); at the
  * end keep them in the session DB and release ds (ret, or 1). */
+/* record|attach --timing=exact|sampled (in tui/cmd-report.c): 1 exact, 0
+ * sampled, -1 said in one line */
+int cmd_report_timing_opt(const char *verb, const char *arg);
 struct directives;
 int cmd_report_directive_opt(const char *verb, int file, const char *arg,
 			     struct directives *ds);

@@ -137,8 +137,9 @@ void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
 	__atomic_store_n(&r->w0, t->stamp | (type & 0xf), __ATOMIC_RELEASE);
 }
 
-/* An event's argument: dated as the event before it (no rdtsc) */
-void rec_put64(struct athread *t, uint64_t v)
+/* A record dated by the thread's last stamp (no rdtsc) */
+static void rec_put_stamped(struct athread *t, unsigned type, uint32_t a,
+			    uint32_t b)
 {
 	struct propel_rec *r = t->cur;
 
@@ -149,9 +150,15 @@ void rec_put64(struct athread *t, uint64_t v)
 	}
 	t->cur = r + 1;
 	__asm__ volatile("" ::: "memory");
-	r->a = (uint32_t)v;
-	r->b = (uint32_t)(v >> 32);
-	__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_ARG, __ATOMIC_RELEASE);
+	r->a = a;
+	r->b = b;
+	__atomic_store_n(&r->w0, t->stamp | (type & 0xf), __ATOMIC_RELEASE);
+}
+
+/* An event's argument: dated as the event before it */
+void rec_put64(struct athread *t, uint64_t v)
+{
+	rec_put_stamped(t, PROPEL_REC_ARG, (uint32_t)v, (uint32_t)(v >> 32));
 }
 
 void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
@@ -355,16 +362,5 @@ void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
  * ids = func | site << 32, busy set by the caller. */
 void ag_leaf_exit_slow(uint64_t ids, struct athread *t)
 {
-	struct propel_rec *r = t->cur;
-
-	if (unlikely(r == t->end)) {
-		r = ring_advance(t);
-		if (!r)
-			return;
-	}
-	t->cur = r + 1;
-	__asm__ volatile("" ::: "memory");
-	r->a = (uint32_t)ids;
-	r->b = (uint32_t)(ids >> 32);
-	__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_CALL, __ATOMIC_RELEASE);
+	rec_put_stamped(t, PROPEL_REC_CALL, (uint32_t)ids, (uint32_t)(ids >> 32));
 }

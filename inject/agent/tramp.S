@@ -189,6 +189,63 @@
 	pop	%rax
 .endm
 
+/*
+ * The common return (tramp_exit, lean_exit): the call at the top of the
+ * shadow stack returns -- its slot is 32(%rsp), under the four saved
+ * registers -- with the tail calls that took over its frame (the entries
+ * below the top with the same slot, 4 in all at most), nothing to
+ * intercept, room left in the sub-buffer for their exit records.  Pops
+ * them and writes their exit records but word 0 (EXIT_WRITE stamps them
+ * all with rax, word 0 last: rsi = the end of them); else to \fail,
+ * nothing changed.
+ */
+.macro EXIT_POP fail
+	cmpq	$0, AT_RING(%rcx)
+	je	\fail
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	\fail
+	shl	$4, %rax
+	lea	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top entry */
+	lea	32(%rsp), %rax			/* this call's slot */
+	cmp	(%rdx), %rax
+	jne	\fail
+	mov	AT_CUR(%rcx), %rsi
+1:	cmp	AT_END(%rcx), %rsi
+	je	\fail
+	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
+	jnz	\fail
+	movq	8(%rdx), %rax			/* func, site */
+	mov	%rax, 8(%rsi)
+	add	$16, %rsi
+	lea	AT_SHADOW(%rcx), %rax
+	cmp	%rax, %rdx			/* the bottom entry */
+	je	2f
+	lea	32(%rsp), %rax
+	cmp	-16(%rdx), %rax			/* a tail call shares the slot */
+	jne	2f
+	sub	$16, %rdx
+	mov	%rsi, %rax
+	sub	AT_CUR(%rcx), %rax
+	cmp	$64, %rax			/* 4 records at most */
+	jb	1b
+	jmp	\fail
+2:	/* rdx = the last entry popped: the new depth is its index */
+	lea	AT_SHADOW(%rcx), %rax
+	sub	%rax, %rdx
+	shr	$4, %rdx
+	mov	%edx, AT_DEPTH(%rcx)
+.endm
+
+.macro EXIT_WRITE
+	mov	AT_CUR(%rcx), %rdx		/* the first record */
+	mov	%rsi, AT_CUR(%rcx)
+3:	mov	%rax, (%rdx)			/* word 0 last, each record */
+	add	$16, %rdx
+	cmp	%rsi, %rdx
+	jb	3b
+.endm
+
 .macro FAST_END type
 	FAST_W0 \type
 	mov	%rax, (%rsi)
@@ -380,49 +437,9 @@ ag_tramp_tail:
 	.p2align 4
 ag_tramp_exit:
 	FAST_BEGIN
-	cmpq	$0, AT_RING(%rcx)
-	je	8f
-	mov	AT_DEPTH(%rcx), %eax
-	test	%eax, %eax
-	jz	8f
-	shl	$4, %rax
-	lea	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top entry */
-	lea	32(%rsp), %rax			/* this call's slot */
-	cmp	(%rdx), %rax
-	jne	8f
-	mov	AT_CUR(%rcx), %rsi
-	/* one exit record per entry with this slot, top first */
-1:	cmp	AT_END(%rcx), %rsi
-	je	8f
-	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
-	jnz	8f
-	movq	8(%rdx), %rax			/* func, site */
-	mov	%rax, 8(%rsi)
-	add	$16, %rsi
-	lea	AT_SHADOW(%rcx), %rax
-	cmp	%rax, %rdx			/* the bottom entry */
-	je	2f
-	lea	32(%rsp), %rax
-	cmp	-16(%rdx), %rax			/* a tail call shares the slot */
-	jne	2f
-	sub	$16, %rdx
-	mov	%rsi, %rax
-	sub	AT_CUR(%rcx), %rax
-	cmp	$64, %rax			/* 4 records at most */
-	jb	1b
-	jmp	8f
-2:	/* rdx = the last entry popped: the new depth is its index */
-	lea	AT_SHADOW(%rcx), %rax
-	sub	%rax, %rdx
-	shr	$4, %rdx
-	mov	%edx, AT_DEPTH(%rcx)
+	EXIT_POP 8f
 	FAST_W0 PROPEL_REC_EXIT_ASM
-	mov	AT_CUR(%rcx), %rdx		/* the first record */
-	mov	%rsi, AT_CUR(%rcx)
-3:	mov	%rax, (%rdx)			/* word 0 last, each record */
-	add	$16, %rdx
-	cmp	%rsi, %rdx
-	jb	3b
+	EXIT_WRITE
 	FAST_RET
 	/* every register is the callee's result: keep them all */
 	SAVE_RESULTS
@@ -597,50 +614,9 @@ ag_lean_rt_enter2:	/* the same, one word more on the stack: [rsp+16] */
 ag_lean_rt_exit:	/* lean_exit: [rsp] = the slot of the call that returned */
 	LROW 0
 	LEAN_BEGIN 28f, 29f
-	cmpq	$0, AT_RING(%rcx)
-	je	28f
-	mov	AT_DEPTH(%rcx), %eax
-	test	%eax, %eax
-	jz	28f
-	shl	$4, %rax
-	lea	AT_SHADOW-16(%rcx,%rax), %rdx	/* the top entry */
-	lea	32(%rsp), %rax			/* this call's slot */
-	cmp	(%rdx), %rax
-	jne	28f
-	mov	AT_CUR(%rcx), %rsi
-	/* one exit record per entry with this slot (the call, and the tail
-	 * calls that took over its frame), top first, 4 at most: as
-	 * tramp_exit */
-21:	cmp	AT_END(%rcx), %rsi
-	je	28f
-	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
-	jnz	28f
-	mov	8(%rdx), %rax			/* func, site */
-	mov	%rax, 8(%rsi)
-	add	$16, %rsi
-	lea	AT_SHADOW(%rcx), %rax
-	cmp	%rax, %rdx			/* the bottom entry */
-	je	22f
-	lea	32(%rsp), %rax
-	cmp	-16(%rdx), %rax			/* a tail call shares the slot */
-	jne	22f
-	sub	$16, %rdx
-	mov	%rsi, %rax
-	sub	AT_CUR(%rcx), %rax
-	cmp	$64, %rax
-	jb	21b
-	jmp	28f
-22:	lea	AT_SHADOW(%rcx), %rax		/* the new depth: its index */
-	sub	%rax, %rdx
-	shr	$4, %rdx
-	mov	%edx, AT_DEPTH(%rcx)
+	EXIT_POP 28f
 	LEAN_W0 PROPEL_REC_EXIT_ASM, 27f, 26
-	mov	AT_CUR(%rcx), %rdx		/* the first record */
-	mov	%rsi, AT_CUR(%rcx)
-23:	mov	%rax, (%rdx)			/* word 0 last, each record */
-	add	$16, %rdx
-	cmp	%rsi, %rdx
-	jb	23b
+	EXIT_WRITE
 	movl	$0, AT_BUSY(%rcx)
 	LEAN_RET 1
 27:	LEAN_STAMP 26b

@@ -222,6 +222,18 @@ LIB void tw_put(struct tw *w, unsigned type, uint32_t a, uint32_t b)
 	}
 }
 
+/* A record stamped at the k-th tick, not its own: sampled time, where
+ * the call records between two stamps carry the earlier one */
+LIB void tw_put_at(struct tw *w, unsigned type, uint32_t a, uint32_t b,
+		   uint64_t k)
+{
+	uint64_t n = w->nrec;
+
+	w->nrec = k;
+	tw_put(w, type, a, b);
+	w->nrec = n + 1;
+}
+
 LIB void tw_arg(struct tw *w, uint64_t v)
 {
 	tw_put(w, PROPEL_REC_ARG, (uint32_t)v, (uint32_t)(v >> 32));

@@ -102,7 +102,7 @@ static void write_session(const char *dir)
 	tw_put(&w, PROPEL_REC_ENTRY, 3, PROPEL_SITE_NONE);
 	tw_put(&w, PROPEL_REC_EXIT, 3, PROPEL_SITE_NONE);
 	tw_put(&w, PROPEL_REC_FORK, 1500, 0);
-	tw_put(&w, 13, 7, 7); /* a record type from the future */
+	tw_put(&w, 15, 7, 7); /* a record type from the future */
 	tw_put(&w, PROPEL_REC_SIGNAL, 11, 1);
 	tw_arg(&w, 0x10);
 	tw_arg(&w, BIAS + bin_call(&c0, "mid", "leaf", 1)); /* the pc */
@@ -129,6 +129,18 @@ static void write_session(const char *dir)
 	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
 	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
 	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_close(&w);
+
+	/* 1004: sampled time (share/agent-abi.h PROPEL_STAMP_EVERY): mid's
+	 * entry and exit and leaf's CALL record carry main's stamp, dated
+	 * evenly up to main's exit, 8 ticks later; the CALL is leaf's entry
+	 * and exit at one time */
+	tw_open(&w, dir, 1000, "a1", 1004, 16, 64);
+	tw_put_at(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE, 0);
+	tw_put_at(&w, PROPEL_REC_ENTRY, 1, 0, 0);
+	tw_put_at(&w, PROPEL_REC_CALL, 2, 1, 0);
+	tw_put_at(&w, PROPEL_REC_EXIT, 1, 0, 0);
+	tw_put_at(&w, PROPEL_REC_EXIT, 0, PROPEL_SITE_NONE, 8);
 	tw_close(&w);
 
 	/* C++ -O0: killed between beginning sub-buffer 2 and committing */
@@ -235,7 +247,7 @@ static void check_rows(struct session *s, const struct ingest_stats *st)
 	char want[4096], warn[512];
 	int l1, l2, lm, sig = 0, pid = 0;
 
-	check(st->processes == 5 && st->threads == 7, "ingest-counts",
+	check(st->processes == 5 && st->threads == 8, "ingest-counts",
 	      "processes %" PRIu64 " threads %" PRIu64, st->processes,
 	      st->threads);
 	check(st->rings_truncated == 1 && st->rings_newer == 1 &&
@@ -359,6 +371,13 @@ static void check_rows(struct session *s, const struct ingest_stats *st)
 	CHECK_Q("ingest-signal-site-is-pc-line", want, s,
 		"SELECT c.file, c.line FROM events e JOIN callsites c ON"
 		" c.id = e.site WHERE e.kind = 3");
+	CHECK_Q("ingest-sampled-time",
+		"1|0|main|0;1|1|mid|2000;1|2|leaf|4000;2|2|leaf|4000;"
+		"2|1|mid|6000;2|0|main|8000;",
+		s,
+		"SELECT e.kind, e.depth, f.name, e.ts_ns - 5000000000 FROM events"
+		" e LEFT JOIN functions f ON f.id = e.func WHERE e.tid = 1004"
+		" ORDER BY e.id");
 	CHECK_Q("ingest-ts-ns", "5000000000;5000001000;5000011000;", s,
 		"SELECT ts_ns FROM events WHERE tid = 1000 AND"
 		" (id = (SELECT min(id) FROM events WHERE tid = 1000) OR"
@@ -377,7 +396,7 @@ static void check_rows(struct session *s, const struct ingest_stats *st)
 		"SELECT kind, depth, name FROM (SELECT e.id, e.kind, e.depth,"
 		" f.name FROM events e LEFT JOIN functions f ON f.id = e.func"
 		" WHERE e.tid = 1001 ORDER BY e.id DESC LIMIT 3) ORDER BY id");
-	CHECK_Q("ingest-wrapped-thread", "1|33;0|11;0|5;", s,
+	CHECK_Q("ingest-wrapped-thread", "1|33;0|11;0|6;0|5;", s,
 		"SELECT wrapped, nevents FROM threads WHERE pid = 1000"
 		" ORDER BY wrapped DESC, nevents DESC");
 	CHECK_Q("ingest-wrapped-balanced", "16|16|0;", s,
@@ -504,7 +523,7 @@ static void check_replay(const char *db)
 	      "%s lines without the required fields", out);
 	snprintf(args, sizeof(args), "replay --format=jsonl %s | wc -l", db);
 	run(args, out, sizeof(out));
-	check(atoi(out) == 11 + 33 + 5 + 16 + 9 + 7 + 4,
+	check(atoi(out) == 11 + 33 + 5 + 6 + 16 + 9 + 7 + 4,
 	      "replay-jsonl-all-events",
 	      "%d lines", atoi(out));
 
