@@ -240,6 +240,10 @@ struct ag_site {
 	uint64_t *lean_lit;     /* indirect: the callee it takes */
 	uint8_t *lean_ids;      /* its func | site << 32 immediate */
 	struct ag_site *cnext;  /* the callee's next direct caller */
+	/* an indirect site's callees, as the fast word, by (address >> 4) & 7:
+	 * a site that dispatches to a few (an event loop, a phase engine, a
+	 * vtable call) finds each in one line (tramp.S FAST_CALLEE) */
+	uint64_t pic[8] __attribute__((aligned(64)));
 };
 
 /* A call into untraced code that may block is dated exactly (its exit in

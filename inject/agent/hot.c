@@ -47,6 +47,7 @@ _Static_assert(offsetof(struct ag_site, target) == SITE_TARGET &&
 		       offsetof(struct ag_site, olo) == SITE_OLO &&
 		       offsetof(struct ag_site, ohi) == SITE_OHI &&
 		       offsetof(struct ag_site, fast) == SITE_FAST &&
+		       offsetof(struct ag_site, pic) == SITE_PIC &&
 		       offsetof(struct ag_site, fast) + 8 <= 64,
 	       "struct ag_site as tramp.S reads it");
 _Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&

@@ -29,6 +29,7 @@
 #define SITE_OLO 24
 #define SITE_OHI 32
 #define SITE_FAST 40
+#define SITE_PIC 256 /* struct ag_site's pic[8] */
 #define FUNC_ADDR 8 /* struct ag_func */
 #define FUNC_ID 16
 #define FUNC_FLAGS 20

@@ -82,7 +82,7 @@ struct ag_func *func_find(uint64_t addr)
 /* A new site, zeroed, its first cache line its own (struct ag_site). */
 static struct ag_site *site_alloc(void)
 {
-	uint8_t *p = ag_alloc(sizeof(struct ag_site) + 48);
+	uint8_t *p = ag_alloc(sizeof(struct ag_site) + 48); /* 16-aligned */
 
 	return (struct ag_site *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 }
@@ -991,6 +991,8 @@ int patch_restore_all(void)
 
 	for (s = ag_sites_all; s; s = s->next_all) {
 		__atomic_store_n(&s->fast, 0, __ATOMIC_RELAXED);
+		for (int i = 0; i < 8; i++)
+			__atomic_store_n(&s->pic[i], 0, __ATOMIC_RELAXED);
 		stub_lean(s, 0); /* the callee is made ready again first */
 		if (s->lean && !s->target)
 			s->lean_state = 0;

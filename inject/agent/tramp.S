@@ -270,9 +270,18 @@
 	shl	$16, %rsi
 	shr	$16, %rsi
 	cmp	%rsi, %rax
-	jne	6f
-	shr	$48, %rdx
+	jne	61f
+62:	shr	$48, %rdx
 	jmp	4f
+61:	mov	%rax, %rsi			/* the site's table */
+	shr	$4, %rsi
+	and	$7, %esi
+	mov	SITE_PIC(%r11,%rsi,8), %rdx
+	mov	%rdx, %rsi
+	shl	$16, %rsi
+	shr	$16, %rsi
+	cmp	%rsi, %rax
+	je	62b
 6:	mov	SITE_TARGET(%r11), %rsi
 	test	%rsi, %rsi
 	jnz	7f
@@ -310,6 +319,12 @@
 	shl	$48, %rsi
 	or	%rax, %rsi
 	mov	%rsi, SITE_FAST(%r11)
+	push	%rdx
+	mov	%rax, %rdx
+	shr	$4, %rdx
+	and	$7, %edx
+	mov	%rsi, SITE_PIC(%r11,%rdx,8)
+	pop	%rdx
 4:
 .endm
 
