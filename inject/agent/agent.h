@@ -262,6 +262,8 @@ struct ag_site *site_find(uint64_t addr); /* lock-free lookup */
 
 int patch_init(void);
 int patch_function(struct ag_func *f);   /* instrument f's call sites */
+/* f is ready (F_READY): its direct callers take their lean way */
+void patch_ready(struct ag_func *f);
 int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */

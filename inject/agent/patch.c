@@ -206,7 +206,9 @@ static int lean_ok_for(const struct ag_site *s, const struct ag_func *f)
 	if (ag_stamp_every == 1 && s->kind == SITE_CALL && s->target &&
 	    (fl & (F_PLT | F_SYSTEM)) && (fl & F_PURE))
 		return 0;
-	if (fl & F_PURE)
+	/* a system function: pure, or a direct call's exact way (tramp.S) */
+	if ((fl & F_PURE) ||
+	    ((fl & F_NOCB) && s->kind == SITE_CALL && s->target == f))
 		fl &= ~(uint32_t)(F_SYSTEM | F_PLT);
 	return (fl & (F_READY | F_SLOW | F_SYSTEM | F_PLT | F_NOTRACE |
 		      F_FOREIGN)) == F_READY;
@@ -880,9 +882,16 @@ int patch_function(struct ag_func *f)
 		ag_skipped += sites_unsafe - unsafe;
 	}
 done:
+	patch_ready(f);
+	return 0;
+}
+
+void patch_ready(struct ag_func *f)
+{
+	int n = 0;
+
 	__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
 	/* its direct callers may now skip the trampolines */
-	n = 0;
 	for (struct ag_site *c = f->callers; c; c = c->cnext)
 		if (lean_ok(c)) {
 			stub_lean(c, 1);
@@ -890,7 +899,6 @@ done:
 		}
 	if (n)
 		sync_cores();
-	return 0;
 }
 
 /*

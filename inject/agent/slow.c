@@ -318,7 +318,7 @@ void func_resolve(struct ag_func *f)
 	if (!(f->flags & (F_PLT | F_SYSTEM | F_FOREIGN)))
 		patch_function(f); /* ready, unless it is to be tried again */
 	else
-		__atomic_or_fetch(&f->flags, F_READY, __ATOMIC_RELEASE);
+		patch_ready(f);
 }
 
 uint64_t ag_invoke(void *fn, uint64_t a, uint64_t b, uint64_t c,

@@ -201,6 +201,8 @@ enum lean_mark { /* what tramp.S's LMARK K fills in (ends an insn) */
 extern const uint8_t ag_lean_rt[], ag_lean_rt_exit[], ag_lean_rt_end[];
 extern const uint8_t ag_lean_rt_leaf[];
 extern const uint8_t ag_lean_rt_enter2[], ag_lean_rt_tail[];
+extern const uint8_t ag_lean_rt_enter_x[], ag_lean_rt_exit_x[];
+extern const uint8_t ag_lean_rt_enter_pic[];
 extern const uint32_t ag_lean_marks[][2], ag_lean_marks_end[];
 extern const uint32_t ag_lean_rows[][2], ag_lean_rows_end[];
 
@@ -211,14 +213,18 @@ extern const uint32_t ag_lean_rows[][2], ag_lean_rows_end[];
 #define TO_LEAF_CALL 3
 #define TO_LEAN_ENTER2 5
 #define TO_LEAN_TAIL 6
-#define TO_LEAN_LAST 6
+#define TO_LEAN_ENTER_X 7
+#define TO_LEAN_EXIT_X 8
+#define TO_LEAN_ENTER_PIC 9
+#define TO_LEAN_LAST 9
 
 static uint64_t lean_rt_off(uint64_t to)
 {
 	const uint8_t *r[] = { ag_lean_rt,	 ag_lean_rt,
 			       ag_lean_rt_exit,	 ag_lean_rt_leaf,
 			       ag_lean_rt_leaf, ag_lean_rt_enter2,
-			       ag_lean_rt_tail };
+			       ag_lean_rt_tail, ag_lean_rt_enter_x,
+			       ag_lean_rt_exit_x, ag_lean_rt_enter_pic };
 
 	return (uint64_t)(r[to] - ag_lean_rt);
 }
@@ -560,9 +566,9 @@ static void emit_row(struct emit *e, uint8_t *tmp, uint32_t rows[][2],
  * The lean way of a site (tramp.S draws the direct call's; the others):
  *   indirect call:  push r11 ; r11 = operand ; push r11
  *                   cmp [lit], r11 ; jne miss ; r11 = ids ; call lean_enter2
- *                   r11 = [rsp+8] ; rsp += 16 ; jne G ; call *-16(%rsp)
+ *             join: r11 = [rsp+8] ; rsp += 16 ; jne G ; call *-16(%rsp)
  *                   call lean_exit ; jne GX ; jmp on
- *             miss: r11 = [rsp+8] ; rsp += 16 ; jmp G
+ *             miss: r11 = site ; call lean_enter_pic ; jmp join
  *   direct tail:    push r11 ; push r11 ; r11 = ids ; call lean_tail
  *                   r11 = [rsp+8] ; rsp += 16 ; jne G ; jmp T
  *   indirect tail:  as the indirect call up to the jne G ; jmp *-16(%rsp)
@@ -590,11 +596,11 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 	uint8_t *jmiss = NULL;
 
 	if (s->kind == SITE_CALL && direct) {
-		int leaf = lean_leaf(s->target);
+		int leaf = lean_leaf(s->target), x = !leaf && sh_exact(s->target);
 
 		if (!leaf) {
-			lean_call(e, tmp, ids, TO_LEAN_ENTER, fx, nfx, rows,
-				  nrows);
+			lean_call(e, tmp, ids, x ? TO_LEAN_ENTER_X : TO_LEAN_ENTER,
+				  fx, nfx, rows, nrows);
 			emit_jcc_to(e, tmp, 1, at->g);
 		}
 		emit_fix(e, tmp, 0xe8, fx, nfx, direct); /* call the callee */
@@ -602,7 +608,8 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 			lean_call(e, tmp, ids, TO_LEAF_CALL, fx, nfx, rows,
 				  nrows);
 		} else {
-			emit_fix(e, tmp, 0xe8, fx, nfx, TO_LEAN_EXIT);
+			emit_fix(e, tmp, 0xe8, fx, nfx,
+				 x ? TO_LEAN_EXIT_X : TO_LEAN_EXIT);
 			emit_jcc_to(e, tmp, 1, at->gx);
 		}
 		e8(e, 0xe9);
@@ -641,6 +648,8 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 	fx[*nfx].end = fx[*nfx].at + 4;
 	fx[(*nfx)++].to = s->kind == SITE_CALL ? TO_LEAN_ENTER2 : TO_LEAN_TAIL;
 	e32(e, 0);
+	uint32_t join = (uint32_t)(e->p - tmp);
+
 	memcpy(e->p, restore, sizeof(restore));
 	e->p += sizeof(restore);
 	emit_row(e, tmp, rows, nrows, 0);
@@ -668,10 +677,17 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 
 		memcpy(jmiss, &d, 4);
 		emit_row(e, tmp, rows, nrows, 16);
-		memcpy(e->p, restore, sizeof(restore));
-		e->p += sizeof(restore);
-		emit_row(e, tmp, rows, nrows, 0);
-		emit_jcc_to(e, tmp, 0, at->g);
+		if (s->kind == SITE_CALL) {
+			/* another callee: the site's table (lean_enter_pic) */
+			emit_movabs_r11(e, (uint64_t)s);
+			emit_fix(e, tmp, 0xe8, fx, nfx, TO_LEAN_ENTER_PIC);
+			emit_jcc_to(e, tmp, 0, join);
+		} else {
+			memcpy(e->p, restore, sizeof(restore));
+			e->p += sizeof(restore);
+			emit_row(e, tmp, rows, nrows, 0);
+			emit_jcc_to(e, tmp, 0, at->g);
+		}
 	}
 	return 0;
 }

@@ -193,13 +193,14 @@
  * The common return (tramp_exit, lean_exit): the call at the top of the
  * shadow stack returns -- its slot is 32(%rsp), under the four saved
  * registers -- with the tail calls that took over its frame (the entries
- * below the top with the same slot, 4 in all at most), nothing to
+ * below the top with the same slot, 32 in all at most: a chain of
+ * filters that tail-call each other), nothing to
  * intercept, room left in the sub-buffer for their exit records.  Pops
  * them and writes their exit records but word 0 (EXIT_WRITE stamps them
  * all with rax, word 0 last: rsi = the end of them); else to \fail,
  * nothing changed.
  */
-.macro EXIT_POP fail
+.macro EXIT_POP fail, mask=0xc0000000
 	cmpq	$0, AT_RING(%rcx)
 	je	\fail
 	mov	AT_DEPTH(%rcx), %eax
@@ -213,7 +214,7 @@
 	mov	AT_CUR(%rcx), %rsi
 1:	cmp	AT_END(%rcx), %rsi
 	je	\fail
-	testl	$0xc0000000, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
+	testl	$\mask, 12(%rdx)		/* SH_HOOK, SH_EXACT: C */
 	jnz	\fail
 	movq	8(%rdx), %rax			/* func, site */
 	mov	%rax, 8(%rsi)
@@ -227,7 +228,7 @@
 	sub	$16, %rdx
 	mov	%rsi, %rax
 	sub	AT_CUR(%rcx), %rax
-	cmp	$64, %rax			/* 4 records at most */
+	cmp	$512, %rax			/* 32 records at most */
 	jb	1b
 	jmp	\fail
 2:	/* rdx = the last entry popped: the new depth is its index */
@@ -252,6 +253,14 @@
 	FAST_RET
 .endm
 
+/* \dst = the slot of callee address \src in a site's table (pic[8]):
+ * the top 3 bits of its low half times the golden ratio */
+.macro PIC_INDEX src, dst, dst32
+	mov	\src, \dst
+	imul	$-1640531535, \dst32, \dst32
+	shr	$29, \dst32
+.endm
+
 /*
  * The id of the callee of this call or jump, in edx, when the common case
  * may take it: known (the site's fast word says so for this target, or
@@ -273,9 +282,7 @@
 	jne	61f
 62:	shr	$48, %rdx
 	jmp	4f
-61:	mov	%rax, %rsi			/* the site's table */
-	shr	$4, %rsi
-	and	$7, %esi
+61:	PIC_INDEX %rax, %rsi, %esi		/* the site's table */
 	mov	SITE_PIC(%r11,%rsi,8), %rdx
 	mov	%rdx, %rsi
 	shl	$16, %rsi
@@ -320,9 +327,7 @@
 	or	%rax, %rsi
 	mov	%rsi, SITE_FAST(%r11)
 	push	%rdx
-	mov	%rax, %rdx
-	shr	$4, %rdx
-	and	$7, %edx
+	PIC_INDEX %rax, %rdx, %edx
 	mov	%rsi, SITE_PIC(%r11,%rdx,8)
 	pop	%rdx
 4:
@@ -440,7 +445,7 @@ ag_tramp_tail:
  * The common return, in four scratch registers: the call at the top of the
  * shadow stack returns (its slot is the one this call into tramp_exit
  * reuses), with the tail calls that took over its frame (the entries below
- * the top with the same slot, at most 4 in all), nothing to intercept,
+ * the top with the same slot, at most 32 in all), nothing to intercept,
  * room left in the sub-buffer for their exit records.  Pops them and
  * writes their exit records as ag_on_exit and rec_put (hot.c) do, one
  * timestamp for all, busy set around it; anything else goes to
@@ -562,8 +567,36 @@ ag_tramp_exit:
 .endm
 
 /* lean_enter's body: the call's slot is \slot(%rsp) after LEAN_BEGIN */
-.macro LEAN_ENTER slot
+/* rax = the time now as word 0 wants it, exactly: the thread's stamp
+ * renewed, its sampling untouched (clobbers rdx) */
+.macro LEAN_RDTSC
+	rdtsc
+	shl	$32, %rdx
+	or	%rdx, %rax
+	shl	$4, %rax
+	mov	%rax, AT_STAMP(%rcx)
+.endm
+
+/* exact: the call goes into untraced code that may block (SH_EXACT);
+ * pic: r11 is the site, whose table (struct ag_site pic, filled by
+ * tramp.S FAST_CALLEE) gives the callee at \slot-8(%rsp), or no lean way */
+.macro LEAN_ENTER slot, exact=0, pic=0
 	LEAN_BEGIN 18f, 19f
+	.if \pic
+	mov	\slot-8(%rsp), %rax		/* the callee */
+	PIC_INDEX %rax, %rsi, %esi
+	mov	SITE_PIC(%r11,%rsi,8), %rdx
+	mov	%rdx, %rsi
+	shl	$16, %rsi
+	shr	$16, %rsi
+	cmp	%rsi, %rax
+	jne	18f
+	shr	$48, %rdx			/* its id */
+	mov	SITE_ID(%r11), %esi
+	shl	$32, %rsi
+	or	%rdx, %rsi
+	mov	%rsi, %r11			/* ids (the stub restores r11) */
+	.endif
 	lea	\slot(%rsp), %rsi		/* this call's slot */
 	mov	AT_DEPTH(%rcx), %eax
 	test	%eax, %eax
@@ -579,11 +612,19 @@ ag_tramp_exit:
 	incl	AT_DEPTH(%rcx)
 	mov	%rsi, AT_SHADOW(%rcx,%rax)
 	mov	%r11, AT_SHADOW+8(%rcx,%rax)	/* func, site */
+	.if \exact
+	orl	$0x40000000, AT_SHADOW+12(%rcx,%rax) /* SH_EXACT */
+	.endif
 	mov	%r11, 8(%rdx)
 	lea	16(%rdx), %rsi
 	mov	%rsi, AT_CUR(%rcx)
 	mov	%rdx, %rsi
+	.if \exact
+	LEAN_RDTSC
+16:	or	$PROPEL_REC_ENTRY_ASM, %rax
+	.else
 	LEAN_W0 PROPEL_REC_ENTRY_ASM, 17f, 16
+	.endif
 	mov	%rax, (%rsi)
 	movl	$0, AT_BUSY(%rcx)
 	LEAN_RET 1
@@ -617,6 +658,12 @@ ag_lean_rows:
 	.hidden	ag_lean_rt_enter2
 	.globl	ag_lean_rt_tail
 	.hidden	ag_lean_rt_tail
+	.globl	ag_lean_rt_enter_x
+	.hidden	ag_lean_rt_enter_x
+	.globl	ag_lean_rt_enter_pic
+	.hidden	ag_lean_rt_enter_pic
+	.globl	ag_lean_rt_exit_x
+	.hidden	ag_lean_rt_exit_x
 	.p2align 6
 ag_lean_rt:		/* lean_enter: [rsp+8] = the call's slot, r11 = ids */
 	LEAN_ENTER 40
@@ -624,6 +671,10 @@ ag_lean_rt:		/* lean_enter: [rsp+8] = the call's slot, r11 = ids */
 ag_lean_rt_enter2:	/* the same, one word more on the stack: [rsp+16] */
 	LROW 0
 	LEAN_ENTER 48
+	.p2align 4
+ag_lean_rt_enter_pic:	/* as enter2, r11 = the site, [rsp+8] = the callee */
+	LROW 0
+	LEAN_ENTER 48, 0, 1
 
 	.p2align 4
 ag_lean_rt_exit:	/* lean_exit: [rsp] = the slot of the call that returned */
@@ -738,6 +789,29 @@ ag_lean_rt_tail:
 57:	LEAN_STAMP 56b
 58:	movl	$0, AT_BUSY(%rcx)
 59:	LEAN_RET 0
+
+/*
+ * The exact call: a callee in untraced code that may block but takes no
+ * callback (F_NOCB but not F_PURE: pread, epoll_wait, a mutex) is the
+ * lean call with its entry and exit stamped exactly, as every such call
+ * is (agent.h sh_exact), without the C path.
+ */
+	.p2align 4
+ag_lean_rt_enter_x:
+	LROW 0
+	LEAN_ENTER 40, 1
+	.p2align 4
+ag_lean_rt_exit_x:
+	LROW 0
+	LEAN_BEGIN 68f, 69f
+	EXIT_POP 68f, 0x80000000
+	LEAN_RDTSC
+	or	$PROPEL_REC_EXIT_ASM, %rax
+	EXIT_WRITE
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+68:	movl	$0, AT_BUSY(%rcx)
+69:	LEAN_RET 0
 ag_lean_rt_end:
 
 	.pushsection .rodata.ag_lean, "a"
