@@ -91,7 +91,7 @@ struct propel_thread_hint {
  * block), the ones between carry the last stamp and ingest dates them
  * between the two (share/record.h) */
 #define PROPEL_START_EXACT_TIME 8u
-#define PROPEL_STAMP_EVERY 32
+#define PROPEL_STAMP_EVERY 64
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

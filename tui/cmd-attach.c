@@ -444,7 +444,7 @@ const struct propel_cmd cmd_attach_entry = {
 		   "                  is dropped, counted, and shown as \"lost\"\n"
 		   "  --buffer-size KB  ring size per thread (default 8192)\n"
 		   "  --libc          trace inside libc too\n"
-		   "  --timing=sampled  (default) one call record in up to 32 "
+		   "  --timing=sampled  (default) one call record in up to 64 "
 		   "stamped (every\n"
 		   "                  one where calls are sparse), and every call "
 		   "into untraced\n"

@@ -434,7 +434,7 @@ const struct propel_cmd cmd_record_entry = {
 		   "  --libc            trace inside libc too\n"
 		   "  --timing=exact    every call record stamped with its own "
 		   "time (default)\n"
-		   "  --timing=sampled  one call record in up to 32 stamped (every "
+		   "  --timing=sampled  one call record in up to 64 stamped (every "
 		   "one where\n"
 		   "                    calls are sparse), and every call into "
 		   "untraced code\n"

@@ -680,12 +680,40 @@ ag_lean_rt_enter_pic:	/* as enter2, r11 = the site, [rsp+8] = the callee */
 ag_lean_rt_exit:	/* lean_exit: [rsp] = the slot of the call that returned */
 	LROW 0
 	LEAN_BEGIN 28f, 29f
-	EXIT_POP 28f
+	/* the common case first: one frame, no tail call sharing its slot */
+	mov	AT_DEPTH(%rcx), %eax
+	test	%eax, %eax
+	jz	28f
+	shl	$4, %rax
+	lea	32(%rsp), %rsi			/* this call's slot */
+	cmp	AT_SHADOW-16(%rcx,%rax), %rsi
+	jne	28f
+	mov	AT_CUR(%rcx), %rdx		/* (NULL = end: no ring) */
+	cmp	AT_END(%rcx), %rdx
+	je	28f
+	testl	$0xc0000000, AT_SHADOW-4(%rcx,%rax) /* SH_HOOK, SH_EXACT */
+	jnz	28f
+	cmp	$16, %eax
+	je	21f
+	cmp	AT_SHADOW-32(%rcx,%rax), %rsi	/* a tail call shares it */
+	je	24f
+21:	decl	AT_DEPTH(%rcx)
+	mov	AT_SHADOW-8(%rcx,%rax), %rsi	/* func, site */
+	mov	%rsi, 8(%rdx)
+	lea	16(%rdx), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rdx, %rsi
 	LEAN_W0 PROPEL_REC_EXIT_ASM, 27f, 26
-	EXIT_WRITE
+	mov	%rax, (%rsi)
 	movl	$0, AT_BUSY(%rcx)
 	LEAN_RET 1
 27:	LEAN_STAMP 26b
+24:	EXIT_POP 28f				/* several frames */
+	LEAN_W0 PROPEL_REC_EXIT_ASM, 37f, 36
+	EXIT_WRITE
+	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 1
+37:	LEAN_STAMP 36b
 28:	movl	$0, AT_BUSY(%rcx)
 29:	LEAN_RET 0
 
