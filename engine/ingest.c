@@ -134,6 +134,9 @@ struct ingest {
 	struct ingest_ring *rings;
 	size_t nrings;
 	double ns_per_tick;
+	/* the host's one TSC -> CLOCK_MONOTONIC anchor (ingest_calibrate) */
+	uint64_t anchor_tsc;
+	int64_t anchor_ns;
 	char host[65];
 	int64_t offset_ns; /* added to the host's CLOCK_MONOTONIC (follow.c) */
 	const char *dir; /* the session directory being read */
@@ -688,6 +691,49 @@ static void ingest_pair(uint64_t *tsc, uint64_t *ns)
 }
 
 /*
+ * Every thread of a host reads one TSC, so one anchor dates them all --
+ * a ring's own pair (rdtsc, then the clock) is late by whatever came
+ * between the two reads (a preemption, a slow clock_gettime), and
+ * threads dated by their own pairs could disagree by that much: a
+ * wake-up seen before the call that caused it.  The anchor is the pair
+ * read with the least delay: the one that puts the clock earliest for
+ * its TSC (the smallest mono - tsc * ns_per_tick) among the rings' first
+ * and last pairs.
+ */
+static void ingest_anchor(struct ingest *in)
+{
+	double best = 0;
+	int have = 0;
+
+	for (size_t i = 0; i < in->nrings; i++) {
+		const struct propel_ring_hdr *h = in->rings[i].h;
+		uint64_t tsc[2] = { h->tsc0, h->tsc_last };
+		uint64_t ns[2] = { h->mono0_ns, h->mono_last_ns };
+
+		for (int k = 0; k < 2; k++) {
+			double off;
+
+			if (!ns[k] || !tsc[k])
+				continue;
+			off = (double)ns[k] - (double)tsc[k] * in->ns_per_tick;
+			if (!have || off < best) {
+				best = off;
+				have = 1;
+				in->anchor_tsc = tsc[k];
+				in->anchor_ns = (int64_t)ns[k];
+			}
+		}
+	}
+	if (!have) { /* no pair at all: this host's clock now */
+		uint64_t t, n;
+
+		ingest_pair(&t, &n);
+		in->anchor_tsc = t;
+		in->anchor_ns = (int64_t)n;
+	}
+}
+
+/*
  * The session's TSC rate: from the calibration pairs in the ring headers
  * when the earliest and latest span at least 50 ms, else measured here
  * (same host, invariant TSC) over 50 ms.
@@ -723,17 +769,17 @@ static void ingest_calibrate(struct ingest *in)
 		in->st->tsc_measured = 1;
 	}
 	in->ns_per_tick = 1e9 / in->st->tsc_hz;
+	ingest_anchor(in);
 }
 
 static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
 {
-	const struct propel_ring_hdr *h = w->r->h;
-
-	double x = (double)(int64_t)(tsc - h->tsc0) * w->in->ns_per_tick;
+	double x = (double)(int64_t)(tsc - w->in->anchor_tsc) *
+		   w->in->ns_per_tick;
 
 	/* llround's rounding (half away from zero), without a libm call on
 	 * every event */
-	return (int64_t)h->mono0_ns + w->in->offset_ns +
+	return w->in->anchor_ns + w->in->offset_ns +
 	       (x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x));
 }
 
