@@ -222,12 +222,8 @@ static int cmd_attach_run(int argc, char **argv)
 		case 'K':
 			vitals = 1;
 			vitals_arg = optarg;
-			if (vitals_arg && strcmp(vitals_arg, "all")) {
-				propel_report("attach: --vitals", 0,
-					      "unknown scope (--vitals or "
-					      "--vitals=all)");
+			if (cmd_report_vitals_opt("attach", vitals_arg) < 0)
 				return 2;
-			}
 			break;
 		case 'l':
 			flags |= PROPEL_START_TRACE_LIBC;

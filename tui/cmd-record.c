@@ -296,12 +296,8 @@ static int cmd_record_run(int argc, char **argv)
 		case 'V':
 			vitals = 1;
 			vitals_arg = optarg;
-			if (vitals_arg && strcmp(vitals_arg, "all")) {
-				propel_report("record: --vitals", 0,
-					      "unknown scope (--vitals or "
-					      "--vitals=all)");
+			if (cmd_report_vitals_opt("record", vitals_arg) < 0)
 				return 2;
-			}
 			break;
 		default:
 			fprintf(stderr, "usage: propel record %s\n",

@@ -177,6 +177,17 @@ int cmd_report_timing_opt(const char *verb, const char *arg)
 	return -1;
 }
 
+int cmd_report_vitals_opt(const char *verb, const char *arg)
+{
+	char what[64];
+
+	if (!arg || !strcmp(arg, "all"))
+		return 0;
+	snprintf(what, sizeof(what), "%s: --vitals", verb);
+	propel_report(what, 0, "unknown scope (--vitals or --vitals=all)");
+	return -1;
+}
+
 int cmd_report_directive_opt(const char *verb, int file, const char *arg,
 			     struct directives *ds)
 {

@@ -44,6 +44,8 @@ int cmd_report_keep_start(const char *verb, const char *db, const char *func,
 /* record|attach --timing=exact|sampled (in tui/cmd-report.c): 1 exact, 0
  * sampled, -1 said in one line */
 int cmd_report_timing_opt(const char *verb, const char *arg);
+/* record|attach --vitals[=all]: 0, or -1 said in one line */
+int cmd_report_vitals_opt(const char *verb, const char *arg);
 struct directives;
 int cmd_report_directive_opt(const char *verb, int file, const char *arg,
 			     struct directives *ds);

@@ -121,7 +121,9 @@ static struct propel_rec *ring_advance(struct athread *t)
 	return r;
 }
 
-void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
+/* A record stamped now (fresh), or dated by the thread's last stamp */
+static inline void rec_write(struct athread *t, unsigned type, uint32_t a,
+			     uint32_t b, int fresh)
 {
 	struct propel_rec *r = t->cur;
 
@@ -134,26 +136,20 @@ void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
 	__asm__ volatile("" ::: "memory");
 	r->a = a;
 	r->b = b;
-	t->stamp = propel_rdtsc() << 4; /* later records are no older */
+	if (fresh)
+		t->stamp = propel_rdtsc() << 4; /* later records: no older */
 	__atomic_store_n(&r->w0, t->stamp | (type & 0xf), __ATOMIC_RELEASE);
 }
 
-/* A record dated by the thread's last stamp (no rdtsc) */
+void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b)
+{
+	rec_write(t, type, a, b, 1);
+}
+
 static void rec_put_stamped(struct athread *t, unsigned type, uint32_t a,
 			    uint32_t b)
 {
-	struct propel_rec *r = t->cur;
-
-	if (unlikely(r == t->end)) {
-		r = ring_advance(t);
-		if (!r)
-			return;
-	}
-	t->cur = r + 1;
-	__asm__ volatile("" ::: "memory");
-	r->a = a;
-	r->b = b;
-	__atomic_store_n(&r->w0, t->stamp | (type & 0xf), __ATOMIC_RELEASE);
+	rec_write(t, type, a, b, 0);
 }
 
 /* An event's argument: dated as the event before it */
