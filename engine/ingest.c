@@ -4,7 +4,8 @@
  *
  * Order of work in ingest_dir():
  *   1. list the directory; every *.map becomes a process image
- *      (ingest_map: processes row, functions and callsites symbolized once);
+ *      (ingest_map, engine/ingest-map.c: processes row, functions and
+ *      callsites symbolized once);
  *   2. every *.ring is mapped and checked (ingest_ring_open); damaged ones are
  *      counted and skipped; a ring with no map gets a bare process row;
  *   3. the TSC rate is fixed once for the session (ingest_calibrate);
@@ -57,6 +58,7 @@
 #include "engine/chan.h"
 #include "engine/chunk.h"
 #include "engine/ingest.h"
+#include "engine/ingest-int.h"
 #include "engine/match.h"
 #include "engine/session.h"
 #include "engine/symbols.h"
@@ -66,132 +68,15 @@
 
 #define PR_DOMAIN "ingest"
 
-#define INGEST_MAX_ID (1u << 24)	/* larger ids in a map file: corrupt */
-#define INGEST_MIN_CAL_NS 50000000ll	/* header pairs must span 50 ms */
-#define INGEST_EST_MAX 256		/* call records between two stamps */
-
-struct ingest_mod {
-	uint32_t id;
-	uint64_t bias;
-	char *path;
-	struct symbols_mod *sm;
-};
-
-struct ingest_proc {
-	char *key; /* "<pid>.<nonce>" as in the file names */
-	int64_t row;
-	uint32_t pid, ppid;
-	struct ingest_mod *mods;
-	size_t nmods;
-	int64_t *func_row; /* by funcid; 0 = none */
-	int32_t *func_mod; /* index in mods, -1 none */
-	uint32_t nfunc;
-	int64_t *site_row; /* by siteid; 0 = none */
-	int32_t *site_func; /* funcid of the calling function, -1 none */
-	uint32_t nsite;
-	int has_e;
-	int detached; /* an X line: the agent was switched off, the process lives on */
-	int execd;    /* a later image of the same pid exists: this one exec'd */
-	int64_t born_ns; /* creation of its oldest ring (CLOCK_MONOTONIC), 0 none */
-	int64_t e_status;
-	int has_exit_rec;
-	int64_t exit_rec_status;
-	int have_ns;
-	int64_t first_ns, last_ns;
-	int crash_signo;
-	struct chan_table chans; /* its C lines (engine/chan.h) */
-	/* functions whose ENTRY/EXIT records carry a directive's value (F
-	 * flags 4, 8: share/ring.h), few: ingest_valued */
-	struct ingest_valued {
-		uint32_t func;
-		unsigned flags;
-	} *valued;
-	size_t nvalued;
-	/* callsites rows made for signal pcs (ingest_signal_site) */
-	struct ingest_pcsite {
-		uint64_t pc;
-		int64_t row;
-	} *pcsites;
-	size_t npcsites;
-};
-
-struct ingest_ring {
-	char *path;
-	struct ingest_proc *proc;
-	const struct propel_ring_hdr *h;
-	size_t size;
-};
-
-struct ingest {
-	struct session *s;
-	sqlite3 *db;
-	struct ingest_stats *st;
-	struct symbols *sy;
-	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_comm;
-	struct chunk_writer *cw; /* events, compressed per thread */
-	struct ingest_proc **procs;
-	size_t nprocs;
-	struct ingest_ring *rings;
-	size_t nrings;
-	double ns_per_tick;
-	/* the host's one TSC -> CLOCK_MONOTONIC anchor (ingest_calibrate) */
-	uint64_t anchor_tsc;
-	int64_t anchor_ns;
-	char host[65];
-	int64_t offset_ns; /* added to the host's CLOCK_MONOTONIC (follow.c) */
-	const char *dir; /* the session directory being read */
-};
-
-/* State of one ring walk. */
-struct ingest_walk {
-	struct ingest *in;
-	struct ingest_ring *r;
-	struct ingest_proc *p;
-	int pass;
-	/* a SIGNAL (two ARG records) or SEND/RECV (three) waiting */
-	unsigned pend_type;
-	uint64_t pend_tsc;
-	uint32_t pend_a, pend_b;
-	uint64_t pend_arg[3];
-	int pend_n, pend_want;
-	int64_t last_id; /* of the event stored last (pass 2) */
-	/* sampled time (share/agent-abi.h PROPEL_STAMP_EVERY): call records
-	 * that carry the stamp of the record before them wait here until the
-	 * next stamp, and are dated between the two by their position */
-	struct propel_rec est[INGEST_EST_MAX];
-	int nest;
-	uint64_t prev_tsc; /* of the record before; have_prev: one was seen */
-	int have_prev;
-	/* pass 1 */
-	int64_t d, min;
-	uint64_t lost_sum; /* records the LOST records account for */
-	uint64_t n;
-	uint64_t first_tsc, last_tsc;
-	unsigned last_type;
-	uint32_t last_a;
-	int saw_call;
-	uint64_t exec_n; /* index (1-based) of the latest EXEC record, 0 none */
-	uint32_t first_entry_site; /* PROPEL_SITE_NONE unless first call is an entry */
-	struct ingest_lost {
-		uint32_t func, site;
-	} *lost;
-	size_t nlost, caplost;
-	/* pass 2 */
-	int64_t depth;
-	int64_t first_ns, last_ns;
-	uint64_t nins;
-	int err;
-};
-
 /* ---- small helpers ---- */
 
-static int ingest_sql_err(struct ingest *in, char **cause)
+int ingest_sql_err(struct ingest *in, char **cause)
 {
 	return propel_cause(cause, -EIO, "%s: %s", session_path(in->s),
 			    sqlite3_errmsg(in->db));
 }
 
-static int ingest_step(sqlite3_stmt *st)
+int ingest_step(sqlite3_stmt *st)
 {
 	int rc = sqlite3_step(st);
 
@@ -199,7 +84,7 @@ static int ingest_step(sqlite3_stmt *st)
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
-static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
+void ingest_bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	if (s)
 		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
@@ -207,7 +92,7 @@ static void bind_text_or_null(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static int grow(void **arr, uint32_t *n, uint32_t want, size_t elem, int fill)
+int ingest_grow(void **arr, uint32_t *n, uint32_t want, size_t elem, int fill)
 {
 	uint32_t nn = *n ? *n : 64;
 	void *p;
@@ -231,332 +116,6 @@ static uint64_t ingest_now_ns(clockid_t c)
 
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-/* ---- map files ---- */
-
-static struct ingest_proc *ingest_proc_new(struct ingest *in, const char *key)
-{
-	struct ingest_proc *p, **np;
-
-	np = realloc(in->procs, (in->nprocs + 1) * sizeof(*np));
-	if (!np)
-		return NULL;
-	in->procs = np;
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->key = strdup(key);
-	p->pid = (uint32_t)strtoul(key, NULL, 10);
-	in->procs[in->nprocs++] = p;
-	return p;
-}
-
-static void ingest_proc_free(struct ingest_proc *p)
-{
-	size_t i;
-
-	for (i = 0; i < p->nmods; i++)
-		free(p->mods[i].path);
-	free(p->mods);
-	free(p->func_row);
-	free(p->func_mod);
-	free(p->valued);
-	free(p->site_row);
-	free(p->site_func);
-	free(p->pcsites);
-	chan_table_release(&p->chans);
-	free(p->key);
-	free(p);
-}
-
-static struct ingest_proc *ingest_proc_find(struct ingest *in, const char *key)
-{
-	size_t i;
-
-	for (i = 0; i < in->nprocs; i++)
-		if (strcmp(in->procs[i]->key, key) == 0)
-			return in->procs[i];
-	return NULL;
-}
-
-static int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
-			      const char *nonce, const char *exe)
-{
-	sqlite3_stmt *st = in->ins_proc;
-
-	sqlite3_bind_int64(st, 1, p->pid);
-	sqlite3_bind_int64(st, 2, p->ppid);
-	bind_text_or_null(st, 3, nonce);
-	bind_text_or_null(st, 4, exe);
-	sqlite3_bind_text(st, 5, in->host, -1, SQLITE_STATIC);
-	if (ingest_step(st))
-		return -EIO;
-	p->row = sqlite3_last_insert_rowid(in->db);
-	in->st->processes++;
-	return 0;
-}
-
-static int ingest_mod_of(struct ingest_proc *p, uint32_t modid)
-{
-	size_t i;
-
-	for (i = 0; i < p->nmods; i++)
-		if (p->mods[i].id == modid)
-			return (int)i;
-	return -1;
-}
-
-static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
-			  const char *line)
-{
-	struct ingest_mod *nm;
-	unsigned modid;
-	unsigned long long bias;
-	int off = 0;
-
-	if (sscanf(line, "M %u %llx %n", &modid, &bias, &off) < 2 || !off ||
-	    !line[off])
-		return -EINVAL;
-	nm = realloc(p->mods, (p->nmods + 1) * sizeof(*nm));
-	if (!nm)
-		return -ENOMEM;
-	p->mods = nm;
-	nm = &p->mods[p->nmods++];
-	nm->id = modid;
-	nm->bias = bias;
-	nm->path = strdup(line + off);
-	nm->sm = nm->path ? symbols_module(in->sy, nm->path, bias, NULL) : NULL;
-	return 0;
-}
-
-static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
-			   const char *line)
-{
-	unsigned funcid, modid, flags;
-	unsigned long long addr;
-	const char *given, *file = NULL;
-	char *name = NULL;
-	int off = 0, mi, ln = 0, err;
-	struct ingest_mod *m = NULL;
-	sqlite3_stmt *st = in->ins_func;
-
-	if (sscanf(line, "F %u %llx %u %u %n", &funcid, &addr, &modid, &flags,
-		   &off) < 4 ||
-	    !off || funcid >= INGEST_MAX_ID)
-		return -EINVAL;
-	given = line + off;
-	if (funcid >= p->nfunc) {
-		uint32_t n = p->nfunc, n2 = p->nfunc;
-
-		if (grow((void **)&p->func_row, &n, funcid, sizeof(int64_t), 0) ||
-		    grow((void **)&p->func_mod, &n2, funcid, sizeof(int32_t), 0xff))
-			return -ENOMEM;
-		p->nfunc = n;
-	}
-	mi = ingest_mod_of(p, modid);
-	if (mi >= 0)
-		m = &p->mods[mi];
-	/* The one place a function is named: replay, the TUI and every
-	 * exporter read this row (never "?": see engine/symbols.h). */
-	if (*given && strcmp(given, "-") != 0)
-		name = symbols_demangle(given);
-	else if (m && m->sm)
-		name = symbols_name(m->sm, addr, NULL);
-	else
-		name = symbols_fallback_name(m ? m->path : NULL,
-					     m ? m->bias : 0, addr);
-	if (!name)
-		return -ENOMEM;
-	if (m && m->sm && !(flags & 1))
-		symbols_decl(m->sm, addr, &file, &ln);
-	sqlite3_bind_int64(st, 1, p->row);
-	sqlite3_bind_int64(st, 2, (int64_t)addr);
-	sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
-	bind_text_or_null(st, 4, m ? m->path : NULL);
-	bind_text_or_null(st, 5, file);
-	if (file)
-		sqlite3_bind_int(st, 6, ln);
-	else
-		sqlite3_bind_null(st, 6);
-	sqlite3_bind_int(st, 7, (int)flags);
-	err = ingest_step(st);
-	free(name);
-	if (err)
-		return err;
-	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
-	p->func_mod[funcid] = mi;
-	if (flags & 12) {
-		struct ingest_valued *nv =
-			realloc(p->valued, (p->nvalued + 1) * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		p->valued = nv;
-		nv[p->nvalued++] = (struct ingest_valued){ funcid, flags & 12 };
-	}
-	in->st->functions++;
-	return 0;
-}
-
-static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
-			   const char *line)
-{
-	unsigned siteid;
-	unsigned long long addr;
-	int funcid, ln = 0, err;
-	struct symbols_mod *sm = NULL;
-	const char *file = NULL;
-	sqlite3_stmt *st = in->ins_site;
-	size_t i;
-
-	if (sscanf(line, "S %u %llx %d", &siteid, &addr, &funcid) < 3 ||
-	    siteid >= INGEST_MAX_ID)
-		return -EINVAL;
-	if (siteid >= p->nsite) {
-		uint32_t n = p->nsite, n2 = p->nsite;
-
-		if (grow((void **)&p->site_row, &n, siteid, sizeof(int64_t), 0) ||
-		    grow((void **)&p->site_func, &n2, siteid, sizeof(int32_t),
-			 0xff))
-			return -ENOMEM;
-		p->nsite = n;
-	}
-	if (funcid >= 0 && (uint32_t)funcid < p->nfunc &&
-	    p->func_mod[funcid] >= 0)
-		sm = p->mods[p->func_mod[funcid]].sm;
-	for (i = 0; !sm && i < p->nmods; i++)
-		if (symbols_contains(p->mods[i].sm, addr))
-			sm = p->mods[i].sm;
-	if (sm)
-		symbols_srcline(sm, addr, &file, &ln);
-	sqlite3_bind_int64(st, 1, p->row);
-	sqlite3_bind_int64(st, 2, (int64_t)addr);
-	bind_text_or_null(st, 3, file);
-	if (file)
-		sqlite3_bind_int(st, 4, ln);
-	else
-		sqlite3_bind_null(st, 4);
-	err = ingest_step(st);
-	if (err)
-		return err;
-	p->site_row[siteid] = sqlite3_last_insert_rowid(in->db);
-	p->site_func[siteid] = funcid;
-	in->st->callsites++;
-	return 0;
-}
-
-/* name is "<pid>.<nonce>.map" */
-static int ingest_map(struct ingest *in, const char *dir, const char *name,
-		      char **cause)
-{
-	char path[4096], key[256], nonce[128] = "", *line = NULL, *exe = NULL;
-	size_t cap = 0, kl = strlen(name) - 4;
-	struct ingest_proc *p;
-	ssize_t len;
-	FILE *f;
-	int err = 0, have_p = 0;
-
-	if (kl >= sizeof(key))
-		return 0;
-	memcpy(key, name, kl);
-	key[kl] = 0;
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	if (!f) {
-		in->st->bad_map_lines++;
-		return 0;
-	}
-	p = ingest_proc_new(in, key);
-	if (!p) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	if (strchr(key, '.'))
-		snprintf(nonce, sizeof(nonce), "%s", strchr(key, '.') + 1);
-	/* The P line comes first; the row is inserted as soon as it is read
-	 * (or before the first other line, if it is missing). */
-	while ((len = getline(&line, &cap, f)) > 0) {
-		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = 0;
-		if (line[0] == 'P' && !have_p) {
-			unsigned pid, ppid;
-			int off = 0;
-			char nb[128];
-
-			if (sscanf(line, "P %u %u %127s %n", &pid, &ppid, nb,
-				   &off) >= 3) {
-				p->pid = pid;
-				p->ppid = ppid;
-				snprintf(nonce, sizeof(nonce), "%s", nb);
-				free(exe);
-				exe = off ? strdup(line + off) : NULL;
-			} else {
-				in->st->bad_map_lines++;
-			}
-			have_p = 1;
-			err = ingest_proc_insert(in, p, nonce, exe);
-			if (err)
-				break;
-			continue;
-		}
-		if (!have_p) {
-			have_p = 1;
-			err = ingest_proc_insert(in, p, nonce, NULL);
-			if (err)
-				break;
-		}
-		switch (line[0]) {
-		case 'M':
-			err = ingest_map_mod(in, p, line);
-			break;
-		case 'F':
-			err = ingest_map_func(in, p, line);
-			break;
-		case 'S':
-			err = ingest_map_site(in, p, line);
-			break;
-		case 'E':
-			if (sscanf(line, "E %" SCNd64, &p->e_status) == 1)
-				p->has_e = 1;
-			else
-				err = -EINVAL;
-			break;
-		case 'W': /* the agent's own warning */
-			in->st->agent_warnings++;
-			if (!in->st->agent_warning[0])
-				snprintf(in->st->agent_warning,
-					 sizeof(in->st->agent_warning),
-					 "pid %d: %s", (int)p->pid, line + 2);
-			break;
-		case 'C': /* a channel (engine/chan.h) */
-			err = chan_table_line(&p->chans, line);
-			break;
-		case 'X': /* detached: sites restored */
-			p->detached = 1;
-			break;
-		case 'P':
-		case 0:
-			break;
-		default:
-			err = -EINVAL;	/* a newer agent's line: skip it */
-			break;
-		}
-		if (err == -EINVAL) {
-			in->st->bad_map_lines++;
-			err = 0;
-		}
-		if (err)
-			break;
-	}
-	if (!err && !have_p)
-		err = ingest_proc_insert(in, p, nonce, NULL);
-	free(line);
-	free(exe);
-	fclose(f);
-	if (err == -EIO)
-		return ingest_sql_err(in, cause);
-	return err;
 }
 
 /* ---- rings ---- */
@@ -898,9 +457,9 @@ static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	sqlite3_bind_int(st, 5, (int)type);
 	sqlite3_bind_int64(st, 6, fd);
 	sqlite3_bind_int64(st, 7, bytes);
-	bind_text_or_null(st, 8, ci ? ci->chan : NULL);
+	ingest_bind_text(st, 8, ci ? ci->chan : NULL);
 	sqlite3_bind_int(st, 9, ci ? (send ? ci->send_dir : ci->recv_dir) : 0);
-	bind_text_or_null(st, 10, ci ? ci->peer : NULL);
+	ingest_bind_text(st, 10, ci ? ci->peer : NULL);
 	if (fl & INGEST_COMM_OFFSET)
 		sqlite3_bind_int64(st, 11, (int64_t)arg[0]);
 	else

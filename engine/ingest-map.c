@@ -1,0 +1,334 @@
+/*
+ * engine/ingest-map.c - the map files of a session directory (format in
+ * share/ring.h): each becomes a process image -- its processes row, its
+ * modules with their load bias, its functions and call sites named and
+ * placed once (engine/symbols.h) -- that engine/ingest.c's ring walk
+ * reads by id.  Shares engine/ingest-int.h with ingest.c.
+ */
+#include "engine/ingest-int.h"
+
+#define PR_DOMAIN "ingest"
+
+struct ingest_proc *ingest_proc_new(struct ingest *in, const char *key)
+{
+	struct ingest_proc *p, **np;
+
+	np = realloc(in->procs, (in->nprocs + 1) * sizeof(*np));
+	if (!np)
+		return NULL;
+	in->procs = np;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->key = strdup(key);
+	p->pid = (uint32_t)strtoul(key, NULL, 10);
+	in->procs[in->nprocs++] = p;
+	return p;
+}
+
+void ingest_proc_free(struct ingest_proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		free(p->mods[i].path);
+	free(p->mods);
+	free(p->func_row);
+	free(p->func_mod);
+	free(p->valued);
+	free(p->site_row);
+	free(p->site_func);
+	free(p->pcsites);
+	chan_table_release(&p->chans);
+	free(p->key);
+	free(p);
+}
+
+struct ingest_proc *ingest_proc_find(struct ingest *in, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < in->nprocs; i++)
+		if (strcmp(in->procs[i]->key, key) == 0)
+			return in->procs[i];
+	return NULL;
+}
+
+int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
+			      const char *nonce, const char *exe)
+{
+	sqlite3_stmt *st = in->ins_proc;
+
+	sqlite3_bind_int64(st, 1, p->pid);
+	sqlite3_bind_int64(st, 2, p->ppid);
+	ingest_bind_text(st, 3, nonce);
+	ingest_bind_text(st, 4, exe);
+	sqlite3_bind_text(st, 5, in->host, -1, SQLITE_STATIC);
+	if (ingest_step(st))
+		return -EIO;
+	p->row = sqlite3_last_insert_rowid(in->db);
+	in->st->processes++;
+	return 0;
+}
+
+static int ingest_mod_of(struct ingest_proc *p, uint32_t modid)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		if (p->mods[i].id == modid)
+			return (int)i;
+	return -1;
+}
+
+static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
+			  const char *line)
+{
+	struct ingest_mod *nm;
+	unsigned modid;
+	unsigned long long bias;
+	int off = 0;
+
+	if (sscanf(line, "M %u %llx %n", &modid, &bias, &off) < 2 || !off ||
+	    !line[off])
+		return -EINVAL;
+	nm = realloc(p->mods, (p->nmods + 1) * sizeof(*nm));
+	if (!nm)
+		return -ENOMEM;
+	p->mods = nm;
+	nm = &p->mods[p->nmods++];
+	nm->id = modid;
+	nm->bias = bias;
+	nm->path = strdup(line + off);
+	nm->sm = nm->path ? symbols_module(in->sy, nm->path, bias, NULL) : NULL;
+	return 0;
+}
+
+static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
+			   const char *line)
+{
+	unsigned funcid, modid, flags;
+	unsigned long long addr;
+	const char *given, *file = NULL;
+	char *name = NULL;
+	int off = 0, mi, ln = 0, err;
+	struct ingest_mod *m = NULL;
+	sqlite3_stmt *st = in->ins_func;
+
+	if (sscanf(line, "F %u %llx %u %u %n", &funcid, &addr, &modid, &flags,
+		   &off) < 4 ||
+	    !off || funcid >= INGEST_MAX_ID)
+		return -EINVAL;
+	given = line + off;
+	if (funcid >= p->nfunc) {
+		uint32_t n = p->nfunc, n2 = p->nfunc;
+
+		if (ingest_grow((void **)&p->func_row, &n, funcid, sizeof(int64_t), 0) ||
+		    ingest_grow((void **)&p->func_mod, &n2, funcid, sizeof(int32_t), 0xff))
+			return -ENOMEM;
+		p->nfunc = n;
+	}
+	mi = ingest_mod_of(p, modid);
+	if (mi >= 0)
+		m = &p->mods[mi];
+	/* The one place a function is named: replay, the TUI and every
+	 * exporter read this row (never "?": see engine/symbols.h). */
+	if (*given && strcmp(given, "-") != 0)
+		name = symbols_demangle(given);
+	else if (m && m->sm)
+		name = symbols_name(m->sm, addr, NULL);
+	else
+		name = symbols_fallback_name(m ? m->path : NULL,
+					     m ? m->bias : 0, addr);
+	if (!name)
+		return -ENOMEM;
+	if (m && m->sm && !(flags & 1))
+		symbols_decl(m->sm, addr, &file, &ln);
+	sqlite3_bind_int64(st, 1, p->row);
+	sqlite3_bind_int64(st, 2, (int64_t)addr);
+	sqlite3_bind_text(st, 3, name, -1, SQLITE_TRANSIENT);
+	ingest_bind_text(st, 4, m ? m->path : NULL);
+	ingest_bind_text(st, 5, file);
+	if (file)
+		sqlite3_bind_int(st, 6, ln);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_int(st, 7, (int)flags);
+	err = ingest_step(st);
+	free(name);
+	if (err)
+		return err;
+	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
+	p->func_mod[funcid] = mi;
+	if (flags & 12) {
+		struct ingest_valued *nv =
+			realloc(p->valued, (p->nvalued + 1) * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		p->valued = nv;
+		nv[p->nvalued++] = (struct ingest_valued){ funcid, flags & 12 };
+	}
+	in->st->functions++;
+	return 0;
+}
+
+static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
+			   const char *line)
+{
+	unsigned siteid;
+	unsigned long long addr;
+	int funcid, ln = 0, err;
+	struct symbols_mod *sm = NULL;
+	const char *file = NULL;
+	sqlite3_stmt *st = in->ins_site;
+	size_t i;
+
+	if (sscanf(line, "S %u %llx %d", &siteid, &addr, &funcid) < 3 ||
+	    siteid >= INGEST_MAX_ID)
+		return -EINVAL;
+	if (siteid >= p->nsite) {
+		uint32_t n = p->nsite, n2 = p->nsite;
+
+		if (ingest_grow((void **)&p->site_row, &n, siteid, sizeof(int64_t), 0) ||
+		    ingest_grow((void **)&p->site_func, &n2, siteid, sizeof(int32_t),
+			 0xff))
+			return -ENOMEM;
+		p->nsite = n;
+	}
+	if (funcid >= 0 && (uint32_t)funcid < p->nfunc &&
+	    p->func_mod[funcid] >= 0)
+		sm = p->mods[p->func_mod[funcid]].sm;
+	for (i = 0; !sm && i < p->nmods; i++)
+		if (symbols_contains(p->mods[i].sm, addr))
+			sm = p->mods[i].sm;
+	if (sm)
+		symbols_srcline(sm, addr, &file, &ln);
+	sqlite3_bind_int64(st, 1, p->row);
+	sqlite3_bind_int64(st, 2, (int64_t)addr);
+	ingest_bind_text(st, 3, file);
+	if (file)
+		sqlite3_bind_int(st, 4, ln);
+	else
+		sqlite3_bind_null(st, 4);
+	err = ingest_step(st);
+	if (err)
+		return err;
+	p->site_row[siteid] = sqlite3_last_insert_rowid(in->db);
+	p->site_func[siteid] = funcid;
+	in->st->callsites++;
+	return 0;
+}
+
+/* name is "<pid>.<nonce>.map" */
+int ingest_map(struct ingest *in, const char *dir, const char *name,
+		      char **cause)
+{
+	char path[4096], key[256], nonce[128] = "", *line = NULL, *exe = NULL;
+	size_t cap = 0, kl = strlen(name) - 4;
+	struct ingest_proc *p;
+	ssize_t len;
+	FILE *f;
+	int err = 0, have_p = 0;
+
+	if (kl >= sizeof(key))
+		return 0;
+	memcpy(key, name, kl);
+	key[kl] = 0;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f) {
+		in->st->bad_map_lines++;
+		return 0;
+	}
+	p = ingest_proc_new(in, key);
+	if (!p) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (strchr(key, '.'))
+		snprintf(nonce, sizeof(nonce), "%s", strchr(key, '.') + 1);
+	/* The P line comes first; the row is inserted as soon as it is read
+	 * (or before the first other line, if it is missing). */
+	while ((len = getline(&line, &cap, f)) > 0) {
+		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			line[--len] = 0;
+		if (line[0] == 'P' && !have_p) {
+			unsigned pid, ppid;
+			int off = 0;
+			char nb[128];
+
+			if (sscanf(line, "P %u %u %127s %n", &pid, &ppid, nb,
+				   &off) >= 3) {
+				p->pid = pid;
+				p->ppid = ppid;
+				snprintf(nonce, sizeof(nonce), "%s", nb);
+				free(exe);
+				exe = off ? strdup(line + off) : NULL;
+			} else {
+				in->st->bad_map_lines++;
+			}
+			have_p = 1;
+			err = ingest_proc_insert(in, p, nonce, exe);
+			if (err)
+				break;
+			continue;
+		}
+		if (!have_p) {
+			have_p = 1;
+			err = ingest_proc_insert(in, p, nonce, NULL);
+			if (err)
+				break;
+		}
+		switch (line[0]) {
+		case 'M':
+			err = ingest_map_mod(in, p, line);
+			break;
+		case 'F':
+			err = ingest_map_func(in, p, line);
+			break;
+		case 'S':
+			err = ingest_map_site(in, p, line);
+			break;
+		case 'E':
+			if (sscanf(line, "E %" SCNd64, &p->e_status) == 1)
+				p->has_e = 1;
+			else
+				err = -EINVAL;
+			break;
+		case 'W': /* the agent's own warning */
+			in->st->agent_warnings++;
+			if (!in->st->agent_warning[0])
+				snprintf(in->st->agent_warning,
+					 sizeof(in->st->agent_warning),
+					 "pid %d: %s", (int)p->pid, line + 2);
+			break;
+		case 'C': /* a channel (engine/chan.h) */
+			err = chan_table_line(&p->chans, line);
+			break;
+		case 'X': /* detached: sites restored */
+			p->detached = 1;
+			break;
+		case 'P':
+		case 0:
+			break;
+		default:
+			err = -EINVAL;	/* a newer agent's line: skip it */
+			break;
+		}
+		if (err == -EINVAL) {
+			in->st->bad_map_lines++;
+			err = 0;
+		}
+		if (err)
+			break;
+	}
+	if (!err && !have_p)
+		err = ingest_proc_insert(in, p, nonce, NULL);
+	free(line);
+	free(exe);
+	fclose(f);
+	if (err == -EIO)
+		return ingest_sql_err(in, cause);
+	return err;
+}
