@@ -567,6 +567,24 @@ ag_tramp_exit:
 .endm
 
 /* lean_enter's body: the call's slot is \slot(%rsp) after LEAN_BEGIN */
+/*
+ * Push the shadow entry (slot rsi, ids r11) at index rax (depth << 4) and
+ * write the entry record's ids at rdx (the thread's cursor), which moves
+ * on; rsi = the record for its word 0.  exact: SH_EXACT on the entry.
+ */
+.macro LEAN_PUSH exact=0
+	incl	AT_DEPTH(%rcx)
+	mov	%rsi, AT_SHADOW(%rcx,%rax)
+	mov	%r11, AT_SHADOW+8(%rcx,%rax)	/* func, site */
+	.if \exact
+	orl	$0x40000000, AT_SHADOW+12(%rcx,%rax) /* SH_EXACT */
+	.endif
+	mov	%r11, 8(%rdx)
+	lea	16(%rdx), %rsi
+	mov	%rsi, AT_CUR(%rcx)
+	mov	%rdx, %rsi
+.endm
+
 /* rax = the time now as word 0 wants it, exactly: the thread's stamp
  * renewed, its sampling untouched (clobbers rdx) */
 .macro LEAN_RDTSC
@@ -609,16 +627,7 @@ ag_tramp_exit:
 11:	mov	AT_CUR(%rcx), %rdx
 	cmp	AT_END(%rcx), %rdx
 	je	18f
-	incl	AT_DEPTH(%rcx)
-	mov	%rsi, AT_SHADOW(%rcx,%rax)
-	mov	%r11, AT_SHADOW+8(%rcx,%rax)	/* func, site */
-	.if \exact
-	orl	$0x40000000, AT_SHADOW+12(%rcx,%rax) /* SH_EXACT */
-	.endif
-	mov	%r11, 8(%rdx)
-	lea	16(%rdx), %rsi
-	mov	%rsi, AT_CUR(%rcx)
-	mov	%rdx, %rsi
+	LEAN_PUSH \exact
 	.if \exact
 	LEAN_RDTSC
 16:	or	$PROPEL_REC_ENTRY_ASM, %rax
@@ -803,13 +812,7 @@ ag_lean_rt_tail:
 	mov	AT_CUR(%rcx), %rdx
 	cmp	AT_END(%rcx), %rdx
 	je	58f
-	incl	AT_DEPTH(%rcx)
-	mov	%rsi, AT_SHADOW(%rcx,%rax)
-	mov	%r11, AT_SHADOW+8(%rcx,%rax)
-	mov	%r11, 8(%rdx)
-	lea	16(%rdx), %rsi
-	mov	%rsi, AT_CUR(%rcx)
-	mov	%rdx, %rsi
+	LEAN_PUSH
 	LEAN_W0 PROPEL_REC_ENTRY_ASM, 57f, 56
 	mov	%rax, (%rsi)
 	movl	$0, AT_BUSY(%rcx)
