@@ -30,6 +30,7 @@
 #define SITE_OHI 32
 #define SITE_FAST 40
 #define SITE_PIC 256 /* struct ag_site's pic[8] */
+#define PIC_PROBES_ASM 4 /* slots a callee may lie in from its first */
 #define FUNC_ADDR 8 /* struct ag_func */
 #define FUNC_ID 16
 #define FUNC_FLAGS 20

@@ -253,12 +253,60 @@
 	FAST_RET
 .endm
 
-/* \dst = the slot of callee address \src in a site's table (pic[8]):
- * the top 3 bits of its low half times the golden ratio */
+/* \dst = the first slot of callee address \src in a site's table
+ * (pic[8]): the top 3 bits of its low half times the golden ratio */
 .macro PIC_INDEX src, dst, dst32
 	mov	\src, \dst
 	imul	$-1640531535, \dst32, \dst32
 	shr	$29, \dst32
+.endm
+
+/*
+ * A site's table is open addressed: a callee's word (id << 48 | target)
+ * lies in one of the PIC_PROBES slots from its first, the first of them
+ * that was empty when it came (PIC_FILL), so a site that calls seven
+ * callees in turn (nginx's phase engine) keeps them all.  PIC_FIND: rdx
+ * = the word of callee rax in site r11's table, else to \miss (an empty
+ * slot or PIC_PROBES others).  Clobbers rsi.
+ */
+.macro PIC_TRY hit, miss
+	mov	SITE_PIC(%r11,%rsi,8), %rdx
+	test	%rdx, %rdx
+	jz	\miss
+	xor	%rax, %rdx
+	shl	$16, %rdx			/* the same target */
+	jz	\hit
+	inc	%esi
+	and	$7, %esi
+.endm
+
+.macro PIC_FIND miss
+	PIC_INDEX %rax, %rsi, %esi
+	.rept	PIC_PROBES_ASM
+	PIC_TRY 81f, \miss
+	.endr
+	jmp	\miss
+81:	mov	SITE_PIC(%r11,%rsi,8), %rdx
+.endm
+
+/* the word rsi (callee rax) into site r11's table: its slot, the first
+ * empty one, else the callee's first slot (clobbers rdx) */
+.macro PIC_FILL
+	push	%rsi
+	PIC_INDEX %rax, %rdx, %edx
+	.rept	PIC_PROBES_ASM
+	mov	SITE_PIC(%r11,%rdx,8), %rsi
+	test	%rsi, %rsi
+	jz	82f
+	xor	%rax, %rsi
+	shl	$16, %rsi
+	jz	82f
+	inc	%edx
+	and	$7, %edx
+	.endr
+	PIC_INDEX %rax, %rdx, %edx
+82:	pop	%rsi
+	mov	%rsi, SITE_PIC(%r11,%rdx,8)
 .endm
 
 /*
@@ -282,13 +330,8 @@
 	jne	61f
 62:	shr	$48, %rdx
 	jmp	4f
-61:	PIC_INDEX %rax, %rsi, %esi		/* the site's table */
-	mov	SITE_PIC(%r11,%rsi,8), %rdx
-	mov	%rdx, %rsi
-	shl	$16, %rsi
-	shr	$16, %rsi
-	cmp	%rsi, %rax
-	je	62b
+61:	PIC_FIND 6f				/* the site's table */
+	jmp	62b
 6:	mov	SITE_TARGET(%r11), %rsi
 	test	%rsi, %rsi
 	jnz	7f
@@ -327,8 +370,7 @@
 	or	%rax, %rsi
 	mov	%rsi, SITE_FAST(%r11)
 	push	%rdx
-	PIC_INDEX %rax, %rdx, %edx
-	mov	%rsi, SITE_PIC(%r11,%rdx,8)
+	PIC_FILL
 	pop	%rdx
 4:
 .endm
@@ -602,13 +644,7 @@ ag_tramp_exit:
 	LEAN_BEGIN 18f, 19f
 	.if \pic
 	mov	\slot-8(%rsp), %rax		/* the callee */
-	PIC_INDEX %rax, %rsi, %esi
-	mov	SITE_PIC(%r11,%rsi,8), %rdx
-	mov	%rdx, %rsi
-	shl	$16, %rsi
-	shr	$16, %rsi
-	cmp	%rsi, %rax
-	jne	18f
+	PIC_FIND 18f
 	shr	$48, %rdx			/* its id */
 	mov	SITE_ID(%r11), %esi
 	shl	$32, %rsi
