@@ -204,7 +204,7 @@ static int lean_ok_for(const struct ag_site *s, const struct ag_func *f)
 	/* a pure function's lean way is one CALL record, one time for its
 	 * entry and exit: not when every record is to be stamped */
 	if (ag_stamp_every == 1 && s->kind == SITE_CALL && s->target &&
-	    (fl & (F_PLT | F_SYSTEM)) && (fl & F_PURE))
+	    stub_leaf(f))
 		return 0;
 	/* a system function: pure, or a direct call's exact way (tramp.S) */
 	if ((fl & F_PURE) ||

@@ -284,7 +284,7 @@ static size_t lean_rt_copy(uint8_t *p)
 }
 
 /* A callee that records nothing inside: one CALL record (tramp.S leaf) */
-static int lean_leaf(const struct ag_func *f)
+int stub_leaf(const struct ag_func *f)
 {
 	return (f->flags & (F_PLT | F_SYSTEM)) && (f->flags & F_PURE) &&
 	       !(f->flags & F_NOTRACE) && f->intercept == IC_NONE;
@@ -596,7 +596,7 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 	uint8_t *jmiss = NULL;
 
 	if (s->kind == SITE_CALL && direct) {
-		int leaf = lean_leaf(s->target), x = !leaf && sh_exact(s->target);
+		int leaf = stub_leaf(s->target), x = !leaf && sh_exact(s->target);
 
 		if (!leaf) {
 			lean_call(e, tmp, ids, x ? TO_LEAN_ENTER_X : TO_LEAN_ENTER,

@@ -45,6 +45,9 @@ uint8_t *stub_entry(struct ag_site *s, const struct pinsn *win, int n,
  * the callee must be plain (patch.c lean_ok) for on.  The caller makes
  * the cores see it (sync_cores) before it counts. */
 void stub_lean(struct ag_site *s, int on);
+/* A callee whose direct call's lean way is one CALL record after it
+ * returned (leaf_call): a system function that is pure (F_PURE). */
+int stub_leaf(const struct ag_func *f);
 /* An indirect site's lean way takes callee f (its generic stub, any
  * other); before stub_lean(s, 1), with the lean way off. */
 void stub_lean_target(struct ag_site *s, const struct ag_func *f);

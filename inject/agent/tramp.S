@@ -125,9 +125,7 @@
 	cmpl	$0, AT_BUSY(%rcx)
 	jne	9f
 	movl	$1, AT_BUSY(%rcx)
-	cmpl	$0, ag_active(%rip)
-	je	8f
-	mov	ag_gen(%rip), %eax
+	mov	ag_live(%rip), %eax		/* active: this session */
 	cmp	AT_GEN(%rcx), %eax
 	jne	8f
 	cmpl	$0, AT_DEAD(%rcx)
