@@ -399,16 +399,13 @@ static uint8_t *fde_rip_is(uint8_t *p, uint64_t v)
 	return p + 8;
 }
 
-static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
-		       uint64_t ra, int ra_on_stack, uint32_t ra_at,
-		       const uint32_t rows[][2], int nrows,
-		       const struct fde_moved *mv, int npre, int npost)
+/* An FDE's head at s (its length filled in by fde_end): the CIE cie_off
+ * bytes before s, the code [lo, lo + len), no augmentation data. */
+static uint8_t *fde_head(uint8_t *s, size_t cie_off, uint64_t lo, uint64_t len)
 {
-	uint8_t *s = p;
-	uint32_t n, cie_ptr, at = 0;
+	uint8_t *p = s + 4;
+	uint32_t cie_ptr = (uint32_t)(4 + cie_off);
 
-	p += 4;
-	cie_ptr = (uint32_t)((p - s) + cie_off);
 	memcpy(p, &cie_ptr, 4);
 	p += 4;
 	memcpy(p, &lo, 8);
@@ -416,6 +413,43 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	memcpy(p, &len, 8);
 	p += 8;
 	*p++ = 0; /* augmentation data length */
+	return p;
+}
+
+/* rows[i]: from code offset rows[i][0] on, the CFA is rows[i][1] bytes
+ * above rsp at entry (8 more than at the call) */
+static uint8_t *fde_rows(uint8_t *p, uint32_t *at, const uint32_t rows[][2],
+			 size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		p = fde_advance(p, at, rows[i][0]);
+		*p++ = 0x0e; /* def_cfa_offset */
+		*p++ = (uint8_t)(rows[i][1] + 8);
+	}
+	return p;
+}
+
+/* The FDE from s to p, padded, its length set: its size. */
+static size_t fde_end(uint8_t *s, uint8_t *p)
+{
+	uint32_t n;
+
+	while ((p - s) % 8)
+		*p++ = 0;
+	n = (uint32_t)(p - s) - 4;
+	memcpy(s, &n, 4);
+	return (size_t)(p - s);
+}
+
+static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
+		       uint64_t ra, int ra_on_stack, uint32_t ra_at,
+		       const uint32_t rows[][2], int nrows,
+		       const struct fde_moved *mv, int npre, int npost)
+{
+	uint8_t *s = p;
+	uint32_t at = 0;
+
+	p = fde_head(s, cie_off, lo, len);
 	/*
 	 * An artificial CFA 8 above the caller's rsp, with rsp given
 	 * explicitly: a zero-sized frame would share its identity (the CFA)
@@ -439,11 +473,7 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 	} else {
 		p = fde_rip_is(p, ra);
 	}
-	for (int i = 0; i < nrows; i++) {
-		p = fde_advance(p, &at, rows[i][0]);
-		*p++ = 0x0e; /* def_cfa_offset */
-		*p++ = (uint8_t)(rows[i][1] + 8);
-	}
+	p = fde_rows(p, &at, rows, (size_t)nrows);
 	if (npost) {
 		p = fde_advance(p, &at, mv[npre].off);
 		*p++ = 0x0e;
@@ -453,11 +483,7 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 			p = fde_rip_is(p, mv[i].orig);
 		}
 	}
-	while ((p - s) % 8)
-		*p++ = 0;
-	n = (uint32_t)(p - s) - 4;
-	memcpy(s, &n, 4);
-	return (size_t)(p - s);
+	return fde_end(s, p);
 }
 
 
@@ -466,33 +492,17 @@ static size_t emit_fde(uint8_t *p, size_t cie_off, uint64_t lo, uint64_t len,
 static size_t lean_rt_fde(uint8_t *p, uint64_t lo, uint64_t len)
 {
 	uint8_t *s = p;
-	uint32_t n, at = 0, cie_ptr;
-	size_t nr = (size_t)((const uint8_t *)ag_lean_rows_end -
-			     (const uint8_t *)ag_lean_rows) / 8;
+	uint32_t at = 0;
 
-	p += 4;
-	cie_ptr = (uint32_t)(p - s) + (uint32_t)stub_cie_len;
-	memcpy(p, &cie_ptr, 4);
-	p += 4;
-	memcpy(p, &lo, 8);
-	p += 8;
-	memcpy(p, &len, 8);
-	p += 8;
-	*p++ = 0;	  /* augmentation data length */
+	p = fde_head(s, stub_cie_len, lo, len);
 	*p++ = 0x0e;	  /* def_cfa_offset 8: a function's entry */
 	*p++ = 8;
 	*p++ = 0x80 | 16; /* offset rip, cfa-8 */
 	*p++ = 1;
-	for (size_t i = 0; i < nr; i++) {
-		p = fde_advance(p, &at, ag_lean_rows[i][0]);
-		*p++ = 0x0e;
-		*p++ = (uint8_t)(ag_lean_rows[i][1] + 8);
-	}
-	while ((p - s) % 8)
-		*p++ = 0;
-	n = (uint32_t)(p - s) - 4;
-	memcpy(s, &n, 4);
-	return (size_t)(p - s);
+	p = fde_rows(p, &at, ag_lean_rows,
+		     (size_t)((const uint8_t *)ag_lean_rows_end -
+			      (const uint8_t *)ag_lean_rows) / 8);
+	return fde_end(s, p);
 }
 
 static int emit_moved(struct emit *e, uint8_t *base, struct ag_module *m,
