@@ -38,7 +38,8 @@
  *           every call asks the kernel again (COMM_SHARED).
  *   pipes and AF_UNIX streams: two positions kept in shared memory, one
  *           small file per channel direction in the session directory
- *           (chan.<pipe|unix>.<inode of the receiving end>), mapped
+ *           (chan.pipe.<inode of the pipe>, chan.unix.<inode of the
+ *           sending socket>: a writer always knows its own), mapped
  *           MAP_SHARED by every traced process that holds either end (fork,
  *           exec, attach): W, the offset of the next byte written, and R,
  *           of the next byte read; W - R is the backlog.  The file is made
@@ -60,8 +61,10 @@
  * Channels: tcp/udp by both addresses (a wildcard local address is
  * replaced by the source address the kernel routes to the peer with);
  * pipes by the pipe's inode; AF_UNIX streams by both sockets' inodes (the
- * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER); AF_UNIX datagrams by
- * the receiving socket's inode.
+ * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER; a connection not
+ * accepted yet, or whose other end has closed, is named as the section
+ * "AF_UNIX streams whose other end is not named" says); AF_UNIX datagrams
+ * by the receiving socket's inode.
  *
  * sendfile is a send on its output descriptor, splice a recv on its input
  * and a send on its output (streams only: they carry no buffer to hash).
@@ -91,12 +94,14 @@
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -112,6 +117,7 @@
 #define COMM_NOPEER 8u   /* no channel could be named */
 #define COMM_IN_JOINED 16u  /* pipes, unix: R is this process's too */
 #define COMM_OUT_JOINED 32u /* W is */
+#define COMM_PEND 64u       /* unix stream not accepted yet: peer unknown */
 
 /* Set by an injection (attach): calls before it were not seen here. */
 static int64_t comm_since_ns;
@@ -131,6 +137,7 @@ struct comm_fd {
 	int64_t send_next, recv_next; /* TCP */
 	struct comm_ctr *in, *out;    /* pipes, AF_UNIX streams */
 	uint64_t ino, peer_ino;
+	uint32_t upend; /* COMM_PEND: its entry's seq (comm_upend_add) */
 	/* datagram sockets: the local address (wildcard resolved per peer) */
 	uint8_t laddr[16];
 	uint16_t lport;
@@ -385,8 +392,16 @@ static void comm_route_src(uint8_t *laddr, const uint8_t *paddr, int alen,
 	close(s);
 }
 
-/* An AF_UNIX socket's peer inode and receive queue (sock_diag): 0, -1. */
-static int comm_unix_diag(uint64_t ino, uint64_t *peer, int64_t *rqlen)
+/* What sock_diag says of an AF_UNIX socket. */
+struct comm_udiag {
+	uint64_t peer; /* the peer's inode; 0: none, not accepted, or gone */
+	int64_t rqlen; /* its receive queue (bytes, streams); -1 unknown */
+	int shut;      /* SHUTDOWN_MASK bits: 3 once the peer has gone */
+};
+
+/* sock_diag of the AF_UNIX socket ino into *u: 0, or -1 (no such socket,
+ * or no sock_diag). */
+static int comm_unix_diag(uint64_t ino, struct comm_udiag *u)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -400,8 +415,11 @@ static int comm_unix_diag(uint64_t ino, uint64_t *peer, int64_t *rqlen)
 	ssize_t n;
 	int s, ret = -1;
 
-	*peer = 0;
-	*rqlen = -1;
+	u->peer = 0;
+	u->rqlen = -1;
+	u->shut = 0;
+	if (!ino) /* a socket not accepted yet (or gone) has inode 0 */
+		return -1;
 	s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (s < 0)
 		return -1;
@@ -427,11 +445,14 @@ static int comm_unix_diag(uint64_t ino, uint64_t *peer, int64_t *rqlen)
 		for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 			if (a->rta_type == UNIX_DIAG_PEER &&
 			    RTA_PAYLOAD(a) >= 4)
-				*peer = *(uint32_t *)RTA_DATA(a);
+				u->peer = *(uint32_t *)RTA_DATA(a);
 			if (a->rta_type == UNIX_DIAG_RQLEN &&
 			    RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen))
-				*rqlen = ((struct unix_diag_rqlen *)RTA_DATA(a))
-						 ->udiag_rqueue;
+				u->rqlen = ((struct unix_diag_rqlen *)
+						    RTA_DATA(a))->udiag_rqueue;
+			if (a->rta_type == UNIX_DIAG_SHUTDOWN &&
+			    RTA_PAYLOAD(a) >= 1)
+				u->shut = *(uint8_t *)RTA_DATA(a);
 		}
 	}
 out:
@@ -439,13 +460,6 @@ out:
 	return ret;
 }
 
-static uint64_t comm_unix_peer(uint64_t ino)
-{
-	uint64_t peer;
-	int64_t q;
-
-	return comm_unix_diag(ino, &peer, &q) ? 0 : peer;
-}
 
 /*
  * Bytes queued in a pipe or UNIX stream direction, as fd's process can
@@ -457,10 +471,9 @@ static int64_t comm_backlog(int fd, unsigned ct, int out)
 	int q = 0;
 
 	if (ct == CT_USTREAM && out) {
-		uint64_t peer;
-		int64_t r;
+		struct comm_udiag u;
 
-		return comm_unix_diag(comm_fds[fd].peer_ino, &peer, &r) ? -1 : r;
+		return comm_unix_diag(comm_fds[fd].peer_ino, &u) ? -1 : u.rqlen;
 	}
 	return ioctl(fd, FIONREAD, &q) < 0 ? -1 : q;
 }
@@ -546,7 +559,10 @@ static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
 		return NULL;
 	}
 	q = comm_backlog(fd, ct, out);
-	c->created_ns = (int64_t)ag_mono_ns();
+	/* a backlog nobody can see (a connection not accepted yet) after a
+	 * late injection: dated "always", so that the first reader
+	 * injected takes R from W and its own queue (comm_join) */
+	c->created_ns = q < 0 && comm_since_ns ? 0 : (int64_t)ag_mono_ns();
 	c->written = 0;
 	c->read = q > 0 ? -q : 0;
 	c->magic = COMM_CTR_MAGIC;
@@ -566,6 +582,244 @@ out:
 	comm_ctr_cache[slot].kind = kind[0];
 	comm_ctr_cache[slot].c = c;
 	return c;
+}
+
+/* ---- AF_UNIX streams whose other end is not named (yet, or any more) ---- */
+
+/*
+ * sock_diag names a UNIX stream's peer only while both sockets exist:
+ *
+ *   a client that connected and calls before the server accepted: the
+ *   server's socket has no inode yet.  COMM_PEND: the channel is
+ *   "C <id> unix - 0 - 0 <ino> 0", its sends count in its own direction's
+ *   file; each later call asks again (comm_unix_resolve), and once the
+ *   peer is known the C line is written anew, complete (the engine keeps
+ *   the last), and the direction flowing in is named.  Meanwhile it is
+ *   listed as chan.upend.<pid>.<hash of the listener's name>.<seq> -> its
+ *   inode (a symlink), for a server that accepts it after it closed;
+ *   resolving it removes the entry.
+ *
+ *   an end that first looks after its peer closed (its peer's inode is
+ *   gone): each end that learns its peer P from the kernel leaves a note
+ *   for P's side, chan.upeer.<P> -> its own inode (comm_unix_note); the
+ *   end whose peer is gone takes the note, else (its client was never
+ *   told it) claims the oldest pending entry of the process SO_PEERCRED
+ *   names, on the same listener, whose socket is gone too (comm_unix_claim:
+ *   unlinking it is the claim).  No note, no entry: the peer stays unknown
+ *   ("orphan": its reads are counted in a file of its own).
+ *
+ * The engine names the channel of a client that never learned its peer
+ * from the accepting end's events (engine/match.c).
+ */
+static uint32_t comm_upend_seq;
+
+static int comm_unix_link(const char *what, uint64_t key, char *path,
+			  size_t n)
+{
+	return snprintf(path, n, "%s/chan.%s.%llu", ag_cfg.dir, what,
+			(unsigned long long)key);
+}
+
+/* The inode a symlink of ours names, 0 if none. */
+static uint64_t comm_unix_read(const char *path)
+{
+	char v[24];
+	ssize_t r = readlink(path, v, sizeof(v) - 1);
+
+	if (r <= 0)
+		return 0;
+	v[r] = 0;
+	return strtoull(v, NULL, 10);
+}
+
+static void comm_unix_note(uint64_t own, uint64_t peer)
+{
+	char path[640], v[24];
+
+	comm_unix_link("upeer", peer, path, sizeof(path));
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)own);
+	symlink(v, path); /* EEXIST: noted already (another holder) */
+}
+
+/* FNV-1a of the listener's name as fd's end sees it (getpeername on the
+ * client, getsockname on the accepted socket: the same name). */
+static uint32_t comm_unix_lhash(int fd, int peer)
+{
+	struct sockaddr_un sa;
+	socklen_t l = sizeof(sa), i;
+	uint32_t h = 2166136261u;
+
+	memset(&sa, 0, sizeof(sa));
+	if ((peer ? getpeername(fd, (struct sockaddr *)&sa, &l)
+		  : getsockname(fd, (struct sockaddr *)&sa, &l)) < 0)
+		return 0;
+	for (i = 0; i < l && i < sizeof(sa); i++)
+		h = (h ^ ((uint8_t *)&sa)[i]) * 16777619u;
+	return h;
+}
+
+static int comm_upend_path(char *path, size_t n, int pid, uint32_t lhash,
+			   uint32_t seq)
+{
+	return snprintf(path, n, "%s/chan.upend.%d.%08x.%010u", ag_cfg.dir,
+			pid, lhash, seq);
+}
+
+/* A pending client lists itself (see above); its seq, or 0. */
+static uint32_t comm_upend_add(int fd, uint64_t ino)
+{
+	uint32_t seq = __atomic_add_fetch(&comm_upend_seq, 1, __ATOMIC_RELAXED);
+	char path[640], v[24];
+
+	comm_upend_path(path, sizeof(path), (int)getpid(),
+			comm_unix_lhash(fd, 1), seq);
+	snprintf(v, sizeof(v), "%llu", (unsigned long long)ino);
+	return symlink(v, path) == 0 ? seq : 0;
+}
+
+static void comm_upend_del(int fd, uint32_t seq)
+{
+	char path[640];
+
+	if (!seq)
+		return;
+	comm_upend_path(path, sizeof(path), (int)getpid(),
+			comm_unix_lhash(fd, 1), seq);
+	unlink(path);
+}
+
+/* The client of accepted socket fd, gone before anyone told it its peer:
+ * the oldest pending entry of that process on this listener whose socket
+ * is gone, claimed; 0 if none. */
+static uint64_t comm_unix_claim(int fd)
+{
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	char pre[64], path[640], best[300];
+	union {
+		struct linux_dirent64 {
+			uint64_t ino;
+			int64_t off;
+			unsigned short reclen;
+			unsigned char type;
+			char name[];
+		} d;
+		char buf[4096];
+	} u;
+	size_t pl;
+	int tries, dfd;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0 || !cr.pid)
+		return 0;
+	pl = (size_t)snprintf(pre, sizeof(pre), "chan.upend.%d.%08x.",
+			      (int)cr.pid, comm_unix_lhash(fd, 0));
+	for (tries = 0; tries < 4; tries++) {
+		uint64_t c = 0;
+		long n;
+
+		best[0] = 0;
+		dfd = open(ag_cfg.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (dfd < 0)
+			return 0;
+		while ((n = syscall(SYS_getdents64, dfd, u.buf,
+				    sizeof(u.buf))) > 0) {
+			long o;
+
+			for (o = 0; o < n;) {
+				struct linux_dirent64 *e =
+					(struct linux_dirent64 *)(u.buf + o);
+				struct comm_udiag ud;
+				uint64_t ino;
+
+				o += e->reclen;
+				if (strncmp(e->name, pre, pl) ||
+				    (best[0] && strcmp(e->name, best) >= 0))
+					continue; /* not one, or not older */
+				snprintf(path, sizeof(path), "%s/%s",
+					 ag_cfg.dir, e->name);
+				ino = comm_unix_read(path);
+				if (!ino || !comm_unix_diag(ino, &ud))
+					continue; /* still open: not this one */
+				snprintf(best, sizeof(best), "%s", e->name);
+				c = ino;
+			}
+		}
+		close(dfd);
+		if (!best[0])
+			return 0;
+		snprintf(path, sizeof(path), "%s/%s", ag_cfg.dir, best);
+		if (unlink(path) == 0)
+			return c;
+		/* another end claimed it first: look again */
+	}
+	return 0;
+}
+
+enum { COMM_PEER_NONE, COMM_PEER_LIVE, COMM_PEER_GONE };
+
+/* fd's peer (an AF_UNIX stream of inode ino): its inode, and in *how
+ * whether the kernel named it (LIVE) or it is gone (GONE; 0 if unknown);
+ * 0 and NONE: not accepted yet. */
+static uint64_t comm_unix_find(int fd, uint64_t ino, int *how)
+{
+	struct comm_udiag u;
+	uint64_t p;
+	char path[640];
+
+	*how = COMM_PEER_NONE;
+	if (comm_unix_diag(ino, &u))
+		return 0;
+	if (u.peer) {
+		*how = COMM_PEER_LIVE;
+		return u.peer;
+	}
+	if ((u.shut & 3) != 3)
+		return 0; /* connected, not accepted yet */
+	*how = COMM_PEER_GONE;
+	comm_unix_link("upeer", ino, path, sizeof(path));
+	p = comm_unix_read(path);
+	return p ? p : comm_unix_claim(fd);
+}
+
+/*
+ * A pending client (COMM_PEND): its peer, if it can be named now.
+ * consumed: bytes a recv just took before the file of the direction
+ * flowing in could be made here (its R starts before them).  Any thread
+ * may get here; all write the same values.
+ */
+static void comm_unix_resolve(int fd, int64_t consumed)
+{
+	struct comm_fd *c = &comm_fds[fd];
+	struct comm_ctr *in;
+	uint64_t peer;
+	int made = 0, how;
+
+	if (!(__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & COMM_PEND))
+		return;
+	peer = comm_unix_find(fd, c->ino, &how);
+	if (!peer && how == COMM_PEER_NONE)
+		return; /* still in the accept queue */
+	if (how == COMM_PEER_LIVE)
+		comm_unix_note(c->ino, peer);
+	comm_upend_del(fd, c->upend);
+	c->upend = 0;
+	if (peer) {
+		comm_lock();
+		if (c->chan < comm_nchans && !comm_chans[c->chan].pino) {
+			comm_chans[c->chan].pino = peer;
+			comm_chan_line(c->chan, &comm_chans[c->chan]);
+		}
+		comm_unlock();
+		c->peer_ino = peer;
+		in = comm_ctr_get("unix", peer, fd, CT_USTREAM, 0, &made);
+		if (in && made && consumed)
+			__atomic_fetch_sub(&in->read, consumed,
+					   __ATOMIC_RELAXED);
+		c->in = in;
+		__atomic_or_fetch(&c->flags, made ? COMM_IN_JOINED : 0,
+				  __ATOMIC_RELEASE);
+	}
+	__atomic_and_fetch(&c->flags, ~COMM_PEND, __ATOMIC_RELEASE);
 }
 
 /* ---- TCP offsets from the kernel ---- */
@@ -707,26 +961,42 @@ static unsigned comm_classify(int fd)
 	}
 	if (dom == AF_UNIX) {
 		ct = type == SOCK_STREAM ? CT_USTREAM : CT_UDGRAM;
-		c->peer_ino = comm_unix_peer(st.st_ino);
 		ch.type = (uint8_t)ct;
-		if (ct == CT_USTREAM) {
-			if (!c->peer_ino) {
-				c->flags |= COMM_NOPEER;
+		if (ct == CT_UDGRAM) {
+			struct comm_udiag u;
+
+			/* connected: datagrams go to the peer's inode */
+			if (!comm_unix_diag(st.st_ino, &u))
+				c->peer_ino = u.peer;
+		} else {
+			int mi = 0, mo, how;
+
+			if (getpeername(fd, (struct sockaddr *)&pa, &pl) < 0) {
+				c->flags |= COMM_NOPEER; /* not connected */
 				goto done;
+			}
+			c->peer_ino = comm_unix_find(fd, st.st_ino, &how);
+			if (how == COMM_PEER_LIVE)
+				comm_unix_note(st.st_ino, c->peer_ino);
+			if (how == COMM_PEER_NONE) {
+				c->flags |= COMM_PEND;
+				c->upend = comm_upend_add(fd, st.st_ino);
 			}
 			ch.lino = st.st_ino;
 			ch.pino = c->peer_ino;
 			c->chan = comm_chan_id(&ch);
-			{
-				int mi, mo;
-
-				c->in = comm_ctr_get("unix", st.st_ino, fd,
+			/* each direction's file is named by its sending
+			 * socket: a writer always knows its own */
+			if (c->peer_ino)
+				c->in = comm_ctr_get("unix", c->peer_ino, fd,
 						     CT_USTREAM, 0, &mi);
-				c->out = comm_ctr_get("unix", c->peer_ino, fd,
-						      CT_USTREAM, 1, &mo);
-				c->flags |= (mi ? COMM_IN_JOINED : 0) |
-					    (mo ? COMM_OUT_JOINED : 0);
-			}
+			else if (how == COMM_PEER_GONE)
+				c->in = comm_ctr_get("orphan", st.st_ino, fd,
+						     CT_USTREAM, 0, &mi);
+			c->out = comm_ctr_get("unix", st.st_ino, fd,
+					      CT_USTREAM, 1, &mo);
+			c->flags |= (mi ? COMM_IN_JOINED : 0) |
+				    (mo ? COMM_OUT_JOINED : 0);
 		}
 		goto done;
 	}
@@ -842,6 +1112,8 @@ static unsigned comm_look(int64_t fd)
 		ct = comm_classify((int)fd);
 	if (ct == CT_UNKNOWN)
 		return CT_OTHER;
+	if (comm_fds[fd].flags & COMM_PEND)
+		comm_unix_resolve((int)fd, 0);
 	if (ct != CT_OTHER && (comm_fds[fd].flags & COMM_NOPEER)) {
 		/* connected since (or accepted under it): again */
 		ct = comm_classify((int)fd);
@@ -976,6 +1248,10 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 	    __atomic_load_n(&c->out->written, __ATOMIC_RELAXED) == 0) {
 		int64_t q = comm_backlog(fd, ct, 1);
 
+		/* not accepted yet: no queue to ask, but under record every
+		 * byte written on it was seen, so there is none */
+		if (q < 0 && (c->flags & COMM_PEND) && !comm_since_ns)
+			q = 0;
 		if (q >= 0) {
 			__atomic_store_n(&c->out->read, -q, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->out->created_ns,
@@ -1004,6 +1280,12 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		t->ncomm--;
 	switch (k) {
 	case IC_CLOSE:
+		/* a client not accepted yet: a last look (its entry stays
+		 * for the server if it still is not) */
+		if (fd >= 0 && fd < COMM_FD_MAX &&
+		    comm_fdtype[fd] == CT_USTREAM &&
+		    (comm_fds[fd].flags & COMM_PEND))
+			comm_unix_resolve(fd, 0);
 		comm_forget(fd);
 		break;
 	case IC_CONNECT:
@@ -1128,6 +1410,8 @@ static void comm_emit_fd(struct athread *t, struct comm_pend *p, int fd,
 		break;
 	case CT_PIPE:
 	case CT_USTREAM:
+		if (!send && !c->in && (c->flags & COMM_PEND))
+			comm_unix_resolve(fd, (int64_t)n); /* accepted since */
 		ctr = send ? c->out : c->in;
 		if (ctr) {
 			arg = (uint64_t)__atomic_fetch_add(
