@@ -10,8 +10,10 @@
 # The service (tests/fixtures/follow/svc.c), started untraced: a client on
 # A -> TCP front end on B -> TCP back end on C; on B the front end's worker
 # child (pipe), logger (UNIX stream) and UDP heartbeats; and a second
-# client on A talking to a back end on D.  Then, on A,
-# `propel attach --follow <client> <client2>`:
+# client on A talking to a back end on D.  ssh to D is slow: PROPEL_SSH is
+# a wrapper that, for D's address, waits 8 s and fails as an unanswered
+# ssh would.  Then, on A, `propel attach --follow <client2> <client>`
+# (client2 first: the coordinator starts reaching D before B):
 #
 #   multi/attach       status 0; the client (A), front end, worker, logger
 #                      (B) and back end (C) are in one session, each with
@@ -25,6 +27,9 @@
 #   multi/unreachable  D (no sshd) is reported in one line "cannot reach
 #                      host <D's address>", its back end is not in the
 #                      session, the second client is unharmed
+#   multi/slow-host    while ssh to D hangs, the coordinator goes on: B's
+#                      front end is traced before D's failure is reported
+#                      (the line "traced pid <front end>" comes first)
 #   multi/detached     afterwards every traced process has its agent off
 #                      (`propel detach` says so) and a new client is served
 #                      right
@@ -68,6 +73,18 @@ if ! netns_up "$t/net" A B C D 2>"$t/netns.err"; then
 	exit 0
 fi
 netns_nossh D
+# ssh to D: 8 s of nothing, then the failure an unanswered ssh reports
+cat >"$t/slowssh" <<EOF
+#!/bin/sh
+for a; do
+	[ "\$a" = "${NETNS_ADDR[D]}" ] || continue
+	sleep 8
+	echo "ssh: connect to host \$a port 22: Connection timed out" >&2
+	exit 255
+done
+exec $NETNS_SSH "\$@"
+EOF
+chmod 755 "$t/slowssh"
 port=7001
 d=$t/run
 mkdir -p "$d"
@@ -91,8 +108,8 @@ netns_bg A "$t/svc" client ${NETNS_ADDR[D]} $port 600 20 >"$d/cl2.out" 2>&1
 cl2=$NETNS_PID
 sleep 0.5
 
-netns_run A env PROPEL_SSH="$NETNS_SSH" PROPEL_CLOCK_EXCHANGE=1 \
-	timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl $cl2 >"$d/attach.out" 2>&1
+netns_run A env PROPEL_SSH="$t/slowssh" PROPEL_CLOCK_EXCHANGE=1 \
+	timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl2 $cl >"$d/attach.out" 2>&1
 arc=$?
 wait $cl
 crc=$?
@@ -155,6 +172,15 @@ elif [ $crc2 -ne 0 ]; then
 	fail multi/unreachable "the second client was harmed: $(cat "$d/cl2.out")"
 else
 	pass multi/unreachable
+fi
+lfe=$(grep -n "traced pid $fe " "$d/attach.out" | head -1 | cut -d: -f1)
+ld=$(grep -n "cannot reach host ${NETNS_ADDR[D]}" "$d/attach.out" | head -1 | cut -d: -f1)
+if [ -z "$lfe" ] || [ -z "$ld" ]; then
+	fail multi/slow-host "no line for the front end or D: $(head -c 400 "$d/attach.out")"
+elif [ "$lfe" -gt "$ld" ]; then
+	fail multi/slow-host "B's front end traced only after D's ssh gave up: $(head -c 400 "$d/attach.out")"
+else
+	pass multi/slow-host
 fi
 
 # detached PID...: the agent is off in each and no thread is ptraced
