@@ -84,6 +84,13 @@ int chan_table_line(struct chan_table *t, const char *line)
 		snprintf(buf, sizeof(buf), "pipe:%" PRIu64, li);
 		ci.peer = strdup("pipe");
 		ci.stream = 1;
+	} else if (!strcmp(type, "unix") && !pi) {
+		/* connected before the server accepted: the other end is
+		 * named by engine/match.c from the server's own events */
+		snprintf(buf, sizeof(buf), "unix:%" PRIu64 "-?", li);
+		ci.peer = strdup("unix:?");
+		ci.recv_dir = 1;
+		ci.stream = 1;
 	} else if (!strcmp(type, "unix")) {
 		snprintf(buf, sizeof(buf), "unix:%" PRIu64 "-%" PRIu64,
 			 li < pi ? li : pi, li < pi ? pi : li);

@@ -10,7 +10,9 @@
  * line"): tcp:/udp: both endpoints, the lower first ("tcp:10.0.0.1:5000>
  * 10.0.0.2:80"; IPv6 as [addr]:port), pipe:<inode>, unix:<inode>-<inode>
  * for a stream (the lower first), unix:<inode of the receiving socket> for
- * a datagram.  dir tells the two directions of a channel apart: 0 when the
+ * a datagram.  A UNIX stream the agent saw only before the server accepted
+ * it has no peer inode: unix:<inode>-? (peer "unix:?"), until
+ * engine/match.c names it from the accepting end's events.  dir tells the two directions of a channel apart: 0 when the
  * data flows from the first endpoint of chan, 1 otherwise (pipes and UNIX
  * datagrams have one direction, 0).  peer is the other end as the program
  * sees it ("127.0.0.1:8080", "pipe", "unix:<inode>").

@@ -3,7 +3,13 @@
  *
  * Hosts, each a struct fhost around a transport:
  *
- *   (none) --fl_host_open (transport_open + transport_clock)--> UP
+ *   (none) --fl_host_open (this host: transport_open, waiting)--> UP
+ *   (none) --fl_host_start (another: transport_start)--> CONNECTING
+ *   CONNECTING --its line readable, or its deadline (fl_host_step:
+ *       transport_step, never waiting: ssh's login and the clock exchange
+ *       go on while every other host is served)--> UP (the requests
+ *       queued for it go out), or FAILED (fl_host_fail: reported in one
+ *       line, its queued requests refused, not tried again)
  *   UP --end of stream from it (fl_lost)--> LOST: reported in one line;
  *       its agents keep recording (their lease is held by propeld's
  *       keeper while our line to the host is open) and switch themselves
@@ -12,14 +18,16 @@
  *
  * A propagation request that crosses hosts: host A's propeld sends PEER
  * (id, channel); fl_peer finds the host whose addresses hold the peer's
- * address, or opens one by ssh to that address (a host that could not be
- * reached is not tried again), sends it FOLLOW (our id), and on its
- * RESULT answers A with PEER_DONE (the agent's send goes on).  Ids of our
- * own requests are unique across hosts.
+ * address, or starts one by ssh to that address (a host that could not be
+ * reached is not tried again), sends it FOLLOW (our id) once it is up, and
+ * on its RESULT answers A with PEER_DONE (the agent's send goes on; it
+ * waits PROPEL_PROPAGATE_MS at most, a login takes longer: the peer is
+ * then traced a little late).  Ids of our own requests are unique across
+ * hosts.
  *
- * Clocks: each host's CLOCK_MONOTONIC plus the offset measured at
- * fl_host_open (engine/transport.h); stored per host in the session meta
- * as "clock.<host>" = "offset_ns=N err_ns=E method=same-kernel|exchange".
+ * Clocks: each host's CLOCK_MONOTONIC plus the offset measured while it
+ * is reached (engine/transport.h); stored per host in the session meta as
+ * "clock.<host>" = "offset_ns=N err_ns=E method=same-kernel|exchange".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,19 +54,21 @@
 #define FL_MAX_RESULTS 256
 #define FL_FRAME (WIRE_MAX + 16)
 
-enum { FH_UP, FH_LOST, FH_DONE };
+enum { FH_CONNECTING, FH_UP, FH_LOST, FH_DONE, FH_FAILED };
 
 struct fhost {
 	struct transport *t;
 	int state;
 	char dir[600]; /* where its files land here */
 	char clock[128];
+	char asked[96]; /* CONNECTING: the peer it is reached for */
 };
 
-struct fl_fwd { /* a FOLLOW we sent for a host's PEER */
+struct fl_fwd { /* a FOLLOW for a host's PEER (queued while to connects) */
 	unsigned id, origin_id;
-	int origin;
+	int origin, to, sent;
 	char peer[96];
+	char line[200];
 };
 
 struct fl_result {
@@ -84,6 +94,7 @@ struct follow {
 
 static void fl_report(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+static void fl_lost(struct follow *f, int i);
 
 static void fl_report(const char *what, const char *fmt, ...)
 {
@@ -96,7 +107,50 @@ static void fl_report(const char *what, const char *fmt, ...)
 	propel_report(what, 0, buf);
 }
 
-static int fl_host_open(struct follow *f, const char *addr, char **cause)
+/* Host i's line is up: its clock noted, the requests queued for it sent. */
+static void fl_host_up(struct follow *f, int i)
+{
+	struct fhost *h = &f->h[i];
+
+	snprintf(h->clock, sizeof(h->clock), "offset_ns=%lld err_ns=%lld "
+		 "method=%s", (long long)h->t->offset_ns,
+		 (long long)h->t->err_ns,
+		 h->t->same_clock && h->t->err_ns == 0 ? "same-kernel"
+						       : "exchange");
+	h->state = FH_UP;
+	pr_dbg("host %s (%s): %s", h->t->host, h->t->name, h->clock);
+	for (int k = 0; k < f->nfwd; k++) {
+		struct fl_fwd *w = &f->fwd[k];
+
+		if (w->to != i || w->sent)
+			continue;
+		if (wire_sendf(h->t->to, WIRE_FOLLOW, "%u %s", w->id,
+			       w->line) < 0) {
+			fl_lost(f, i);
+			return;
+		}
+		w->sent = 1;
+	}
+}
+
+/* This host, waiting until it answers: its index, or -errno. */
+static int fl_host_open(struct follow *f, char **cause)
+{
+	int err;
+
+	if (f->nh == FL_MAX_HOSTS)
+		return propel_cause(cause, -ENOSPC, "too many hosts");
+	memset(&f->h[f->nh], 0, sizeof(f->h[0]));
+	err = transport_open(NULL, f->flags, &f->h[f->nh].t, cause);
+	if (err)
+		return err;
+	fl_host_up(f, f->nh);
+	return f->nh++;
+}
+
+/* Start reaching another host (for peer): its index, or -errno. */
+static int fl_host_start(struct follow *f, const char *addr, const char *peer,
+			 char **cause)
 {
 	struct fhost *h;
 	int err;
@@ -105,22 +159,62 @@ static int fl_host_open(struct follow *f, const char *addr, char **cause)
 		return propel_cause(cause, -ENOSPC, "too many hosts");
 	h = &f->h[f->nh];
 	memset(h, 0, sizeof(*h));
-	err = transport_open(addr, f->flags, &h->t, cause);
+	err = transport_start(addr, f->flags, &h->t, cause);
 	if (err)
 		return err;
-	err = transport_clock(h->t, cause);
-	if (err) {
-		transport_close(h->t);
-		return err;
-	}
-	snprintf(h->clock, sizeof(h->clock), "offset_ns=%lld err_ns=%lld "
-		 "method=%s", (long long)h->t->offset_ns,
-		 (long long)h->t->err_ns,
-		 h->t->same_clock && h->t->err_ns == 0 ? "same-kernel"
-						       : "exchange");
-	h->state = FH_UP;
-	pr_dbg("host %s (%s): %s", h->t->host, h->t->name, h->clock);
+	h->state = FH_CONNECTING;
+	snprintf(h->asked, sizeof(h->asked), "%s", peer);
 	return f->nh++;
+}
+
+static void fl_refuse(struct follow *f, int origin, unsigned id, int err)
+{
+	if (f->h[origin].state == FH_UP)
+		wire_sendf(f->h[origin].t->to, WIRE_PEER_DONE, "%u %d", id,
+			   err);
+}
+
+static void fl_unreachable(struct follow *f, const char *peer,
+			   const char *addr, const char *why)
+{
+	fl_report("follow", "%s: cannot reach host %s: %s; tracing goes on "
+		  "elsewhere", peer, addr, why);
+	if (f->nfailed < FL_MAX_HOSTS)
+		snprintf(f->failed[f->nfailed++], 64, "%.63s", addr);
+}
+
+/* Host i could not be reached: said in one line, its queued requests
+ * refused, its ssh killed. */
+static void fl_host_fail(struct follow *f, int i, const char *why)
+{
+	struct fhost *h = &f->h[i];
+
+	fl_unreachable(f, h->asked, h->t->name, why ? why : "?");
+	h->state = FH_FAILED;
+	transport_kill(h->t);
+	for (int k = 0; k < f->nfwd;) {
+		struct fl_fwd *w = &f->fwd[k];
+
+		if (w->to != i) {
+			k++;
+			continue;
+		}
+		fl_refuse(f, w->origin, w->origin_id, -EHOSTUNREACH);
+		*w = f->fwd[--f->nfwd];
+	}
+}
+
+/* One step of a host being reached (readable: its line has something). */
+static void fl_host_step(struct follow *f, int i, int readable)
+{
+	char *cause = NULL;
+	int r = transport_step(f->h[i].t, readable, &cause);
+
+	if (r > 0)
+		fl_host_up(f, i);
+	else if (r < 0)
+		fl_host_fail(f, i, cause);
+	free(cause);
 }
 
 int follow_begin(uint32_t flags, struct follow **out, char **cause)
@@ -134,7 +228,7 @@ int follow_begin(uint32_t flags, struct follow **out, char **cause)
 		return propel_cause(cause, -ENOMEM, "out of memory");
 	}
 	f->flags = flags | PROPEL_START_FOLLOW;
-	err = fl_host_open(f, NULL, cause);
+	err = fl_host_open(f, cause);
 	if (err < 0) {
 		free(f->buf);
 		free(f);
@@ -174,6 +268,7 @@ static int fl_host_of(struct follow *f, const char *addr)
 static void fl_peer(struct follow *f, int from, const char *payload)
 {
 	struct peer_addr a;
+	struct fl_fwd *w;
 	unsigned id;
 	int n = 0, to, i;
 	char addr[64], name[96], *cause = NULL;
@@ -188,33 +283,36 @@ static void fl_peer(struct follow *f, int from, const char *payload)
 		if (!strcmp(f->failed[i], addr))
 			goto refuse;
 	if (to < 0) {
-		to = fl_host_open(f, addr, &cause);
+		to = fl_host_start(f, addr, name, &cause);
 		if (to < 0) {
-			fl_report("follow", "%s: cannot reach host %s: %s; "
-				  "tracing goes on elsewhere", name, addr,
-				  cause ? cause : "?");
+			fl_unreachable(f, name, addr, cause ? cause : "?");
 			free(cause);
-			if (f->nfailed < FL_MAX_HOSTS)
-				snprintf(f->failed[f->nfailed++], 64, "%s",
-					 addr);
 			goto refuse;
 		}
 	}
-	if (to == from || f->h[to].state != FH_UP || f->nfwd == FL_MAX_FWD)
+	if (to == from || f->nfwd == FL_MAX_FWD ||
+	    (f->h[to].state != FH_UP && f->h[to].state != FH_CONNECTING))
 		goto refuse;
-	f->fwd[f->nfwd].id = ++f->next_id;
-	f->fwd[f->nfwd].origin = from;
-	f->fwd[f->nfwd].origin_id = id;
-	snprintf(f->fwd[f->nfwd].peer, sizeof(f->fwd[0].peer), "%s", name);
-	if (wire_sendf(f->h[to].t->to, WIRE_FOLLOW, "%u %s", f->next_id,
-		       payload + n) < 0) {
-		fl_lost(f, to);
-		goto refuse;
+	w = &f->fwd[f->nfwd++];
+	memset(w, 0, sizeof(*w));
+	w->id = ++f->next_id;
+	w->origin = from;
+	w->origin_id = id;
+	w->to = to;
+	snprintf(w->peer, sizeof(w->peer), "%s", name);
+	snprintf(w->line, sizeof(w->line), "%s", payload + n);
+	if (f->h[to].state == FH_UP) {
+		if (wire_sendf(f->h[to].t->to, WIRE_FOLLOW, "%u %s", w->id,
+			       w->line) < 0) {
+			f->nfwd--;
+			fl_lost(f, to);
+			goto refuse;
+		}
+		w->sent = 1;
 	}
-	f->nfwd++;
 	return;
 refuse:
-	wire_sendf(f->h[from].t->to, WIRE_PEER_DONE, "%u %d", id, -EHOSTUNREACH);
+	fl_refuse(f, from, id, -EHOSTUNREACH);
 }
 
 static void fl_result(struct follow *f, int from, const char *payload)
@@ -230,9 +328,7 @@ static void fl_result(struct follow *f, int from, const char *payload)
 
 		if (w->id != id)
 			continue;
-		if (f->h[w->origin].state == FH_UP)
-			wire_sendf(f->h[w->origin].t->to, WIRE_PEER_DONE,
-				   "%u %d", w->origin_id, err);
+		fl_refuse(f, w->origin, w->origin_id, err);
 		*w = f->fwd[--f->nfwd];
 		return; /* what happened there came as a NOTE */
 	}
@@ -280,21 +376,24 @@ int follow_poll(struct follow *f, int ms)
 	int map[FL_MAX_HOSTS], np = 0, i, up = 0;
 
 	for (i = 0; i < f->nh; i++)
-		if (f->h[i].state == FH_UP) {
+		if (f->h[i].state == FH_UP || f->h[i].state == FH_CONNECTING) {
 			p[np].fd = f->h[i].t->from;
 			p[np].events = POLLIN;
 			p[np].revents = 0;
 			map[np++] = i;
 		}
-	if (np && poll(p, (nfds_t)np, ms) > 0) {
-		for (i = 0; i < np; i++)
-			if (p[i].revents)
-				fl_frame(f, map[i]);
-	} else if (!np && ms > 0) {
+	if (np && poll(p, (nfds_t)np, ms) < 0)
+		np = 0;
+	else if (!np && ms > 0)
 		usleep((useconds_t)ms * 1000);
+	for (i = 0; i < np; i++) {
+		if (f->h[map[i]].state == FH_CONNECTING)
+			fl_host_step(f, map[i], p[i].revents != 0);
+		else if (p[i].revents && f->h[map[i]].state == FH_UP)
+			fl_frame(f, map[i]);
 	}
 	for (i = 0; i < f->nh; i++)
-		up += f->h[i].state == FH_UP;
+		up += f->h[i].state == FH_UP || f->h[i].state == FH_CONNECTING;
 	return up;
 }
 
@@ -333,10 +432,15 @@ int follow_attach(struct follow *f, pid_t pid, char **cause)
 
 void follow_counts(const struct follow *f, int *processes, int *hosts)
 {
+	int n = 0;
+
+	for (int i = 0; i < f->nh; i++)
+		n += f->h[i].state != FH_CONNECTING &&
+		     f->h[i].state != FH_FAILED;
 	if (processes)
 		*processes = f->injected;
 	if (hosts)
-		*hosts = f->nh;
+		*hosts = n;
 }
 
 /* STOP host i and write what it streams into h->dir. */
@@ -398,11 +502,13 @@ int follow_end(struct follow *f, struct capture *cap, int argc,
 	int i, err, lost_local = 0;
 
 	mkdir(cap->dir, 0700);
+	/* hosts still being reached are given up */
+	for (i = 0; i < f->nh; i++)
+		if (f->h[i].state == FH_CONNECTING)
+			fl_host_fail(f, i, "the session ended first");
 	/* every peer request still open is answered first: no agent waits */
 	for (i = 0; i < f->nfwd; i++)
-		if (f->h[f->fwd[i].origin].state == FH_UP)
-			wire_sendf(f->h[f->fwd[i].origin].t->to, WIRE_PEER_DONE,
-				   "%u %d", f->fwd[i].origin_id, -ECANCELED);
+		fl_refuse(f, f->fwd[i].origin, f->fwd[i].origin_id, -ECANCELED);
 	f->nfwd = 0;
 	for (i = 0; i < f->nh; i++) {
 		struct fhost *h = &f->h[i];

@@ -150,6 +150,185 @@ static const struct match_ev *match_stream(const struct match_ev *s, size_t n,
 	return r->off >= s->off && r->off < s->off + s->bytes ? s : NULL;
 }
 
+/*
+ * UNIX streams that an agent saw only before the server accepted them
+ * (engine/chan.h: chan "unix:C-?", C the connecting socket's inode): the
+ * accepting end, when traced, names the channel with C as its peer
+ * ("unix:C").  Each such channel (per process: inodes are per host) takes
+ * that name, peer and direction.  Those that cannot be named stay as they
+ * are.  0 or -EIO/-ENOMEM.
+ */
+struct match_uchan {
+	char *chan, *peer;
+	int64_t pid;
+	const char *host;
+};
+
+static int match_uchan_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct match_uchan *)a)->peer,
+		      ((const struct match_uchan *)b)->peer);
+}
+
+static int match_unix_pending(sqlite3 *db)
+{
+	sqlite3_stmt *st = NULL, *ins = NULL;
+	struct match_uchan *v = NULL;
+	char **hosts = NULL;
+	int64_t *hpid = NULL;
+	size_t nv = 0, cap = 0, nh = 0, caph = 0, i, j;
+	int rc, err = 0, pending = 0;
+	char sql[320];
+
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT chan, peer, pid FROM comm"
+				   " WHERE chan LIKE 'unix:%-%'"
+				   " AND offset IS NOT NULL",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *c = (const char *)sqlite3_column_text(st, 0);
+		const char *p = (const char *)sqlite3_column_text(st, 1);
+
+		if (!c || !p)
+			continue;
+		if (nv == cap) {
+			struct match_uchan *nn;
+
+			cap = cap ? 2 * cap : 32;
+			if (!(nn = realloc(v, cap * sizeof(*v))))
+				goto nomem;
+			v = nn;
+		}
+		v[nv].chan = strdup(c);
+		v[nv].peer = strdup(p);
+		v[nv].pid = sqlite3_column_int64(st, 2);
+		v[nv].host = NULL;
+		if (!v[nv].chan || !v[nv].peer) {
+			free(v[nv].chan);
+			free(v[nv].peer);
+			goto nomem;
+		}
+		pending |= c[strlen(c) - 1] == '?';
+		nv++;
+	}
+	if (rc != SQLITE_DONE)
+		goto eio;
+	if (!pending)
+		goto out;
+	sqlite3_finalize(st);
+	st = NULL;
+	/* each process's host */
+	if (sqlite3_prepare_v2(db, "SELECT DISTINCT pid, host FROM processes",
+			       -1, &st, NULL) != SQLITE_OK)
+		goto eio;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *h = (const char *)sqlite3_column_text(st, 1);
+
+		if (nh == caph) {
+			char **nn;
+			int64_t *np;
+
+			caph = caph ? 2 * caph : 32;
+			nn = realloc(hosts, caph * sizeof(*hosts));
+			if (nn)
+				hosts = nn;
+			np = realloc(hpid, caph * sizeof(*hpid));
+			if (np)
+				hpid = np;
+			if (!nn || !np)
+				goto nomem;
+		}
+		hpid[nh] = sqlite3_column_int64(st, 0);
+		if (!(hosts[nh] = strdup(h ? h : "")))
+			goto nomem;
+		nh++;
+	}
+	if (rc != SQLITE_DONE)
+		goto eio;
+	for (i = 0; i < nv; i++)
+		for (j = 0; j < nh && !v[i].host; j++)
+			if (hpid[j] == v[i].pid)
+				v[i].host = hosts[j];
+	if (sqlite3_exec(db, "CREATE TEMP TABLE IF NOT EXISTS match_unix("
+			     "old TEXT, pid INTEGER, chan TEXT, peer TEXT,"
+			     " d INTEGER, PRIMARY KEY(old, pid));"
+			     "DELETE FROM match_unix;",
+			     NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT OR IGNORE INTO match_unix"
+				   " VALUES(?,?,?,?,?)",
+			       -1, &ins, NULL) != SQLITE_OK)
+		goto eio;
+	/* by peer: the accepting ends of C are those whose peer is "unix:C" */
+	qsort(v, nv, sizeof(*v), match_uchan_cmp);
+	for (i = 0; i < nv; i++) {
+		unsigned long long c, lo, hi;
+		char want[40], peer[40];
+		struct match_uchan key;
+		size_t lo_i = 0, hi_i = nv;
+
+		if (sscanf(v[i].chan, "unix:%llu-?", &c) != 1 ||
+		    v[i].chan[strlen(v[i].chan) - 1] != '?')
+			continue;
+		snprintf(want, sizeof(want), "unix:%llu", c);
+		key.peer = want;
+		while (lo_i < hi_i) {
+			size_t mid = lo_i + (hi_i - lo_i) / 2;
+
+			if (match_uchan_cmp(&v[mid], &key) < 0)
+				lo_i = mid + 1;
+			else
+				hi_i = mid;
+		}
+		for (j = lo_i; j < nv && !strcmp(v[j].peer, want); j++) {
+			if (sscanf(v[j].chan, "unix:%llu-%llu", &lo, &hi) != 2 ||
+			    (lo != c && hi != c) ||
+			    (v[i].host && v[j].host &&
+			     strcmp(v[i].host, v[j].host)))
+				continue;
+			snprintf(peer, sizeof(peer), "unix:%llu",
+				 lo == c ? hi : lo);
+			sqlite3_bind_text(ins, 1, v[i].chan, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(ins, 2, v[i].pid);
+			sqlite3_bind_text(ins, 3, v[j].chan, -1, SQLITE_STATIC);
+			sqlite3_bind_text(ins, 4, peer, -1, SQLITE_TRANSIENT);
+			/* data flows from the lower inode in direction 0 */
+			sqlite3_bind_int(ins, 5, lo == c ? 0 : 1);
+			rc = sqlite3_step(ins);
+			sqlite3_reset(ins);
+			if (rc != SQLITE_DONE)
+				goto eio;
+			break;
+		}
+	}
+	snprintf(sql, sizeof(sql),
+		 "UPDATE comm SET chan = n.chan, peer = n.peer,"
+		 " dir = CASE WHEN comm.kind = %d THEN n.d ELSE 1 - n.d END"
+		 " FROM match_unix n"
+		 " WHERE comm.chan = n.old AND comm.pid = n.pid;"
+		 "DELETE FROM match_unix;", SK_SEND);
+	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto eio;
+	goto out;
+eio:
+	err = -EIO;
+	goto out;
+nomem:
+	err = -ENOMEM;
+out:
+	sqlite3_finalize(st);
+	sqlite3_finalize(ins);
+	for (i = 0; i < nv; i++) {
+		free(v[i].chan);
+		free(v[i].peer);
+	}
+	for (i = 0; i < nh; i++)
+		free(hosts[i]);
+	free(v);
+	free(hosts);
+	free(hpid);
+	return err;
+}
+
 int match_session(struct session *s, struct match_stats *stp, char **cause)
 {
 	sqlite3 *db = session_db(s);
@@ -160,7 +339,9 @@ int match_session(struct session *s, struct match_stats *stp, char **cause)
 	char **strs = NULL;
 	int err;
 
-	err = match_load(db, &sv, &ns, &rv, &nr, &strs, &nstrs);
+	err = match_unix_pending(db);
+	if (!err)
+		err = match_load(db, &sv, &ns, &rv, &nr, &strs, &nstrs);
 	if (err)
 		goto out;
 	st.sends = ns;

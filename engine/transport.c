@@ -1,6 +1,16 @@
 /*
  * engine/transport.c - spawning propeld, locally or through ssh, and the
  * first words with it (see engine/transport.h).
+ *
+ *   transport_start: spawned, HELLO sent --> HELLO
+ *   HELLO --its HELLO read (transport_step)--> UP (one kernel), or
+ *       CLOCK (first TIME sent)
+ *   CLOCK --TRANSPORT_ROUNDS answers (transport_step)--> UP
+ *   any --end of stream, a bad answer, the deadline--> failed (-errno,
+ *       the cause ssh's last line when it said one)
+ *
+ * Nothing here waits but transport_open (the blocking form, for this
+ * host) and the 100 ms a dead child gets to finish its last line.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,9 +32,12 @@
 
 #define PR_DOMAIN "transport"
 
-#define TRANSPORT_HELLO_MS 15000
+#define TRANSPORT_HELLO_MS 15000 /* to the HELLO answer (ssh's login) */
+#define TRANSPORT_FRAME_MS 5000  /* to each TIME answer */
 #define TRANSPORT_SOCKET "/run/propel/propeld.sock" /* inject/propeld.c */
 #define TRANSPORT_ROUNDS 8
+
+static int transport_failed(struct transport *t, int err, char **cause);
 
 static void transport_propeld(char *buf, size_t n)
 {
@@ -126,13 +139,21 @@ void transport_set_values(const char *values)
 	transport_values = values && *values ? values : NULL;
 }
 
-int transport_open(const char *host, uint32_t flags, struct transport **out,
-		   char **cause)
+static int64_t transport_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+int transport_start(const char *host, uint32_t flags, struct transport **out,
+		    char **cause)
 {
 	struct transport *t = calloc(1, sizeof(*t));
-	char propeld[PATH_MAX], buf[4096], magic[32], ssh[1024], *argv[64];
+	char propeld[PATH_MAX], ssh[1024], *argv[64];
 	const char *remote;
-	int err, type = 0, argc = 0, ver = 0;
+	int err, argc = 0;
 
 	*out = NULL;
 	if (!t)
@@ -176,43 +197,12 @@ hello:
 	err = wire_sendf(t->to, WIRE_HELLO, "%s %d %u%s%s", WIRE_MAGIC,
 			 WIRE_VERSION, flags, transport_values ? " " : "",
 			 transport_values ? transport_values : "");
-	if (!err) {
-		struct pollfd p = { t->from, POLLIN, 0 };
-
-		if (poll(&p, 1, TRANSPORT_HELLO_MS) <= 0)
-			err = -ETIMEDOUT;
-		else
-			err = wire_recv(t->from, &type, buf, sizeof(buf), 5000);
-	}
-	if (err >= 0 && type == WIRE_RESULT) {
-		int code = 0, n = 0;
-
-		sscanf(buf, "%*u %d %*d %n", &code, &n);
-		err = propel_cause(cause, code ? code : -EPROTO, "propeld: %s",
-				   buf + n);
-		goto fail;
-	}
-	if (err >= 0 && (type != WIRE_HELLO ||
-			 sscanf(buf, "%31s %d %64s %d %63s %511s %1023s", magic,
-				&ver, t->host, &t->remote_pid, t->boot, t->dir,
-				t->addrs) != 7 ||
-			 strcmp(magic, WIRE_MAGIC) || ver != WIRE_VERSION))
-		err = propel_cause(cause, -EPROTO, "propeld answered \"%.100s\", "
-						   "expected %s %d", buf,
-				   WIRE_MAGIC, WIRE_VERSION);
 	if (err < 0) {
-		char last[512];
-
-		/* the child may not have written its last word yet */
-		if (err == -EPIPE)
-			usleep(100 * 1000);
-		transport_last_err(t, last, sizeof(last));
-		propel_cause(cause, err, "%s", last[0] ? last
-				     : err == -EPIPE ? "no propeld there"
-				     : strerror(-err));
+		err = transport_failed(t, err, cause);
 		goto fail;
 	}
-	pr_dbg("%s: host %s dir %s addrs %s", t->name, t->host, t->dir, t->addrs);
+	t->phase = TRANSPORT_HELLO;
+	t->deadline_ns = transport_now() + TRANSPORT_HELLO_MS * 1000000LL;
 	*out = t;
 	return 0;
 fail:
@@ -220,20 +210,55 @@ fail:
 	return err < 0 ? err : -EPROTO;
 }
 
-static int64_t transport_now(void)
+/* The line failed with err: the cause is the host's own last word on
+ * stderr (ssh's), if it said one. */
+static int transport_failed(struct transport *t, int err, char **cause)
 {
-	struct timespec ts;
+	char last[512];
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	/* the child may not have written its last word yet */
+	if (err == -EPIPE)
+		usleep(100 * 1000);
+	transport_last_err(t, last, sizeof(last));
+	return propel_cause(cause, err, "%s", last[0] ? last
+			    : err == -EPIPE ? "no propeld there"
+			    : strerror(-err));
 }
 
-int transport_clock(struct transport *t, char **cause)
+/* The HELLO answer in buf (type): the host's name, boot id, directory,
+ * addresses.  0 or -errno with *cause. */
+static int transport_hello(struct transport *t, int type, const char *buf,
+			   char **cause)
 {
-	char boot[64] = "", buf[256];
+	char magic[32];
+	int ver = 0;
+
+	if (type == WIRE_RESULT) {
+		int code = 0, n = 0;
+
+		sscanf(buf, "%*u %d %*d %n", &code, &n);
+		return propel_cause(cause, code ? code : -EPROTO,
+				    "propeld: %s", buf + n);
+	}
+	if (type != WIRE_HELLO ||
+	    sscanf(buf, "%31s %d %64s %d %63s %511s %1023s", magic, &ver,
+		   t->host, &t->remote_pid, t->boot, t->dir, t->addrs) != 7 ||
+	    strcmp(magic, WIRE_MAGIC) || ver != WIRE_VERSION)
+		return propel_cause(cause, -EPROTO, "propeld answered "
+				    "\"%.100s\", expected %s %d", buf,
+				    WIRE_MAGIC, WIRE_VERSION);
+	pr_dbg("%s: host %s dir %s addrs %s", t->name, t->host, t->dir,
+	       t->addrs);
+	return 0;
+}
+
+/* After the HELLO: one kernel (boot id), one CLOCK_MONOTONIC; else the
+ * first TIME of the exchange goes out.  1 when the clock is known. */
+static int transport_clock_begin(struct transport *t)
+{
+	char boot[64] = "";
 	const char *force = getenv("PROPEL_CLOCK_EXCHANGE");
-	int64_t best = -1;
-	int fd, i;
+	int fd;
 
 	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -248,32 +273,93 @@ int transport_clock(struct transport *t, char **cause)
 	if (t->same_clock && !(force && *force == '1')) {
 		/* one kernel, one CLOCK_MONOTONIC (network namespaces) */
 		t->offset_ns = t->err_ns = 0;
-		return 0;
+		return 1;
 	}
-	for (i = 0; i < TRANSPORT_ROUNDS; i++) {
-		int64_t t1, t2, t3;
-		long long remote;
-		int type = 0, err;
+	t->phase = TRANSPORT_CLOCK;
+	t->rounds = 0;
+	t->best_ns = -1;
+	return 0;
+}
 
-		t1 = transport_now();
-		err = wire_send(t->to, WIRE_TIME, NULL, 0);
-		if (!err)
-			err = wire_recv(t->from, &type, buf, sizeof(buf), 5000);
-		t3 = transport_now();
-		if (err < 0 || type != WIRE_TIME ||
-		    sscanf(buf, "%lld", &remote) != 1)
-			return propel_cause(cause, err < 0 ? err : -EPROTO,
-					    "%s: clock exchange failed",
-					    t->host);
+/* Send the next TIME of the exchange (t1 noted). */
+static int transport_time_send(struct transport *t)
+{
+	t->t1_ns = transport_now();
+	t->deadline_ns = t->t1_ns + TRANSPORT_FRAME_MS * 1000000LL;
+	return wire_send(t->to, WIRE_TIME, NULL, 0);
+}
+
+int transport_step(struct transport *t, int readable, char **cause)
+{
+	char buf[4096];
+	int type = 0, err;
+
+	if (t->phase == TRANSPORT_UP)
+		return 1;
+	if (!readable) {
+		if (transport_now() < t->deadline_ns)
+			return 0;
+		return propel_cause(cause, -ETIMEDOUT, "%s: no answer in %d s",
+				    t->name,
+				    t->phase == TRANSPORT_HELLO
+					    ? TRANSPORT_HELLO_MS / 1000
+					    : TRANSPORT_FRAME_MS / 1000);
+	}
+	err = wire_recv(t->from, &type, buf, sizeof(buf), TRANSPORT_FRAME_MS);
+	if (err < 0)
+		return transport_failed(t, err, cause);
+	if (t->phase == TRANSPORT_HELLO) {
+		err = transport_hello(t, type, buf, cause);
+		if (err)
+			return err;
+		if (transport_clock_begin(t)) {
+			t->phase = TRANSPORT_UP;
+			return 1;
+		}
+	} else {
+		int64_t t3 = transport_now(), t2;
+		long long remote;
+
+		if (type != WIRE_TIME || sscanf(buf, "%lld", &remote) != 1)
+			return propel_cause(cause, -EPROTO, "%s: clock "
+					    "exchange failed", t->host);
 		t2 = remote;
 		/* the remote read its clock somewhere in [t1, t3] */
-		if (best < 0 || t3 - t1 < best) {
-			best = t3 - t1;
-			t->offset_ns = (t1 + t3) / 2 - t2;
-			t->err_ns = (best + 1) / 2;
+		if (t->best_ns < 0 || t3 - t->t1_ns < t->best_ns) {
+			t->best_ns = t3 - t->t1_ns;
+			t->offset_ns = (t->t1_ns + t3) / 2 - t2;
+			t->err_ns = (t->best_ns + 1) / 2;
+		}
+		if (++t->rounds == TRANSPORT_ROUNDS) {
+			t->phase = TRANSPORT_UP;
+			return 1;
 		}
 	}
-	return 0;
+	err = transport_time_send(t);
+	return err < 0 ? transport_failed(t, err, cause) : 0;
+}
+
+int transport_open(const char *host, uint32_t flags, struct transport **out,
+		   char **cause)
+{
+	struct transport *t = NULL;
+	int err;
+
+	err = transport_start(host, flags, &t, cause);
+	while (!err) {
+		int64_t left = (t->deadline_ns - transport_now()) / 1000000;
+		struct pollfd p = { t->from, POLLIN, 0 };
+
+		err = transport_step(t, left > 0 && poll(&p, 1, (int)left) > 0,
+				     cause);
+		if (err == 1) {
+			*out = t;
+			return 0;
+		}
+	}
+	if (t)
+		transport_close(t);
+	return err;
 }
 
 int transport_has_addr(const struct transport *t, const char *addr)
@@ -315,6 +401,15 @@ void transport_hangup(struct transport *t)
 		waitpid(t->pid, &st, 0);
 		t->pid = 0;
 	}
+}
+
+void transport_kill(struct transport *t)
+{
+	if (t && t->pid > 0) {
+		kill(-t->pid, SIGKILL); /* its group (setpgid in the child) */
+		kill(t->pid, SIGKILL);
+	}
+	transport_hangup(t);
 }
 
 void transport_close(struct transport *t)

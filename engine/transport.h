@@ -15,8 +15,11 @@
  *                    user, as SO_PEERCRED allows), this host is reached
  *                    through it instead of a child
  *
- * transport_open says HELLO and reads the host's answer (its name, boot
- * id, session directory, addresses); transport_clock aligns its clock.
+ * transport_start spawns it and says HELLO; transport_step, each time
+ * its line is readable (or to see the deadline pass), reads the host's
+ * answer (its name, boot id, session directory, addresses) and aligns its
+ * clock, without ever waiting: the coordinator serves its other hosts
+ * while ssh logs in.  transport_open does both, waiting (this host).
  * Errors: 0 or -errno with a one-line cause (ssh's own last line when ssh
  * fails).  Used by engine/follow.c.
  */
@@ -40,10 +43,30 @@ struct transport {
 	/* its CLOCK_MONOTONIC + offset_ns = ours, within err_ns */
 	int64_t offset_ns, err_ns;
 	int same_clock;     /* same kernel (boot id): offset 0, exact */
+	/* reaching it (engine/transport.c draws the phases) */
+	int phase;          /* TRANSPORT_HELLO, _CLOCK, _UP */
+	int64_t deadline_ns; /* CLOCK_MONOTONIC: give up then */
+	int rounds;         /* clock exchange: answers so far */
+	int64_t t1_ns, best_ns; /* the TIME in flight went out at t1 */
 };
 
-/* Connect (host NULL: this host), say HELLO with flags (PROPEL_START_*
- * for every injection there).  0 with *out, or -errno with *cause. */
+enum { TRANSPORT_HELLO, TRANSPORT_CLOCK, TRANSPORT_UP };
+
+/* Spawn (host NULL: this host) and say HELLO with flags (PROPEL_START_*
+ * for every injection there); the answer is transport_step's.  0 with
+ * *out, or -errno with *cause. */
+int transport_start(const char *host, uint32_t flags, struct transport **out,
+		    char **cause);
+
+/* One step on the way: readable says t->from has something (else only
+ * the deadline is looked at).  1: up (HELLO read, clock aligned: an
+ * NTP-style exchange, best of several round trips, offset and error
+ * bound half the best round trip; one kernel: 0 and 0 unless
+ * PROPEL_CLOCK_EXCHANGE=1), 0: not yet, -errno with *cause: failed. */
+int transport_step(struct transport *t, int readable, char **cause);
+
+/* transport_start, then transport_step until up, waiting.  0 with *out,
+ * or -errno with *cause. */
 int transport_open(const char *host, uint32_t flags, struct transport **out,
 		   char **cause);
 
@@ -51,11 +74,6 @@ int transport_open(const char *host, uint32_t flags, struct transport **out,
  * said in every later HELLO so that each host's agents record them; NULL
  * or "" for none.  The string must outlive the transports. */
 void transport_set_values(const char *values);
-
-/* NTP-style exchange (WIRE_TIME, best of several round trips): offset and
- * error bound (half the best round trip).  Same kernel: 0 and 0, unless
- * PROPEL_CLOCK_EXCHANGE=1.  0 or -errno. */
-int transport_clock(struct transport *t, char **cause);
 
 /* 1 if addr (numeric) is one of the host's addresses. */
 int transport_has_addr(const struct transport *t, const char *addr);
@@ -68,5 +86,8 @@ void transport_last_err(struct transport *t, char *buf, size_t size);
 void transport_hangup(struct transport *t);
 /* transport_hangup, and free t. */
 void transport_close(struct transport *t);
+/* Give up on a line now: its child (ssh, and what ssh started) killed,
+ * not waited for; t stays readable. */
+void transport_kill(struct transport *t);
 
 #endif

@@ -13,7 +13,9 @@
 #include <ifaddrs.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -92,6 +94,10 @@ void peer_name(const struct peer_addr *a, char *buf, size_t size)
 {
 	char h[64];
 
+	if (!a->alen && !a->pino && !strcmp(a->kind, "unix")) {
+		snprintf(buf, size, "unix:? (not accepted yet)");
+		return;
+	}
 	if (!a->alen) {
 		snprintf(buf, size, "%s:%llu", a->kind,
 			 (unsigned long long)a->pino);
@@ -203,31 +209,20 @@ static int peer_wild(const uint32_t *diag, int fam)
 }
 
 /*
- * Dump the sockets of family fam and protocol proto: ino[1] the exact
- * connected socket of a's peer end, ino[0] a listener or bound socket on
- * the peer's port (left alone when not found).
+ * One NETLINK_SOCK_DIAG dump: req (len bytes, NLM_F_DUMP set) sent, each
+ * answer given to each(h, arg).  0 or -errno.
  */
-static int peer_diag(int fam, int proto, const struct peer_addr *a,
-		     uint64_t ino[2])
+static int peer_dump(void *req, size_t len,
+		     void (*each)(const struct nlmsghdr *h, void *arg),
+		     void *arg)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct inet_diag_req_v2 r;
-	} req;
 	char buf[16384];
 	int fd, done = 0, err = 0;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (fd < 0)
 		return -errno;
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.r.sdiag_family = (uint8_t)fam;
-	req.r.sdiag_protocol = (uint8_t)proto;
-	req.r.idiag_states = ~0u;
-	if (send(fd, &req, sizeof(req), 0) < 0) {
+	if (send(fd, req, len, 0) < 0) {
 		err = -errno;
 		close(fd);
 		return err;
@@ -242,34 +237,117 @@ static int peer_diag(int fam, int proto, const struct peer_addr *a,
 		}
 		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
 		     h = NLMSG_NEXT(h, n)) {
-			struct inet_diag_msg *m = NLMSG_DATA(h);
-			int level;
-
 			if (h->nlmsg_type == NLMSG_DONE ||
 			    h->nlmsg_type == NLMSG_ERROR) {
 				done = 1;
 				break;
 			}
-			if (ntohs(m->id.idiag_sport) != a->pport || !m->idiag_inode)
-				continue;
-			if (peer_addr_eq(m->id.idiag_src, fam, a->paddr, a->alen) &&
-			    ntohs(m->id.idiag_dport) == a->lport &&
-			    peer_addr_eq(m->id.idiag_dst, fam, a->laddr, a->alen))
-				level = 2;
-			else if ((proto == IPPROTO_TCP
-					  ? m->idiag_state == PEER_TCP_LISTEN
-					  : peer_wild(m->id.idiag_dst, fam)) &&
-				 (peer_wild(m->id.idiag_src, fam) ||
-				  peer_addr_eq(m->id.idiag_src, fam, a->paddr,
-					       a->alen)))
-				level = 1;
-			else
-				continue;
-			ino[level - 1] = m->idiag_inode;
+			each(h, arg);
 		}
 	}
 	close(fd);
 	return err;
+}
+
+struct peer_inet_find {
+	int fam, proto;
+	const struct peer_addr *a;
+	uint64_t *ino;
+};
+
+static void peer_inet_each(const struct nlmsghdr *h, void *arg)
+{
+	const struct peer_inet_find *q = arg;
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	const struct peer_addr *a = q->a;
+	int fam = q->fam, level;
+
+	if (ntohs(m->id.idiag_sport) != a->pport || !m->idiag_inode)
+		return;
+	if (peer_addr_eq(m->id.idiag_src, fam, a->paddr, a->alen) &&
+	    ntohs(m->id.idiag_dport) == a->lport &&
+	    peer_addr_eq(m->id.idiag_dst, fam, a->laddr, a->alen))
+		level = 2;
+	else if ((q->proto == IPPROTO_TCP ? m->idiag_state == PEER_TCP_LISTEN
+					  : peer_wild(m->id.idiag_dst, fam)) &&
+		 (peer_wild(m->id.idiag_src, fam) ||
+		  peer_addr_eq(m->id.idiag_src, fam, a->paddr, a->alen)))
+		level = 1;
+	else
+		return;
+	q->ino[level - 1] = m->idiag_inode;
+}
+
+/*
+ * Dump the sockets of family fam and protocol proto: ino[1] the exact
+ * connected socket of a's peer end, ino[0] a listener or bound socket on
+ * the peer's port (left alone when not found).
+ */
+static int peer_diag(int fam, int proto, const struct peer_addr *a,
+		     uint64_t ino[2])
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	struct peer_inet_find q = { fam, proto, a, ino };
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.r.sdiag_family = (uint8_t)fam;
+	req.r.sdiag_protocol = (uint8_t)proto;
+	req.r.idiag_states = ~0u;
+	return peer_dump(&req, sizeof(req), peer_inet_each, &q);
+}
+
+struct peer_unix_find {
+	uint64_t client, listener;
+};
+
+static void peer_unix_each(const struct nlmsghdr *h, void *arg)
+{
+	struct peer_unix_find *q = arg;
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+	const struct rtattr *a = (const struct rtattr *)(m + 1);
+	int len = (int)h->nlmsg_len - (int)NLMSG_LENGTH(sizeof(*m));
+
+	for (; !q->listener && RTA_OK(a, len); a = RTA_NEXT(a, len)) {
+		const uint32_t *v = RTA_DATA(a);
+		size_t i;
+
+		if (a->rta_type != UNIX_DIAG_ICONS)
+			continue;
+		for (i = 0; i < (size_t)RTA_PAYLOAD(a) / 4; i++)
+			if (v[i] == q->client)
+				q->listener = m->udiag_ino;
+	}
+}
+
+/*
+ * The listening AF_UNIX socket whose accept queue holds a connection from
+ * the socket of inode client (unix_diag UNIX_DIAG_ICONS: the inodes of the
+ * connecting ends): its inode, 0 if none, or -errno.
+ */
+static int64_t peer_unix_listener(uint64_t client)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req r;
+	} req;
+	struct peer_unix_find q = { client, 0 };
+	int err;
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = 1u << PEER_TCP_LISTEN;
+	req.r.udiag_show = UDIAG_SHOW_ICONS;
+	err = peer_dump(&req, sizeof(req), peer_unix_each, &q);
+	return q.listener ? (int64_t)q.listener : err;
 }
 
 /* ---- inodes to processes ---- */
@@ -327,6 +405,17 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 	peer_name(a, name, sizeof(name));
 	if (!strcmp(a->kind, "pipe"))
 		return peer_holders("pipe", a->pino, except, pids, max);
+	if (!strcmp(a->kind, "unix") && !a->pino && a->lino) {
+		/* connected, not accepted yet: whoever holds the listener */
+		int64_t l = peer_unix_listener(a->lino);
+
+		if (l < 0)
+			return propel_cause(cause, (int)l, "sock_diag: %s",
+					    strerror((int)-l));
+		return l ? peer_holders("socket", (uint64_t)l, except, pids,
+					max)
+			 : 0;
+	}
 	if (!strcmp(a->kind, "unix") || !strcmp(a->kind, "unixd"))
 		return a->pino ? peer_holders("socket", a->pino, except, pids,
 					      max)

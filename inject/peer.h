@@ -9,7 +9,9 @@
  *          peer's port (the connection is still in its accept queue);
  *          socket inode -> processes through /proc/PID/fd
  *   udp    the socket bound to the peer's port (connected to us first)
- *   unix   the peer socket's inode (the agent has it from unix_diag)
+ *   unix   the peer socket's inode (the agent has it from unix_diag);
+ *          a connection not accepted yet (peer inode 0): the listener
+ *          whose accept queue holds it (UNIX_DIAG_ICONS)
  *   unixd  the receiving socket's inode
  *   pipe   the pipe's inode, held by another process
  *

@@ -51,8 +51,15 @@
  *       E <status>                                   clean exit seen
  *   <pid>.<nonce>.<tid>.ring     the thread's ring
  *   chan.<pipe|unix>.<inode>     byte counts of a pipe or UNIX stream
- *                                direction, shared by every agent that
+ *                                direction (the pipe's inode, the sending
+ *                                socket's), shared by every agent that
  *                                holds it (inject/agent/comm.c)
+ *   chan.orphan.<inode>          the same, of a UNIX stream whose other end
+ *                                is unknown
+ *   chan.upeer.<inode>, chan.upend.<pid>.<hash>.<seq>
+ *                                symlinks to a socket's inode: who is at
+ *                                the other end of a UNIX stream
+ *                                (inject/agent/comm.c)
  * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library,
  * 4 = its ENTRY records are followed by ARG(an argument), 8 = its EXIT
  * records by ARG(rax): values a mapping directive names (share/agent-abi.h).

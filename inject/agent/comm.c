@@ -38,7 +38,8 @@
  *           every call asks the kernel again (COMM_SHARED).
  *   pipes and AF_UNIX streams: two positions kept in shared memory, one
  *           small file per channel direction in the session directory
- *           (chan.<pipe|unix>.<inode of the receiving end>), mapped
+ *           (chan.pipe.<inode of the pipe>, chan.unix.<inode of the
+ *           sending socket>: a writer always knows its own), mapped
  *           MAP_SHARED by every traced process that holds either end (fork,
  *           exec, attach): W, the offset of the next byte written, and R,
  *           of the next byte read; W - R is the backlog.  The file is made
@@ -57,11 +58,16 @@
  *   UDP and AF_UNIX datagrams: no offset; the engine pairs by channel,
  *           length, content hash and order.
  *
+ * Pipes and AF_UNIX streams (their positions files, the sockets' peers)
+ * are inject/agent/comm-stream.c's, through inject/agent/comm-int.h.
+ *
  * Channels: tcp/udp by both addresses (a wildcard local address is
  * replaced by the source address the kernel routes to the peer with);
  * pipes by the pipe's inode; AF_UNIX streams by both sockets' inodes (the
- * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER); AF_UNIX datagrams by
- * the receiving socket's inode.
+ * peer's from NETLINK_SOCK_DIAG, UDIAG_SHOW_PEER; a connection not
+ * accepted yet, or whose other end has closed, is named as the section
+ * "AF_UNIX streams whose other end is not named" says); AF_UNIX datagrams
+ * by the receiving socket's inode.
  *
  * sendfile is a send on its output descriptor, splice a recv on its input
  * and a send on its output (streams only: they carry no buffer to hash).
@@ -82,12 +88,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
 #include <linux/sockios.h>
 #include <linux/tcp.h>
-#include <linux/unix_diag.h>
 #include <netinet/in.h>
 #include <sched.h>
 #include <stdio.h>
@@ -101,74 +103,27 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/comm-int.h"
 
-#define COMM_F_OFFSET 1u /* ARG 1 is a stream offset */
-#define COMM_F_DGRAM 2u  /* ARG 1 is a datagram's hash */
-#define COMM_CHAN_NONE 0xffffffffu
-
-#define COMM_SHARED 1u   /* TCP: another process may use it: ask each time */
-#define COMM_SEND_OK 2u  /* send_next is known */
-#define COMM_RECV_OK 4u  /* recv_next is known */
-#define COMM_NOPEER 8u   /* no channel could be named */
-#define COMM_IN_JOINED 16u  /* pipes, unix: R is this process's too */
-#define COMM_OUT_JOINED 32u /* W is */
-
-/* Set by an injection (attach): calls before it were not seen here. */
-static int64_t comm_since_ns;
-
-/* Byte counts of one direction of a pipe or AF_UNIX stream (a file). */
-struct comm_ctr {
-	volatile uint64_t magic; /* COMM_CTR_MAGIC once the rest is set */
-	volatile int64_t created_ns; /* CLOCK_MONOTONIC */
-	volatile int64_t written;    /* W: offset of the next byte written */
-	volatile int64_t read;       /* R: of the next byte read */
-};
-#define COMM_CTR_MAGIC 0x32525443504f5250ull /* "PROPCTR2" */
-
-struct comm_fd {
-	uint32_t flags;
-	uint32_t chan; /* streams, connected datagram sockets; NONE */
-	int64_t send_next, recv_next; /* TCP */
-	struct comm_ctr *in, *out;    /* pipes, AF_UNIX streams */
-	uint64_t ino, peer_ino;
-	/* datagram sockets: the local address (wildcard resolved per peer) */
-	uint8_t laddr[16];
-	uint16_t lport;
-	uint8_t alen; /* 4, 16; 0 unknown */
-	/* datagrams: the last peer and its channel (under comm_lock) */
-	uint8_t last_alen;
-	uint16_t last_pport;
-	uint8_t last_paddr[16];
-	uint32_t last_chan;
-};
-
-struct comm_chan {
-	uint8_t type, alen;
-	uint16_t lport, pport;
-	uint8_t laddr[16], paddr[16];
-	uint64_t lino, pino;
-	uint32_t hnext; /* id + 1 of the next in its bucket, 0 = end */
-};
-
-#define COMM_CHAN_MAX 65536
 #define COMM_HASH 4096
 
+int64_t comm_since_ns;
 uint8_t *comm_fdtype;
-static struct comm_fd *comm_fds;
-static struct comm_chan *comm_chans;
-static uint32_t comm_nchans;
+struct comm_fd *comm_fds;
+struct comm_chan *comm_chans;
+uint32_t comm_nchans;
 static uint32_t comm_hash[COMM_HASH];
 static volatile int comm_spin;
 /* channels whose peer this process has asked to be traced (propagate.c) */
 static uint64_t comm_asked[COMM_CHAN_MAX / 64];
 
-static void comm_lock(void)
+void comm_lock(void)
 {
 	while (__atomic_exchange_n(&comm_spin, 1, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
 
-static void comm_unlock(void)
+void comm_unlock(void)
 {
 	__atomic_store_n(&comm_spin, 0, __ATOMIC_RELEASE);
 }
@@ -235,7 +190,7 @@ static void comm_hex(char *out, const uint8_t *a, int n)
 	out[2 * n] = 0;
 }
 
-static void comm_chan_line(uint32_t id, const struct comm_chan *c)
+void comm_chan_line(uint32_t id, const struct comm_chan *c)
 {
 	char l[40], p[40];
 
@@ -385,189 +340,6 @@ static void comm_route_src(uint8_t *laddr, const uint8_t *paddr, int alen,
 	close(s);
 }
 
-/* An AF_UNIX socket's peer inode and receive queue (sock_diag): 0, -1. */
-static int comm_unix_diag(uint64_t ino, uint64_t *peer, int64_t *rqlen)
-{
-	struct {
-		struct nlmsghdr nlh;
-		struct unix_diag_req r;
-	} req;
-	union {
-		struct nlmsghdr nlh;
-		char buf[8192];
-	} ans;
-	struct sockaddr_nl nl = { .nl_family = AF_NETLINK };
-	ssize_t n;
-	int s, ret = -1;
-
-	*peer = 0;
-	*rqlen = -1;
-	s = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (s < 0)
-		return -1;
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST;
-	req.r.sdiag_family = AF_UNIX;
-	req.r.udiag_ino = (uint32_t)ino;
-	req.r.udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_RQLEN;
-	req.r.udiag_cookie[0] = req.r.udiag_cookie[1] = ~0u;
-	if (sendto(s, &req, sizeof(req), 0, (struct sockaddr *)&nl,
-		   sizeof(nl)) != sizeof(req))
-		goto out;
-	n = recv(s, &ans, sizeof(ans), 0);
-	if (n > 0 && NLMSG_OK(&ans.nlh, (size_t)n) &&
-	    ans.nlh.nlmsg_type == SOCK_DIAG_BY_FAMILY) {
-		struct unix_diag_msg *m = NLMSG_DATA(&ans.nlh);
-		struct rtattr *a = (struct rtattr *)(m + 1);
-		int len = (int)ans.nlh.nlmsg_len - NLMSG_LENGTH(sizeof(*m));
-
-		ret = 0;
-		for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-			if (a->rta_type == UNIX_DIAG_PEER &&
-			    RTA_PAYLOAD(a) >= 4)
-				*peer = *(uint32_t *)RTA_DATA(a);
-			if (a->rta_type == UNIX_DIAG_RQLEN &&
-			    RTA_PAYLOAD(a) >= sizeof(struct unix_diag_rqlen))
-				*rqlen = ((struct unix_diag_rqlen *)RTA_DATA(a))
-						 ->udiag_rqueue;
-		}
-	}
-out:
-	close(s);
-	return ret;
-}
-
-static uint64_t comm_unix_peer(uint64_t ino)
-{
-	uint64_t peer;
-	int64_t q;
-
-	return comm_unix_diag(ino, &peer, &q) ? 0 : peer;
-}
-
-/*
- * Bytes queued in a pipe or UNIX stream direction, as fd's process can
- * see them: FIONREAD on a pipe (either end) or on the receiving socket;
- * the peer's receive queue for a UNIX stream's sending end.  -1 unknown.
- */
-static int64_t comm_backlog(int fd, unsigned ct, int out)
-{
-	int q = 0;
-
-	if (ct == CT_USTREAM && out) {
-		uint64_t peer;
-		int64_t r;
-
-		return comm_unix_diag(comm_fds[fd].peer_ino, &peer, &r) ? -1 : r;
-	}
-	return ioctl(fd, FIONREAD, &q) < 0 ? -1 : q;
-}
-
-/* ---- shared byte counts of pipes and AF_UNIX streams ---- */
-
-#define COMM_CTR_CACHE 256
-static struct {
-	uint64_t ino;
-	char kind; /* 'p'ipe or 'u'nix: inodes of two file systems */
-	struct comm_ctr *c;
-} comm_ctr_cache[COMM_CTR_CACHE];
-
-/*
- * The positions of the direction flowing into inode ino (a pipe, or the
- * receiving socket), made if new with the backlog that fd (of type ct,
- * the sending end if out) sees; *made = 1 then.  NULL when the file cannot
- * be made.
- */
-/* An existing positions file, complete (its maker links it in only when
- * it is), or NULL. */
-static struct comm_ctr *comm_ctr_map(const char *path)
-{
-	struct comm_ctr *c;
-	struct stat st;
-	int cfd = open(path, O_RDWR | O_CLOEXEC);
-
-	if (cfd < 0)
-		return NULL;
-	/* never map past its end: that would be SIGBUS in the program */
-	if (fstat(cfd, &st) < 0 || st.st_size < 4096) {
-		close(cfd);
-		return NULL;
-	}
-	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
-	close(cfd);
-	if (c == MAP_FAILED)
-		return NULL;
-	if (c->magic != COMM_CTR_MAGIC) {
-		munmap(c, 4096);
-		return NULL;
-	}
-	return c;
-}
-
-static struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
-				     unsigned ct, int out, int *made_here)
-{
-	struct comm_ctr *c;
-	char path[640], tmp[680];
-	int cfd, slot = (int)(ino % COMM_CTR_CACHE);
-	int64_t q;
-
-	*made_here = 0;
-	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c &&
-	    comm_ctr_cache[slot].kind == kind[0])
-		return comm_ctr_cache[slot].c;
-	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
-		 (unsigned long long)ino);
-	c = comm_ctr_map(path);
-	if (c)
-		goto out;
-	/*
-	 * Made complete under a name of our own, its blocks allocated (a
-	 * full /dev/shm must not show up as SIGBUS later), then linked in
-	 * under its name: another process that made it first wins, and
-	 * nobody ever maps a file still being made.
-	 */
-	snprintf(tmp, sizeof(tmp), "%s/chan.tmp.%d.%d", ag_cfg.dir,
-		 (int)getpid(), (int)ag_gettid());
-	cfd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (cfd < 0)
-		return NULL;
-	if (!ag_fsize_ok(cfd, 4096) || posix_fallocate(cfd, 0, 4096) != 0) {
-		close(cfd);
-		unlink(tmp);
-		return NULL;
-	}
-	c = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, cfd, 0);
-	close(cfd);
-	if (c == MAP_FAILED) {
-		unlink(tmp);
-		return NULL;
-	}
-	q = comm_backlog(fd, ct, out);
-	c->created_ns = (int64_t)ag_mono_ns();
-	c->written = 0;
-	c->read = q > 0 ? -q : 0;
-	c->magic = COMM_CTR_MAGIC;
-	if (link(tmp, path) == 0) {
-		unlink(tmp);
-		*made_here = 1;
-		goto out;
-	}
-	unlink(tmp);
-	munmap(c, 4096);
-	c = errno == EEXIST ? comm_ctr_map(path) : NULL;
-	if (!c)
-		return NULL;
-out:
-	comm_ctr_cache[slot].c = NULL;
-	comm_ctr_cache[slot].ino = ino;
-	comm_ctr_cache[slot].kind = kind[0];
-	comm_ctr_cache[slot].c = c;
-	return c;
-}
-
 /* ---- TCP offsets from the kernel ---- */
 
 static int comm_tcp_info(int fd, struct tcp_info *ti)
@@ -707,26 +479,42 @@ static unsigned comm_classify(int fd)
 	}
 	if (dom == AF_UNIX) {
 		ct = type == SOCK_STREAM ? CT_USTREAM : CT_UDGRAM;
-		c->peer_ino = comm_unix_peer(st.st_ino);
 		ch.type = (uint8_t)ct;
-		if (ct == CT_USTREAM) {
-			if (!c->peer_ino) {
-				c->flags |= COMM_NOPEER;
+		if (ct == CT_UDGRAM) {
+			struct comm_udiag u;
+
+			/* connected: datagrams go to the peer's inode */
+			if (!comm_unix_diag(st.st_ino, &u))
+				c->peer_ino = u.peer;
+		} else {
+			int mi = 0, mo, how;
+
+			if (getpeername(fd, (struct sockaddr *)&pa, &pl) < 0) {
+				c->flags |= COMM_NOPEER; /* not connected */
 				goto done;
+			}
+			c->peer_ino = comm_unix_find(fd, st.st_ino, &how);
+			if (how == COMM_PEER_LIVE)
+				comm_unix_note(st.st_ino, c->peer_ino);
+			if (how == COMM_PEER_NONE) {
+				c->flags |= COMM_PEND;
+				c->upend = comm_upend_add(fd, st.st_ino);
 			}
 			ch.lino = st.st_ino;
 			ch.pino = c->peer_ino;
 			c->chan = comm_chan_id(&ch);
-			{
-				int mi, mo;
-
-				c->in = comm_ctr_get("unix", st.st_ino, fd,
+			/* each direction's file is named by its sending
+			 * socket: a writer always knows its own */
+			if (c->peer_ino)
+				c->in = comm_ctr_get("unix", c->peer_ino, fd,
 						     CT_USTREAM, 0, &mi);
-				c->out = comm_ctr_get("unix", c->peer_ino, fd,
-						      CT_USTREAM, 1, &mo);
-				c->flags |= (mi ? COMM_IN_JOINED : 0) |
-					    (mo ? COMM_OUT_JOINED : 0);
-			}
+			else if (how == COMM_PEER_GONE)
+				c->in = comm_ctr_get("orphan", st.st_ino, fd,
+						     CT_USTREAM, 0, &mi);
+			c->out = comm_ctr_get("unix", st.st_ino, fd,
+					      CT_USTREAM, 1, &mo);
+			c->flags |= (mi ? COMM_IN_JOINED : 0) |
+				    (mo ? COMM_OUT_JOINED : 0);
 		}
 		goto done;
 	}
@@ -842,6 +630,8 @@ static unsigned comm_look(int64_t fd)
 		ct = comm_classify((int)fd);
 	if (ct == CT_UNKNOWN)
 		return CT_OTHER;
+	if (comm_fds[fd].flags & COMM_PEND)
+		comm_unix_resolve((int)fd, 0);
 	if (ct != CT_OTHER && (comm_fds[fd].flags & COMM_NOPEER)) {
 		/* connected since (or accepted under it): again */
 		ct = comm_classify((int)fd);
@@ -852,9 +642,8 @@ static unsigned comm_look(int64_t fd)
 }
 
 /* TCP: the offset of the next byte in that direction, from the kernel,
- * once (or every time, for a socket shared with another process). */
-static void comm_join(int fd, unsigned ct, int send);
-
+ * once (or every time, for a socket shared with another process); pipes
+ * and UNIX streams: comm_join. */
 static void comm_learn(int fd, unsigned ct, int send)
 {
 	struct comm_fd *c = &comm_fds[fd];
@@ -871,42 +660,6 @@ static void comm_learn(int fd, unsigned ct, int send)
 	__atomic_store_n(send ? &c->send_next : &c->recv_next, n,
 			 __ATOMIC_RELAXED);
 	__atomic_or_fetch(&c->flags, ok, __ATOMIC_RELAXED);
-}
-
-/*
- * Pipes and UNIX streams: the first call of this process in a direction
- * whose positions another process set up before this agent started
- * (attach): calls of ours may have gone unseen, so take the position from
- * the other side's and the backlog (the comment at the top).
- */
-static void comm_join(int fd, unsigned ct, int send)
-{
-	struct comm_fd *c = &comm_fds[fd];
-	uint32_t j = send ? COMM_OUT_JOINED : COMM_IN_JOINED;
-	struct comm_ctr *ctr = send ? c->out : c->in;
-	int i;
-
-	if ((c->flags & j) || !ctr)
-		return;
-	__atomic_or_fetch(&c->flags, j, __ATOMIC_RELAXED);
-	if (!comm_since_ns || ctr->created_ns >= comm_since_ns)
-		return; /* every call of ours since it was made was seen */
-	for (i = 0; i < 8; i++) {
-		int64_t other = send ? ctr->read : ctr->written;
-		int64_t q = comm_backlog(fd, ct, send);
-
-		if (q < 0)
-			return;
-		if (other != (send ? ctr->read : ctr->written))
-			continue; /* the other side moved meanwhile */
-		if (send)
-			__atomic_store_n(&ctr->written, other + q,
-					 __ATOMIC_RELAXED);
-		else
-			__atomic_store_n(&ctr->read, other - q,
-					 __ATOMIC_RELAXED);
-		return;
-	}
 }
 
 /*
@@ -976,6 +729,10 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 	    __atomic_load_n(&c->out->written, __ATOMIC_RELAXED) == 0) {
 		int64_t q = comm_backlog(fd, ct, 1);
 
+		/* not accepted yet: no queue to ask, but under record every
+		 * byte written on it was seen, so there is none */
+		if (q < 0 && (c->flags & COMM_PEND) && !comm_since_ns)
+			q = 0;
 		if (q >= 0) {
 			__atomic_store_n(&c->out->read, -q, __ATOMIC_RELAXED);
 			__atomic_store_n(&c->out->created_ns,
@@ -1004,6 +761,12 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		t->ncomm--;
 	switch (k) {
 	case IC_CLOSE:
+		/* a client not accepted yet: a last look (its entry stays
+		 * for the server if it still is not) */
+		if (fd >= 0 && fd < COMM_FD_MAX &&
+		    comm_fdtype[fd] == CT_USTREAM &&
+		    (comm_fds[fd].flags & COMM_PEND))
+			comm_unix_resolve(fd, 0);
 		comm_forget(fd);
 		break;
 	case IC_CONNECT:
@@ -1128,6 +891,8 @@ static void comm_emit_fd(struct athread *t, struct comm_pend *p, int fd,
 		break;
 	case CT_PIPE:
 	case CT_USTREAM:
+		if (!send && !c->in && (c->flags & COMM_PEND))
+			comm_unix_resolve(fd, (int64_t)n); /* accepted since */
 		ctr = send ? c->out : c->in;
 		if (ctr) {
 			arg = (uint64_t)__atomic_fetch_add(

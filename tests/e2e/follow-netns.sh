@@ -10,8 +10,10 @@
 # The service (tests/fixtures/follow/svc.c), started untraced: a client on
 # A -> TCP front end on B -> TCP back end on C; on B the front end's worker
 # child (pipe), logger (UNIX stream) and UDP heartbeats; and a second
-# client on A talking to a back end on D.  Then, on A,
-# `propel attach --follow <client> <client2>`:
+# client on A talking to a back end on D.  ssh to D is slow: PROPEL_SSH is
+# a wrapper that, for D's address, waits 8 s and fails as an unanswered
+# ssh would.  Then, on A, `propel attach --follow <client2> <client>`
+# (client2 first: the coordinator starts reaching D before B):
 #
 #   multi/attach       status 0; the client (A), front end, worker, logger
 #                      (B) and back end (C) are in one session, each with
@@ -25,9 +27,27 @@
 #   multi/unreachable  D (no sshd) is reported in one line "cannot reach
 #                      host <D's address>", its back end is not in the
 #                      session, the second client is unharmed
+#   multi/slow-host    while ssh to D hangs, the coordinator goes on: B's
+#                      front end is traced before D's failure is reported
+#                      (the line "traced pid <front end>" comes first)
 #   multi/detached     afterwards every traced process has its agent off
-#                      (`propel detach` says so), a new client is served
-#                      right, and no part saw a bad byte
+#                      (`propel detach` says so) and a new client is served
+#                      right
+#   multi/propeld-killed  a second session (a new client on A); once the
+#                      back end on C is traced, kill -9 of B's propeld: the
+#                      coordinator says in one line "host B lost"; the
+#                      front end's agent (B) kept recording (its events
+#                      after the kill are in the session: one kernel here,
+#                      so B's rings are read in place), C's events are
+#                      collected as usual; the client unharmed; after the
+#                      lease every agent is off and no thread ptraced
+#   multi/coordinator-killed  a third session; once C's back end is traced,
+#                      kill -9 of propel on A: the client goes on unharmed;
+#                      B's and C's propeld switch their agents off (no
+#                      agent on, nothing ptraced) and keep their rings:
+#                      `propel recover` of B's and of C's directory makes a
+#                      session holding the front end, the back end
+#   multi/unharmed     after all three sessions no part saw a bad byte
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 if ! is_root; then
@@ -53,6 +73,18 @@ if ! netns_up "$t/net" A B C D 2>"$t/netns.err"; then
 	exit 0
 fi
 netns_nossh D
+# ssh to D: 8 s of nothing, then the failure an unanswered ssh reports
+cat >"$t/slowssh" <<EOF
+#!/bin/sh
+for a; do
+	[ "\$a" = "${NETNS_ADDR[D]}" ] || continue
+	sleep 8
+	echo "ssh: connect to host \$a port 22: Connection timed out" >&2
+	exit 255
+done
+exec $NETNS_SSH "\$@"
+EOF
+chmod 755 "$t/slowssh"
 port=7001
 d=$t/run
 mkdir -p "$d"
@@ -76,8 +108,8 @@ netns_bg A "$t/svc" client ${NETNS_ADDR[D]} $port 600 20 >"$d/cl2.out" 2>&1
 cl2=$NETNS_PID
 sleep 0.5
 
-netns_run A env PROPEL_SSH="$NETNS_SSH" PROPEL_CLOCK_EXCHANGE=1 \
-	timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl $cl2 >"$d/attach.out" 2>&1
+netns_run A env PROPEL_SSH="$t/slowssh" PROPEL_CLOCK_EXCHANGE=1 \
+	timeout 120 "$PROPEL" attach --follow -o "$d/s.db" $cl2 $cl >"$d/attach.out" 2>&1
 arc=$?
 wait $cl
 crc=$?
@@ -141,21 +173,137 @@ elif [ $crc2 -ne 0 ]; then
 else
 	pass multi/unreachable
 fi
+lfe=$(grep -n "traced pid $fe " "$d/attach.out" | head -1 | cut -d: -f1)
+ld=$(grep -n "cannot reach host ${NETNS_ADDR[D]}" "$d/attach.out" | head -1 | cut -d: -f1)
+if [ -z "$lfe" ] || [ -z "$ld" ]; then
+	fail multi/slow-host "no line for the front end or D: $(head -c 400 "$d/attach.out")"
+elif [ "$lfe" -gt "$ld" ]; then
+	fail multi/slow-host "B's front end traced only after D's ssh gave up: $(head -c 400 "$d/attach.out")"
+else
+	pass multi/slow-host
+fi
+
+# detached PID...: the agent is off in each and no thread is ptraced
+detached() {
+	local p s
+	for p in "$@"; do
+		"$PROPEL" detach $p 2>&1 | grep -q 'already off' || { echo "agent still on in $p"; return 1; }
+		for s in /proc/"$p"/task/*/status; do
+			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
+		done
+	done
+}
 
 bad=
-for p in $fe $wk $lg $be; do # (the client has ended)
-	"$PROPEL" detach $p 2>&1 | grep -q 'already off' || bad="agent still on in $p"
-done
+why=$(detached $fe $wk $lg $be) || bad=$why # (the client has ended)
 netns_run A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 10 0 >"$d/after.out" 2>&1 ||
 	bad="a client after the session: $(cat "$d/after.out")"
+if [ -n "$bad" ]; then
+	fail multi/detached "$bad"
+else
+	pass multi/detached
+fi
+
+# propeld_on HOST: the pid of the `propeld --stdio` serving on HOST (its
+# network namespace is the one of a process known there)
+propeld_on() {
+	local ref=$2 p
+	for p in $(pgrep -x propeld); do
+		[ "$(readlink /proc/$p/ns/net)" = "$(readlink /proc/$ref/ns/net)" ] &&
+			grep -q -- --stdio /proc/$p/cmdline 2>/dev/null && { echo $p; return; }
+	done
+}
+
+# a session of a new client on A until C's back end is traced; sets cl ap
+follow_session() {
+	local name=$1
+	netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 500 20 >"$d/$name-cl.out" 2>&1
+	cl=$NETNS_PID
+	sleep 0.3
+	netns_bg A env PROPEL_SSH="$NETNS_SSH" "$PROPEL" attach --follow --duration 90 \
+		-o "$d/$name.db" $cl >"$d/$name.out" 2>&1
+	ap=$NETNS_PID
+	for i in $(seq 1 400); do grep -q "traced pid $be " "$d/$name.out" 2>/dev/null && break; sleep 0.05; done
+	sleep 0.5
+}
+
+# ---- B's propeld killed mid-session ----
+name=multi/propeld-killed
+follow_session pdkill
+pdb=$(propeld_on B $fe)
+killed_ns=$(awk '{printf "%d", $1 * 1e9}' /proc/uptime)
+[ -n "$pdb" ] && kill -9 $pdb
+wait $ap
+arc=$?
+wait $cl
+crc=$?
+sleep 2.5 # the agents' lease
+if [ -z "$pdb" ]; then
+	fail $name "no propeld on B: $(head -c 300 "$d/pdkill.out")"
+elif [ $arc -ne 0 ]; then
+	fail $name "attach: status $arc: $(head -c 400 "$d/pdkill.out")"
+elif [ "$(grep -c 'host B lost' "$d/pdkill.out")" -ne 1 ]; then
+	fail $name "want one line 'host B lost': $(head -c 400 "$d/pdkill.out")"
+elif [ $crc -ne 0 ]; then
+	fail $name "the client was harmed: $(cat "$d/pdkill-cl.out")"
+elif ! "$PROPEL" replay --format=jsonl "$d/pdkill.db" >"$d/pdkill.jsonl" 2>"$d/replay.err"; then
+	fail $name "replay: $(head -c 200 "$d/replay.err")"
+elif ! out=$(python3 - "$d/pdkill.jsonl" $fe $be $killed_ns <<'EOF'
+import json, sys
+path, fe, be, t = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+after = {fe: 0, be: 0}
+for l in open(path):
+    e = json.loads(l)
+    if e["kind"] == "send" and e["pid"] in after and e["ts_ns"] > t:
+        after[e["pid"]] += 1
+if after[fe] < 10 or after[be] < 10:
+    print("sends after the kill: front end %d, back end %d" % (after[fe], after[be]))
+    sys.exit(1)
+EOF
+); then
+	fail $name "$out"
+elif ! why=$(detached $fe $wk $lg $be); then
+	fail $name "after the lease: $why"
+else
+	pass $name
+fi
+
+# ---- the coordinator killed ----
+name=multi/coordinator-killed
+follow_session cokill
+pdb=$(propeld_on B $fe)
+pdc=$(propeld_on C $be)
+dirb=$(ls -d /dev/shm/propel/d$pdb-* 2>/dev/null | head -1)
+dirc=$(ls -d /dev/shm/propel/d$pdc-* 2>/dev/null | head -1)
+kill -9 $ap
+wait $ap 2>/dev/null
+wait $cl
+crc=$?
+sleep 1
+if [ -z "$dirb" ] || [ -z "$dirc" ]; then
+	fail $name "no session directory of B's or C's propeld ($pdb, $pdc)"
+elif [ $crc -ne 0 ]; then
+	fail $name "the client was harmed: $(cat "$d/cokill-cl.out")"
+elif ! why=$(detached $fe $wk $lg $be); then
+	fail $name "$why"
+elif ! netns_run B "$PROPEL" recover -o "$d/rb.db" "$dirb" >"$d/recover-b.out" 2>&1; then
+	fail $name "recover $dirb: $(head -c 300 "$d/recover-b.out")"
+elif ! netns_run C "$PROPEL" recover -o "$d/rc.db" "$dirc" >"$d/recover-c.out" 2>&1; then
+	fail $name "recover $dirc: $(head -c 300 "$d/recover-c.out")"
+elif [ -z "$(sqlite3 "$d/rb.db" "SELECT pid FROM processes WHERE pid=$fe")" ] ||
+	[ -z "$(sqlite3 "$d/rc.db" "SELECT pid FROM processes WHERE pid=$be")" ]; then
+	fail $name "the recovered sessions lack the front end or the back end"
+else
+	pass $name
+fi
+rm -rf "$dirb" "$dirc"
+
 kill -TERM $fe $lg $be $bd 2>/dev/null
 wait $fe $lg $be $bd 2>/dev/null
 sleep 0.2
 grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out >"$d/all.out"
-if [ -n "$bad" ]; then
-	fail multi/detached "$bad"
-elif [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grep -q .; then
-	fail multi/detached "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
+if [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grep -q .; then
+	fail multi/unharmed "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
 else
-	pass multi/detached
+	pass multi/unharmed
 fi

@@ -22,6 +22,15 @@
 #                      five processes traced, every recv matched (no
 #                      --late: each peer was injected before its first
 #                      byte came), all four kinds, payloads right, detached
+#   record/unix-before-accept  `propel record --follow -- svc uclient`
+#                      against an untraced `svc ulazy` that accepts each
+#                      UNIX stream connection 300 ms after it waits: the
+#                      client writes on two connections before they are
+#                      accepted (one it closes at once); the server is
+#                      found through the listener's accept queue and
+#                      traced; every recv matched, the stream offsets
+#                      from 0 (no byte missed), the server's recv bytes
+#                      on each channel equal the client's send bytes
 #   attach/late-tcp    a busy TCP stream (tests/fixtures/comm/stream.c, both
 #                      socket buffers full), `attach --follow CLIENT` only:
 #                      the server is reached by propagation; both ends
@@ -174,6 +183,49 @@ elif ! stop_service "$d"; then
 	fail record/local "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
 else
 	pass record/local
+fi
+
+# ---- UNIX stream connections written to before they are accepted ----
+name=record/unix-before-accept
+d=$t/ulazy
+mkdir -p "$d"
+"$t/svc" ulazy "$d/ul.sock" 300 >"$d/ul.out" 2>&1 &
+ul=$!
+for i in $(seq 1 100); do grep -q ready "$d/ul.out" 2>/dev/null && break; sleep 0.05; done
+timeout 60 "$PROPEL" record --follow -o "$d/s.db" -- "$t/svc" uclient "$d/ul.sock" 50 \
+	>"$d/uc.out" 2>"$d/record.err"
+rrc=$?
+kill -TERM $ul
+wait $ul
+if [ $rrc -ne 0 ]; then
+	fail $name "status $rrc: $(head -c 300 "$d/record.err") $(cat "$d/uc.out")"
+elif ! grep -q 'ulazy ok 100 bad 0' "$d/ul.out"; then
+	fail $name "the server was harmed: $(cat "$d/ul.out")"
+elif ! why=$(traced "$d/s.db" $ul); then
+	fail $name "$why: $(head -c 300 "$d/record.err")"
+elif ! "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" 2>"$d/replay.err"; then
+	fail $name "replay: $(head -c 200 "$d/replay.err")"
+elif ! out=$(python3 "$checker" "$d/s.jsonl" --from-zero --kinds unix 2>&1); then
+	fail $name "$(echo "$out" | head -5)"
+elif ! out=$(python3 - "$d/s.jsonl" $ul <<'EOF'
+import collections, json, sys
+srv = int(sys.argv[2])
+sent, got = collections.Counter(), collections.Counter()
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["kind"] == "send" and e["pid"] != srv:
+        sent[e["chan"]] += e["bytes"]
+    elif e["kind"] == "recv" and e["pid"] == srv:
+        got[e["chan"]] += e["bytes"]
+# two connections of 50 lines, the second with "end"
+if len(sent) != 2 or sent != got or sorted(sent.values()) != [340, 344]:
+    print("client sent %s, server got %s" % (dict(sent), dict(got)))
+    sys.exit(1)
+EOF
+); then
+	fail $name "$out"
+else
+	pass $name
 fi
 
 # ---- late attach in a busy TCP stream, the server found by propagation ----

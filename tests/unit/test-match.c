@@ -4,7 +4,9 @@
  * stream recvs match the send whose bytes hold their first byte (also a
  * recv that spans two sends, and none when the sender is missing);
  * datagrams of equal identity pair in order; a recv on an unnamed channel
- * stays unmatched.
+ * stays unmatched; a UNIX stream whose client never learned its peer
+ * ("unix:C-?") takes the accepting end's name and directions, on that
+ * host only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -52,6 +54,11 @@ static void test_chan(void)
 	x = chan_table_get(&u, 2);
 	CHECK("chan/pipe", x && !strcmp(x->chan, "pipe:99") &&
 	      !strcmp(x->peer, "pipe"), "%s", x ? x->chan : "-");
+	chan_table_line(&u, "C 4 unix - 0 - 0 42 0");
+	x = chan_table_get(&u, 4);
+	CHECK("chan/unix-pending", x && !strcmp(x->chan, "unix:42-?") &&
+	      !strcmp(x->peer, "unix:?") && x->stream, "%s",
+	      x ? x->chan : "-");
 	x = chan_table_get(&u, 3);
 	CHECK("chan/udp6", x && !strcmp(x->chan, "udp:[::1]:53>[::1]:4000") &&
 	      !x->stream, "%s", x ? x->chan : "-");
@@ -188,9 +195,82 @@ static void test_match(void)
 	unlink(p);
 }
 
+/* A client (pid 10, inode 42) that wrote before its server (pid 20,
+ * inode 17) accepted; pid 30, on another host, has an inode 42 too. */
+static void test_unix_pending(void)
+{
+	const char *p = "/tmp/propel-test-match-unix.db";
+	static const struct {
+		int64_t event, pid;
+		int kind;
+		const char *chan, *peer;
+		int dir;
+		int64_t bytes;
+	} rows[] = {
+		{ 1, 10, SK_SEND, "unix:42-?", "unix:?", 0, 100 },
+		{ 2, 10, SK_RECV, "unix:42-?", "unix:?", 1, 20 },
+		{ 3, 20, SK_RECV, "unix:17-42", "unix:42", 1, 100 },
+		{ 4, 20, SK_SEND, "unix:17-42", "unix:42", 0, 20 },
+		{ 5, 30, SK_SEND, "unix:42-?", "unix:?", 0, 100 },
+	};
+	struct session *s = NULL;
+	char *cause = NULL, got[200] = "";
+	sqlite3_stmt *st;
+	size_t i;
+	int err;
+
+	unlink(p);
+	if (session_open(p, SESSION_CREATE, &s, &cause)) {
+		printf("FAIL match/unix-pending: %s\n", cause);
+		failures++;
+		return;
+	}
+	session_exec(s, "INSERT INTO processes(pid, host) VALUES(10, 'a'),"
+			" (20, 'a'), (30, 'b')", &cause);
+	sqlite3_prepare_v2(session_db(s),
+			   "INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,"
+			   "chan,dir,peer,offset) VALUES(?,?,?,?,?,3,?,?,?,?,0)",
+			   -1, &st, NULL);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		sqlite3_bind_int64(st, 1, rows[i].event);
+		sqlite3_bind_int64(st, 2, rows[i].pid);
+		sqlite3_bind_int64(st, 3, rows[i].pid);
+		sqlite3_bind_int64(st, 4, rows[i].event);
+		sqlite3_bind_int(st, 5, rows[i].kind);
+		sqlite3_bind_int64(st, 6, rows[i].bytes);
+		sqlite3_bind_text(st, 7, rows[i].chan, -1, SQLITE_STATIC);
+		sqlite3_bind_int(st, 8, rows[i].dir);
+		sqlite3_bind_text(st, 9, rows[i].peer, -1, SQLITE_STATIC);
+		sqlite3_step(st);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	err = match_session(s, NULL, &cause);
+	sqlite3_prepare_v2(session_db(s),
+			   "SELECT group_concat(event || ' ' || chan || ' ' ||"
+			   " dir || ' ' || peer, ', ') FROM"
+			   " (SELECT * FROM comm ORDER BY event)",
+			   -1, &st, NULL);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		snprintf(got, sizeof(got), "%s", sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	CHECK("match/unix-pending",
+	      !err && !strcmp(got, "1 unix:17-42 1 unix:17, "
+				   "2 unix:17-42 0 unix:17, "
+				   "3 unix:17-42 1 unix:42, "
+				   "4 unix:17-42 0 unix:42, "
+				   "5 unix:42-? 0 unix:?") &&
+		      matched_send(s, 3) == 1 && matched_send(s, 2) == 4,
+	      "err %d: %s; recv 3 <- %lld, recv 2 <- %lld", err, got,
+	      (long long)matched_send(s, 3), (long long)matched_send(s, 2));
+	session_close(s);
+	unlink(p);
+}
+
 int main(void)
 {
 	test_chan();
 	test_match();
+	test_unix_pending();
 	return failures ? 1 : 0;
 }
