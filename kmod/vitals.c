@@ -512,6 +512,10 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 		}
 		v->links[v->nlinks++] = l;
 		add_prog(v, tps[i].prog, vit);
+		/* context switches now invalidate the per-CPU cache of the
+		 * current task's identity (vitals.bpf.c, struct whocache) */
+		if (tps[i].prog == skel->progs.vitals_sched_switch)
+			skel->bss->who_cache_on = 1;
 	}
 	for (i = 0; i < 2; i++) {
 		struct bpf_program *p = i ? skel->progs.vitals_l2miss

@@ -17,7 +17,8 @@
 # Per-syscall cost is CPU time (getrusage) per call, the smallest of 5 runs:
 # other work on the machine inflates wall time, not this.  The load average
 # is printed with each figure: compare ratios within one run.
-# Called by tests/bench.sh (make bench); needs root.
+# Called by tests/bench.sh (make bench); needs root.  BENCH_VITALS_ONLY
+# (e.g. "1 2") runs some of the figures; BENCH_VITALS_SECONDS the length.
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
 PROPEL=${PROPEL:-$PWD/$O/propel}
@@ -98,6 +99,7 @@ start_vitals() { # [extra args]
 stop_vitals() { kill -INT $vpid; wait $vpid; }
 best() { for _ in 1 2 3 4 5; do "$d/sysloop"; done | sort -n | head -1; }
 
+phase_syscall() {
 echo "== 1. added CPU ns per getppid (smallest of 5 runs of 1e6 calls; load $(load))"
 b0=$(best)
 start_vitals; vit=$(best); stop_vitals
@@ -129,6 +131,9 @@ awk -v b0="$b0" -v b1="$b1" -v v="$vit" -v t="${bt:-0}" -v f="${fl:-0}" -v h="$h
 	if (f > 0 && t > f) printf "  above the floor: collector %+.0f ns, bpftrace %+.0f ns: %.2f\n", v - f, t - f, (v - f) / (t - f)
 }'
 
+}
+
+phase_cpu() {
 echo "== 2. collector CPU on the mixed workload, ${DUR}s (load $(load))"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 start_vitals --profile
@@ -149,6 +154,9 @@ secs=$(sed -n 's/.* in \([0-9.]*\) s;.*/\1/p' "$d/v.err")
 awk -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" 'BEGIN {
 	printf "  disk per hour of history: %.1f MB (mixed workload; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
 
+}
+
+phase_nginx() {
 echo "== 3. nginx on loopback under wrk, ${DUR}s runs alternated (load $(load))"
 if command -v nginx >/dev/null && command -v wrk >/dev/null; then
 	mkdir -p "$d/www" "$d/ngx"
@@ -183,6 +191,9 @@ else
 	echo "  SKIP: nginx or wrk missing"
 fi
 
+}
+
+phase_coverage() {
 echo "== 5. coverage on the heavy-tailed generator (1000 sites; load $(load))"
 start_vitals --disable cpu
 "$d/vitals-load" sites 1000 >"$d/sites.txt" & gen=$!
@@ -200,3 +211,15 @@ for l in open(f"{d}/cov.jsonl"):
         sites.add(o["data"][2] & ~0xff)
 print(f"  {min(len(sites), n)} of {n} sites sampled: coverage {100 * min(len(sites), n) / n:.2f}% (goal >= 99.9%; chopstix: over 99.9%)")
 PY
+}
+
+# BENCH_VITALS_ONLY="1 2": run only those figures (4 comes with 2)
+only=${BENCH_VITALS_ONLY:-1 2 3 5}
+for ph in $only; do
+	case $ph in
+	1) phase_syscall ;;
+	2 | 4) phase_cpu ;;
+	3) phase_nginx ;;
+	5) phase_coverage ;;
+	esac
+done
