@@ -11,7 +11,8 @@
  *   cpu      perf_event cpu-clock     label: PC & ~0xfff (see ulabel)
  *   l2miss   perf_event cache-misses  label: PC & ~0xfff
  *   sched    sched_switch (switch-in of a task that was runnable)
- *            label: priority; weight: us since it became runnable
+ *            label: priority; weight: us since it was queued (the
+ *            kernel's sched_info.last_queued, by the run queue's clock)
  *   block    sched_wakeup of a task that slept in TASK_UNINTERRUPTIBLE
  *            label: priority; weight: us asleep
  *   blkio    block_rq_issue           label: pid, dev; weight: sectors
@@ -33,8 +34,9 @@
  * atomic, no hash map, no ring-buffer traffic, no stack walk; a label's
  * counters sit in one 64-byte block of the sketch.  (On a getppid loop the
  * syscall program's body costs ~12 ns, against ~57 ns before the cache and
- * the direct loads: bpf_get_current_uid_gid alone cost 26 ns.)  Only a sampled event walks stacks
- * and copies the frames it took into the ring, and it wakes the loader
+ * the direct loads: bpf_get_current_uid_gid alone cost 26 ns.)  Only a
+ * sampled event walks stacks and copies the frames it took into the ring,
+ * and it wakes the loader
  * only when the ring is half full (the loader reads it on its own clock
  * otherwise).  Labels new in an epoch are always sampled (coverage, with
  * the fingerprints of hca_add); later powers of t are shed while the ring
@@ -44,8 +46,9 @@
  * waker), so they are sampled in two stages, as chopstix does: the decision
  * and the kernel stack (bpf_get_task_stack) are taken at once and parked in
  * the task's `pending` storage; the user stack is added when that task next
- * switches out.  Per-thread state (since when runnable or blocked, since
- * when waiting on a lock) is task-local storage, not a hash map.
+ * switches out.  Per-thread state (since when blocked, since when waiting
+ * on a lock) is task-local storage, not a hash map, touched only by the
+ * tasks in those states; the run-queue wait is the kernel's own.
  *
  * Every event also adds to its process's sums (struct vitals_pslot), the
  * exact per-process breakdown the report prints.  The collector's own
@@ -102,15 +105,15 @@ struct {
 	__type(value, struct vitals_proc_val);
 } procs SEC(".maps");
 
-/* Per-thread scheduling state: since when runnable (1) or blocked (2),
- * since when waiting on a contended lock. */
+/* Per-thread state, only for the rarer states: since when blocked in
+ * uninterruptible sleep, since when waiting on a contended lock.  (The
+ * run-queue wait needs none: the kernel keeps it, sched_info.last_queued.) */
 struct tstate {
 	__u64 ts;
 	__u32 kind;
-	__u32 parked; /* a sample waits in `pending` */
+	__u32 pad;
 	__u64 lock_ts;
 };
-#define TS_WAITING 1
 #define TS_BLOCKED 2
 
 struct {
@@ -120,7 +123,9 @@ struct {
 	__type(value, struct tstate);
 } tstates SEC(".maps");
 
-/* Two-stage samples waiting for their task to run. */
+/* Two-stage samples waiting for their task to run; nparked counts them
+ * (while it is 0 a context switch looks for none). */
+__u32 nparked = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -639,16 +644,15 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 				 __u64 weight, __u64 counter, __u64 d0,
 				 __u64 d1)
 {
-	struct vitals_wire *s;
+	struct vitals_wire *s = bpf_task_storage_get(&pending, w->task, 0, 0);
 
-	struct tstate *ts = bpf_task_storage_get(&tstates, w->task, 0,
-						 BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	s = bpf_task_storage_get(&pending, w->task, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s || !ts)
-		return;
-	ts->parked = 1;
+	if (!s) {
+		s = bpf_task_storage_get(&pending, w->task, 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return;
+		__sync_fetch_and_add(&nparked, 1);
+	}
 	fill_head(s, vital, w, label, weight, counter);
 	s->data[0] = d0;
 	s->data[1] = d1;
@@ -685,7 +689,8 @@ static __always_inline void unpark(void *ctx, struct task_struct *t)
 				c->nsampled++;
 		}
 	}
-	bpf_task_storage_delete(&pending, t);
+	if (bpf_task_storage_delete(&pending, t) == 0)
+		__sync_fetch_and_sub(&nparked, 1);
 }
 
 static __always_inline void event_task(__u32 vital, struct task_struct *t,
@@ -725,77 +730,65 @@ int vitals_l2miss(struct bpf_perf_event_data *ctx)
 
 /* ---- sched, block ----------------------------------------------------- */
 
+/*
+ * The common switch costs no helper call: the run-queue wait of `next` is
+ * the kernel's own (sched_info.last_queued, set when the task was queued on
+ * this run queue: at its wakeup, or when it was preempted; the run queue's
+ * clock was read by __schedule just before), and per-thread storage is
+ * touched only for a task going into uninterruptible sleep or one with a
+ * parked sample.  A wait that a migration split counts its last part.
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct tstate *sp;
+	__u64 now, since;
 
 	who_cache_switch();
 	if (prev->pid) {
-		/* one task-storage lookup per switch in the common case: the
-		 * parked-sample storage only when this task has one */
-		sp = bpf_task_storage_get(&tstates, prev, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (sp && sp->parked) {
-			sp->parked = 0;
+		if (nparked)
 			unpark(ctx, prev);
-		}
-		if (sp) {
-			sp->ts = now;
-			if ((prev_state & 0xff) == 0)
-				sp->kind = TS_WAITING;
-			else if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
-				 !(prev_state & 0x400 /* TASK_NOLOAD: idle */))
+		if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
+		    !(prev_state & 0x400 /* TASK_NOLOAD: idle */)) {
+			sp = bpf_task_storage_get(&tstates, prev, 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (sp) {
+				sp->ts = bpf_ktime_get_ns();
 				sp->kind = TS_BLOCKED;
-			else
-				sp->kind = 0;
+			}
 		}
 	}
 	if (!next->pid)
 		return 0;
-	sp = bpf_task_storage_get(&tstates, next, 0, 0);
-	if (!sp || sp->kind != TS_WAITING)
+	since = next->sched_info.last_queued;
+	if (!since)
 		return 0;
-	sp->kind = 0;
-	if (now - sp->ts >= sched_min_ns)
-		event_task(VITALS_SCHED, next, (now - sp->ts) / 1000,
+	now = next->se.cfs_rq->rq->clock;
+	if (now > since && now - since >= sched_min_ns)
+		event_task(VITALS_SCHED, next, (now - since) / 1000,
 			   next->prio, 0);
 	return 0;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
-{
-	__u64 now = bpf_ktime_get_ns(), since;
-	struct tstate *sp;
-	__u32 kind;
-
-	if (!p->pid)
-		return 0;
-	sp = bpf_task_storage_get(&tstates, p, 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!sp)
-		return 0;
-	kind = sp->kind;
-	since = sp->ts;
-	sp->ts = now;
-	sp->kind = TS_WAITING;
-	if (kind == TS_BLOCKED && now - since >= sched_min_ns)
-		event_task(VITALS_BLOCK, p, (now - since) / 1000, p->prio, 0);
-	return 0;
-}
-
+/* The end of an uninterruptible sleep (the kernel marks the task that
+ * slept so: sched_contributes_to_load); other wake-ups cost two loads. */
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(vitals_sched_wakeup, struct task_struct *p)
+int BPF_PROG(vitals_sched_wakeup, struct task_struct *t)
 {
-	return on_wakeup(p);
-}
+	__u64 now;
+	struct tstate *sp;
 
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(vitals_sched_wakeup_new, struct task_struct *p)
-{
-	return on_wakeup(p);
+	if (!t->pid || !BPF_CORE_READ_BITFIELD(t, sched_contributes_to_load))
+		return 0;
+	sp = bpf_task_storage_get(&tstates, t, 0, 0);
+	if (!sp || sp->kind != TS_BLOCKED)
+		return 0;
+	sp->kind = 0;
+	now = bpf_ktime_get_ns();
+	if (now - sp->ts >= sched_min_ns)
+		event_task(VITALS_BLOCK, t, (now - sp->ts) / 1000, t->prio, 0);
+	return 0;
 }
 
 /* ---- blkio -------------------------------------------------------------- */

@@ -409,7 +409,6 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	tps[ntps++] = (struct tpdef){ skel->progs.p, name, vit }
 	TP(vitals_sched_switch, "sched_switch", VITALS_SCHED);
 	TP(vitals_sched_wakeup, "sched_wakeup", VITALS_BLOCK);
-	TP(vitals_sched_wakeup_new, "sched_wakeup_new", VITALS_SCHED);
 	TP(vitals_block_rq_issue, "block_rq_issue", VITALS_BLKIO);
 	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
 	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
