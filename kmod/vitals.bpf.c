@@ -141,18 +141,23 @@ struct {
 	__type(value, struct vitals_wire);
 } scratch SEC(".maps");
 
-/* Block requests in flight: request -> issuing tgid and time. */
+/* Block requests in flight: the issuing tgid and time of a request, in a
+ * slot chosen by its address (an array, not a hash map: no lock, no
+ * allocation; a request whose slot another took loses its latency). */
+#define VITALS_RQ_SLOTS 4096
 struct rqinfo {
+	__u64 rq;
 	__u64 ts;
 	__u32 tgid;
 	__u32 bytes; /* asked for */
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VITALS_RQ_SLOTS);
+	__type(key, __u32);
 	__type(value, struct rqinfo);
 } rqs SEC(".maps");
+
 
 static __always_inline __u32 ilog2_u64(__u64 v)
 {
@@ -175,6 +180,18 @@ static __always_inline __u64 mix64(__u64 h)
 	h *= 0xc4ceb9fe1a85ec53ULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/* A request in flight is named by its queue, hardware queue and tag
+ * (pointers cannot be hashed); *id gets the name, never 0. */
+static __always_inline struct rqinfo *rq_slot(struct request *rq, __u64 *id)
+{
+	__u64 h = ((__u64)(__u32)rq->q->id << 40) ^
+		  ((__u64)rq->mq_hctx->queue_num << 20) ^ (__u32)rq->tag;
+	__u32 k = (__u32)(mix64(h) & (VITALS_RQ_SLOTS - 1));
+
+	*id = h | (1ULL << 63);
+	return bpf_map_lookup_elem(&rqs, &k);
 }
 
 /* Who an event belongs to: the task (NULL for the current task until a
@@ -796,19 +813,21 @@ int BPF_PROG(vitals_sched_wakeup, struct task_struct *t)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(vitals_block_rq_issue, struct request *rq)
 {
-	__u64 key = (__u64)rq, bytes = rq->__data_len, sectors = bytes >> 9;
+	__u64 key, bytes = rq->__data_len, sectors = bytes >> 9;
 	__u32 dev = 0, op = rq->cmd_flags & 0xff;
 	struct gendisk *disk = rq->q->disk;
-	struct rqinfo ri;
+	struct rqinfo *ri = rq_slot(rq, &key);
 	struct who w;
 
 	who_current(&w);
-	ri.ts = bpf_ktime_get_ns();
-	ri.tgid = w.tgid;
-	ri.bytes = bytes;
+	if (ri) {
+		ri->rq = key;
+		ri->ts = bpf_ktime_get_ns();
+		ri->tgid = w.tgid;
+		ri->bytes = bytes;
+	}
 	if (disk)
 		dev = (disk->major << 20) | disk->first_minor;
-	bpf_map_update_elem(&rqs, &key, &ri, BPF_ANY);
 	event_who(ctx, VITALS_BLKIO, &w, ((__u64)dev << 32) ^ w.tgid, LBL_RAW,
 		  sectors, dev, rq->__sector, bytes, op);
 	return 0;
@@ -818,14 +837,16 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(vitals_block_rq_complete, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq;
-	struct rqinfo *ri = bpf_map_lookup_elem(&rqs, &key);
+	__u64 key, now;
+	struct rqinfo *ri = rq_slot(rq, &key);
 	__u32 p = parity & 1;
-	struct vitals_cell *c = cell_of(p, VITALS_BLKIO, 0);
+	struct vitals_cell *c;
 	struct vitals_pslot *sl;
 
-	if (!ri)
+	if (!ri || ri->rq != key)
 		return 0;
+	ri->rq = 0;
+	c = cell_of(p, VITALS_BLKIO, 0);
 	/* the issuer's slot on this CPU (a completion interrupt runs in no
 	 * particular task: the slot may be new, with no value of its own) */
 	if (c && ri->tgid) {
@@ -833,13 +854,14 @@ int BPF_PROG(vitals_block_rq_complete, struct request *rq, int error,
 			      (VITALS_PSLOTS - 1)];
 		if (sl->tgid != ri->tgid) /* not the issuer's: no comm */
 			sl = slot_get(c, VITALS_BLKIO, p, ri->tgid, 0, 0);
-		sl->aux += (bpf_ktime_get_ns() - ri->ts) / 1000;
+		now = bpf_ktime_get_ns();
+		if (now > ri->ts)
+			sl->aux += (now - ri->ts) / 1000;
 		/* rule 3: an unsatisfied request (error, or fewer bytes done
 		 * than asked for) */
 		if (error || nr_bytes < ri->bytes)
 			sl->short_io++;
 	}
-	bpf_map_delete_elem(&rqs, &key);
 	return 0;
 }
 
