@@ -1,8 +1,9 @@
 /*
  * engine/vitals-collect.c - the background collector thread: drives the
- * kmod collector (kmod/vitals-collector.h), symbolizes each sample as it
- * arrives (the process may not live long: engine/vitals-sym.c), buffers
- * samples until their epoch ends, then writes the epoch, its totals,
+ * kmod collector (kmod/vitals-collector.h), which wakes it once per epoch
+ * (or when the kernel's sample ring is half full, or to stop), symbolizes
+ * the samples that came (engine/vitals-sym.c; a process that ended within
+ * the epoch keeps its user addresses), then writes the epoch, its totals,
  * per-process values and samples in one transaction (engine/vitals-store.c)
  * and applies the retention budget.
  *
@@ -291,8 +292,10 @@ static void *vitals_collect_main(void *arg)
 		pr_dbg("cannot raise the collector thread's priority: %s",
 		       strerror(errno));
 
+	/* one wake-up per epoch (or when the kernel's ring is half full, or
+	 * to stop: vitals_collect_stop wakes it) */
 	while (!vc->stopping) {
-		int err = vitals_poll(vc->v, 100, &vitals_collect_ops, vc);
+		int err = vitals_poll(vc->v, -1, &vitals_collect_ops, vc);
 
 		pend_symbolize(vc, 50, 0);
 		if (err && err != -EINTR) {
@@ -339,6 +342,11 @@ int vitals_collect_start(struct session *s,
 	err = vitals_store_new(vc->sess, &vc->st, cause);
 	if (err)
 		goto fail;
+	/* one transaction per epoch without an fsync each (four per commit,
+	 * each a sleep of this thread): a crash of propel loses nothing the
+	 * kernel has, a crash of the machine at most the last epochs, as for a
+	 * session this command created (engine/session.c) */
+	session_exec(vc->sess, "PRAGMA synchronous=OFF", NULL);
 	vc->sym = vitals_sym_new();
 	if (!vc->sym) {
 		err = propel_cause(cause, -ENOMEM, "out of memory");
@@ -410,8 +418,10 @@ int vitals_collect_stop(struct vitals_collect *vc,
 	if (!vc)
 		return 0;
 	vc->stopping = 1;
-	if (vc->started)
+	if (vc->started) {
+		vitals_wake(vc->v);
 		pthread_join(vc->thread, NULL);
+	}
 	vc->stats.wall_ns = now_ns() - vc->t0;
 	vitals_store_run_end(vc->st, vc->run);
 	vc->stats.file_bytes = vitals_store_used_bytes(vc->st);
