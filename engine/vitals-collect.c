@@ -25,6 +25,7 @@
 #include "engine/vitals-store.h"
 #include "engine/vitals-sym.h"
 #include "kmod/vitals-collector.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 #define PR_DOMAIN "vitals"
@@ -32,6 +33,7 @@
 struct vitals_pend {
 	struct vitals_sample raw; /* stacks dropped after symbolization */
 	char *kstack, *ustack;
+	uint64_t n; /* pend_fold: samples this one stands for, 0: folded */
 };
 
 struct vitals_collect {
@@ -187,6 +189,81 @@ static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 	}
 }
 
+struct pend_key {
+	uint64_t h;
+	size_t i;
+};
+
+static int pend_key_cmp(const void *a, const void *b)
+{
+	const struct pend_key *x = a, *y = b;
+
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static uint64_t pend_hash(const struct vitals_pend *p)
+{
+	uint64_t h = PROPEL_FNV_INIT;
+
+	h = propel_fnv(h, &p->raw.vital, sizeof(p->raw.vital));
+	h = propel_fnv(h, &p->raw.tgid, sizeof(p->raw.tgid));
+	h = propel_fnv(h, &p->raw.label, sizeof(p->raw.label));
+	if (p->kstack)
+		h = propel_fnv(h, p->kstack, strlen(p->kstack));
+	h = propel_fnv(h, "|", 1);
+	if (p->ustack)
+		h = propel_fnv(h, p->ustack, strlen(p->ustack));
+	return h;
+}
+
+/*
+ * Fold the symbolized samples of epochs up to seq that are alike (vital,
+ * process, label, both stacks: the later powers of t of a steady label)
+ * into the first of them: n counts them, counter is the last estimate.
+ * Each stored row then says something new; the epoch's totals still
+ * count every sample.
+ */
+static void pend_fold(struct vitals_collect *vc, uint32_t seq)
+{
+	struct pend_key *k = malloc(vc->npend * sizeof(*k) + 1);
+	size_t i, j, nk = 0;
+
+	for (i = 0; i < vc->npend; i++)
+		vc->pend[i].n = 1;
+	if (!k)
+		return;
+	for (i = 0; i < vc->npend; i++)
+		if (vc->pend[i].raw.epoch <= seq)
+			k[nk++] = (struct pend_key){ pend_hash(&vc->pend[i]), i };
+	qsort(k, nk, sizeof(*k), pend_key_cmp);
+	for (i = 0; i < nk; i = j) {
+		struct vitals_pend *lead = &vc->pend[k[i].i];
+
+		for (j = i + 1; j < nk && k[j].h == k[i].h; j++) {
+			struct vitals_pend *p = &vc->pend[k[j].i];
+
+			if (p->raw.vital != lead->raw.vital ||
+			    p->raw.tgid != lead->raw.tgid ||
+			    p->raw.label != lead->raw.label ||
+			    !str_eq(p->kstack, lead->kstack) ||
+			    !str_eq(p->ustack, lead->ustack))
+				continue; /* a hash collision: kept apart */
+			lead->n++;
+			if (p->raw.counter > lead->raw.counter)
+				lead->raw.counter = p->raw.counter;
+			p->n = 0;
+		}
+	}
+	free(k);
+}
+
 static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 {
 	struct vitals_store_epoch se = {
@@ -204,6 +281,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	int err;
 
 	pend_symbolize(vc, 100, 1);
+	pend_fold(vc, e->seq);
 	err = vitals_store_begin(vc->st);
 	if (err) {
 		pr_dbg("epoch %u: cannot begin a transaction", e->seq);
@@ -235,6 +313,12 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 			vc->pend[keep++] = *p;
 			continue;
 		}
+		if (!p->n) { /* folded into an earlier one */
+			free(p->kstack);
+			free(p->ustack);
+			continue;
+		}
+		ss.n = p->n;
 		ss.ts_ns = p->raw.ts_ns;
 		ss.weight = p->raw.weight;
 		ss.counter = p->raw.counter;

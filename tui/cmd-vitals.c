@@ -302,9 +302,10 @@ static int report_sample(void *arg, const struct vitals_hsample *s)
 			   ",\"ts_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"uid\":%u,\"comm\":",
 			s->vital, s->epoch_start_ns, s->ts_ns, s->pid, s->tid, s->uid);
 		json_str(f, s->comm);
-		fprintf(f, ",\"weight\":%" PRIu64 ",\"data\":[%" PRIu64 ",%" PRIu64
-			   ",%" PRIu64 ",%" PRIu64 "],\"stack\":[",
-			s->weight, s->d[0], s->d[1], s->d[2], s->d[3]);
+		fprintf(f, ",\"weight\":%" PRIu64 ",\"n\":%" PRIu64
+			   ",\"data\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			   ",%" PRIu64 "],\"stack\":[",
+			s->weight, s->n, s->d[0], s->d[1], s->d[2], s->d[3]);
 		json_frames(f, s->kstack, &first);
 		json_frames(f, s->ustack, &first);
 		fputs("],\"kstack\":[", f);
@@ -319,6 +320,8 @@ static int report_sample(void *arg, const struct vitals_hsample *s)
 
 		fprintf(f, "  sample %-7s pid %-7u %-16s weight %-8" PRIu64 " ",
 			s->vital, s->pid, s->comm, s->weight);
+		if (s->n > 1)
+			fprintf(f, "x%-4" PRIu64 " ", s->n);
 		p = s->ustack ? s->ustack : s->kstack;
 		if (p) {
 			const char *e = strchr(p, '\n');
