@@ -221,8 +221,10 @@ struct who {
  * this machine's kernels a helper call and return, with the return-stack
  * mitigations, cost as much as the rest of an event).  A reader checks
  * gen again after copying (a seqlock against preemption between its
- * reads); execve invalidates (same task, new program).  Used only while
- * the sched_switch program is attached (who_cache_on, set by the loader).
+ * reads); a successful exec invalidates it (same task, new program: the
+ * sched_process_exec program).  Used only while both programs are
+ * attached (who_cache_on, set by the loader).  A uid changed by setuid()
+ * shows from the task's next context switch on.
  */
 struct whocache {
 	__u64 gen;
@@ -346,14 +348,17 @@ static __always_inline void who_cache_switch(void)
 		wc->gen++;
 }
 
-/* execve: the task stays, its program changes. */
-static __always_inline void who_cache_drop(void)
+/* exec: the task stays, its program (exe, address space) changes. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(vitals_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
 {
 	__u32 zero = 0;
 	struct whocache *wc = bpf_map_lookup_elem(&whoc, &zero);
 
 	if (wc)
 		wc->valid = 0;
+	return 0;
 }
 
 static __always_inline struct vitals_cell *cell_of(__u32 p, __u32 vital,
@@ -898,8 +903,6 @@ static __always_inline void on_syscall(void *ctx, struct pt_regs *regs,
 
 	who_current(&w);
 	label = (ulabel(&w, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
-	if (id == 59 /* execve */ || id == 322 /* execveat */)
-		who_cache_drop();
 	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c) && c)
 		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, c, id,
 			     regs->di, sp, 0);

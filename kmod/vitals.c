@@ -380,7 +380,7 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	struct vitals_bpf *skel;
 	struct btf *btf;
 	char buf[256];
-	int err, i, any = 0, fentry = 0;
+	int err, i, any = 0, fentry = 0, switch_on = 0;
 	struct tpdef {
 		struct bpf_program *prog;
 		const char *tp;
@@ -450,6 +450,9 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 			bpf_program__set_autoload(tps[i].prog, false);
 		}
 	}
+	if (!tp_exists(btf, "sched_process_exec") ||
+	    !bpf_program__autoload(skel->progs.vitals_sched_switch))
+		bpf_program__set_autoload(skel->progs.vitals_exec, false);
 	btf__free(btf);
 	/* A vital needs all of its programs (lock: begin and end). */
 	for (i = 0; i < ntps; i++)
@@ -519,10 +522,19 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 		}
 		v->links[v->nlinks++] = l;
 		add_prog(v, tps[i].prog, vit);
-		/* context switches now invalidate the per-CPU cache of the
-		 * current task's identity (vitals.bpf.c, struct whocache) */
 		if (tps[i].prog == skel->progs.vitals_sched_switch)
+			switch_on = 1;
+	}
+	/* context switches and execs invalidate the per-CPU cache of the
+	 * current task's identity (vitals.bpf.c, struct whocache): on only
+	 * when both are watched */
+	if (switch_on && bpf_program__autoload(skel->progs.vitals_exec)) {
+		struct bpf_link *l = bpf_program__attach(skel->progs.vitals_exec);
+
+		if (l) {
+			v->links[v->nlinks++] = l;
 			skel->bss->who_cache_on = 1;
+		}
 	}
 	for (i = 0; i < 2; i++) {
 		struct bpf_program *p = i ? skel->progs.vitals_l2miss

@@ -224,9 +224,15 @@ echo "== 2. collector CPU on the mixed workload, ${DUR}s (load $(load))"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 start_vitals --profile
 for m in spin fsync alloc signals; do "$d/vitals-load" $m "$DUR" "$d" & done
-sleep "$DUR"
+# the file after the first two epochs (the first samples every label of
+# the machine once) and at the end: what an hour adds once it runs
+sleep 2.2
+sz1=$(stat -c %s "$d/v.db"); t1=$(date +%s.%N)
+sleep "$(awk -v d="$DUR" 'BEGIN { print (d > 2.2 ? d - 2.2 : 0) }')"
 wait $(jobs -p | grep -v "^$vpid$") 2>/dev/null
+t2=$(date +%s.%N)
 stop_vitals
+sz2=$(stat -c %s "$d/v.db")
 # what the statistics themselves add to each run (two clock reads): the
 # run time per run of an empty program on a getppid loop
 sns=0
@@ -259,7 +265,12 @@ tot=$(sed -n 's/.*kernel maps \([0-9]*\) KiB.*/\1/p' "$d/v.err")
 echo "== 4. memory and disk"
 echo "  kernel maps ${tot} KiB in all: ${per} KiB per vital (goal <= 256 KB) + shared ring and maps"
 awk -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" 'BEGIN {
-	printf "  disk per hour of history: %.1f MB (mixed workload; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
+	printf "  disk per hour of history: %.1f MB (mixed workload, the whole run; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
+awk -v a="$sz1" -v b="$sz2" -v t1="$t1" -v t2="$t2" 'BEGIN { if (t2 > t1)
+	printf "  after the first two epochs: %.1f MB per hour\n", (b - a) * 3600 / (t2 - t1) / 1e6 }'
+sqlite3 "$d/v.db" "SELECT count(*), sum(coalesce(n, 1)) FROM vitals_samples" 2>/dev/null |
+	awk -F'|' -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" '$1 > 0 {
+	printf "  %d samples in %d rows (alike ones folded), %.0f rows/s, %.0f bytes of file per row\n", $2, $1, $1 / s, b / $1 }'
 
 }
 
