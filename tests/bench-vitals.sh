@@ -3,12 +3,14 @@
 # figure beside its peer measured in the same run (issue 11):
 #   1. added ns per syscall on a getppid loop: the collector, bpftrace's
 #      simplest per-CPU counter (tracepoint:raw_syscalls:sys_enter
-#      { @ = count(); }) and the floor of the attach point (an empty
-#      tp_btf/sys_enter program); goal: collector <= 0.5x bpftrace's cost
+#      { @ = count(); }) and the floor of every way of counting syscalls
+#      (empty tp_btf, raw_tp and fentry programs, perf_event_open counting
+#      and sampling); goal: collector <= 0.5x bpftrace's cost
 #   2. collector CPU (its thread + its BPF programs, kernel.bpf_stats_enabled
 #      on for this phase) on the mixed workload (spinner, fsync writer, page
 #      toucher, signal storm); goal <= 1% of one core
-#   3. nginx on loopback under wrk, without and with the collector,
+#   3. nginx on loopback under wrk, without and with the collector, and
+#      with only an empty program on its syscall attach point (the floor),
 #      alternated; goal: ratio >= 0.99
 #   4. kernel map memory per vital (goal <= 256 KB) and disk per hour of
 #      history (chopstix: 16 MB a day)
@@ -162,37 +164,46 @@ stop_vitals() { kill -INT $vpid; wait $vpid; }
 best() { for _ in 1 2 3 4 5; do "$d/sysloop"; done | sort -n | head -1; }
 
 phase_syscall() {
-echo "== 1. added CPU ns per getppid (smallest of 5 runs of 1e6 calls; load $(load))"
-b0=$(best)
-start_vitals; vit=$(best); stop_vitals
-hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
-bt=
-if command -v bpftrace >/dev/null; then
-	bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @ = count(); }' >"$d/bt.out" 2>&1 &
-	btpid=$!
-	for _ in $(seq 100); do grep -q "Attaching" "$d/bt.out" && break; sleep 0.1; done
-	sleep 1
-	bt=$(best)
-	kill -INT $btpid; wait $btpid 2>/dev/null
-fi
-fl=
+echo "== 1. added CPU ns per getppid (smallest of 2 passes x 5 runs of 1e6 calls; load $(load))"
+# two passes over every configuration, each keeping its smallest: other
+# work on the machine comes and goes, and lands on one pass, not both
+min2() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "") print a; else print (a < b ? a : b) }'; }
+b0= vit= bt= b1=
 : >"$d/floors"
-if [ -n "$floor" ]; then
-	for m in tp_btf raw_tp fentry perf "perf-sample 1000"; do
-		# shellcheck disable=SC2086
-		"$floor" 60 $m >"$d/fl.out" & flpid=$!
-		for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
-		if grep -q attached "$d/fl.out"; then
-			sleep 0.3
-			echo "$m|$(best)" >>"$d/floors"
-		else
-			echo "$m|refused $(sed 's/^refused: //' "$d/fl.out")" >>"$d/floors"
-		fi
-		kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
-	done
-	fl=$(sed -n 's/^tp_btf|\([0-9.]*\)$/\1/p' "$d/floors")
-fi
-b1=$(best)
+for pass in 1 2; do
+	b0=$(min2 "$b0" "$(best)")
+	start_vitals; vit=$(min2 "$vit" "$(best)"); stop_vitals
+	hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
+	if command -v bpftrace >/dev/null; then
+		bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @ = count(); }' >"$d/bt.out" 2>&1 &
+		btpid=$!
+		for _ in $(seq 100); do grep -q "Attaching" "$d/bt.out" && break; sleep 0.1; done
+		sleep 1
+		bt=$(min2 "$bt" "$(best)")
+		kill -INT $btpid; wait $btpid 2>/dev/null
+	fi
+	if [ -n "$floor" ]; then
+		for m in tp_btf raw_tp fentry perf "perf-sample 1000"; do
+			# shellcheck disable=SC2086
+			"$floor" 60 $m >"$d/fl.out" & flpid=$!
+			for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+			if grep -q attached "$d/fl.out"; then
+				sleep 0.3
+				echo "$m|$(best)" >>"$d/floors"
+			else
+				echo "$m|refused $(sed 's/^refused: //' "$d/fl.out")" >>"$d/floors"
+			fi
+			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+		done
+	fi
+	b1=$(min2 "$b1" "$(best)")
+done
+# each floor's smallest over the passes, in the order measured
+awk -F'|' '!($1 in v) { o[++n] = $1; v[$1] = $2; next }
+	$2 !~ /^refused/ && (v[$1] ~ /^refused/ || $2 + 0 < v[$1] + 0) { v[$1] = $2 }
+	END { for (i = 1; i <= n; i++) print o[i] "|" v[o[i]] }' "$d/floors" >"$d/floors.min"
+mv "$d/floors.min" "$d/floors"
+fl=$(sed -n 's/^tp_btf|\([0-9.]*\)$/\1/p' "$d/floors")
 floor_base=$(awk -v b0="$b0" -v b1="$b1" 'BEGIN { print (b0 < b1 ? b0 : b1) }')
 floor_ns=${fl:+$(awk -v f="$fl" -v b="$floor_base" 'BEGIN { print f - b }')}
 awk -v b0="$b0" -v b1="$b1" -v v="$vit" -v t="${bt:-0}" -v f="${fl:-0}" -v h="$hook" -v floors="$d/floors" 'BEGIN {
@@ -227,12 +238,12 @@ for m in spin fsync alloc signals; do "$d/vitals-load" $m "$DUR" "$d" & done
 # the file after the first two epochs (the first samples every label of
 # the machine once) and at the end: what an hour adds once it runs
 sleep 2.2
-sz1=$(stat -c %s "$d/v.db"); t1=$(date +%s.%N)
+dsz1=$(stat -c %s "$d/v.db"); dt1=$(date +%s.%N)
 sleep "$(awk -v d="$DUR" 'BEGIN { print (d > 2.2 ? d - 2.2 : 0) }')"
 wait $(jobs -p | grep -v "^$vpid$") 2>/dev/null
-t2=$(date +%s.%N)
+dt2=$(date +%s.%N)
 stop_vitals
-sz2=$(stat -c %s "$d/v.db")
+dsz2=$(stat -c %s "$d/v.db")
 # what the statistics themselves add to each run (two clock reads): the
 # run time per run of an empty program on a getppid loop
 sns=0
@@ -266,7 +277,7 @@ echo "== 4. memory and disk"
 echo "  kernel maps ${tot} KiB in all: ${per} KiB per vital (goal <= 256 KB) + shared ring and maps"
 awk -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" 'BEGIN {
 	printf "  disk per hour of history: %.1f MB (mixed workload, the whole run; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
-awk -v a="$sz1" -v b="$sz2" -v t1="$t1" -v t2="$t2" 'BEGIN { if (t2 > t1)
+awk -v a="$dsz1" -v b="$dsz2" -v t1="$dt1" -v t2="$dt2" 'BEGIN { if (t2 > t1)
 	printf "  after the first two epochs: %.1f MB per hour\n", (b - a) * 3600 / (t2 - t1) / 1e6 }'
 sqlite3 "$d/v.db" "SELECT count(*), sum(coalesce(n, 1)) FROM vitals_samples" 2>/dev/null |
 	awk -F'|' -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" '$1 > 0 {
@@ -294,17 +305,25 @@ NGX
 	nginx -c "$d/nginx.conf" -p "$d" 2>/dev/null
 	sleep 0.5
 	rps() { wrk -t2 -c64 -d${DUR}s http://127.0.0.1:18089/ 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
-	nb=; nv=
+	nb=; nv=; nf=
 	for _ in 1 2 3; do
 		nb="$nb $(rps)"
 		start_vitals; nv="$nv $(rps)"; stop_vitals
+		# the floor: an empty program on the syscall attach point only
+		if [ -n "$floor" ]; then
+			"$floor" 600 tp_btf >"$d/fl.out" & flpid=$!
+			for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+			nf="$nf $(rps)"
+			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+		fi
 	done
 	kill "$(cat "$d/ngx/nginx.pid")" 2>/dev/null
 	med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-	awk -v b="$nb" -v v="$nv" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" '
+	awk -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
 	BEGIN {
 		printf "  without %.0f req/s, with the collector %.0f req/s (medians of 3): %.3f (goal >= 0.99)\n", x, y, (x > 0 ? y / x : 0)
-		printf "  runs without:%s  with:%s\n", b, v }'
+		if (z > 0) printf "  with only an empty tp_btf/sys_enter program (the floor): %.0f req/s: %.3f\n", z, (x > 0 ? z / x : 0)
+		printf "  runs without:%s  with:%s  floor:%s\n", b, v, f }'
 else
 	echo "  SKIP: nginx or wrk missing"
 fi
