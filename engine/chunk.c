@@ -20,6 +20,7 @@
 #include <zstd.h>
 
 #include "engine/chunk.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 #define CHUNK_LEVEL 3
@@ -28,15 +29,7 @@
 
 static uint64_t chunk_fnv(const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return propel_fnv(PROPEL_FNV_INIT, p, n);
 }
 
 static inline uint64_t zz(int64_t v)

@@ -26,6 +26,7 @@
 #include "engine/export.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 struct fold_ent {
@@ -59,9 +60,7 @@ struct folded {
  * costs the hash of one frame, not of its whole stack */
 static uint64_t fold_hash(uint64_t h, const char *s, size_t n)
 {
-	while (n--)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
+	return propel_fnv(h, s, n);
 }
 
 static int fold_grow_tab(struct folded *f)

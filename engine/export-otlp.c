@@ -57,15 +57,18 @@
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "share/json.h"
+#include "share/hash.h"
 #include "share/log.h"
 
+/* FNV-1a of v's bytes, lowest first (the same on any host) */
 static uint64_t otlp_mix(uint64_t h, uint64_t v)
 {
+	unsigned char b[8];
 	int i;
 
 	for (i = 0; i < 8; i++, v >>= 8)
-		h = (h ^ (v & 0xff)) * 1099511628211ull; /* FNV-1a */
-	return h;
+		b[i] = (unsigned char)v;
+	return propel_fnv(h, b, 8);
 }
 
 static uint64_t otlp_span_id(int64_t pid, int64_t tid, int64_t entry_id)

@@ -1,8 +1,9 @@
 /*
  * engine/vitals-collect.c - the background collector thread: drives the
- * kmod collector (kmod/vitals-collector.h), symbolizes each sample as it
- * arrives (the process may not live long: engine/vitals-sym.c), buffers
- * samples until their epoch ends, then writes the epoch, its totals,
+ * kmod collector (kmod/vitals-collector.h), which wakes it once per epoch
+ * (or when the kernel's sample ring is half full, or to stop), symbolizes
+ * the samples that came (engine/vitals-sym.c; a process that ended within
+ * the epoch keeps its user addresses), then writes the epoch, its totals,
  * per-process values and samples in one transaction (engine/vitals-store.c)
  * and applies the retention budget.
  *
@@ -24,6 +25,7 @@
 #include "engine/vitals-store.h"
 #include "engine/vitals-sym.h"
 #include "kmod/vitals-collector.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 #define PR_DOMAIN "vitals"
@@ -31,6 +33,7 @@
 struct vitals_pend {
 	struct vitals_sample raw; /* stacks dropped after symbolization */
 	char *kstack, *ustack;
+	uint64_t n; /* pend_fold: samples this one stands for, 0: folded */
 };
 
 struct vitals_collect {
@@ -186,6 +189,81 @@ static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 	}
 }
 
+struct pend_key {
+	uint64_t h;
+	size_t i;
+};
+
+static int pend_key_cmp(const void *a, const void *b)
+{
+	const struct pend_key *x = a, *y = b;
+
+	if (x->h != y->h)
+		return x->h < y->h ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static uint64_t pend_hash(const struct vitals_pend *p)
+{
+	uint64_t h = PROPEL_FNV_INIT;
+
+	h = propel_fnv(h, &p->raw.vital, sizeof(p->raw.vital));
+	h = propel_fnv(h, &p->raw.tgid, sizeof(p->raw.tgid));
+	h = propel_fnv(h, &p->raw.label, sizeof(p->raw.label));
+	if (p->kstack)
+		h = propel_fnv(h, p->kstack, strlen(p->kstack));
+	h = propel_fnv(h, "|", 1);
+	if (p->ustack)
+		h = propel_fnv(h, p->ustack, strlen(p->ustack));
+	return h;
+}
+
+/*
+ * Fold the symbolized samples of epochs up to seq that are alike (vital,
+ * process, label, both stacks: the later powers of t of a steady label)
+ * into the first of them: n counts them, counter is the last estimate.
+ * Each stored row then says something new; the epoch's totals still
+ * count every sample.
+ */
+static void pend_fold(struct vitals_collect *vc, uint32_t seq)
+{
+	struct pend_key *k = malloc(vc->npend * sizeof(*k) + 1);
+	size_t i, j, nk = 0;
+
+	for (i = 0; i < vc->npend; i++)
+		vc->pend[i].n = 1;
+	if (!k)
+		return;
+	for (i = 0; i < vc->npend; i++)
+		if (vc->pend[i].raw.epoch <= seq)
+			k[nk++] = (struct pend_key){ pend_hash(&vc->pend[i]), i };
+	qsort(k, nk, sizeof(*k), pend_key_cmp);
+	for (i = 0; i < nk; i = j) {
+		struct vitals_pend *lead = &vc->pend[k[i].i];
+
+		for (j = i + 1; j < nk && k[j].h == k[i].h; j++) {
+			struct vitals_pend *p = &vc->pend[k[j].i];
+
+			if (p->raw.vital != lead->raw.vital ||
+			    p->raw.tgid != lead->raw.tgid ||
+			    p->raw.label != lead->raw.label ||
+			    !str_eq(p->kstack, lead->kstack) ||
+			    !str_eq(p->ustack, lead->ustack))
+				continue; /* a hash collision: kept apart */
+			lead->n++;
+			if (p->raw.counter > lead->raw.counter)
+				lead->raw.counter = p->raw.counter;
+			p->n = 0;
+		}
+	}
+	free(k);
+}
+
 static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 {
 	struct vitals_store_epoch se = {
@@ -203,6 +281,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	int err;
 
 	pend_symbolize(vc, 100, 1);
+	pend_fold(vc, e->seq);
 	err = vitals_store_begin(vc->st);
 	if (err) {
 		pr_dbg("epoch %u: cannot begin a transaction", e->seq);
@@ -234,6 +313,12 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 			vc->pend[keep++] = *p;
 			continue;
 		}
+		if (!p->n) { /* folded into an earlier one */
+			free(p->kstack);
+			free(p->ustack);
+			continue;
+		}
+		ss.n = p->n;
 		ss.ts_ns = p->raw.ts_ns;
 		ss.weight = p->raw.weight;
 		ss.counter = p->raw.counter;
@@ -291,8 +376,10 @@ static void *vitals_collect_main(void *arg)
 		pr_dbg("cannot raise the collector thread's priority: %s",
 		       strerror(errno));
 
+	/* one wake-up per epoch (or when the kernel's ring is half full, or
+	 * to stop: vitals_collect_stop wakes it) */
 	while (!vc->stopping) {
-		int err = vitals_poll(vc->v, 100, &vitals_collect_ops, vc);
+		int err = vitals_poll(vc->v, -1, &vitals_collect_ops, vc);
 
 		pend_symbolize(vc, 50, 0);
 		if (err && err != -EINTR) {
@@ -339,6 +426,11 @@ int vitals_collect_start(struct session *s,
 	err = vitals_store_new(vc->sess, &vc->st, cause);
 	if (err)
 		goto fail;
+	/* one transaction per epoch without an fsync each (four per commit,
+	 * each a sleep of this thread): a crash of propel loses nothing the
+	 * kernel has, a crash of the machine at most the last epochs, as for a
+	 * session this command created (engine/session.c) */
+	session_exec(vc->sess, "PRAGMA synchronous=OFF", NULL);
 	vc->sym = vitals_sym_new();
 	if (!vc->sym) {
 		err = propel_cause(cause, -ENOMEM, "out of memory");
@@ -410,8 +502,10 @@ int vitals_collect_stop(struct vitals_collect *vc,
 	if (!vc)
 		return 0;
 	vc->stopping = 1;
-	if (vc->started)
+	if (vc->started) {
+		vitals_wake(vc->v);
 		pthread_join(vc->thread, NULL);
+	}
 	vc->stats.wall_ns = now_ns() - vc->t0;
 	vitals_store_run_end(vc->st, vc->run);
 	vc->stats.file_bytes = vitals_store_used_bytes(vc->st);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/vitals-store.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 static const char vitals_schema[] =
@@ -31,12 +32,12 @@ static const char vitals_schema[] =
 	" aux INTEGER, short INTEGER);"
 	"CREATE INDEX IF NOT EXISTS vitals_values_epoch ON vitals_values(epoch);"
 	"CREATE TABLE IF NOT EXISTS vitals_stacks(id INTEGER PRIMARY KEY,"
-	" frames TEXT UNIQUE);"
+	" hash INTEGER, frames TEXT);"
 	"CREATE TABLE IF NOT EXISTS vitals_samples(id INTEGER PRIMARY KEY,"
 	" epoch INTEGER, ts_ns INTEGER, vital TEXT, pid INTEGER, tid INTEGER,"
 	" uid INTEGER, comm TEXT, weight INTEGER, counter INTEGER,"
 	" label INTEGER, d0 INTEGER, d1 INTEGER, d2 INTEGER, d3 INTEGER,"
-	" kstack INTEGER, ustack INTEGER);"
+	" kstack INTEGER, ustack INTEGER, n INTEGER);"
 	"CREATE INDEX IF NOT EXISTS vitals_samples_epoch ON vitals_samples(epoch);"
 	"CREATE TABLE IF NOT EXISTS vitals_agg(scale INTEGER, bucket_ns INTEGER,"
 	" vital TEXT, pid INTEGER, comm TEXT, value INTEGER, count INTEGER,"
@@ -49,6 +50,7 @@ enum {
 	ST_AGG,
 	ST_STACK_INS,
 	ST_STACK_GET,
+	ST_STACK_OLD,
 	ST_SAMPLE,
 	ST_NR,
 };
@@ -62,17 +64,30 @@ static const char *const vitals_sql[ST_NR] = {
 	[ST_AGG] = "INSERT INTO vitals_agg VALUES(?,?,?,?,?,?,?) ON CONFLICT"
 		   "(scale,bucket_ns,vital,pid) DO UPDATE SET"
 		   " value=value+excluded.value, count=count+excluded.count",
-	[ST_STACK_INS] = "INSERT OR IGNORE INTO vitals_stacks(frames) VALUES(?)",
-	[ST_STACK_GET] = "SELECT id FROM vitals_stacks WHERE frames=?",
+	/* by hash: the text is stored once, not again in a unique index
+	 * (a session from before the hash column keeps that index: a text
+	 * already there is then found by ST_STACK_OLD) */
+	[ST_STACK_INS] = "INSERT OR IGNORE INTO vitals_stacks(hash,frames)"
+			 " VALUES(?,?)",
+	[ST_STACK_GET] = "SELECT id, frames FROM vitals_stacks WHERE hash=?",
+	[ST_STACK_OLD] = "SELECT id FROM vitals_stacks WHERE frames=?",
 	[ST_SAMPLE] = "INSERT INTO vitals_samples(epoch,ts_ns,vital,pid,tid,uid,"
-		      "comm,weight,counter,label,d0,d1,d2,d3,kstack,ustack)"
-		      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+		      "comm,weight,counter,label,d0,d1,d2,d3,kstack,ustack,n)"
+		      " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
 };
+
+/* Stacks recently stored, by hash: most samples repeat a kernel stack,
+ * and a hit costs no query.  Emptied when retention deletes stacks. */
+#define VITALS_STACK_CACHE 4096
 
 struct vitals_store {
 	struct session *s;
 	sqlite3 *db;
 	sqlite3_stmt *st[ST_NR];
+	struct {
+		uint64_t hash;
+		int64_t id;
+	} stacks[VITALS_STACK_CACHE];
 };
 
 static const unsigned vitals_scales[] = { 300, 3600, 86400 };
@@ -109,11 +124,20 @@ int vitals_store_new(struct session *s, struct vitals_store **out,
 		free(st);
 		return err;
 	}
-	/* sessions written before rule 3 lack the column: add it (an error
-	 * here means it is there already) */
+	/* sessions written before rule 3, before stacks were found by hash,
+	 * before samples were folded lack these columns: add them (errors
+	 * are ignored: a read-only session is read as it is) */
 	if (!column_exists(st->db, "vitals_values", "short"))
 		session_exec(s, "ALTER TABLE vitals_values ADD COLUMN short INTEGER",
 			     NULL);
+	if (!column_exists(st->db, "vitals_stacks", "hash"))
+		session_exec(s, "ALTER TABLE vitals_stacks ADD COLUMN hash INTEGER",
+			     NULL);
+	if (!column_exists(st->db, "vitals_samples", "n"))
+		session_exec(s, "ALTER TABLE vitals_samples ADD COLUMN n INTEGER",
+			     NULL);
+	session_exec(s, "CREATE INDEX IF NOT EXISTS vitals_stacks_hash ON"
+			" vitals_stacks(hash)", NULL);
 	*out = st;
 	return 0;
 }
@@ -287,28 +311,55 @@ int vitals_store_value(struct vitals_store *st, int64_t epoch,
 	return 0;
 }
 
+/* The id of a stored stack, stored now if it is new; 0 on error. */
 static int64_t stack_id(struct vitals_store *st, const char *frames)
 {
+	size_t len;
+	uint64_t h;
 	sqlite3_stmt *q;
 	int64_t id = 0;
+	unsigned slot;
 
 	if (!frames || !*frames)
 		return 0;
-	q = stmt(st, ST_STACK_INS);
-	if (!q)
-		return 0;
-	sqlite3_bind_text(q, 1, frames, -1, SQLITE_STATIC);
-	if (step_done(q))
-		return 0;
-	if (sqlite3_changes(st->db) > 0)
-		return sqlite3_last_insert_rowid(st->db);
+	len = strlen(frames);
+	h = propel_fnv(PROPEL_FNV_INIT, frames, len) >> 1; /* an int64 >= 0 */
+	slot = (unsigned)(h % VITALS_STACK_CACHE);
+	if (st->stacks[slot].hash == h && st->stacks[slot].id)
+		return st->stacks[slot].id;
 	q = stmt(st, ST_STACK_GET);
 	if (!q)
 		return 0;
-	sqlite3_bind_text(q, 1, frames, -1, SQLITE_STATIC);
-	if (sqlite3_step(q) == SQLITE_ROW)
-		id = sqlite3_column_int64(q, 0);
+	sqlite3_bind_int64(q, 1, (int64_t)h);
+	while (!id && sqlite3_step(q) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(q, 1);
+
+		if (f && strcmp(f, frames) == 0)
+			id = sqlite3_column_int64(q, 0);
+	}
 	sqlite3_reset(q);
+	if (!id) {
+		q = stmt(st, ST_STACK_INS);
+		if (!q)
+			return 0;
+		sqlite3_bind_int64(q, 1, (int64_t)h);
+		sqlite3_bind_text(q, 2, frames, (int)len, SQLITE_STATIC);
+		if (step_done(q))
+			return 0;
+		if (sqlite3_changes(st->db) > 0) {
+			id = sqlite3_last_insert_rowid(st->db);
+		} else { /* an old session's unique text */
+			q = stmt(st, ST_STACK_OLD);
+			if (!q)
+				return 0;
+			sqlite3_bind_text(q, 1, frames, (int)len, SQLITE_STATIC);
+			if (sqlite3_step(q) == SQLITE_ROW)
+				id = sqlite3_column_int64(q, 0);
+			sqlite3_reset(q);
+		}
+	}
+	st->stacks[slot].hash = h;
+	st->stacks[slot].id = id;
 	return id;
 }
 
@@ -337,6 +388,8 @@ int vitals_store_sample(struct vitals_store *st, int64_t epoch,
 		sqlite3_bind_int64(q, 15, k);
 	if (u)
 		sqlite3_bind_int64(q, 16, u);
+	if (s->n > 1)
+		sqlite3_bind_int64(q, 17, s->n);
 	return step_done(q);
 }
 
@@ -399,6 +452,7 @@ int vitals_store_retain(struct vitals_store *st, uint64_t budget)
 		err = session_exec(st->s, sql, NULL);
 		if (err)
 			return err;
+		memset(st->stacks, 0, sizeof(st->stacks)); /* ids may be gone */
 	}
 	return 0;
 }
@@ -591,7 +645,7 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 	snprintf(sql, sizeof(sql),
 		 "SELECT s.id, s.epoch, s.ts_ns, e.start_ns, s.weight, s.vital,"
 		 " s.comm, s.pid, s.tid, s.uid, s.d0, s.d1, s.d2, s.d3,"
-		 " k.frames, u.frames FROM vitals_samples s"
+		 " k.frames, u.frames, s.n FROM vitals_samples s"
 		 " JOIN vitals_epochs e ON e.id = s.epoch"
 		 " LEFT JOIN vitals_stacks k ON k.id = s.kstack"
 		 " LEFT JOIN vitals_stacks u ON u.id = s.ustack"
@@ -620,6 +674,9 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 			s.d[i] = sqlite3_column_int64(q, 10 + i);
 		s.kstack = (const char *)sqlite3_column_text(q, 14);
 		s.ustack = (const char *)sqlite3_column_text(q, 15);
+		s.n = sqlite3_column_type(q, 16) == SQLITE_NULL
+			      ? 1
+			      : (uint64_t)sqlite3_column_int64(q, 16);
 		ret = cb(arg, &s);
 		if (ret)
 			break;

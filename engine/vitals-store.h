@@ -10,10 +10,14 @@
  *   vitals_totals(epoch, vital, events, weight, sampled, dropped, tshift)
  *   vitals_values(epoch, vital, pid, uid, comm, value, count, aux, short)
  *                 (short: blkio requests answered with less than asked)
- *   vitals_stacks(id, frames UNIQUE)       frames: names joined by '\n',
- *                                          innermost first
+ *   vitals_stacks(id, hash, frames)        frames: names joined by '\n',
+ *                                          innermost first; hash: FNV-1a
+ *                                          of frames >> 1 (indexed)
  *   vitals_samples(id, epoch, ts_ns, vital, pid, tid, uid, comm, weight,
- *                  counter, label, d0..d3, kstack, ustack)
+ *                  counter, label, d0..d3, kstack, ustack, n)
+ *                  n (NULL = 1): samples of one epoch folded into this
+ *                  row, alike in vital, pid, label and both stacks (the
+ *                  first one's time, thread and data; the last counter)
  *   vitals_agg(scale, bucket_ns, vital, pid, comm, value, count)
  *       the 5 min / 1 h / 1 day history (scale = 300, 3600, 86400 s)
  * Vitals are stored by name (cpu, l2miss, ...); times are CLOCK_REALTIME ns.
@@ -68,6 +72,7 @@ struct vitals_store_sample {
 	const char *vital, *comm;
 	uint32_t pid, tid, uid;
 	const char *kstack, *ustack; /* '\n'-joined names, or NULL */
+	uint64_t n; /* samples folded into this one (0 or 1: itself) */
 };
 int vitals_store_sample(struct vitals_store *st, int64_t epoch,
 			const struct vitals_store_sample *s);
@@ -126,6 +131,7 @@ struct vitals_hsample {
 	uint32_t pid, tid, uid;
 	uint64_t d[4];
 	const char *kstack, *ustack; /* valid during the callback */
+	uint64_t n; /* samples folded into this one (>= 1) */
 };
 
 /*

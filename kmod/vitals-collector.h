@@ -4,10 +4,13 @@
  * (the coarser /proc-polling fallback used where BPF is refused).
  *
  * Life cycle:  vitals_open -> (vitals_poll)* -> vitals_flush -> vitals_close.
- * vitals_poll() waits up to timeout_ms for samples, hands each to
- * ops->sample, and when the epoch is over swaps the double-buffered kernel
- * state and hands the finished epoch to ops->epoch.  One thread drives a
- * collector; callbacks run on that thread.  Times are CLOCK_REALTIME ns.
+ * vitals_poll() sleeps until the epoch's end (or timeout_ms, or the
+ * kernel's sample ring is half full, or vitals_wake()), hands each sample
+ * to ops->sample, and when the epoch is over swaps the double-buffered
+ * kernel state and hands the finished epoch to ops->epoch: one wake-up per
+ * epoch in the common case, none per event.  One thread drives a
+ * collector; callbacks run on that thread (vitals_wake may be called from
+ * any).  Times are CLOCK_REALTIME ns.
  */
 #ifndef PROPEL_KMOD_VITALS_COLLECTOR_H
 #define PROPEL_KMOD_VITALS_COLLECTOR_H
@@ -85,8 +88,11 @@ struct vitals;
 
 int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		char **cause);
+/* timeout_ms < 0: until the epoch's end */
 int vitals_poll(struct vitals *v, int timeout_ms,
 		const struct vitals_sink_ops *ops, void *arg);
+/* End a vitals_poll() in progress now (thread-safe), e.g. to stop. */
+void vitals_wake(struct vitals *v);
 /* End the current epoch now (delivering it), e.g. before close. */
 int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 		 void *arg);

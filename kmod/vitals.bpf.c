@@ -11,7 +11,8 @@
  *   cpu      perf_event cpu-clock     label: PC & ~0xfff (see ulabel)
  *   l2miss   perf_event cache-misses  label: PC & ~0xfff
  *   sched    sched_switch (switch-in of a task that was runnable)
- *            label: priority; weight: us since it became runnable
+ *            label: priority; weight: us since it was queued (the
+ *            kernel's sched_info.last_queued, by the run queue's clock)
  *   block    sched_wakeup of a task that slept in TASK_UNINTERRUPTIBLE
  *            label: priority; weight: us asleep
  *   blkio    block_rq_issue           label: pid, dev; weight: sectors
@@ -25,11 +26,17 @@
  *   sock     sock_send/recv_length    label: peer address; weight: bytes
  *   lock     contention_begin/end     label: lock address; weight: us
  *
- * The per-event path (vitals_account) is one per-CPU array lookup, a hash,
- * VITALS_HCA_ROWS plain adds and the process's cached sums: no atomic, no
- * hash map, no ring-buffer traffic, no stack walk; a label's counters sit
- * in one 64-byte block of the sketch.  Only a sampled event walks stacks
- * and copies the frames it took into the ring, and it wakes the loader
+ * The per-event path is who_current (the current task's ids from a per-CPU
+ * cache that context switches invalidate: no helper call on a hit; direct
+ * BTF loads, never a probe read, on a miss) and vitals_account: one per-CPU
+ * array lookup, a hash, VITALS_HCA_ROWS plain adds and the process's cached
+ * sums, and a two-instruction test that no power of 2 was passed: no
+ * atomic, no hash map, no ring-buffer traffic, no stack walk; a label's
+ * counters sit in one 64-byte block of the sketch.  (On a getppid loop the
+ * syscall program's body costs ~12 ns, against ~57 ns before the cache and
+ * the direct loads: bpf_get_current_uid_gid alone cost 26 ns.)  Only a
+ * sampled event walks stacks and copies the frames it took into the ring,
+ * and it wakes the loader
  * only when the ring is half full (the loader reads it on its own clock
  * otherwise).  Labels new in an epoch are always sampled (coverage, with
  * the fingerprints of hca_add); later powers of t are shed while the ring
@@ -39,8 +46,9 @@
  * waker), so they are sampled in two stages, as chopstix does: the decision
  * and the kernel stack (bpf_get_task_stack) are taken at once and parked in
  * the task's `pending` storage; the user stack is added when that task next
- * switches out.  Per-thread state (since when runnable or blocked, since
- * when waiting on a lock) is task-local storage, not a hash map.
+ * switches out.  Per-thread state (since when blocked, since when waiting
+ * on a lock) is task-local storage, not a hash map, touched only by the
+ * tasks in those states; the run-queue wait is the kernel's own.
  *
  * Every event also adds to its process's sums (struct vitals_pslot), the
  * exact per-process breakdown the report prints.  The collector's own
@@ -97,15 +105,15 @@ struct {
 	__type(value, struct vitals_proc_val);
 } procs SEC(".maps");
 
-/* Per-thread scheduling state: since when runnable (1) or blocked (2),
- * since when waiting on a contended lock. */
+/* Per-thread state, only for the rarer states: since when blocked in
+ * uninterruptible sleep, since when waiting on a contended lock.  (The
+ * run-queue wait needs none: the kernel keeps it, sched_info.last_queued.) */
 struct tstate {
 	__u64 ts;
 	__u32 kind;
-	__u32 parked; /* a sample waits in `pending` */
+	__u32 pad;
 	__u64 lock_ts;
 };
-#define TS_WAITING 1
 #define TS_BLOCKED 2
 
 struct {
@@ -115,7 +123,9 @@ struct {
 	__type(value, struct tstate);
 } tstates SEC(".maps");
 
-/* Two-stage samples waiting for their task to run. */
+/* Two-stage samples waiting for their task to run; nparked counts them
+ * (while it is 0 a context switch looks for none). */
+__u32 nparked = 0;
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -131,18 +141,23 @@ struct {
 	__type(value, struct vitals_wire);
 } scratch SEC(".maps");
 
-/* Block requests in flight: request -> issuing tgid and time. */
+/* Block requests in flight: the issuing tgid and time of a request, in a
+ * slot chosen by its address (an array, not a hash map: no lock, no
+ * allocation; a request whose slot another took loses its latency). */
+#define VITALS_RQ_SLOTS 4096
 struct rqinfo {
+	__u64 rq;
 	__u64 ts;
 	__u32 tgid;
 	__u32 bytes; /* asked for */
 };
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VITALS_RQ_SLOTS);
+	__type(key, __u32);
 	__type(value, struct rqinfo);
 } rqs SEC(".maps");
+
 
 static __always_inline __u32 ilog2_u64(__u64 v)
 {
@@ -167,12 +182,62 @@ static __always_inline __u64 mix64(__u64 h)
 	return h;
 }
 
-/* Who an event belongs to. */
+/* A request in flight is named by its queue, hardware queue and tag
+ * (pointers cannot be hashed); *id gets the name, never 0. */
+static __always_inline struct rqinfo *rq_slot(struct request *rq, __u64 *id)
+{
+	__u64 h = ((__u64)(__u32)rq->q->id << 40) ^
+		  ((__u64)rq->mq_hctx->queue_num << 20) ^ (__u32)rq->tag;
+	__u32 k = (__u32)(mix64(h) & (VITALS_RQ_SLOTS - 1));
+
+	*id = h | (1ULL << 63);
+	return bpf_map_lookup_elem(&rqs, &k);
+}
+
+/* Who an event belongs to: the task (NULL for the current task until a
+ * rare path needs it: who_task_ptr), its ids, its executable and the
+ * bounds of its address space that ulabel() needs. */
+struct who_id {
+	__u32 tgid, tid, uid, pad;
+	__u64 exe;
+	__u64 start_stack, start_code, end_code, mmap_base;
+};
 struct who {
 	struct task_struct *task;
-	__u32 tgid, tid, uid;
-	__u64 exe;
+	union {
+		struct who_id id;
+		struct { /* the same fields, by their names */
+			__u32 tgid, tid, uid, pad;
+			__u64 exe;
+			__u64 start_stack, start_code, end_code, mmap_base;
+		};
+	};
 };
+
+/*
+ * The current task's struct who, per CPU, valid while no context switch
+ * happened on this CPU since it was filled: the sched_switch program bumps
+ * `gen`, a fill stores valid = gen + 1.  A hit costs no helper call (on
+ * this machine's kernels a helper call and return, with the return-stack
+ * mitigations, cost as much as the rest of an event).  A reader checks
+ * gen again after copying (a seqlock against preemption between its
+ * reads); a successful exec invalidates it (same task, new program: the
+ * sched_process_exec program).  Used only while both programs are
+ * attached (who_cache_on, set by the loader).  A uid changed by setuid()
+ * shows from the task's next context switch on.
+ */
+struct whocache {
+	__u64 gen;
+	__u64 valid;
+	struct who_id id;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct whocache);
+} whoc SEC(".maps");
+__u32 who_cache_on = 0;
 
 /*
  * The executable's identity (chopstix's dcookie): inode and device of
@@ -209,41 +274,91 @@ static __always_inline __u64 exe_of(struct task_struct *t, __u32 tgid)
 #define LBL_RAW 0
 #define LBL_PC 1
 #define LBL_SP 2
-static __always_inline __u64 ulabel(struct task_struct *t, __u64 a, int kind)
+static __always_inline __u64 ulabel(const struct who *w, __u64 a, int kind)
 {
-	struct mm_struct *mm;
-
-	if (kind == LBL_RAW || a >= 0xffff800000000000ULL)
-		return a;
-	mm = t->mm;
-	if (!mm)
+	if (kind == LBL_RAW || a >= 0xffff800000000000ULL || !w->mmap_base)
 		return a;
 	if (kind == LBL_SP)
-		return mm->start_stack - a;
-	if (a >= mm->start_code && a < mm->end_code)
-		return a - mm->start_code;
-	return (mm->mmap_base - a) | (1ULL << 62);
+		return w->start_stack - a;
+	if (a >= w->start_code && a < w->end_code)
+		return a - w->start_code;
+	return (w->mmap_base - a) | (1ULL << 62);
 }
 
+/* Direct loads from a trusted task pointer: no helper, no probe read. */
 static __always_inline void who_task(struct who *w, struct task_struct *t)
 {
+	struct mm_struct *mm = t->mm;
+
 	w->task = t;
 	w->tgid = t->tgid;
 	w->tid = t->pid;
-	w->uid = BPF_CORE_READ(t, cred, uid.val);
+	w->uid = t->cred->uid.val;
 	w->exe = exe_of(t, w->tgid);
+	w->start_stack = mm ? mm->start_stack : 0;
+	w->start_code = mm ? mm->start_code : 0;
+	w->end_code = mm ? mm->end_code : 0;
+	w->mmap_base = mm ? mm->mmap_base : 0;
 }
 
-/* The current task: helpers and direct loads, no probe reads. */
+/* The current task: from the per-CPU cache, else one helper call. */
 static __always_inline void who_current(struct who *w)
 {
-	__u64 pt = bpf_get_current_pid_tgid();
+	__u32 zero = 0;
+	struct whocache *wc = who_cache_on ? bpf_map_lookup_elem(&whoc, &zero)
+					   : 0;
+	__u64 g;
 
-	w->task = bpf_get_current_task_btf();
-	w->tgid = pt >> 32;
-	w->tid = (__u32)pt;
-	w->uid = (__u32)bpf_get_current_uid_gid();
-	w->exe = exe_of(w->task, w->tgid);
+	if (wc) {
+		g = *(volatile __u64 *)&wc->gen;
+		if (*(volatile __u64 *)&wc->valid == g + 1) {
+			__builtin_memcpy(&w->id, &wc->id, sizeof(w->id));
+			asm volatile("" ::: "memory");
+			if (*(volatile __u64 *)&wc->gen == g) {
+				w->task = 0;
+				return;
+			}
+		}
+	}
+	who_task(w, bpf_get_current_task_btf());
+	w->task = 0; /* the same whether or not it came from the cache */
+	if (wc) {
+		__builtin_memcpy(&wc->id, &w->id, sizeof(w->id));
+		asm volatile("" ::: "memory");
+		wc->valid = g + 1;
+	}
+}
+
+/* The task of w, fetched for the current task when a rare path (a new
+ * process slot, a sample) needs it. */
+static __always_inline struct task_struct *who_task_ptr(struct who *w)
+{
+	if (!w->task)
+		w->task = bpf_get_current_task_btf();
+	return w->task;
+}
+
+/* A context switch on this CPU: the cached identity is stale. */
+static __always_inline void who_cache_switch(void)
+{
+	__u32 zero = 0;
+	struct whocache *wc = bpf_map_lookup_elem(&whoc, &zero);
+
+	if (wc)
+		wc->gen++;
+}
+
+/* exec: the task stays, its program (exe, address space) changes. */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(vitals_exec, struct task_struct *p, pid_t old_pid,
+	     struct linux_binprm *bprm)
+{
+	__u32 zero = 0;
+	struct whocache *wc = bpf_map_lookup_elem(&whoc, &zero);
+
+	if (wc)
+		wc->valid = 0;
+	return 0;
 }
 
 static __always_inline struct vitals_cell *cell_of(__u32 p, __u32 vital,
@@ -278,10 +393,11 @@ static __always_inline void slot_evict(struct vitals_pslot *sl, __u32 vital,
 }
 
 /* The process's slot in cell c, taken (after evicting its holder) when
- * another process holds it. */
+ * another process holds it; its comm from w's task (w NULL: left empty,
+ * the loader fills it). */
 static __always_inline struct vitals_pslot *
 slot_get(struct vitals_cell *c, __u32 vital, __u32 p, __u32 tgid, __u32 uid,
-	 struct task_struct *task)
+	 struct who *w)
 {
 	struct vitals_pslot *sl = &c->slot[(tgid * 2654435761u >> 16) &
 					   (VITALS_PSLOTS - 1)];
@@ -293,10 +409,13 @@ slot_get(struct vitals_cell *c, __u32 vital, __u32 p, __u32 tgid, __u32 uid,
 	sl->tgid = tgid;
 	sl->uid = uid;
 	sl->value = sl->count = sl->aux = sl->short_io = 0;
-	{
-		struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+	sl->comm[0] = 0;
+	if (w) {
+		struct task_struct *leader = who_task_ptr(w)->group_leader;
 
-		BPF_CORE_READ_STR_INTO(&sl->comm, leader, comm);
+		if (leader)
+			bpf_probe_read_kernel_str(&sl->comm, sizeof(sl->comm),
+						  leader->comm);
 	}
 	return sl;
 }
@@ -384,7 +503,7 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	if (!c)
 		return 0;
 	*cp = c;
-	sl = slot_get(c, vital, p, w->tgid, w->uid, w->task);
+	sl = slot_get(c, vital, p, w->tgid, w->uid, w);
 	sl->value += weight;
 	sl->count++;
 
@@ -397,9 +516,6 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 		hw = 1 + (weight >> 10);
 	new = hca_add(c, h, hw > 0xffffffffu ? 0xffffffffu : hw, &old, &mine);
 	*counter = new;
-	k = tshift[vital];
-	if (k == 0)
-		k = 1;
 	/* First of its label in this epoch on this CPU.  A label that was
 	 * here in an earlier epoch still owns its fingerprint (the loader
 	 * clears the counters, not the fingerprints): it is sampled at the
@@ -408,6 +524,14 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * all of their labels again every second. */
 	if (old == 0 && !mine)
 		return 2;
+	/* the common case, in two instructions: no power of 2 was passed
+	 * (the highest bit of the estimate did not move), so no power of
+	 * t = 2^k either */
+	if ((old ^ new) <= old)
+		return 0;
+	k = tshift[vital];
+	if (k == 0)
+		k = 1;
 	if (ilog2_u64(old) / k == ilog2_u64(new) / k)
 		return 0;
 	/* A later power of t: worth a sample unless the ring is filling up,
@@ -425,8 +549,7 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 				      struct who *w, __u64 label,
 				      __u64 weight, __u64 counter)
 {
-	struct task_struct *wt = w->task;
-		struct task_struct *leader = BPF_CORE_READ(wt, group_leader);
+	struct task_struct *leader = who_task_ptr(w)->group_leader;
 
 	s->ts_ns = bpf_ktime_get_ns();
 	s->weight = weight;
@@ -438,7 +561,10 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 	s->tgid = w->tgid;
 	s->tid = w->tid;
 	s->uid = w->uid;
-	BPF_CORE_READ_STR_INTO(&s->comm, leader, comm);
+	s->comm[0] = 0;
+	if (leader)
+		bpf_probe_read_kernel_str(&s->comm, sizeof(s->comm),
+					  leader->comm);
 }
 
 /* Sample an event of the current task: both stacks from ctx. */
@@ -499,24 +625,33 @@ static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 		c->nsampled++;
 }
 
+/* An event of the current task, whose who_current() is in w. */
+static __always_inline void event_who(void *ctx, __u32 vital, struct who *w,
+				      __u64 label, int kind, __u64 weight,
+				      __u64 d0, __u64 d1, __u64 d2, __u64 d3)
+{
+	struct vitals_cell *c = 0;
+	__u64 counter;
+
+	label = ulabel(w, label, kind);
+	if (kind == LBL_PC)
+		label &= ~0xfffULL; /* 4 KiB buckets of code: a function or a
+				       few; finer buckets sampled a busy
+				       machine's every cpu tick */
+	if (vitals_account(vital, w, label, weight, &counter, &c) && c)
+		emit_current(ctx, vital, w, label, weight, counter, c, d0, d1,
+			     d2, d3);
+}
+
 static __always_inline void event_current_l(void *ctx, __u32 vital,
 					    __u64 label, int kind, __u64 weight,
 					    __u64 d0, __u64 d1, __u64 d2,
 					    __u64 d3)
 {
-	struct vitals_cell *c = 0;
 	struct who w;
-	__u64 counter;
 
 	who_current(&w);
-	label = ulabel(w.task, label, kind);
-	if (kind == LBL_PC)
-		label &= ~0xfffULL; /* 4 KiB buckets of code: a function or a
-				       few; finer buckets sampled a busy
-				       machine's every cpu tick */
-	if (vitals_account(vital, &w, label, weight, &counter, &c) && c)
-		emit_current(ctx, vital, &w, label, weight, counter, c, d0, d1,
-			     d2, d3);
+	event_who(ctx, vital, &w, label, kind, weight, d0, d1, d2, d3);
 }
 
 static __always_inline void event_current(void *ctx, __u32 vital, __u64 label,
@@ -531,16 +666,15 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 				 __u64 weight, __u64 counter, __u64 d0,
 				 __u64 d1)
 {
-	struct vitals_wire *s;
+	struct vitals_wire *s = bpf_task_storage_get(&pending, w->task, 0, 0);
 
-	struct tstate *ts = bpf_task_storage_get(&tstates, w->task, 0,
-						 BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-	s = bpf_task_storage_get(&pending, w->task, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!s || !ts)
-		return;
-	ts->parked = 1;
+	if (!s) {
+		s = bpf_task_storage_get(&pending, w->task, 0,
+					 BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!s)
+			return;
+		__sync_fetch_and_add(&nparked, 1);
+	}
 	fill_head(s, vital, w, label, weight, counter);
 	s->data[0] = d0;
 	s->data[1] = d1;
@@ -577,7 +711,8 @@ static __always_inline void unpark(void *ctx, struct task_struct *t)
 				c->nsampled++;
 		}
 	}
-	bpf_task_storage_delete(&pending, t);
+	if (bpf_task_storage_delete(&pending, t) == 0)
+		__sync_fetch_and_sub(&nparked, 1);
 }
 
 static __always_inline void event_task(__u32 vital, struct task_struct *t,
@@ -617,76 +752,65 @@ int vitals_l2miss(struct bpf_perf_event_data *ctx)
 
 /* ---- sched, block ----------------------------------------------------- */
 
+/*
+ * The common switch costs no helper call: the run-queue wait of `next` is
+ * the kernel's own (sched_info.last_queued, set when the task was queued on
+ * this run queue: at its wakeup, or when it was preempted; the run queue's
+ * clock was read by __schedule just before), and per-thread storage is
+ * touched only for a task going into uninterruptible sleep or one with a
+ * parked sample.  A wait that a migration split counts its last part.
+ */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
 	struct tstate *sp;
+	__u64 now, since;
 
+	who_cache_switch();
 	if (prev->pid) {
-		/* one task-storage lookup per switch in the common case: the
-		 * parked-sample storage only when this task has one */
-		sp = bpf_task_storage_get(&tstates, prev, 0,
-					  BPF_LOCAL_STORAGE_GET_F_CREATE);
-		if (sp && sp->parked) {
-			sp->parked = 0;
+		if (nparked)
 			unpark(ctx, prev);
-		}
-		if (sp) {
-			sp->ts = now;
-			if ((prev_state & 0xff) == 0)
-				sp->kind = TS_WAITING;
-			else if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
-				 !(prev_state & 0x400 /* TASK_NOLOAD: idle */))
+		if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
+		    !(prev_state & 0x400 /* TASK_NOLOAD: idle */)) {
+			sp = bpf_task_storage_get(&tstates, prev, 0,
+						  BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (sp) {
+				sp->ts = bpf_ktime_get_ns();
 				sp->kind = TS_BLOCKED;
-			else
-				sp->kind = 0;
+			}
 		}
 	}
 	if (!next->pid)
 		return 0;
-	sp = bpf_task_storage_get(&tstates, next, 0, 0);
-	if (!sp || sp->kind != TS_WAITING)
+	since = next->sched_info.last_queued;
+	if (!since)
 		return 0;
-	sp->kind = 0;
-	if (now - sp->ts >= sched_min_ns)
-		event_task(VITALS_SCHED, next, (now - sp->ts) / 1000,
+	now = next->se.cfs_rq->rq->clock;
+	if (now > since && now - since >= sched_min_ns)
+		event_task(VITALS_SCHED, next, (now - since) / 1000,
 			   next->prio, 0);
 	return 0;
 }
 
-static __always_inline int on_wakeup(struct task_struct *p)
-{
-	__u64 now = bpf_ktime_get_ns(), since;
-	struct tstate *sp;
-	__u32 kind;
-
-	if (!p->pid)
-		return 0;
-	sp = bpf_task_storage_get(&tstates, p, 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!sp)
-		return 0;
-	kind = sp->kind;
-	since = sp->ts;
-	sp->ts = now;
-	sp->kind = TS_WAITING;
-	if (kind == TS_BLOCKED && now - since >= sched_min_ns)
-		event_task(VITALS_BLOCK, p, (now - since) / 1000, p->prio, 0);
-	return 0;
-}
-
+/* The end of an uninterruptible sleep (the kernel marks the task that
+ * slept so: sched_contributes_to_load); other wake-ups cost two loads. */
 SEC("tp_btf/sched_wakeup")
-int BPF_PROG(vitals_sched_wakeup, struct task_struct *p)
+int BPF_PROG(vitals_sched_wakeup, struct task_struct *t)
 {
-	return on_wakeup(p);
-}
+	__u64 now;
+	struct tstate *sp;
 
-SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(vitals_sched_wakeup_new, struct task_struct *p)
-{
-	return on_wakeup(p);
+	if (!t->pid || !BPF_CORE_READ_BITFIELD(t, sched_contributes_to_load))
+		return 0;
+	sp = bpf_task_storage_get(&tstates, t, 0, 0);
+	if (!sp || sp->kind != TS_BLOCKED)
+		return 0;
+	sp->kind = 0;
+	now = bpf_ktime_get_ns();
+	if (now - sp->ts >= sched_min_ns)
+		event_task(VITALS_BLOCK, t, (now - sp->ts) / 1000, t->prio, 0);
+	return 0;
 }
 
 /* ---- blkio -------------------------------------------------------------- */
@@ -694,19 +818,23 @@ int BPF_PROG(vitals_sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/block_rq_issue")
 int BPF_PROG(vitals_block_rq_issue, struct request *rq)
 {
-	__u64 key = (__u64)rq, sectors = BPF_CORE_READ(rq, __data_len) >> 9;
-	__u32 dev = 0, op = BPF_CORE_READ(rq, cmd_flags) & 0xff;
-	struct rqinfo ri = { .ts = bpf_ktime_get_ns(),
-			     .tgid = bpf_get_current_pid_tgid() >> 32,
-			     .bytes = BPF_CORE_READ(rq, __data_len) };
-	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	__u64 key, bytes = rq->__data_len, sectors = bytes >> 9;
+	__u32 dev = 0, op = rq->cmd_flags & 0xff;
+	struct gendisk *disk = rq->q->disk;
+	struct rqinfo *ri = rq_slot(rq, &key);
+	struct who w;
 
+	who_current(&w);
+	if (ri) {
+		ri->rq = key;
+		ri->ts = bpf_ktime_get_ns();
+		ri->tgid = w.tgid;
+		ri->bytes = bytes;
+	}
 	if (disk)
-		dev = (BPF_CORE_READ(disk, major) << 20) |
-		      BPF_CORE_READ(disk, first_minor);
-	bpf_map_update_elem(&rqs, &key, &ri, BPF_ANY);
-	event_current(ctx, VITALS_BLKIO, ((__u64)dev << 32) ^ ri.tgid, sectors,
-		      dev, BPF_CORE_READ(rq, __sector), sectors << 9, op);
+		dev = (disk->major << 20) | disk->first_minor;
+	event_who(ctx, VITALS_BLKIO, &w, ((__u64)dev << 32) ^ w.tgid, LBL_RAW,
+		  sectors, dev, rq->__sector, bytes, op);
 	return 0;
 }
 
@@ -714,32 +842,31 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(vitals_block_rq_complete, struct request *rq, int error,
 	     unsigned int nr_bytes)
 {
-	__u64 key = (__u64)rq;
-	struct rqinfo *ri = bpf_map_lookup_elem(&rqs, &key);
+	__u64 key, now;
+	struct rqinfo *ri = rq_slot(rq, &key);
 	__u32 p = parity & 1;
-	struct vitals_cell *c = cell_of(p, VITALS_BLKIO, 0);
+	struct vitals_cell *c;
 	struct vitals_pslot *sl;
 
-	if (!ri)
+	if (!ri || ri->rq != key)
 		return 0;
+	ri->rq = 0;
+	c = cell_of(p, VITALS_BLKIO, 0);
 	/* the issuer's slot on this CPU (a completion interrupt runs in no
 	 * particular task: the slot may be new, with no value of its own) */
 	if (c && ri->tgid) {
-		struct task_struct *cur = (struct task_struct *)bpf_get_current_task();
-
 		sl = &c->slot[(ri->tgid * 2654435761u >> 16) &
 			      (VITALS_PSLOTS - 1)];
-		if (sl->tgid != ri->tgid) {
-			sl = slot_get(c, VITALS_BLKIO, p, ri->tgid, 0, cur);
-			sl->comm[0] = 0; /* not the issuer's: the loader fills it */
-		}
-		sl->aux += (bpf_ktime_get_ns() - ri->ts) / 1000;
+		if (sl->tgid != ri->tgid) /* not the issuer's: no comm */
+			sl = slot_get(c, VITALS_BLKIO, p, ri->tgid, 0, 0);
+		now = bpf_ktime_get_ns();
+		if (now > ri->ts)
+			sl->aux += (now - ri->ts) / 1000;
 		/* rule 3: an unsatisfied request (error, or fewer bytes done
 		 * than asked for) */
 		if (error || nr_bytes < ri->bytes)
 			sl->short_io++;
 	}
-	bpf_map_delete_elem(&rqs, &key);
 	return 0;
 }
 
@@ -749,10 +876,6 @@ SEC("tp_btf/mm_page_alloc")
 int BPF_PROG(vitals_mm_page_alloc, struct page *page, unsigned int order,
 	     gfp_t gfp, int migratetype)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-
-	if (!tgid)
-		return 0;
 	event_current(ctx, VITALS_KMEM, ((__u64)gfp << 4) ^ order,
 		      1ULL << (order & 15), order, gfp, migratetype, 0);
 	return 0;
@@ -779,7 +902,7 @@ static __always_inline void on_syscall(void *ctx, struct pt_regs *regs,
 	__u64 counter, sp = regs->sp, label;
 
 	who_current(&w);
-	label = (ulabel(w.task, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
+	label = (ulabel(&w, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
 	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c) && c)
 		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, c, id,
 			     regs->di, sp, 0);
@@ -806,10 +929,10 @@ SEC("tp_btf/signal_deliver")
 int BPF_PROG(vitals_signal_deliver, int sig, struct kernel_siginfo *info,
 	     struct k_sigaction *ka)
 {
-	__u64 handler = (__u64)BPF_CORE_READ(ka, sa.sa_handler);
+	__u64 handler = (__u64)ka->sa.sa_handler;
 
 	event_current(ctx, VITALS_SIGNAL, ((__u64)sig << 48) ^ handler, 1, sig,
-		      handler, info ? BPF_CORE_READ(info, si_code) : 0, 0);
+		      handler, info ? info->si_code : 0, 0);
 	return 0;
 }
 
@@ -822,10 +945,10 @@ static __always_inline int on_sock(void *ctx, struct sock *sk, int ret,
 
 	if (ret <= 0)
 		return 0;
-	family = BPF_CORE_READ(sk, __sk_common.skc_family);
-	daddr = BPF_CORE_READ(sk, __sk_common.skc_daddr);
-	dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	proto = BPF_CORE_READ(sk, sk_protocol);
+	family = sk->__sk_common.skc_family;
+	daddr = sk->__sk_common.skc_daddr;
+	dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	proto = sk->sk_protocol;
 	event_current(ctx, VITALS_SOCK,
 		      (daddr << 16) ^ (dport << 48),
 		      ret, daddr, dport, (family << 16) | proto, dir);

@@ -41,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -151,6 +154,8 @@ struct vitals {
 	const struct vitals_sink_ops *ops;
 	void *arg;
 	struct vitals_proc *proc;
+	int wake_fd; /* eventfd: vitals_wake() ends a vitals_poll() early */
+	uint64_t nrecv[VITALS_NR]; /* samples read from the ring this epoch */
 #ifndef VITALS_SKEL_MISSING
 	struct vitals_bpf *skel;
 	struct ring_buffer *rb;
@@ -167,6 +172,7 @@ struct vitals {
 	uint64_t epoch_run_ns[VITALS_NR]; /* BPF time this epoch */
 	uint64_t check_mono, check_user, check_samples;
 	int ncpus_possible;
+	int epfd; /* the ring's epoll set plus wake_fd */
 	size_t cell_size; /* one CPU's value, rounded to 8 */
 	void *cellbuf;    /* ncpus_possible values */
 	uint64_t epoch_user0; /* thread CPU at the epoch's start */
@@ -341,6 +347,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 	memcpy(s.kstack, w->stack, kb);
 	memcpy(s.ustack, (const char *)w->stack + kb, ub);
 	s.ts_ns += v->mono_to_real;
+	if (s.vital < VITALS_NR)
+		v->nrecv[s.vital]++;
 	if (v->ops && v->ops->sample)
 		v->ops->sample(v->arg, &s);
 	return 0;
@@ -372,7 +380,7 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	struct vitals_bpf *skel;
 	struct btf *btf;
 	char buf[256];
-	int err, i, any = 0, fentry = 0;
+	int err, i, any = 0, fentry = 0, switch_on = 0;
 	struct tpdef {
 		struct bpf_program *prog;
 		const char *tp;
@@ -409,7 +417,6 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	tps[ntps++] = (struct tpdef){ skel->progs.p, name, vit }
 	TP(vitals_sched_switch, "sched_switch", VITALS_SCHED);
 	TP(vitals_sched_wakeup, "sched_wakeup", VITALS_BLOCK);
-	TP(vitals_sched_wakeup_new, "sched_wakeup_new", VITALS_SCHED);
 	TP(vitals_block_rq_issue, "block_rq_issue", VITALS_BLKIO);
 	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
 	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
@@ -443,6 +450,9 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 			bpf_program__set_autoload(tps[i].prog, false);
 		}
 	}
+	if (!tp_exists(btf, "sched_process_exec") ||
+	    !bpf_program__autoload(skel->progs.vitals_sched_switch))
+		bpf_program__set_autoload(skel->progs.vitals_exec, false);
 	btf__free(btf);
 	/* A vital needs all of its programs (lock: begin and end). */
 	for (i = 0; i < ntps; i++)
@@ -512,6 +522,19 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 		}
 		v->links[v->nlinks++] = l;
 		add_prog(v, tps[i].prog, vit);
+		if (tps[i].prog == skel->progs.vitals_sched_switch)
+			switch_on = 1;
+	}
+	/* context switches and execs invalidate the per-CPU cache of the
+	 * current task's identity (vitals.bpf.c, struct whocache): on only
+	 * when both are watched */
+	if (switch_on && bpf_program__autoload(skel->progs.vitals_exec)) {
+		struct bpf_link *l = bpf_program__attach(skel->progs.vitals_exec);
+
+		if (l) {
+			v->links[v->nlinks++] = l;
+			skel->bss->who_cache_on = 1;
+		}
 	}
 	for (i = 0; i < 2; i++) {
 		struct bpf_program *p = i ? skel->progs.vitals_l2miss
@@ -546,6 +569,16 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	if (!v->rb)
 		return propel_cause(cause, -errno, "ring buffer: %s",
 				    strerror(errno));
+	v->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (v->epfd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ev.data.fd = ring_buffer__epoll_fd(v->rb);
+		epoll_ctl(v->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+		ev.data.fd = v->wake_fd;
+		if (v->wake_fd >= 0)
+			epoll_ctl(v->epfd, EPOLL_CTL_ADD, v->wake_fd, &ev);
+	}
 	v->sys_hook = fentry ? "fentry x64_sys_call" : "tp_btf sys_enter";
 	if (v->o.profile) {
 		v->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
@@ -637,37 +670,14 @@ static uint64_t vitals_take_cost(struct vitals *v)
  * record), measured with --profile on this project's test machine. */
 #define VITALS_SAMPLE_NS 6000
 
-/* Samples per vital in the current epoch so far (summed over CPUs). */
-static void vitals_sampled_now(struct vitals *v, uint64_t *out)
-{
-	int fd = bpf_map__fd(v->skel->maps.cells);
-	uint32_t p = v->skel->bss->parity & 1, vit, ch;
-	int c;
-
-	for (vit = 0; vit < VITALS_NR; vit++) {
-		out[vit] = 0;
-		for (ch = 0; ch < VITALS_HCA_CHUNKS; ch++) {
-			uint32_t key = (p * VITALS_NR + vit) * VITALS_HCA_CHUNKS + ch;
-
-			if (bpf_map_lookup_elem(fd, &key, v->cellbuf))
-				continue;
-			for (c = 0; c < v->ncpus_possible; c++) {
-				const struct vitals_cell *cell =
-					(const void *)((char *)v->cellbuf +
-						       c * v->cell_size);
-
-				out[vit] += cell->nsampled;
-			}
-		}
-	}
-}
-
-/* High watermark, checked at every poll over the time since the last: the
- * cost of sampling (this thread + VITALS_SAMPLE_NS per sample). */
+/* High watermark, checked at every wake-up (the epoch's end, a ring half
+ * full) over the time since the last: the cost of sampling (this thread +
+ * VITALS_SAMPLE_NS per sample, counted as they are read from the ring: no
+ * look at the kernel's cells). */
 static void vitals_check_high(struct vitals *v)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), wall, user, ns, cost;
-	uint64_t sampled[VITALS_NR];
+	const uint64_t *sampled = v->nrecv;
 	int i, worst = -1;
 
 	if (v->o.high_wm >= 1)
@@ -676,7 +686,6 @@ static void vitals_check_high(struct vitals *v)
 	if (wall < 100000000ull)
 		return;
 	user = thread_cpu_ns();
-	vitals_sampled_now(v, sampled);
 	for (ns = 0, i = 0; i < VITALS_NR; i++)
 		ns += sampled[i];
 	cost = (user - v->check_user) +
@@ -900,7 +909,8 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 	qsort(e->rows, e->nrows, sizeof(*e->rows), row_cmp);
 	for (i = 0; i < VITALS_NR; i++)
 		e->tshift[i] = bss->tshift[i];
-	v->check_samples = 0; /* the new parity's cells start at zero */
+	v->check_samples = 0; /* counted again from zero */
+	memset(v->nrecv, 0, sizeof(v->nrecv));
 
 	/* cost (where BPF statistics are on) and the low watermark */
 	if (v->stats_fd >= 0 || bpf_stats_on())
@@ -953,6 +963,9 @@ static void vitals_close_bpf(struct vitals *v)
 	if (v->stats_fd >= 0)
 		close(v->stats_fd);
 	v->stats_fd = -1;
+	if (v->epfd >= 0)
+		close(v->epfd);
+	v->epfd = -1;
 	free(v->cellbuf);
 	v->cellbuf = NULL;
 #endif
@@ -988,7 +1001,9 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 #ifndef VITALS_SKEL_MISSING
 	memset(v->perf_fds, -1, sizeof(v->perf_fds));
 	v->stats_fd = -1;
+	v->epfd = -1;
 #endif
+	v->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	vitals_tracefs(v);
 
 #ifdef VITALS_SKEL_MISSING
@@ -1009,6 +1024,8 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		err = vitals_open_proc(v, bpf_cause, cause);
 		if (err) {
 			free(bpf_cause);
+			if (v->wake_fd >= 0)
+				close(v->wake_fd);
 			free(v);
 			return err;
 		}
@@ -1097,23 +1114,37 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 	if (timeout_ms < 0 || left < timeout_ms)
 		timeout_ms = left;
 #ifndef VITALS_SKEL_MISSING
-	if (v->rb) {
-		/* woken only when the ring is half full: otherwise this is a
-		 * timed sleep, after which the ring is read all the same */
-		int n = ring_buffer__poll(v->rb, timeout_ms);
+	if (v->rb && v->epfd >= 0) {
+		/* woken when the ring is half full (the programs ask for no
+		 * wake-up otherwise), by vitals_wake(), or at the epoch's end;
+		 * the ring is read all the same */
+		struct epoll_event ev[2];
+		int n = epoll_wait(v->epfd, ev, 2, timeout_ms), i;
 
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (i = 0; i < n; i++)
+			if (ev[i].data.fd == v->wake_fd) {
+				uint64_t c;
+
+				if (read(v->wake_fd, &c, sizeof(c)) < 0)
+					pr_dbg("eventfd: %s", strerror(errno));
+			}
+		n = ring_buffer__consume(v->rb);
 		if (n < 0 && n != -EINTR)
 			return n;
-		if (n == 0)
-			ring_buffer__consume(v->rb);
 		vitals_check_high(v);
 	} else
 #endif
 	{
-		struct timespec ts = { timeout_ms / 1000,
-				       (timeout_ms % 1000) * 1000000l };
+		struct pollfd pfd = { .fd = v->wake_fd, .events = POLLIN };
 
-		nanosleep(&ts, NULL);
+		if (poll(&pfd, v->wake_fd >= 0, timeout_ms) > 0) {
+			uint64_t c;
+
+			if (read(v->wake_fd, &c, sizeof(c)) < 0)
+				pr_dbg("eventfd: %s", strerror(errno));
+		}
 	}
 	if (clock_ns(CLOCK_MONOTONIC) >= due)
 		return vitals_flush(v, ops, arg);
@@ -1141,7 +1172,17 @@ void vitals_close(struct vitals *v)
 		return;
 	vitals_close_bpf(v);
 	vitals_proc_close(v->proc);
+	if (v->wake_fd >= 0)
+		close(v->wake_fd);
 	free(v);
+}
+
+void vitals_wake(struct vitals *v)
+{
+	uint64_t one = 1;
+
+	if (v && v->wake_fd >= 0 && write(v->wake_fd, &one, sizeof(one)) < 0)
+		pr_dbg("waking the collector: %s", strerror(errno));
 }
 
 const char *vitals_source(struct vitals *v)

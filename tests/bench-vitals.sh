@@ -3,12 +3,14 @@
 # figure beside its peer measured in the same run (issue 11):
 #   1. added ns per syscall on a getppid loop: the collector, bpftrace's
 #      simplest per-CPU counter (tracepoint:raw_syscalls:sys_enter
-#      { @ = count(); }) and the floor of the attach point (an empty
-#      tp_btf/sys_enter program); goal: collector <= 0.5x bpftrace's cost
+#      { @ = count(); }) and the floor of every way of counting syscalls
+#      (empty tp_btf, raw_tp and fentry programs, perf_event_open counting
+#      and sampling); goal: collector <= 0.5x bpftrace's cost
 #   2. collector CPU (its thread + its BPF programs, kernel.bpf_stats_enabled
 #      on for this phase) on the mixed workload (spinner, fsync writer, page
 #      toucher, signal storm); goal <= 1% of one core
-#   3. nginx on loopback under wrk, without and with the collector,
+#   3. nginx on loopback under wrk, without and with the collector, and
+#      with only an empty program on its syscall attach point (the floor),
 #      alternated; goal: ratio >= 0.99
 #   4. kernel map memory per vital (goal <= 256 KB) and disk per hour of
 #      history (chopstix: 16 MB a day)
@@ -17,7 +19,8 @@
 # Per-syscall cost is CPU time (getrusage) per call, the smallest of 5 runs:
 # other work on the machine inflates wall time, not this.  The load average
 # is printed with each figure: compare ratios within one run.
-# Called by tests/bench.sh (make bench); needs root.
+# Called by tests/bench.sh (make bench); needs root.  BENCH_VITALS_ONLY
+# (e.g. "1 2") runs some of the figures; BENCH_VITALS_SECONDS the length.
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
 PROPEL=${PROPEL:-$PWD/$O/propel}
@@ -55,7 +58,16 @@ gcc -O2 -o "$d/sysloop" "$d/sysloop.c" || exit 1
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	tests/fixtures/vitals/vitals-load.c -lpthread -lm || exit 1
 
-# the floor: an empty program on the same attach point as the collector
+# The floors: what each way of counting syscalls costs with nothing in it.
+#   floor SECS MODE [PERIOD]: attach, say "attached", sleep SECS
+#   tp_btf, raw_tp   an empty program on the collector's attach point (and
+#                    its untyped twin)
+#   fentry           an empty program on x64_sys_call (no syscall-work
+#                    flag: cheaper where the kernel allows trampolines)
+#   perf             perf_event_open(raw_syscalls:sys_enter) per CPU, no
+#                    BPF: the kernel counts every call
+#   perf-sample P    the same with sample_period P: the user side would read
+#                    one record in P (tid, syscall nr) from a mmap'd ring
 floor=
 if command -v clang >/dev/null && command -v bpftool >/dev/null &&
 	[ -s "$O/kmod/vmlinux.h" ] && pkg-config --exists libbpf; then
@@ -65,19 +77,72 @@ if command -v clang >/dev/null && command -v bpftool >/dev/null &&
 #include <bpf/bpf_tracing.h>
 char LICENSE[] SEC("license") = "GPL";
 SEC("tp_btf/sys_enter")
-int BPF_PROG(floor_empty, struct pt_regs *regs, long id) { return 0; }
+int BPF_PROG(floor_tp_btf, struct pt_regs *regs, long id) { return 0; }
+SEC("raw_tp/sys_enter")
+int floor_raw_tp(void *ctx) { return 0; }
+SEC("fentry/x64_sys_call")
+int BPF_PROG(floor_fentry, struct pt_regs *regs, unsigned int nr) { return 0; }
 C
 	cat >"$d/floor.c" <<'C'
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
 #include <bpf/libbpf.h>
 #include "floor.skel.h"
+static int quiet(enum libbpf_print_level l, const char *f, va_list ap)
+{
+	return 0;
+}
 int main(int argc, char **argv)
 {
-	struct floor_bpf *s = floor_bpf__open_and_load();
+	const char *mode = argc > 2 ? argv[2] : "tp_btf";
+	long period = argc > 3 ? atol(argv[3]) : 0;
+	struct floor_bpf *s;
+	struct bpf_program *p;
+	char name[64];
+	int i, ncpu = sysconf(_SC_NPROCESSORS_ONLN), err;
 
-	if (!s || floor_bpf__attach(s))
-		return 1;
+	if (!strncmp(mode, "perf", 4)) {
+		FILE *f = fopen("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", "r");
+		int id = -1;
+
+		if (!f || fscanf(f, "%d", &id) != 1) {
+			printf("refused: no tracefs id for raw_syscalls:sys_enter\n");
+			return 1;
+		}
+		for (i = 0; i < ncpu; i++) {
+			struct perf_event_attr a = { .size = sizeof(a),
+				.type = PERF_TYPE_TRACEPOINT, .config = id };
+			int fd;
+
+			a.sample_period = period;
+			a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_RAW;
+			a.wakeup_events = 1000;
+			fd = syscall(__NR_perf_event_open, &a, -1, i, -1, 0);
+			if (fd < 0 || (period && mmap(NULL, 17 * 4096,
+					PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED)) {
+				printf("refused: %s\n", strerror(errno));
+				return 1;
+			}
+		}
+	} else {
+		libbpf_set_print(quiet);
+		s = floor_bpf__open();
+		snprintf(name, sizeof(name), "floor_%s", mode);
+		bpf_object__for_each_program(p, s->obj)
+			bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+		if ((err = floor_bpf__load(s)) || (err = floor_bpf__attach(s))) {
+			printf("refused: %s\n", strerror(-err));
+			return 1;
+		}
+	}
+	printf("attached\n");
+	fflush(stdout);
 	sleep(atoi(argv[1]));
 	return 0;
 }
@@ -98,57 +163,129 @@ start_vitals() { # [extra args]
 stop_vitals() { kill -INT $vpid; wait $vpid; }
 best() { for _ in 1 2 3 4 5; do "$d/sysloop"; done | sort -n | head -1; }
 
-echo "== 1. added CPU ns per getppid (smallest of 5 runs of 1e6 calls; load $(load))"
-b0=$(best)
-start_vitals; vit=$(best); stop_vitals
-hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
-bt=
-if command -v bpftrace >/dev/null; then
-	bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @ = count(); }' >"$d/bt.out" 2>&1 &
-	btpid=$!
-	for _ in $(seq 100); do grep -q "Attaching" "$d/bt.out" && break; sleep 0.1; done
-	sleep 1
-	bt=$(best)
-	kill -INT $btpid; wait $btpid 2>/dev/null
-fi
-fl=
-if [ -n "$floor" ]; then
-	"$floor" 60 & flpid=$!
-	sleep 1
-	fl=$(best)
-	kill $flpid; wait $flpid 2>/dev/null
-fi
-b1=$(best)
-awk -v b0="$b0" -v b1="$b1" -v v="$vit" -v t="${bt:-0}" -v f="${fl:-0}" -v h="$hook" 'BEGIN {
+phase_syscall() {
+echo "== 1. added CPU ns per getppid (smallest of 2 passes x 5 runs of 1e6 calls; load $(load))"
+# two passes over every configuration, each keeping its smallest: other
+# work on the machine comes and goes, and lands on one pass, not both
+min2() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "") print a; else print (a < b ? a : b) }'; }
+b0= vit= bt= b1=
+: >"$d/floors"
+for pass in 1 2; do
+	b0=$(min2 "$b0" "$(best)")
+	start_vitals; vit=$(min2 "$vit" "$(best)"); stop_vitals
+	hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
+	if command -v bpftrace >/dev/null; then
+		bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @ = count(); }' >"$d/bt.out" 2>&1 &
+		btpid=$!
+		for _ in $(seq 100); do grep -q "Attaching" "$d/bt.out" && break; sleep 0.1; done
+		sleep 1
+		bt=$(min2 "$bt" "$(best)")
+		kill -INT $btpid; wait $btpid 2>/dev/null
+	fi
+	if [ -n "$floor" ]; then
+		for m in tp_btf raw_tp fentry perf "perf-sample 1000"; do
+			# shellcheck disable=SC2086
+			"$floor" 60 $m >"$d/fl.out" & flpid=$!
+			for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+			if grep -q attached "$d/fl.out"; then
+				sleep 0.3
+				echo "$m|$(best)" >>"$d/floors"
+			else
+				echo "$m|refused $(sed 's/^refused: //' "$d/fl.out")" >>"$d/floors"
+			fi
+			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+		done
+	fi
+	b1=$(min2 "$b1" "$(best)")
+done
+# each floor's smallest over the passes, in the order measured
+awk -F'|' '!($1 in v) { o[++n] = $1; v[$1] = $2; next }
+	$2 !~ /^refused/ && (v[$1] ~ /^refused/ || $2 + 0 < v[$1] + 0) { v[$1] = $2 }
+	END { for (i = 1; i <= n; i++) print o[i] "|" v[o[i]] }' "$d/floors" >"$d/floors.min"
+mv "$d/floors.min" "$d/floors"
+fl=$(sed -n 's/^tp_btf|\([0-9.]*\)$/\1/p' "$d/floors")
+floor_base=$(awk -v b0="$b0" -v b1="$b1" 'BEGIN { print (b0 < b1 ? b0 : b1) }')
+floor_ns=${fl:+$(awk -v f="$fl" -v b="$floor_base" 'BEGIN { print f - b }')}
+awk -v b0="$b0" -v b1="$b1" -v v="$vit" -v t="${bt:-0}" -v f="${fl:-0}" -v h="$hook" -v floors="$d/floors" 'BEGIN {
 	b = (b0 < b1 ? b0 : b1)
 	printf "  baseline %.0f ns (before %.0f, after %.0f)\n", b, b0, b1
 	printf "  collector  %+6.0f ns per call (%s)\n", v - b, h
 	if (t > 0) printf "  bpftrace   %+6.0f ns per call (@ = count() on raw_syscalls:sys_enter)\n", t - b
-	if (f > 0) printf "  floor      %+6.0f ns per call (empty tp_btf/sys_enter program)\n", f - b
+	desc["tp_btf"] = "empty tp_btf/sys_enter program: the collector'"'"'s floor"
+	desc["raw_tp"] = "empty raw_tp/sys_enter program"
+	desc["fentry"] = "empty fentry/x64_sys_call program"
+	desc["perf"] = "perf_event_open raw_syscalls:sys_enter counting, no BPF"
+	desc["perf-sample 1000"] = "the same, one sample (tid, nr) in 1000 to a ring"
+	while ((getline l < floors) > 0) {
+		split(l, a, "|")
+		if (a[2] ~ /^refused/)
+			printf "  floor %-16s  %s (%s)\n", a[1], a[2], desc[a[1]]
+		else
+			printf "  floor %-16s %+6.0f ns per call (%s)\n", a[1], a[2] - b, desc[a[1]]
+	}
 	if (t > b) printf "  collector / bpftrace added cost: %.2f (goal <= 0.5)\n", (v - b) / (t - b)
+	if (f > 0 && t > b) printf "  the least any tp_btf program can reach, floor / bpftrace: %.2f\n", (f - b) / (t - b)
 	if (f > 0 && t > f) printf "  above the floor: collector %+.0f ns, bpftrace %+.0f ns: %.2f\n", v - f, t - f, (v - f) / (t - f)
 }'
 
+}
+
+phase_cpu() {
 echo "== 2. collector CPU on the mixed workload, ${DUR}s (load $(load))"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 start_vitals --profile
 for m in spin fsync alloc signals; do "$d/vitals-load" $m "$DUR" "$d" & done
-sleep "$DUR"
+# the file after the first two epochs (the first samples every label of
+# the machine once) and at the end: what an hour adds once it runs
+sleep 2.2
+dsz1=$(stat -c %s "$d/v.db"); dt1=$(date +%s.%N)
+sleep "$(awk -v d="$DUR" 'BEGIN { print (d > 2.2 ? d - 2.2 : 0) }')"
 wait $(jobs -p | grep -v "^$vpid$") 2>/dev/null
+dt2=$(date +%s.%N)
 stop_vitals
+dsz2=$(stat -c %s "$d/v.db")
+# what the statistics themselves add to each run (two clock reads): the
+# run time per run of an empty program on a getppid loop
+sns=0
+if [ -n "$floor" ]; then
+	"$floor" 60 tp_btf >"$d/fl.out" & flpid=$!
+	for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+	st() { bpftool prog show name floor_tp_btf | awk '{ for (i = 1; i < NF; i++) { if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") c = $(i + 1) } } END { print t + 0, c + 0 }'; }
+	read -r t0 c0 < <(st); "$d/sysloop" 2000000 >/dev/null; read -r t1 c1 < <(st)
+	sns=$(awk -v a="$t0" -v b="$t1" -v c="$c0" -v e="$c1" 'BEGIN { print (e > c ? (b - a) / (e - c) : 0) }')
+	kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+fi
 echo "$stats0" >/proc/sys/kernel/bpf_stats_enabled
 sed -n 's/^propel: vitals: \([0-9]* epochs.*\)/  \1/p' "$d/v.err" | head -1
 grep "prog vitals_" "$d/v.err" | sed 's/^propel: vitals: /    /' | sort -k7 -n -r | head -6
+secs=$(sed -n 's/.* in \([0-9.]*\) s;.*/\1/p' "$d/v.err")
 sed -n 's/.*collector cpu \([0-9.]*\)% (bpf \([0-9.]*\)%, thread \([0-9.]*\)%) of \([0-9]*\) cores.*/\1 \2 \3 \4/p' "$d/v.err" |
 	awk '{ printf "  collector cpu %.2f%% of one core (bpf %.2f%%, thread %.2f%%) (goal <= 1%%)\n", $1 * $4, $2 * $4, $3 * $4 }'
+# the same, net of the statistics' own cost, and the attach points' floor
+grep "prog vitals_" "$d/v.err" | awk -v s="${secs:-$DUR}" -v sns="$sns" -v fl="${floor_ns:-}" '
+	{ for (i = 1; i < NF; i++) { if ($i == "runs") r = $(i + 1); if ($i == "time") t = $(i + 1) }
+	  runs += r; ms += t; if ($4 == "vitals_sys_enter") sys = r }
+	END {
+		net = ms - runs * sns / 1e6
+		printf "  events: %.0f/s to the programs, %.0f syscalls/s (the whole machine: other work counts too)\n", runs / s, sys / s
+		if (sns > 0) printf "  bpf net of the statistics'"'"' own %.0f ns per run (an empty program'"'"'s): %.2f%% of one core\n", sns, net / 10 / s
+		if (fl != "") printf "  attach floor: %.0f syscalls/s x %.0f ns (an empty tp_btf program, figure 1) = %.2f%% of one core before any program runs\n", sys / s, fl, sys / s * fl / 1e7
+	}'
 per=$(sed -n 's/.*(\([0-9]*\) KiB per vital).*/\1/p' "$d/v.err")
 tot=$(sed -n 's/.*kernel maps \([0-9]*\) KiB.*/\1/p' "$d/v.err")
 echo "== 4. memory and disk"
 echo "  kernel maps ${tot} KiB in all: ${per} KiB per vital (goal <= 256 KB) + shared ring and maps"
-secs=$(sed -n 's/.* in \([0-9.]*\) s;.*/\1/p' "$d/v.err")
 awk -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" 'BEGIN {
-	printf "  disk per hour of history: %.1f MB (mixed workload; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
+	printf "  disk per hour of history: %.1f MB (mixed workload, the whole run; chopstix 16 MB/day = 0.7 MB/h)\n", b * 3600 / s / 1e6 }'
+awk -v a="$dsz1" -v b="$dsz2" -v t1="$dt1" -v t2="$dt2" 'BEGIN { if (t2 > t1)
+	printf "  after the first two epochs: %.1f MB per hour\n", (b - a) * 3600 / (t2 - t1) / 1e6 }'
+sqlite3 "$d/v.db" "SELECT count(*), sum(coalesce(n, 1)) FROM vitals_samples" 2>/dev/null |
+	awk -F'|' -v b="$(stat -c %s "$d/v.db")" -v s="${secs:-$DUR}" '$1 > 0 {
+	printf "  %d samples in %d rows (alike ones folded), %.0f rows/s, %.0f bytes of file per row\n", $2, $1, $1 / s, b / $1 }'
 
+}
+
+phase_nginx() {
 echo "== 3. nginx on loopback under wrk, ${DUR}s runs alternated (load $(load))"
 if command -v nginx >/dev/null && command -v wrk >/dev/null; then
 	mkdir -p "$d/www" "$d/ngx"
@@ -168,21 +305,32 @@ NGX
 	nginx -c "$d/nginx.conf" -p "$d" 2>/dev/null
 	sleep 0.5
 	rps() { wrk -t2 -c64 -d${DUR}s http://127.0.0.1:18089/ 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
-	nb=; nv=
+	nb=; nv=; nf=
 	for _ in 1 2 3; do
 		nb="$nb $(rps)"
 		start_vitals; nv="$nv $(rps)"; stop_vitals
+		# the floor: an empty program on the syscall attach point only
+		if [ -n "$floor" ]; then
+			"$floor" 600 tp_btf >"$d/fl.out" & flpid=$!
+			for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+			nf="$nf $(rps)"
+			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+		fi
 	done
 	kill "$(cat "$d/ngx/nginx.pid")" 2>/dev/null
 	med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-	awk -v b="$nb" -v v="$nv" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" '
+	awk -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
 	BEGIN {
 		printf "  without %.0f req/s, with the collector %.0f req/s (medians of 3): %.3f (goal >= 0.99)\n", x, y, (x > 0 ? y / x : 0)
-		printf "  runs without:%s  with:%s\n", b, v }'
+		if (z > 0) printf "  with only an empty tp_btf/sys_enter program (the floor): %.0f req/s: %.3f\n", z, (x > 0 ? z / x : 0)
+		printf "  runs without:%s  with:%s  floor:%s\n", b, v, f }'
 else
 	echo "  SKIP: nginx or wrk missing"
 fi
 
+}
+
+phase_coverage() {
 echo "== 5. coverage on the heavy-tailed generator (1000 sites; load $(load))"
 start_vitals --disable cpu
 "$d/vitals-load" sites 1000 >"$d/sites.txt" & gen=$!
@@ -200,3 +348,15 @@ for l in open(f"{d}/cov.jsonl"):
         sites.add(o["data"][2] & ~0xff)
 print(f"  {min(len(sites), n)} of {n} sites sampled: coverage {100 * min(len(sites), n) / n:.2f}% (goal >= 99.9%; chopstix: over 99.9%)")
 PY
+}
+
+# BENCH_VITALS_ONLY="1 2": run only those figures (4 comes with 2)
+only=${BENCH_VITALS_ONLY:-1 2 3 5}
+for ph in $only; do
+	case $ph in
+	1) phase_syscall ;;
+	2 | 4) phase_cpu ;;
+	3) phase_nginx ;;
+	5) phase_coverage ;;
+	esac
+done

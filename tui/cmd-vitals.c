@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ static int cmd_vitals_record(int argc, char **argv)
 	int c, err, quiet = 0;
 	struct sigaction sa = { 0 };
 	struct timespec t0, now;
+	sigset_t stopsigs, waitmask;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:d:e:b:pq", lo, NULL)) != -1) {
@@ -97,22 +99,38 @@ static int cmd_vitals_record(int argc, char **argv)
 			   &s, &cause);
 	if (err)
 		goto out;
+	/* SIGINT and SIGTERM are blocked but while this thread sleeps in
+	 * ppoll (the collector thread inherits the mask): one wake-up at the
+	 * end, none on a clock */
+	sigemptyset(&stopsigs);
+	sigaddset(&stopsigs, SIGINT);
+	sigaddset(&stopsigs, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stopsigs, &waitmask);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGTERM);
+	sa.sa_handler = cmd_vitals_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	err = vitals_collect_start(s, &o, &vc, &cause);
 	if (err)
 		goto out;
 	if (!quiet)
 		fprintf(stderr, "propel: %s\n", vitals_collect_summary(vc));
-	sa.sa_handler = cmd_vitals_on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!cmd_vitals_stop) {
-		usleep(20000);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (duration > 0 && (now.tv_sec - t0.tv_sec) +
-						(now.tv_nsec - t0.tv_nsec) / 1e9 >=
-					duration)
-			break;
+		double left = 3600;
+		struct timespec ts;
+
+		if (duration > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			left = duration - ((now.tv_sec - t0.tv_sec) +
+					   (now.tv_nsec - t0.tv_nsec) / 1e9);
+			if (left <= 0)
+				break;
+		}
+		ts.tv_sec = (time_t)left;
+		ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		ppoll(NULL, 0, &ts, &waitmask);
 	}
 	err = vitals_collect_stop(vc, &stats, &cause);
 	vc = NULL;
@@ -284,9 +302,10 @@ static int report_sample(void *arg, const struct vitals_hsample *s)
 			   ",\"ts_ns\":%" PRIu64 ",\"pid\":%u,\"tid\":%u,\"uid\":%u,\"comm\":",
 			s->vital, s->epoch_start_ns, s->ts_ns, s->pid, s->tid, s->uid);
 		json_str(f, s->comm);
-		fprintf(f, ",\"weight\":%" PRIu64 ",\"data\":[%" PRIu64 ",%" PRIu64
-			   ",%" PRIu64 ",%" PRIu64 "],\"stack\":[",
-			s->weight, s->d[0], s->d[1], s->d[2], s->d[3]);
+		fprintf(f, ",\"weight\":%" PRIu64 ",\"n\":%" PRIu64
+			   ",\"data\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			   ",%" PRIu64 "],\"stack\":[",
+			s->weight, s->n, s->d[0], s->d[1], s->d[2], s->d[3]);
 		json_frames(f, s->kstack, &first);
 		json_frames(f, s->ustack, &first);
 		fputs("],\"kstack\":[", f);
@@ -301,6 +320,8 @@ static int report_sample(void *arg, const struct vitals_hsample *s)
 
 		fprintf(f, "  sample %-7s pid %-7u %-16s weight %-8" PRIu64 " ",
 			s->vital, s->pid, s->comm, s->weight);
+		if (s->n > 1)
+			fprintf(f, "x%-4" PRIu64 " ", s->n);
 		p = s->ustack ? s->ustack : s->kstack;
 		if (p) {
 			const char *e = strchr(p, '\n');

@@ -88,4 +88,21 @@ blk = [m for m in ("fsync", "lock") if "blocking" in flags[pids[m]]]
 ok("vitals-blocking-rule", blk, f"flags fsync {sorted(flags[pids['fsync']])} lock {sorted(flags[pids['lock']])}")
 ok("vitals-blocking-not-spinners", all("blocking" not in flags[pids[m]] for m in ("alloc",)),
    "the allocator was flagged as blocked")
+
+# every sample the kernel took is stored once: alike samples of an epoch
+# (the signal storm's later powers of t) are one row with n; the fsync
+# writer's requests carry their device latency (issue -> complete)
+import sqlite3
+db = sqlite3.connect(f"{d}/mix.db")
+rows, folded = db.execute("SELECT sum(coalesce(n, 1)), count(*) FROM vitals_samples").fetchone()
+taken = db.execute("SELECT sum(sampled) FROM vitals_totals").fetchone()[0] or 0
+ok("vitals-samples-all-stored", taken > 0 and 0.98 * taken <= rows <= taken,
+   f"{rows} samples in the rows, {taken} taken by the kernel")
+nmax = db.execute("SELECT max(coalesce(n, 1)) FROM vitals_samples WHERE vital = 'signal'"
+                  " AND pid = ?", (pids["signals"],)).fetchone()[0] or 0
+ok("vitals-samples-folded", folded < rows and nmax > 1,
+   f"{folded} rows for {rows} samples, the signal storm's largest n {nmax}")
+lat = db.execute("SELECT sum(aux) FROM vitals_values WHERE vital = 'blkio' AND pid = ?",
+                 (pids["fsync"],)).fetchone()[0] or 0
+ok("vitals-fsync-blkio-latency", lat > 0, "no device latency for the fsync writer's requests")
 PY
