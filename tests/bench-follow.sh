@@ -12,7 +12,8 @@
 #           Median of BENCH_FOLLOW_REPS runs (default 3), in ms (goal <= 50
 #           ms on one host).  Beside it: the same client's first request
 #           untraced (its whole round trip, in ms).
-#   throughput  BENCH_FOLLOW_N requests of 100 bytes (default 2000) back to
+#   throughput  BENCH_FOLLOW_N requests of 100 bytes (default 10000, about
+#           1 s: the steady state more than the instrumentation's start) back to
 #           back, the client's own rate after its first answer: untraced,
 #           then under `propel record --follow` (all five processes traced),
 #           in the same run; ratio = traced / untraced (goal >= 0.9).
@@ -26,7 +27,7 @@ O=${O:-build}
 case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
 reps=${BENCH_FOLLOW_REPS:-3}
-n=${BENCH_FOLLOW_N:-2000}
+n=${BENCH_FOLLOW_N:-10000}
 row() { printf '%-44s %12s %12s %8s\n' "$@"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
@@ -39,7 +40,8 @@ t=$(mktemp -d /tmp/propel-bench-follow.XXXXXX)
 chmod 755 "$t"
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 gcc -O2 -o "$t/svc" "$top/tests/fixtures/follow/svc.c" || exit 1
-port=$((30000 + ($$ % 3000) * 3))
+# below the ephemeral range (32768-60999): no connection of this run takes them
+port=$((20000 + ($$ % 3000) * 3))
 
 start() {
 	"$t/svc" backend $port >"$t/be.out" 2>&1 &
@@ -78,8 +80,10 @@ for i in $(seq 1 "$reps"); do
 	start
 	# untraced: the first request's round trip, and the rate
 	"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
-	/usr/bin/time -f %e -o "$t/one" "$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
-	awk '{ printf "%.2f\n", $1 * 1000 }' "$t/one" >>"$t/first"
+	t0=$(date +%s%N)
+	"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
+	t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }' >>"$t/first"
 	"$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 >"$t/cu.out" 2>&1
 	u=$(awk '/client rate/ { print $3 }' "$t/cu.out")
 	stop
@@ -91,6 +95,8 @@ for i in $(seq 1 "$reps"); do
 	first_event_ms "$t/s$i.db" "${cl:-0}" $fe >>"$t/lat1"
 	first_event_ms "$t/s$i.db" $fe $be >>"$t/lat2"
 	stop
+	[ -n "$u" ] || echo "  run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
+	[ -n "$f" ] || echo "  run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
 	echo "${u:-n/a}" >>"$t/u"
 	echo "${f:-n/a}" >>"$t/f"
 	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
