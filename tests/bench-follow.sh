@@ -9,8 +9,9 @@
 #           the request's start) to the first event recorded in the front
 #           end, which propel reached by propagation; and from the front
 #           end's first send to the back end to the back end's first event.
-#           Median of BENCH_FOLLOW_REPS runs (default 3), in ms (goal <= 50
-#           ms on one host).  Beside it: the same client's first request
+#           Median of BENCH_FOLLOW_REPS runs (default 5: one run's
+#           throughput ratio varies by 0.1 here), in ms (goal <= 50 ms on
+#           one host).  Beside it: the same client's first request
 #           untraced (its whole round trip, in ms).
 #   throughput  BENCH_FOLLOW_N requests of 100 bytes (default 10000, about
 #           1 s: the steady state more than the instrumentation's start) back to
@@ -26,7 +27,7 @@ export PROPEL_TOP=$top
 O=${O:-build}
 case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
-reps=${BENCH_FOLLOW_REPS:-3}
+reps=${BENCH_FOLLOW_REPS:-5}
 n=${BENCH_FOLLOW_N:-10000}
 row() { printf '%-44s %12s %12s %8s\n' "$@"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)] }'; }
