@@ -133,6 +133,23 @@ int capture_end(struct capture *c, int argc, char *const *argv, char **cause)
 	return capture_end_hosts(c, argc, argv, NULL, 0, cause);
 }
 
+/* The session could not be stored: the rings stay where they are, and the
+ * user's one line says so after why (the innermost cause, kept first) and
+ * how to store them elsewhere. */
+static void capture_kept(char **cause, const char *dir)
+{
+	char *s = NULL;
+
+	if (!cause)
+		return;
+	if (asprintf(&s, "%s%sraw trace kept in %s (propel recover -o DB %s "
+		     "stores it)", *cause ? *cause : "", *cause ? "; " : "",
+		     dir, dir) < 0)
+		return;
+	free(*cause);
+	*cause = s;
+}
+
 int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 		      const struct capture_host *hosts, size_t nhosts,
 		      char **cause)
@@ -187,6 +204,6 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	return 0;
 fail:
 	unlink(c->tmp);
-	propel_cause(cause, err, "raw trace kept in %s", c->dir);
+	capture_kept(cause, c->dir);
 	return err;
 }

@@ -135,4 +135,26 @@ for i in $(seq 1 20); do
 	wait $p 2>/dev/null
 done
 [ $bad -eq 0 ] && pass attach/target-exits || fail attach/target-exits "$(cat "$t/e.err")"
+
+# a full disk: the session cannot be written; one line says why, where the
+# raw trace is kept and how to store it, and `propel recover` of that
+# directory (onto a disk with room) makes the session
+if is_root && mkdir -p "$t/full" && mount -t tmpfs -o size=16k propel-full "$t/full" 2>/dev/null; then
+	"$PROPEL" record -o "$t/full/f.db" -- "$t/three" >/dev/null 2>"$t/full.err"
+	rc=$?
+	kept=$(sed -n 's/.*raw trace kept in \([^ ]*\) (propel recover -o DB .*/\1/p' "$t/full.err")
+	if [ $rc -eq 0 ] || [ "$(wc -l <"$t/full.err")" -ne 1 ] ||
+		! grep -q 'propel: record: .*full' "$t/full.err" || [ ! -d "$kept" ]; then
+		fail record/disk-full "status $rc, stderr: $(head -c 300 "$t/full.err")"
+	elif ! "$PROPEL" recover -o "$t/kept.db" "$kept" >/dev/null 2>"$t/kept.err" ||
+		! "$PROPEL" replay "$t/kept.db" | grep -q 'main()'; then
+		fail record/disk-full "recover $kept: $(head -c 300 "$t/kept.err")"
+	else
+		pass record/disk-full
+	fi
+	umount "$t/full"
+	[ -n "$kept" ] && rm -rf "$kept"
+else
+	skip record/disk-full "needs root to mount a small tmpfs"
+fi
 kill "$spin" 2>/dev/null
