@@ -94,6 +94,47 @@ struct follow {
 
 static void fl_report(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* One pid namespace: the host's propeld (its HELLO's pid) is a process
+ * here, named propeld, in this process's pid namespace. */
+static int fl_same_pidns(const struct transport *t)
+{
+	char a[64], b[64], path[64], comm[32] = "";
+	ssize_t na, nb;
+	FILE *fp;
+
+	if (t->remote_pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/comm", t->remote_pid);
+	if (!(fp = fopen(path, "re")))
+		return 0;
+	if (!fgets(comm, sizeof(comm), fp))
+		comm[0] = 0;
+	fclose(fp);
+	if (strcmp(comm, "propeld\n"))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/pid", t->remote_pid);
+	na = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
+	nb = readlink(path, b, sizeof(b) - 1);
+	return na > 0 && na == nb && !memcmp(a, b, (size_t)na);
+}
+
+void follow_each_host(const struct follow *f,
+		      void (*fn)(void *arg, const char *host, const char *dir,
+				 int this_kernel),
+		      void *arg)
+{
+	for (int i = 0; i < f->nh; i++) {
+		const struct transport *t = f->h[i].t;
+		int here;
+
+		if (f->h[i].state != FH_UP)
+			continue;
+		here = i == 0 || (t->same_clock && fl_same_pidns(t) &&
+				  access(t->dir, R_OK | X_OK) == 0);
+		fn(arg, t->host, t->dir, here);
+	}
+}
+
 static void fl_lost(struct follow *f, int i);
 
 static void fl_report(const char *what, const char *fmt, ...)

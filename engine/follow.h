@@ -28,6 +28,19 @@ int follow_begin(uint32_t flags, struct follow **out, char **cause);
 /* This host's session directory (for `record --follow`'s environment). */
 const char *follow_local_dir(const struct follow *f);
 
+/*
+ * Every host reached so far and up, this host first: fn(arg, host name,
+ * its session directory, this_kernel).  this_kernel: the host shares this
+ * machine's kernel and pid namespace (a network namespace, as the tests'
+ * hosts are): its processes are this kernel's, with the pids its
+ * directory names, and its directory can be read here.  --vitals covers
+ * those hosts' processes from here; another kernel's are not seen.
+ */
+void follow_each_host(const struct follow *f,
+		      void (*fn)(void *arg, const char *host, const char *dir,
+				 int this_kernel),
+		      void *arg);
+
 /* Inject pid on this host (serving other frames meanwhile).  0 or -errno
  * with *cause. */
 int follow_attach(struct follow *f, pid_t pid, char **cause);

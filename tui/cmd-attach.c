@@ -134,7 +134,7 @@ static int attach_follow(struct capture *cap, uint32_t flags, pid_t *pids,
 
 		follow_poll(fl, 50);
 		if (vt)
-			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
+			cmd_vitals_trace_follow("attach", vt, fl);
 		for (i = 0; i < n; i++)
 			alive += pids[i] > 0 && kill(pids[i], 0) == 0;
 		if (!alive)

@@ -198,7 +198,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			break;
 		follow_poll(fl, 20);
 		if (vt && polls % 10 == 0)
-			cmd_vitals_trace_scan(vt, follow_local_dir(fl));
+			cmd_vitals_trace_follow("record", vt, fl);
 	}
 	record_child = 0;
 	record_signals(SIG_DFL, 0);

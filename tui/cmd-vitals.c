@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "analysis/vitals-rules.h"
+#include "engine/follow.h"
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
@@ -538,8 +539,9 @@ int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
 		char *l = NULL;
 
 		if (asprintf(&l,
-			     "%s; --follow: the processes of this host "
-			     "only",
+			     "%s; --follow: the processes of this host and "
+			     "of the hosts on its kernel (network "
+			     "namespaces)",
 			     vitals_trace_summary(*vt)) > 0) {
 			propel_report(line, 0, l);
 			free(l);
@@ -550,7 +552,7 @@ int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
 	return 0;
 }
 
-void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir)
+static void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir)
 {
 	struct dirent *de;
 	DIR *d;
@@ -567,6 +569,46 @@ void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir)
 			vitals_trace_add(vt, (pid_t)pid, 0);
 	}
 	closedir(d);
+}
+
+struct cmd_vitals_hosts {
+	const char *what;
+	struct vitals_trace *vt;
+};
+
+/* the hosts on another kernel said so far (each said once) */
+static char cmd_vitals_told[16][65];
+static int cmd_vitals_ntold;
+
+static void cmd_vitals_trace_host(void *arg, const char *host,
+				  const char *dir, int this_kernel)
+{
+	struct cmd_vitals_hosts *h = arg;
+	char line[128];
+	int i;
+
+	if (this_kernel) {
+		cmd_vitals_trace_scan(h->vt, dir);
+		return;
+	}
+	for (i = 0; i < cmd_vitals_ntold; i++)
+		if (!strcmp(cmd_vitals_told[i], host))
+			return;
+	if (cmd_vitals_ntold < 16)
+		snprintf(cmd_vitals_told[cmd_vitals_ntold++],
+			 sizeof(cmd_vitals_told[0]), "%s", host);
+	snprintf(line, sizeof(line), "%s: --vitals", h->what);
+	fprintf(stderr, "propel: %s: host %s runs another kernel: its "
+		"processes have no vital signs\n", line, host);
+}
+
+void cmd_vitals_trace_follow(const char *what, struct vitals_trace *vt,
+			     const struct follow *fl)
+{
+	struct cmd_vitals_hosts h = { what, vt };
+
+	if (vt && fl)
+		follow_each_host(fl, cmd_vitals_trace_host, &h);
 }
 
 void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,

@@ -29,9 +29,13 @@ int cmd_vitals_tui(int argc, char **argv);
 struct vitals_trace;
 int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
 			   int follow, struct vitals_trace **vt);
-/* --follow: add the processes tracing into the session directory dir
- * (this host's: peers on other hosts are not covered). */
-void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir);
+/* --follow: add the processes traced so far on every host that shares
+ * this kernel (this one, network namespaces: engine/follow.h
+ * follow_each_host); a host on another kernel is said once, in one line
+ * (what: "record", "attach"), and not covered. */
+struct follow;
+void cmd_vitals_trace_follow(const char *what, struct vitals_trace *vt,
+			     const struct follow *fl);
 /* After capture_end: store into db (one line on failure), free vt. */
 void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,
 			  const char *db);

@@ -47,7 +47,11 @@
 #                      agent on, nothing ptraced) and keep their rings:
 #                      `propel recover` of B's and of C's directory makes a
 #                      session holding the front end, the back end
-#   multi/unharmed     after all three sessions no part saw a bad byte
+#   multi/vitals       a fourth session, `attach --follow --vitals`: B and C
+#                      share A's kernel, so their processes are covered: the
+#                      front end (B) and the back end (C) have off-CPU spans
+#                      (socket waits between the client's requests)
+#   multi/unharmed     after all four sessions no part saw a bad byte
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 if ! is_root; then
@@ -297,6 +301,34 @@ else
 	pass $name
 fi
 rm -rf "$dirb" "$dirc"
+
+# ---- vital signs on the hosts reached ----
+# B and C are network namespaces of this kernel: `attach --follow --vitals`
+# covers their processes from A (engine/follow.h follow_each_host).  The
+# client naps 20 ms between requests, so the front end (B) and the back end
+# (C) each wait in a socket read: off-CPU spans with reason socket, which
+# the collector's scope (the traced processes) keeps only if it has them.
+name=multi/vitals
+netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 100 20 >"$d/vit-cl.out" 2>&1
+cl=$NETNS_PID
+sleep 0.3
+netns_run A env PROPEL_SSH="$NETNS_SSH" timeout 120 "$PROPEL" attach --follow --vitals \
+	--duration 3 -o "$d/vit.db" $cl >"$d/vit.out" 2>&1
+arc=$?
+wait $cl
+crc=$?
+spans() { sqlite3 "$d/vit.db" "SELECT count(*) FROM offcpu WHERE pid=$1 AND reason='socket'" 2>/dev/null; }
+if grep -q 'off-CPU spans off' "$d/vit.out"; then
+	skip $name "no BPF here: $(grep -m1 -- --vitals "$d/vit.out")"
+elif [ $arc -ne 0 ] || [ $crc -ne 0 ]; then
+	fail $name "attach: status $arc, client $crc: $(head -c 400 "$d/vit.out")"
+elif ! grep -q 'attach: --vitals: .*--follow: the processes of this host and of the hosts on its kernel' "$d/vit.out"; then
+	fail $name "no line saying which hosts are covered: $(head -c 400 "$d/vit.out")"
+elif [ "$(spans $fe)" -lt 5 ] || [ "$(spans $be)" -lt 5 ]; then
+	fail $name "socket waits: front end (B) $(spans $fe), back end (C) $(spans $be) off-CPU spans"
+else
+	pass $name
+fi
 
 kill -TERM $fe $lg $be $bd 2>/dev/null
 wait $fe $lg $be $bd 2>/dev/null
