@@ -163,6 +163,6 @@ ok = len(procs) >= 4 and spans <= procs and peers <= spans
 print(("PASS" if ok else "FAIL") + " vitals-trace/follow-peers" +
       ("" if ok else ": processes %s, spans of %s, front/back %s" % (procs, spans, peers)))
 PY
-	grep -q "^propel: record: --vitals: off-CPU spans of the traced processes.*--follow: the processes of this host only" "$f/e" &&
+	grep -q "^propel: record: --vitals: off-CPU spans of the traced processes.*--follow: the processes of this host and of the hosts on its kernel" "$f/e" &&
 		pass vitals-trace/follow-says || fail vitals-trace/follow-says "$(cat "$f/e")"
 fi
