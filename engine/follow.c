@@ -62,6 +62,7 @@ struct fhost {
 	char dir[600]; /* where its files land here */
 	char clock[128];
 	char asked[96]; /* CONNECTING: the peer it is reached for */
+	int this_kernel; /* UP: its processes are this kernel's (fl_host_up) */
 };
 
 struct fl_fwd { /* a FOLLOW for a host's PEER (queued while to connects) */
@@ -94,6 +95,19 @@ struct follow {
 
 static void fl_report(const char *what, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+static void fl_lost(struct follow *f, int i);
+
+static void fl_report(const char *what, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	propel_report(what, 0, buf);
+}
+
 /* One pid namespace: the host's propeld (its HELLO's pid) is a process
  * here, named propeld, in this process's pid namespace. */
 static int fl_same_pidns(const struct transport *t)
@@ -118,36 +132,6 @@ static int fl_same_pidns(const struct transport *t)
 	return na > 0 && na == nb && !memcmp(a, b, (size_t)na);
 }
 
-void follow_each_host(const struct follow *f,
-		      void (*fn)(void *arg, const char *host, const char *dir,
-				 int this_kernel),
-		      void *arg)
-{
-	for (int i = 0; i < f->nh; i++) {
-		const struct transport *t = f->h[i].t;
-		int here;
-
-		if (f->h[i].state != FH_UP)
-			continue;
-		here = i == 0 || (t->same_clock && fl_same_pidns(t) &&
-				  access(t->dir, R_OK | X_OK) == 0);
-		fn(arg, t->host, t->dir, here);
-	}
-}
-
-static void fl_lost(struct follow *f, int i);
-
-static void fl_report(const char *what, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	propel_report(what, 0, buf);
-}
-
 /* Host i's line is up: its clock noted, the requests queued for it sent. */
 static void fl_host_up(struct follow *f, int i)
 {
@@ -159,6 +143,10 @@ static void fl_host_up(struct follow *f, int i)
 		 h->t->same_clock && h->t->err_ns == 0 ? "same-kernel"
 						       : "exchange");
 	h->state = FH_UP;
+	/* this host, or one on its kernel and pid namespace whose directory
+	 * can be read here (a network namespace) */
+	h->this_kernel = i == 0 || (h->t->same_clock && fl_same_pidns(h->t) &&
+				    access(h->t->dir, R_OK | X_OK) == 0);
 	pr_dbg("host %s (%s): %s", h->t->host, h->t->name, h->clock);
 	for (int k = 0; k < f->nfwd; k++) {
 		struct fl_fwd *w = &f->fwd[k];
@@ -282,6 +270,17 @@ int follow_begin(uint32_t flags, struct follow **out, char **cause)
 const char *follow_local_dir(const struct follow *f)
 {
 	return f->h[0].t->dir;
+}
+
+void follow_each_host(const struct follow *f,
+		      void (*fn)(void *arg, const char *host, const char *dir,
+				 int this_kernel),
+		      void *arg)
+{
+	for (int i = 0; i < f->nh; i++)
+		if (f->h[i].state == FH_UP)
+			fn(arg, f->h[i].t->host, f->h[i].t->dir,
+			   f->h[i].this_kernel);
 }
 
 static void fl_lost(struct follow *f, int i)

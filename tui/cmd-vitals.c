@@ -576,30 +576,46 @@ struct cmd_vitals_hosts {
 	struct vitals_trace *vt;
 };
 
-/* the hosts on another kernel said so far (each said once) */
-static char cmd_vitals_told[16][65];
-static int cmd_vitals_ntold;
+/* the hosts on another kernel said so far, each in one line once (a
+ * CLI's process: one session, one list) */
+static char **cmd_vitals_told;
+static size_t cmd_vitals_ntold;
+
+static int cmd_vitals_tell(const char *host)
+{
+	char **n;
+
+	for (size_t i = 0; i < cmd_vitals_ntold; i++)
+		if (!strcmp(cmd_vitals_told[i], host))
+			return 0;
+	n = realloc(cmd_vitals_told, (cmd_vitals_ntold + 1) * sizeof(*n));
+	if (!n || !(n[cmd_vitals_ntold] = strdup(host))) {
+		if (n)
+			cmd_vitals_told = n;
+		return 0; /* out of memory: said never rather than always */
+	}
+	cmd_vitals_told = n;
+	cmd_vitals_ntold++;
+	return 1;
+}
 
 static void cmd_vitals_trace_host(void *arg, const char *host,
 				  const char *dir, int this_kernel)
 {
 	struct cmd_vitals_hosts *h = arg;
-	char line[128];
-	int i;
+	char line[128], why[160];
 
 	if (this_kernel) {
 		cmd_vitals_trace_scan(h->vt, dir);
 		return;
 	}
-	for (i = 0; i < cmd_vitals_ntold; i++)
-		if (!strcmp(cmd_vitals_told[i], host))
-			return;
-	if (cmd_vitals_ntold < 16)
-		snprintf(cmd_vitals_told[cmd_vitals_ntold++],
-			 sizeof(cmd_vitals_told[0]), "%s", host);
+	if (!cmd_vitals_tell(host))
+		return;
 	snprintf(line, sizeof(line), "%s: --vitals", h->what);
-	fprintf(stderr, "propel: %s: host %s runs another kernel: its "
-		"processes have no vital signs\n", line, host);
+	snprintf(why, sizeof(why),
+		 "host %s runs another kernel: its processes have no vital "
+		 "signs", host);
+	propel_report(line, 0, why);
 }
 
 void cmd_vitals_trace_follow(const char *what, struct vitals_trace *vt,
