@@ -27,6 +27,12 @@
 #           rate.  It tells the cost of tracing the five from the cost of
 #           how one `record --follow` session reaches them (see the note
 #           printed under it).
+#   throughput, pinned  untraced and under `record --follow` again, each on a
+#           fresh service whose processes keep fixed CPUs (the client and the
+#           back end on CPU 0; the front end, its worker and the logger on
+#           CPU 1; propel itself free): the same placement on both sides, so
+#           the ratio is the cost of tracing without the scheduler's
+#           placement, which moves the unpinned figure by +-0.1 here.
 #
 # Output rows: "name propel peer ratio" as in tests/bench-trace.sh.  Needs
 # root (it injects the servers).
@@ -53,13 +59,17 @@ gcc -O2 -o "$t/svc" "$top/tests/fixtures/follow/svc.c" || exit 1
 # below the ephemeral range (32768-60999): no connection of this run takes them
 port=$((20000 + ($$ % 3000) * 3))
 
+# start [CPU-A CPU-B]: the back end on CPU-A, the logger and the front end
+# (and its worker) on CPU-B when given
 start() {
-	"$t/svc" backend $port >"$t/be.out" 2>&1 &
+	pa=${1:+taskset -c $1}
+	pb=${2:+taskset -c $2}
+	$pa "$t/svc" backend $port >"$t/be.out" 2>&1 &
 	be=$!
-	"$t/svc" logger "$t/log.sock" $((port + 2)) >"$t/lg.out" 2>&1 &
+	$pb "$t/svc" logger "$t/log.sock" $((port + 2)) >"$t/lg.out" 2>&1 &
 	lg=$!
 	sleep 0.3
-	"$t/svc" front $((port + 1)) 127.0.0.1 $port "$t/log.sock" 127.0.0.1 $((port + 2)) >"$t/fe.out" 2>&1 &
+	$pb "$t/svc" front $((port + 1)) 127.0.0.1 $port "$t/log.sock" 127.0.0.1 $((port + 2)) >"$t/fe.out" 2>&1 &
 	fe=$!
 	for i in $(seq 1 100); do grep -q ready "$t/fe.out" 2>/dev/null && break; sleep 0.05; done
 }
@@ -85,7 +95,7 @@ for l in sys.stdin:
 print("n/a" if s is None or r is None else "%.2f" % ((r - s) / 1e6))' "$2" "$3"
 }
 
-: >"$t/lat1"; : >"$t/lat2"; : >"$t/first"; : >"$t/u"; : >"$t/f"; : >"$t/r"; : >"$t/p"; : >"$t/pr"
+: >"$t/lat1"; : >"$t/lat2"; : >"$t/first"; : >"$t/u"; : >"$t/f"; : >"$t/r"; : >"$t/p"; : >"$t/pr"; : >"$t/qu"; : >"$t/qf"; : >"$t/qr"
 for i in $(seq 1 "$reps"); do
 	start
 	# untraced: the first request's round trip, and the rate
@@ -123,6 +133,29 @@ for i in $(seq 1 "$reps"); do
 	echo "${pf:-n/a}" >>"$t/p"
 	ratio "${pf:-n/a}" "${u:-n/a}" >>"$t/pr"
 	rm -f "$t/a$i.db" "$t/p$i.db"
+	# pinned: untraced, then record --follow, the client on CPU 0 (set
+	# once it runs: propel and propeld stay free)
+	if [ "$(nproc)" -ge 2 ]; then
+		start 0 1
+		qu=$(taskset -c 0 "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 2>&1 | awk '/client rate/ { print $3 }')
+		stop
+		start 0 1
+		( for _ in $(seq 1 200); do
+			c=$(pgrep -f "^$t/svc client 127.0.0.1 $((port + 1)) $n 0" | head -1)
+			[ -n "$c" ] && { taskset -p -c 0 "$c" >/dev/null; break; }
+			sleep 0.01
+		  done ) &
+		"$PROPEL" record --follow -o "$t/q$i.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 \
+			>"$t/cq.out" 2>"$t/cq.err"
+		wait $!
+		qf=$(awk '/client rate/ { print $3 }' "$t/cq.out")
+		stop
+		rm -f "$t/q$i.db"
+		[ -n "$qu" ] && [ -n "$qf" ] || echo "  run $i pinned: no rate: $(head -c 300 "$t/cq.out" "$t/cq.err" | tr '\n' ' ')"
+		echo "${qu:-n/a}" >>"$t/qu"
+		echo "${qf:-n/a}" >>"$t/qf"
+		ratio "${qf:-n/a}" "${qu:-n/a}" >>"$t/qr"
+	fi
 	[ -n "$u" ] || echo "  run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
 	[ -n "$f" ] || echo "  run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
 	echo "${u:-n/a}" >>"$t/u"
@@ -155,6 +188,14 @@ row "follow throughput, servers attached first" "$pp" "$fu" "$(median <"$t/pr")"
 echo "  propel: the same five traced (full, exact stamps), the servers by attach --follow"
 echo "  beforehand, the client by record --follow; ratios $(tr '\n' ' ' <"$t/pr")"
 echo "  (measured apart, alternated 4-s runs: one record --follow session 0.83-0.91 of"
-echo "  untraced, its second half too; the servers attached and warmed first 0.95-1.05."
-echo "  Syscalls and CPU per process and TCP segments per request are the same in both:"
-echo "  the gap is in how one session reaches them, not in tracing them; cause not found)"
+echo "  untraced, its second half too; the servers attached and warmed first 0.95-1.05;"
+echo "  the five pinned to fixed CPUs, record --follow 0.97-0.99.  Syscalls and CPU per"
+echo "  process and TCP segments per request are the same: the gap follows where the"
+echo "  scheduler puts the five once injected, not the work of tracing them)"
+if [ "$(nproc)" -ge 2 ]; then
+	row "follow throughput, pinned" "$(median <"$t/qf")" "$(median <"$t/qu")" "$(median <"$t/qr")"
+	echo "  the same as the first throughput line, the five on fixed CPUs on both sides;"
+	echo "  ratios $(tr '\n' ' ' <"$t/qr")"
+else
+	echo "follow throughput, pinned: n/a (one CPU)"
+fi
