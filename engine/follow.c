@@ -93,20 +93,7 @@ struct follow {
 	char *buf;
 };
 
-static void fl_report(const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 static void fl_lost(struct follow *f, int i);
-
-static void fl_report(const char *what, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	propel_report(what, 0, buf);
-}
 
 /* One pid namespace: the host's propeld (its HELLO's pid) is a process
  * here, named propeld, in this process's pid namespace. */
@@ -206,8 +193,8 @@ static void fl_refuse(struct follow *f, int origin, unsigned id, int err)
 static void fl_unreachable(struct follow *f, const char *peer,
 			   const char *addr, const char *why)
 {
-	fl_report("follow", "%s: cannot reach host %s: %s; tracing goes on "
-		  "elsewhere", peer, addr, why);
+	propel_reportf("follow", "%s: cannot reach host %s: %s; tracing goes on "
+		       "elsewhere", peer, addr, why);
 	if (f->nfailed < FL_MAX_HOSTS)
 		snprintf(f->failed[f->nfailed++], 64, "%.63s", addr);
 }
@@ -290,9 +277,9 @@ static void fl_lost(struct follow *f, int i)
 	if (h->state != FH_UP)
 		return;
 	h->state = FH_LOST;
-	fl_report("follow", "host %s lost: its propeld ended; its agents "
-		  "keep recording until propel ends (rings in %s on %s)",
-		  h->t->host, h->t->dir, h->t->host);
+	propel_reportf("follow", "host %s lost: its propeld ended; its agents "
+		       "keep recording until propel ends (rings in %s on %s)",
+		       h->t->host, h->t->dir, h->t->host);
 }
 
 static int fl_host_of(struct follow *f, const char *addr)
@@ -396,7 +383,7 @@ static void fl_frame(struct follow *f, int i)
 	case WIRE_NOTE:
 		if (!strncmp(f->buf, "traced pid", 10))
 			f->injected++;
-		fl_report(h->t->host, "%s", f->buf);
+		propel_report(h->t->host, 0, f->buf);
 		break;
 	case WIRE_PEER:
 		fl_peer(f, i, f->buf);
@@ -517,7 +504,7 @@ static int fl_collect(struct follow *f, int i, const char *top)
 			if (fd >= 0 && write(fd, f->buf, (size_t)n) != n)
 				err = -EIO;
 		} else if (type == WIRE_NOTE) {
-			fl_report(h->t->host, "%s", f->buf);
+			propel_report(h->t->host, 0, f->buf);
 		} else if (type == WIRE_END) {
 			break;
 		} else if (type == WIRE_PEER) {
@@ -554,8 +541,8 @@ int follow_end(struct follow *f, struct capture *cap, int argc,
 		struct fhost *h = &f->h[i];
 
 		if (h->state == FH_UP && (err = fl_collect(f, i, cap->dir))) {
-			fl_report("follow", "host %s: the session could not be "
-				  "collected: %s", h->t->host, strerror(-err));
+			propel_reportf("follow", "host %s: the session could not be "
+				       "collected: %s", h->t->host, strerror(-err));
 		}
 	}
 	for (i = 0; i < f->nh; i++) {
@@ -580,8 +567,8 @@ int follow_end(struct follow *f, struct capture *cap, int argc,
 		if (h->state == FH_DONE) {
 			ch[nch].dir = h->dir;
 		} else if (h->t->same_clock && access(h->t->dir, F_OK) == 0) {
-			fl_report("follow", "host %s: its rings read from %s",
-				  h->t->host, h->t->dir);
+			propel_reportf("follow", "host %s: its rings read from %s",
+				       h->t->host, h->t->dir);
 			ch[nch].dir = h->t->dir;
 		} else {
 			continue;

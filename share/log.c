@@ -40,6 +40,17 @@ void propel_report(const char *what, int err, const char *cause)
 		fprintf(stderr, "%s: %s\n", propel_progname, what);
 }
 
+void propel_reportf(const char *what, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	propel_report(what, 0, buf);
+}
+
 static int log_fd = -2;
 static const char *log_domains;
 

@@ -25,6 +25,9 @@ int propel_cause(char **cause, int err, const char *fmt, ...)
 
 /* Print "propel: <what>: <cause>" (or strerror(-err)) on stderr. */
 void propel_report(const char *what, int err, const char *cause);
+/* The same, its cause formatted. */
+void propel_reportf(const char *what, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Debug log, gated per domain. */
 void propel_log(const char *domain, const char *fmt, ...)
