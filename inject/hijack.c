@@ -1174,6 +1174,39 @@ pid_t hijack_call_thread(struct hijack *h)
 	return t ? t->tid : 0;
 }
 
+static int hj_lib_matches(const char *path, const char *lib);
+
+int hijack_call_thread_in(struct hijack *h, const char *lib)
+{
+	struct hj_thread *t = hj_call_thread(h);
+	char mp[64], line[PATH_MAX + 128];
+	int in = 0;
+	FILE *f;
+
+	if (!t)
+		return 0;
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", h->pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		int pos = 0;
+		char *p;
+
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi,
+			   &pos) < 2 || !pos || t->regs.rip < lo ||
+		    t->regs.rip >= hi)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		in = *p == '/' && hj_lib_matches(p, lib);
+		break;
+	}
+	fclose(f);
+	return in;
+}
+
 int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr)
 {
 	struct hj_thread *t = hj_call_thread(h);

@@ -78,6 +78,10 @@ int hijack_find_lib(pid_t pid, const char *lib, char **path);
  * interpreter), 0 if static, -errno if it cannot be read. */
 int hijack_exe_dynamic(pid_t pid);
 
+/* 1 if the thread that will run calls stopped in a mapping of lib (as in
+ * hijack_sym), else 0. */
+int hijack_call_thread_in(struct hijack *h, const char *lib);
+
 /* Choose the thread that will run calls (default: one blocked in a
  * restartable syscall, else one in user code). */
 int hijack_set_call_thread(struct hijack *h, pid_t tid);

@@ -161,6 +161,12 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 
 	/* the target has its own cwd: give it an absolute path */
 	inject_abs_path(agent_so, so, sizeof(so));
+	/* stopped in the dynamic loader: the program is starting (its libc
+	 * not mapped or not relocated yet) or loading a library; a dlopen
+	 * now would break the loader's state.  Let it run and ask again. */
+	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
+		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
+						    "loader (starting up)");
 	err = inject_check_dynamic(h, cause);
 	if (err)
 		return err;

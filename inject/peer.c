@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
@@ -352,9 +353,29 @@ static int64_t peer_unix_listener(uint64_t client)
 
 /* ---- inodes to processes ---- */
 
-/* Processes (not except) with a descriptor linked to "<what>:[ino]". */
+/* 1 if fd of pid is open for reading (O_RDONLY or O_RDWR, from
+ * /proc/PID/fdinfo/FD's octal flags). */
+static int peer_fd_reads(pid_t pid, const char *fd)
+{
+	char path[300], buf[256], *f;
+	ssize_t n;
+	int fdi;
+
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd);
+	fdi = open(path, O_RDONLY | O_CLOEXEC);
+	if (fdi < 0)
+		return 0;
+	n = read(fdi, buf, sizeof(buf) - 1);
+	close(fdi);
+	buf[n > 0 ? n : 0] = 0;
+	f = strstr(buf, "flags:");
+	return f && (strtoul(f + 6, NULL, 8) & O_ACCMODE) != O_WRONLY;
+}
+
+/* The processes (but except) holding what:[ino]; with readers, only
+ * those holding it open for reading (a pipe's far end from a writer). */
 static int peer_holders(const char *what, uint64_t ino, pid_t except,
-			pid_t *pids, int max)
+			int readers, pid_t *pids, int max)
 {
 	char want[64], path[300], link[64];
 	DIR *d = opendir("/proc"), *fd;
@@ -385,7 +406,8 @@ static int peer_holders(const char *what, uint64_t ino, pid_t except,
 			if (l <= 0)
 				continue;
 			link[l] = 0;
-			hit = !strcmp(link, want);
+			hit = !strcmp(link, want) &&
+			      (!readers || peer_fd_reads(pid, f->d_name));
 		}
 		closedir(fd);
 		if (hit)
@@ -404,7 +426,7 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 
 	peer_name(a, name, sizeof(name));
 	if (!strcmp(a->kind, "pipe"))
-		return peer_holders("pipe", a->pino, except, pids, max);
+		return peer_holders("pipe", a->pino, except, 1, pids, max);
 	if (!strcmp(a->kind, "unix") && !a->pino && a->lino) {
 		/* connected, not accepted yet: whoever holds the listener */
 		int64_t l = peer_unix_listener(a->lino);
@@ -412,12 +434,12 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 		if (l < 0)
 			return propel_cause(cause, (int)l, "sock_diag: %s",
 					    strerror((int)-l));
-		return l ? peer_holders("socket", (uint64_t)l, except, pids,
+		return l ? peer_holders("socket", (uint64_t)l, except, 0, pids,
 					max)
 			 : 0;
 	}
 	if (!strcmp(a->kind, "unix") || !strcmp(a->kind, "unixd"))
-		return a->pino ? peer_holders("socket", a->pino, except, pids,
+		return a->pino ? peer_holders("socket", a->pino, except, 0, pids,
 					      max)
 			       : 0;
 	if (!strcmp(a->kind, "tcp"))
@@ -434,9 +456,9 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 	/* the connected socket; if no process holds it yet (it waits in
 	 * the accept queue), the listener's */
 	if (ino[1])
-		n = peer_holders("socket", ino[1], except, pids, max);
+		n = peer_holders("socket", ino[1], except, 0, pids, max);
 	if (n == 0 && ino[0])
-		n = peer_holders("socket", ino[0], except, pids, max);
+		n = peer_holders("socket", ino[0], except, 0, pids, max);
 	pr_dbg("%s: sockets %llu %llu, %d process(es)", name,
 	       (unsigned long long)ino[1], (unsigned long long)ino[0], n);
 	return n;

@@ -13,7 +13,8 @@
  *          a connection not accepted yet (peer inode 0): the listener
  *          whose accept queue holds it (UNIX_DIAG_ICONS)
  *   unixd  the receiving socket's inode
- *   pipe   the pipe's inode, held by another process
+ *   pipe   the pipe's inode, held open for reading by another process
+ *          (the request comes at a send: its far end reads)
  *
  * Used by inject/propeld.c.  Errors: 0 or -errno with a one-line cause.
  */

@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "engine/drain.h"
+#include "inject/hijack.h"
 #include "inject/inject.h"
 #include "inject/peer.h"
 #include "inject/tracer.h"
@@ -169,6 +170,11 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 				    "may not trace: owned by uid %ld, the "
 				    "requester is uid %u", owner,
 				    (unsigned)d->uid);
+	/* a record's child that has just exec'd: its preloaded agent
+	 * starts before its main, and a call now would run in its loader's
+	 * start-up */
+	if (tracer_exec_pending(pid, d->agent, hijack_exe_dynamic(pid) == 1))
+		return 0;
 	if (inject_agent_loaded(pid, NULL) == 1 &&
 	    inject_agent_status(pid, NULL) == 1)
 		return 0; /* traced already (by this session or another) */
@@ -178,6 +184,47 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 	if (!err)
 		d->injected++;
 	return err;
+}
+
+/* 1 if pid is one of propel's own: this propeld, its children (the lease
+ * keepers), or a program from propeld's directory (the coordinator, whose
+ * stderr a traced program may share: propagation never traces propel). */
+static int pd_is_propel(pid_t pid)
+{
+	char self[PATH_MAX], exe[PATH_MAX], path[64], *slash;
+	ssize_t n;
+	size_t dl;
+	FILE *f;
+	int ppid = 0;
+
+	if (pid == getpid())
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		char buf[512], *p = NULL;
+
+		if (fgets(buf, sizeof(buf), f))
+			p = strrchr(buf, ')');
+		if (p)
+			sscanf(p + 1, " %*c %d", &ppid);
+		fclose(f);
+	}
+	if (ppid == getpid())
+		return 1;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 0;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	dl = slash ? (size_t)(slash - self) + 1 : 0;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 0;
+	exe[n] = 0;
+	return !strncmp(exe, self, dl) &&
+	       (!strcmp(exe + dl, "propel") || !strcmp(exe + dl, "propeld"));
 }
 
 /* The processes behind peer a (seen from except's end) on this host,
@@ -199,6 +246,8 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 	for (i = 0; i < n; i++) {
 		char *why = NULL;
 
+		if (pd_is_propel(pids[i]))
+			continue; /* not a peer of the work */
 		if (pd_was_done(d, pids[i])) {
 			ok++;
 			continue;

@@ -597,7 +597,7 @@ static int proc_dead(pid_t pid)
  * and the exec was less than TR_STARTUP_MS ago (one whose agent
  * failed to load is let go after that).
  */
-static int exec_pending(pid_t pid, const char *agent, int dynamic)
+int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 {
 	char path[64], env[16384], *p;
 	struct timespec now;
@@ -630,7 +630,7 @@ static int exec_pending(pid_t pid, const char *agent, int dynamic)
 
 /*
  * 1 if pid is alive and maps a file under dir/ or the agent library, or
- * is about to (exec_pending).  A child of ours (child non-zero) whose
+ * is about to (tracer_exec_pending).  A child of ours (child non-zero) whose
  * memory is already gone but that is not a zombie yet is exiting: its own
  * children are about to be handed to us, so it counts until it is a
  * zombie.
@@ -656,7 +656,7 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 	if (!found && !lines && child)
 		found = !proc_dead(pid);
 	if (!found && lines)
-		found = exec_pending(pid, agent, dynamic);
+		found = tracer_exec_pending(pid, agent, dynamic);
 	return found;
 }
 

@@ -44,6 +44,13 @@
 #                      that lives 0-60 ms): propel's status is the
 #                      writer's, every line propel prints is one
 #                      "propel: ..." line, nothing crashed
+#   record/pipe-reader-starting  25 x `record --follow -- sh -c 'echo hi |
+#                      cat'`: the pipe's reader is asked for while it may be
+#                      in its dynamic loader; every run status 0, "hi"
+#                      printed, nothing faulted, cat's recv matched
+#   record/not-propel  the traced program's stderr shared with propel's
+#                      own down one pipe to cat: cat is followed; propel,
+#                      propeld and its keeper are never traced
 #   fault/propeld-killed  kill -9 of this host's propeld mid-session: the
 #                      coordinator says the host was lost; the agents kept
 #                      recording (events after the kill are in the
@@ -347,6 +354,60 @@ for i in $(seq 1 10); do
 	fi
 done
 if [ -n "$bad" ]; then fail $name "$bad"; else pass $name; fi
+
+# ---- a pipe's reader that has just exec'd ----
+# `sh -c 'echo hi | cat'`: the echo's first write asks for the pipe's
+# reader while cat may still be in its dynamic loader (its preloaded agent
+# not started, libc not relocated).  A dlopen there broke cat (~1 run in 5
+# before the fix); now the reader is left to its own agent or waited for.
+name=record/pipe-reader-starting
+d=$t/pstart
+mkdir -p "$d"
+bad=
+for i in $(seq 1 25); do
+	timeout 60 "$PROPEL" record --follow -o "$d/s$i.db" -- sh -c 'echo hi | cat' \
+		>"$d/out$i" 2>"$d/err$i"
+	rc=$?
+	if [ $rc -ne 0 ] || [ "$(cat "$d/out$i")" != hi ]; then
+		bad="run $i: status $rc, out '$(head -c 100 "$d/out$i")', $(head -c 300 "$d/err$i")"
+		break
+	fi
+	if grep -Eiq 'fault|segmentation|cannot load|loader' "$d/err$i"; then
+		bad="run $i: $(head -c 300 "$d/err$i")"
+		break
+	fi
+	m=$("$PROPEL" replay --format=jsonl "$d/s$i.db" 2>/dev/null | python3 -c "
+import json,sys
+ev=[json.loads(l) for l in sys.stdin]
+ex={e['pid'] for e in ev if e['kind']=='exec'}
+print(sum(1 for e in ev if e['kind']=='recv' and e['pid'] in ex and e.get('match') and e['bytes']==3))")
+	if [ "$m" != 1 ]; then
+		bad="run $i: cat's recv of the 3 bytes matched $m times (want 1)"
+		break
+	fi
+done
+if [ -n "$bad" ]; then fail $name "$bad"; else pass $name; fi
+
+# ---- propel is never a peer ----
+# The traced program's stderr is propel's own, and both go down one pipe:
+# the writers of that pipe (propel, propeld, its lease keeper, the shell)
+# are not its peers; only the pipe's reader is.
+name=record/not-propel
+d=$t/notself
+mkdir -p "$d"
+timeout 60 "$PROPEL" record --follow -o "$d/s.db" -- sh -c 'echo out; echo err >&2' 2>&1 |
+	cat >"$d/all.out"
+rdr=$(grep -c 'traced pid [0-9]* (cat)' "$d/all.out")
+exes=$(sqlite3 "$d/s.db" "SELECT group_concat(exe, ' ') FROM processes" 2>&1)
+if grep -Eq 'traced pid [0-9]* \(propel|propel.*myself' "$d/all.out"; then
+	fail $name "propel traced its own: $(grep -E 'propel' "$d/all.out" | head -3 | tr '\n' ';')"
+elif echo "$exes" | grep -q 'propel'; then
+	fail $name "the session holds propel's processes: $exes"
+elif [ "$rdr" -lt 1 ] || ! grep -q '^out$' "$d/all.out" || ! grep -q '^err$' "$d/all.out"; then
+	fail $name "the reader was not followed or output lost: $(head -c 300 "$d/all.out")"
+else
+	pass $name
+fi
 
 # ---- propeld killed mid-session ----
 name=fault/propeld-killed
