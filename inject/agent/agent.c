@@ -379,8 +379,37 @@ static void instrument_code_addr(uint64_t a)
 	patch_function(func_get(s->addr));
 }
 
+/*
+ * The site whose stub holds code address w, or NULL: a thread that was
+ * inside a call when an earlier session stopped returns through that
+ * session's stub (agent.c never unloads them), and its stack holds no
+ * return address into the caller, only the stub's (struct ag_frame's
+ * stub_ret).  Stubs are laid out one after another in their module's
+ * arena: the site with the highest stub at or below w there.
+ */
+static struct ag_site *site_of_stub(uint64_t w)
+{
+	struct ag_site *best = NULL;
+	struct ag_module *m;
+
+	for (m = ag_modules; m; m = m->next)
+		if (m->arena && w >= (uint64_t)m->arena &&
+		    w < (uint64_t)m->arena_cur)
+			break;
+	if (!m)
+		return NULL;
+	for (struct ag_site *s = ag_sites_all; s; s = s->next_all)
+		if (s->stub && (uint64_t)s->stub <= w &&
+		    (uint64_t)s->stub >= (uint64_t)m->arena &&
+		    (!best || s->stub > best->stub))
+			best = s;
+	return best;
+}
+
 /* Instrument the functions on a thread's stack: its pc, and every word
- * from sp up that looks like a return address into traced code. */
+ * from sp up that looks like a return address into traced code, or into
+ * the stub of a call site (the site's function: the thread returns
+ * there through the stub). */
 static void stack_activate(const struct propel_thread_hint *h)
 {
 	size_t cap = 0;
@@ -422,7 +451,14 @@ static void stack_activate(const struct propel_thread_hint *h)
 	for (a = lo & ~7ull; a + 8 <= hi; a += 8) {
 		uint64_t w = *(const uint64_t *)a;
 		struct ag_module *m = module_of(w);
+		struct ag_site *st;
 
+		if (!m && ag_sites_all && (st = site_of_stub(w)) &&
+		    st->owner && st->owner->mod && !st->owner->mod->system &&
+		    !st->owner->mod->self) {
+			patch_function(st->owner);
+			continue;
+		}
 		if (!m || m->system || m->self || w < m->text_lo + 8)
 			continue;
 		if (looks_like_return_address(w))

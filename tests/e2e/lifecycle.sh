@@ -31,6 +31,15 @@
 #                        untraced, no warning, attach ends when it exits
 #   attach/exec-static   the same exec'ing a static program: one warning
 #                        line, the program runs unharmed
+#   attach/reattach      tests/fixtures/lifecycle/spawner.c (-O2), a main
+#                        loop that never returns and calls tick() every
+#                        100 ms, attached three times in a row; then one
+#                        whose tick forks + execs /bin/true, attached four
+#                        times (the last three --follow): every session
+#                        holds the loop's tick calls, and with --follow
+#                        the exec'd images
+#                        (after the first, the thread returns through the
+#                        earlier session's stubs: they lead back to main)
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
 t=$(tmpdir)
@@ -49,6 +58,7 @@ build fork "$fix/capture/fork.c"
 build vfork "$fix/lifecycle/vfork.c"
 build clearenv "$fix/lifecycle/clearenv.c"
 build attach-exec "$fix/lifecycle/attach-exec.c"
+build spawner "$fix/lifecycle/spawner.c" -O2
 printf '#include <stdio.h>\nint main(void){puts("static ok");return 0;}\n' >"$t/st.c"
 $cc -static -o "$t/static" "$t/st.c" 2>/dev/null || rm -f "$t/static"
 
@@ -238,3 +248,39 @@ if [ -x "$t/static" ]; then
 else
 	skip attach/exec-static "no static libc"
 fi
+
+# ---- attached again: a main loop that never returns ----
+# reattach MODE FOLLOW...: SESSIONS attaches of `spawner MODE`, each 2 s,
+# the last ones with --follow as FOLLOW says (0/1 per session); sets bad
+reattach() {
+	local mode=$1 sp k=0 f n
+	shift
+	"$t/spawner" $mode 2>"$t/sp-$mode.err" &
+	sp=$!
+	sleep 0.3
+	for f in "$@"; do
+		k=$((k + 1))
+		[ $f = 1 ] && f=--follow || f=
+		timeout 60 "$PROPEL" attach $f --duration 2 -o "$t/sp$mode$k.db" $sp \
+			>"$t/sp$mode$k.out" 2>&1
+		n=$("$PROPEL" replay --format=jsonl "$t/sp$mode$k.db" 2>/dev/null | python3 -c "
+import json,sys
+ev=[json.loads(l) for l in sys.stdin]
+calls=sum(1 for e in ev if e['kind']=='entry' and e['pid']==$sp and (e.get('func') or '').split('.')[0]=='tick')
+execs=sum(1 for e in ev if e['kind']=='exec')
+print(calls, execs)")
+		set -- $n
+		if [ "${1:-0}" -lt 5 ] || { [ -n "$f" ] && [ "${2:-0}" -lt 5 ]; }; then
+			bad="spawner $mode, session $k ${f:-(plain)}: ${1:-0} tick calls, ${2:-0} execs followed (want >= 5 each in 2 s); $(head -c 200 "$t/sp$mode$k.out")"
+			break
+		fi
+	done
+	kill -0 $sp 2>/dev/null || bad="${bad:-the spawner died}"
+	kill $sp 2>/dev/null
+	wait $sp 2>/dev/null
+	[ -s "$t/sp-$mode.err" ] && bad="${bad:-$(head -c 200 "$t/sp-$mode.err")}"
+}
+bad=
+reattach tick 0 0 0
+[ -z "$bad" ] && reattach spawn 0 1 1 1
+if [ -n "$bad" ]; then fail attach/reattach "$bad"; else pass attach/reattach; fi
