@@ -98,7 +98,19 @@ struct pd {
 	pid_t done[PD_MAX_DONE]; /* injected or refused: not again */
 	int ndone;
 	int injected;
+	int watching; /* threads seized, their exec to come (tracer_poll) */
 };
+
+/* The poll timeout for d, at most t: a seized thread's exec stop comes as
+ * SIGCHLD, not on a descriptor, so while one is awaited the loop looks
+ * every PD_EXEC_POLL_MS (a 200-ms look cost every followed exec that). */
+#define PD_EXEC_POLL_MS 1
+static int pd_timeout(const struct pd *d, int t)
+{
+	int want = d->watching ? PD_EXEC_POLL_MS : d->npend ? 20 : t;
+
+	return t < 0 || want < t ? want : t;
+}
 
 static uint64_t pd_ms(void)
 {
@@ -240,6 +252,10 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 	n = peer_find(a, except, pids, 16, cause);
 	if (n < 0)
 		return n;
+	/* a pipe written to has a reader: none but the writer is a
+	 * self-pipe (an event loop's wake-up), no peer to follow */
+	if (n == 0 && !strcmp(a->kind, "pipe"))
+		return 0;
 	if (n == 0)
 		return propel_cause(cause, -ENOENT, "no process holds %s here",
 				    name);
@@ -737,14 +753,14 @@ static int pd_run_stdio(void)
 		struct pollfd p[2] = { { d->in, POLLIN, 0 },
 				       { d->tr ? tracer_fd(d->tr) : -1, POLLIN,
 					 0 } };
-		int t = d->npend ? 20 : (d->tr ? 200 : -1);
+		int t = pd_timeout(d, d->tr ? 200 : -1);
 
 		if (poll(p, 2, t) < 0 && errno != EINTR)
 			break;
 		if (p[0].revents && pd_serve(d) < 0)
 			break;
 		if (d->tr && !d->gone)
-			tracer_poll(d->tr, 0);
+			d->watching = tracer_poll(d->tr, 0);
 		pd_expire(d);
 	}
 	pd_free(d);
@@ -790,8 +806,7 @@ static int pd_run_socket(const char *path)
 			p[np++].events = POLLIN;
 			p[np].fd = cl[i]->tr ? tracer_fd(cl[i]->tr) : -1;
 			p[np++].events = POLLIN;
-			if (cl[i]->npend)
-				t = 20;
+			t = pd_timeout(cl[i], t);
 		}
 		for (i = 0; i < np; i++)
 			p[i].revents = 0;
@@ -821,7 +836,7 @@ static int pd_run_socket(const char *path)
 			if (p[1 + 2 * i].revents && pd_serve(d) < 0)
 				d->gone = 1;
 			if (d->tr && !d->gone)
-				tracer_poll(d->tr, 0);
+				d->watching = tracer_poll(d->tr, 0);
 			pd_expire(d);
 		}
 		for (i = 0; i < ncl;) {

@@ -33,6 +33,12 @@
 #           CPU 1; propel itself free): the same placement on both sides, so
 #           the ratio is the cost of tracing without the scheduler's
 #           placement, which moves the unpinned figure by +-0.1 here.
+#   exec following  a live shell (started untraced, waiting on a fifo) runs
+#           BENCH_FOLLOW_EXECS (default 50) fork + exec of /bin/true: the
+#           time per exec under `propel attach --follow` of the shell (each
+#           new image followed to its main and injected), beside `strace -f
+#           -p` of it (the ptrace tool a user would follow a live process's
+#           children with), and untraced, in the same run.
 #
 # Output rows: "name propel peer ratio" as in tests/bench-trace.sh.  Needs
 # root (it injects the servers).
@@ -199,3 +205,37 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	echo "follow throughput, pinned: n/a (one CPU)"
 fi
+
+# ---- exec following ----
+ne=${BENCH_FOLLOW_EXECS:-50}
+# exec_run MODE: ms per fork + exec of a live shell, untraced, under propel
+# (attach --follow) or strace (-f -p); n/a if it did not run
+exec_run() {
+	local mode=$1 sh tp ms
+	rm -f "$t/go" "$t/ex.out"
+	mkfifo "$t/go"
+	bash -c 'read x <"$1"; s=$(date +%s%N); for i in $(seq 1 "$2"); do /bin/true; done
+		e=$(date +%s%N); echo $(( (e - s) / 1000 ))' _ "$t/go" "$ne" >"$t/ex.out" 2>&1 &
+	sh=$!
+	sleep 0.2
+	tp=
+	case $mode in
+	propel) "$PROPEL" attach --follow --duration 120 -o "$t/ex.db" $sh >"$t/ex.err" 2>&1 &
+		tp=$! ;;
+	strace) strace -f -qq -o /dev/null -p $sh 2>"$t/ex.err" &
+		tp=$! ;;
+	esac
+	[ -n "$tp" ] && sleep 1.5
+	echo go >"$t/go"
+	wait $sh
+	[ -n "$tp" ] && { kill -INT $tp 2>/dev/null; wait $tp 2>/dev/null; }
+	ms=$(awk -v n="$ne" '/^[0-9]+$/ { printf "%.2f", $1 / 1000 / n }' "$t/ex.out")
+	echo "${ms:-n/a}"
+	rm -f "$t/ex.db"
+}
+eu=$(exec_run none)
+ep=$(exec_run propel)
+if command -v strace >/dev/null; then es=$(exec_run strace); else es=n/a; fi
+row "exec following (ms per fork+exec)" "$ep" "$es" "$(ratio "$ep" "$es")"
+echo "  propel: attach --follow of a shell running $ne x /bin/true (each new image run"
+echo "  to its main and injected); peer: strace -f -p of it; untraced: $eu ms"
