@@ -61,6 +61,7 @@
 
 #include "inject/hijack.h"
 #include "share/log.h"
+#include "share/proc.h"
 
 #define PR_DOMAIN "hijack"
 
@@ -120,23 +121,6 @@ static uint64_t hj_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static int hj_read_file(const char *path, char *buf, size_t n)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = read(fd, buf, n - 1);
-	if (r < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	close(fd);
-	buf[r] = 0;
-	return (int)r;
-}
 
 /* A field of /proc/PID/status ("TracerPid", "Uid"...), as text. */
 static int hj_status_field(pid_t pid, const char *key, char *out, size_t n)
@@ -146,7 +130,7 @@ static int hj_status_field(pid_t pid, const char *key, char *out, size_t n)
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	err = hj_read_file(path, buf, sizeof(buf));
+	err = propel_read_small(path, buf, sizeof(buf));
 	if (err < 0)
 		return err;
 	for (p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
@@ -166,7 +150,7 @@ static void hj_comm(pid_t pid, char *out, size_t n)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	if (hj_read_file(path, out, n) <= 0)
+	if (propel_read_small(path, out, n) <= 0)
 		snprintf(out, n, "?");
 	out[strcspn(out, "\n")] = 0;
 }
@@ -196,7 +180,7 @@ static int hj_stat(pid_t pid, char *state, unsigned long *flags)
 	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (hj_read_file(path, buf, sizeof(buf)) < 0)
+	if (propel_read_small(path, buf, sizeof(buf)) < 0)
 		return -ESRCH;
 	p = strrchr(buf, ')');
 	if (!p || !p[1])
@@ -330,7 +314,7 @@ static int hj_trap_pending(pid_t pid, pid_t tid)
 	const unsigned long long bit = 1ull << (SIGTRAP - 1);
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", pid, tid);
-	if (hj_read_file(path, buf, sizeof(buf)) < 0)
+	if (propel_read_small(path, buf, sizeof(buf)) < 0)
 		return 0;
 	if ((p = strstr(buf, "\nSigPnd:")))
 		pnd = strtoull(p + 8, NULL, 16);

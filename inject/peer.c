@@ -27,6 +27,7 @@
 
 #include "inject/peer.h"
 #include "share/log.h"
+#include "share/proc.h"
 
 #define PR_DOMAIN "peer"
 
@@ -358,16 +359,10 @@ static int64_t peer_unix_listener(uint64_t client)
 static int peer_fd_reads(pid_t pid, const char *fd)
 {
 	char path[300], buf[256], *f;
-	ssize_t n;
-	int fdi;
 
 	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", (int)pid, fd);
-	fdi = open(path, O_RDONLY | O_CLOEXEC);
-	if (fdi < 0)
+	if (propel_read_small(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = read(fdi, buf, sizeof(buf) - 1);
-	close(fdi);
-	buf[n > 0 ? n : 0] = 0;
 	f = strstr(buf, "flags:");
 	return f && (strtoul(f + 6, NULL, 8) & O_ACCMODE) != O_WRONLY;
 }

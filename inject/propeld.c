@@ -66,6 +66,7 @@
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "share/proc.h"
 #include "share/wire.h"
 
 #define PR_DOMAIN "propeld"
@@ -139,21 +140,11 @@ static void pd_note(struct pd *d, const char *fmt, ...)
 static void pd_comm(pid_t pid, char *buf, size_t n)
 {
 	char path[64];
-	ssize_t r;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	buf[0] = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	if (propel_read_small(path, buf, n) < 0)
 		snprintf(buf, n, "?");
-		return;
-	}
-	r = read(fd, buf, n - 1);
-	close(fd);
-	buf[r > 0 ? r : 0] = 0;
-	if (r > 0 && buf[r - 1] == '\n')
-		buf[r - 1] = 0;
+	buf[strcspn(buf, "\n")] = 0;
 }
 
 static int pd_was_done(struct pd *d, pid_t pid)
@@ -185,7 +176,8 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 	/* a record's child that has just exec'd: its preloaded agent
 	 * starts before its main, and a call now would run in its loader's
 	 * start-up */
-	if (tracer_exec_pending(pid, d->agent, hijack_exe_dynamic(pid) == 1))
+	if (tracer_exec_pending(pid, d->agent, 1) &&
+	    hijack_exe_dynamic(pid) == 1)
 		return 0;
 	if (inject_agent_loaded(pid, NULL) == 1 &&
 	    inject_agent_status(pid, NULL) == 1)
@@ -203,33 +195,28 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
  * stderr a traced program may share: propagation never traces propel). */
 static int pd_is_propel(pid_t pid)
 {
-	char self[PATH_MAX], exe[PATH_MAX], path[64], *slash;
+	static char self[PATH_MAX]; /* propeld's own path, read once */
+	static size_t dl;           /* its directory's length, with the '/' */
+	char exe[PATH_MAX], path[64], buf[512], *p;
 	ssize_t n;
-	size_t dl;
-	FILE *f;
 	int ppid = 0;
 
 	if (pid == getpid())
 		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (f) {
-		char buf[512], *p = NULL;
-
-		if (fgets(buf, sizeof(buf), f))
-			p = strrchr(buf, ')');
-		if (p)
-			sscanf(p + 1, " %*c %d", &ppid);
-		fclose(f);
-	}
+	if (propel_read_small(path, buf, sizeof(buf)) > 0 &&
+	    (p = strrchr(buf, ')')))
+		sscanf(p + 1, " %*c %d", &ppid);
 	if (ppid == getpid())
 		return 1;
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return 0;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	dl = slash ? (size_t)(slash - self) + 1 : 0;
+	if (!self[0]) {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n <= 0)
+			return 0;
+		self[n] = 0;
+		p = strrchr(self, '/');
+		dl = p ? (size_t)(p - self) + 1 : 0;
+	}
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n <= 0)

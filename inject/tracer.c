@@ -44,6 +44,7 @@
 #include "inject/inject.h"
 #include "inject/tracer.h"
 #include "share/log.h"
+#include "share/proc.h"
 
 #define PR_DOMAIN "tracer"
 
@@ -602,16 +603,12 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 	char path[64], env[16384], *p;
 	struct timespec now;
 	unsigned long long start;
-	ssize_t n;
-	int fd, found = 0;
+	int n, found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	n = propel_read_small(path, env, sizeof(env));
+	if (n < 0)
 		return 0;
-	n = read(fd, env, sizeof(env) - 1);
-	close(fd);
-	env[n > 0 ? n : 0] = 0;
 	for (p = env; p < env + n; p += strlen(p) + 1) {
 		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, agent))
 			found = 1;
