@@ -804,6 +804,7 @@ static void fork_child(void)
 			munmap(t->ring, t->ring_size);
 		t->ring = NULL;
 		t->cur = t->end = NULL;
+		ring_release_stale(t);
 		if (t != self)
 			t->dead = 1;
 	}
@@ -932,14 +933,14 @@ int agent_stop_locked(const char *why)
 	lease_wait_gone();
 	n = patch_restore_all();
 	signals_uninstall();
+	/* the calling thread closes its own ring; any other thread may be
+	 * running (this is a lease's thread, or a program thread entering a
+	 * sandbox) and about to write a record: ring_retire */
 	for (t = ag_threads; t; t = t->next) {
-		if (t->busy || !t->ring)
-			continue;
-		t->ring->tsc_last = propel_rdtsc();
-		t->ring->mono_last_ns = ag_mono_ns();
-		munmap(t->ring, t->ring_size);
-		t->ring = NULL;
-		t->cur = t->end = NULL;
+		if (t == ag_self && !t->busy)
+			ring_close(t);
+		else
+			ring_retire(t);
 	}
 	if (ag_skipped)
 		ag_warn("%u call sites left as they were (no room for a jump, "

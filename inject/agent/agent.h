@@ -348,6 +348,10 @@ struct athread {
 		uint32_t addr_len; /* recvfrom: the address the agent asked for */
 		uint8_t addr[128]; /* (the program passed none: comm_enter) */
 	} comm[4];
+	/* a ring retired by another thread (ring_retire): its addresses,
+	 * now private pages, which this thread gives back itself */
+	void *stale;
+	size_t stale_size;
 };
 
 extern __thread struct athread *ag_self
@@ -382,6 +386,9 @@ void ag_on_tail_slow(struct ag_frame *fr);
 
 /* slow.c */
 struct athread *thread_get(void);       /* create the ring if needed */
+void ring_close(struct athread *t);     /* the calling thread's own */
+void ring_retire(struct athread *t);    /* another's, perhaps running */
+void ring_release_stale(struct athread *t);
 void thread_exit_hook(void);
 int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f);
 void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax);

@@ -235,18 +235,70 @@ static int ring_open(struct athread *t)
 	return 0;
 }
 
-static void ring_close(struct athread *t)
+/* The calling thread's ring.  The pointer is taken with an exchange: a
+ * stop on another thread (ring_retire) may want it at the same moment,
+ * and only one of the two may let the mapping go. */
+void ring_close(struct athread *t)
 {
-	if (!t->ring)
+	struct propel_ring_hdr *h =
+		__atomic_exchange_n(&t->ring, NULL, __ATOMIC_ACQ_REL);
+
+	if (!h)
 		return;
-	t->ring->tsc_last = propel_rdtsc();
-	t->ring->mono_last_ns = ag_mono_ns();
-	munmap(t->ring, t->ring_size);
-	t->ring = NULL;
+	h->tsc_last = propel_rdtsc();
+	h->mono_last_ns = ag_mono_ns();
 	t->cur = t->end = NULL;
+	munmap(h, t->ring_size);
 }
 
-/* The calling thread's state, with a ring in the current session. */
+/*
+ * Another thread's ring at a stop.  That thread may be running (a lease
+ * ends beside the program, a sandbox is entered) and be anywhere between
+ * reading t->cur and writing a record there: its ring must not be
+ * unmapped under it.  So the file is let go, but the addresses stay
+ * mapped, to private pages holding a copy of the header (a late
+ * sub-buffer commit computes as before), swapped in by one mremap: a late
+ * record lands there, harmless, and never in the file.  The thread's
+ * cursor is not touched: it may have checked it and be about to use it
+ * (tramp.S), and from now on it points into the copy.  The thread gives
+ * the addresses back itself (ring_release_stale) when it next opens a
+ * ring or ends.
+ */
+void ring_retire(struct athread *t)
+{
+	struct propel_ring_hdr *h =
+		__atomic_exchange_n(&t->ring, NULL, __ATOMIC_ACQ_REL);
+	void *copy;
+
+	if (!h)
+		return;
+	h->tsc_last = propel_rdtsc();
+	h->mono_last_ns = ag_mono_ns();
+	copy = mmap(NULL, t->ring_size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (copy != MAP_FAILED) {
+		memcpy(copy, h, PROPEL_RING_HDR_SIZE);
+		if (mremap(copy, t->ring_size, t->ring_size,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, h) == MAP_FAILED)
+			munmap(copy, t->ring_size); /* the file stays mapped */
+	}
+	/* t->cur and t->end are left as they are: the thread may have
+	 * checked them and be about to read them again (tramp.S) */
+	t->stale_size = t->ring_size;
+	__atomic_store_n(&t->stale, (void *)h, __ATOMIC_RELEASE);
+}
+
+void ring_release_stale(struct athread *t)
+{
+	void *p = __atomic_exchange_n(&t->stale, NULL, __ATOMIC_ACQ_REL);
+
+	if (!p)
+		return;
+	if (!t->ring)
+		t->cur = t->end = NULL; /* they may point into it */
+	munmap(p, t->stale_size);
+}
+
 struct athread *thread_get(void)
 {
 	struct athread *t = ag_self;
@@ -267,6 +319,7 @@ struct athread *thread_get(void)
 		ag_self = t;
 	}
 	ring_close(t); /* a ring of an earlier session */
+	ring_release_stale(t);
 	t->gen = ag_gen;
 	t->dead = 0;
 	err = ring_open(t);
@@ -282,12 +335,15 @@ struct athread *thread_get(void)
 void thread_exit_hook(void)
 {
 	struct athread *t = ag_self;
+	struct propel_ring_hdr *h;
 
-	if (!t || !t->ring || t->gen != ag_gen)
+	if (t && !t->busy)
+		ring_release_stale(t);
+	if (!t || !(h = t->ring) || t->gen != ag_gen)
 		return;
 	t->busy = 1;
 	rec_put(t, PROPEL_REC_THREAD_EXIT, 0, 0);
-	t->ring->flags |= PROPEL_RING_F_EXITED;
+	h->flags |= PROPEL_RING_F_EXITED; /* (or a retired copy's) */
 	ring_close(t);
 	t->dead = 1;
 	t->busy = 0;

@@ -16,6 +16,13 @@
 #   record/fork        a traced parent and its fork child (both looping):
 #                      after the kill each switches itself off (the child
 #                      holds a lease of its own) and both texts are restored
+#   record/lease-busy  15 rounds of a 4-thread loop of small calls, rings of
+#                      256 MB, propel killed: its drain is gone, so the rings
+#                      fill and every call writes through the C path while
+#                      the lease's thread stops the agent beside them; every
+#                      round the program must live on and its agent write X
+#                      (the rings were once unmapped under a thread still
+#                      writing: SIGSEGV in ring_advance, ~1 round in 10)
 #   attach/kill9       the same for `propel attach PID`; recover DIR
 #   attach/normal      a normal `attach --duration 1`: no lease thread left,
 #                      text restored, the session replays
@@ -51,6 +58,26 @@ int main(void)
 }
 EOF
 $cc -O2 -g -o "$t/forker" "$t/forker.c" || { fail build "forker"; exit 0; }
+cat > "$t/busy.c" <<'EOF'
+#include <pthread.h>
+__attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
+__attribute__((noinline)) long mid(long x) { return leaf(x) + leaf(x + 1); }
+static void *loop(void *a)
+{
+	volatile long s = 0;
+	for (long i = 0;; i++)
+		s += mid(i);
+	return a;
+}
+int main(void)
+{
+	pthread_t t;
+	for (int i = 0; i < 3; i++)
+		pthread_create(&t, 0, loop, 0);
+	loop(0);
+}
+EOF
+$cc -O2 -g -o "$t/busy" "$t/busy.c" -lpthread || { fail build "busy"; exit 0; }
 
 # text_restored PID: the executable's text in memory equals the file's
 text_restored() {
@@ -168,6 +195,34 @@ else
 		[ "$("$PROPEL" replay "$t/fork.db" | grep -c 'leaf()')" -gt 0 ] &&
 		pass record/fork/recover || fail record/fork/recover "$(tail -1 "$t/recover.out")"
 fi
+
+# ---- the lease stops an agent whose threads are all writing ----
+bad= rounds=0
+for round in $(seq 1 15); do
+	"$PROPEL" record -o "$t/busy.db" --buffer-size 262144 -- "$t/busy" > /dev/null 2>&1 &
+	rp=$!
+	sleep 0.6
+	bp=$(pgrep -P $rp | head -1)
+	dir=$(ls -d /dev/shm/propel/$rp-* 2>/dev/null | head -1)
+	if [ -z "$bp" ] || [ -z "$dir" ] || ! wait_traced "$dir" "$bp"; then
+		bad="round $round: not traced"; kill -9 $rp $bp 2>/dev/null; rm -rf "$dir"; break
+	fi
+	kill -9 $rp; wait $rp 2>/dev/null
+	wait_x "$dir" "$bp" > /dev/null
+	sleep 0.2
+	st=$(awk '{ print $3 }' /proc/$bp/stat 2>/dev/null)
+	if [ -z "$st" ] || [ "$st" = Z ]; then
+		bad="round $round: the program died ($(dmesg 2>/dev/null | grep -F "busy[$bp]" | tail -1 | cut -c1-120))"
+	elif ! grep -q '^X ' "$dir"/$bp.*.map; then
+		bad="round $round: no X line 6 s after the kill"
+	fi
+	kill -9 $bp 2>/dev/null
+	rm -rf "$dir"
+	[ -n "$bad" ] && break
+	rounds=$round
+done
+[ -z "$bad" ] && pass record/lease-busy || fail record/lease-busy "$bad"
+echo "  record/lease-busy: $rounds rounds passed"
 
 # ---- attach, kill -9 ----
 "$t/spin" > "$t/spin2.out" 2>&1 &
