@@ -883,6 +883,12 @@ static int start_common(const char *dir, uint32_t flags, int need_coord)
 	comm_start(!need_coord);
 	map_batch_end();
 	signals_install();
+	/* (a hook is a window: its int3 needs the SIGTRAP handler) */
+	if (!(flags & PROPEL_START_TRACE_LIBC)) {
+		map_batch_begin();
+		comm_hook_libc();
+		map_batch_end();
+	}
 	ag_gen++;
 	return 0;
 }

@@ -116,6 +116,7 @@ int ehframe_landing_pads(struct ag_module *m, const struct ag_fde *fde,
 			 uint64_t *out, int max);
 /* Original bytes of [addr, addr+n) from the file, or NULL. */
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
+uint64_t module_export(struct ag_module *m, const char *name); /* or 0 */
 const char *module_got_name(struct ag_module *m, uint64_t got);
 extern struct ag_module *ag_modules;
 
@@ -267,6 +268,7 @@ void patch_ready(struct ag_func *f);
 int patch_restore_all(void);             /* undo every patch */
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */
+int patch_entry_system(struct ag_func *f); /* a system library's (comm.c) */
 /* an indirect site (or jump) that reached f: its lean way, if f may take
  * it (ag_lock held) */
 void patch_lean_indirect(struct ag_site *s, struct ag_func *f);
@@ -368,6 +370,11 @@ void tail_enter(struct athread *t, struct ag_func *f, struct ag_site *site,
 
 /* The frame tramp_enter builds (tramp.S): saved registers, then the
  * return address into the stub and the callee's address. */
+/* the registers tramp_fentry saved (SAVE_RESULTS), lowest address first */
+struct ag_fregs {
+	uint64_t r11, r10, r9, r8, rdi, rsi, rcx, rdx, rax;
+};
+
 struct ag_frame {
 	uint64_t r10, r9, r8, rcx, rdx, rsi, rdi, rax;
 	struct ag_site *site;
@@ -492,6 +499,13 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	       uint64_t slot);  /* 1: call comm_exit at its return */
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
 int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
+/* hook the entries of the system C library's communication functions
+ * (patch_entry_system): calls made inside untraced libraries */
+void comm_hook_libc(void);
+extern uint64_t comm_self_lo, comm_self_hi; /* the agent's own text */
+/* at such an entry, a call the agent does not record: keep the
+ * descriptor table right (close, dup2) */
+void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r);
 void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
 /* propagate.c: ask that the peer of channel chan (its C line numbers in
@@ -505,8 +519,8 @@ int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);
-void ag_on_fentry(struct ag_site *hook, uint64_t slot);
-uint64_t ag_on_fret(uint64_t slot);
+void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r);
+uint64_t ag_on_fret(uint64_t slot, uint64_t *rax);
 
 /* tramp.S */
 extern char ag_tramp_enter[], ag_tramp_exit[], ag_tramp_tail[];

@@ -242,14 +242,42 @@ void cb_sniff(const struct ag_frame *fr)
 	}
 }
 
-void ag_on_fentry(struct ag_site *hook, uint64_t slot)
+/*
+ * A system library's function hooked for its communication (comm.c
+ * comm_hook_libc): called from untraced code -- stdio, libcurl, libssl --
+ * it is recorded as a call with its send/recv event.  0: leave it.  A call
+ * made inside another communication call (__read_chk calling read) is
+ * that call's, and a read or write of a plain file is no event (hot.c).
+ */
+static int fentry_comm(struct athread *t, struct ag_func *f, uint64_t slot,
+		       const struct ag_fregs *r)
+{
+	uint64_t ra = *(const uint64_t *)slot;
+
+	if (!comm_kind(f->intercept) ||
+	    (ra >= comm_self_lo && ra < comm_self_hi))
+		return 0; /* the agent's own call */
+	if (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
+	    !t->ring || comm_plain(f->intercept, r->rdi)) {
+		if (!t || !t->busy)
+			comm_hook_untraced(f->intercept, r);
+		return 0;
+	}
+	if (t->ncomm && t->comm[t->ncomm - 1].slot > slot)
+		return 0;
+	return 1;
+}
+
+void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 {
 	struct athread *t = ag_self;
 	struct ag_func *f = hook->owner;
 	uint32_t n;
+	int sys = f->mod && f->mod->system;
 
-	if (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
-	    !t->ring)
+	if (sys ? !fentry_comm(t, f, slot, r)
+		: (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
+		   !t->ring))
 		return;
 	if (t->depth && t->shadow[t->depth - 1].slot == slot)
 		return; /* a traced call site has recorded it */
@@ -262,8 +290,18 @@ void ag_on_fentry(struct ag_site *hook, uint64_t slot)
 	t->nhijack = n;
 	if (n < HIJACK_MAX && t->depth < SHADOW_MAX) {
 		shadow_unwind(t, slot);
-		shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+		if (sys) {
+			struct ag_frame fr = {
+				.r10 = r->r10, .r9 = r->r9, .r8 = r->r8,
+				.rcx = r->rcx, .rdx = r->rdx, .rsi = r->rsi,
+				.rdi = r->rdi, .rax = r->rax,
+				.target = f->addr, /* (no site: not replaceable) */
+			};
+
+			comm_enter(t, &fr, f, slot);
+		}
+		shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
 		t->hijack[n].slot = slot;
 		t->hijack[n].ra = *(uint64_t *)slot;
 		__asm__ volatile("" ::: "memory");
@@ -274,7 +312,7 @@ void ag_on_fentry(struct ag_site *hook, uint64_t slot)
 }
 
 /* The hooked function returned (rsp was slot + 8): where to really go. */
-uint64_t ag_on_fret(uint64_t slot)
+uint64_t ag_on_fret(uint64_t slot, uint64_t *rax)
 {
 	struct athread *t = ag_self;
 	uint64_t ra = 0;
@@ -292,6 +330,10 @@ uint64_t ag_on_fret(uint64_t slot)
 	t->busy = 1;
 	if (!was_busy) {
 		shadow_unwind(t, slot - 1);
+		/* a send/recv is dated inside its call (hot.c ag_on_exit) */
+		if (t->ncomm && t->comm[t->ncomm - 1].slot == slot &&
+		    t->ring && t->gen == ag_gen && ag_active && !t->dead)
+			comm_exit(t, slot, rax);
 		while (t->depth && t->shadow[t->depth - 1].slot == slot) {
 			struct shadow *s = &t->shadow[--t->depth];
 

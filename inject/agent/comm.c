@@ -249,6 +249,77 @@ void comm_fork_child(void)
 
 /* Both processes hold the parent's TCP sockets now: ask the kernel for
  * every offset from here on. */
+/*
+ * ---- calls made inside untraced libraries ----
+ *
+ * The agent intercepts communication at the call sites of the modules it
+ * traces.  A send or write made inside a system library -- stdio's
+ * fwrite, libcurl, libssl, libpq -- has no such call site: the library is
+ * not instrumented.  So the entries of the C library's communication
+ * functions are hooked too (patch_entry_system): tramp_fentry records a
+ * call reaching one from untraced code as that function's call with its
+ * event (callback.c ag_on_fentry), and its return through tramp_fret
+ * (ag_on_fret, comm_exit).  A call that a traced call site has recorded
+ * already passes through (the shadow stack's top frame has its slot).
+ * With --libc the C library is traced like any module and needs none.
+ */
+static const char *const comm_libc_names[] = {
+	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev",
+	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
+	"__read_chk", "__recv_chk", "__recvfrom_chk", "sendfile",
+	"sendfile64", "splice", "connect", "close", "dup2", "dup3",
+};
+
+uint64_t comm_self_lo, comm_self_hi; /* the agent's text: its own calls */
+
+void comm_hook_libc(void)
+{
+	struct ag_module *m;
+	size_t k;
+
+	if (!comm_fdtype)
+		return;
+	for (m = ag_modules; m; m = m->next)
+		if (m->self && m->text_hi > m->text_lo) {
+			comm_self_lo = m->text_lo;
+			comm_self_hi = m->text_hi;
+		}
+	for (m = ag_modules; m; m = m->next) {
+		const char *b = m->path ? strrchr(m->path, '/') : NULL;
+
+		if (m->system && !m->self && b && !strncmp(b, "/libc.so", 8))
+			break;
+	}
+	if (!m)
+		return;
+	for (k = 0; k < sizeof(comm_libc_names) / sizeof(*comm_libc_names); k++) {
+		uint64_t a = module_export(m, comm_libc_names[k]);
+		uint32_t kind = intercept_kind(comm_libc_names[k]);
+		const struct ag_sym *sy = a ? module_sym_at(m, a) : NULL;
+		struct ag_func *f;
+
+		if (!sy || sy->frag || !comm_kind(kind))
+			continue;
+		f = func_get(a);
+		if (!f->intercept) { /* named after an alias (__write) */
+			f->intercept = kind;
+			f->flags |= F_SLOW;
+		}
+		if (f->intercept == kind)
+			patch_entry_system(f);
+	}
+}
+
+void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r)
+{
+	if (!comm_fdtype)
+		return;
+	if (kind == IC_CLOSE || kind == IC_CONNECT)
+		comm_forget((int64_t)r->rdi);
+	else if (kind == IC_DUP2)
+		comm_forget((int64_t)r->rsi);
+}
+
 void comm_fork_parent(void)
 {
 	int fd;
@@ -829,8 +900,9 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 			comm_propagate(fd, ct, k, p->a);
 		/* an unconnected UDP socket read with no address asked for:
 		 * ask for it on the program's behalf (recvfrom receives
-		 * exactly what recv or read would have) */
-		if (ct == CT_UDP && c->chan == COMM_CHAN_NONE &&
+		 * exactly what recv or read would have); not at a hooked
+		 * entry (no site), where the callee is already running */
+		if (ct == CT_UDP && c->chan == COMM_CHAN_NONE && fr->site &&
 		    (k == IC_RECV || k == IC_READ ||
 		     (k == IC_RECVFROM && !fr->r8))) {
 			p->addr_len = sizeof(p->addr);

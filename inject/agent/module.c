@@ -507,6 +507,38 @@ const struct ag_sym *module_sym_at(struct ag_module *m, uint64_t addr)
 	return s && s->addr == addr ? s : NULL;
 }
 
+/* The run-time address of the function the module exports as name, or 0
+ * (from the file's .dynsym: module_sym names one alias per address). */
+uint64_t module_export(struct ag_module *m, const char *name)
+{
+	const Elf64_Ehdr *eh = m->file;
+	const Elf64_Shdr *sh;
+
+	if ((uintptr_t)m->file <= 1 || !eh->e_shoff ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > m->file_size)
+		return 0;
+	sh = (const Elf64_Shdr *)((const char *)m->file + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sy;
+		const char *str;
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		sy = (const void *)((const char *)m->file + sh[i].sh_offset);
+		str = (const char *)m->file + sh[sh[i].sh_link].sh_offset;
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(*sy); j++) {
+			unsigned t = ELF64_ST_TYPE(sy[j].st_info);
+
+			if ((t == STT_FUNC || t == STT_GNU_IFUNC) &&
+			    sy[j].st_shndx != SHN_UNDEF && sy[j].st_value &&
+			    sy[j].st_name < sh[sh[i].sh_link].sh_size &&
+			    !strcmp(str + sy[j].st_name, name))
+				return m->bias + sy[j].st_value;
+		}
+	}
+	return 0;
+}
+
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n)
 {
 	uint64_t v = addr - m->bias;

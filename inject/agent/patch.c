@@ -908,7 +908,7 @@ void patch_ready(struct ag_func *f)
  * An entry that overlaps a site's window, or cannot be proved free of
  * threads, is left alone.
  */
-int patch_entry(struct ag_func *f)
+static int entry_hook(struct ag_func *f)
 {
 	static struct fn fn;
 	static uint8_t fde[1024];
@@ -918,10 +918,11 @@ int patch_entry(struct ag_func *f)
 	struct ag_site *s, *via = NULL;
 	size_t i, len = 0, fde_len = 0, cie_len;
 
-	if (f->flags & (F_HOOKED | F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE) ||
-	    !m || m->system || m->self || !m->file)
-		return 0;
 	__atomic_or_fetch(&f->flags, F_HOOKED, __ATOMIC_RELEASE);
+	/* hooked in an earlier session (restored since): the same hook */
+	for (s = win_tab[win_hash(f->addr)]; s; s = s->wnext)
+		if (s->at == f->addr && s->kind == SITE_ENTRY && s->owner == f)
+			return s->patched ? 0 : sites_write(&s, 1, 0);
 	fs = module_sym_at(m, f->addr);
 	if (!fs || fs->frag)
 		return 0;
@@ -988,6 +989,29 @@ int patch_entry(struct ag_func *f)
 skip:
 	ag_skipped++;
 	return 0;
+}
+
+int patch_entry(struct ag_func *f)
+{
+	struct ag_module *m = f->mod;
+
+	if (f->flags & (F_HOOKED | F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE) ||
+	    !m || m->system || m->self || !m->file)
+		return 0;
+	return entry_hook(f);
+}
+
+/* The same for a function of a system library, whose calls from
+ * untraced code the agent wants to see (comm.c): tramp_fentry tells them
+ * apart by the module (callback.c). */
+int patch_entry_system(struct ag_func *f)
+{
+	struct ag_module *m = f->mod;
+
+	if (f->flags & (F_HOOKED | F_PLT | F_FOREIGN | F_NOTRACE) || !m ||
+	    !m->system || m->self || !m->file)
+		return 0;
+	return entry_hook(f);
 }
 
 int patch_restore_all(void)

@@ -944,6 +944,7 @@ ag_tramp_fentry:
 	SAVE_RESULTS		/* the arguments, here */
 	mov	%r11, %rdi
 	lea	24(%rbp), %rsi
+	lea	-72(%rbp), %rdx	/* the saved registers (struct ag_fregs) */
 	call	ag_on_fentry
 	RESTORE_RESULTS
 	ret
@@ -963,6 +964,7 @@ ag_tramp_fret:
 	sub	$8, %rsp
 	SAVE_RESULTS
 	lea	8(%rbp), %rdi
+	lea	-8(%rbp), %rsi	/* the saved rax */
 	call	ag_on_fret
 	mov	%rax, 8(%rbp)
 	RESTORE_RESULTS
