@@ -393,6 +393,7 @@ void ag_on_tail_slow(struct ag_frame *fr);
 
 /* slow.c */
 struct athread *thread_get(void);       /* create the ring if needed */
+struct athread *thread_get_hooked(void); /* the same at a hooked entry */
 void ring_close(struct athread *t);     /* the calling thread's own */
 void ring_retire(struct athread *t);    /* another's, perhaps running */
 void ring_release_stale(struct athread *t);
@@ -506,6 +507,7 @@ extern uint64_t comm_self_lo, comm_self_hi; /* the agent's own text */
 /* at such an entry, a call the agent does not record: keep the
  * descriptor table right (close, dup2) */
 void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r);
+int comm_hook_wants(uint32_t kind, const struct ag_fregs *r); /* busy */
 void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
 /* propagate.c: ask that the peer of channel chan (its C line numbers in

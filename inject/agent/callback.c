@@ -249,14 +249,20 @@ void cb_sniff(const struct ag_frame *fr)
  * made inside another communication call (__read_chk calling read) is
  * that call's, and a read or write of a plain file is no event (hot.c).
  */
-static int fentry_comm(struct athread *t, struct ag_func *f, uint64_t slot,
+static int fentry_comm(struct athread **tp, struct ag_func *f, uint64_t slot,
 		       const struct ag_fregs *r)
 {
 	uint64_t ra = *(const uint64_t *)slot;
+	struct athread *t = *tp;
 
 	if (!comm_kind(f->intercept) ||
 	    (ra >= comm_self_lo && ra < comm_self_hi))
 		return 0; /* the agent's own call */
+	/* a thread that has made no traced call yet (one a library
+	 * started, a thread pool's worker): its ring now */
+	if (ag_active && (!t || (t->gen != ag_gen && !t->busy)) &&
+	    !comm_plain(f->intercept, r->rdi))
+		*tp = t = thread_get_hooked();
 	if (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
 	    !t->ring || comm_plain(f->intercept, r->rdi)) {
 		if (!t || !t->busy)
@@ -275,13 +281,17 @@ void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 	uint32_t n;
 	int sys = f->mod && f->mod->system;
 
-	if (sys ? !fentry_comm(t, f, slot, r)
+	if (sys ? !fentry_comm(&t, f, slot, r)
 		: (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
 		   !t->ring))
 		return;
 	if (t->depth && t->shadow[t->depth - 1].slot == slot)
 		return; /* a traced call site has recorded it */
 	t->busy = 1;
+	if (sys && !comm_hook_wants(f->intercept, r)) {
+		t->busy = 0;
+		return;
+	}
 	/* entries of frames now gone from this stack: dead */
 	n = t->nhijack;
 	while (n && t->hijack[n - 1].slot <= slot &&

@@ -263,6 +263,8 @@ void comm_fork_child(void)
  * already passes through (the shadow stack's top frame has its slot).
  * With --libc the C library is traced like any module and needs none.
  */
+static unsigned comm_look(int64_t fd);
+
 static const char *const comm_libc_names[] = {
 	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev",
 	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
@@ -308,6 +310,41 @@ void comm_hook_libc(void)
 		if (f->intercept == kind)
 			patch_entry_system(f);
 	}
+}
+
+/* At a hooked entry, from untraced code, busy: a call on a channel, to
+ * be recorded?  Else only the descriptor table is kept right: stdio's
+ * writes to a file, fclose of one, a library's connect or dup2 are none
+ * of the trace's business (a traced call site records them as calls). */
+int comm_hook_wants(uint32_t kind, const struct ag_fregs *r)
+{
+	int saved = errno, fd = (int)r->rdi, want;
+	unsigned ct;
+
+	switch (kind) {
+	case IC_CLOSE:
+		ct = fd >= 0 && fd < COMM_FD_MAX ? comm_fdtype[fd] : CT_OTHER;
+		want = ct != CT_UNKNOWN && ct != CT_OTHER;
+		break;
+	case IC_CONNECT:
+	case IC_DUP2:
+	case IC_FDRET:
+	case IC_FDPAIR:
+	case IC_SOCKETPAIR:
+		want = 0;
+		break;
+	case IC_SPLICE:
+		want = comm_look(fd) != CT_OTHER ||
+		       comm_look((int64_t)r->rdx) != CT_OTHER;
+		break;
+	default:
+		want = comm_look(fd) != CT_OTHER;
+		break;
+	}
+	errno = saved;
+	if (!want)
+		comm_hook_untraced(kind, r);
+	return want;
 }
 
 void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r)

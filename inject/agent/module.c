@@ -39,8 +39,18 @@ static int sym_cmp(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* prefer the sized symbol, then the global-looking name */
-	return x->size < y->size ? 1 : x->size > y->size ? -1 : 0;
+	/* prefer the sized symbol, then the global-looking name: the one
+	 * with the fewest leading underscores (write, not __write or
+	 * __libc_write), then the shorter */
+	if (x->size != y->size)
+		return x->size < y->size ? 1 : -1;
+	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
+
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	ux = strlen(x->name);
+	uy = strlen(y->name);
+	return ux < uy ? -1 : ux > uy ? 1 : strcmp(x->name, y->name);
 }
 
 static int rel_cmp(const void *a, const void *b)

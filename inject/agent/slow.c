@@ -332,6 +332,27 @@ struct athread *thread_get(void)
 	return t;
 }
 
+/* A thread first seen at a hooked entry (callback.c, a send inside an
+ * untraced library): its ring, made now if the agent's lock is free (this
+ * very thread may hold it: a signal handler calling write inside the
+ * agent), else NULL and the call passes unrecorded. */
+struct athread *thread_get_hooked(void)
+{
+	sigset_t all, old;
+	struct athread *t = NULL;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_mutex_trylock(&ag_lock) == 0) {
+		map_batch_begin();
+		t = ag_active ? thread_get() : NULL;
+		map_batch_end();
+		pthread_mutex_unlock(&ag_lock);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return t;
+}
+
 void thread_exit_hook(void)
 {
 	struct athread *t = ag_self;

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# tests/e2e/comm-libs.sh - communication made inside a library the agent
+# does not trace: the C library's communication functions are hooked at
+# their entries (inject/agent/comm.c comm_hook_libc), so stdio's writes,
+# libcurl's sends and the reads under them are events like any other.
+#
+#   record/stdio-pipeline  `propel record --follow -- sh -c 'seq 1 20000 |
+#                          sort -rn | wc -c > OUT'` (Debian's stripped
+#                          coreutils; seq and sort write through stdio):
+#                          OUT says 108894; seq's sends and sort's recvs,
+#                          sort's sends and wc's recvs each total 108894
+#                          bytes, every recv matched to a send whose byte
+#                          range holds its first byte
+#                          (tests/e2e/comm-libs-check.py)
+#   record/libcurl         a python3 http.server and Debian's curl (libcurl)
+#                          under one `record --follow`: curl's request (sent
+#                          inside libcurl) is matched by the server's recv,
+#                          the server's response by curl's recvs, bytes
+#                          agreeing; the file curl saved equals the served
+#                          one
+#   attach/stdio-again     a program writing through fprintf into a pipe,
+#                          attached with --follow twice, one session after
+#                          the other: each session holds its sends on the
+#                          pipe (the hooks are put back in a second
+#                          session) and recvs of the reader (cat) matched
+#                          to them; both processes unharmed
+. "$(dirname "$0")/../lib.sh"
+t=$(tmpdir)
+trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py
+cc=${CC:-gcc}
+export PROPEL_TEST_QUIET=1
+
+# ---- stdio through a pipeline of Debian's programs ----
+if "$PROPEL" record --follow -o "$t/sq.db" -- \
+	sh -c "seq 1 20000 | sort -rn | wc -c > $t/sq.out" > "$t/sq.err" 2>&1 &&
+   "$PROPEL" replay --format=jsonl "$t/sq.db" > "$t/sq.jsonl"; then
+	out=$(/usr/bin/python3 "$check_py" "$t/sq.db" "$t/sq.jsonl" \
+		'seq>sort=108894' 'sort>wc=108894' 2>&1)
+	echo "$out" | sed 's/^/  /'
+	if [ "$(cat "$t/sq.out")" = 108894 ] && ! echo "$out" | grep -qv '^ok'; then
+		pass record/stdio-pipeline
+	else
+		fail record/stdio-pipeline "wc says '$(cat "$t/sq.out")'; $(echo "$out" | grep -v '^ok' | head -2)"
+	fi
+else
+	fail record/stdio-pipeline "$(tail -2 "$t/sq.err")"
+fi
+
+# ---- libcurl against a python http.server ----
+py=$(basename "$(readlink -f /usr/bin/python3)")
+if ! command -v curl > /dev/null; then
+	skip record/libcurl "no curl (tests/install-deps.sh test installs it)"
+else
+	mkdir -p "$t/www"
+	head -c 300000 /dev/urandom > "$t/www/blob"
+	port=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	cat > "$t/web.sh" <<EOF
+cd "$t/www" || exit 1
+/usr/bin/python3 -m http.server $port --bind 127.0.0.1 > "$t/web.log" 2>&1 &
+s=\$!
+for i in \$(seq 100); do
+	(exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+	sleep 0.1
+done
+curl -s -o "$t/blob.out" http://127.0.0.1:$port/blob
+rc=\$?
+kill \$s
+exit \$rc
+EOF
+	if timeout 60 "$PROPEL" record --follow -o "$t/cu.db" -- bash "$t/web.sh" > "$t/cu.err" 2>&1 &&
+	   "$PROPEL" replay --format=jsonl "$t/cu.db" > "$t/cu.jsonl"; then
+		out=$(/usr/bin/python3 "$check_py" "$t/cu.db" "$t/cu.jsonl" \
+			"curl>$py" "$py>curl" 2>&1)
+		echo "$out" | sed 's/^/  /'
+		if cmp -s "$t/www/blob" "$t/blob.out" && ! echo "$out" | grep -qv '^ok'; then
+			pass record/libcurl
+		else
+			fail record/libcurl "file $(cmp -s "$t/www/blob" "$t/blob.out" && echo same || echo differs); $(echo "$out" | grep -v '^ok' | head -2)"
+		fi
+	else
+		fail record/libcurl "$(tail -2 "$t/cu.err")"
+	fi
+fi
+
+# ---- attach twice to a stdio writer ----
+cat > "$t/writer.c" <<'EOF'
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((noinline)) static void burst(int n)
+{
+	for (int i = 0; i < 200; i++)
+		fprintf(stdout, "burst %d line %d\n", n, i);
+	fflush(stdout);
+}
+int main(void)
+{
+	for (int n = 0;; n++) {
+		burst(n);
+		usleep(20000);
+	}
+}
+EOF
+$cc -O2 -g -o "$t/writer" "$t/writer.c" || { fail build writer; exit 0; }
+( "$t/writer" | cat > /dev/null ) &
+sleep 0.3
+wp=$(pgrep -f "^$t/writer" | head -1)
+cp=$(pgrep -P "$(ps -o ppid= -p "$wp" | tr -d ' ')" -x cat | head -1)
+bad=
+for round in 1 2; do
+	if ! "$PROPEL" attach --follow -o "$t/a$round.db" --duration 1 "$wp" > "$t/a$round.err" 2>&1 ||
+	   ! "$PROPEL" replay --format=jsonl "$t/a$round.db" > "$t/a$round.jsonl"; then
+		bad="session $round: $(tail -1 "$t/a$round.err")"; break
+	fi
+	res=$(/usr/bin/python3 - "$t/a$round.jsonl" "$wp" "$cp" <<'EOF'
+import json, sys
+w, c = int(sys.argv[2]), int(sys.argv[3])
+sends = {}
+nrecv = matched = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["kind"] == "send" and e["pid"] == w and e.get("chan", "").startswith("pipe:"):
+        sends[(e["pid"], e["tid"], e["ts_ns"])] = e
+    elif e["kind"] == "recv" and e["pid"] == c and e.get("chan", "").startswith("pipe:"):
+        nrecv += 1
+        m = e.get("match")
+        s = sends.get((m["pid"], m["tid"], m["ts_ns"])) if m else None
+        if s and s["offset"] <= e["offset"] < s["offset"] + s["bytes"]:
+            matched += 1
+print(len(sends), nrecv, matched)
+EOF
+)
+	echo "  session $round: writer's sends, cat's recvs, matched: $res"
+	set -- $res
+	if [ "${1:-0}" -lt 5 ] || [ "${3:-0}" -lt 5 ]; then
+		bad="session $round: $res (sends, recvs, matched; want >= 5 sends and matched recvs)"; break
+	fi
+done
+sleep 0.2
+if [ -z "$bad" ] && kill -0 "$wp" 2>/dev/null && kill -0 "$cp" 2>/dev/null; then
+	pass attach/stdio-again
+else
+	fail attach/stdio-again "${bad:-writer or cat died}"
+fi
+kill "$wp" "$cp" 2>/dev/null
+exit 0
