@@ -95,6 +95,14 @@ static void event_ksignal(const struct replay_event *ev, FILE *out)
 		ev->arg[0], ev->arg[1], ev->arg[2] ? "true" : "false");
 }
 
+static void event_exec(const struct replay_event *ev, FILE *out)
+{
+	if (ev->program) {
+		fputs(",\"program\":", out);
+		json_str(out, ev->program);
+	}
+}
+
 static void event_none(const struct replay_event *ev, FILE *out)
 {
 	(void)ev;
@@ -108,7 +116,7 @@ static const struct event_kind event_kinds[] = {
 	[SK_THREAD_START] = { "thread_start", event_none },
 	[SK_THREAD_EXIT] = { "thread_exit", event_none },
 	[SK_FORK] = { "fork", event_fork },
-	[SK_EXEC] = { "exec", event_none },
+	[SK_EXEC] = { "exec", event_exec },
 	[SK_PROCESS_EXIT] = { "process_exit", event_process_exit },
 	[SK_SEND] = { "send", event_comm },
 	[SK_RECV] = { "recv", event_comm },

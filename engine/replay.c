@@ -41,6 +41,8 @@ struct replay_walker {
 	struct replay_names nm;
 	sqlite3_stmt *comm; /* a send/recv's row and match; NULL: none */
 	char chan[256], peer[256];
+	sqlite3_stmt *exec; /* the image an exec started; NULL: none */
+	char program[512];
 	sqlite3_stmt *kern; /* a thread's offcpu rows; NULL: not asked/none */
 	int kern_row;	    /* kern is on a row not yet handed out */
 	char reason[16], op[32];
@@ -123,6 +125,24 @@ static void replay_comm(struct replay_walker *w, struct replay_event *ev)
 			ev->match_tid = sqlite3_column_int64(st, 4);
 			ev->match_ts_ns = sqlite3_column_int64(st, 5);
 		}
+	}
+	sqlite3_reset(st);
+}
+
+/* An exec's new program: the same pid's next image (table processes). */
+static void replay_exec(struct replay_walker *w, struct replay_event *ev)
+{
+	sqlite3_stmt *st = w->exec;
+	const unsigned char *t;
+
+	if (!st)
+		return;
+	sqlite3_bind_int64(st, 1, ev->pid);
+	sqlite3_bind_int64(st, 2, ev->ts_ns);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    (t = sqlite3_column_text(st, 0))) {
+		snprintf(w->program, sizeof(w->program), "%s", t);
+		ev->program = w->program;
 	}
 	sqlite3_reset(st);
 }
@@ -297,6 +317,8 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 			prev_leaf = ev->kind == SK_ENTRY && ev->leaf;
 			if (ev->kind == SK_SEND || ev->kind == SK_RECV)
 				replay_comm(w, ev);
+			else if (ev->kind == SK_EXEC)
+				replay_exec(w, ev);
 			ret = replay_kern_flush(w, it->pid, it->tid, depth,
 						ev->ts_ns, fn, arg);
 			if (ret)
@@ -349,6 +371,11 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 			       " WHERE c.event = ?",
 			       -1, &w.comm, NULL) != SQLITE_OK)
 		w.comm = NULL;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT exe FROM processes WHERE pid = ?"
+			       " AND start_ns > ? ORDER BY start_ns LIMIT 1",
+			       -1, &w.exec, NULL) != SQLITE_OK)
+		w.exec = NULL;
 	/* sessions recorded without --vitals have no offcpu table */
 	if (f && f->kernel &&
 	    sqlite3_prepare_v2(db,
@@ -435,6 +462,7 @@ sqlerr:
 out:
 	sqlite3_finalize(threads);
 	sqlite3_finalize(w.comm);
+	sqlite3_finalize(w.exec);
 	sqlite3_finalize(w.kern);
 	chunk_store_free(cs);
 	replay_free_names(&w.nm);

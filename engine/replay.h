@@ -64,6 +64,7 @@ struct replay_event {
 	const char *reason, *op;
 	int64_t runq_ns;
 	int fd;
+	const char *program; /* exec: the new image's executable; NULL: unknown */
 };
 
 struct replay_filter {

@@ -84,6 +84,12 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 		       ev->has_arg[1] && ev->arg[1] == 1 ? "vfork" : "fork",
 		       ev->arg[0]);
 		break;
+	case SK_EXEC:
+		if (ev->program)
+			printf("/* exec: %s */\n", ev->program);
+		else
+			printf("/* exec */\n");
+		break;
 	case SK_PROCESS_EXIT:
 		printf("/* process_exit: status %" PRId64 " */\n", ev->arg[0]);
 		break;

@@ -12,6 +12,8 @@
 #                          bytes, every recv matched to a send whose byte
 #                          range holds its first byte
 #                          (tests/e2e/comm-libs-check.py)
+#   record/exec-program    its exec events name their programs (jsonl
+#                          "program": seq, sort, wc)
 #   record/libcurl         a python3 http.server and Debian's curl (libcurl)
 #                          under one `record --follow`: curl's request (sent
 #                          inside libcurl) is matched by the server's recv,
@@ -43,6 +45,14 @@ if "$PROPEL" record --follow -o "$t/sq.db" -- \
 	else
 		fail record/stdio-pipeline "wc says '$(cat "$t/sq.out")'; $(echo "$out" | grep -v '^ok' | head -2)"
 	fi
+	# and each exec event names the program it started
+	progs=$(/usr/bin/python3 -c '
+import json, os, sys
+print(" ".join(sorted(os.path.basename(e.get("program", "?"))
+                      for e in map(json.loads, open(sys.argv[1]))
+                      if e["kind"] == "exec")))' "$t/sq.jsonl")
+	[ "$progs" = "seq sort wc" ] && pass record/exec-program ||
+		fail record/exec-program "exec events name: '$progs' (want seq sort wc)"
 else
 	fail record/stdio-pipeline "$(tail -2 "$t/sq.err")"
 fi
