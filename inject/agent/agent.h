@@ -508,6 +508,7 @@ extern uint64_t comm_self_lo, comm_self_hi; /* the agent's own text */
  * descriptor table right (close, dup2) */
 void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r);
 int comm_hook_wants(uint32_t kind, const struct ag_fregs *r); /* busy */
+int comm_own_process(void); /* 0 in a vfork child sharing our memory */
 void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
 /* propagate.c: ask that the peer of channel chan (its C line numbers in

@@ -98,6 +98,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -128,8 +129,18 @@ void comm_unlock(void)
 	__atomic_store_n(&comm_spin, 0, __ATOMIC_RELEASE);
 }
 
+/* the process the descriptor table is of: a vfork child (posix_spawn's,
+ * in libc, untraced) shares our memory, not our descriptors */
+static pid_t comm_pid;
+
+int comm_own_process(void)
+{
+	return (pid_t)syscall(SYS_getpid) == comm_pid;
+}
+
 void comm_start(int late)
 {
+	comm_pid = (pid_t)syscall(SYS_getpid);
 	comm_since_ns = late ? (int64_t)ag_mono_ns() : 0;
 	if (!comm_fdtype) {
 		void *p = mmap(NULL, COMM_FD_MAX, PROT_READ | PROT_WRITE,
@@ -241,6 +252,7 @@ void comm_fork_child(void)
 {
 	uint32_t i;
 
+	comm_pid = (pid_t)syscall(SYS_getpid);
 	for (i = 0; comm_chans && i < comm_nchans; i++)
 		comm_chan_line(i, &comm_chans[i]);
 	comm_spin = 0;
@@ -321,6 +333,10 @@ int comm_hook_wants(uint32_t kind, const struct ag_fregs *r)
 	int saved = errno, fd = (int)r->rdi, want;
 	unsigned ct;
 
+	if (!comm_own_process()) {
+		errno = saved;
+		return 0; /* a vfork child's: neither recorded nor counted */
+	}
 	switch (kind) {
 	case IC_CLOSE:
 		ct = fd >= 0 && fd < COMM_FD_MAX ? comm_fdtype[fd] : CT_OTHER;
@@ -349,8 +365,16 @@ int comm_hook_wants(uint32_t kind, const struct ag_fregs *r)
 
 void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r)
 {
-	if (!comm_fdtype)
+	int saved = errno;
+
+	if (!comm_fdtype || (kind != IC_CLOSE && kind != IC_CONNECT &&
+			     kind != IC_DUP2))
 		return;
+	if (!comm_own_process()) {
+		errno = saved;
+		return;
+	}
+	errno = saved;
 	if (kind == IC_CLOSE || kind == IC_CONNECT)
 		comm_forget((int64_t)r->rdi);
 	else if (kind == IC_DUP2)

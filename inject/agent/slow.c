@@ -341,6 +341,10 @@ struct athread *thread_get_hooked(void)
 	sigset_t all, old;
 	struct athread *t = NULL;
 
+	/* posix_spawn's child (untraced, in libc) runs on our memory and
+	 * our thread pointer: no athread of its own there */
+	if (!comm_own_process())
+		return NULL;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_mutex_trylock(&ag_lock) == 0) {

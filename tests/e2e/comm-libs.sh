@@ -20,6 +20,11 @@
 #                          the server's response by curl's recvs, bytes
 #                          agreeing; the file curl saved equals the served
 #                          one
+#   record/posix-spawn     a program starting 20 `seq 1 1000` by posix_spawnp
+#                          with their stdout dup2'd onto its pipe (the spawn
+#                          child runs libc's dup2 and close on the parent's
+#                          memory): it reads all 77860 bytes, every one
+#                          matched to a seq's send
 #   attach/stdio-again     a program writing through fprintf into a pipe,
 #                          attached with --follow twice, one session after
 #                          the other: each session holds its sends on the
@@ -91,6 +96,51 @@ EOF
 	else
 		fail record/libcurl "$(tail -2 "$t/cu.err")"
 	fi
+fi
+
+# ---- posix_spawn: its child runs libc's dup2/close on our memory ----
+cat > "$t/spawn.c" <<'EOF'
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char **environ;
+int main(void)
+{
+	char buf[4096], *argv[] = { "seq", "1", "1000", NULL };
+	long tot = 0;
+	int p[2];
+
+	if (pipe(p))
+		return 1;
+	for (int i = 0; i < 20; i++) {
+		posix_spawn_file_actions_t fa;
+		ssize_t n;
+		pid_t c;
+
+		posix_spawn_file_actions_init(&fa);
+		posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+		posix_spawn_file_actions_addclose(&fa, p[0]);
+		if (posix_spawnp(&c, "seq", &fa, NULL, argv, environ))
+			return 2;
+		posix_spawn_file_actions_destroy(&fa);
+		waitpid(c, NULL, 0);
+		while (tot < (i + 1) * 3893L && (n = read(p[0], buf, sizeof(buf))) > 0)
+			tot += n;
+	}
+	printf("%ld\n", tot);
+	return tot != 20 * 3893L;
+}
+EOF
+if $cc -O2 -g -o "$t/spawn" "$t/spawn.c" &&
+   "$PROPEL" record --follow -o "$t/sp.db" -- "$t/spawn" > "$t/sp.out" 2> "$t/sp.err" &&
+   "$PROPEL" replay --format=jsonl "$t/sp.db" > "$t/sp.jsonl"; then
+	out=$(/usr/bin/python3 "$check_py" "$t/sp.db" "$t/sp.jsonl" 'seq>spawn=77860' 2>&1)
+	echo "$out" | sed 's/^/  /'
+	echo "$out" | grep -q '^ok' && [ "$(cat "$t/sp.out")" = 77860 ] &&
+		pass record/posix-spawn || fail record/posix-spawn "$(cat "$t/sp.out"); $out"
+else
+	fail record/posix-spawn "status $?: $(tail -2 "$t/sp.err")"
 fi
 
 # ---- attach twice to a stdio writer ----
