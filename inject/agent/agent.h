@@ -405,6 +405,7 @@ void signals_uninstall(void);
 void func_resolve(struct ag_func *f); /* instrument a callee first */
 void slow_lock(sigset_t *old);
 uint32_t intercept_kind(const char *name);
+const char *intercept_at(size_t i, uint32_t *kind); /* NULL past the last */
 extern struct ag_func **ag_funcs_by_id;
 void slow_unlock(sigset_t *old);
 

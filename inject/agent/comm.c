@@ -277,18 +277,13 @@ void comm_fork_child(void)
  */
 static unsigned comm_look(int64_t fd);
 
-static const char *const comm_libc_names[] = {
-	"send", "sendto", "sendmsg", "sendmmsg", "write", "writev",
-	"recv", "recvfrom", "recvmsg", "recvmmsg", "read", "readv",
-	"__read_chk", "__recv_chk", "__recvfrom_chk", "sendfile",
-	"sendfile64", "splice", "connect", "close", "dup2", "dup3",
-};
-
 uint64_t comm_self_lo, comm_self_hi; /* the agent's text: its own calls */
 
 void comm_hook_libc(void)
 {
 	struct ag_module *m;
+	const char *name;
+	uint32_t kind;
 	size_t k;
 
 	if (!comm_fdtype)
@@ -306,22 +301,38 @@ void comm_hook_libc(void)
 	}
 	if (!m)
 		return;
-	for (k = 0; k < sizeof(comm_libc_names) / sizeof(*comm_libc_names); k++) {
-		uint64_t a = module_export(m, comm_libc_names[k]);
-		uint32_t kind = intercept_kind(comm_libc_names[k]);
-		const struct ag_sym *sy = a ? module_sym_at(m, a) : NULL;
+	/* every communication function interposed at call sites (slow.c),
+	 * but those whose work is at the return: a new descriptor is on a
+	 * number the hooked close has freed */
+	for (k = 0; (name = intercept_at(k, &kind)); k++) {
+		uint64_t a;
+		const struct ag_sym *sy;
 		struct ag_func *f;
 
-		if (!sy || sy->frag || !comm_kind(kind))
+		if (!comm_kind(kind) || kind == IC_FDRET || kind == IC_FDPAIR ||
+		    kind == IC_SOCKETPAIR)
+			continue;
+		a = module_export(m, name);
+		sy = a ? module_sym_at(m, a) : NULL;
+		if (!sy || sy->frag)
 			continue;
 		f = func_get(a);
-		if (!f->intercept) { /* named after an alias (__write) */
+		if (!f->intercept) { /* named after another alias */
 			f->intercept = kind;
 			f->flags |= F_SLOW;
 		}
 		if (f->intercept == kind)
 			patch_entry_system(f);
 	}
+}
+
+/* close, connect, dup2: the number names another file (or peer) now */
+static void hook_forget(uint32_t kind, const struct ag_fregs *r)
+{
+	if (kind == IC_CLOSE || kind == IC_CONNECT)
+		comm_forget((int64_t)r->rdi);
+	else if (kind == IC_DUP2)
+		comm_forget((int64_t)r->rsi);
 }
 
 /* At a hooked entry, from untraced code, busy: a call on a channel, to
@@ -359,7 +370,7 @@ int comm_hook_wants(uint32_t kind, const struct ag_fregs *r)
 	}
 	errno = saved;
 	if (!want)
-		comm_hook_untraced(kind, r);
+		hook_forget(kind, r);
 	return want;
 }
 
@@ -370,15 +381,9 @@ void comm_hook_untraced(uint32_t kind, const struct ag_fregs *r)
 	if (!comm_fdtype || (kind != IC_CLOSE && kind != IC_CONNECT &&
 			     kind != IC_DUP2))
 		return;
-	if (!comm_own_process()) {
-		errno = saved;
-		return;
-	}
+	if (comm_own_process())
+		hook_forget(kind, r);
 	errno = saved;
-	if (kind == IC_CLOSE || kind == IC_CONNECT)
-		comm_forget((int64_t)r->rdi);
-	else if (kind == IC_DUP2)
-		comm_forget((int64_t)r->rsi);
 }
 
 void comm_fork_parent(void)

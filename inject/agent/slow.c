@@ -147,6 +147,15 @@ uint32_t intercept_kind(const char *name)
 	return IC_NONE;
 }
 
+/* The i-th interposed function's name and kind (NULL past the last). */
+const char *intercept_at(size_t i, uint32_t *kind)
+{
+	if (i >= sizeof(intercepts) / sizeof(intercepts[0]))
+		return NULL;
+	*kind = intercepts[i].kind;
+	return intercepts[i].name;
+}
+
 /* ---- threads ---- */
 
 static pthread_key_t thread_key;
