@@ -770,6 +770,10 @@ int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
 		(*hints)[k].tid = h->th[i].tid;
 		(*hints)[k].pc = h->th[i].regs.rip;
 		(*hints)[k].sp = h->th[i].regs.rsp;
+		(*hints)[k].sys = (int64_t)h->th[i].regs.orig_rax;
+		(*hints)[k].sys_arg[0] = h->th[i].regs.rdi;
+		(*hints)[k].sys_arg[1] = h->th[i].regs.rsi;
+		(*hints)[k].sys_arg[2] = h->th[i].regs.rdx;
 		k++;
 	}
 	*n = k;

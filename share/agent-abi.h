@@ -11,7 +11,8 @@
  *       Activate: create the process's map file in session_dir, instrument
  *       the functions on every thread's stack (the hints give each stopped
  *       thread's pc and sp; the agent scans the stack from sp for return
- *       addresses), install the fault handlers.  Returns 0, -EBUSY when
+ *       addresses; and the system call each was stopped in, whose bytes
+ *       the agent cannot count), install the fault handlers.  Returns 0, -EBUSY when
  *       already active, or another -errno (and the agent stays inactive).
  *       Called with every other thread stopped.
  *
@@ -74,6 +75,10 @@ struct propel_thread_hint {
 	uint64_t tid;
 	uint64_t pc;
 	uint64_t sp;
+	/* the system call it was stopped in (to be restarted, or done and
+	 * not yet back in user code), or -1; its first three arguments */
+	int64_t sys;
+	uint64_t sys_arg[3];
 };
 
 #define PROPEL_START_TRACE_LIBC 1u

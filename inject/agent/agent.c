@@ -916,8 +916,10 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	err = start_common(session_dir, flags & 0xff, 0);
 	if (!err) {
 		map_batch_begin();
-		for (i = 0; i < nhints; i++)
+		for (i = 0; i < nhints; i++) {
 			stack_activate(&hints[i]);
+			comm_stopped_in(hints[i].sys, hints[i].sys_arg);
+		}
 		map_batch_end();
 		ag_active = 1;
 		ag_live = ag_gen;

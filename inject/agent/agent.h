@@ -307,6 +307,8 @@ struct hijack {
 	uint64_t slot, ra;
 };
 
+struct comm_ctr; /* inject/agent/comm-int.h */
+
 struct athread {
 	struct propel_rec *cur, *end;
 	volatile int busy;        /* inside the agent: nested events pass */
@@ -346,6 +348,9 @@ struct athread {
 		uint8_t ct;      /* enum comm_type at entry */
 		uint8_t ct2;     /* splice: the out descriptor's, fd2 */
 		int32_t fd2;
+		/* pipes and UNIX streams: the positions whose busy count
+		 * this call holds, [0] read and [1] written (comm_join) */
+		struct comm_ctr *inflight[2];
 		uint8_t subst;   /* addr: the agent asked for the source */
 		uint32_t addr_len; /* recvfrom: the address the agent asked for */
 		uint8_t addr[128]; /* (the program passed none: comm_enter) */
@@ -500,6 +505,10 @@ void comm_start(int late);  /* a new session: forget every descriptor;
 int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	       uint64_t slot);  /* 1: call comm_exit at its return */
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
+/* At injection: a thread was stopped inside system call sys (or -1). */
+void comm_stopped_in(int64_t sys, const uint64_t *arg);
+/* Drop t's pending calls above the first n (no exit will come for them). */
+void comm_pend_drop(struct athread *t, uint32_t n);
 int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
 /* hook the entries of the system C library's communication functions
  * (patch_entry_system): calls made inside untraced libraries */

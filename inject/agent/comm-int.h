@@ -30,8 +30,11 @@ struct comm_ctr {
 	volatile int64_t created_ns; /* CLOCK_MONOTONIC */
 	volatile int64_t written;    /* W: offset of the next byte written */
 	volatile int64_t read;       /* R: of the next byte read */
+	/* calls in flight, [0] reads and [1] writes: entered (their bytes
+	 * may have moved) and not yet counted in R or W (comm_join) */
+	volatile int64_t busy[2];
 };
-#define COMM_CTR_MAGIC 0x32525443504f5250ull /* "PROPCTR2" */
+#define COMM_CTR_MAGIC 0x33525443504f5250ull /* "PROPCTR3" */
 
 struct comm_fd {
 	uint32_t flags;
@@ -102,6 +105,8 @@ void comm_unix_note(uint64_t own, uint64_t peer);
 uint32_t comm_upend_add(int fd, uint64_t ino);
 /* A COMM_PEND client: its peer, if it can be named now. */
 void comm_unix_resolve(int fd, int64_t consumed);
+/* A thread was inside a read or write on fd at injection. */
+int comm_was_in_flight(int fd);
 /* Pipes and UNIX streams: this process's first call in a direction. */
 void comm_join(int fd, unsigned ct, int send);
 

@@ -17,6 +17,7 @@
 #include <linux/rtnetlink.h>
 #include <linux/sock_diag.h>
 #include <linux/unix_diag.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -457,20 +458,35 @@ void comm_unix_resolve(int fd, int64_t consumed)
  * whose positions another process set up before this agent started
  * (attach): calls of ours may have gone unseen, so take the position from
  * the other side's and the backlog (the comment at the top).
+ *
+ * The other side's count follows its call: between the kernel moving the
+ * bytes and the count, the backlog already shows them and the position
+ * does not.  Its calls in flight are counted (busy, comm_inflight), so the
+ * pair is taken only with none in flight before and after it and the
+ * position unchanged: no call can have moved bytes uncounted in between.
+ * A call that stays in flight (a writer blocked on a full pipe, a reader
+ * on an empty one) is waited for 2 ms, then the pair is taken as it is --
+ * exact unless that call moved part of its bytes before blocking.
  */
 void comm_join(int fd, unsigned ct, int send)
 {
 	struct comm_fd *c = &comm_fds[fd];
 	uint32_t j = send ? COMM_OUT_JOINED : COMM_IN_JOINED;
 	struct comm_ctr *ctr = send ? c->out : c->in;
+	volatile int64_t *busy;
+	uint64_t until;
 	int i;
 
 	if ((c->flags & j) || !ctr)
 		return;
 	__atomic_or_fetch(&c->flags, j, __ATOMIC_RELAXED);
-	if (!comm_since_ns || ctr->created_ns >= comm_since_ns)
+	if (!comm_since_ns ||
+	    (ctr->created_ns >= comm_since_ns && !comm_was_in_flight(fd)))
 		return; /* every call of ours since it was made was seen */
-	for (i = 0; i < 8; i++) {
+	busy = &ctr->busy[!send];
+	until = ag_mono_ns() + 2000000;
+	for (i = 0; i < 64; i++) {
+		int quiet = __atomic_load_n(busy, __ATOMIC_SEQ_CST) <= 0;
 		int64_t other = send ? ctr->read : ctr->written;
 		int64_t q = comm_backlog(fd, ct, send);
 
@@ -478,6 +494,13 @@ void comm_join(int fd, unsigned ct, int send)
 			return;
 		if (other != (send ? ctr->read : ctr->written))
 			continue; /* the other side moved meanwhile */
+		if (!quiet || __atomic_load_n(busy, __ATOMIC_SEQ_CST) > 0) {
+			if (ag_mono_ns() < until) {
+				sched_yield();
+				i--; /* only moves count against the 64 */
+				continue;
+			}
+		}
 		if (send)
 			__atomic_store_n(&ctr->written, other + q,
 					 __ATOMIC_RELAXED);

@@ -51,7 +51,10 @@
  *           takes its position from the other side's, R = W - backlog for a
  *           reader, W = R + backlog for a writer (comm_join) -- exact when
  *           the other side's every call was seen and none runs at that
- *           instant.  Under record every process is traced from its start
+ *           instant (calls in flight are counted in the file and waited
+ *           for).  A read or write a thread was inside at injection is
+ *           counted by nobody: on its descriptor the process joins even
+ *           when the file is younger than the agent.  Under record every process is traced from its start
  *           and nothing is re-derived.  Writers in two processes whose
  *           calls overlap in time may be ordered differently from the
  *           kernel's order.
@@ -129,6 +132,14 @@ void comm_unlock(void)
 	__atomic_store_n(&comm_spin, 0, __ATOMIC_RELEASE);
 }
 
+/*
+ * Descriptors a thread was inside a read or write on when the agent was
+ * injected: that call moves bytes no count sees, whatever the date of the
+ * channel's positions (comm_join).
+ */
+static int comm_late_fd[16];
+static unsigned comm_nlate;
+
 /* the process the descriptor table is of: a vfork child (posix_spawn's,
  * in libc, untraced) shares our memory, not our descriptors */
 static pid_t comm_pid;
@@ -142,6 +153,7 @@ void comm_start(int late)
 {
 	comm_pid = (pid_t)syscall(SYS_getpid);
 	comm_since_ns = late ? (int64_t)ag_mono_ns() : 0;
+	comm_nlate = 0;
 	if (!comm_fdtype) {
 		void *p = mmap(NULL, COMM_FD_MAX, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
@@ -170,6 +182,38 @@ void comm_start(int late)
 	memset(comm_asked, 0, sizeof(comm_asked));
 	comm_nchans = 0;
 	memset(comm_hash, 0, sizeof(comm_hash));
+}
+
+void comm_stopped_in(int64_t sys, const uint64_t *arg)
+{
+	int64_t fd[2] = { (int64_t)arg[0], -1 };
+	int i;
+
+	switch (sys) {
+	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
+	case SYS_recvmmsg: case SYS_write: case SYS_writev: case SYS_sendto:
+	case SYS_sendmsg: case SYS_sendmmsg: case SYS_sendfile:
+		break;
+	case SYS_splice:
+		fd[1] = (int64_t)arg[2];
+		break;
+	default:
+		return;
+	}
+	for (i = 0; i < 2; i++)
+		if (fd[i] >= 0 && fd[i] < COMM_FD_MAX &&
+		    comm_nlate < sizeof(comm_late_fd) / sizeof(comm_late_fd[0]))
+			comm_late_fd[comm_nlate++] = (int)fd[i];
+}
+
+int comm_was_in_flight(int fd)
+{
+	unsigned i;
+
+	for (i = 0; i < comm_nlate; i++)
+		if (comm_late_fd[i] == fd)
+			return 1;
+	return 0;
 }
 
 static void comm_forget(int64_t fd)
@@ -878,6 +922,42 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 	}
 }
 
+/*
+ * Pipes and UNIX streams: p's call on fd is in flight in that direction
+ * (its bytes may move before it is counted) until comm_pend_done; a
+ * process joining the channel waits for none (comm_join).
+ */
+static void comm_inflight(struct comm_pend *p, int fd, unsigned ct, int send)
+{
+	struct comm_ctr *ctr;
+
+	if ((ct != CT_PIPE && ct != CT_USTREAM) || fd < 0 || fd >= COMM_FD_MAX)
+		return;
+	ctr = send ? comm_fds[fd].out : comm_fds[fd].in;
+	if (!ctr)
+		return;
+	__atomic_fetch_add(&ctr->busy[send], 1, __ATOMIC_SEQ_CST);
+	p->inflight[send] = ctr;
+}
+
+static void comm_pend_done(struct comm_pend *p)
+{
+	int d;
+
+	for (d = 0; d < 2; d++)
+		if (p->inflight[d]) {
+			__atomic_fetch_sub(&p->inflight[d]->busy[d], 1,
+					   __ATOMIC_SEQ_CST);
+			p->inflight[d] = NULL;
+		}
+}
+
+void comm_pend_drop(struct athread *t, uint32_t n)
+{
+	while (t->ncomm > n)
+		comm_pend_done(&t->comm[--t->ncomm]);
+}
+
 static int comm_stream(unsigned ct)
 {
 	return ct == CT_TCP || ct == CT_PIPE || ct == CT_USTREAM;
@@ -895,7 +975,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		return 0;
 	/* calls whose frames are gone (longjmp out of a blocking recv) */
 	while (t->ncomm && t->comm[t->ncomm - 1].slot <= slot)
-		t->ncomm--;
+		comm_pend_drop(t, t->ncomm - 1);
 	switch (k) {
 	case IC_CLOSE:
 		/* a client not accepted yet: a last look (its entry stays
@@ -952,6 +1032,8 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 			comm_learn(fd, ct, 0);
 		if (ct2 != CT_OTHER)
 			comm_learn(p->fd2, ct2, 1);
+		comm_inflight(p, fd, ct, 0);
+		comm_inflight(p, p->fd2, ct2, 1);
 		if (ct2 != CT_OTHER && (ag_cfg.flags & PROPEL_START_FOLLOW))
 			comm_propagate(p->fd2, ct2, k, p->a);
 		errno = saved;
@@ -962,6 +1044,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		if (comm_is_recv(k) && (fl & (MSG_PEEK | MSG_OOB)))
 			return 0; /* consumes nothing */
 		comm_learn(fd, ct, !comm_is_recv(k));
+		comm_inflight(p, fd, ct, !comm_is_recv(k));
 		if (!comm_is_recv(k) && (ag_cfg.flags & PROPEL_START_FOLLOW))
 			comm_propagate(fd, ct, k, p->a);
 		/* an unconnected UDP socket read with no address asked for:
@@ -1149,6 +1232,7 @@ void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax)
 		i--;
 	if (!i)
 		return;
+	comm_pend_drop(t, i); /* frames gone (longjmp) */
 	p = &t->comm[i - 1];
 	t->ncomm = i - 1;
 	switch (p->kind) {
@@ -1177,6 +1261,7 @@ void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax)
 		break;
 	default:
 		comm_exit_io(t, p, r);
+		comm_pend_done(p); /* counted */
 		break;
 	}
 	errno = saved;

@@ -1070,7 +1070,7 @@ int comm_fast(struct ag_frame *fr, int tail)
 		if (hook && pushed)
 			t->shadow[t->depth - 1].site |= SH_HOOK;
 		else if (hook)
-			t->ncomm--; /* no exit will come for it */
+			comm_pend_drop(t, t->ncomm - 1); /* no exit for it */
 	} else {
 		shadow_unwind(t, slot);
 		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);

@@ -36,6 +36,12 @@
 #                         from the writer's count and the backlog): both
 #                         unharmed, every recv after the first traced write
 #                         matched and wholly inside its write
+#   attach/late-pipe-blocked  the same with a writer that pauses 200 ms
+#                         after each chunk, the reader attached first, while
+#                         it waits inside read(): that read's bytes are
+#                         counted by nobody, so the reader must take its
+#                         position from the writer's even though the
+#                         writer's count began after the reader's injection
 #   record/tcp6/dual|v6   tests/fixtures/comm/tcp6.py (the distribution's
 #                         python3, whose socket calls are its own): a
 #                         dual-stack server and an IPv4 client agree on the
@@ -174,6 +180,32 @@ if [ -x "$t/stream" ]; then
 	elif ! "$PROPEL" replay --format=jsonl "$t/p.db" >"$t/p.jsonl" 2>"$t/p.err"; then
 		fail "$name" "replay: $(head -c 200 "$t/p.err")"
 	elif out=$(python3 "$checker" "$t/p.jsonl" --late --within --kinds pipe 2>&1); then
+		pass "$name"
+	else
+		fail "$name" "$(echo "$out" | head -5)"
+	fi
+fi
+
+name=attach/late-pipe-blocked
+if [ -x "$t/stream" ]; then
+	rm -f "$t/wpid"
+	"$t/stream" pipe "$t/wpid" 4 200 >"$t/pipeb.out" 2>&1 &
+	rp=$!
+	for i in $(seq 1 50); do [ -s "$t/wpid" ] && break; sleep 0.05; done
+	wp=$(cat "$t/wpid")
+	sleep 0.5
+	timeout 60 "$PROPEL" attach --mode full -o "$t/pb.db" "$rp" "$wp" >"$t/pbattach.out" 2>&1
+	arc=$?
+	wait $rp; rrc=$?
+	if [ $arc -ne 0 ]; then
+		fail "$name" "attach: status $arc: $(head -c 300 "$t/pbattach.out")"
+	elif [ $rrc -ne 0 ] || [ "$(grep -c ' ok$' "$t/pipeb.out")" -ne 2 ]; then
+		fail "$name" "the programs were harmed: $(head -c 300 "$t/pipeb.out")"
+	elif ! "$PROPEL" replay --format=jsonl "$t/pb.db" >"$t/pb.jsonl" 2>"$t/pb.err"; then
+		fail "$name" "replay: $(head -c 200 "$t/pb.err")"
+	elif [ "$(grep -c '"kind":"recv".*"chan":"pipe:' "$t/pb.jsonl")" -lt 5 ]; then
+		fail "$name" "fewer than 5 recvs traced: $(grep -c '"kind":"recv"' "$t/pb.jsonl")"
+	elif out=$(python3 "$checker" "$t/pb.jsonl" --late --within --kinds pipe 2>&1); then
 		pass "$name"
 	else
 		fail "$name" "$(echo "$out" | head -5)"
