@@ -774,6 +774,9 @@ int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
 		(*hints)[k].sys_arg[0] = h->th[i].regs.rdi;
 		(*hints)[k].sys_arg[1] = h->th[i].regs.rsi;
 		(*hints)[k].sys_arg[2] = h->th[i].regs.rdx;
+		(*hints)[k].sys_arg[3] = h->th[i].regs.r10;
+		(*hints)[k].sys_arg[4] = h->th[i].regs.r8;
+		(*hints)[k].sys_arg[5] = h->th[i].regs.r9;
 		k++;
 	}
 	*n = k;

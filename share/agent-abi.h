@@ -76,9 +76,10 @@ struct propel_thread_hint {
 	uint64_t pc;
 	uint64_t sp;
 	/* the system call it was stopped in (to be restarted, or done and
-	 * not yet back in user code), or -1; its first three arguments */
+	 * not yet back in user code), or -1; its arguments (rdi, rsi, rdx,
+	 * r10, r8, r9) */
 	int64_t sys;
-	uint64_t sys_arg[3];
+	uint64_t sys_arg[6];
 };
 
 #define PROPEL_START_TRACE_LIBC 1u

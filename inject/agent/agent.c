@@ -349,7 +349,7 @@ static void map_replay(void)
 
 /* ---- activation ---- */
 
-static int looks_like_return_address(uint64_t w)
+int looks_like_return_address(uint64_t w)
 {
 	const uint8_t *p = (const uint8_t *)w;
 
@@ -406,53 +406,53 @@ static struct ag_site *site_of_stub(uint64_t w)
 	return best;
 }
 
-/* Instrument the functions on a thread's stack: its pc, and every word
- * from sp up that looks like a return address into traced code, or into
- * the stub of a call site (the site's function: the thread returns
- * there through the stub). */
-static void stack_activate(const struct propel_thread_hint *h)
+/* The end of the readable mapping that holds sp, at most 2 MiB above
+ * it, or 0. */
+static uint64_t stack_end(uint64_t sp)
 {
+	extern char *ag_read_proc(const char *path, size_t *len);
 	size_t cap = 0;
-	uint64_t lo = 0, hi = 0, sp = h->sp, a;
-	char *text, *line;
-	int fd;
+	uint64_t hi = 0;
+	char *text = ag_read_proc("/proc/self/maps", &cap), *line;
 
-	instrument_code_addr(h->pc);
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	close(fd);
-	{
-		extern char *ag_read_proc(const char *path, size_t *len);
-
-		text = ag_read_proc("/proc/self/maps", &cap);
-	}
 	if (!text)
-		return;
+		return 0;
 	for (line = text; *line;) {
 		unsigned long l, u;
 		char perms[8];
 		char *nl = strchr(line, '\n');
 
 		if (sscanf(line, "%lx-%lx %7s", &l, &u, perms) == 3 &&
-		    sp >= l && sp < u && perms[0] == 'r') {
-			lo = sp;
+		    sp >= l && sp < u && perms[0] == 'r')
 			hi = u;
-		}
 		if (!nl)
 			break;
 		line = nl + 1;
 	}
 	munmap(text, cap);
-	if (!lo)
-		return;
-	if (hi - lo > (2u << 20))
-		hi = lo + (2u << 20);
-	for (a = lo & ~7ull; a + 8 <= hi; a += 8) {
+	if (hi && hi - sp > (2u << 20))
+		hi = sp + (2u << 20);
+	return hi;
+}
+
+/* Instrument the functions on a thread's stack (its words from sp to
+ * hi): its pc, and every word that looks like a return address into
+ * traced code, or into the stub of a call site (the site's function: the
+ * thread returns there through the stub).  A slot already swapped for an
+ * adopted call (ag_adopt) names its return address elsewhere. */
+static void stack_activate(const struct propel_thread_hint *h, uint64_t hi)
+{
+	uint64_t a;
+
+	instrument_code_addr(h->pc);
+	for (a = h->sp & ~7ull; a + 8 <= hi; a += 8) {
 		uint64_t w = *(const uint64_t *)a;
-		struct ag_module *m = module_of(w);
+		struct ag_module *m;
 		struct ag_site *st;
 
+		if (w == (uint64_t)ag_tramp_fret)
+			w = ag_adopted_ra(a);
+		m = module_of(w);
 		if (!m && ag_sites_all && (st = site_of_stub(w)) &&
 		    st->owner && st->owner->mod && !st->owner->mod->system &&
 		    !st->owner->mod->self) {
@@ -917,8 +917,11 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	if (!err) {
 		map_batch_begin();
 		for (i = 0; i < nhints; i++) {
-			stack_activate(&hints[i]);
-			comm_stopped_in(hints[i].sys, hints[i].sys_arg);
+			uint64_t hi = stack_end(hints[i].sp);
+
+			/* (first: the slot it finds is still unpatched) */
+			ag_adopt(&hints[i], hi);
+			stack_activate(&hints[i], hi);
 		}
 		map_batch_end();
 		ag_active = 1;

@@ -114,6 +114,9 @@ const struct ag_fde *ehframe_find(struct ag_module *m, uint64_t addr);
  * unreadable. */
 int ehframe_landing_pads(struct ag_module *m, const struct ag_fde *fde,
 			 uint64_t *out, int max);
+/* The CFA at pc is rsp + *off (0), from the loaded .eh_frame_hdr; -1 if
+ * not known. */
+int ehframe_cfa_sp(struct ag_module *m, uint64_t pc, int64_t *off);
 /* Original bytes of [addr, addr+n) from the file, or NULL. */
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
 uint64_t module_export(struct ag_module *m, const char *name); /* or 0 */
@@ -507,6 +510,19 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax);
 /* At injection: a thread was stopped inside system call sys (or -1). */
 void comm_stopped_in(int64_t sys, const uint64_t *arg);
+/* At injection, a thread inside system call sys: the kind to record it
+ * as at its return, or IC_NONE; at that return, its event. */
+uint32_t comm_adoptable(int64_t sys, const uint64_t *arg);
+void comm_adopted(struct athread *t, uint32_t kind, const uint64_t *arg,
+		  uint64_t *rax);
+/* w, in a module's text, follows a call instruction */
+int looks_like_return_address(uint64_t w);
+/* At injection: adopt a call the thread of hint h was stopped inside
+ * (its stack readable up to hi). */
+struct propel_thread_hint;
+void ag_adopt(const struct propel_thread_hint *h, uint64_t hi);
+/* The return address an adopted call's slot holds for it, or 0. */
+uint64_t ag_adopted_ra(uint64_t slot);
 /* Drop t's pending calls above the first n (no exit will come for them). */
 void comm_pend_drop(struct athread *t, uint32_t n);
 int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */

@@ -25,10 +25,12 @@
  * Limit: an unwinder (C++ exception, backtrace()) cannot pass a swapped
  * return address; it stops at ag_tramp_fret.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inject/agent/agent.h"
+#include "share/agent-abi.h"
 
 /* The traced modules' text ranges, sorted by nothing: a handful. */
 #define CB_RANGES 16
@@ -321,13 +323,114 @@ void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 	t->busy = 0;
 }
 
+/*
+ * ---- calls in flight at injection ----
+ *
+ * A thread stopped inside a read or write when the agent is injected (a
+ * thread-per-connection server blocked in recv before its client sends,
+ * a writer blocked on a full pipe) made the call before any hook and
+ * returns from it after: its bytes would be no event.  The wrapper's
+ * return slot (its CFA - 8, from the loaded .eh_frame_hdr) is swapped to
+ * ag_tramp_fret as a hooked entry's is.
+ * The thread may have no athread yet, so the replaced address is kept
+ * here by slot and tid; a slot stays swapped (and kept) after a stop.
+ * At the return the call is recorded with the offset learned then
+ * (comm_adopted).
+ */
+#define ADOPT_MAX 64
+static struct adopt {
+	uint64_t slot; /* 0: free */
+	uint64_t ra;
+	int32_t tid;
+	uint32_t kind;
+	struct ag_func *f;
+	uint64_t a[6];
+} adopted[ADOPT_MAX];
+
+/* Called with every other thread stopped, under ag_lock. */
+void ag_adopt(const struct propel_thread_hint *h, uint64_t hi)
+{
+	struct ag_module *m = module_of(h->pc), *wm;
+	const struct ag_sym *sy = m ? module_sym(m, h->pc) : NULL;
+	uint32_t kind;
+	uint64_t slot, w;
+	int64_t cfa;
+	int i;
+
+	comm_stopped_in(h->sys, h->sys_arg);
+	if (!sy || sy->frag || m->self || h->sys < 0 ||
+	    (kind = comm_adoptable(h->sys, h->sys_arg)) == IC_NONE)
+		return;
+	for (i = 0; i < ADOPT_MAX && adopted[i].slot; i++)
+		;
+	/* the return slot from the call-frame information: a guess could
+	 * take a stale word of the frame for it, and write over data */
+	if (i == ADOPT_MAX || ehframe_cfa_sp(m, h->pc, &cfa) < 0 || cfa < 8 ||
+	    cfa > 4096)
+		return;
+	slot = h->sp + (uint64_t)cfa - 8;
+	if (slot & 7 || slot + 8 > hi)
+		return;
+	w = *(const uint64_t *)slot;
+	wm = module_of(w);
+	if (!wm || wm->self || w < wm->text_lo + 8 || w >= wm->text_hi ||
+	    !looks_like_return_address(w))
+		return; /* (and a slot swapped already: ag_tramp_fret) */
+	adopted[i].ra = w;
+	adopted[i].tid = (int32_t)h->tid;
+	adopted[i].kind = kind;
+	adopted[i].f = func_get(sy->addr);
+	memcpy(adopted[i].a, h->sys_arg, sizeof(adopted[i].a));
+	__atomic_store_n(&adopted[i].slot, slot, __ATOMIC_RELEASE);
+	*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
+}
+
+uint64_t ag_adopted_ra(uint64_t slot)
+{
+	int i;
+
+	for (i = ADOPT_MAX; i-- > 0;)
+		if (__atomic_load_n(&adopted[i].slot, __ATOMIC_ACQUIRE) == slot)
+			return adopted[i].ra;
+	return 0;
+}
+
+/* An adopted call returned through slot: where to really go. */
+static uint64_t adopt_return(uint64_t slot, uint64_t *rax)
+{
+	int tid = (int)ag_gettid(), saved = errno, i;
+	struct athread *t = ag_self;
+	struct adopt c;
+
+	for (i = ADOPT_MAX; i-- > 0;)
+		if (__atomic_load_n(&adopted[i].slot, __ATOMIC_ACQUIRE) == slot &&
+		    adopted[i].tid == tid)
+			break;
+	if (i < 0)
+		return 0; /* never: ag_tramp_fret is in no other slot */
+	c = adopted[i];
+	__atomic_store_n(&adopted[i].slot, 0, __ATOMIC_RELEASE);
+	if (ag_active && (!t || (t->gen != ag_gen && !t->busy)))
+		t = thread_get_hooked();
+	if (ag_active && t && t->gen == ag_gen && !t->dead && !t->busy &&
+	    t->ring) {
+		t->busy = 1;
+		rec_put(t, PROPEL_REC_ENTRY, c.f->id, PROPEL_SITE_NONE);
+		comm_adopted(t, c.kind, c.a, rax);
+		rec_put(t, PROPEL_REC_EXIT, c.f->id, PROPEL_SITE_NONE);
+		t->busy = 0;
+	}
+	errno = saved;
+	return c.ra;
+}
+
 /* The hooked function returned (rsp was slot + 8): where to really go. */
 uint64_t ag_on_fret(uint64_t slot, uint64_t *rax)
 {
 	struct athread *t = ag_self;
 	uint64_t ra = 0;
-	uint32_t n = t->nhijack;
-	int was_busy = t->busy;
+	uint32_t n = t ? t->nhijack : 0;
+	int was_busy;
 
 	while (n) {
 		n--;
@@ -337,6 +440,9 @@ uint64_t ag_on_fret(uint64_t slot, uint64_t *rax)
 			break;
 		}
 	}
+	if (!ra)
+		return adopt_return(slot, rax);
+	was_busy = t->busy;
 	t->busy = 1;
 	if (!was_busy) {
 		shadow_unwind(t, slot - 1);

@@ -184,22 +184,35 @@ void comm_start(int late)
 	memset(comm_hash, 0, sizeof(comm_hash));
 }
 
+/* The communication kind of system call sys made on a descriptor (its
+ * first argument), or IC_NONE. */
+static uint32_t comm_sys_kind(int64_t sys)
+{
+	switch (sys) {
+	case SYS_read: return IC_READ;
+	case SYS_readv: return IC_READV;
+	case SYS_recvfrom: return IC_RECVFROM;
+	case SYS_recvmsg: return IC_RECVMSG;
+	case SYS_recvmmsg: return IC_RECVMMSG;
+	case SYS_write: return IC_WRITE;
+	case SYS_writev: return IC_WRITEV;
+	case SYS_sendto: return IC_SENDTO;
+	case SYS_sendmsg: return IC_SENDMSG;
+	case SYS_sendmmsg: return IC_SENDMMSG;
+	case SYS_sendfile: return IC_SENDFILE;
+	case SYS_splice: return IC_SPLICE;
+	}
+	return IC_NONE;
+}
+
 void comm_stopped_in(int64_t sys, const uint64_t *arg)
 {
-	int64_t fd[2] = { (int64_t)arg[0], -1 };
+	uint32_t k = comm_sys_kind(sys);
+	int64_t fd[2] = { (int64_t)arg[0], k == IC_SPLICE ? (int64_t)arg[2] : -1 };
 	int i;
 
-	switch (sys) {
-	case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
-	case SYS_recvmmsg: case SYS_write: case SYS_writev: case SYS_sendto:
-	case SYS_sendmsg: case SYS_sendmmsg: case SYS_sendfile:
-		break;
-	case SYS_splice:
-		fd[1] = (int64_t)arg[2];
-		break;
-	default:
+	if (k == IC_NONE)
 		return;
-	}
 	for (i = 0; i < 2; i++)
 		if (fd[i] >= 0 && fd[i] < COMM_FD_MAX &&
 		    comm_nlate < sizeof(comm_late_fd) / sizeof(comm_late_fd[0]))
@@ -1219,6 +1232,89 @@ static void comm_exit_io(struct athread *t, struct comm_pend *p, int64_t r)
 	}
 	}
 	comm_emit(t, p, (uint64_t)r, &one, 1, sa, salen);
+}
+
+/*
+ * A read or write a thread was inside at injection (system call sys with
+ * arguments arg, the syscall's order): the kind to record it as when it
+ * returns (callback.c adopts it), or IC_NONE -- not a call on a channel,
+ * nothing the agent could name at its return (splice, an unconnected
+ * datagram socket read with no address asked for), or one that consumes
+ * nothing (MSG_PEEK).
+ */
+uint32_t comm_adoptable(int64_t sys, const uint64_t *arg)
+{
+	uint32_t k = comm_sys_kind(sys);
+	int64_t fd = (int64_t)arg[0];
+	int saved = errno;
+	unsigned ct;
+
+	if (!comm_fdtype || k == IC_NONE || k == IC_SPLICE || fd < 0 ||
+	    fd >= COMM_FD_MAX)
+		return IC_NONE;
+	ct = comm_look(fd);
+	errno = saved;
+	if (ct == CT_OTHER || ct == CT_UNKNOWN ||
+	    (k == IC_SENDFILE && !comm_stream(ct)))
+		return IC_NONE;
+	if ((k == IC_RECVFROM || k == IC_RECVMSG) && (arg[3] & (MSG_PEEK | MSG_OOB)))
+		return IC_NONE;
+	if (ct == CT_UDP && comm_fds[fd].chan == COMM_CHAN_NONE &&
+	    (k == IC_READ || k == IC_READV || (k == IC_RECVFROM && !arg[4])))
+		return IC_NONE;
+	return k;
+}
+
+/*
+ * That call returned *rax: its event.  Its offset is learned now, after
+ * its bytes moved: the position is asked afresh (the kernel's for TCP, the
+ * other side's and the backlog for pipes and UNIX streams) and the call's
+ * bytes are taken off it before they are counted again.
+ */
+void comm_adopted(struct athread *t, uint32_t kind, const uint64_t *arg,
+		  uint64_t *rax)
+{
+	int64_t r = (int64_t)*rax;
+	int fd = (int)arg[0], send = comm_is_send(kind) || kind == IC_SENDFILE;
+	int saved = errno;
+	struct comm_pend p;
+	struct comm_fd *c;
+	unsigned ct;
+
+	if (!comm_fdtype || r <= 0 || fd < 0 || fd >= COMM_FD_MAX)
+		return;
+	ct = comm_look(fd);
+	if (ct == CT_OTHER || ct == CT_UNKNOWN)
+		goto out;
+	c = &comm_fds[fd];
+	memset(&p, 0, offsetof(struct comm_pend, addr));
+	p.kind = kind;
+	p.fd = fd;
+	p.fd2 = -1;
+	p.off = -1;
+	memcpy(p.a, arg, sizeof(p.a));
+	p.ct = (uint8_t)ct;
+	p.ct2 = CT_OTHER;
+	p.tsc = propel_rdtsc();
+	if (kind != IC_RECVMMSG && kind != IC_SENDMMSG && comm_stream(ct)) {
+		/* (a batch of datagrams has no stream offset) */
+		__atomic_and_fetch(&c->flags,
+				   ~(send ? COMM_SEND_OK | COMM_OUT_JOINED
+					  : COMM_RECV_OK | COMM_IN_JOINED),
+				   __ATOMIC_RELAXED);
+		comm_learn(fd, ct, send);
+		if (ct == CT_TCP && (c->flags & (send ? COMM_SEND_OK
+						      : COMM_RECV_OK)))
+			__atomic_fetch_sub(send ? &c->send_next : &c->recv_next,
+					   r, __ATOMIC_RELAXED);
+		else if (ct != CT_TCP && (send ? c->out : c->in))
+			__atomic_fetch_sub(send ? &c->out->written
+						: &c->in->read, r,
+					   __ATOMIC_RELAXED);
+	}
+	comm_exit_io(t, &p, r);
+out:
+	errno = saved;
 }
 
 void comm_exit(struct athread *t, uint64_t slot, uint64_t *rax)

@@ -20,6 +20,7 @@
  * of the loaded object.  No allocation but ag_alloc, no libc beyond string
  * functions: it runs while other threads may hold malloc's lock.
  */
+#include <elf.h>
 #include <string.h>
 
 #include "inject/agent/agent.h"
@@ -112,6 +113,9 @@ static uint64_t encoded(struct cursor *c, uint8_t enc)
 struct cie {
 	uint8_t fde_enc, lsda_enc;
 	int has_z;
+	uint64_t caf;       /* code alignment factor */
+	int64_t daf;        /* data alignment factor */
+	const uint8_t *ins; /* its initial instructions */
 };
 
 static int cie_parse(struct cursor *c, struct cie *ci)
@@ -126,15 +130,21 @@ static int cie_parse(struct cursor *c, struct cie *ci)
 	ci->fde_enc = 0;
 	ci->lsda_enc = DW_EH_PE_omit;
 	ci->has_z = aug[0] == 'z';
-	uleb(c);           /* code alignment */
-	sleb(c);           /* data alignment */
+	ci->caf = uleb(c);
+	ci->daf = sleb(c);
 	if (version == 1)  /* return address column */
 		fixed(c, 1);
 	else
 		uleb(c);
+	ci->ins = c->p;
 	if (!ci->has_z)
 		return c->bad ? -1 : 0;
-	uleb(c); /* augmentation length */
+	{
+		uint64_t alen = uleb(c);
+
+		ci->ins = alen <= (uint64_t)(c->end - c->p) ? c->p + alen
+							    : c->end;
+	}
 	for (const char *a = aug + 1; *a && !c->bad; a++) {
 		if (*a == 'R')
 			ci->fde_enc = (uint8_t)fixed(c, 1);
@@ -322,4 +332,218 @@ int ehframe_landing_pads(struct ag_module *m, const struct ag_fde *fde,
 		}
 	}
 	return c.bad ? -1 : n;
+}
+
+/*
+ * ---- the CFA at an address, from memory ----
+ *
+ * Where a thread stopped at pc keeps its return address: CFA - 8, the CFA
+ * being rsp + *off there.  From the module's .eh_frame_hdr as loaded
+ * (PT_GNU_EH_FRAME: system libraries are not read from their files), its
+ * table giving the FDE, whose rules are run up to pc.  Only what gcc
+ * emits for ordinary frames is understood; -1 for anything else (a CFA on
+ * another register, or given by an expression).
+ */
+
+/* Run CFA instructions [p, end) from *loc while the row covers pc. */
+static int cfa_run(struct cursor *c, const struct cie *ci, uint64_t *loc,
+		   uint64_t pc, uint64_t *reg, int64_t *off)
+{
+	uint64_t stk_reg[8];
+	int64_t stk_off[8];
+	int depth = 0;
+
+	while (c->p < c->end && !c->bad) {
+		uint8_t op = *c->p++;
+		uint64_t adv = 0;
+
+		switch (op & 0xc0) {
+		case 0x40: /* advance_loc */
+			adv = (op & 0x3f) * ci->caf;
+			break;
+		case 0x80: /* offset */
+			uleb(c);
+			continue;
+		case 0xc0: /* restore */
+			continue;
+		}
+		if (!(op & 0xc0))
+			switch (op) {
+			case 0x00: /* nop */
+				continue;
+			case 0x02: adv = fixed(c, 1) * ci->caf; break;
+			case 0x03: adv = fixed(c, 2) * ci->caf; break;
+			case 0x04: adv = fixed(c, 4) * ci->caf; break;
+			case 0x05: /* offset_extended */
+			case 0x09: /* register */
+			case 0x14: /* val_offset */
+			case 0x2f: /* GNU_negative_offset_extended */
+				uleb(c);
+				uleb(c);
+				continue;
+			case 0x11: /* offset_extended_sf */
+			case 0x15: /* val_offset_sf */
+				uleb(c);
+				sleb(c);
+				continue;
+			case 0x06: /* restore_extended */
+			case 0x07: /* undefined */
+			case 0x08: /* same_value */
+			case 0x2e: /* GNU_args_size */
+				uleb(c);
+				continue;
+			case 0x10: /* expression */
+			case 0x16: { /* val_expression */
+				uint64_t n;
+
+				uleb(c);
+				n = uleb(c);
+				if (n > (uint64_t)(c->end - c->p))
+					return -1;
+				c->p += n;
+				continue;
+			}
+			case 0x0a: /* remember_state */
+				if (depth == 8)
+					return -1;
+				stk_reg[depth] = *reg;
+				stk_off[depth++] = *off;
+				continue;
+			case 0x0b: /* restore_state */
+				if (!depth)
+					return -1;
+				*reg = stk_reg[--depth];
+				*off = stk_off[depth];
+				continue;
+			case 0x0c: /* def_cfa */
+				*reg = uleb(c);
+				*off = (int64_t)uleb(c);
+				continue;
+			case 0x0d: /* def_cfa_register */
+				*reg = uleb(c);
+				continue;
+			case 0x0e: /* def_cfa_offset */
+				*off = (int64_t)uleb(c);
+				continue;
+			case 0x12: /* def_cfa_sf */
+				*reg = uleb(c);
+				*off = sleb(c) * ci->daf;
+				continue;
+			case 0x13: /* def_cfa_offset_sf */
+				*off = sleb(c) * ci->daf;
+				continue;
+			default: /* def_cfa_expression, set_loc, unknown */
+				return -1;
+			}
+		if (*loc + adv > pc)
+			return 0; /* the next row begins after pc */
+		*loc += adv;
+	}
+	return c->bad ? -1 : 0;
+}
+
+int ehframe_cfa_sp(struct ag_module *m, uint64_t pc, int64_t *off)
+{
+	/* the ELF header: at the bias, or (a fixed-address program) at the
+	 * lowest address mapped */
+	uint64_t base = m->bias;
+	const Elf64_Ehdr *eh;
+	const Elf64_Phdr *ph;
+	const uint8_t *hdr = NULL, *fde, *cie;
+	uint64_t hsize = 0, loc, reg = 7, lo, range, count;
+	uint32_t len, id, clen;
+	size_t a, b;
+	struct cursor c;
+	struct cie ci;
+	int i;
+
+	for (i = 0; !m->bias && i < m->nrd; i++)
+		if (!base || m->rd_lo[i] < base)
+			base = m->rd_lo[i];
+	eh = (const Elf64_Ehdr *)base;
+	if (!base || !module_readable(m, base, sizeof(*eh)) ||
+	    memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    !module_readable(m, base + eh->e_phoff,
+			     (uint64_t)eh->e_phnum * sizeof(*ph)))
+		return -1;
+	ph = (const Elf64_Phdr *)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_GNU_EH_FRAME) {
+			hdr = (const uint8_t *)(m->bias + ph[i].p_vaddr);
+			hsize = ph[i].p_memsz;
+		}
+	if (!hdr || hsize < 12 || !module_readable(m, (uint64_t)hdr, hsize) ||
+	    hdr[0] != 1 || hdr[3] != 0x3b) /* datarel sdata4 */
+		return -1;
+	c = (struct cursor){ hdr + 4, hdr + hsize, (uint64_t)(hdr + 4),
+			     hdr + 4, 0 };
+	encoded(&c, hdr[1]); /* eh_frame_ptr */
+	count = encoded(&c, hdr[2]);
+	if (c.bad || count > (uint64_t)(c.end - c.p) / 8)
+		return -1;
+	/* the last entry whose initial location is at or before pc */
+	a = 0;
+	b = count;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		int32_t v;
+
+		memcpy(&v, c.p + mid * 8, 4);
+		if ((uint64_t)hdr + (uint64_t)(int64_t)v <= pc)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	if (!a)
+		return -1;
+	{
+		int32_t v;
+
+		memcpy(&v, c.p + (a - 1) * 8 + 4, 4);
+		fde = hdr + v;
+	}
+	if (!module_readable(m, (uint64_t)fde, 8))
+		return -1;
+	memcpy(&len, fde, 4);
+	memcpy(&id, fde + 4, 4);
+	if (len == 0xffffffffu || !id || !module_readable(m, (uint64_t)fde, 4 + (uint64_t)len))
+		return -1;
+	cie = fde + 4 - id;
+	if (!module_readable(m, (uint64_t)cie, 8))
+		return -1;
+	memcpy(&clen, cie, 4);
+	if (clen == 0xffffffffu || !module_readable(m, (uint64_t)cie, 4 + (uint64_t)clen))
+		return -1;
+	memcpy(&id, cie + 4, 4);
+	if (id != 0)
+		return -1;
+	c = (struct cursor){ cie + 8, cie + 4 + clen, (uint64_t)(cie + 8),
+			     cie + 8, 0 };
+	if (cie_parse(&c, &ci) < 0)
+		return -1;
+	c = (struct cursor){ fde + 8, fde + 4 + len, (uint64_t)(fde + 8),
+			     fde + 8, 0 };
+	lo = encoded(&c, ci.fde_enc);
+	range = encoded(&c, ci.fde_enc & 0x0f);
+	if (ci.has_z) {
+		uint64_t alen = uleb(&c);
+
+		if (alen > (uint64_t)(c.end - c.p))
+			return -1;
+		c.p += alen;
+	}
+	if (c.bad || pc < lo || pc >= lo + range)
+		return -1;
+	*off = 8;
+	loc = lo;
+	{
+		struct cursor ic = { ci.ins, cie + 4 + clen, (uint64_t)ci.ins,
+				     ci.ins, 0 };
+
+		if (cfa_run(&ic, &ci, &loc, pc, &reg, off) < 0)
+			return -1;
+	}
+	if (cfa_run(&c, &ci, &loc, pc, &reg, off) < 0 || reg != 7)
+		return -1;
+	return 0;
 }

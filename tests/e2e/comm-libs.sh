@@ -20,6 +20,15 @@
 #                          the server's response by curl's recvs, bytes
 #                          agreeing; the file curl saved equals the served
 #                          one
+#   record/threaded-server  python3's http.server (a thread per
+#                          connection) started before propel, then `record
+#                          --follow -- curl` twice: the server is injected
+#                          while its new thread waits inside recv for the
+#                          request; that recv (adopted in flight,
+#                          inject/agent/callback.c) is matched to curl's
+#                          request, the response to curl's recvs, bytes
+#                          agreeing, in both rounds (the second injects the
+#                          agent loaded by the first again); the server lives
 #   record/posix-spawn     a program starting 20 `seq 1 1000` by posix_spawnp
 #                          with their stdout dup2'd onto its pipe (the spawn
 #                          child runs libc's dup2 and close on the parent's
@@ -96,6 +105,37 @@ EOF
 	else
 		fail record/libcurl "$(tail -2 "$t/cu.err")"
 	fi
+fi
+
+# ---- a thread-per-connection server started before propel ----
+if command -v curl > /dev/null; then
+	port2=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	(cd "$t/www" && exec /usr/bin/python3 -m http.server "$port2" --bind 127.0.0.1 > "$t/web2.log" 2>&1) &
+	web2=$!
+	for i in $(seq 100); do
+		(exec 3<>/dev/tcp/127.0.0.1/$port2) 2>/dev/null && break
+		sleep 0.1
+	done
+	ok=1 why=
+	for round in 1 2; do
+		rm -f "$t/blob2.out"
+		if ! timeout 60 "$PROPEL" record --follow -o "$t/ts$round.db" -- \
+			curl -s -o "$t/blob2.out" "http://127.0.0.1:$port2/blob" > "$t/ts.err" 2>&1 ||
+		   ! "$PROPEL" replay --format=jsonl "$t/ts$round.db" > "$t/ts.jsonl"; then
+			ok=0 why="round $round: $(tail -2 "$t/ts.err")"
+			break
+		fi
+		out=$(/usr/bin/python3 "$check_py" "$t/ts$round.db" "$t/ts.jsonl" \
+			"curl>$py" "$py>curl" 2>&1)
+		echo "$out" | sed "s/^/  round $round: /"
+		if ! cmp -s "$t/www/blob" "$t/blob2.out" || echo "$out" | grep -qv '^ok'; then
+			ok=0 why="round $round: file $(cmp -s "$t/www/blob" "$t/blob2.out" && echo same || echo differs); $(echo "$out" | grep -v '^ok' | head -2)"
+			break
+		fi
+	done
+	kill -0 $web2 2>/dev/null || { ok=0 why="the server died"; }
+	kill $web2 2>/dev/null
+	[ $ok = 1 ] && pass record/threaded-server || fail record/threaded-server "$why"
 fi
 
 # ---- posix_spawn: its child runs libc's dup2/close on our memory ----
