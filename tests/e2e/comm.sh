@@ -38,10 +38,12 @@
 #                         matched and wholly inside its write
 #   attach/late-pipe-blocked  the same with a writer that pauses 200 ms
 #                         after each chunk, the reader attached first, while
-#                         it waits inside read(): that read's bytes are
-#                         counted by nobody, so the reader must take its
-#                         position from the writer's even though the
-#                         writer's count began after the reader's injection
+#                         it waits inside read(): that read is adopted in
+#                         flight (recorded at its return), the reader takes
+#                         its position from the writer's even though the
+#                         writer's count began after the reader's injection,
+#                         and every byte sent after the writer's first
+#                         traced send is in a traced recv
 #   record/tcp6/dual|v6   tests/fixtures/comm/tcp6.py (the distribution's
 #                         python3, whose socket calls are its own): a
 #                         dual-stack server and an IPv4 client agree on the
@@ -163,54 +165,48 @@ else
 fi
 
 # ---- attach in the middle of a busy pipe ----
-name=attach/late-pipe
-if [ -x "$t/stream" ]; then
-	"$t/stream" pipe "$t/wpid" 3 >"$t/pipe.out" 2>&1 &
+# late_pipe NAME PAUSE_MS ORDER: stream.c's pipe mode, attached in ORDER
+# ("wr": the writer first; "rw": the reader first); with "rw" the reader
+# waits in read() at its injection (PAUSE_MS > 0), and every byte the writer
+# sent after its first traced send must be in a traced recv (that read's
+# too: it is adopted in flight)
+late_pipe() {
+	local name=$1 pause=$2 order=$3 d=$t/$2$3 rp wp arc rrc out
+	[ -x "$t/stream" ] || return
+	mkdir -p "$d"
+	"$t/stream" pipe "$d/wpid" 3 $pause >"$d/pipe.out" 2>&1 &
 	rp=$!
-	for i in $(seq 1 50); do [ -s "$t/wpid" ] && break; sleep 0.05; done
-	wp=$(cat "$t/wpid")
-	sleep 1
-	timeout 60 "$PROPEL" attach --mode full -o "$t/p.db" "$wp" "$rp" >"$t/pattach.out" 2>&1
+	for i in $(seq 1 50); do [ -s "$d/wpid" ] && break; sleep 0.05; done
+	wp=$(cat "$d/wpid")
+	sleep 0.7
+	if [ $order = wr ]; then set -- "$wp" "$rp"; else set -- "$rp" "$wp"; fi
+	timeout 60 "$PROPEL" attach --mode full -o "$d/p.db" "$@" >"$d/attach.out" 2>&1
 	arc=$?
 	wait $rp; rrc=$?
 	if [ $arc -ne 0 ]; then
-		fail "$name" "attach: status $arc: $(head -c 300 "$t/pattach.out")"
-	elif [ $rrc -ne 0 ] || [ "$(grep -c ' ok$' "$t/pipe.out")" -ne 2 ]; then
-		fail "$name" "the programs were harmed: $(head -c 300 "$t/pipe.out")"
-	elif ! "$PROPEL" replay --format=jsonl "$t/p.db" >"$t/p.jsonl" 2>"$t/p.err"; then
-		fail "$name" "replay: $(head -c 200 "$t/p.err")"
-	elif out=$(python3 "$checker" "$t/p.jsonl" --late --within --kinds pipe 2>&1); then
-		pass "$name"
-	else
+		fail "$name" "attach: status $arc: $(head -c 300 "$d/attach.out")"
+	elif [ $rrc -ne 0 ] || [ "$(grep -c ' ok$' "$d/pipe.out")" -ne 2 ]; then
+		fail "$name" "the programs were harmed: $(head -c 300 "$d/pipe.out")"
+	elif ! "$PROPEL" replay --format=jsonl "$d/p.db" >"$d/p.jsonl" 2>"$d/p.err"; then
+		fail "$name" "replay: $(head -c 200 "$d/p.err")"
+	elif ! out=$(python3 "$checker" "$d/p.jsonl" --late --within --kinds pipe 2>&1); then
 		fail "$name" "$(echo "$out" | head -5)"
-	fi
-fi
-
-name=attach/late-pipe-blocked
-if [ -x "$t/stream" ]; then
-	rm -f "$t/wpid"
-	"$t/stream" pipe "$t/wpid" 4 200 >"$t/pipeb.out" 2>&1 &
-	rp=$!
-	for i in $(seq 1 50); do [ -s "$t/wpid" ] && break; sleep 0.05; done
-	wp=$(cat "$t/wpid")
-	sleep 0.5
-	timeout 60 "$PROPEL" attach --mode full -o "$t/pb.db" "$rp" "$wp" >"$t/pbattach.out" 2>&1
-	arc=$?
-	wait $rp; rrc=$?
-	if [ $arc -ne 0 ]; then
-		fail "$name" "attach: status $arc: $(head -c 300 "$t/pbattach.out")"
-	elif [ $rrc -ne 0 ] || [ "$(grep -c ' ok$' "$t/pipeb.out")" -ne 2 ]; then
-		fail "$name" "the programs were harmed: $(head -c 300 "$t/pipeb.out")"
-	elif ! "$PROPEL" replay --format=jsonl "$t/pb.db" >"$t/pb.jsonl" 2>"$t/pb.err"; then
-		fail "$name" "replay: $(head -c 200 "$t/pb.err")"
-	elif [ "$(grep -c '"kind":"recv".*"chan":"pipe:' "$t/pb.jsonl")" -lt 5 ]; then
-		fail "$name" "fewer than 5 recvs traced: $(grep -c '"kind":"recv"' "$t/pb.jsonl")"
-	elif out=$(python3 "$checker" "$t/pb.jsonl" --late --within --kinds pipe 2>&1); then
-		pass "$name"
+	elif [ $order = rw ] && ! out=$(python3 -c '
+import json, sys
+ev = [e for e in map(json.loads, open(sys.argv[1]))
+      if e["kind"] in ("send", "recv") and e.get("chan", "").startswith("pipe:")]
+s = sum(e["bytes"] for e in ev if e["kind"] == "send")
+at = min([e["offset"] for e in ev if e["kind"] == "send"] or [0])
+r = sum(e["bytes"] for e in ev if e["kind"] == "recv" and e["offset"] >= at)
+print("sent %d bytes from offset %d, received %d of them in traced recvs" % (s, at, r))
+sys.exit(0 if s == r and s > 0 else 1)' "$d/p.jsonl"); then
+		fail "$name" "$out"
 	else
-		fail "$name" "$(echo "$out" | head -5)"
+		pass "$name"
 	fi
-fi
+}
+late_pipe attach/late-pipe 0 wr
+late_pipe attach/late-pipe-blocked 200 rw
 
 # ---- IPv6 and dual stack ----
 py=/usr/bin/python3
