@@ -26,8 +26,10 @@
  * return address; it stops at ag_tramp_fret.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inject/agent/agent.h"
 #include "share/agent-abi.h"
@@ -363,6 +365,18 @@ void ag_adopt(const struct propel_thread_hint *h, uint64_t hi)
 		return;
 	for (i = 0; i < ADOPT_MAX && adopted[i].slot; i++)
 		;
+	/* full: give back the entries of threads gone without returning
+	 * (cancelled, or exited from a signal handler) */
+	for (int j = 0; i == ADOPT_MAX && j < ADOPT_MAX; j++) {
+		char path[48];
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d",
+			 (int)adopted[j].tid);
+		if (access(path, F_OK) != 0) {
+			adopted[j].slot = 0;
+			i = j;
+		}
+	}
 	/* the return slot from the call-frame information: a guess could
 	 * take a stale word of the frame for it, and write over data */
 	if (i == ADOPT_MAX || ehframe_cfa_sp(m, h->pc, &cfa) < 0 || cfa < 8 ||
