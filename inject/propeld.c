@@ -158,8 +158,9 @@ static int pd_was_done(struct pd *d, pid_t pid)
 }
 
 /*
- * Inject pid for the requester, if it may ptrace it.  0 (injected, or
- * already traced), or -errno with *cause.
+ * Inject pid for the requester, if it may ptrace it.  0 injected now, 1
+ * traced already (its agent running, or a record's child about to start
+ * its preloaded one), or -errno with *cause.
  */
 static int pd_inject(struct pd *d, pid_t pid, char **cause)
 {
@@ -178,13 +179,13 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 	 * start-up */
 	if (tracer_exec_pending(pid, d->agent, 1) &&
 	    hijack_exe_dynamic(pid) == 1)
-		return 0;
+		return 1;
 	if (inject_agent_loaded(pid, NULL) == 1 &&
 	    inject_agent_status(pid, NULL) == 1)
-		return 0; /* traced already (by this session or another) */
+		return 1; /* traced already (by this session or another) */
 	err = inject_agent_start(pid, d->agent, d->dir, d->flags, cause);
 	if (err == -EBUSY)
-		return 0;
+		return 1;
 	if (!err)
 		d->injected++;
 	return err;
@@ -257,7 +258,12 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 		}
 		pd_comm(pids[i], comm, sizeof(comm));
 		err = pd_inject(d, pids[i], &why);
-		if (err) {
+		if (err > 0) { /* traced already: nothing to say */
+			if (first && !*first)
+				*first = pids[i];
+			ok++;
+			err = 0;
+		} else if (err) {
 			pd_note(d, "follow %s: pid %d (%s): %s", name,
 				(int)pids[i], comm, why ? why : strerror(-err));
 			propel_cause(cause, err, "%s", why ? why : strerror(-err));
@@ -492,6 +498,8 @@ static void pd_attach(struct pd *d, const char *payload)
 	}
 	pd_comm(pid, comm, sizeof(comm));
 	err = pd_inject(d, pid, &cause);
+	if (err > 0)
+		err = 0; /* traced already */
 	if (!err)
 		pd_was_done(d, pid);
 	wire_sendf(d->out, WIRE_RESULT, "%u %d %d %s", id, err, pid,
