@@ -392,6 +392,14 @@ static void hook_forget(uint32_t kind, const struct ag_fregs *r)
 		comm_forget((int64_t)r->rsi);
 }
 
+/* Kinds whose work is at the return, on the descriptor table only: the
+ * number names another file (or peer) afterwards. */
+static int comm_names_fd(uint32_t k)
+{
+	return k == IC_CONNECT || k == IC_DUP2 || k == IC_FDRET ||
+	       k == IC_FDPAIR || k == IC_SOCKETPAIR;
+}
+
 /* At a hooked entry, from untraced code, busy: a call on a channel, to
  * be recorded?  Else only the descriptor table is kept right: stdio's
  * writes to a file, fclose of one, a library's connect or dup2 are none
@@ -410,19 +418,12 @@ int comm_hook_wants(uint32_t kind, const struct ag_fregs *r)
 		ct = fd >= 0 && fd < COMM_FD_MAX ? comm_fdtype[fd] : CT_OTHER;
 		want = ct != CT_UNKNOWN && ct != CT_OTHER;
 		break;
-	case IC_CONNECT:
-	case IC_DUP2:
-	case IC_FDRET:
-	case IC_FDPAIR:
-	case IC_SOCKETPAIR:
-		want = 0;
-		break;
 	case IC_SPLICE:
 		want = comm_look(fd) != CT_OTHER ||
 		       comm_look((int64_t)r->rdx) != CT_OTHER;
 		break;
 	default:
-		want = comm_look(fd) != CT_OTHER;
+		want = !comm_names_fd(kind) && comm_look(fd) != CT_OTHER;
 		break;
 	}
 	errno = saved;
@@ -989,40 +990,35 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	/* calls whose frames are gone (longjmp out of a blocking recv) */
 	while (t->ncomm && t->comm[t->ncomm - 1].slot <= slot)
 		comm_pend_drop(t, t->ncomm - 1);
-	switch (k) {
-	case IC_CLOSE:
-		/* a client not accepted yet: a last look (its entry stays
-		 * for the server if it still is not) */
-		if (fd >= 0 && fd < COMM_FD_MAX &&
-		    comm_fdtype[fd] == CT_USTREAM &&
-		    (comm_fds[fd].flags & COMM_PEND))
-			comm_unix_resolve(fd, 0);
-		comm_forget(fd);
-		break;
-	case IC_CONNECT:
-	case IC_DUP2:
-	case IC_FDRET:
-	case IC_FDPAIR:
-	case IC_SOCKETPAIR:
-		break; /* at the return */
-	case IC_SPLICE: /* bytes out of fd (a recv), into rdx (a send) */
-		ct = comm_look(fd);
-		ct2 = comm_look((int64_t)fr->rdx);
-		errno = saved;
-		if (!comm_stream(ct))
-			ct = CT_OTHER;
-		if (!comm_stream(ct2))
-			ct2 = CT_OTHER;
-		if (ct == CT_OTHER && ct2 == CT_OTHER)
-			return 0;
-		break;
-	default:
-		ct = comm_look(fd);
-		errno = saved;
-		if (ct == CT_OTHER || (k == IC_SENDFILE && !comm_stream(ct)))
-			return 0;
-		break;
-	}
+	if (!comm_names_fd(k)) /* (their work is at the return) */
+		switch (k) {
+		case IC_CLOSE:
+			/* a client not accepted yet: a last look (its entry stays
+			 * for the server if it still is not) */
+			if (fd >= 0 && fd < COMM_FD_MAX &&
+			    comm_fdtype[fd] == CT_USTREAM &&
+			    (comm_fds[fd].flags & COMM_PEND))
+				comm_unix_resolve(fd, 0);
+			comm_forget(fd);
+			break;
+		case IC_SPLICE: /* bytes out of fd (a recv), into rdx (a send) */
+			ct = comm_look(fd);
+			ct2 = comm_look((int64_t)fr->rdx);
+			errno = saved;
+			if (!comm_stream(ct))
+				ct = CT_OTHER;
+			if (!comm_stream(ct2))
+				ct2 = CT_OTHER;
+			if (ct == CT_OTHER && ct2 == CT_OTHER)
+				return 0;
+			break;
+		default:
+			ct = comm_look(fd);
+			errno = saved;
+			if (ct == CT_OTHER || (k == IC_SENDFILE && !comm_stream(ct)))
+				return 0;
+			break;
+		}
 	if (t->ncomm >= sizeof(t->comm) / sizeof(t->comm[0]))
 		return 0;
 	p = &t->comm[t->ncomm];
