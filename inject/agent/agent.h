@@ -369,6 +369,7 @@ extern __thread struct athread *ag_self
 
 /* hot.c */
 void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b);
+void ring_pair(uint64_t *tsc, uint64_t *ns); /* a calibration pair, tight */
 void rec_put64(struct athread *t, uint64_t v);
 void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
 		 uint32_t site);

@@ -79,12 +79,40 @@ static uint64_t raw_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * A calibration pair (share/ring.h): the clock read between two rdtsc,
+ * the tsc taken as their middle.  A preemption or a slow syscall between
+ * the reads widens the pair and skews the session's TSC rate (engine/
+ * ingest.c takes it from the first and last pairs: 150 us off over a
+ * 300 ms session made a 30 ms sleep 29.985 ms), so a wide one is read
+ * again, and the narrowest of a few kept.
+ */
+#define PAIR_TIGHT_TICKS 4096 /* a syscall's width, about 1.5 us */
+#define PAIR_TRIES 4
+
+void ring_pair(uint64_t *tsc, uint64_t *ns)
+{
+	uint64_t best = ~0ull;
+
+	for (int i = 0; i < PAIR_TRIES && best > PAIR_TIGHT_TICKS; i++) {
+		uint64_t t0 = propel_rdtsc();
+		uint64_t n = raw_mono_ns();
+		uint64_t t1 = propel_rdtsc();
+
+		if (t1 - t0 < best) {
+			best = t1 - t0;
+			*tsc = t0 + best / 2;
+			*ns = n;
+		}
+	}
+}
+
 /* The current sub-buffer is full: commit it (share/ring.h) and move on;
  * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
 {
 	struct propel_ring_hdr *h = t->ring;
-	uint64_t next;
+	uint64_t next, tsc, ns;
 	struct propel_rec *r;
 
 	if (!h) {
@@ -103,11 +131,12 @@ static struct propel_rec *ring_advance(struct athread *t)
 		return NULL;
 	}
 	r = propel_ring_sub(h, next);
-	h->tsc_last = propel_rdtsc();
-	h->sub_tsc[next % h->sub_count] = h->tsc_last;
+	ring_pair(&tsc, &ns);
+	h->tsc_last = tsc;
+	h->sub_tsc[next % h->sub_count] = tsc;
 	/* records of this sub-buffer are no older than its start (ring.c) */
-	t->stamp = h->tsc_last << 4;
-	h->mono_last_ns = raw_mono_ns();
+	t->stamp = tsc << 4;
+	h->mono_last_ns = ns;
 	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
 	t->end = r + h->sub_recs;
 	if (t->dropped) { /* where the gap was, how long, how deep */

@@ -226,8 +226,7 @@ static int ring_open(struct athread *t)
 	h->nonce = ag_nonce;
 	h->sub_count = PROPEL_RING_SUBS;
 	h->sub_recs = (uint32_t)sub;
-	h->tsc0 = propel_rdtsc();
-	h->mono0_ns = ag_mono_ns();
+	ring_pair(&h->tsc0, &h->mono0_ns);
 	h->tsc_last = h->tsc0;
 	h->sub_tsc[0] = h->tsc0;
 	h->keep_all = ring_keep_all();
@@ -251,11 +250,13 @@ void ring_close(struct athread *t)
 {
 	struct propel_ring_hdr *h =
 		__atomic_exchange_n(&t->ring, NULL, __ATOMIC_ACQ_REL);
+	uint64_t tsc, ns;
 
 	if (!h)
 		return;
-	h->tsc_last = propel_rdtsc();
-	h->mono_last_ns = ag_mono_ns();
+	ring_pair(&tsc, &ns);
+	h->tsc_last = tsc;
+	h->mono_last_ns = ns;
 	t->cur = t->end = NULL;
 	munmap(h, t->ring_size);
 }
@@ -277,12 +278,14 @@ void ring_retire(struct athread *t)
 {
 	struct propel_ring_hdr *h =
 		__atomic_exchange_n(&t->ring, NULL, __ATOMIC_ACQ_REL);
+	uint64_t tsc, ns;
 	void *copy;
 
 	if (!h)
 		return;
-	h->tsc_last = propel_rdtsc();
-	h->mono_last_ns = ag_mono_ns();
+	ring_pair(&tsc, &ns);
+	h->tsc_last = tsc;
+	h->mono_last_ns = ns;
 	copy = mmap(NULL, t->ring_size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (copy != MAP_FAILED) {
