@@ -147,8 +147,18 @@ char *ag_strdup(const char *s)
 	return d;
 }
 
+/* Elements are structs of 8-byte fields (symbols, relocations, FDEs):
+ * swapped a word at a time, a byte at a time only for the rest. */
 static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 {
+	for (; n >= 8; n -= 8, a += 8, b += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		memcpy(a, &y, 8);
+		memcpy(b, &x, 8);
+	}
 	while (n--) {
 		uint8_t t = *a;
 
