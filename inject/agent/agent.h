@@ -89,8 +89,14 @@ struct ag_module {
 	uint64_t plt_lo[3], plt_hi[3]; /* .plt, .plt.sec, .plt.got */
 	void *file;
 	size_t file_size;
-	/* the executable segment as in the file: code before any patch */
+	/* the executable segment as in the file: code before any patch,
+	 * read into file at its offsets on first use, X_CHUNK at a time
+	 * (x_have: a bit per chunk), from the file it was loaded from
+	 * (x_dev, x_ino, x_mtime: the same one still) */
 	uint64_t x_vaddr, x_off, x_size;
+	uint8_t *x_have;
+	uint64_t x_dev, x_ino;
+	int64_t x_mtime;
 	/* stub arena near the module's text (patch.c) */
 	uint8_t *arena, *arena_cur, *arena_end;
 	uint8_t *lean_rt; /* the current arena's lean routines (stub.c) */

@@ -145,6 +145,8 @@ static void add_fde_syms(struct ag_module *m)
 	}
 }
 
+#define X_CHUNK (64u << 10) /* the executable segment is read this much at a time */
+
 /* Read [off, off+n) of the file into the same offsets of base. */
 static int file_piece(int fd, const char *base, uint64_t size, uint64_t off,
 		      uint64_t n)
@@ -152,6 +154,18 @@ static int file_piece(int fd, const char *base, uint64_t size, uint64_t off,
 	if (off > size || n > size - off)
 		return 0;
 	return pread(fd, (char *)base + off, n, (off_t)off) == (ssize_t)n;
+}
+
+/*
+ * A relocation section the loader mapped (and has read): read in place.
+ * The agent wants only its GOT slots, and a library's .rela.dyn can be
+ * megabytes of relative relocations (libcapstone's: 1.8 MB, once copied
+ * at every injection).
+ */
+static int rela_mapped(struct ag_module *m, const Elf64_Shdr *s)
+{
+	return (s->sh_flags & SHF_ALLOC) && s->sh_addr &&
+	       module_readable(m, m->bias + s->sh_addr, s->sh_size);
 }
 
 static void load_elf(struct ag_module *m)
@@ -195,18 +209,27 @@ static void load_elf(struct ag_module *m)
 		close(fd);
 		return;
 	}
-	/* the executable segment: pristine code to decode and restore */
+	/* the executable segment: pristine code to decode and restore, read
+	 * when a function of it is first patched (module_code): most of a
+	 * process's code (libc, the agent's own libraries) never is */
 	if (eh->e_phoff && file_piece(fd, base, st.st_size, eh->e_phoff,
 				      (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
 		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
 
 		for (i = 0; i < eh->e_phnum; i++)
 			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
-			    file_piece(fd, base, st.st_size, ph[i].p_offset,
-				       ph[i].p_filesz)) {
+			    ph[i].p_offset <= (uint64_t)st.st_size &&
+			    ph[i].p_filesz <= (uint64_t)st.st_size - ph[i].p_offset) {
+				m->x_have = ag_alloc(ph[i].p_filesz / X_CHUNK / 8 + 1);
+				if (!m->x_have)
+					break;
 				m->x_vaddr = ph[i].p_vaddr;
 				m->x_off = ph[i].p_offset;
 				m->x_size = ph[i].p_filesz;
+				m->x_dev = st.st_dev;
+				m->x_ino = st.st_ino;
+				m->x_mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					     st.st_mtim.tv_nsec;
 				break;
 			}
 	}
@@ -215,7 +238,7 @@ static void load_elf(struct ag_module *m)
 		unsigned t = sh[i].sh_type;
 
 		if (t == SHT_SYMTAB || t == SHT_DYNSYM || t == SHT_STRTAB ||
-		    t == SHT_RELA)
+		    (t == SHT_RELA && !rela_mapped(m, &sh[i])))
 			file_piece(fd, base, st.st_size, sh[i].sh_offset,
 				   sh[i].sh_size);
 	}
@@ -285,7 +308,10 @@ static void load_elf(struct ag_module *m)
 		}
 		if (s->sh_type == SHT_RELA && s->sh_link < eh->e_shnum &&
 		    sh[s->sh_link].sh_type == SHT_DYNSYM) {
-			const Elf64_Rela *r = (const void *)(base + s->sh_offset);
+			const Elf64_Rela *r =
+				rela_mapped(m, s)
+					? (const void *)(m->bias + s->sh_addr)
+					: (const void *)(base + s->sh_offset);
 			const Elf64_Shdr *ds = &sh[s->sh_link];
 			const Elf64_Sym *dsy = (const void *)(base + ds->sh_offset);
 			const char *dstr = base + sh[ds->sh_link].sh_offset;
@@ -549,12 +575,51 @@ uint64_t module_export(struct ag_module *m, const char *name)
 	return 0;
 }
 
+/* Read the chunks of the executable segment that [v, v+n) (file
+ * addresses, inside it) needs and are not read yet; 0 when the file is
+ * gone or is no longer the one loaded (replaced by an upgrade). */
+static int code_read(struct ag_module *m, uint64_t v, uint64_t n)
+{
+	uint64_t c0 = (v - m->x_vaddr) / X_CHUNK;
+	uint64_t c1 = (v + n - 1 - m->x_vaddr) / X_CHUNK, c;
+	struct stat st;
+	int fd = -1, ok = 1;
+
+	for (c = c0; c <= c1 && ok; c++) {
+		uint64_t off = c * X_CHUNK, len = X_CHUNK;
+
+		if (m->x_have[c / 8] & (1u << (c % 8)))
+			continue;
+		if (fd < 0) {
+			fd = open(m->path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || fstat(fd, &st) < 0 ||
+			    (uint64_t)st.st_dev != m->x_dev ||
+			    (uint64_t)st.st_ino != m->x_ino ||
+			    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					    st.st_mtim.tv_nsec !=
+				    m->x_mtime) {
+				ok = 0;
+				break;
+			}
+		}
+		if (len > m->x_size - off)
+			len = m->x_size - off;
+		ok = file_piece(fd, m->file, m->file_size, m->x_off + off, len);
+		if (ok)
+			__atomic_or_fetch(&m->x_have[c / 8], (uint8_t)(1u << (c % 8)),
+					  __ATOMIC_RELEASE);
+	}
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n)
 {
 	uint64_t v = addr - m->bias;
 
 	if (!m->x_size || (uintptr_t)m->file <= 1 || v < m->x_vaddr ||
-	    v + n > m->x_vaddr + m->x_size)
+	    v + n > m->x_vaddr + m->x_size || (n && !code_read(m, v, n)))
 		return NULL;
 	return (const uint8_t *)m->file + m->x_off + (v - m->x_vaddr);
 }
