@@ -110,4 +110,12 @@ int hijack_write(struct hijack *h, uint64_t addr, const void *buf, size_t n);
 /* Read a NUL-terminated string of at most max-1 bytes; malloc'd. */
 int hijack_read_str(struct hijack *h, uint64_t addr, size_t max, char **out);
 
+/* The pause between two polls of a stopped target (waitpid WNOHANG): short
+ * while a stop or a remote call is still likely (the target waits, stopped,
+ * for as long as we sleep past its stop), longer after.  Zero it to begin. */
+struct hijack_nap {
+	unsigned polls;
+};
+void hijack_nap(struct hijack_nap *n);
+
 #endif

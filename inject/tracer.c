@@ -98,7 +98,7 @@ static int tr_is_stop_sig(int sig)
 static int tr_wait(pid_t tid, int ms, int *st)
 {
 	uint64_t end = tr_now_ms() + (uint64_t)ms;
-	useconds_t nap = 50;
+	struct hijack_nap nap = { 0 };
 
 	for (;;) {
 		pid_t r = waitpid(tid, st, WNOHANG | __WALL);
@@ -109,9 +109,7 @@ static int tr_wait(pid_t tid, int ms, int *st)
 			return -ESRCH;
 		if (tr_now_ms() >= end)
 			return -ETIMEDOUT;
-		usleep(nap);
-		if (nap < 2000)
-			nap *= 2;
+		hijack_nap(&nap);
 	}
 }
 
