@@ -73,6 +73,20 @@ uint64_t ag_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A system call without libc: no wrapper the agent may have hooked, no
+ * errno; -errno on failure. */
+long ag_rawsys(long nr, long a, long b, long c, long d)
+{
+	register long r10 __asm__("r10") = d;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
 void *ag_alloc(size_t n)
 {
 	static uint8_t *cur, *end;
@@ -847,7 +861,20 @@ static void fork_child(void)
 
 /* need_coord: refuse to start when the session's coordinator is gone
  * (record: an image exec'd after propel died would be traced forever). */
+static int start_common_in(const char *dir, uint32_t flags, int need_coord);
+
+/* The agent's start; the program's frames (a hijacked call's, or the
+ * loader's running constructors) are above this one. */
 static int start_common(const char *dir, uint32_t flags, int need_coord)
+{
+	uint64_t q = quiesce_enter((uint64_t)__builtin_frame_address(0));
+	int err = start_common_in(dir, flags, need_coord);
+
+	quiesce_leave(q);
+	return err;
+}
+
+static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 {
 	static int once;
 	int err, lerr;

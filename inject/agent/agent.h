@@ -295,6 +295,11 @@ struct quiesce_win {
 int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad);
 int quiesce_alone(void); /* the calling thread is the only one */
 int quiesce_self(const struct quiesce_win *w, int n, uint8_t *bad);
+/* The calling thread entered the agent at frame floor (the program's
+ * frames are there and above): its own scans skip the agent's frames
+ * below.  Returns what to give quiesce_leave. */
+uint64_t quiesce_enter(uint64_t floor);
+void quiesce_leave(uint64_t old);
 /* SIGTRAP: 1 if it is quiesce_check's question (answered here). */
 int quiesce_signal(const siginfo_t *si, const ucontext_t *uc);
 
@@ -376,6 +381,7 @@ extern __thread struct athread *ag_self
 /* hot.c */
 void rec_put(struct athread *t, unsigned type, uint32_t a, uint32_t b);
 void ring_pair(uint64_t *tsc, uint64_t *ns); /* a calibration pair, tight */
+long ag_rawsys(long nr, long a, long b, long c, long d); /* -errno */
 void rec_put64(struct athread *t, uint64_t v);
 void shadow_push(struct athread *t, uint64_t slot, uint32_t func,
 		 uint32_t site);

@@ -278,7 +278,18 @@ static int fentry_comm(struct athread **tp, struct ag_func *f, uint64_t slot,
 	return 1;
 }
 
+static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r);
+
+/* The program's frames begin at r (see ag_on_enter_slow) */
 void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
+{
+	uint64_t q = quiesce_enter((uint64_t)r);
+
+	on_fentry(hook, slot, r);
+	quiesce_leave(q);
+}
+
+static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 {
 	struct athread *t = ag_self;
 	struct ag_func *f = hook->owner;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
@@ -577,13 +578,16 @@ uint64_t module_export(struct ag_module *m, const char *name)
 
 /* Read the chunks of the executable segment that [v, v+n) (file
  * addresses, inside it) needs and are not read yet; 0 when the file is
- * gone or is no longer the one loaded (replaced by an upgrade). */
+ * gone or is no longer the one loaded (replaced by an upgrade).  It runs
+ * while functions are patched, libc's among them (comm.c hooks open and
+ * close): system calls, not their libc wrappers, and errno untouched. */
 static int code_read(struct ag_module *m, uint64_t v, uint64_t n)
 {
 	uint64_t c0 = (v - m->x_vaddr) / X_CHUNK;
 	uint64_t c1 = (v + n - 1 - m->x_vaddr) / X_CHUNK, c;
 	struct stat st;
-	int fd = -1, ok = 1;
+	long fd = -1;
+	int ok = 1;
 
 	for (c = c0; c <= c1 && ok; c++) {
 		uint64_t off = c * X_CHUNK, len = X_CHUNK;
@@ -591,8 +595,9 @@ static int code_read(struct ag_module *m, uint64_t v, uint64_t n)
 		if (m->x_have[c / 8] & (1u << (c % 8)))
 			continue;
 		if (fd < 0) {
-			fd = open(m->path, O_RDONLY | O_CLOEXEC);
-			if (fd < 0 || fstat(fd, &st) < 0 ||
+			fd = ag_rawsys(SYS_openat, AT_FDCWD, (long)m->path,
+				       O_RDONLY | O_CLOEXEC, 0);
+			if (fd < 0 || ag_rawsys(SYS_fstat, fd, (long)&st, 0, 0) < 0 ||
 			    (uint64_t)st.st_dev != m->x_dev ||
 			    (uint64_t)st.st_ino != m->x_ino ||
 			    (int64_t)st.st_mtim.tv_sec * 1000000000 +
@@ -604,13 +609,15 @@ static int code_read(struct ag_module *m, uint64_t v, uint64_t n)
 		}
 		if (len > m->x_size - off)
 			len = m->x_size - off;
-		ok = file_piece(fd, m->file, m->file_size, m->x_off + off, len);
+		ok = ag_rawsys(SYS_pread64, fd,
+			       (long)((char *)m->file + m->x_off + off), (long)len,
+			       (long)(m->x_off + off)) == (long)len;
 		if (ok)
 			__atomic_or_fetch(&m->x_have[c / 8], (uint8_t)(1u << (c % 8)),
 					  __ATOMIC_RELEASE);
 	}
 	if (fd >= 0)
-		close(fd);
+		ag_rawsys(SYS_close, fd, 0, 0, 0);
 	return ok;
 }
 

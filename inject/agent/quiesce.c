@@ -112,6 +112,36 @@ static uint64_t stack_map(const char *maps, uint64_t sp, uint64_t *start)
 	return 0;
 }
 
+/*
+ * Where the calling thread's own scan begins: the frame it entered the
+ * agent from (quiesce_enter), else its current frame.  Below that frame
+ * lie only the agent's own frames, whose slots the decoder and patcher
+ * fill with instruction addresses -- a stale one (a local never written
+ * in this call) inside a window read as a thread in it, and the site was
+ * left unpatched for good, by whatever the stack held before (ind_got's
+ * `call *%rax` when a module's code began to be read lazily).
+ */
+static __thread uint64_t q_floor __attribute__((tls_model("initial-exec")));
+
+uint64_t quiesce_enter(uint64_t floor)
+{
+	uint64_t old = q_floor;
+
+	q_floor = floor; /* the innermost entry: any program frames of an
+			  * outer one lie above it, scanned */
+	return old;
+}
+
+void quiesce_leave(uint64_t old)
+{
+	q_floor = old;
+}
+
+static uint64_t own_sp(uint64_t sp)
+{
+	return q_floor > sp ? q_floor : sp;
+}
+
 static void scan_stack(const struct quiesce_win *w, int n, uint64_t sp,
 		       uint64_t end, uint8_t *bad)
 {
@@ -208,7 +238,7 @@ int quiesce_check(const struct quiesce_win *w, int n, uint8_t *bad)
 	}
 	end = stack_map(maps, sp, NULL);
 	if (end)
-		scan_stack(w, n, sp, end, bad);
+		scan_stack(w, n, own_sp(sp), end, bad);
 	while (!err && (got = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0) {
 		for (long off = 0; off < got;) {
 			struct dirent64 *d = (struct dirent64 *)(dents + off);
@@ -265,7 +295,7 @@ int quiesce_self(const struct quiesce_win *w, int n, uint8_t *bad)
 			return -EFAULT;
 		}
 	}
-	scan_stack(w, n, sp, hi, bad);
+	scan_stack(w, n, own_sp(sp), hi, bad);
 	return 0;
 }
 

@@ -1172,14 +1172,22 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	t->busy = 0;
 }
 
+/* The program's frames begin at fr (quiesce.c: the agent's own below are
+ * not scanned for threads inside windows) */
 void ag_on_enter_slow(struct ag_frame *fr)
 {
+	uint64_t q = quiesce_enter((uint64_t)fr);
+
 	enter_slow(fr, 0);
+	quiesce_leave(q);
 }
 
 void ag_on_tail_slow(struct ag_frame *fr)
 {
+	uint64_t q = quiesce_enter((uint64_t)fr);
+
 	enter_slow(fr, 1);
+	quiesce_leave(q);
 }
 
 /* main, as a traced call (record: from the __libc_start_main wrapper). */
