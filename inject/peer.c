@@ -3,9 +3,9 @@
  *
  * Sockets are found with NETLINK_SOCK_DIAG (inet_diag: every TCP or UDP
  * socket of this network namespace with its addresses and inode), then
- * the inode among /proc/PID/fd links ("socket:[N]", "pipe:[N]").  The scan
- * of /proc costs a readlink per descriptor of every process: it runs once
- * per new channel, never on a traced program's path.
+ * the inode among /proc/PID/fd links ("socket:[N]", "pipe:[N]"), from a
+ * scan of /proc kept while it is current (peer_holders).  It runs once per
+ * new channel, never on a traced program's path.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "inject/peer.h"
@@ -367,49 +368,213 @@ static int peer_fd_reads(pid_t pid, const char *fd)
 	return f && (strtoul(f + 6, NULL, 8) & O_ACCMODE) != O_WRONLY;
 }
 
-/* The processes (but except) holding what:[ino]; with readers, only
- * those holding it open for reading (a pipe's far end from a writer). */
-static int peer_holders(const char *what, uint64_t ino, pid_t except,
-			int readers, pid_t *pids, int max)
-{
-	char want[64], path[300], link[64];
-	DIR *d = opendir("/proc"), *fd;
-	struct dirent *e, *f;
-	int n = 0;
+/*
+ * Every socket and pipe link of every process, from the last scan of
+ * /proc (the scan costs a readlink per descriptor of every process: 1 ms
+ * on an idle machine, tens on a busy server, once per channel asked).  A
+ * later request for an inode the scan saw is answered from it while no
+ * process has come or gone since (the /proc listing, one getdents, is the
+ * same) and every holder it names still holds the inode (a readlink each);
+ * anything else scans again.
+ */
+struct peer_link {
+	uint64_t ino;
+	pid_t pid;
+	int fd;
+	char kind; /* 's' socket, 'p' pipe */
+};
 
+static struct {
+	struct peer_link *v;
+	size_t n, cap;
+	pid_t *pids; /* the /proc listing at the scan */
+	size_t npids;
+	uint64_t at_ms;
+	int valid;
+} pc;
+
+#define PEER_CACHE_MS 2000
+
+static uint64_t peer_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The processes of /proc, in its order; -errno. */
+static int peer_pids(pid_t **out, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	size_t cap = 0;
+	pid_t *v = NULL;
+
+	*n = 0;
 	if (!d)
 		return -errno;
-	snprintf(want, sizeof(want), "%s:[%llu]", what, (unsigned long long)ino);
-	while (n < max && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		pid_t pid = (pid_t)atoi(e->d_name);
-		int hit = 0;
 
-		if (pid <= 0 || pid == except)
+		if (pid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+		if (*n == cap) {
+			pid_t *nv = realloc(v, (cap = cap ? 2 * cap : 256) *
+						       sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[(*n)++] = pid;
+	}
+	closedir(d);
+	*out = v;
+	return 0;
+}
+
+static void peer_link_add(pid_t pid, int fd, const char *link)
+{
+	char kind = !strncmp(link, "socket:[", 8) ? 's'
+		    : !strncmp(link, "pipe:[", 6) ? 'p'
+						    : 0;
+
+	if (!kind)
+		return;
+	if (pc.n == pc.cap) {
+		size_t cap = pc.cap ? 2 * pc.cap : 1024;
+		struct peer_link *nv = realloc(pc.v, cap * sizeof(*nv));
+
+		if (!nv) {
+			pc.valid = 0;
+			return;
+		}
+		pc.v = nv;
+		pc.cap = cap;
+	}
+	pc.v[pc.n].ino = strtoull(strchr(link, '[') + 1, NULL, 10);
+	pc.v[pc.n].pid = pid;
+	pc.v[pc.n].fd = fd;
+	pc.v[pc.n].kind = kind;
+	pc.n++;
+}
+
+/* Scan every process's descriptors into pc. */
+static int peer_scan(void)
+{
+	char path[300], link[64];
+	struct dirent *f;
+	int err;
+
+	free(pc.pids);
+	pc.pids = NULL;
+	pc.n = 0;
+	pc.valid = 0;
+	err = peer_pids(&pc.pids, &pc.npids);
+	if (err)
+		return err;
+	pc.valid = 1;
+	pc.at_ms = peer_now_ms();
+	for (size_t i = 0; i < pc.npids; i++) {
+		DIR *fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd", (int)pc.pids[i]);
 		fd = opendir(path);
 		if (!fd)
 			continue;
-		while (!hit && (f = readdir(fd))) {
+		while ((f = readdir(fd))) {
 			ssize_t l;
 
 			if (f->d_name[0] == '.')
 				continue;
-			snprintf(path, sizeof(path), "/proc/%d/fd/%s", (int)pid,
-				 f->d_name);
+			snprintf(path, sizeof(path), "/proc/%d/fd/%s",
+				 (int)pc.pids[i], f->d_name);
 			l = readlink(path, link, sizeof(link) - 1);
 			if (l <= 0)
 				continue;
 			link[l] = 0;
-			hit = !strcmp(link, want) &&
-			      (!readers || peer_fd_reads(pid, f->d_name));
+			peer_link_add(pc.pids[i], atoi(f->d_name), link);
 		}
 		closedir(fd);
-		if (hit)
-			pids[n++] = pid;
 	}
-	closedir(d);
-	return n;
+	return 0;
+}
+
+/* Is the scan still the processes' state as far as what:[ino] goes?
+ * (Its holders are checked by the caller.) */
+static int peer_scan_current(void)
+{
+	pid_t *now;
+	size_t n;
+	int same;
+
+	if (!pc.valid || peer_now_ms() - pc.at_ms > PEER_CACHE_MS ||
+	    peer_pids(&now, &n))
+		return 0;
+	same = n == pc.npids && !memcmp(now, pc.pids, n * sizeof(*now));
+	free(now);
+	return same;
+}
+
+/* The processes (but except) holding what:[ino] as the scan saw them; with
+ * readers, only those holding it open for reading (a pipe's far end from a
+ * writer).  -ESTALE when a holder the scan saw no longer holds it, or the
+ * scan saw none. */
+static int peer_holders_scanned(const char *want, char kind, uint64_t ino,
+				pid_t except, int readers, pid_t *pids, int max)
+{
+	char path[300], link[64], fdname[16];
+	int n = 0, seen = 0;
+
+	for (size_t i = 0; i < pc.n; i++) {
+		const struct peer_link *k = &pc.v[i];
+		ssize_t l;
+
+		if (k->ino != ino || k->kind != kind)
+			continue;
+		seen++;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)k->pid, k->fd);
+		l = readlink(path, link, sizeof(link) - 1);
+		if (l <= 0)
+			return -ESTALE;
+		link[l] = 0;
+		if (strcmp(link, want))
+			return -ESTALE;
+		if (k->pid == except || n >= max)
+			continue;
+		snprintf(fdname, sizeof(fdname), "%d", k->fd);
+		if (readers && !peer_fd_reads(k->pid, fdname))
+			continue;
+		if (n && pids[n - 1] == k->pid)
+			continue; /* its next descriptor on the same inode */
+		pids[n++] = k->pid;
+	}
+	return seen ? n : -ESTALE;
+}
+
+/* The processes (but except) holding what:[ino] (see above). */
+static int peer_holders(const char *what, uint64_t ino, pid_t except,
+			int readers, pid_t *pids, int max)
+{
+	char want[64], kind = what[0];
+	int n, err;
+
+	snprintf(want, sizeof(want), "%s:[%llu]", what, (unsigned long long)ino);
+	if (peer_scan_current()) {
+		n = peer_holders_scanned(want, kind, ino, except, readers, pids,
+					 max);
+		if (n >= 0)
+			return n;
+	}
+	err = peer_scan();
+	if (err)
+		return err;
+	n = peer_holders_scanned(want, kind, ino, except, readers, pids, max);
+	return n == -ESTALE ? 0 : n;
 }
 
 int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
