@@ -169,6 +169,8 @@ static int rela_mapped(struct ag_module *m, const Elf64_Shdr *s)
 	       module_readable(m, m->bias + s->sh_addr, s->sh_size);
 }
 
+static int code_read(struct ag_module *m, uint64_t v, uint64_t n);
+
 static void load_elf(struct ag_module *m)
 {
 	const Elf64_Ehdr *eh;
@@ -210,9 +212,10 @@ static void load_elf(struct ag_module *m)
 		close(fd);
 		return;
 	}
-	/* the executable segment: pristine code to decode and restore, read
-	 * when a function of it is first patched (module_code): most of a
-	 * process's code (libc, the agent's own libraries) never is */
+	/* the executable segment: pristine code to decode and restore; a
+	 * system library's is read when a function of it is first patched
+	 * (module_code): most of it (libc, the agent's own libraries) never
+	 * is */
 	if (eh->e_phoff && file_piece(fd, base, st.st_size, eh->e_phoff,
 				      (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr))) {
 		const Elf64_Phdr *ph = (const Elf64_Phdr *)(base + eh->e_phoff);
@@ -231,6 +234,11 @@ static void load_elf(struct ag_module *m)
 				m->x_ino = st.st_ino;
 				m->x_mtime = (int64_t)st.st_mtim.tv_sec * 1000000000 +
 					     st.st_mtim.tv_nsec;
+				/* the program's own code is patched as it runs,
+				 * maybe long after a package upgrade has replaced
+				 * the file: read now */
+				if (!m->system)
+					code_read(m, m->x_vaddr, m->x_size);
 				break;
 			}
 	}
