@@ -105,14 +105,23 @@ print("n/a" if s is None or r is None else "%.2f" % ((r - s) / 1e6))' "$2" "$3"
 }
 
 : >"$t/lat1"; : >"$t/lat2"; : >"$t/first"; : >"$t/u"; : >"$t/f"; : >"$t/r"; : >"$t/p"; : >"$t/pr"; : >"$t/qu"; : >"$t/qf"; : >"$t/qr"
-for i in $(seq 1 "$reps"); do
+# pair I K: the same client untraced, then under record --follow, each on
+# a fresh service; the rates to u and f, their ratio to r, the untraced
+# rate left in u.  The first pair of run I (K = 1) also times the first
+# request and the propagation latency.  More pairs than one per run: one
+# pair's ratio moves by +-0.1 with where the scheduler puts the five, the
+# median of reps x pairs is steadier.
+pair() {
+	local i=$1 k=$2 f cl
 	start
-	# untraced: the first request's round trip, and the rate
-	"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
-	t0=$(date +%s%N)
-	"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
-	t1=$(date +%s%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }' >>"$t/first"
+	if [ "$k" = 1 ]; then
+		# untraced: the first request's round trip
+		"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
+		t0=$(date +%s%N)
+		"$t/svc" client 127.0.0.1 $((port + 1)) 1 0 >/dev/null 2>&1
+		t1=$(date +%s%N)
+		awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", (b - a) / 1e6 }' >>"$t/first"
+	fi
 	"$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 >"$t/cu.out" 2>&1
 	u=$(awk '/client rate/ { print $3 }' "$t/cu.out")
 	stop
@@ -120,26 +129,23 @@ for i in $(seq 1 "$reps"); do
 	"$PROPEL" record --follow -o "$t/s$i.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 \
 		>"$t/cf.out" 2>"$t/cf.err"
 	f=$(awk '/client rate/ { print $3 }' "$t/cf.out")
-	cl=$(sqlite3 "$t/s$i.db" "SELECT pid FROM processes WHERE pid NOT IN ($be,$lg,$fe) AND ppid != $fe LIMIT 1" 2>/dev/null)
-	first_event_ms "$t/s$i.db" "${cl:-0}" $fe >>"$t/lat1"
-	first_event_ms "$t/s$i.db" $fe $be >>"$t/lat2"
+	if [ "$k" = 1 ]; then
+		cl=$(sqlite3 "$t/s$i.db" "SELECT pid FROM processes WHERE pid NOT IN ($be,$lg,$fe) AND ppid != $fe LIMIT 1" 2>/dev/null)
+		first_event_ms "$t/s$i.db" "${cl:-0}" $fe >>"$t/lat1"
+		first_event_ms "$t/s$i.db" $fe $be >>"$t/lat2"
+	fi
 	stop
-	# more pairs: one pair's ratio moves by +-0.1 with where the
-	# scheduler puts the five; the median of reps x pairs is steadier
-	for _ in $(seq 2 "$pairs"); do
-		start
-		"$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 >"$t/cu.out" 2>&1
-		uk=$(awk '/client rate/ { print $3 }' "$t/cu.out")
-		stop
-		start
-		"$PROPEL" record --follow -o "$t/k.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 \
-			>"$t/ck.out" 2>"$t/ck.err"
-		fk=$(awk '/client rate/ { print $3 }' "$t/ck.out")
-		stop
-		rm -f "$t/k.db"
-		echo "${uk:-n/a}" >>"$t/u"
-		echo "${fk:-n/a}" >>"$t/f"
-		ratio "${fk:-n/a}" "${uk:-n/a}" >>"$t/r"
+	rm -f "$t/s$i.db"
+	[ -n "$u" ] || echo "  run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
+	[ -n "$f" ] || echo "  run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
+	echo "${u:-n/a}" >>"$t/u"
+	echo "${f:-n/a}" >>"$t/f"
+	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
+}
+
+for i in $(seq 1 "$reps"); do
+	for k in $(seq 1 "$pairs"); do
+		pair "$i" "$k"
 	done
 	# the servers attached first, in a session of their own
 	start
@@ -182,12 +188,6 @@ for i in $(seq 1 "$reps"); do
 		echo "${qf:-n/a}" >>"$t/qf"
 		ratio "${qf:-n/a}" "${qu:-n/a}" >>"$t/qr"
 	fi
-	[ -n "$u" ] || echo "  run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
-	[ -n "$f" ] || echo "  run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
-	echo "${u:-n/a}" >>"$t/u"
-	echo "${f:-n/a}" >>"$t/f"
-	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
-	rm -f "$t/s$i.db"
 done
 row "bench" "propel" "peer" "ratio"
 l1=$(median <"$t/lat1")
