@@ -147,6 +147,7 @@ static void add_fde_syms(struct ag_module *m)
 }
 
 #define X_CHUNK (64u << 10) /* the executable segment is read this much at a time */
+#define X_HAVE_BYTES(size) ((size) / X_CHUNK / 8 + 1) /* its bitmap of chunks read */
 
 /* Read [off, off+n) of the file into the same offsets of base. */
 static int file_piece(int fd, const char *base, uint64_t size, uint64_t off,
@@ -168,8 +169,6 @@ static int rela_mapped(struct ag_module *m, const Elf64_Shdr *s)
 	return (s->sh_flags & SHF_ALLOC) && s->sh_addr &&
 	       module_readable(m, m->bias + s->sh_addr, s->sh_size);
 }
-
-static int code_read(struct ag_module *m, uint64_t v, uint64_t n);
 
 static void load_elf(struct ag_module *m)
 {
@@ -224,7 +223,7 @@ static void load_elf(struct ag_module *m)
 			if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) &&
 			    ph[i].p_offset <= (uint64_t)st.st_size &&
 			    ph[i].p_filesz <= (uint64_t)st.st_size - ph[i].p_offset) {
-				m->x_have = ag_alloc(ph[i].p_filesz / X_CHUNK / 8 + 1);
+				m->x_have = ag_alloc(X_HAVE_BYTES(ph[i].p_filesz));
 				if (!m->x_have)
 					break;
 				m->x_vaddr = ph[i].p_vaddr;
@@ -237,8 +236,11 @@ static void load_elf(struct ag_module *m)
 				/* the program's own code is patched as it runs,
 				 * maybe long after a package upgrade has replaced
 				 * the file: read now */
-				if (!m->system)
-					code_read(m, m->x_vaddr, m->x_size);
+				if (!m->system &&
+				    file_piece(fd, base, st.st_size, m->x_off,
+					       m->x_size))
+					memset(m->x_have, 0xff,
+					       X_HAVE_BYTES(m->x_size));
 				break;
 			}
 	}
