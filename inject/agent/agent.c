@@ -161,57 +161,6 @@ char *ag_strdup(const char *s)
 	return d;
 }
 
-/* Elements are structs of 8-byte fields (symbols, relocations, FDEs):
- * swapped a word at a time, a byte at a time only for the rest. */
-static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
-{
-	for (; n >= 8; n -= 8, a += 8, b += 8) {
-		uint64_t x, y;
-
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		memcpy(a, &y, 8);
-		memcpy(b, &x, 8);
-	}
-	while (n--) {
-		uint8_t t = *a;
-
-		*a++ = *b;
-		*b++ = t;
-	}
-}
-
-void ag_sort(void *base, size_t n, size_t size,
-	     int (*cmp)(const void *, const void *))
-{
-	uint8_t *b = base;
-	size_t i, end, root, child;
-
-	if (n < 2)
-		return;
-	for (i = n / 2; i-- > 0;) {
-		for (root = i; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n &&
-			    cmp(b + child * size, b + (child + 1) * size) < 0)
-				child++;
-			if (cmp(b + root * size, b + child * size) >= 0)
-				break;
-			swap_bytes(b + root * size, b + child * size, size);
-		}
-	}
-	for (end = n - 1; end > 0; end--) {
-		swap_bytes(b, b + end * size, size);
-		for (root = 0; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end &&
-			    cmp(b + child * size, b + (child + 1) * size) < 0)
-				child++;
-			if (cmp(b + root * size, b + child * size) >= 0)
-				break;
-			swap_bytes(b + root * size, b + child * size, size);
-		}
-	}
-}
-
 /*
  * Map lines.  Outside the slow path, one line per write(2), so it survives
  * any crash.  Inside it (slow_lock .. slow_unlock, or a start or fork under

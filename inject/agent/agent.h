@@ -472,8 +472,9 @@ int ag_fd_get(struct ag_fd *f, const char *path, int flags); /* fd or -1 */
 void ag_fd_close(struct ag_fd *f);
 int ag_fsize_ok(int fd, uint64_t n); /* within RLIMIT_FSIZE (no SIGXFSZ) */
 char *ag_strdup(const char *s);
+/* elements begin with the uint64_t key cmp orders by first; no malloc */
 void ag_sort(void *base, size_t n, size_t size,
-	     int (*cmp)(const void *, const void *)); /* heapsort, no malloc */
+	     int (*cmp)(const void *, const void *));
 void ag_fork_child(void);
 int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
 uint64_t ag_mono_ns(void);
