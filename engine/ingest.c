@@ -778,6 +778,8 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	if (!err && ingest_walk(&w))
 		err = -EIO;
 	/* records dropped after the last gap the agent closed: at the end */
+	if (h->flags & PROPEL_RING_F_NOSPACE)
+		in->st->rings_nospace++;
 	if (!err && h->version >= 2 && h->dropped > w.lost_sum) {
 		err = ingest_insert(&w, w.last_tsc, SK_LOST, w.depth, 0, 0, 1,
 				    (int64_t)(h->dropped - w.lost_sum), 0, 0);
@@ -1110,7 +1112,12 @@ int ingest_warning(const struct ingest_stats *st, char *buf, size_t size)
 	W(st->bad_map_lines, "%" PRIu64 " bad map line(s)", st->bad_map_lines);
 	W(st->agent_warnings, "the agent reported: %s%s", st->agent_warning,
 	  st->agent_warnings > 1 ? " (and more)" : "");
-	W(st->lost_records,
+	W(st->lost_records && st->rings_nospace,
+	  "%" PRIu64 " record(s) dropped: /dev/shm had no room for the "
+	  "rest of %" PRIu64 " thread ring(s) (replay shows each gap as "
+	  "\"lost\"; the program was not touched)",
+	  st->lost_records, st->rings_nospace);
+	W(st->lost_records && !st->rings_nospace,
 	  "%" PRIu64 " record(s) dropped: the drain fell behind (replay "
 	  "shows each gap as \"lost\"; a larger --buffer-size helps)",
 	  st->lost_records);

@@ -31,6 +31,7 @@ struct ingest_stats {
 	uint64_t wrapped;	  /* threads whose oldest records were overwritten */
 	uint64_t rebuilt_frames;  /* entries rebuilt for overwritten frames */
 	uint64_t lost_records;	  /* sum of LOST records' counts */
+	uint64_t rings_nospace;	  /* rings cut short by a full /dev/shm */
 	/* damage, tolerated */
 	uint64_t rings_truncated; /* file shorter than its header says */
 	uint64_t rings_corrupt;	  /* bad magic or header */

@@ -79,6 +79,9 @@
 #define PROPEL_RING_SUB_MAX 64 /* sub_count, from version 2 */
 
 #define PROPEL_RING_F_EXITED 1u /* thread exit record written */
+/* a sub-buffer's pages could not be made (/dev/shm full): the writer
+ * dropped records there, counted in `dropped`, instead of taking SIGBUS */
+#define PROPEL_RING_F_NOSPACE 2u
 
 struct propel_ring_hdr {
 	char magic[8];

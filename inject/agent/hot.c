@@ -15,6 +15,7 @@
  * thread switching stacks): shadow_unwind() closes it with an exit record
  * marked PROPEL_EXIT_UNWOUND.
  */
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -107,6 +108,31 @@ void ring_pair(uint64_t *tsc, uint64_t *ns)
 	}
 }
 
+/*
+ * On the ring's first lap: make the pages of sub-buffer k before the
+ * writer enters it (ring_open made the first).  0, or -1 when the kernel
+ * refused (no room in /dev/shm): the records are dropped, as when the
+ * drain falls behind, and it asks again after ~4096 of them.
+ */
+static __attribute__((noinline)) int ring_populate(struct athread *t,
+						   struct propel_ring_hdr *h,
+						   uint64_t k)
+{
+	if (t->pop_skip) {
+		t->pop_skip--;
+		return -1;
+	}
+	if (ag_rawsys(SYS_madvise, (long)propel_ring_sub(h, k),
+		      (long)propel_ring_sub_bytes(h), MADV_POPULATE_WRITE,
+		      0) < 0) {
+		t->pop_skip = 4096;
+		h->flags |= PROPEL_RING_F_NOSPACE;
+		return -1;
+	}
+	t->ring_pop = (uint32_t)k + 1;
+	return 0;
+}
+
 /* The current sub-buffer is full: commit it (share/ring.h) and move on;
  * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
@@ -128,6 +154,13 @@ static struct propel_rec *ring_advance(struct athread *t)
 		if (!t->dropped++)
 			t->drop_depth = t->depth;
 		h->dropped++; /* the total, exact even if no LOST follows */
+		return NULL;
+	}
+	if (unlikely(next < h->sub_count && next >= t->ring_pop) &&
+	    ring_populate(t, h, next) < 0) {
+		if (!t->dropped++)
+			t->drop_depth = t->depth;
+		h->dropped++;
 		return NULL;
 	}
 	r = propel_ring_sub(h, next);

@@ -207,17 +207,33 @@ static int ring_open(struct athread *t)
 		unlink(path);
 		return -ENOMEM;
 	}
-	/* tmpfs allocates pages on first touch: a full /dev/shm shows up
-	 * as SIGBUS later, so reserve the whole ring now */
-	if (posix_fallocate(fd = open(path, O_RDWR | O_CLOEXEC), 0,
-			    (off_t)size) != 0) {
-		if (fd >= 0)
-			close(fd);
-		munmap(h, size);
-		unlink(path);
-		return -ENOSPC;
+	/* tmpfs allocates pages on first touch: a full /dev/shm would show
+	 * up as SIGBUS in the program.  The header and the first sub-buffer
+	 * are made now, each later one when the writer first reaches it
+	 * (ring_populate): MADV_POPULATE_WRITE answers a full /dev/shm with
+	 * an error, and a thread that records little (a fork child about to
+	 * exec, an idle worker) never pays for all of its ring.  A kernel
+	 * without it (before 5.14) reserves the whole ring here. */
+	if (madvise(h, PROPEL_RING_HDR_SIZE + sub * sizeof(struct propel_rec),
+		    MADV_POPULATE_WRITE) == 0) {
+		t->ring_pop = 1;
+	} else {
+		int ok = 0;
+
+		if (errno == EINVAL) {
+			fd = open(path, O_RDWR | O_CLOEXEC);
+			ok = fd >= 0 && posix_fallocate(fd, 0, (off_t)size) == 0;
+			if (fd >= 0)
+				close(fd);
+		}
+		if (!ok) {
+			munmap(h, size);
+			unlink(path);
+			return -ENOSPC;
+		}
+		t->ring_pop = PROPEL_RING_SUBS;
 	}
-	close(fd);
+	t->pop_skip = 0;
 	memcpy(h->magic, PROPEL_RING_MAGIC, 8);
 	h->version = PROPEL_RING_VERSION;
 	h->hdr_size = PROPEL_RING_HDR_SIZE;

@@ -157,4 +157,29 @@ if is_root && mkdir -p "$t/full" && mount -t tmpfs -o size=16k propel-full "$t/f
 else
 	skip record/disk-full "needs root to mount a small tmpfs"
 fi
+
+# /dev/shm fills up while the trace runs (a 3 MB /dev/shm in a mount
+# namespace of its own, an 8 MB ring): a ring's pages are made as the
+# writer reaches them, so the program gets no SIGBUS; it runs on, its
+# output the same, its records kept up to there, the rest counted as lost
+# and said to be so (and the drain, which spools there too, says it could
+# not), nothing else on stderr
+fib=$PROPEL_TOP/$O/fixtures/O2/bench-fib
+if is_root && [ -x "$fib" ] && unshare -m true 2>/dev/null; then
+	want=$("$fib" 27)
+	got=$(unshare -m sh -c 'mount -t tmpfs -o size=3m propel-shm /dev/shm &&
+		exec "$@"' _ "$PROPEL" record -o "$t/shm.db" -- "$fib" 27 2>"$t/shm.err")
+	rc=$?
+	lost=$("$PROPEL" replay --format=jsonl "$t/shm.db" 2>/dev/null |
+		awk '/"kind":"lost"/ { l++ } /"kind":"entry"/ { e++ } END { print l + 0, e + 0 }')
+	if [ $rc -eq 0 ] && [ "$got" = "$want" ] && [ "${lost% *}" -ge 1 ] &&
+		[ "${lost#* }" -ge 10000 ] && ! grep -qv '^propel: ' "$t/shm.err" &&
+		grep -q 'dropped: /dev/shm had no room' "$t/shm.err"; then
+		pass record/shm-full
+	else
+		fail record/shm-full "status $rc, output '$got' (want '$want'), lost/entries $lost, $(head -c 300 "$t/shm.err")"
+	fi
+else
+	skip record/shm-full "needs root, unshare and the O2 fixtures"
+fi
 kill "$spin" 2>/dev/null
