@@ -164,8 +164,9 @@ fi
 # output the same, its records kept up to there, the rest counted as lost
 # and said to be so (and the drain, which spools there too, says it could
 # not), nothing else on stderr
-fib=$PROPEL_TOP/$O/fixtures/O2/bench-fib
-if is_root && [ -x "$fib" ] && unshare -m true 2>/dev/null; then
+fib=$t/bench-fib
+if is_root && $cc -O2 -o "$fib" "$PROPEL_TOP/tests/fixtures/capture/bench-fib.c" &&
+	unshare -m true 2>/dev/null; then
 	want=$("$fib" 27)
 	got=$(unshare -m sh -c 'mount -t tmpfs -o size=3m propel-shm /dev/shm &&
 		exec "$@"' _ "$PROPEL" record -o "$t/shm.db" -- "$fib" 27 2>"$t/shm.err")
@@ -180,6 +181,6 @@ if is_root && [ -x "$fib" ] && unshare -m true 2>/dev/null; then
 		fail record/shm-full "status $rc, output '$got' (want '$want'), lost/entries $lost, $(head -c 300 "$t/shm.err")"
 	fi
 else
-	skip record/shm-full "needs root, unshare and the O2 fixtures"
+	skip record/shm-full "needs root, unshare and a C compiler"
 fi
 kill "$spin" 2>/dev/null
