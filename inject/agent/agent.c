@@ -200,6 +200,23 @@ void map_batch_end(void)
 		map_flush();
 }
 
+/* One line (n bytes, its newline included) to the map: batched, or
+ * written at once. */
+static void map_emit(const char *buf, size_t n)
+{
+	if (map_batching) {
+		if (map_buf_len + n > sizeof(map_buf))
+			map_flush();
+		memcpy(map_buf + map_buf_len, buf, n);
+		map_buf_len += n;
+		return;
+	}
+	if (ag_fd_get(&map, map_path, MAP_FLAGS) < 0 ||
+	    !ag_fsize_ok(map.fd, (uint64_t)n) || write(map.fd, buf, n) < 0) {
+		/* a full disk: the engine will see a short map file */
+	}
+}
+
 void map_line(const char *fmt, ...)
 {
 	char buf[1200];
@@ -216,18 +233,56 @@ void map_line(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 2)
 		n = sizeof(buf) - 2;
 	buf[n++] = '\n';
-	if (map_batching) {
-		if (map_buf_len + (size_t)n > sizeof(map_buf))
-			map_flush();
-		memcpy(map_buf + map_buf_len, buf, (size_t)n);
-		map_buf_len += (size_t)n;
-		return;
+	map_emit(buf, (size_t)n);
+}
+
+/*
+ * The F and S lines, one per function and call site, every one of them
+ * again in each fork child (map_replay): built here as map_line's
+ * "%u", "%llx", "%d" and "%s" would, without vsnprintf's cost.
+ */
+struct mline {
+	char b[1200];
+	size_t n;
+};
+
+static void ml_str(struct mline *l, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (k > sizeof(l->b) - 2 - l->n)
+		k = sizeof(l->b) - 2 - l->n;
+	memcpy(l->b + l->n, s, k);
+	l->n += k;
+}
+
+static void ml_num(struct mline *l, uint64_t v, unsigned base)
+{
+	char t[24];
+	int k = 0;
+
+	do {
+		t[k++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v);
+	while (k && l->n < sizeof(l->b) - 2)
+		l->b[l->n++] = t[--k];
+}
+
+static void ml_int(struct mline *l, int64_t v)
+{
+	if (v < 0) {
+		ml_str(l, "-");
+		ml_num(l, (uint64_t)-v, 10);
+	} else {
+		ml_num(l, (uint64_t)v, 10);
 	}
-	if (ag_fd_get(&map, map_path, MAP_FLAGS) < 0 ||
-	    !ag_fsize_ok(map.fd, (uint64_t)n) ||
-	    write(map.fd, buf, (size_t)n) < 0) {
-		/* a full disk: the engine will see a short map file */
-	}
+}
+
+static void ml_end(struct mline *l)
+{
+	l->b[l->n++] = '\n';
+	map_emit(l->b, l->n);
 }
 
 void ag_warn(const char *fmt, ...)
@@ -288,20 +343,39 @@ static int map_open(void)
 
 void map_func(const struct ag_func *f)
 {
-	map_line("F %u %llx %d %u %s", f->id, (unsigned long long)f->addr,
-		 f->mod ? f->mod->id : -1,
-		 ((f->flags & F_PLT) ? 1u : 0u) |
-			 ((f->flags & F_SYSTEM) ? 2u : 0u) |
-			 directive_map_flags(f),
-		 f->name && *f->name ? f->name : "-");
+	struct mline l = { .n = 0 };
+
+	if (map.fd < 0)
+		return;
+	ml_str(&l, "F ");
+	ml_num(&l, f->id, 10);
+	ml_str(&l, " ");
+	ml_num(&l, f->addr, 16);
+	ml_str(&l, " ");
+	ml_int(&l, f->mod ? f->mod->id : -1);
+	ml_str(&l, " ");
+	ml_num(&l, ((f->flags & F_PLT) ? 1u : 0u) |
+			   ((f->flags & F_SYSTEM) ? 2u : 0u) |
+			   directive_map_flags(f),
+	       10);
+	ml_str(&l, " ");
+	ml_str(&l, f->name && *f->name ? f->name : "-");
+	ml_end(&l);
 }
 
 void map_site(const struct ag_site *s)
 {
-	if (s->kind == SITE_ENTRY)
-		return; /* a hook (callback.c): no record names it */
-	map_line("S %u %llx %d", s->id, (unsigned long long)s->addr,
-		 s->owner ? (int)s->owner->id : -1);
+	struct mline l = { .n = 0 };
+
+	if (s->kind == SITE_ENTRY || map.fd < 0)
+		return; /* an entry: a hook (callback.c), no record names it */
+	ml_str(&l, "S ");
+	ml_num(&l, s->id, 10);
+	ml_str(&l, " ");
+	ml_num(&l, s->addr, 16);
+	ml_str(&l, " ");
+	ml_int(&l, s->owner ? (int)s->owner->id : -1);
+	ml_end(&l);
 }
 
 /* Re-emit every module, function and site (a new session, or a child). */
