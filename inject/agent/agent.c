@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -720,8 +721,11 @@ static void *lease_main(void *arg)
 	struct lease *l = arg;
 	uint64_t gone_at = 0;
 
+	/* who it is first (lease_spawn waits for that), by raw syscalls */
+	__atomic_store_n(&ag_lease_tid, (pid_t)ag_rawsys(SYS_gettid, 0, 0, 0, 0),
+			 __ATOMIC_RELEASE);
+	ag_rawsys(SYS_futex, (long)&ag_lease_tid, FUTEX_WAKE_PRIVATE, 1, 0);
 	prctl(PR_SET_NAME, "propel-lease", 0, 0, 0);
-	ag_lease_tid = ag_gettid();
 	while (l->gen == lease_gen) {
 		int pfd = ag_fd_get(&l->pidfd, NULL, 0);
 		int rfd = ag_fd_get(&l->rd, NULL, 0);
@@ -784,11 +788,17 @@ static int lease_spawn(void)
 	pthread_attr_destroy(&attr);
 	/* until the thread has said who it is, quiesce.c would take it for
 	 * one of the program's and wait for an answer it never gives (it
-	 * blocks every signal): a patch made meanwhile would be put off */
-	for (int i = 0; !err && !ag_lease_tid && i < 2000; i++) {
-		struct timespec nap = { 0, 50000 };
+	 * blocks every signal): a patch made meanwhile would be put off.
+	 * Woken by its futex wake the moment it has (a poll of the word
+	 * cost every fork child a few naps of a VM's timer); 100 ms at
+	 * most, whatever holds it up. */
+	for (uint64_t t0 = ag_mono_ns();
+	     !err && !__atomic_load_n(&ag_lease_tid, __ATOMIC_ACQUIRE) &&
+	     ag_mono_ns() - t0 < 100000000ull;) {
+		struct timespec most = { 0, 10000000 };
 
-		nanosleep(&nap, NULL);
+		ag_rawsys(SYS_futex, (long)&ag_lease_tid, FUTEX_WAIT_PRIVATE, 0,
+			  (long)&most);
 	}
 	return err ? -err : 1;
 }
