@@ -630,6 +630,21 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
  * children are about to be handed to us, so it counts until it is a
  * zombie.
  */
+/* A kernel thread (PF_KTHREAD in /proc/PID/stat's flags, field 9). */
+static int proc_kthread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (propel_read_small(path, buf, sizeof(buf)) < 0)
+		return 0;
+	p = strrchr(buf, ')');
+	for (i = 0; i < 7 && p; i++) /* from field 2's end to field 9 */
+		p = strchr(p + 1, ' ');
+	return p && (strtoul(p + 1, NULL, 10) & 0x00200000u);
+}
+
 static int maps_session(pid_t pid, const char *dir, const char *agent,
 			int child)
 {
@@ -648,8 +663,11 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 		dynamic |= strstr(line, "/ld-linux") != NULL;
 	}
 	fclose(f);
-	if (!found && !lines && child)
-		found = !proc_dead(pid);
+	/* no mappings: not set up yet (forked, not run), or in the middle
+	 * of an exec (the old mm gone, the new one not shown yet): alive
+	 * unless a zombie or a kernel thread (a pid reused) */
+	if (!found && !lines)
+		found = !proc_dead(pid) && (child || !proc_kthread(pid));
 	if (!found && lines)
 		found = tracer_exec_pending(pid, agent, dynamic);
 	return found;
