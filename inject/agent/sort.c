@@ -31,34 +31,35 @@ static void swap_bytes(uint8_t *a, uint8_t *b, size_t n)
 	}
 }
 
+/* Move b[root] down the heap b[0..end) to where it belongs. */
+static void sift_down(uint8_t *b, size_t root, size_t end, size_t size,
+		      int (*cmp)(const void *, const void *))
+{
+	size_t child;
+
+	for (; (child = 2 * root + 1) < end; root = child) {
+		if (child + 1 < end &&
+		    cmp(b + child * size, b + (child + 1) * size) < 0)
+			child++;
+		if (cmp(b + root * size, b + child * size) >= 0)
+			break;
+		swap_bytes(b + root * size, b + child * size, size);
+	}
+}
+
 /* Heapsort of b[0..n): the fallback of ag_sort past its depth. */
 static void heap_sort(uint8_t *b, size_t n, size_t size,
 		      int (*cmp)(const void *, const void *))
 {
-	size_t i, end, root, child;
+	size_t i, end;
 
 	if (n < 2)
 		return;
-	for (i = n / 2; i-- > 0;) {
-		for (root = i; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n &&
-			    cmp(b + child * size, b + (child + 1) * size) < 0)
-				child++;
-			if (cmp(b + root * size, b + child * size) >= 0)
-				break;
-			swap_bytes(b + root * size, b + child * size, size);
-		}
-	}
+	for (i = n / 2; i-- > 0;)
+		sift_down(b, i, n, size, cmp);
 	for (end = n - 1; end > 0; end--) {
 		swap_bytes(b, b + end * size, size);
-		for (root = 0; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end &&
-			    cmp(b + child * size, b + (child + 1) * size) < 0)
-				child++;
-			if (cmp(b + root * size, b + child * size) >= 0)
-				break;
-			swap_bytes(b + root * size, b + child * size, size);
-		}
+		sift_down(b, 0, end, size, cmp);
 	}
 }
 

@@ -7,7 +7,7 @@
  * length from 0 to 40 (the insertion-sort cut and around it).  Also
  * checked: the comparator is called only for equal keys, and an
  * organ-pipe of 100,000 that works against median-of-three stays under
- * 4 n log2 n comparisons (the heapsort fallback).
+ * 4 n log2 n comparisons; the heapsort fallback on its own.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -147,6 +147,17 @@ int main(void)
 		ag_sort(f, 3000, sizeof(*f), u64_cmp);
 		qsort(g, 3000, sizeof(*g), u64_cmp);
 		CHECK("sort/fdes", memcmp(f, g, sizeof(f)) == 0, "differs from qsort");
+	}
+	/* the heapsort ag_sort falls back on past its depth */
+	for (int s = 0; s < NSHAPES; s++) {
+		size_t n = 3000;
+
+		fill(a, n, s);
+		memcpy(b, a, n * sizeof(*a));
+		heap_sort((uint8_t *)a, n, sizeof(*a), sym_cmp);
+		qsort(b, n, sizeof(*b), sym_cmp);
+		snprintf(name, sizeof(name), "sort/heap-%s", shape_name[s]);
+		CHECK(name, same_order(a, b, n), "differs from qsort");
 	}
 	/* an organ-pipe pushes median-of-three towards its worst case; with
 	 * every key equal each comparison is a comparator call, counted: it
