@@ -73,7 +73,6 @@
 #define HJ_ERESTARTNOINTR 513
 #define HJ_ERESTARTNOHAND 514
 #define HJ_ERESTART_RESTARTBLOCK 516
-#define HJ_PF_KTHREAD 0x00200000u
 
 enum { HJ_RUNNING, HJ_STOPPED, HJ_GONE };
 
@@ -187,30 +186,6 @@ static int hj_cause_traced(char **cause, pid_t tracer)
 	hj_comm(tracer, name, sizeof(name));
 	return propel_cause(cause, -EBUSY, "already traced by pid %d (%s)",
 			    tracer, name);
-}
-
-/* State letter and flags from /proc/PID/stat; -ESRCH if none. */
-static int hj_stat(pid_t pid, char *state, unsigned long *flags)
-{
-	char path[64], buf[1024], *p;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	if (propel_read_small(path, buf, sizeof(buf)) < 0)
-		return -ESRCH;
-	p = strrchr(buf, ')');
-	if (!p || !p[1])
-		return -ESRCH;
-	p += 2;
-	*state = *p;
-	/* fields after state: ppid pgrp session tty tpgid flags */
-	for (i = 0; i < 6 && p; i++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	*flags = p ? strtoul(p, NULL, 10) : 0;
-	return 0;
 }
 
 static int hj_cause_eperm(pid_t pid, char **cause)
@@ -507,7 +482,7 @@ static int hj_seize_all(struct hijack *h, char **cause)
 					unsigned long fl;
 					char st;
 
-					if (hj_stat(h->pid, &st, &fl) < 0 ||
+					if (propel_proc_stat(h->pid, &st, &fl) < 0 ||
 					    st == 'Z' || st == 'X')
 						return propel_cause(
 							cause, -ESRCH,
@@ -587,9 +562,9 @@ int hijack_attach(pid_t pid, struct hijack **out, char **cause)
 	int err;
 
 	*out = NULL;
-	if (pid <= 0 || hj_stat(pid, &state, &flags) < 0)
+	if (pid <= 0 || propel_proc_stat(pid, &state, &flags) < 0)
 		return propel_cause(cause, -ESRCH, "no such process");
-	if (flags & HJ_PF_KTHREAD)
+	if (flags & PROPEL_PF_KTHREAD)
 		return propel_cause(cause, -EPERM,
 				    "a kernel thread (cannot be traced)");
 	if (state == 'Z' || state == 'X')
@@ -627,7 +602,7 @@ int hijack_attach(pid_t pid, struct hijack **out, char **cause)
 	*out = h;
 	return 0;
 fail:
-	if (err == -ESRCH && hj_stat(pid, &state, &flags) < 0)
+	if (err == -ESRCH && propel_proc_stat(pid, &state, &flags) < 0)
 		propel_cause(cause, err, "the target exited during attach");
 	hijack_detach(h);
 	return err;

@@ -569,23 +569,6 @@ unsigned long long tracer_proc_start(pid_t pid)
 	return start;
 }
 
-/* 1 if pid is a zombie or gone. */
-static int proc_dead(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	int dead = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 1;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		dead = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return dead;
-}
-
 #define TR_STARTUP_MS 3000 /* exec to the agent's load, at most */
 
 /*
@@ -630,25 +613,11 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
  * children are about to be handed to us, so it counts until it is a
  * zombie.
  */
-/* A kernel thread (PF_KTHREAD in /proc/PID/stat's flags, field 9). */
-static int proc_kthread(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (propel_read_small(path, buf, sizeof(buf)) < 0)
-		return 0;
-	p = strrchr(buf, ')');
-	for (i = 0; i < 7 && p; i++) /* from field 2's end to field 9 */
-		p = strchr(p + 1, ' ');
-	return p && (strtoul(p + 1, NULL, 10) & 0x00200000u);
-}
-
 static int maps_session(pid_t pid, const char *dir, const char *agent,
 			int child)
 {
-	char path[64], line[4096 + 256], pre[600];
+	char path[64], line[4096 + 256], pre[600], state;
+	unsigned long flags;
 	FILE *f;
 	int found = 0, lines = 0, dynamic = 0;
 
@@ -666,8 +635,9 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 	/* no mappings: not set up yet (forked, not run), or in the middle
 	 * of an exec (the old mm gone, the new one not shown yet): alive
 	 * unless a zombie or a kernel thread (a pid reused) */
-	if (!found && !lines)
-		found = !proc_dead(pid) && (child || !proc_kthread(pid));
+	if (!found && !lines && propel_proc_stat(pid, &state, &flags) == 0)
+		found = state != 'Z' && state != 'X' &&
+			(child || !(flags & PROPEL_PF_KTHREAD));
 	if (!found && lines)
 		found = tracer_exec_pending(pid, agent, dynamic);
 	return found;

@@ -1,8 +1,12 @@
 /*
- * share/proc.c - reading a small /proc file whole (share/proc.h).
+ * share/proc.c - reading a small /proc file whole, /proc/PID/stat's state
+ * and flags (share/proc.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "share/proc.h"
@@ -23,4 +27,27 @@ int propel_read_small(const char *path, char *buf, size_t n)
 		return (int)r;
 	buf[r] = 0;
 	return (int)r;
+}
+
+int propel_proc_stat(int pid, char *state, unsigned long *flags)
+{
+	char path[64], buf[1024], *p;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (propel_read_small(path, buf, sizeof(buf)) < 0)
+		return -ESRCH;
+	p = strrchr(buf, ')');
+	if (!p || !p[1])
+		return -ESRCH;
+	p += 2;
+	*state = *p;
+	/* fields after state: ppid pgrp session tty tpgid flags */
+	for (i = 0; i < 6 && p; i++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	*flags = p ? strtoul(p, NULL, 10) : 0;
+	return 0;
 }

@@ -1,6 +1,6 @@
 /*
  * share/proc.h - reading a small /proc file whole (stat, comm, environ,
- * fdinfo): inject/hijack.c, inject/peer.c, inject/tracer.c,
+ * fdinfo), and /proc/PID/stat's state and flags: inject/hijack.c, inject/peer.c, inject/tracer.c,
  * inject/propeld.c.
  */
 #ifndef PROPEL_SHARE_PROC_H
@@ -11,5 +11,11 @@
 /* Up to n - 1 bytes of path into buf, NUL-terminated after them (the
  * bytes may hold NULs: environ).  The length read, or -errno (buf ""). */
 int propel_read_small(const char *path, char *buf, size_t n);
+
+#define PROPEL_PF_KTHREAD 0x00200000u /* /proc/PID/stat flags: a kernel thread */
+
+/* State letter and flags (field 9) from /proc/PID/stat; 0, or -ESRCH if
+ * it cannot be read. */
+int propel_proc_stat(int pid, char *state, unsigned long *flags);
 
 #endif
