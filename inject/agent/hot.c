@@ -133,6 +133,15 @@ static __attribute__((noinline)) int ring_populate(struct athread *t,
 	return 0;
 }
 
+/* A record that has no room: counted, and where the gap began noted for
+ * the LOST record that will close it (ring_advance) */
+static void ring_drop(struct athread *t, struct propel_ring_hdr *h)
+{
+	if (!t->dropped++)
+		t->drop_depth = t->depth;
+	h->dropped++; /* the total, exact even if no LOST follows */
+}
+
 /* The current sub-buffer is full: commit it (share/ring.h) and move on;
  * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
@@ -151,16 +160,12 @@ static struct propel_rec *ring_advance(struct athread *t)
 	if (h->keep_all &&
 	    next - __atomic_load_n(&h->drained, __ATOMIC_ACQUIRE) >=
 		    h->sub_count) {
-		if (!t->dropped++)
-			t->drop_depth = t->depth;
-		h->dropped++; /* the total, exact even if no LOST follows */
+		ring_drop(t, h);
 		return NULL;
 	}
 	if (unlikely(next < h->sub_count && next >= t->ring_pop) &&
 	    ring_populate(t, h, next) < 0) {
-		if (!t->dropped++)
-			t->drop_depth = t->depth;
-		h->dropped++;
+		ring_drop(t, h);
 		return NULL;
 	}
 	r = propel_ring_sub(h, next);
