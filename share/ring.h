@@ -75,8 +75,20 @@
 #define PROPEL_RING_MAGIC "PRPLRNG1"
 #define PROPEL_RING_VERSION 2 /* 1: sub-buffers zeroed ahead, no sub_tsc */
 #define PROPEL_RING_HDR_SIZE 4096
-#define PROPEL_RING_SUBS 16
+#define PROPEL_RING_SUBS 16   /* sub_count, at least */
 #define PROPEL_RING_SUB_MAX 64 /* sub_count, from version 2 */
+/* Ring size per thread when --buffer-size is not given (KiB): a flight
+ * recorder keeps the newest 8 MiB; a drained ring (keep_all) is the
+ * drain's headroom, 32 MiB: a thread that calls at full speed writes
+ * ~800 MB/s here, so 8 MiB would hold the drain's hiccups only 10 ms.
+ * Pages are made as the writer first reaches them (the agent's
+ * ring_populate): a thread that records little never pays for them. */
+#define PROPEL_RING_KB_FLIGHT 8192
+#define PROPEL_RING_KB_FULL 32768
+/* Sub-buffers of a large ring are kept near this size (up to
+ * PROPEL_RING_SUB_MAX of them): the unit the drain copies and the writer
+ * populates. */
+#define PROPEL_RING_SUB_BYTES (512u * 1024)
 
 #define PROPEL_RING_F_EXITED 1u /* thread exit record written */
 /* a sub-buffer's pages could not be made (/dev/shm full): the writer

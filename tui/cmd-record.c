@@ -141,7 +141,8 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			 (timing && !strcmp(timing, "exact")
 				  ? PROPEL_START_EXACT_TIME
 				  : 0) |
-			 (uint32_t)(strtoul(ring_kb, NULL, 10) / 64)
+			 (uint32_t)(ring_kb ? strtoul(ring_kb, NULL, 10) / 64
+					    : 0)
 				 << PROPEL_START_RING_SHIFT;
 	int err, status = 0, ret, polls;
 	pid_t pid;
@@ -177,7 +178,8 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	if (pid == 0) {
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("PROPEL_SESSION_DIR", follow_local_dir(fl), 1);
-		setenv("PROPEL_RING_KB", ring_kb, 1);
+		if (ring_kb) /* else the agent's default for the mode */
+			setenv("PROPEL_RING_KB", ring_kb, 1);
 		setenv("PROPEL_FOLLOW", "1", 1);
 		if (libc)
 			setenv("PROPEL_TRACE_LIBC", "1", 1);
@@ -239,7 +241,7 @@ static int cmd_record_run(int argc, char **argv)
 		{ "timing", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = "8192";
+	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = NULL;
 	const char *vitals_arg = NULL;
 	struct vitals_trace *vt = NULL;
 	struct capture cap;
@@ -353,7 +355,8 @@ static int cmd_record_run(int argc, char **argv)
 	if (pid == 0) {
 		setenv("LD_PRELOAD", preload, 1);
 		setenv("PROPEL_SESSION_DIR", cap.dir, 1);
-		setenv("PROPEL_RING_KB", ring_kb, 1);
+		if (ring_kb) /* else the agent's default for the mode */
+			setenv("PROPEL_RING_KB", ring_kb, 1);
 		if (libc)
 			setenv("PROPEL_TRACE_LIBC", "1", 1);
 		if (full)
@@ -426,7 +429,9 @@ const struct propel_cmd cmd_record_entry = {
 		   "                    behind, records are dropped, never waited\n"
 		   "                    for, and replay shows each gap as \"lost\"\n"
 		   "  --mode flight     keep the newest --buffer-size per thread\n"
-		   "  --buffer-size KB  ring size per thread (default 8192)\n"
+		   "  --buffer-size KB  ring size per thread (default 32768 in "
+		   "full mode, the\n"
+		   "                    drain's headroom; 8192 in flight mode)\n"
 		   "  --libc            trace inside libc too\n"
 		   "  --timing=exact    every call record stamped with its own "
 		   "time (default)\n"

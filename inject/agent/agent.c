@@ -920,8 +920,6 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	ag_cfg.flags = flags;
 	ag_stamp_every = flags & PROPEL_START_EXACT_TIME ? 1 : PROPEL_STAMP_EVERY;
 	ag_skipped = 0; /* counted per session */
-	if (!ag_cfg.ring_kb)
-		ag_cfg.ring_kb = 8192;
 	if (!ag_nonce)
 		ag_nonce = propel_rdtsc() ^ ((uint64_t)getpid() << 40);
 	err = patch_init();

@@ -437,7 +437,7 @@ void slow_unlock(sigset_t *old);
 /* agent.c */
 struct ag_config {
 	char dir[512];
-	uint32_t ring_kb;
+	uint32_t ring_kb; /* 0: the default for the ring's mode (ring_open) */
 	uint32_t flags;
 };
 extern struct ag_config ag_cfg;

@@ -176,13 +176,22 @@ static int ring_open(struct athread *t)
 	char path[600];
 	size_t recs, sub, size;
 	struct propel_ring_hdr *h;
-	int fd;
+	int fd, keep_all = ring_keep_all();
+	uint32_t count = PROPEL_RING_SUBS;
 
-	recs = (size_t)ag_cfg.ring_kb * 1024 / sizeof(struct propel_rec);
-	sub = recs / PROPEL_RING_SUBS;
+	recs = (size_t)(ag_cfg.ring_kb ? ag_cfg.ring_kb
+			: keep_all     ? PROPEL_RING_KB_FULL
+				       : PROPEL_RING_KB_FLIGHT) *
+	       1024 / sizeof(struct propel_rec);
+	/* more sub-buffers, not larger ones, up to PROPEL_RING_SUB_MAX */
+	while (count < PROPEL_RING_SUB_MAX &&
+	       recs / (2 * count) * sizeof(struct propel_rec) >=
+		       PROPEL_RING_SUB_BYTES)
+		count *= 2;
+	sub = recs / count;
 	if (sub < 256)
 		sub = 256;
-	size = propel_ring_size(PROPEL_RING_SUBS, (uint32_t)sub);
+	size = propel_ring_size(count, (uint32_t)sub);
 	snprintf(path, sizeof(path), "%s/%d.%llx.%d.ring", ag_cfg.dir,
 		 (int)getpid(), (unsigned long long)ag_nonce, (int)t->tid);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -231,7 +240,7 @@ static int ring_open(struct athread *t)
 			unlink(path);
 			return -ENOSPC;
 		}
-		t->ring_pop = PROPEL_RING_SUBS;
+		t->ring_pop = count;
 	}
 	t->pop_skip = 0;
 	memcpy(h->magic, PROPEL_RING_MAGIC, 8);
@@ -240,12 +249,12 @@ static int ring_open(struct athread *t)
 	h->pid = (uint32_t)getpid();
 	h->tid = (uint32_t)t->tid;
 	h->nonce = ag_nonce;
-	h->sub_count = PROPEL_RING_SUBS;
+	h->sub_count = count;
 	h->sub_recs = (uint32_t)sub;
 	ring_pair(&h->tsc0, &h->mono0_ns);
 	h->tsc_last = h->tsc0;
 	h->sub_tsc[0] = h->tsc0;
-	h->keep_all = ring_keep_all();
+	h->keep_all = (uint32_t)keep_all;
 	h->mono_last_ns = h->mono0_ns;
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
 	t->ring = h;
