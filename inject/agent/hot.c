@@ -110,7 +110,7 @@ void ring_pair(uint64_t *tsc, uint64_t *ns)
 
 /*
  * On the ring's first lap: make the pages of sub-buffer k before the
- * writer enters it (ring_open made the first).  0, or -1 when the kernel
+ * writer enters it (ring_open made the first, and says why READ).  0, or -1 when the kernel
  * refused (no room in /dev/shm): the records are dropped, as when the
  * drain falls behind, and it asks again after ~4096 of them.
  */
@@ -123,7 +123,7 @@ static __attribute__((noinline)) int ring_populate(struct athread *t,
 		return -1;
 	}
 	if (ag_rawsys(SYS_madvise, (long)propel_ring_sub(h, k),
-		      (long)propel_ring_sub_bytes(h), MADV_POPULATE_WRITE,
+		      (long)propel_ring_sub_bytes(h), MADV_POPULATE_READ,
 		      0) < 0) {
 		t->pop_skip = 4096;
 		h->flags |= PROPEL_RING_F_NOSPACE;
