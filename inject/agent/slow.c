@@ -171,10 +171,13 @@ static void thread_key_dtor(void *p)
  * the environment the process started with (exec_env_save, below). */
 static int ring_keep_all(void);
 
+/* Records of a ring made when it opens (64 KiB) */
+#define RING_FIRST_RECS 4096
+
 static int ring_open(struct athread *t)
 {
 	char path[600];
-	size_t recs, sub, size;
+	size_t recs, sub, size, first;
 	struct propel_ring_hdr *h;
 	int fd, keep_all = ring_keep_all();
 	uint32_t count = PROPEL_RING_SUBS;
@@ -217,9 +220,9 @@ static int ring_open(struct athread *t)
 		return -ENOMEM;
 	}
 	/* tmpfs allocates pages on first touch: a full /dev/shm would show
-	 * up as SIGBUS in the program.  The header and the first sub-buffer
-	 * are made now, each later one when the writer first reaches it
-	 * (ring_populate): MADV_POPULATE_READ answers a full /dev/shm with
+	 * up as SIGBUS in the program.  The header and the first 64 KiB are
+	 * made now, the rest of the first sub-buffer and each later one when
+	 * the writer first reaches it (ring_advance): MADV_POPULATE_READ answers a full /dev/shm with
 	 * an error, and a thread that records little (a fork child about to
 	 * exec, an idle worker) never pays for all of its ring.  READ, not
 	 * WRITE: on a shared tmpfs mapping a read fault makes the same page
@@ -227,7 +230,8 @@ static int ring_open(struct athread *t)
 	 * where the drain made the pages already (engine/drain.c) it maps
 	 * them 16 at a time -- a quarter of what write faults cost.  A kernel
 	 * without it (before 5.14) reserves the whole ring here. */
-	if (madvise(h, PROPEL_RING_HDR_SIZE + sub * sizeof(struct propel_rec),
+	first = sub < RING_FIRST_RECS ? sub : RING_FIRST_RECS;
+	if (madvise(h, PROPEL_RING_HDR_SIZE + first * sizeof(struct propel_rec),
 		    MADV_POPULATE_READ) == 0) {
 		t->ring_pop = 1;
 	} else {
@@ -245,6 +249,7 @@ static int ring_open(struct athread *t)
 			return -ENOSPC;
 		}
 		t->ring_pop = count;
+		first = sub;
 	}
 	t->pop_skip = 0;
 	memcpy(h->magic, PROPEL_RING_MAGIC, 8);
@@ -268,7 +273,7 @@ static int ring_open(struct athread *t)
 	t->stamp_every = (uint16_t)ag_stamp_every;
 	t->stamp_most = (uint16_t)ag_stamp_every;
 	t->cur = propel_ring_sub(h, 0);
-	t->end = t->cur + sub;
+	t->end = t->cur + first;
 	return 0;
 }
 
