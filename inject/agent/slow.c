@@ -222,14 +222,15 @@ static int ring_open(struct athread *t)
 	/* tmpfs allocates pages on first touch: a full /dev/shm would show
 	 * up as SIGBUS in the program.  The header and the first 64 KiB are
 	 * made now, the rest of the first sub-buffer and each later one when
-	 * the writer first reaches it (ring_advance): MADV_POPULATE_READ answers a full /dev/shm with
-	 * an error, and a thread that records little (a fork child about to
-	 * exec, an idle worker) never pays for all of its ring.  READ, not
-	 * WRITE: on a shared tmpfs mapping a read fault makes the same page
-	 * and maps it writable (tmpfs wants no write notification), and
-	 * where the drain made the pages already (engine/drain.c) it maps
-	 * them 16 at a time -- a quarter of what write faults cost.  A kernel
-	 * without it (before 5.14) reserves the whole ring here. */
+	 * the writer first reaches it (ring_advance): MADV_POPULATE_READ
+	 * answers a full /dev/shm with an error, and a thread that records
+	 * little (a fork child about to exec, an idle worker) never pays for
+	 * all of its ring.  READ, not WRITE: on a shared tmpfs mapping a read
+	 * fault makes the same page and maps it writable (tmpfs wants no
+	 * write notification), and where the drain made the pages already
+	 * (engine/drain.c) it maps them 16 at a time -- a quarter of what
+	 * write faults cost.  A kernel without it (before 5.14) reserves the
+	 * whole ring here. */
 	first = sub < RING_FIRST_RECS ? sub : RING_FIRST_RECS;
 	if (madvise(h, PROPEL_RING_HDR_SIZE + first * sizeof(struct propel_rec),
 		    MADV_POPULATE_READ) == 0) {
