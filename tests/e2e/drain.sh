@@ -28,11 +28,18 @@ done
 $cc -O2 -g -pthread -o "$t/fibt" "$fix/drain/fib-threads.c" || { fail build "fib-threads"; exit 1; }
 $cc -O2 -g -pthread -o "$t/spin" "$fix/capture/spin.c" || { fail build "spin"; exit 1; }
 
-# entries of function $2 in session $1, per thread: "tid count" lines
+# entries of function $2 (or its clones, $2.*) in session $1: one count
+# per thread, in increasing order (awk: a sed of '.*"tid":' over fib's 8.7
+# million lines took 140 s here, backtracking on every line)
 entries_by_tid() {
-	"$PROPEL" replay --format=jsonl "$1" |
-		grep -E "\"func\":\"$2[\".]" | grep -F '"kind":"entry"' |
-		sed 's/.*"tid":\([0-9]*\).*/\1/' | sort | uniq -c | awk '{ print $1 }' | sort -n
+	"$PROPEL" replay --format=jsonl "$1" | awk -v f="\"func\":\"$2" '
+		index($0, "\"kind\":\"entry\"") &&
+		(index($0, f "\"") || index($0, f ".")) {
+			split($0, a, "\"tid\":")
+			split(a[2], b, ",")
+			n[b[1]]++
+		}
+		END { for (t in n) print n[t] }' | sort -n
 }
 
 for lvl in O2 O0; do
