@@ -35,6 +35,11 @@
 #           CPU 1; propel itself free): the same placement on both sides, so
 #           the ratio is the cost of tracing without the scheduler's
 #           placement, which moves the unpinned figure by +-0.1 here.
+#   throughput, one CPU saturated  untraced and under `record --follow`,
+#           every process (the five, the client, propel, propeld) on CPU 0:
+#           the service fills the CPU, so the ratio is the CPU that
+#           tracing adds per request, free of wake-up placement and of
+#           the cost of cross-CPU wake-ups that moves the other lines.
 #   exec following  a live shell (started untraced, waiting on a fifo) runs
 #           BENCH_FOLLOW_EXECS (default 50) fork + exec of /bin/true: the
 #           time per exec under `propel attach --follow` of the shell (each
@@ -105,6 +110,7 @@ print("n/a" if s is None or r is None else "%.2f" % ((r - s) / 1e6))' "$2" "$3"
 }
 
 : >"$t/lat1"; : >"$t/lat2"; : >"$t/first"; : >"$t/u"; : >"$t/f"; : >"$t/r"; : >"$t/p"; : >"$t/pr"; : >"$t/qu"; : >"$t/qf"; : >"$t/qr"
+: >"$t/su"; : >"$t/sf"; : >"$t/sr"
 # pair I K: the same client untraced, then under record --follow, each on
 # a fresh service; the rates to u and f, their ratio to r, the untraced
 # rate left in u.  The first pair of run I (K = 1) also times the first
@@ -188,6 +194,24 @@ for i in $(seq 1 "$reps"); do
 		echo "${qf:-n/a}" >>"$t/qf"
 		ratio "${qf:-n/a}" "${qu:-n/a}" >>"$t/qr"
 	fi
+	# one CPU: the five, the client, propel and its propeld (a child of
+	# record, so on CPU 0 too) all on CPU 0, untraced then traced: the
+	# service saturates that CPU, so the ratio is what tracing costs in
+	# CPU per request (same-CPU wake-ups cost ~7 us here, against 60-180
+	# us across CPUs on a busy host: this figure hardly moves)
+	start 0 0
+	su=$(taskset -c 0 "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 2>&1 | awk '/client rate/ { print $3 }')
+	stop
+	start 0 0
+	taskset -c 0 "$PROPEL" record --follow -o "$t/o$i.db" -- "$t/svc" client 127.0.0.1 $((port + 1)) "$n" 0 \
+		>"$t/co.out" 2>"$t/co.err"
+	sf=$(awk '/client rate/ { print $3 }' "$t/co.out")
+	stop
+	rm -f "$t/o$i.db"
+	[ -n "$su" ] && [ -n "$sf" ] || echo "  run $i one CPU: no rate: $(head -c 300 "$t/co.out" "$t/co.err" | tr '\n' ' ')"
+	echo "${su:-n/a}" >>"$t/su"
+	echo "${sf:-n/a}" >>"$t/sf"
+	ratio "${sf:-n/a}" "${su:-n/a}" >>"$t/sr"
 done
 row "bench" "propel" "peer" "ratio"
 l1=$(median <"$t/lat1")
@@ -225,6 +249,9 @@ if [ "$(nproc)" -ge 2 ]; then
 else
 	echo "follow throughput, pinned: n/a (one CPU)"
 fi
+row "follow throughput, one CPU saturated" "$(median <"$t/sf")" "$(median <"$t/su")" "$(median <"$t/sr")"
+echo "  everything on CPU 0, which the service fills: tracing's CPU cost per request"
+echo "  (the five's calls and messages recorded, propeld's drain); ratios $(tr '\n' ' ' <"$t/sr")"
 
 # ---- exec following ----
 ne=${BENCH_FOLLOW_EXECS:-50}
