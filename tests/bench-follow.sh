@@ -149,6 +149,17 @@ pair() {
 	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
 }
 
+# keep X U F WHAT FILE...: an untraced and a traced rate to $t/Xu and
+# $t/Xf, their ratio to $t/Xr; when one is missing, why (FILEs' heads)
+keep() {
+	local x=$1 u=$2 f=$3 what=$4
+	shift 4
+	[ -n "$u" ] && [ -n "$f" ] || echo "  $what: no rate: $(head -c 300 "$@" | tr '\n' ' ')"
+	echo "${u:-n/a}" >>"$t/${x}u"
+	echo "${f:-n/a}" >>"$t/${x}f"
+	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/${x}r"
+}
+
 for i in $(seq 1 "$reps"); do
 	for k in $(seq 1 "$pairs"); do
 		pair "$i" "$k"
@@ -189,10 +200,7 @@ for i in $(seq 1 "$reps"); do
 		qf=$(awk '/client rate/ { print $3 }' "$t/cq.out")
 		stop
 		rm -f "$t/q$i.db"
-		[ -n "$qu" ] && [ -n "$qf" ] || echo "  run $i pinned: no rate: $(head -c 300 "$t/cq.out" "$t/cq.err" | tr '\n' ' ')"
-		echo "${qu:-n/a}" >>"$t/qu"
-		echo "${qf:-n/a}" >>"$t/qf"
-		ratio "${qf:-n/a}" "${qu:-n/a}" >>"$t/qr"
+		keep q "$qu" "$qf" "run $i pinned" "$t/cq.out" "$t/cq.err"
 	fi
 	# one CPU: the five, the client, propel and its propeld (a child of
 	# record, so on CPU 0 too) all on CPU 0, untraced then traced: the
@@ -208,10 +216,7 @@ for i in $(seq 1 "$reps"); do
 	sf=$(awk '/client rate/ { print $3 }' "$t/co.out")
 	stop
 	rm -f "$t/o$i.db"
-	[ -n "$su" ] && [ -n "$sf" ] || echo "  run $i one CPU: no rate: $(head -c 300 "$t/co.out" "$t/co.err" | tr '\n' ' ')"
-	echo "${su:-n/a}" >>"$t/su"
-	echo "${sf:-n/a}" >>"$t/sf"
-	ratio "${sf:-n/a}" "${su:-n/a}" >>"$t/sr"
+	keep s "$su" "$sf" "run $i one CPU" "$t/co.out" "$t/co.err"
 done
 row "bench" "propel" "peer" "ratio"
 l1=$(median <"$t/lat1")
