@@ -207,3 +207,35 @@ fail:
 	capture_kept(cause, c->dir);
 	return err;
 }
+
+int capture_buffer_opt(const char *verb, const char *arg, unsigned long *kb)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || end == arg || *end || *arg == '-' || v < 64 ||
+	    v > (1ul << 26)) {
+		propel_reportf(verb, "--buffer-size %s: a size in KiB from 64 "
+				     "to %lu", arg, 1ul << 26);
+		return -1;
+	}
+	*kb = v;
+	return 0;
+}
+
+void capture_agent_env(const char *dir, unsigned long kb, int libc, int full)
+{
+	char v[32];
+
+	setenv("PROPEL_SESSION_DIR", dir, 1);
+	if (kb) { /* else the agent's default for the mode */
+		snprintf(v, sizeof(v), "%lu", kb);
+		setenv("PROPEL_RING_KB", v, 1);
+	}
+	if (libc)
+		setenv("PROPEL_TRACE_LIBC", "1", 1);
+	if (full)
+		setenv("PROPEL_KEEP_ALL", "1", 1);
+}

@@ -68,6 +68,19 @@ unsigned long long capture_proc_start(pid_t pid);
 void capture_remove_dir(const char *dir);
 int capture_traced_left(const struct capture *c, pid_t *one);
 
+/*
+ * --buffer-size KB of record and attach: a ring's size per thread, 64 KiB
+ * to 64 GiB, to *kb.  0, or -1 after a one-line error naming verb.
+ */
+int capture_buffer_opt(const char *verb, const char *arg, unsigned long *kb);
+/*
+ * In the environment of a program run traced from its start (record),
+ * what its agent reads there: the session directory, the ring size (kb 0:
+ * the agent's default for the mode), libc traced or not, full mode or
+ * flight.
+ */
+void capture_agent_env(const char *dir, unsigned long kb, int libc, int full);
+
 /* Remove the directory and temporary file without ingesting. */
 void capture_abort(struct capture *c);
 

@@ -255,13 +255,10 @@ static int cmd_attach_run(int argc, char **argv)
 			}
 			break;
 		case 'b': {
-			unsigned long kb = strtoul(optarg, &end, 10);
+			unsigned long kb;
 
-			if (*end || kb < 64 || kb > (1ul << 26)) {
-				propel_report("attach", 0,
-					      "--buffer-size: 64 KiB or more");
+			if (capture_buffer_opt("attach", optarg, &kb))
 				return 2;
-			}
 			flags |= (uint32_t)(kb / 64) << PROPEL_START_RING_SHIFT;
 			break;
 		}

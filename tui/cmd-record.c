@@ -128,7 +128,7 @@ static int record_wait(struct capture *cap, pid_t pid, const char *name)
 static struct directives record_dirs;
 
 static int record_follow(struct capture *cap, int argc, char **argv,
-			 const char *ring_kb, int libc, int full,
+			 unsigned long ring_kb, int libc, int full,
 			 const char *vitals_arg, int vitals, const char *db)
 {
 	struct vitals_trace *vt = NULL;
@@ -141,9 +141,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			 (timing && !strcmp(timing, "exact")
 				  ? PROPEL_START_EXACT_TIME
 				  : 0) |
-			 (uint32_t)(ring_kb ? strtoul(ring_kb, NULL, 10) / 64
-					    : 0)
-				 << PROPEL_START_RING_SHIFT;
+			 (uint32_t)(ring_kb / 64) << PROPEL_START_RING_SHIFT;
 	int err, status = 0, ret, polls;
 	pid_t pid;
 
@@ -177,14 +175,8 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 	}
 	if (pid == 0) {
 		setenv("LD_PRELOAD", preload, 1);
-		setenv("PROPEL_SESSION_DIR", follow_local_dir(fl), 1);
-		if (ring_kb) /* else the agent's default for the mode */
-			setenv("PROPEL_RING_KB", ring_kb, 1);
+		capture_agent_env(follow_local_dir(fl), ring_kb, libc, full);
 		setenv("PROPEL_FOLLOW", "1", 1);
-		if (libc)
-			setenv("PROPEL_TRACE_LIBC", "1", 1);
-		if (full)
-			setenv("PROPEL_KEEP_ALL", "1", 1);
 		execvp(argv[0], argv);
 		fprintf(stderr, "propel: record: %s: %s\n", argv[0],
 			strerror(errno));
@@ -241,7 +233,8 @@ static int cmd_record_run(int argc, char **argv)
 		{ "timing", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = PROPEL_SESSION_DEFAULT, *ring_kb = NULL;
+	const char *db = PROPEL_SESSION_DEFAULT;
+	unsigned long ring_kb = 0;
 	const char *vitals_arg = NULL;
 	struct vitals_trace *vt = NULL;
 	struct capture cap;
@@ -269,12 +262,8 @@ static int cmd_record_run(int argc, char **argv)
 				return 2;
 			break;
 		case 'b':
-			if (strtoul(optarg, NULL, 10) < 64) {
-				propel_report("record", 0,
-					      "--buffer-size: at least 64 (KiB)");
+			if (capture_buffer_opt("record", optarg, &ring_kb))
 				return 2;
-			}
-			ring_kb = optarg;
 			break;
 		case 'l':
 			libc = 1;
@@ -354,13 +343,7 @@ static int cmd_record_run(int argc, char **argv)
 	}
 	if (pid == 0) {
 		setenv("LD_PRELOAD", preload, 1);
-		setenv("PROPEL_SESSION_DIR", cap.dir, 1);
-		if (ring_kb) /* else the agent's default for the mode */
-			setenv("PROPEL_RING_KB", ring_kb, 1);
-		if (libc)
-			setenv("PROPEL_TRACE_LIBC", "1", 1);
-		if (full)
-			setenv("PROPEL_KEEP_ALL", "1", 1);
+		capture_agent_env(cap.dir, ring_kb, libc, full);
 		execvp(argv[optind], argv + optind);
 		fprintf(stderr, "propel: record: %s: %s\n", argv[optind],
 			strerror(errno));

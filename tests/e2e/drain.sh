@@ -15,6 +15,8 @@
 #   drain/tui-gap        the TUI marks a gap (a worker's last event here)
 #   drain/flight         --mode flight keeps only the newest, says nothing
 #   drain/bad-mode       --mode nonsense: one line, status 2
+#   drain/bad-buffer-size  record's and attach's --buffer-size 12, 64x, a
+#                        huge or a negative size: one line, status 2
 #   drain/attach-full    attach --mode full to a live program
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 t=$(tmpdir)
@@ -156,6 +158,25 @@ if [ $rc -eq 2 ] && [ "$(wc -l <"$t/x.err")" -eq 1 ] && grep -q -- '--mode' "$t/
 	pass drain/bad-mode
 else
 	fail drain/bad-mode "status $rc: $(cat "$t/x.err")"
+fi
+# a size that is not one (record took "64x" as 64 and any huge number)
+why=
+for a in 12 64x 99999999999 -64; do
+	"$PROPEL" record --buffer-size "$a" -o "$t/x.db" -- "$t/fib-O2" 3 >/dev/null 2>"$t/x.err"
+	rc=$?
+	"$PROPEL" attach --buffer-size "$a" -o "$t/x.db" 1073741823 >/dev/null 2>"$t/y.err"
+	rc2=$?
+	for v in "record $rc x" "attach $rc2 y"; do
+		set -- $v
+		[ "$2" -eq 2 ] && [ "$(wc -l <"$t/$3.err")" -eq 1 ] &&
+			grep -q -- "^propel: $1: --buffer-size $a: " "$t/$3.err" ||
+			why="$why $1 --buffer-size $a: status $2 $(head -c 100 "$t/$3.err");"
+	done
+done
+if [ -z "$why" ]; then
+	pass drain/bad-buffer-size
+else
+	fail drain/bad-buffer-size "$why"
 fi
 
 # --- attach --mode full
