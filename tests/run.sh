@@ -4,6 +4,7 @@
 # matches PATTERN.  Each test prints lines "PASS name", "FAIL name: why" or
 # "SKIP name: why" (tests/lib.sh helps); a test that prints none counts as
 # one result by its exit status (0 pass, 77 skip, else fail).
+# Each suite's line ends with its wall time in seconds.
 # Ends with the line "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
 tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
@@ -19,8 +20,11 @@ run_one() {
 	mkdir -p "$(dirname "$log")"
 	[ -n "$pat" ] && [[ $name != *$pat* ]] && return
 	printf '%-40s ' "$name"
+	local t0=$EPOCHREALTIME
 	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1
 	rc=$?
+	local took
+	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0fs", b - a }')
 	local p f s
 	p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
 	if [ $((p + f + s)) -eq 0 ]; then
@@ -31,14 +35,14 @@ run_one() {
 	[ $rc -eq 124 ] && echo "FAIL $name: timed out" >>"$log"
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	if [ "$f" -gt 0 ]; then
-		echo "FAIL ($p passed, $f failed, $s skipped)"
+		echo "FAIL ($p passed, $f failed, $s skipped) $took"
 		grep -E '^(FAIL|SKIP)' "$log" | head -20 | sed 's/^/    /'
 		tail -n 15 "$log" | sed 's/^/    | /'
 	elif [ "$s" -gt 0 ]; then
-		echo "ok ($p passed, $s skipped)"
+		echo "ok ($p passed, $s skipped) $took"
 		grep '^SKIP' "$log" | head -5 | sed 's/^/    /'
 	else
-		echo "ok ($p passed)"
+		echo "ok ($p passed) $took"
 	fi
 }
 for t in "$O"/tests/unit/*; do
