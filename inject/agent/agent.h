@@ -373,7 +373,7 @@ struct athread {
 	 * now private pages, which this thread gives back itself */
 	void *stale;
 	size_t stale_size;
-	/* sub-buffers of the ring whose pages exist (ring_advance, hot.c),
+	/* sub-buffers of the ring whose pages exist (ring_populate, hot.c),
 	 * and records to drop before asking again after a refusal */
 	uint32_t ring_pop;
 	uint32_t pop_skip;

@@ -109,27 +109,27 @@ void ring_pair(uint64_t *tsc, uint64_t *ns)
 }
 
 /*
- * On the ring's first lap: make the pages of [p, end) before the writer
- * enters them (ring_open made the first ones, and says why READ).  0, or
- * -1 when the kernel refused (no room in /dev/shm): the records are
- * dropped, as when the drain falls behind, and it asks again after ~4096
- * of them.
+ * On the ring's first lap: make the pages of sub-buffer k before the
+ * writer enters it (ring_open made the first, and says why READ).  0, or -1 when the kernel
+ * refused (no room in /dev/shm): the records are dropped, as when the
+ * drain falls behind, and it asks again after ~4096 of them.
  */
-static __attribute__((noinline)) int ring_make(struct athread *t,
-					       struct propel_ring_hdr *h,
-					       struct propel_rec *p,
-					       struct propel_rec *end)
+static __attribute__((noinline)) int ring_populate(struct athread *t,
+						   struct propel_ring_hdr *h,
+						   uint64_t k)
 {
 	if (t->pop_skip) {
 		t->pop_skip--;
 		return -1;
 	}
-	if (ag_rawsys(SYS_madvise, (long)p, (long)((char *)end - (char *)p),
-		      MADV_POPULATE_READ, 0) < 0) {
+	if (ag_rawsys(SYS_madvise, (long)propel_ring_sub(h, k),
+		      (long)propel_ring_sub_bytes(h), MADV_POPULATE_READ,
+		      0) < 0) {
 		t->pop_skip = 4096;
 		h->flags |= PROPEL_RING_F_NOSPACE;
 		return -1;
 	}
+	t->ring_pop = (uint32_t)k + 1;
 	return 0;
 }
 
@@ -142,24 +142,8 @@ static void ring_drop(struct athread *t, struct propel_ring_hdr *h)
 	h->dropped++; /* the total, exact even if no LOST follows */
 }
 
-/* After a gap: the LOST record at r that closes it (where it was, how
- * long, how deep); where the next record goes. */
-static struct propel_rec *ring_note_lost(struct athread *t,
-					 struct propel_rec *r)
-{
-	if (!t->dropped)
-		return r;
-	r->a = t->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)t->dropped;
-	r->b = (uint32_t)((int32_t)t->depth - (int32_t)t->drop_depth);
-	__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_LOST, __ATOMIC_RELEASE);
-	t->dropped = 0;
-	return r + 1;
-}
-
 /* The current sub-buffer is full: commit it (share/ring.h) and move on;
- * the next one is overwritten as it is, not zeroed first.  On the first
- * lap the first sub-buffer may end early instead: ring_open made only its
- * beginning (a thread that records little), its rest is made here. */
+ * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
 {
 	struct propel_ring_hdr *h = t->ring;
@@ -170,15 +154,6 @@ static struct propel_rec *ring_advance(struct athread *t)
 		t->lost++;
 		return NULL;
 	}
-	r = propel_ring_sub(h, h->commits) + h->sub_recs;
-	if (unlikely(t->end != r)) {
-		if (ring_make(t, h, t->end, r) < 0) {
-			ring_drop(t, h);
-			return NULL;
-		}
-		t->end = r;
-		return ring_note_lost(t, t->cur);
-	}
 	next = h->commits + 1;
 	/* a drained ring: the drain has not copied the one this would
 	 * overwrite -- drop, count, never wait (share/ring.h) */
@@ -188,14 +163,12 @@ static struct propel_rec *ring_advance(struct athread *t)
 		ring_drop(t, h);
 		return NULL;
 	}
-	r = propel_ring_sub(h, next);
-	if (unlikely(next < h->sub_count && next >= t->ring_pop)) {
-		if (ring_make(t, h, r, r + h->sub_recs) < 0) {
-			ring_drop(t, h);
-			return NULL;
-		}
-		t->ring_pop = (uint32_t)next + 1;
+	if (unlikely(next < h->sub_count && next >= t->ring_pop) &&
+	    ring_populate(t, h, next) < 0) {
+		ring_drop(t, h);
+		return NULL;
 	}
+	r = propel_ring_sub(h, next);
 	ring_pair(&tsc, &ns);
 	h->tsc_last = tsc;
 	h->sub_tsc[next % h->sub_count] = tsc;
@@ -204,7 +177,15 @@ static struct propel_rec *ring_advance(struct athread *t)
 	h->mono_last_ns = ns;
 	__atomic_store_n(&h->commits, next, __ATOMIC_RELEASE);
 	t->end = r + h->sub_recs;
-	return ring_note_lost(t, r);
+	if (t->dropped) { /* where the gap was, how long, how deep */
+		r->a = t->dropped > UINT32_MAX ? UINT32_MAX : (uint32_t)t->dropped;
+		r->b = (uint32_t)((int32_t)t->depth - (int32_t)t->drop_depth);
+		__atomic_store_n(&r->w0, t->stamp | PROPEL_REC_LOST,
+				 __ATOMIC_RELEASE);
+		t->dropped = 0;
+		r++;
+	}
+	return r;
 }
 
 /* A record stamped now (fresh), or dated by the thread's last stamp */

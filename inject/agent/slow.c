@@ -171,13 +171,10 @@ static void thread_key_dtor(void *p)
  * the environment the process started with (exec_env_save, below). */
 static int ring_keep_all(void);
 
-/* Records of a ring made when it opens (64 KiB) */
-#define RING_FIRST_RECS 4096
-
 static int ring_open(struct athread *t)
 {
 	char path[600];
-	size_t recs, sub, size, first;
+	size_t recs, sub, size;
 	struct propel_ring_hdr *h;
 	int fd, keep_all = ring_keep_all();
 	uint32_t count = PROPEL_RING_SUBS;
@@ -220,19 +217,17 @@ static int ring_open(struct athread *t)
 		return -ENOMEM;
 	}
 	/* tmpfs allocates pages on first touch: a full /dev/shm would show
-	 * up as SIGBUS in the program.  The header and the first 64 KiB are
-	 * made now, the rest of the first sub-buffer and each later one when
-	 * the writer first reaches it (ring_advance): MADV_POPULATE_READ
-	 * answers a full /dev/shm with an error, and a thread that records
-	 * little (a fork child about to exec, an idle worker) never pays for
-	 * all of its ring.  READ, not WRITE: on a shared tmpfs mapping a read
-	 * fault makes the same page and maps it writable (tmpfs wants no
-	 * write notification), and where the drain made the pages already
-	 * (engine/drain.c) it maps them 16 at a time -- a quarter of what
-	 * write faults cost.  A kernel without it (before 5.14) reserves the
-	 * whole ring here. */
-	first = sub < RING_FIRST_RECS ? sub : RING_FIRST_RECS;
-	if (madvise(h, PROPEL_RING_HDR_SIZE + first * sizeof(struct propel_rec),
+	 * up as SIGBUS in the program.  The header and the first sub-buffer
+	 * are made now, each later one when the writer first reaches it
+	 * (ring_populate): MADV_POPULATE_READ answers a full /dev/shm with
+	 * an error, and a thread that records little (a fork child about to
+	 * exec, an idle worker) never pays for all of its ring.  READ, not
+	 * WRITE: on a shared tmpfs mapping a read fault makes the same page
+	 * and maps it writable (tmpfs wants no write notification), and
+	 * where the drain made the pages already (engine/drain.c) it maps
+	 * them 16 at a time -- a quarter of what write faults cost.  A kernel
+	 * without it (before 5.14) reserves the whole ring here. */
+	if (madvise(h, PROPEL_RING_HDR_SIZE + sub * sizeof(struct propel_rec),
 		    MADV_POPULATE_READ) == 0) {
 		t->ring_pop = 1;
 	} else {
@@ -250,7 +245,6 @@ static int ring_open(struct athread *t)
 			return -ENOSPC;
 		}
 		t->ring_pop = count;
-		first = sub;
 	}
 	t->pop_skip = 0;
 	memcpy(h->magic, PROPEL_RING_MAGIC, 8);
@@ -274,7 +268,7 @@ static int ring_open(struct athread *t)
 	t->stamp_every = (uint16_t)ag_stamp_every;
 	t->stamp_most = (uint16_t)ag_stamp_every;
 	t->cur = propel_ring_sub(h, 0);
-	t->end = t->cur + first;
+	t->end = t->cur + sub;
 	return 0;
 }
 
