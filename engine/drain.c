@@ -152,7 +152,7 @@ static void drain_scan(struct drain *d)
  * On a ring's first lap, make the pages of the next DRAIN_AHEAD
  * sub-buffers before the writer reaches them: allocating tmpfs pages is
  * two thirds of what a sub-buffer costs here (~210 us of 320 per 512
- * KiB), and the writer's own MADV_POPULATE_WRITE (the agent's
+ * KiB), and the writer's own MADV_POPULATE_READ (the agent's
  * ring_populate) then finds them made and only maps them, in the
  * program's time.  Only once the writer has filled a sub-buffer: a thread
  * that records little gets nothing it does not use.  A refusal (/dev/shm

@@ -110,9 +110,10 @@ void ring_pair(uint64_t *tsc, uint64_t *ns)
 
 /*
  * On the ring's first lap: make the pages of sub-buffer k before the
- * writer enters it (ring_open made the first, and says why READ).  0, or -1 when the kernel
- * refused (no room in /dev/shm): the records are dropped, as when the
- * drain falls behind, and it asks again after ~4096 of them.
+ * writer enters it (ring_open made the first, and says why READ).  0, or
+ * -1 when the kernel refused (no room in /dev/shm): the records are
+ * dropped, as when the drain falls behind, and it asks again after ~4096
+ * of them.
  */
 static __attribute__((noinline)) int ring_populate(struct athread *t,
 						   struct propel_ring_hdr *h,

@@ -27,12 +27,10 @@ MODOFF = re.compile(r"^[^?\s]+\+0x[0-9a-fA-F]+$")
 # replay's own entry and exit lines, read without json.loads (a trace of
 # gzip holds 13 million lines: 82 s through json here); any other line,
 # or one whose name holds an escape, goes through json
-FAST = re.compile(r'\{"kind":"(entry|exit)","pid":(\d+),"tid":(\d+),'
-                  r'"ts_ns":\d+,"func":"([^"\\]*)","depth":(\d+)[,}]')
-
-
-ENTRIES = re.compile(r'\{"kind":"entry","pid":\d+,"tid":\d+,"ts_ns":\d+,'
-                     r'"func":"([^"\\]*)","depth":(\d+)[,}]')
+EVENT = (r'"pid":(\d+),"tid":(\d+),"ts_ns":\d+,"func":"([^"\\]*)",'
+         r'"depth":(\d+)[,}]')
+FAST = re.compile(r'\{"kind":"(entry|exit)",' + EVENT)
+ENTRIES = re.compile(r'\{"kind":"entry",' + EVENT)
 
 
 def counts_fast(src):
@@ -54,18 +52,19 @@ def counts_fast(src):
             cut = piece.rfind("\n") + 1
             piece, rest = piece[:cut], piece[cut:]
             lines = piece.count("\n")
-            if piece.count("}\n") != lines or (lines and piece[0] != "{") or \
-                    piece.count("\n{") != lines - (piece[-2:] == "}\n"):
+            # every line one object: begins with { and ends with }
+            if piece.count("}\n") != lines or \
+                    ("\n" + piece).count("\n{") != lines:
                 return None
             found = ENTRIES.findall(piece)
             if len(found) != piece.count('{"kind":"entry",'):
                 return None
             events += lines
             entries += len(found)
-            for fn, d in found:
+            for _, _, fn, d in found:
                 funcs.add(fn)
             if found:
-                maxdepth = max(maxdepth, max(int(d) for _, d in found))
+                maxdepth = max(maxdepth, max(int(x[3]) for x in found))
     if rest.strip():
         return None
     return events, entries, funcs, maxdepth
@@ -108,12 +107,12 @@ def main(argv):
     stacks = {}
     found = None
     near = None  # the best partial path (FROM above TO, VIA missing)
-    f = sys.stdin if src == "-" else open(src, encoding="utf-8", errors="replace")
     if to is None and pid_only is None and src != "-":
         fast = counts_fast(src)
         if fast:
             print(stats_line(*fast))
             return 0
+    f = sys.stdin if src == "-" else open(src, encoding="utf-8", errors="replace")
     for n, line in enumerate(f, 1):
         m = FAST.match(line)
         if m and line.rstrip().endswith("}"):
