@@ -2,7 +2,7 @@
 """tests/e2e/comm-check.py - check the send/recv events of a replay --format=jsonl.
 
   comm-check.py JSONL [--report OUT] [--pids P,Q] [--from-zero] [--kinds K,..]
-                [--late] [--end PID:send|recv:N]... [--within]
+                [--late] [--open-end] [--end PID:send|recv:N]... [--within]
 
 Every recv (of the pids given, or of all) must carry chan, peer, bytes and a
 match naming a send event that exists, with the same chan; for streams
@@ -15,7 +15,10 @@ lines; role "server" is the process that forked, "client" its child,
 bytes of each role's events per kind must equal what it reported.
 --kinds: the channel kinds that must appear.  --late (an attach in the
 middle of streams): a recv whose offset lies before the first traced send of
-its channel from another process need not be matched.  --within: each stream recv lies wholly inside its send (the fixtures read
+its channel from another process need not be matched.  --open-end (a
+session stopped while its processes went on talking): nor need a recv
+whose offset lies at or past the end of the last traced send of its
+channel from another process (sent after that sender's tracing ended).  --within: each stream recv lies wholly inside its send (the fixtures read
 whole writes), but a thread's first traced send on a channel (a call in
 flight at injection, perhaps cut short) may be continued by the next.
 --end PID:KIND:N: the
@@ -40,7 +43,7 @@ def main():
     args = sys.argv[1:]
     path = args.pop(0)
     report = pids = kinds = None
-    from_zero = late = within = False
+    from_zero = late = within = open_end = False
     ends = []
     while args:
         a = args.pop(0)
@@ -54,6 +57,8 @@ def main():
             within = True
         elif a == "--late":
             late = True
+        elif a == "--open-end":
+            open_end = True
         elif a == "--end":
             p_, k_, n_ = args.pop(0).split(":")
             ends.append((int(p_), k_, int(n_)))
@@ -73,11 +78,12 @@ def main():
     for e in evs:
         if e["kind"] == "send":
             sends[(e["pid"], e["tid"], e["ts_ns"])].append(e)
-    first = {}
+    first, last = {}, {}
     for e in evs:
         if e["kind"] == "send" and "offset" in e:
             k = (e["chan"], e["pid"])
             first[k] = min(first.get(k, e["offset"]), e["offset"])
+            last[k] = max(last.get(k, 0), e["offset"] + e["bytes"])
     # --within: a thread's first traced send on a channel may be a call
     # the agent adopted in flight, which the injection's stop cut short
     # (the program sent the rest with its next call)
@@ -101,6 +107,11 @@ def main():
                       if c == e.get("chan") and p != e["pid"]]
             if not starts or e["offset"] < min(starts):
                 continue  # sent before the sender was traced
+        if open_end and "offset" in e:
+            lasts = [v for (c, p), v in last.items()
+                     if c == e.get("chan") and p != e["pid"]]
+            if lasts and e["offset"] >= max(lasts):
+                continue  # sent after the sender's tracing ended
         nrecv += 1
         m = e.get("match")
         if not m:
