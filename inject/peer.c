@@ -165,10 +165,12 @@ void peer_local_addrs(char *buf, size_t size)
 		snprintf(buf, size, "-");
 }
 
-long peer_owner(pid_t pid)
+/* A number field ("Uid:", "Seccomp:") of /proc/PID/status, or -errno. */
+static long peer_status_field(pid_t pid, const char *key)
 {
 	char path[64], line[256];
-	long uid = -ESRCH;
+	size_t kl = strlen(key);
+	long v = -ESRCH;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -176,12 +178,22 @@ long peer_owner(pid_t pid)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "Uid:", 4)) {
-			uid = strtol(line + 4, NULL, 10);
+		if (!strncmp(line, key, kl)) {
+			v = strtol(line + kl, NULL, 10);
 			break;
 		}
 	fclose(f);
-	return uid;
+	return v;
+}
+
+long peer_owner(pid_t pid)
+{
+	return peer_status_field(pid, "Uid:");
+}
+
+int peer_sandboxed(pid_t pid)
+{
+	return peer_status_field(pid, "Seccomp:") == 2; /* SECCOMP_MODE_FILTER */
 }
 
 /* ---- sockets by address (inet_diag) ---- */

@@ -264,8 +264,12 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 			ok++;
 			err = 0;
 		} else if (err) {
-			pd_note(d, "follow %s: pid %d (%s): %s", name,
-				(int)pids[i], comm, why ? why : strerror(-err));
+			pd_note(d, "follow %s: pid %d (%s)%s: %s", name,
+				(int)pids[i], comm,
+				peer_sandboxed(pids[i])
+					? " runs in a seccomp sandbox, not traced"
+					: "",
+				why ? why : strerror(-err));
 			propel_cause(cause, err, "%s", why ? why : strerror(-err));
 		} else {
 			pd_note(d, "traced pid %d (%s), the peer at %s",
