@@ -94,6 +94,10 @@
 /* a sub-buffer's pages could not be made (/dev/shm full): the writer
  * dropped records there, counted in `dropped`, instead of taking SIGBUS */
 #define PROPEL_RING_F_NOSPACE 2u
+/* the agent was switched off in its process (a stop, a sandbox entered),
+ * which lives on untraced: said here too, as the map's X line may be lost
+ * (sshd's pre-authentication child may write no file: RLIMIT_FSIZE 0) */
+#define PROPEL_RING_F_STOPPED 4u
 
 struct propel_ring_hdr {
 	char magic[8];

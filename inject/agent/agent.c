@@ -40,6 +40,7 @@
 __thread struct athread *ag_self __attribute__((tls_model("initial-exec")));
 struct ag_config ag_cfg;
 volatile int ag_active;
+volatile int ag_stopping;
 volatile uint32_t ag_gen;
 /* ag_gen while active, else 0: what the lean routines compare a thread's
  * generation with (tramp.S LEAN_BEGIN) */
@@ -1015,12 +1016,14 @@ int agent_stop_locked(const char *why)
 	/* the calling thread closes its own ring; any other thread may be
 	 * running (this is a lease's thread, or a program thread entering a
 	 * sandbox) and about to write a record: ring_retire */
+	ag_stopping = 1;
 	for (t = ag_threads; t; t = t->next) {
 		if (t == ag_self && !t->busy)
 			ring_close(t);
 		else
 			ring_retire(t);
 	}
+	ag_stopping = 0;
 	if (ag_skipped)
 		ag_warn("%u call sites left as they were (no room for a jump, "
 			"or a thread inside)", ag_skipped);

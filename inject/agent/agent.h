@@ -442,6 +442,9 @@ struct ag_config {
 };
 extern struct ag_config ag_cfg;
 extern volatile int ag_active;
+/* agent_stop_locked is closing the rings: each is marked
+ * PROPEL_RING_F_STOPPED (ring_close, ring_retire) */
+extern volatile int ag_stopping;
 extern volatile uint32_t ag_gen;
 extern volatile uint32_t ag_live;
 extern uint64_t ag_nonce;

@@ -286,6 +286,8 @@ void ring_close(struct athread *t)
 	ring_pair(&tsc, &ns);
 	h->tsc_last = tsc;
 	h->mono_last_ns = ns;
+	if (ag_stopping)
+		h->flags |= PROPEL_RING_F_STOPPED;
 	t->cur = t->end = NULL;
 	munmap(h, t->ring_size);
 }
@@ -315,6 +317,8 @@ void ring_retire(struct athread *t)
 	ring_pair(&tsc, &ns);
 	h->tsc_last = tsc;
 	h->mono_last_ns = ns;
+	if (ag_stopping)
+		h->flags |= PROPEL_RING_F_STOPPED;
 	copy = mmap(NULL, t->ring_size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (copy != MAP_FAILED) {
