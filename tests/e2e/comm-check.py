@@ -2,7 +2,8 @@
 """tests/e2e/comm-check.py - check the send/recv events of a replay --format=jsonl.
 
   comm-check.py JSONL [--report OUT] [--pids P,Q] [--from-zero] [--kinds K,..]
-                [--late] [--open-end] [--end PID:send|recv:N]... [--within]
+                [--late] [--open-end] [--covered] [--end PID:send|recv:N]...
+                [--within]
 
 Every recv (of the pids given, or of all) must carry chan, peer, bytes and a
 match naming a send event that exists, with the same chan; for streams
@@ -18,7 +19,10 @@ middle of streams): a recv whose offset lies before the first traced send of
 its channel from another process need not be matched.  --open-end (a
 session stopped while its processes went on talking): nor need a recv
 whose offset lies at or past the end of the last traced send of its
-channel from another process (sent after that sender's tracing ended).  --within: each stream recv lies wholly inside its send (the fixtures read
+channel from another process (sent after that sender's tracing ended).
+--covered (a sender traced only for a while: a fork child whose agent
+stopped when it entered a sandbox): only a recv whose first byte lies in
+a traced send of its channel from another process must be matched.  --within: each stream recv lies wholly inside its send (the fixtures read
 whole writes), but a thread's first traced send on a channel (a call in
 flight at injection, perhaps cut short) may be continued by the next.
 --end PID:KIND:N: the
@@ -43,7 +47,7 @@ def main():
     args = sys.argv[1:]
     path = args.pop(0)
     report = pids = kinds = None
-    from_zero = late = within = open_end = False
+    from_zero = late = within = open_end = covered = False
     ends = []
     while args:
         a = args.pop(0)
@@ -59,6 +63,8 @@ def main():
             late = True
         elif a == "--open-end":
             open_end = True
+        elif a == "--covered":
+            covered = True
         elif a == "--end":
             p_, k_, n_ = args.pop(0).split(":")
             ends.append((int(p_), k_, int(n_)))
@@ -79,6 +85,7 @@ def main():
         if e["kind"] == "send":
             sends[(e["pid"], e["tid"], e["ts_ns"])].append(e)
     first, last = {}, {}
+    stream_sends = [e for e in evs if e["kind"] == "send" and "offset" in e]
     for e in evs:
         if e["kind"] == "send" and "offset" in e:
             k = (e["chan"], e["pid"])
@@ -107,6 +114,11 @@ def main():
                       if c == e.get("chan") and p != e["pid"]]
             if not starts or e["offset"] < min(starts):
                 continue  # sent before the sender was traced
+        if covered and "offset" in e and not any(
+                s["chan"] == e.get("chan") and s["pid"] != e["pid"] and
+                s["offset"] <= e["offset"] < s["offset"] + s["bytes"]
+                for s in stream_sends):
+            continue  # its first byte went out untraced
         if open_end and "offset" in e:
             lasts = [v for (c, p), v in last.items()
                      if c == e.get("chan") and p != e["pid"]]

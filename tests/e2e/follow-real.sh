@@ -31,12 +31,17 @@
 #                  300 KB random file from /usr/sbin/sshd (own config and
 #                  keys, internal-sftp; libcrypto's key exchange and cipher):
 #                  sshd's process for the connection is injected, the file
-#                  arrives byte-identical, ssh's and sshd's TCP recvs are
-#                  matched (--late: sshd's banner goes out before the client
-#                  speaks), sshd's own calls are in the trace (>= 50
+#                  arrives byte-identical, every TCP recv whose bytes a
+#                  traced send sent is matched (--covered: sshd's banner
+#                  goes out before the client speaks, and its sandboxed
+#                  child sends with its agent stopped), ssh's matched recvs
+#                  hold >= the file's bytes, sshd's own calls are in the
+#                  trace (>= 50
 #                  functions); the one peer propel may not trace, sshd's
 #                  pre-authentication child in its seccomp sandbox, is said
-#                  in one line, and no other peer is refused
+#                  in one line, and no other peer is refused; that child
+#                  (whose agent stopped at the sandbox and could write no
+#                  file after) is not reported as ended without a clean exit
 #   sshd/after     the listener untraced and alive serves the file again;
 #                  sshd's log has no fatal error
 #
@@ -248,12 +253,19 @@ EOT
 			sed 's/^/  /' "$t/ssh.err"
 			conn=$(sed -n 's/.*traced pid \([0-9]*\) (sshd), the peer at 127\.0\.0\.1:'"$port"'$/\1/p' "$t/ssh.err" | head -1)
 			ssh_pid=$(sqlite3 "$t/ssh.db" "select pid from processes where exe like '%/ssh' limit 1" 2>/dev/null)
-			out=$(python3 "$checker" "$t/ssh.jsonl" --late --kinds tcp --pids "$ssh_pid,$conn" 2>&1)
+			out=$(python3 "$checker" "$t/ssh.jsonl" --covered --kinds tcp 2>&1)
 			crc=$?
 			echo "$out" | sed 's/^/  /'
 			nm=$(python3 "$t/matched.py" "$t/ssh.jsonl" "$ssh_pid" "$conn")
+			mb=$(python3 - "$t/ssh.jsonl" "$ssh_pid" <<'PY'
+import json, sys
+print(sum(e["bytes"] for e in map(json.loads, open(sys.argv[1]))
+          if e["kind"] == "recv" and e["pid"] == int(sys.argv[2]) and
+          e.get("chan", "").startswith("tcp:") and "match" in e))
+PY
+)
 			nf=$(python3 "$t/funcs.py" "$t/ssh.jsonl" "$conn" | grep -c .)
-			echo "  ssh $ssh_pid, sshd $conn: matched recvs $nm; sshd entered $nf functions"
+			echo "  ssh $ssh_pid, sshd $conn: matched recvs $nm, $mb bytes of ssh's matched; sshd entered $nf functions"
 			why=
 			[ -n "$conn" ] || why="propel did not say it traced sshd's connection: $(tail -1 "$t/ssh.err")"
 			[ -z "$why" ] && ! cmp -s "$s/data" "$s/got" && why="the file sftp got differs"
@@ -261,11 +273,16 @@ EOT
 			for n in $nm; do
 				[ -z "$why" ] && [ "$n" -lt 5 ] && why="matched recvs (ssh, sshd): $nm (want >= 5 each)"
 			done
+			[ -z "$why" ] && [ "$mb" -lt 300000 ] &&
+				why="ssh's matched recvs hold $mb bytes (want >= the file's 300000)"
 			[ -z "$why" ] && [ "$nf" -lt 50 ] && why="sshd entered $nf functions (want >= 50)"
 			# a peer propel could not trace is said in one line, and the
 			# only one here is sshd's sandboxed pre-authentication child
 			bad=$(grep ': follow ' "$t/ssh.err" | grep -v 'runs in a seccomp sandbox, not traced')
 			[ -z "$why" ] && [ -n "$bad" ] && why="a peer not traced for another reason: $bad"
+			# the sandboxed child stopped its agent and exited normally
+			[ -z "$why" ] && grep -q 'without a clean exit' "$t/ssh.err" &&
+				why="propel says: $(grep 'without a clean exit' "$t/ssh.err")"
 			[ -z "$why" ] && pass sshd/record || fail sshd/record "$why"
 		else
 			fail sshd/record "record --follow: $(tail -2 "$t/ssh.err")"
