@@ -14,6 +14,12 @@
 #                  (>= 20 functions, ngx_http_write_filter among them)
 #   nginx/after    the worker is untraced (TracerPid 0), the same process,
 #                  serves the file byte-identical again; no worker died
+#   nginx/attach-load  `propel attach --follow --mode full --duration 1` of a
+#                  running wrk (8 connections, ~25K req/s here): the worker
+#                  is injected under load; every request and response whose
+#                  sender was traced matched (--late --open-end), >= 1000
+#                  each way; wrk sees no error; the worker untraced after,
+#                  serving, none died
 #   redis/attach   `propel attach --follow --mode full` of a live redis-cli
 #                  sending `INCR counter` every 10 ms to /usr/bin/redis-server:
 #                  redis-server is injected; every command and every reply
@@ -147,6 +153,48 @@ else
 			why=${why:-"nginx did not serve the file again byte-identical"}
 		[ -z "$why" ] && [ -n "$(nginx_signals)" ] && why="$(nginx_signals | head -1)"
 		[ -z "$why" ] && pass nginx/after || fail nginx/after "$why"
+
+		# under load: attach --follow of a running wrk
+		if ! command -v wrk >/dev/null; then
+			skip nginx/attach-load "no wrk (tests/install-deps.sh test)"
+		else
+			wrk -t1 -c8 -d5s "http://127.0.0.1:$NGINX_PORT/index.html" >"$t/wrk.out" 2>&1 &
+			wrk=$!
+			sleep 1
+			# (the session holds ~10M calls: only its messages are checked)
+			if timeout 60 "$PROPEL" attach --follow --mode full --duration 1 \
+				-o "$t/wk.db" "$wrk" >"$t/wk.err" 2>&1 &&
+			   { "$PROPEL" replay --format=jsonl "$t/wk.db"; echo "replay $?"; } |
+				grep -E '"kind":"(send|recv)"|^replay' >"$t/wk.jsonl" &&
+			   grep -qx 'replay 0' "$t/wk.jsonl" && sed -i '$d' "$t/wk.jsonl"; then
+				out=$(python3 "$checker" "$t/wk.jsonl" --late --open-end --kinds tcp \
+					--pids "$wrk,$worker" 2>&1)
+				crc=$?
+				echo "$out" | tail -1 | sed 's/^/  /'
+				nm=$(python3 "$t/matched.py" "$t/wk.jsonl" "$wrk" "$worker")
+				wait $wrk
+				wrc=$?
+				grep -E 'Requests/sec|Non-2xx|Socket errors' "$t/wrk.out" | sed 's/^/  wrk: /'
+				echo "  matched recvs (wrk, nginx): $nm"
+				why=
+				grep -q "traced pid $worker (nginx)" "$t/wk.err" ||
+					why="propel did not say it traced the worker: $(tail -1 "$t/wk.err")"
+				[ -z "$why" ] && [ $crc -ne 0 ] && why=$(echo "$out" | head -2)
+				for n in $nm; do
+					[ -z "$why" ] && [ "$n" -lt 1000 ] &&
+						why="matched recvs (wrk, nginx): $nm (want >= 1000 each in 1 s under wrk)"
+				done
+				[ -z "$why" ] && { [ $wrc -ne 0 ] || grep -qE 'Non-2xx|Socket errors' "$t/wrk.out"; } &&
+					why="wrk: status $wrc, $(grep -E 'Non-2xx|Socket errors' "$t/wrk.out" | head -1)"
+				[ -z "$why" ] && [ "$(tracer "$worker")" != 0 ] && why="worker: TracerPid '$(tracer "$worker")'"
+				[ -z "$why" ] && ! nginx_get index.html "$t/i.out" && why="nginx does not serve after"
+				[ -z "$why" ] && [ -n "$(nginx_signals)" ] && why="$(nginx_signals | head -1)"
+				[ -z "$why" ] && pass nginx/attach-load || fail nginx/attach-load "$why"
+			else
+				wait $wrk
+				fail nginx/attach-load "attach --follow: $(tail -2 "$t/wk.err")"
+			fi
+		fi
 		nginx_stop
 	fi
 fi
