@@ -225,6 +225,11 @@ int capture_buffer_opt(const char *verb, const char *arg, unsigned long *kb)
 	return 0;
 }
 
+uint32_t capture_ring_flags(unsigned long kb)
+{
+	return (uint32_t)(kb / 64) << PROPEL_START_RING_SHIFT;
+}
+
 void capture_agent_env(const char *dir, unsigned long kb, int libc, int full)
 {
 	char v[32];

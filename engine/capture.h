@@ -73,6 +73,10 @@ int capture_traced_left(const struct capture *c, pid_t *one);
  * to 64 GiB, to *kb.  0, or -1 after a one-line error naming verb.
  */
 int capture_buffer_opt(const char *verb, const char *arg, unsigned long *kb);
+/* The agent's start flags (share/agent-abi.h) that carry a ring size of kb
+ * KiB to a process injected live (attach, --follow's peers); 0 for kb 0,
+ * the agent's default. */
+uint32_t capture_ring_flags(unsigned long kb);
 /*
  * In the environment of a program run traced from its start (record),
  * what its agent reads there: the session directory, the ring size (kb 0:

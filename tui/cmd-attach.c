@@ -259,7 +259,7 @@ static int cmd_attach_run(int argc, char **argv)
 
 			if (capture_buffer_opt("attach", optarg, &kb))
 				return 2;
-			flags |= (uint32_t)(kb / 64) << PROPEL_START_RING_SHIFT;
+			flags |= capture_ring_flags(kb);
 			break;
 		}
 		default:

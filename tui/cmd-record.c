@@ -141,7 +141,7 @@ static int record_follow(struct capture *cap, int argc, char **argv,
 			 (timing && !strcmp(timing, "exact")
 				  ? PROPEL_START_EXACT_TIME
 				  : 0) |
-			 (uint32_t)(ring_kb / 64) << PROPEL_START_RING_SHIFT;
+			 capture_ring_flags(ring_kb);
 	int err, status = 0, ret, polls;
 	pid_t pid;
 
