@@ -85,9 +85,10 @@ def main():
         if e["kind"] == "send":
             sends[(e["pid"], e["tid"], e["ts_ns"])].append(e)
     first, last = {}, {}
-    stream_sends = [e for e in evs if e["kind"] == "send" and "offset" in e]
+    stream_sends = collections.defaultdict(list)  # by channel
     for e in evs:
         if e["kind"] == "send" and "offset" in e:
+            stream_sends[e["chan"]].append(e)
             k = (e["chan"], e["pid"])
             first[k] = min(first.get(k, e["offset"]), e["offset"])
             last[k] = max(last.get(k, 0), e["offset"] + e["bytes"])
@@ -115,9 +116,9 @@ def main():
             if not starts or e["offset"] < min(starts):
                 continue  # sent before the sender was traced
         if covered and "offset" in e and not any(
-                s["chan"] == e.get("chan") and s["pid"] != e["pid"] and
+                s["pid"] != e["pid"] and
                 s["offset"] <= e["offset"] < s["offset"] + s["bytes"]
-                for s in stream_sends):
+                for s in stream_sends[e.get("chan")]):
             continue  # its first byte went out untraced
         if open_end and "offset" in e:
             lasts = [v for (c, p), v in last.items()

@@ -33,23 +33,9 @@
 #   redis/after    redis-cli printed 1..400 in order (no byte of a command
 #                  or reply changed) and exited 0; both processes untraced
 #                  after the detach; redis answers PING
-#   sshd/record    `propel record --follow -- sftp` (its own ssh child) of a
-#                  300 KB random file from /usr/sbin/sshd (own config and
-#                  keys, internal-sftp; libcrypto's key exchange and cipher):
-#                  sshd's process for the connection is injected, the file
-#                  arrives byte-identical, every TCP recv whose bytes a
-#                  traced send sent is matched (--covered: sshd's banner
-#                  goes out before the client speaks, and its sandboxed
-#                  child sends with its agent stopped), ssh's matched recvs
-#                  hold >= the file's bytes, sshd's own calls are in the
-#                  trace (>= 50
-#                  functions); the one peer propel may not trace, sshd's
-#                  pre-authentication child in its seccomp sandbox, is said
-#                  in one line, and no other peer is refused; that child
-#                  (whose agent stopped at the sandbox and could write no
-#                  file after) is not reported as ended without a clean exit
-#   sshd/after     the listener untraced and alive serves the file again;
-#                  sshd's log has no fatal error
+#
+# sshd is not here yet: tests/real/follow-sshd.sh injects it wrongly in
+# some runs (see there).
 #
 # Needs root (propeld injects the servers).  Takes ~20 s.
 . "$(dirname "$0")/../lib.sh"
@@ -64,8 +50,7 @@ if ! is_root; then
 fi
 t=$(tmpdir)
 chmod 755 "$t"
-sshd_pid=
-trap 'real_cleanup; [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+trap 'real_cleanup; kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 
 tracer() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
@@ -81,16 +66,47 @@ for line in open(sys.argv[1]):
 print("\n".join(sorted(seen)))
 EOF
 
-# matched.py JSONL PID...: how many recvs of each PID carry a match
+# matched.py JSONL PID...: how many recvs of each PID carry a match; on a
+# second line, the bytes of the first PID's matched TCP recvs
 cat >"$t/matched.py" <<'EOF'
 import json, sys
-n = {int(p): 0 for p in sys.argv[2:]}
+pids = [int(p) for p in sys.argv[2:]]
+n = dict.fromkeys(pids, 0)
+nbytes = 0
 for line in open(sys.argv[1]):
     e = json.loads(line)
     if e["kind"] == "recv" and e["pid"] in n and "match" in e:
         n[e["pid"]] += 1
-print(" ".join(str(n[int(p)]) for p in sys.argv[2:]))
+        if e["pid"] == pids[0] and e.get("chan", "").startswith("tcp:"):
+            nbytes += e["bytes"]
+print(" ".join(str(n[p]) for p in pids))
+print(nbytes)
 EOF
+
+# messages_why MIN JSONL A B CHECK...: $why empty when comm-check.py JSONL
+# CHECK... finds nothing wrong and A's and B's recvs carry >= MIN matches
+# each, else why not; $nm their counts, $mb the bytes of A's matched TCP
+# recvs
+messages_why() {
+	local min=$1 j=$2 a=$3 b=$4 out crc n
+	shift 4
+	out=$(python3 "$checker" "$j" "$@" 2>&1)
+	crc=$?
+	echo "$out" | tail -1 | sed 's/^/  /'
+	{ read -r nm; read -r mb; } < <(python3 "$t/matched.py" "$j" "$a" "$b")
+	echo "  matched recvs of $a, $b: $nm ($mb bytes of $a's)"
+	why=
+	if [ $crc -ne 0 ]; then
+		why=$(echo "$out" | head -2)
+		return
+	fi
+	for n in $nm; do
+		if [ "$n" -lt "$min" ]; then
+			why="matched recvs of $a, $b: $nm (want >= $min each)"
+			return
+		fi
+	done
+}
 
 # path.py JSONL PID A B C: some call of C has B as its caller and A as B's
 # (each thread's entries and exits replayed on a stack)
@@ -167,23 +183,14 @@ else
 			   { "$PROPEL" replay --format=jsonl "$t/wk.db"; echo "replay $?"; } |
 				grep -E '"kind":"(send|recv)"|^replay' >"$t/wk.jsonl" &&
 			   grep -qx 'replay 0' "$t/wk.jsonl" && sed -i '$d' "$t/wk.jsonl"; then
-				out=$(python3 "$checker" "$t/wk.jsonl" --late --open-end --kinds tcp \
-					--pids "$wrk,$worker" 2>&1)
-				crc=$?
-				echo "$out" | tail -1 | sed 's/^/  /'
-				nm=$(python3 "$t/matched.py" "$t/wk.jsonl" "$wrk" "$worker")
 				wait $wrk
 				wrc=$?
 				grep -E 'Requests/sec|Non-2xx|Socket errors' "$t/wrk.out" | sed 's/^/  wrk: /'
-				echo "  matched recvs (wrk, nginx): $nm"
-				why=
+				# (>= 1000 each way in the 1 s under wrk)
+				messages_why 1000 "$t/wk.jsonl" "$wrk" "$worker" \
+					--late --open-end --kinds tcp --pids "$wrk,$worker"
 				grep -q "traced pid $worker (nginx)" "$t/wk.err" ||
 					why="propel did not say it traced the worker: $(tail -1 "$t/wk.err")"
-				[ -z "$why" ] && [ $crc -ne 0 ] && why=$(echo "$out" | head -2)
-				for n in $nm; do
-					[ -z "$why" ] && [ "$n" -lt 1000 ] &&
-						why="matched recvs (wrk, nginx): $nm (want >= 1000 each in 1 s under wrk)"
-				done
 				[ -z "$why" ] && { [ $wrc -ne 0 ] || grep -qE 'Non-2xx|Socket errors' "$t/wrk.out"; } &&
 					why="wrk: status $wrc, $(grep -E 'Non-2xx|Socket errors' "$t/wrk.out" | head -1)"
 				[ -z "$why" ] && [ "$(tracer "$worker")" != 0 ] && why="worker: TracerPid '$(tracer "$worker")'"
@@ -214,20 +221,11 @@ else
 		if timeout 60 "$PROPEL" attach --follow --mode full --duration 1.5 \
 			-o "$t/rd.db" "$cli" >"$t/rd.err" 2>&1 &&
 		   "$PROPEL" replay --format=jsonl "$t/rd.db" >"$t/rd.jsonl"; then
-			out=$(python3 "$checker" "$t/rd.jsonl" --late --open-end --kinds tcp \
-				--pids "$cli,$REDIS_PID" 2>&1)
-			crc=$?
-			echo "$out" | sed 's/^/  /'
-			nm=$(python3 "$t/matched.py" "$t/rd.jsonl" "$cli" "$REDIS_PID")
-			echo "  matched recvs (redis-cli, redis-server): $nm"
-			why=
+			# (>= 50 each way in 1.5 s at 100 commands/s)
+			messages_why 50 "$t/rd.jsonl" "$cli" "$REDIS_PID" \
+				--late --open-end --kinds tcp --pids "$cli,$REDIS_PID"
 			grep -q "traced pid $REDIS_PID (redis-server)" "$t/rd.err" ||
 				why="propel did not say it traced redis-server: $(tail -1 "$t/rd.err")"
-			[ -z "$why" ] && [ $crc -ne 0 ] && why=$(echo "$out" | head -2)
-			for n in $nm; do
-				[ -z "$why" ] && [ "$n" -lt 50 ] &&
-					why="matched recvs (redis-cli, redis-server): $nm (want >= 50 each in 1.5 s at 100 commands/s)"
-			done
 			[ -z "$why" ] && ! python3 "$t/path.py" "$t/rd.jsonl" "$REDIS_PID" \
 				processCommand call incrCommand &&
 				why="no incrCommand under call under processCommand in redis-server's trace"
@@ -250,100 +248,3 @@ else
 	fi
 fi
 
-# ---- sshd: record --follow of sftp ----
-if ! [ -x /usr/sbin/sshd ] || ! command -v sftp >/dev/null; then
-	skip sshd/record "no /usr/sbin/sshd or sftp (openssh-server, openssh-client)"
-else
-	s=$t/ssh
-	mkdir -p "$s" /run/sshd
-	chmod 700 "$s"
-	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$s/hostkey" </dev/null >/dev/null
-	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$s/id" </dev/null >/dev/null
-	cp "$s/id.pub" "$s/authorized_keys"
-	head -c 300000 /dev/urandom >"$s/data"
-	port=$(real_port)
-	# the key exchange, keys and cipher are libcrypto's (not traced), so
-	# the trace is sshd's and ssh's own code, not their curve25519 math
-	cat >"$s/sshd.conf" <<EOT
-ListenAddress 127.0.0.1:$port
-HostKey $s/hostkey
-AuthorizedKeysFile $s/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $s/sshd.pid
-UseDNS no
-Subsystem sftp internal-sftp
-EOT
-	cat >"$s/ssh_config" <<EOT
-Host *
-	User root
-	Port $port
-	IdentityFile $s/id
-	IdentitiesOnly yes
-	UserKnownHostsFile /dev/null
-	StrictHostKeyChecking no
-	LogLevel ERROR
-	KexAlgorithms ecdh-sha2-nistp256
-	HostKeyAlgorithms ecdsa-sha2-nistp256
-	Ciphers aes128-gcm@openssh.com
-EOT
-	echo "get $s/data $s/got" >"$s/batch"
-	if ! /usr/sbin/sshd -f "$s/sshd.conf" -E "$s/sshd.log" || ! real_wait_port "$port"; then
-		fail sshd/record "sshd did not start: $(tail -2 "$s/sshd.log")"
-	else
-		sshd_pid=$(cat "$s/sshd.pid")
-		if timeout 60 "$PROPEL" record --follow -o "$t/ssh.db" -- \
-			sftp -q -F "$s/ssh_config" -b "$s/batch" 127.0.0.1 >"$t/ssh.out" 2>"$t/ssh.err" &&
-		   "$PROPEL" replay --format=jsonl "$t/ssh.db" >"$t/ssh.jsonl"; then
-			sed 's/^/  /' "$t/ssh.err"
-			conn=$(sed -n 's/.*traced pid \([0-9]*\) (sshd), the peer at 127\.0\.0\.1:'"$port"'$/\1/p' "$t/ssh.err" | head -1)
-			ssh_pid=$(sqlite3 "$t/ssh.db" "select pid from processes where exe like '%/ssh' limit 1" 2>/dev/null)
-			out=$(python3 "$checker" "$t/ssh.jsonl" --covered --kinds tcp 2>&1)
-			crc=$?
-			echo "$out" | sed 's/^/  /'
-			nm=$(python3 "$t/matched.py" "$t/ssh.jsonl" "$ssh_pid" "$conn")
-			mb=$(python3 - "$t/ssh.jsonl" "$ssh_pid" <<'PY'
-import json, sys
-print(sum(e["bytes"] for e in map(json.loads, open(sys.argv[1]))
-          if e["kind"] == "recv" and e["pid"] == int(sys.argv[2]) and
-          e.get("chan", "").startswith("tcp:") and "match" in e))
-PY
-)
-			nf=$(python3 "$t/funcs.py" "$t/ssh.jsonl" "$conn" | grep -c .)
-			echo "  ssh $ssh_pid, sshd $conn: matched recvs $nm, $mb bytes of ssh's matched; sshd entered $nf functions"
-			why=
-			[ -n "$conn" ] || why="propel did not say it traced sshd's connection: $(tail -1 "$t/ssh.err")"
-			[ -z "$why" ] && ! cmp -s "$s/data" "$s/got" && why="the file sftp got differs"
-			[ -z "$why" ] && [ $crc -ne 0 ] && why=$(echo "$out" | head -2)
-			for n in $nm; do
-				[ -z "$why" ] && [ "$n" -lt 5 ] && why="matched recvs (ssh, sshd): $nm (want >= 5 each)"
-			done
-			[ -z "$why" ] && [ "$mb" -lt 300000 ] &&
-				why="ssh's matched recvs hold $mb bytes (want >= the file's 300000)"
-			[ -z "$why" ] && [ "$nf" -lt 50 ] && why="sshd entered $nf functions (want >= 50)"
-			# a peer propel could not trace is said in one line, and the
-			# only one here is sshd's sandboxed pre-authentication child
-			bad=$(grep ': follow ' "$t/ssh.err" | grep -v 'runs in a seccomp sandbox, not traced')
-			[ -z "$why" ] && [ -n "$bad" ] && why="a peer not traced for another reason: $bad"
-			# the sandboxed child stopped its agent and exited normally
-			[ -z "$why" ] && grep -q 'without a clean exit' "$t/ssh.err" &&
-				why="propel says: $(grep 'without a clean exit' "$t/ssh.err")"
-			[ -z "$why" ] && pass sshd/record || fail sshd/record "$why"
-		else
-			fail sshd/record "record --follow: $(tail -2 "$t/ssh.err")"
-		fi
-		why=
-		rm -f "$s/got"
-		sftp -q -F "$s/ssh_config" -b "$s/batch" 127.0.0.1 >/dev/null 2>"$t/ssh2.err" &&
-			cmp -s "$s/data" "$s/got" || why="sftp after the session: $(tail -1 "$t/ssh2.err")"
-		[ -z "$why" ] && ! kill -0 "$sshd_pid" 2>/dev/null && why="the sshd listener is gone"
-		[ -z "$why" ] && [ "$(tracer "$sshd_pid")" != 0 ] && why="sshd: TracerPid '$(tracer "$sshd_pid")'"
-		[ -z "$why" ] && grep -qiE 'fatal|segfault|signal 1[1]' "$s/sshd.log" &&
-			why="sshd's log: $(grep -iE 'fatal|segfault|signal' "$s/sshd.log" | head -1)"
-		[ -z "$why" ] && pass sshd/after || fail sshd/after "$why"
-		kill "$sshd_pid" 2>/dev/null
-	fi
-fi
