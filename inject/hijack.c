@@ -1185,6 +1185,14 @@ int hijack_call_thread_in(struct hijack *h, const char *lib)
 	return in;
 }
 
+long hijack_call_thread_syscall(struct hijack *h)
+{
+	struct hj_thread *t = hj_call_thread(h);
+
+	return t && (long long)t->regs.orig_rax >= 0 ? (long)t->regs.orig_rax
+						     : -1;
+}
+
 int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr)
 {
 	struct hj_thread *t = hj_call_thread(h);

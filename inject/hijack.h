@@ -82,6 +82,10 @@ int hijack_exe_dynamic(pid_t pid);
  * hijack_sym), else 0. */
 int hijack_call_thread_in(struct hijack *h, const char *lib);
 
+/* The system call the thread that will run calls was stopped in (its
+ * number), or -1 if it was stopped in user code. */
+long hijack_call_thread_syscall(struct hijack *h);
+
 /* Choose the thread that will run calls (default: one blocked in a
  * restartable syscall, else one in user code). */
 int hijack_set_call_thread(struct hijack *h, pid_t tid);

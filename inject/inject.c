@@ -149,6 +149,52 @@ static void inject_abs_path(const char *agent_so, char *so, size_t n)
 	}
 }
 
+/* Syscalls glibc's malloc makes in the middle of its work. */
+static int inject_alloc_syscall(long nr)
+{
+	switch (nr) {
+	case 9:  /* mmap */
+	case 10: /* mprotect */
+	case 11: /* munmap */
+	case 12: /* brk */
+	case 25: /* mremap */
+	case 28: /* madvise */
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether the thread that will run our calls (dlopen, the agent's entry
+ * points; they allocate) stopped where such calls are safe.  Not:
+ *   - in the dynamic loader: the program is starting (its libc not
+ *     relocated yet) or loading a library; a dlopen would break the
+ *     loader's state;
+ *   - in user code inside libc, or in one of malloc's own syscalls there:
+ *     it may be half-way through malloc.  A single-threaded process takes
+ *     no lock there, so the call would walk a heap in the middle of a
+ *     change (abort() in sshd's re-exec'd connection process, which
+ *     propeld injects while it starts up); a multi-threaded one holds the
+ *     arena's lock, which the call would wait on for ever.
+ * A thread blocked in any other syscall (read, poll, futex...) holds no
+ * such state.  -EAGAIN: let the process run a moment and ask again.
+ */
+static int inject_safe_point(struct hijack *h, char **cause)
+{
+	long nr;
+
+	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
+		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
+						    "loader (starting up)");
+	if (!hijack_call_thread_in(h, "libc.so.6"))
+		return 0;
+	nr = hijack_call_thread_syscall(h);
+	if (nr < 0 || inject_alloc_syscall(nr))
+		return propel_cause(cause, -EAGAIN, "it stays busy inside its C "
+						    "library (allocating memory?)");
+	return 0;
+}
+
 int inject_agent_start_held(struct hijack *h, const char *agent_so,
 			    const char *session_dir, uint32_t flags,
 			    char **cause)
@@ -161,12 +207,9 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 
 	/* the target has its own cwd: give it an absolute path */
 	inject_abs_path(agent_so, so, sizeof(so));
-	/* stopped in the dynamic loader: the program is starting (its libc
-	 * not mapped or not relocated yet) or loading a library; a dlopen
-	 * now would break the loader's state.  Let it run and ask again. */
-	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
-		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
-						    "loader (starting up)");
+	err = inject_safe_point(h, cause);
+	if (err)
+		return err;
 	err = inject_check_dynamic(h, cause);
 	if (err)
 		return err;
@@ -259,9 +302,10 @@ int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 	return err;
 }
 
-/* Attach, find agent symbol sym, call it with all threads stopped. */
-static int inject_agent_call(pid_t pid, const char *sym, int32_t *res,
-			     char **cause)
+/* Attach, find agent symbol sym, call it with all threads stopped; with
+ * safe, only at a safe point (-EAGAIN otherwise: inject_safe_point). */
+static int inject_agent_call(pid_t pid, const char *sym, int safe,
+			     int32_t *res, char **cause)
 {
 	struct hijack *h = NULL;
 	char *so = NULL;
@@ -276,7 +320,9 @@ static int inject_agent_call(pid_t pid, const char *sym, int32_t *res,
 	err = hijack_attach(pid, &h, cause);
 	if (err)
 		goto out_free;
-	err = hijack_sym(h, so, sym, &fn, cause);
+	err = safe ? inject_safe_point(h, cause) : 0;
+	if (!err)
+		err = hijack_sym(h, so, sym, &fn, cause);
 	if (!err)
 		err = hijack_call(h, fn, NULL, 0, 0, &ret, cause);
 	if (!err)
@@ -294,12 +340,17 @@ int inject_agent_stop(pid_t pid, char **cause)
 	int32_t r = 0;
 	int err;
 
-	/* -EAGAIN: a thread was stopped while it patched code; let it finish
-	 * (the process runs between tries) */
+	/* -EAGAIN: a thread was stopped while it patched code, or not at a
+	 * safe point; let it go on (the process runs between tries) */
 	for (int tries = 0;; tries++) {
-		err = inject_agent_call(pid, PROPEL_AGENT_STOP_SYM, &r, cause);
-		if (err || r != -EAGAIN || tries == 200)
+		err = inject_agent_call(pid, PROPEL_AGENT_STOP_SYM, 1, &r, cause);
+		if ((err != -EAGAIN && (err || r != -EAGAIN)) || tries == 200)
 			break;
+		if (cause) {
+			free(*cause);
+			*cause = NULL;
+		}
+		r = 0;
 		usleep(10000);
 	}
 	if (err)
@@ -316,7 +367,7 @@ int inject_agent_status(pid_t pid, char **cause)
 
 	if (err <= 0)
 		return err < 0 ? propel_cause(cause, err, "no such process") : 0;
-	err = inject_agent_call(pid, PROPEL_AGENT_STATUS_SYM, &r, cause);
+	err = inject_agent_call(pid, PROPEL_AGENT_STATUS_SYM, 0, &r, cause);
 	if (err)
 		return err;
 	return r > 0;

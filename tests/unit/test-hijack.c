@@ -35,7 +35,8 @@
 
 static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
 static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
-	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16];
+	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16],
+	th_churn[PATH_MAX + 16];
 static int th_failed;
 static int th_argc;
 static char **th_argv;
@@ -119,6 +120,7 @@ static int th_build(void)
 	snprintf(th_agent, sizeof(th_agent), "%s/libpropel-agent-fake.so", th_fix);
 	snprintf(th_static, sizeof(th_static), "%s/static-spin", th_fix);
 	snprintf(th_trap, sizeof(th_trap), "%s/trap-target", th_fix);
+	snprintf(th_churn, sizeof(th_churn), "%s/churn", th_fix);
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
@@ -130,6 +132,9 @@ static int th_build(void)
 	if (th_sh("gcc -O2 -pthread -rdynamic -o %s "
 		  "%s/tests/fixtures/hijack/trap-target.c",
 		  th_trap, th_top))
+		return -1;
+	if (th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
+		  th_top))
 		return -1;
 	if (th_sh("gcc -O0 -g -fno-omit-frame-pointer -fPIC -shared "
 		  "-fvisibility=hidden -I%s -o %s "
@@ -1092,6 +1097,98 @@ static void th_case_int3(void)
 	th_kill(p.pid);
 }
 
+/* The last "calls N" of a churn target's output; -1 after an ERROR. */
+static long th_churn_calls(const char *out, char *why, size_t wn)
+{
+	char line[256];
+	long calls = 0;
+	FILE *f = fopen(out, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "ERROR", 5)) {
+			line[strcspn(line, "\n")] = 0;
+			snprintf(why, wn, "target said: %s", line);
+			calls = -1;
+			break;
+		}
+		sscanf(line, "calls %ld", &calls);
+	}
+	if (f)
+		fclose(f);
+	return calls;
+}
+
+/*
+ * A single thread busy in malloc and free (tests/fixtures/hijack/churn.c),
+ * a fresh one each round, the agent loaded and stopped in it: it must go
+ * on allocating unharmed.  glibc's malloc takes no lock in a
+ * single-threaded process, so a dlopen called from a stop inside malloc
+ * meets a heap half-way through a change; inject_agent_start must wait
+ * for the thread to be out of its C library.
+ */
+static void th_case_churn(void)
+{
+	int rounds = 40, i, bad = 0, st;
+	char out[PATH_MAX + 32], why[512] = "", *cause = NULL;
+	long t0 = th_ms();
+
+	snprintf(out, sizeof(out), "%s/churn.out", th_tmp);
+	for (i = 0; i < rounds && !bad; i++) {
+		char *argv[] = { th_churn, NULL };
+		char dir[PATH_MAX];
+		long before, after;
+		pid_t pid;
+		int err;
+
+		snprintf(dir, sizeof(dir), "%s/churn-%d", th_tmp, i);
+		mkdir(dir, 0755);
+		pid = th_spawn(argv, out);
+		if (pid <= 0) {
+			snprintf(why, sizeof(why), "cannot start %.400s", th_churn);
+			bad = 1;
+			break;
+		}
+		th_sleep_ms(20 + i % 7);
+		/* (the agent's start writes a file: malloc) */
+		err = 0;
+		for (int k = 0; k < 8 && !err; k++) {
+			err = inject_agent_start(pid, th_agent, dir, 1, &cause);
+			if (!err)
+				err = inject_agent_stop(pid, &cause);
+			th_sleep_ms(k);
+		}
+		if (err < 0) {
+			snprintf(why, sizeof(why), "round %d: %s", i,
+				 cause ? cause : strerror(-err));
+			bad = 1;
+		}
+		free(cause);
+		cause = NULL;
+		before = th_churn_calls(out, why, sizeof(why));
+		th_sleep_ms(60);
+		after = th_churn_calls(out, why, sizeof(why));
+		if (!bad && waitpid(pid, &st, WNOHANG) == pid) {
+			snprintf(why, sizeof(why), "round %d: target died (%s)", i,
+				 WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
+						 : "exit");
+			pid = -1;
+			bad = 1;
+		} else if (!bad && (before < 0 || after < 0)) {
+			bad = 1;
+		} else if (!bad && after <= before) {
+			snprintf(why, sizeof(why), "round %d: no progress (%ld -> "
+				 "%ld blocks)", i, before, after);
+			bad = 1;
+		}
+		th_kill(pid);
+	}
+	if (bad)
+		th_fail("churn", "%s", why);
+	else
+		th_pass("churn");
+	printf("# churn: %d rounds in %ld ms\n", i, th_ms() - t0);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1102,6 +1199,7 @@ int main(int argc, char **argv)
 		{ "timeout", th_case_timeout }, { "inject", th_case_inject },
 		{ "bad", th_case_bad },       { "race", th_case_race },
 		{ "agent", th_case_agent },   { "int3", th_case_int3 },
+		{ "churn", th_case_churn },
 	};
 	size_t i;
 
