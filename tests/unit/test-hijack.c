@@ -6,8 +6,10 @@
  * $O/tests/fixtures/hijack/: target (a self-checking multi-threaded
  * program under load), libpropel-agent-fake.so (the agent ABI, recording
  * what it receives), static-spin (gcc -static), trap-target (patches
- * itself with int3 like the agent).  Cases print PASS/FAIL/SKIP
- * lines; needs root for the permission case (skips otherwise).
+ * itself with int3 like the agent), churn (one thread busy in malloc and
+ * free: the agent may be loaded only at a safe point).  Cases print
+ * PASS/FAIL/SKIP lines; needs root for the permission case (skips
+ * otherwise).
  *
  * Usage: test-hijack            run every case
  *        test-hijack CASE...    run only the named cases (prefix match)
