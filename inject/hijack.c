@@ -1154,7 +1154,7 @@ pid_t hijack_call_thread(struct hijack *h)
 
 static int hj_lib_matches(const char *path, const char *lib);
 
-int hijack_call_thread_in(struct hijack *h, const char *lib)
+int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
 {
 	struct hj_thread *t = hj_call_thread(h);
 	char mp[64], line[PATH_MAX + 128];
@@ -1178,11 +1178,21 @@ int hijack_call_thread_in(struct hijack *h, const char *lib)
 			continue;
 		p = line + pos;
 		p[strcspn(p, "\n")] = 0;
-		in = *p == '/' && hj_lib_matches(p, lib);
+		in = *p == '/' && strlen(p) < n;
+		if (in)
+			memcpy(path, p, strlen(p) + 1);
 		break;
 	}
 	fclose(f);
 	return in;
+}
+
+int hijack_call_thread_in(struct hijack *h, const char *lib)
+{
+	char path[PATH_MAX];
+
+	return hijack_call_thread_file(h, path, sizeof(path)) &&
+	       hj_lib_matches(path, lib);
 }
 
 long hijack_call_thread_syscall(struct hijack *h)

@@ -82,6 +82,10 @@ int hijack_exe_dynamic(pid_t pid);
  * hijack_sym), else 0. */
 int hijack_call_thread_in(struct hijack *h, const char *lib);
 
+/* 1 if the thread that will run calls stopped in a mapped file, its path
+ * in path[n]; else 0. */
+int hijack_call_thread_file(struct hijack *h, char *path, size_t n);
+
 /* The system call the thread that will run calls was stopped in (its
  * number), or -1 if it was stopped in user code. */
 long hijack_call_thread_syscall(struct hijack *h);

@@ -170,28 +170,34 @@ static int inject_alloc_syscall(long nr)
  *   - in the dynamic loader: the program is starting (its libc not
  *     relocated yet) or loading a library; a dlopen would break the
  *     loader's state;
- *   - in user code inside libc, or in one of malloc's own syscalls there:
- *     it may be half-way through malloc.  A single-threaded process takes
- *     no lock there, so the call would walk a heap in the middle of a
- *     change (abort() in sshd's re-exec'd connection process, which
- *     propeld injects while it starts up); a multi-threaded one holds the
- *     arena's lock, which the call would wait on for ever.
+ *   - in user code inside the allocator -- an object that defines malloc:
+ *     libc, or one interposed on it (jemalloc under redis-server,
+ *     tcmalloc) -- or in one of malloc's own syscalls there: it may be
+ *     half-way through malloc.  glibc's malloc takes no lock in a
+ *     single-threaded process, so the call would walk a heap in the
+ *     middle of a change (abort() in sshd's re-exec'd connection process,
+ *     which propeld injects while it starts up); jemalloc's would wait on
+ *     a lock the thread itself holds, for ever.
  * A thread blocked in any other syscall (read, poll, futex...) holds no
  * such state.  -EAGAIN: let the process run a moment and ask again.
  */
 static int inject_safe_point(struct hijack *h, char **cause)
 {
+	char path[PATH_MAX];
+	uint64_t fn;
 	long nr;
 
 	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
 		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
 						    "loader (starting up)");
-	if (!hijack_call_thread_in(h, "libc.so.6"))
+	if (!hijack_call_thread_file(h, path, sizeof(path)) ||
+	    hijack_sym_noexec(hijack_pid(h), path, "malloc", &fn, NULL))
 		return 0;
 	nr = hijack_call_thread_syscall(h);
 	if (nr < 0 || inject_alloc_syscall(nr))
-		return propel_cause(cause, -EAGAIN, "it stays busy inside its C "
-						    "library (allocating memory?)");
+		return propel_cause(cause, -EAGAIN, "it stays busy in its memory "
+						    "allocator (%s)",
+				    strrchr(path, '/') + 1);
 	return 0;
 }
 

@@ -35,10 +35,12 @@
 #include "inject/hijack.h"
 #include "inject/inject.h"
 
+#define TH_JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
 static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
 static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
 	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16],
-	th_churn[PATH_MAX + 16];
+	th_churn[PATH_MAX + 16], th_churn_je[PATH_MAX + 16];
 static int th_failed;
 static int th_argc;
 static char **th_argv;
@@ -123,6 +125,7 @@ static int th_build(void)
 	snprintf(th_static, sizeof(th_static), "%s/static-spin", th_fix);
 	snprintf(th_trap, sizeof(th_trap), "%s/trap-target", th_fix);
 	snprintf(th_churn, sizeof(th_churn), "%s/churn", th_fix);
+	snprintf(th_churn_je, sizeof(th_churn_je), "%s/churn-jemalloc", th_fix);
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
@@ -138,6 +141,12 @@ static int th_build(void)
 	if (th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
 		  th_top))
 		return -1;
+	/* the same on jemalloc (redis-server's allocator, interposed on
+	 * libc's malloc), when it is installed (libjemalloc2) */
+	if (access(TH_JEMALLOC, R_OK) ||
+	    th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c %s", th_churn_je,
+		  th_top, TH_JEMALLOC))
+		th_churn_je[0] = 0;
 	if (th_sh("gcc -O0 -g -fno-omit-frame-pointer -fPIC -shared "
 		  "-fvisibility=hidden -I%s -o %s "
 		  "%s/tests/fixtures/hijack/fake-agent.c",
@@ -1126,27 +1135,28 @@ static long th_churn_calls(const char *out, char *why, size_t wn)
  * on allocating unharmed.  glibc's malloc takes no lock in a
  * single-threaded process, so a dlopen called from a stop inside malloc
  * meets a heap half-way through a change; inject_agent_start must wait
- * for the thread to be out of its C library.
+ * for the thread to be out of its C library -- or out of an allocator
+ * interposed on its malloc (churn_jemalloc: jemalloc, as redis-server's).
  */
-static void th_case_churn(void)
+static void th_churn_run(const char *name, char *prog)
 {
 	int rounds = 40, i, bad = 0, st;
 	char out[PATH_MAX + 32], why[512] = "", *cause = NULL;
 	long t0 = th_ms();
 
-	snprintf(out, sizeof(out), "%s/churn.out", th_tmp);
+	snprintf(out, sizeof(out), "%s/%s.out", th_tmp, name);
 	for (i = 0; i < rounds && !bad; i++) {
-		char *argv[] = { th_churn, NULL };
+		char *argv[] = { prog, NULL };
 		char dir[PATH_MAX];
 		long before, after;
 		pid_t pid;
 		int err;
 
-		snprintf(dir, sizeof(dir), "%s/churn-%d", th_tmp, i);
+		snprintf(dir, sizeof(dir), "%s/%s-%d", th_tmp, name, i);
 		mkdir(dir, 0755);
 		pid = th_spawn(argv, out);
 		if (pid <= 0) {
-			snprintf(why, sizeof(why), "cannot start %.400s", th_churn);
+			snprintf(why, sizeof(why), "cannot start %.400s", prog);
 			bad = 1;
 			break;
 		}
@@ -1185,10 +1195,19 @@ static void th_case_churn(void)
 		th_kill(pid);
 	}
 	if (bad)
-		th_fail("churn", "%s", why);
+		th_fail(name, "%s", why);
 	else
-		th_pass("churn");
-	printf("# churn: %d rounds in %ld ms\n", i, th_ms() - t0);
+		th_pass(name);
+	printf("# %s: %d rounds in %ld ms\n", name, i, th_ms() - t0);
+}
+
+static void th_case_churn(void)
+{
+	th_churn_run("churn", th_churn);
+	if (th_churn_je[0])
+		th_churn_run("churn_jemalloc", th_churn_je);
+	else
+		th_skip("churn_jemalloc", "no " TH_JEMALLOC " (libjemalloc2)");
 }
 
 int main(int argc, char **argv)
