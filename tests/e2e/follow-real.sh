@@ -274,42 +274,10 @@ if ! [ -x /usr/sbin/sshd ] || ! command -v sftp >/dev/null; then
 	skip sshd/record "no /usr/sbin/sshd or sftp (openssh-server, openssh-client)"
 else
 	s=$t/ssh
-	mkdir -p "$s" /run/sshd
-	chmod 700 "$s"
-	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$s/hostkey" </dev/null >/dev/null
-	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$s/id" </dev/null >/dev/null
-	cp "$s/id.pub" "$s/authorized_keys"
-	head -c 300000 /dev/urandom >"$s/data"
-	port=$(real_port)
-	# the key exchange, keys and cipher are libcrypto's (not traced), so
-	# the trace is sshd's and ssh's own code, not their curve25519 math
-	cat >"$s/sshd.conf" <<EOT
-ListenAddress 127.0.0.1:$port
-HostKey $s/hostkey
-AuthorizedKeysFile $s/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $s/sshd.pid
-UseDNS no
-Subsystem sftp internal-sftp
-EOT
-	cat >"$s/ssh_config" <<EOT
-Host *
-	User root
-	Port $port
-	IdentityFile $s/id
-	IdentitiesOnly yes
-	UserKnownHostsFile /dev/null
-	StrictHostKeyChecking no
-	LogLevel ERROR
-	KexAlgorithms ecdh-sha2-nistp256
-	HostKeyAlgorithms ecdsa-sha2-nistp256
-	Ciphers aes128-gcm@openssh.com
-EOT
-	echo "get $s/data $s/got" >"$s/batch"
+	# (libcrypto's key exchange and cipher, not traced: the trace is sshd's
+	# and ssh's own code, not their curve25519 math)
+	sshd_setup "$s"
+	port=$SSHD_PORT
 	if ! /usr/sbin/sshd -f "$s/sshd.conf" -E "$s/sshd.log" || ! real_wait_port "$port"; then
 		fail sshd/record "sshd did not start: $(tail -2 "$s/sshd.log")"
 	else

@@ -19,42 +19,9 @@
 rounds=${1:-16}
 is_root || { echo "follow-sshd: needs root"; exit 0; }
 t=$(tmpdir)
-chmod 700 "$t"
-mkdir -p /run/sshd
 trap '[ -f "$t/sshd.pid" ] && kill "$(cat "$t/sshd.pid")" 2>/dev/null; rm -rf "$t"' EXIT
-ssh-keygen -q -t ecdsa -b 256 -N '' -f "$t/hostkey" </dev/null >/dev/null
-ssh-keygen -q -t ecdsa -b 256 -N '' -f "$t/id" </dev/null >/dev/null
-cp "$t/id.pub" "$t/authorized_keys"
-head -c 300000 /dev/urandom >"$t/data"
-port=$(real_port)
-# libcrypto's key exchange and cipher: ssh's own curve25519 is 24M calls
-cat >"$t/sshd.conf" <<EOT
-ListenAddress 127.0.0.1:$port
-HostKey $t/hostkey
-AuthorizedKeysFile $t/authorized_keys
-PermitRootLogin prohibit-password
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PidFile $t/sshd.pid
-UseDNS no
-Subsystem sftp internal-sftp
-EOT
-cat >"$t/ssh_config" <<EOT
-Host *
-	User root
-	Port $port
-	IdentityFile $t/id
-	IdentitiesOnly yes
-	UserKnownHostsFile /dev/null
-	StrictHostKeyChecking no
-	LogLevel ERROR
-	KexAlgorithms ecdh-sha2-nistp256
-	HostKeyAlgorithms ecdsa-sha2-nistp256
-	Ciphers aes128-gcm@openssh.com
-EOT
-echo "get $t/data $t/got" >"$t/batch"
+sshd_setup "$t"
+port=$SSHD_PORT
 harmed=0
 for ((i = 1; i <= rounds; i++)); do
 	[ -f "$t/sshd.pid" ] && kill "$(cat "$t/sshd.pid")" 2>/dev/null && sleep 0.2

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# tests/real/servers.sh - the real servers that tests/e2e/real-software.sh
-# and tests/bench-real.sh attach to: Debian's nginx (one worker) and
-# redis-server, each on 127.0.0.1 at a free high port, with its own config,
-# data and logs in a directory the caller owns, and the load generators that
-# drive them (wrk, redis-benchmark).  Source it after tests/lib.sh.
+# tests/real/servers.sh - the real servers that tests/e2e/real-software.sh,
+# tests/e2e/follow-real.sh and tests/bench-real.sh attach to or follow into:
+# Debian's nginx (one worker), redis-server and sshd, each on 127.0.0.1 at a
+# free high port, with its own config, data and logs in a directory the
+# caller owns, and the load generators that drive them (wrk,
+# redis-benchmark).  Source it after tests/lib.sh.
 #
 #   nginx_start DIR      sets NGINX_PORT NGINX_MASTER NGINX_WORKER; serves
 #                        DIR/www: index.html (4 KiB, the wrk target) and
@@ -11,6 +12,14 @@
 #   nginx_stop           QUIT, then KILL after 5 s
 #   redis_start DIR      sets REDIS_PORT REDIS_PID (no persistence)
 #   redis_stop
+#   sshd_setup DIR       sets SSHD_PORT; writes DIR (mode 700): an sshd
+#                        config for /usr/sbin/sshd -f DIR/sshd.conf (its own
+#                        ecdsa host key, DIR/sshd.pid, internal-sftp, root
+#                        by key only), DIR/ssh_config for ssh -F and sftp -F
+#                        (the key DIR/id, libcrypto's ecdh-sha2-nistp256 and
+#                        aes128-gcm: ssh's own curve25519 is 24M traced
+#                        calls), DIR/data (300,000 random bytes) and
+#                        DIR/batch (an sftp batch that gets it as DIR/got)
 #   real_cleanup         stops both and every load generator still running
 #   wrk_run SECS OUT     wrk on index.html for SECS s; OUT gets its report
 #                        and the propel-wrk line (tests/real/wrk-report.lua)
@@ -230,6 +239,44 @@ wrk_field() {
 wrk_errors() {
 	awk '/^propel-wrk / { n = 0; for (i = 2; i <= NF; i++) { split($i, kv, "=");
 		if (kv[1] ~ /^(connect|read|write|status|timeout)$/) n += kv[2] } print n }' "$1" | tail -1
+}
+
+sshd_setup() {
+	local d=$1
+	mkdir -p "$d" /run/sshd
+	chmod 700 "$d"
+	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$d/hostkey" </dev/null >/dev/null
+	ssh-keygen -q -t ecdsa -b 256 -N '' -f "$d/id" </dev/null >/dev/null
+	cp "$d/id.pub" "$d/authorized_keys"
+	head -c 300000 /dev/urandom >"$d/data"
+	SSHD_PORT=$(real_port)
+	cat >"$d/sshd.conf" <<EOT
+ListenAddress 127.0.0.1:$SSHD_PORT
+HostKey $d/hostkey
+AuthorizedKeysFile $d/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $d/sshd.pid
+UseDNS no
+Subsystem sftp internal-sftp
+EOT
+	cat >"$d/ssh_config" <<EOT
+Host *
+	User root
+	Port $SSHD_PORT
+	IdentityFile $d/id
+	IdentitiesOnly yes
+	UserKnownHostsFile /dev/null
+	StrictHostKeyChecking no
+	LogLevel ERROR
+	KexAlgorithms ecdh-sha2-nistp256
+	HostKeyAlgorithms ecdsa-sha2-nistp256
+	Ciphers aes128-gcm@openssh.com
+EOT
+	echo "get $d/data $d/got" >"$d/batch"
 }
 
 real_cleanup() {
