@@ -190,10 +190,15 @@ static int inject_safe_point(struct hijack *h, char **cause)
 	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
 		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
 						    "loader (starting up)");
-	if (!hijack_call_thread_file(h, path, sizeof(path)) ||
+	if (!hijack_call_thread_file(h, path, sizeof(path)))
+		path[0] = 0;
+	nr = hijack_call_thread_syscall(h);
+	pr_dbg("pid %d: thread %d stopped in %s, syscall %ld",
+	       (int)hijack_pid(h), (int)hijack_call_thread(h),
+	       path[0] ? path : "anonymous memory", nr);
+	if (!path[0] ||
 	    hijack_sym_noexec(hijack_pid(h), path, "malloc", &fn, NULL))
 		return 0;
-	nr = hijack_call_thread_syscall(h);
 	if (nr < 0 || inject_alloc_syscall(nr))
 		return propel_cause(cause, -EAGAIN, "it stays busy in its memory "
 						    "allocator (%s)",

@@ -272,6 +272,9 @@ again:
 		return err; /* gone, or already let go */
 	if (err)
 		goto release;
+	pr_dbg("exec of %d: the agent goes in at %#llx (%s)", (int)pid,
+	       (unsigned long long)regs.rip,
+	       start_main && regs.rip != start_main ? "main" : "its entry point");
 	err = hijack_adopt(pid, pid, &h, cause);
 	if (err)
 		return err; /* the adoption let go of everything */
