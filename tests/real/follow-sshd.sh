@@ -21,9 +21,10 @@
 #     over 120 rounds harmed since.
 #   Left (session 18): about 1 round in 20 here (and 1 of 2 CI runs that
 #     had the check) the file arrives but the connection is not traced in
-#     full.  Seen twice: (a) propeld injected the listener (ppid 1
-#     in the session's processes) for the TCP peer -- it still held the accepted socket
-#     just after its fork -- and the connection's own process, the child
+#     full.  Seen twice: (a) propeld injected the listener (ppid 1 in
+#     the session's processes) for the TCP peer -- it still held the
+#     accepted socket just after its fork -- and the connection's own
+#     process, the child
 #     that re-exec'd, was never traced; (b) the connection process was
 #     injected (while it read its config from the listener, fd 5) but its
 #     agent knew none of sshd's functions: only the 21 libc functions the
