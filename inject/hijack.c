@@ -41,6 +41,7 @@
  * Callers: inject/inject.c, tests/unit/test-hijack.c.
  */
 #include <dirent.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -1193,6 +1194,95 @@ int hijack_call_thread_in(struct hijack *h, const char *lib)
 
 	return hijack_call_thread_file(h, path, sizeof(path)) &&
 	       hj_lib_matches(path, lib);
+}
+
+/* No separate debug files: the unwinder reads .eh_frame from the module
+ * itself (and never waits on a debuginfod server). */
+static int hj_no_debuginfo(Dwfl_Module *mod, void **userdata,
+			   const char *modname, Dwarf_Addr base,
+			   const char *file_name, const char *debuglink_file,
+			   GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
+/* The file of the module whose range holds pc, or NULL. */
+static const char *hj_module_at(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Addr lo = 0, hi = 0;
+	const char *name;
+
+	if (!m)
+		return NULL;
+	name = dwfl_module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+	return name && pc >= lo && pc < hi ? name : NULL;
+}
+
+struct hj_unwind {
+	Dwfl *dwfl;
+	const char *lib;
+	int frames, in, lost;
+};
+
+static int hj_frame(Dwfl_Frame *state, void *arg)
+{
+	struct hj_unwind *u = arg;
+	Dwarf_Addr pc;
+	bool activation;
+	const char *name;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	if (!activation)
+		pc--; /* a return address: the call is the byte before */
+	name = hj_module_at(u->dwfl, pc);
+	/* past code no module holds (an agent's stub: no CFI), the frames
+	 * the unwinder guesses are not to be trusted */
+	if (!name) {
+		u->lost = 1;
+		return DWARF_CB_ABORT;
+	}
+	if (hj_lib_matches(name, u->lib)) {
+		u->in = 1;
+		return DWARF_CB_ABORT;
+	}
+	return ++u->frames < 256 ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+int hijack_call_thread_calls_from(struct hijack *h, const char *lib)
+{
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_linux_proc_find_elf,
+		.find_debuginfo = hj_no_debuginfo,
+	};
+	struct hj_thread *t = hj_call_thread(h);
+	struct hj_unwind u = { .lib = lib };
+
+	if (!t || !(u.dwfl = dwfl_begin(&cb)))
+		return 0;
+	if (dwfl_linux_proc_report(u.dwfl, h->pid) == 0 &&
+	    dwfl_report_end(u.dwfl, NULL, NULL) == 0 &&
+	    dwfl_linux_proc_attach(u.dwfl, h->pid, true) == 0) {
+		dwfl_getthread_frames(u.dwfl, t->tid, hj_frame, &u);
+		/* stopped where no CFI describes the frame -- the first
+		 * instruction of a library's _init (its .init section has
+		 * none), reached by a page fault on its first page: the word
+		 * at sp is the return address */
+		if (!u.in && u.frames == 1 && !u.lost &&
+		    (long long)t->regs.orig_rax < 0) {
+			uint64_t ra = 0;
+			const char *name;
+
+			if (!hijack_read(h, t->regs.rsp, &ra, sizeof(ra)) &&
+			    (name = hj_module_at(u.dwfl, ra - 1)))
+				u.in = hj_lib_matches(name, lib);
+		}
+	}
+	dwfl_end(u.dwfl);
+	return u.in;
 }
 
 long hijack_call_thread_syscall(struct hijack *h)

@@ -86,6 +86,10 @@ int hijack_call_thread_in(struct hijack *h, const char *lib);
  * in path[n]; else 0. */
 int hijack_call_thread_file(struct hijack *h, char *path, size_t n);
 
+/* 1 if a frame of the stack of the thread that will run calls lies in lib
+ * (unwound through .eh_frame with libdwfl), else 0. */
+int hijack_call_thread_calls_from(struct hijack *h, const char *lib);
+
 /* The system call the thread that will run calls was stopped in (its
  * number), or -1 if it was stopped in user code. */
 long hijack_call_thread_syscall(struct hijack *h);

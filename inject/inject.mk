@@ -10,7 +10,7 @@ PROPELD_OBJS = $(O)/inject/propeld.o \
 
 $(O)/propeld: $(PROPELD_OBJS)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) $(SAN) -o $@ $^ $(call pc_libs,libelf) -lpthread
+	$(Q)$(CC) $(SAN) -o $@ $^ $(call pc_libs,libdw libelf) -lpthread
 
 ALL_TARGETS += $(O)/propeld
 

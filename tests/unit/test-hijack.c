@@ -7,7 +7,8 @@
  * program under load), libpropel-agent-fake.so (the agent ABI, recording
  * what it receives), static-spin (gcc -static), trap-target (patches
  * itself with int3 like the agent), churn (one thread busy in malloc and
- * free: the agent may be loaded only at a safe point).  Cases print
+ * free: the agent may be loaded only at a safe point), slow-ctor (a
+ * library constructor that runs 600 ms before main).  Cases print
  * PASS/FAIL/SKIP lines; needs root for the permission case (skips
  * otherwise).
  *
@@ -40,7 +41,8 @@
 static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
 static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
 	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16],
-	th_churn[PATH_MAX + 16], th_churn_je[PATH_MAX + 16];
+	th_churn[PATH_MAX + 16], th_churn_je[PATH_MAX + 16],
+	th_ctor[PATH_MAX + 16];
 static int th_failed;
 static int th_argc;
 static char **th_argv;
@@ -126,6 +128,7 @@ static int th_build(void)
 	snprintf(th_trap, sizeof(th_trap), "%s/trap-target", th_fix);
 	snprintf(th_churn, sizeof(th_churn), "%s/churn", th_fix);
 	snprintf(th_churn_je, sizeof(th_churn_je), "%s/churn-jemalloc", th_fix);
+	snprintf(th_ctor, sizeof(th_ctor), "%s/slow-ctor", th_fix);
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
@@ -140,6 +143,12 @@ static int th_build(void)
 		return -1;
 	if (th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
 		  th_top))
+		return -1;
+	if (th_sh("gcc -O2 -shared -fPIC -o %s/libslow-ctor.so "
+		  "%s/tests/fixtures/hijack/slow-ctor-lib.c && "
+		  "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
+		  "-Wl,--no-as-needed -L%s -lslow-ctor -Wl,-rpath,%s",
+		  th_fix, th_top, th_ctor, th_top, th_fix, th_fix))
 		return -1;
 	/* the same on jemalloc (redis-server's allocator, interposed on
 	 * libc's malloc), when it is installed (libjemalloc2) */
@@ -1210,6 +1219,48 @@ static void th_case_churn(void)
 		th_skip("churn_jemalloc", "no " TH_JEMALLOC " (libjemalloc2)");
 }
 
+/*
+ * A process stopped while the dynamic loader runs a library's constructor
+ * (tests/fixtures/hijack/slow-ctor*.c: 600 ms in the library's own code,
+ * before main): the agent must not go in until main runs -- from a
+ * constructor it would find no function of the program on the stack, and
+ * main, called from libc, would never be traced (sshd's re-exec'd
+ * connection process, stopped in libgcrypt's constructor).
+ */
+static void th_case_ctor(void)
+{
+	char *argv[] = { th_ctor, NULL };
+	char out[PATH_MAX + 32], dir[PATH_MAX], line[64] = "", *cause = NULL;
+	FILE *f;
+	pid_t pid;
+	int err;
+
+	snprintf(out, sizeof(out), "%s/ctor.out", th_tmp);
+	snprintf(dir, sizeof(dir), "%s/ctor", th_tmp);
+	mkdir(dir, 0755);
+	pid = th_spawn(argv, out);
+	if (pid <= 0) {
+		th_fail("ctor", "cannot start %.400s", th_ctor);
+		return;
+	}
+	th_sleep_ms(100);
+	err = inject_agent_start(pid, th_agent, dir, 1, &cause);
+	f = fopen(out, "r");
+	if (f && !fgets(line, sizeof(line), f))
+		line[0] = 0;
+	if (f)
+		fclose(f);
+	if (err)
+		th_fail("ctor", "inject: %s", cause ? cause : strerror(-err));
+	else if (strcmp(line, "main\n"))
+		th_fail("ctor", "the agent went in before main (the "
+				"constructor was running)");
+	else
+		th_pass("ctor");
+	free(cause);
+	th_kill(pid);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1220,7 +1271,7 @@ int main(int argc, char **argv)
 		{ "timeout", th_case_timeout }, { "inject", th_case_inject },
 		{ "bad", th_case_bad },       { "race", th_case_race },
 		{ "agent", th_case_agent },   { "int3", th_case_int3 },
-		{ "churn", th_case_churn },
+		{ "churn", th_case_churn },   { "ctor", th_case_ctor },
 	};
 	size_t i;
 
