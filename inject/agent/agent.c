@@ -415,17 +415,19 @@ int looks_like_return_address(uint64_t w)
 	return 0;
 }
 
-static void instrument_code_addr(uint64_t a)
+/* 1 if a lies in a traced function (now instrumented), else 0. */
+static int instrument_code_addr(uint64_t a)
 {
 	struct ag_module *m = module_of(a);
 	const struct ag_sym *s;
 
 	if (!m || m->system || m->self || !m->file || a < m->text_lo + 8)
-		return;
+		return 0;
 	s = module_sym(m, a);
 	if (!s || s->frag)
-		return;
+		return 0;
 	patch_function(func_get(s->addr));
+	return 1;
 }
 
 /*
@@ -484,16 +486,50 @@ static uint64_t stack_end(uint64_t sp)
 	return hi;
 }
 
+/* The mapping of /proc/self/maps that holds a, as "path+offset" (or
+ * "[name]", "anonymous") in buf[n]. */
+static void maps_where(uint64_t a, char *buf, size_t n)
+{
+	extern char *ag_read_proc(const char *path, size_t *len);
+	size_t cap = 0;
+	char *text = ag_read_proc("/proc/self/maps", &cap), *line;
+
+	snprintf(buf, n, "unmapped");
+	if (!text)
+		return;
+	for (line = text; *line;) {
+		unsigned long l, u, off;
+		int pos = 0;
+		char *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %n", &l, &u, &off,
+			   &pos) == 3 && a >= l && a < u) {
+			if (pos && line[pos])
+				snprintf(buf, n, "%s+%#lx", line + pos,
+					 (unsigned long)(a - l + off));
+			else
+				snprintf(buf, n, "anonymous");
+			break;
+		}
+		if (!nl)
+			break;
+		line = nl + 1;
+	}
+	munmap(text, cap);
+}
+
 /* Instrument the functions on a thread's stack (its words from sp to
  * hi): its pc, and every word that looks like a return address into
  * traced code, or into the stub of a call site (the site's function: the
  * thread returns there through the stub).  A slot already swapped for an
  * adopted call (ag_adopt) names its return address elsewhere. */
-static void stack_activate(const struct propel_thread_hint *h, uint64_t hi)
+static int stack_activate(const struct propel_thread_hint *h, uint64_t hi)
 {
 	uint64_t a;
+	int n = instrument_code_addr(h->pc);
 
-	instrument_code_addr(h->pc);
 	for (a = h->sp & ~7ull; a + 8 <= hi; a += 8) {
 		uint64_t w = *(const uint64_t *)a;
 		struct ag_module *m;
@@ -506,13 +542,15 @@ static void stack_activate(const struct propel_thread_hint *h, uint64_t hi)
 		    st->owner && st->owner->mod && !st->owner->mod->system &&
 		    !st->owner->mod->self) {
 			patch_function(st->owner);
+			n++;
 			continue;
 		}
 		if (!m || m->system || m->self || w < m->text_lo + 8)
 			continue;
 		if (looks_like_return_address(w))
-			instrument_code_addr(w);
+			n += instrument_code_addr(w);
 	}
+	return n;
 }
 
 /*
@@ -984,13 +1022,30 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 		ag_cfg.ring_kb = (flags >> PROPEL_START_RING_SHIFT) * 64;
 	err = start_common(session_dir, flags & 0xff, 0);
 	if (!err) {
+		int found = 0;
+
 		map_batch_begin();
 		for (i = 0; i < nhints; i++) {
 			uint64_t hi = stack_end(hints[i].sp);
 
 			/* (first: the slot it finds is still unpatched) */
 			ag_adopt(&hints[i], hi);
-			stack_activate(&hints[i], hi);
+			found += stack_activate(&hints[i], hi);
+		}
+		/* (the program's calls are followed from these: without one,
+		 * only its messages through libc are recorded) */
+		if (nhints && !found) {
+			char where[300];
+
+			maps_where(hints[0].pc, where, sizeof(where));
+			ag_warn("no function of the program on the stack of its "
+				"%u thread(s) (thread %llu: pc %#llx in %s, "
+				"syscall %lld, sp %#llx, stack to %#llx)", nhints,
+				(unsigned long long)hints[0].tid,
+				(unsigned long long)hints[0].pc, where,
+				(long long)hints[0].sys,
+				(unsigned long long)hints[0].sp,
+				(unsigned long long)stack_end(hints[0].sp));
 		}
 		map_batch_end();
 		ag_active = 1;
