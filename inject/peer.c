@@ -193,7 +193,11 @@ long peer_owner(pid_t pid)
 
 int peer_sandboxed(pid_t pid)
 {
-	return peer_status_field(pid, "Seccomp:") == 2; /* SECCOMP_MODE_FILTER */
+	/* SECCOMP_MODE_FILTER installed by the program itself, which needs
+	 * no_new_privs (sshd's pre-authentication child, browsers); a
+	 * container's filter alone is not a sandbox of the program's */
+	return peer_status_field(pid, "Seccomp:") == 2 &&
+	       peer_status_field(pid, "NoNewPrivs:") == 1;
 }
 
 /* ---- sockets by address (inet_diag) ---- */

@@ -56,8 +56,9 @@ void peer_local_addrs(char *buf, size_t size);
 /* The owner (real uid) of pid, or -errno. */
 long peer_owner(pid_t pid);
 
-/* 1 if pid runs under a seccomp filter (a sandbox such as sshd's
- * pre-authentication child: the agent's system calls may be refused). */
+/* 1 if pid runs under a seccomp filter it set itself (no_new_privs: a
+ * sandbox such as sshd's pre-authentication child, where the agent's system
+ * calls, or the restart of a call ptrace interrupted, may be killed). */
 int peer_sandboxed(pid_t pid);
 
 #endif

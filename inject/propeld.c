@@ -174,6 +174,11 @@ static int pd_inject(struct pd *d, pid_t pid, char **cause)
 				    "may not trace: owned by uid %ld, the "
 				    "requester is uid %u", owner,
 				    (unsigned)d->uid);
+	/* not even stopped: an interrupted call's restart may be a syscall
+	 * its filter kills it for (sshd's pre-authentication child), and an
+	 * agent there switches itself off anyway */
+	if (peer_sandboxed(pid))
+		return propel_cause(cause, -EPERM, "its agent cannot run there");
 	/* a record's child that has just exec'd: its preloaded agent
 	 * starts before its main, and a call now would run in its loader's
 	 * start-up */
