@@ -1153,8 +1153,6 @@ pid_t hijack_call_thread(struct hijack *h)
 	return t ? t->tid : 0;
 }
 
-static int hj_lib_matches(const char *path, const char *lib);
-
 int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
 {
 	struct hj_thread *t = hj_call_thread(h);
@@ -1186,14 +1184,6 @@ int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
 	}
 	fclose(f);
 	return in;
-}
-
-int hijack_call_thread_in(struct hijack *h, const char *lib)
-{
-	char path[PATH_MAX];
-
-	return hijack_call_thread_file(h, path, sizeof(path)) &&
-	       hj_lib_matches(path, lib);
 }
 
 /* No separate debug files: the unwinder reads .eh_frame from the module

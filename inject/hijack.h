@@ -78,10 +78,6 @@ int hijack_find_lib(pid_t pid, const char *lib, char **path);
  * interpreter), 0 if static, -errno if it cannot be read. */
 int hijack_exe_dynamic(pid_t pid);
 
-/* 1 if the thread that will run calls stopped in a mapping of lib (as in
- * hijack_sym), else 0. */
-int hijack_call_thread_in(struct hijack *h, const char *lib);
-
 /* 1 if the thread that will run calls stopped in a mapped file, its path
  * in path[n]; else 0. */
 int hijack_call_thread_file(struct hijack *h, char *path, size_t n);

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "inject/hijack.h"
@@ -38,6 +37,7 @@
 #define INJECT_RTLD_NOW 2
 #define INJECT_RTLD_DLOPEN 0x80000000u /* __libc_dlopen_mode's flag */
 #define INJECT_AGENT_TAG "propel-agent"
+#define INJECT_LDSO "ld-linux-x86-64.so.2"
 #define INJECT_YOUNG_MS 30000 /* a process this young may still be starting */
 
 int inject_agent_loaded(pid_t pid, char **path)
@@ -167,19 +167,6 @@ static int inject_alloc_syscall(long nr)
 	return 0;
 }
 
-/* 1 if pid started (forked) less than INJECT_YOUNG_MS ago. */
-static int inject_young(pid_t pid)
-{
-	unsigned long long start = tracer_proc_start(pid);
-	struct timespec now;
-
-	if (!start)
-		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
-	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + INJECT_YOUNG_MS;
-}
-
 /*
  * Whether the thread that will run our calls (dlopen, the agent's entry
  * points; they allocate) stopped where such calls are safe.  Not:
@@ -203,19 +190,19 @@ static int inject_safe_point(struct hijack *h, char **cause)
 	uint64_t fn;
 	long nr;
 
-	if (hijack_call_thread_in(h, "ld-linux-x86-64.so.2"))
+	if (!hijack_call_thread_file(h, path, sizeof(path)))
+		path[0] = 0;
+	if (path[0] && !strcmp(strrchr(path, '/') + 1, INJECT_LDSO))
 		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
 						    "loader (starting up)");
 	/* called by it: a library's constructor, run before main (the
 	 * agent would find no function of the program on the stack, and
 	 * main is called from libc); looked for in a young process only */
-	if (inject_young(hijack_pid(h)) &&
-	    hijack_call_thread_calls_from(h, "ld-linux-x86-64.so.2"))
+	if (tracer_proc_younger(hijack_pid(h), INJECT_YOUNG_MS) &&
+	    hijack_call_thread_calls_from(h, INJECT_LDSO))
 		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
 						    "loader's constructors "
 						    "(starting up)");
-	if (!hijack_call_thread_file(h, path, sizeof(path)))
-		path[0] = 0;
 	nr = hijack_call_thread_syscall(h);
 	pr_dbg("pid %d: thread %d stopped in %s, syscall %ld",
 	       (int)hijack_pid(h), (int)hijack_call_thread(h),

@@ -572,6 +572,18 @@ unsigned long long tracer_proc_start(pid_t pid)
 	return start;
 }
 
+int tracer_proc_younger(pid_t pid, unsigned ms)
+{
+	unsigned long long start = tracer_proc_start(pid);
+	struct timespec now;
+
+	if (!start)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + ms;
+}
+
 #define TR_STARTUP_MS 3000 /* exec to the agent's load, at most */
 
 /*
@@ -585,8 +597,6 @@ unsigned long long tracer_proc_start(pid_t pid)
 int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 {
 	char path[64], env[16384], *p;
-	struct timespec now;
-	unsigned long long start;
 	int n, found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
@@ -601,12 +611,7 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 		return 0;
 	/* the process's start is its fork; the exec came after, so this
 	 * bounds the wait from above */
-	start = tracer_proc_start(pid);
-	if (!start)
-		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
-	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + TR_STARTUP_MS;
+	return tracer_proc_younger(pid, TR_STARTUP_MS);
 }
 
 /*

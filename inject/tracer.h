@@ -91,6 +91,8 @@ int tracer_traced_pids(const char *dir, const char *agent, pid_t **pids);
 /* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
  * if it is gone or a zombie. */
 unsigned long long tracer_proc_start(pid_t pid);
+/* 1 if pid started (forked) less than ms ago. */
+int tracer_proc_younger(pid_t pid, unsigned ms);
 /* 1 if pid has just exec'd a program whose environment preloads agent (a
  * record's child; dynamic: its loader is mapped) and that agent has not
  * had time to start yet: it starts itself before main. */
