@@ -70,6 +70,7 @@
 #define HJ_XSTATE_MAX 32768
 #define HJ_STOP_TIMEOUT_MS 5000
 #define HJ_MAX_SIGS 16
+#define HJ_KEPT_WAIT_MS 200
 #define HJ_ERESTARTSYS 512
 #define HJ_ERESTARTNOINTR 513
 #define HJ_ERESTARTNOHAND 514
@@ -102,6 +103,7 @@ struct hijack {
 	/* signals kept for re-delivery */
 	struct {
 		pid_t tid;
+		int done;
 		siginfo_t si;
 	} sigs[HJ_MAX_SIGS];
 	int nsigs;
@@ -242,6 +244,7 @@ static void hj_keep_signal(struct hijack *h, pid_t tid, const siginfo_t *si)
 		return;
 	}
 	h->sigs[h->nsigs].tid = tid;
+	h->sigs[h->nsigs].done = 0;
 	h->sigs[h->nsigs].si = *si;
 	h->nsigs++;
 }
@@ -660,6 +663,17 @@ static void hj_unstage(struct hijack *h)
 	h->stage_used = 0;
 }
 
+/* A synchronous fault: re-executing the instruction raises it again. */
+static int hj_sync_fault(const siginfo_t *si)
+{
+	int sig = si->si_signo;
+
+	return si->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS ||
+				   sig == SIGILL || sig == SIGFPE);
+}
+
+/* Re-send the kept signals hj_detach_kept did not: those of a thread that
+ * was not stopped at the end.  They come from our pid. */
 static void hj_redeliver(struct hijack *h)
 {
 	int i;
@@ -669,10 +683,8 @@ static void hj_redeliver(struct hijack *h)
 		pid_t tid = h->sigs[i].tid;
 		int sig = si->si_signo, r;
 
-		if (si->si_code > 0 &&
-		    (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-		     sig == SIGFPE))
-			continue; /* raised again by re-execution */
+		if (h->sigs[i].done || hj_sync_fault(si))
+			continue;
 		if (si->si_code < 0 && si->si_code != SI_TKILL)
 			r = syscall(SYS_rt_tgsigqueueinfo, h->pid, tid, sig, si);
 		else
@@ -682,6 +694,80 @@ static void hj_redeliver(struct hijack *h)
 		pr_dbg("re-delivered signal %d to %d: %d", sig, tid, r);
 	}
 	h->nsigs = 0;
+}
+
+/*
+ * Detach the stopped thread t so that each signal kept for it reaches it
+ * as it came, with its own siginfo: glibc's SIGSETXID and SIGCANCEL
+ * handlers ignore one their own process did not send (si_pid, SI_TKILL),
+ * and a setgid then waits for ever for the thread.  The kernel lets no
+ * other process forge such a siginfo, so each is sent again (tgkill, from
+ * our pid) and taken at its signal-delivery-stop, which comes before the
+ * thread runs a user instruction: its siginfo is put back and the thread
+ * resumed -- detached, at the last one -- with it.  Returns 1 once t is
+ * detached or gone; 0 with t stopped again for a plain detach (a signal it
+ * blocks by now stays pending, as sent by us).
+ */
+static int hj_detach_kept(struct hijack *h, struct hj_thread *t)
+{
+	int want = 0, i, status;
+
+	for (i = 0; i < h->nsigs; i++) {
+		if (h->sigs[i].tid != t->tid || h->sigs[i].done)
+			continue;
+		if (hj_sync_fault(&h->sigs[i].si))
+			h->sigs[i].done = 1;
+		else if (syscall(SYS_tgkill, h->pid, t->tid,
+				 h->sigs[i].si.si_signo) == 0)
+			want++;
+	}
+	if (!want || ptrace(PTRACE_CONT, t->tid, 0, 0) < 0)
+		return 0;
+	t->state = HJ_RUNNING;
+	while (want > 0 && !hj_wait(h, t, HJ_KEPT_WAIT_MS, &status)) {
+		int sig = 0;
+
+		if ((status >> 16) == 0) {
+			siginfo_t si;
+
+			sig = WSTOPSIG(status);
+			memset(&si, 0, sizeof(si));
+			ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si);
+			for (i = 0; i < h->nsigs; i++)
+				if (h->sigs[i].tid == t->tid &&
+				    !h->sigs[i].done &&
+				    h->sigs[i].si.si_signo == sig)
+					break;
+			if (i < h->nsigs) {
+				/* ours, or the thread's own one that ours
+				 * merged into (a standard signal pends once) */
+				if (si.si_pid == getpid() &&
+				    si.si_code == SI_TKILL)
+					ptrace(PTRACE_SETSIGINFO, t->tid, 0,
+					       &h->sigs[i].si);
+				h->sigs[i].done = 1;
+				pr_dbg("signal %d back to %d with its siginfo",
+				       sig, t->tid);
+				if (--want == 0 &&
+				    ptrace(PTRACE_DETACH, t->tid, 0, sig) == 0) {
+					t->state = HJ_GONE;
+					return 1;
+				}
+			}
+		}
+		/* an interrupt or group stop goes on without a signal */
+		ptrace(PTRACE_CONT, t->tid, 0, sig);
+	}
+	if (t->state == HJ_GONE)
+		return 1;
+	/* the rest pend, as sent by us */
+	for (i = 0; i < h->nsigs; i++)
+		if (h->sigs[i].tid == t->tid)
+			h->sigs[i].done = 1;
+	ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	for (i = 0; i < 1000 && !hj_stop_step(h, t); i++)
+		usleep(1000);
+	return t->state == HJ_GONE;
 }
 
 int hijack_detach(struct hijack *h)
@@ -708,6 +794,10 @@ int hijack_detach(struct hijack *h)
 			if (t->state != HJ_STOPPED)
 				continue;
 			hj_untrap(t);
+			if (hj_detach_kept(h, t))
+				continue;
+			if (t->state != HJ_STOPPED)
+				continue;
 			if (ptrace(PTRACE_DETACH, t->tid, 0, 0) == 0) {
 				t->state = HJ_GONE;
 				continue;

@@ -8,7 +8,8 @@
  * what it receives), static-spin (gcc -static), trap-target (patches
  * itself with int3 like the agent), churn (one thread busy in malloc and
  * free: the agent may be loaded only at a safe point), slow-ctor (a
- * library constructor that runs 600 ms before main).  Cases print
+ * library constructor that runs 600 ms before main), setxid (threads
+ * while main changes its ids: kept signals must come back as they were).  Cases print
  * PASS/FAIL/SKIP lines; needs root for the permission case (skips
  * otherwise).
  *
@@ -42,7 +43,7 @@ static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
 static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
 	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16],
 	th_churn[PATH_MAX + 16], th_churn_je[PATH_MAX + 16],
-	th_ctor[PATH_MAX + 16];
+	th_ctor[PATH_MAX + 16], th_setxid[PATH_MAX + 16];
 static int th_failed;
 static int th_argc;
 static char **th_argv;
@@ -129,6 +130,7 @@ static int th_build(void)
 	snprintf(th_churn, sizeof(th_churn), "%s/churn", th_fix);
 	snprintf(th_churn_je, sizeof(th_churn_je), "%s/churn-jemalloc", th_fix);
 	snprintf(th_ctor, sizeof(th_ctor), "%s/slow-ctor", th_fix);
+	snprintf(th_setxid, sizeof(th_setxid), "%s/setxid", th_fix);
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
@@ -143,6 +145,9 @@ static int th_build(void)
 		return -1;
 	if (th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
 		  th_top))
+		return -1;
+	if (th_sh("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/setxid.c",
+		  th_setxid, th_top))
 		return -1;
 	if (th_sh("gcc -O2 -shared -fPIC -o %s/libslow-ctor.so "
 		  "%s/tests/fixtures/hijack/slow-ctor-lib.c && "
@@ -1261,6 +1266,64 @@ static void th_case_ctor(void)
 	th_kill(pid);
 }
 
+/*
+ * A multi-threaded process changing its ids all the time
+ * (tests/fixtures/hijack/setxid.c), held and let go again and again, and
+ * the agent started and stopped in it: it must go on changing them.
+ * glibc's setgid waits for every thread to take a SIGSETXID, whose
+ * handler ignores one its own process did not send; a signal kept during
+ * a hold must come back with its own siginfo.
+ */
+static void th_case_setxid(void)
+{
+	char *argv[] = { th_setxid, NULL };
+	char out[PATH_MAX + 32], dir[PATH_MAX], why[512] = "", *cause = NULL;
+	long before, after;
+	int i, err = 0;
+	pid_t pid;
+
+	snprintf(out, sizeof(out), "%s/setxid.out", th_tmp);
+	snprintf(dir, sizeof(dir), "%s/setxid", th_tmp);
+	mkdir(dir, 0755);
+	pid = th_spawn(argv, out);
+	if (pid <= 0) {
+		th_fail("setxid", "cannot start %.400s", th_setxid);
+		return;
+	}
+	th_sleep_ms(50);
+	for (i = 0; i < 200 && !err; i++) {
+		struct hijack *h = NULL;
+
+		err = hijack_attach(pid, &h, &cause);
+		if (!err) {
+			th_sleep_ms(i % 3);
+			err = hijack_detach(h);
+		}
+		if (!err && i % 20 == 0) {
+			err = inject_agent_start(pid, th_agent, dir, 1, &cause);
+			if (!err && inject_agent_stop(pid, &cause) < 0)
+				err = -1;
+		}
+		if (err)
+			snprintf(why, sizeof(why), "round %d: %s", i,
+				 cause ? cause : strerror(-err));
+		free(cause);
+		cause = NULL;
+	}
+	th_sleep_ms(100);
+	before = th_churn_calls(out, why, sizeof(why));
+	th_sleep_ms(300);
+	after = th_churn_calls(out, why, sizeof(why));
+	if (err || before < 0 || after < 0)
+		th_fail("setxid", "%s", why);
+	else if (after <= before)
+		th_fail("setxid", "setgid hangs after %d holds (%ld -> %ld id "
+				  "changes)", i, before, after);
+	else
+		th_pass("setxid");
+	th_kill(pid);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -1272,6 +1335,7 @@ int main(int argc, char **argv)
 		{ "bad", th_case_bad },       { "race", th_case_race },
 		{ "agent", th_case_agent },   { "int3", th_case_int3 },
 		{ "churn", th_case_churn },   { "ctor", th_case_ctor },
+		{ "setxid", th_case_setxid },
 	};
 	size_t i;
 
