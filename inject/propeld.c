@@ -232,10 +232,11 @@ static int pd_is_propel(pid_t pid)
 	       (!strcmp(exe + dl, "propel") || !strcmp(exe + dl, "propeld"));
 }
 
-/* The processes behind peer a (seen from except's end) on this host,
- * injected.  Returns how many are traced now, or -errno with *cause. */
-static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
-			  pid_t *first, char **cause)
+/* One look at the processes behind peer a (seen from except's end) on
+ * this host, injected; *fresh counts those injected now.  Returns how
+ * many are traced now, or -errno with *cause. */
+static int pd_follow_once(struct pd *d, const struct peer_addr *a,
+			  pid_t except, pid_t *first, int *fresh, char **cause)
 {
 	pid_t pids[16];
 	char name[96], comm[32];
@@ -281,11 +282,33 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 				(int)pids[i], comm, name);
 			if (first && !*first)
 				*first = pids[i];
+			(*fresh)++;
 			ok++;
 		}
 		free(why);
 	}
 	return ok ? ok : err;
+}
+
+/* The processes behind peer a, injected, looked for again after an
+ * injection: a connection still in its listener's accept queue is found
+ * at the listener, which may accept it and hand it to a child it forks
+ * (sshd) while its agent goes in -- the child holds it by the second
+ * look.  Returns how many are traced, or -errno with *cause. */
+static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
+			  pid_t *first, char **cause)
+{
+	int r = 0, pass, fresh, got = 0;
+
+	for (pass = 0; pass < 2; pass++) {
+		fresh = 0;
+		r = pd_follow_once(d, a, except, first, &fresh, cause);
+		if (r > 0)
+			got = r;
+		if (r < 0 || !fresh)
+			break;
+	}
+	return got > 0 ? got : r;
 }
 
 /* ---- requests from the agents (inject/tracer.h) ---- */
