@@ -12,10 +12,12 @@
  *     and interrupts it, and rescans until a scan finds no new thread: once
  *     all known threads are stopped nobody can create another.
  *   - A signal that arrives while a thread is held shows up as a
- *     signal-delivery-stop: we keep its siginfo, suppress it, and re-send it
- *     after detach (rt_tgsigqueueinfo for sigqueue'd ones, tgkill for the
- *     rest; synchronous faults are dropped because re-executing the faulting
- *     instruction raises them again).  While HIJACK_OTHERS_RUN lets the
+ *     signal-delivery-stop: we keep its siginfo and suppress it.  At
+ *     detach it goes back with that siginfo (hj_detach_kept: sent again,
+ *     taken at its signal-delivery-stop, the siginfo put back, the thread
+ *     let go with it), since handlers check who sent it (glibc's setxid
+ *     and cancel signals); synchronous faults are dropped because
+ *     re-executing the faulting instruction raises them again.  While HIJACK_OTHERS_RUN lets the
  *     other threads run, their signals are passed straight through (except
  *     stop signals, which are kept like the others).
  *   - A SIGTRAP from an int3 (the agent's sites are int3 for a moment while
@@ -38,14 +40,14 @@
  *     because a nested interrupted syscall would overwrite that block.
  *   - Every wait is a poll with a deadline: nothing here can hang.
  *
+ * The target's symbols are inject/hijack-sym.c's; where the call thread
+ * stopped, inject/hijack-where.c's.
+ *
  * Callers: inject/inject.c, tests/unit/test-hijack.c.
  */
 #include <dirent.h>
-#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -930,262 +932,6 @@ int hijack_read_str(struct hijack *h, uint64_t addr, size_t max, char **out)
 	return 0;
 }
 
-/* ---- symbols ---------------------------------------------------------- */
-
-static int hj_lib_matches(const char *path, const char *lib)
-{
-	const char *base = strrchr(path, '/');
-	size_t n = strlen(lib);
-
-	if (strchr(lib, '/'))
-		return !strcmp(path, lib);
-	base = base ? base + 1 : path;
-	if (!strcmp(base, lib))
-		return 1;
-	return !strncmp(base, lib, n) && (base[n] == '.' || base[n] == '-');
-}
-
-/* Walk /proc/PID/maps; for the first mapped file matching lib, fill path;
- * if want_off >= 0 also find the mapping of that file at that offset. */
-static int hj_maps_find(pid_t pid, const char *lib, char *path, size_t pn,
-		       long long want_off, uint64_t *start)
-{
-	char mp[64], line[PATH_MAX + 128];
-	FILE *f;
-	int found = 0;
-
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return -ESRCH;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		int pos = 0;
-		char *p, *del;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off,
-			   &pos) < 3 ||
-		    !pos)
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = 0;
-		if (*p != '/')
-			continue;
-		del = strstr(p, " (deleted)");
-		if (del && !del[10])
-			*del = 0;
-		if (found ? strcmp(p, path) : !hj_lib_matches(p, lib))
-			continue;
-		if (!found) {
-			snprintf(path, pn, "%s", p);
-			found = 1;
-			if (want_off < 0)
-				break;
-		}
-		if ((long long)off == want_off) {
-			*start = lo;
-			found = 2;
-			break;
-		}
-	}
-	fclose(f);
-	if (!found || (want_off >= 0 && found != 2))
-		return -ENOENT;
-	return 0;
-}
-
-int hijack_find_lib(pid_t pid, const char *lib, char **path)
-{
-	char p[PATH_MAX];
-	int err = hj_maps_find(pid, lib, p, sizeof(p), -1, NULL);
-
-	if (err)
-		return err;
-	*path = strdup(p);
-	return *path ? 0 : -ENOMEM;
-}
-
-static Elf *hj_elf_open(pid_t pid, const char *path, int *fd)
-{
-	char root[PATH_MAX + 32];
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	snprintf(root, sizeof(root), "/proc/%d/root%s", pid, path);
-	*fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return NULL;
-	return elf_begin(*fd, ELF_C_READ, NULL);
-}
-
-int hijack_exe_dynamic(pid_t pid)
-{
-	char path[64];
-	size_t i, n;
-	int fd, dyn = 0;
-	Elf *e;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_getphdrnum(e, &n) < 0) {
-		if (e)
-			elf_end(e);
-		close(fd);
-		return -ENOEXEC;
-	}
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_INTERP)
-			dyn = 1;
-	}
-	elf_end(e);
-	close(fd);
-	return dyn;
-}
-
-/* Look sym up in .dynsym; prefer the default version over hidden ones. */
-static int hj_elf_sym(Elf *e, const char *sym, uint64_t *value, int *ifunc)
-{
-	Elf_Scn *scn = NULL, *vscn = NULL, *dscn = NULL;
-	Elf_Data *data, *vdata = NULL;
-	GElf_Shdr sh, dsh = { 0 };
-	size_t i, n;
-	int found = 0;
-
-	while ((scn = elf_nextscn(e, scn))) {
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type == SHT_DYNSYM) {
-			dscn = scn;
-			dsh = sh;
-		} else if (sh.sh_type == SHT_GNU_versym) {
-			vscn = scn;
-		}
-	}
-	if (!dscn || !(data = elf_getdata(dscn, NULL)) || !dsh.sh_entsize)
-		return -ENOENT;
-	if (vscn)
-		vdata = elf_getdata(vscn, NULL);
-	n = dsh.sh_size / dsh.sh_entsize;
-	for (i = 0; i < n; i++) {
-		GElf_Sym s;
-		const char *name;
-		GElf_Versym vs = 0;
-
-		if (!gelf_getsym(data, i, &s) || s.st_shndx == SHN_UNDEF ||
-		    !s.st_value)
-			continue;
-		name = elf_strptr(e, dsh.sh_link, s.st_name);
-		if (!name || strcmp(name, sym))
-			continue;
-		if (vdata)
-			gelf_getversym(vdata, i, &vs);
-		if (!found || !(vs & 0x8000)) {
-			*value = s.st_value;
-			*ifunc = GELF_ST_TYPE(s.st_info) == STT_GNU_IFUNC;
-		}
-		found = 1;
-		if (!(vs & 0x8000))
-			break;
-	}
-	return found ? 0 : -ENOENT;
-}
-
-/* The address of sym in lib as mapped in pid; *ifunc set for an IFUNC
- * (then *addr is its resolver). */
-static int hj_sym_addr(pid_t pid, const char *lib, const char *sym,
-		       uint64_t *addr, int *ifunc, char **cause)
-{
-	char path[PATH_MAX];
-	uint64_t start = 0, value = 0, vpage = 0;
-	long long opage = -1;
-	long pagesz = sysconf(_SC_PAGESIZE);
-	size_t i, n;
-	int fd = -1, err;
-	Elf *e;
-
-	*ifunc = 0;
-	if (hj_maps_find(pid, lib, path, sizeof(path), -1, NULL))
-		return propel_cause(cause, -ENOENT, "%s is not mapped in process %d",
-				    lib, pid);
-	e = hj_elf_open(pid, path, &fd);
-	if (!e) {
-		err = fd < 0 ? -errno : -ENOEXEC;
-		if (fd >= 0)
-			close(fd);
-		return propel_cause(cause, err, "cannot read ELF %s", path);
-	}
-	if (elf_getphdrnum(e, &n) < 0)
-		n = 0;
-	for (i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD) {
-			vpage = ph.p_vaddr & ~(uint64_t)(pagesz - 1);
-			opage = ph.p_offset & ~(uint64_t)(pagesz - 1);
-			break;
-		}
-	}
-	err = hj_elf_sym(e, sym, &value, ifunc);
-	elf_end(e);
-	close(fd);
-	if (err)
-		return propel_cause(cause, err, "%s: no dynamic symbol %s", path,
-				    sym);
-	if (opage < 0 ||
-	    hj_maps_find(pid, path, path, sizeof(path), opage, &start))
-		return propel_cause(cause, -ENOENT,
-				    "%s: cannot find its load address", path);
-	*addr = start - vpage + value;
-	pr_dbg("%s!%s = %#llx%s", path, sym, (unsigned long long)*addr,
-	       *ifunc ? " (resolver)" : "");
-	return 0;
-}
-
-int hijack_sym(struct hijack *h, const char *lib, const char *sym,
-	       uint64_t *addr, char **cause)
-{
-	int err, ifunc = 0;
-
-	err = hj_sym_addr(h->pid, lib, sym, addr, &ifunc, cause);
-	if (err)
-		return err;
-	if (ifunc) {
-		/* an IFUNC: its value is a resolver that returns the real
-		 * implementation (x86-64 glibc resolvers take no argument) */
-		uint64_t impl = 0;
-
-		err = hijack_call(h, *addr, NULL, 0, 0, &impl, cause);
-		if (err)
-			return err;
-		if (!impl)
-			return propel_cause(cause, -ENOENT,
-					    "%s: resolver of %s returned NULL",
-					    lib, sym);
-		*addr = impl;
-	}
-	return 0;
-}
-
-int hijack_sym_noexec(pid_t pid, const char *lib, const char *sym,
-		      uint64_t *addr, char **cause)
-{
-	int ifunc = 0, err = hj_sym_addr(pid, lib, sym, addr, &ifunc, cause);
-
-	if (!err && ifunc)
-		return propel_cause(cause, -ENOENT,
-				    "%s: %s is an IFUNC (needs a call)", lib, sym);
-	return err;
-}
-
 /* ---- calls ------------------------------------------------------------ */
 
 static int hj_restart_kind(const struct user_regs_struct *r)
@@ -1243,134 +989,18 @@ pid_t hijack_call_thread(struct hijack *h)
 	return t ? t->tid : 0;
 }
 
-int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
+int hijack_call_thread_hint(struct hijack *h, struct propel_thread_hint *out)
 {
 	struct hj_thread *t = hj_call_thread(h);
-	char mp[64], line[PATH_MAX + 128];
-	int in = 0;
-	FILE *f;
 
 	if (!t)
-		return 0;
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", h->pid);
-	f = fopen(mp, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		int pos = 0;
-		char *p;
-
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi,
-			   &pos) < 2 || !pos || t->regs.rip < lo ||
-		    t->regs.rip >= hi)
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = 0;
-		in = *p == '/' && strlen(p) < n;
-		if (in)
-			memcpy(path, p, strlen(p) + 1);
-		break;
-	}
-	fclose(f);
-	return in;
-}
-
-/* No separate debug files: the unwinder reads .eh_frame from the module
- * itself (and never waits on a debuginfod server). */
-static int hj_no_debuginfo(Dwfl_Module *mod, void **userdata,
-			   const char *modname, Dwarf_Addr base,
-			   const char *file_name, const char *debuglink_file,
-			   GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
-	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
-	return -1;
-}
-
-/* The file of the module whose range holds pc, or NULL. */
-static const char *hj_module_at(Dwfl *dwfl, Dwarf_Addr pc)
-{
-	Dwfl_Module *m = dwfl_addrmodule(dwfl, pc);
-	Dwarf_Addr lo = 0, hi = 0;
-	const char *name;
-
-	if (!m)
-		return NULL;
-	name = dwfl_module_info(m, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-	return name && pc >= lo && pc < hi ? name : NULL;
-}
-
-struct hj_unwind {
-	Dwfl *dwfl;
-	const char *lib;
-	int frames, in, lost;
-};
-
-static int hj_frame(Dwfl_Frame *state, void *arg)
-{
-	struct hj_unwind *u = arg;
-	Dwarf_Addr pc;
-	bool activation;
-	const char *name;
-
-	if (!dwfl_frame_pc(state, &pc, &activation))
-		return DWARF_CB_ABORT;
-	if (!activation)
-		pc--; /* a return address: the call is the byte before */
-	name = hj_module_at(u->dwfl, pc);
-	/* past code no module holds (an agent's stub: no CFI), the frames
-	 * the unwinder guesses are not to be trusted */
-	if (!name) {
-		u->lost = 1;
-		return DWARF_CB_ABORT;
-	}
-	if (hj_lib_matches(name, u->lib)) {
-		u->in = 1;
-		return DWARF_CB_ABORT;
-	}
-	return ++u->frames < 256 ? DWARF_CB_OK : DWARF_CB_ABORT;
-}
-
-int hijack_call_thread_calls_from(struct hijack *h, const char *lib)
-{
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_linux_proc_find_elf,
-		.find_debuginfo = hj_no_debuginfo,
-	};
-	struct hj_thread *t = hj_call_thread(h);
-	struct hj_unwind u = { .lib = lib };
-
-	if (!t || !(u.dwfl = dwfl_begin(&cb)))
-		return 0;
-	if (dwfl_linux_proc_report(u.dwfl, h->pid) == 0 &&
-	    dwfl_report_end(u.dwfl, NULL, NULL) == 0 &&
-	    dwfl_linux_proc_attach(u.dwfl, h->pid, true) == 0) {
-		dwfl_getthread_frames(u.dwfl, t->tid, hj_frame, &u);
-		/* stopped where no CFI describes the frame -- the first
-		 * instruction of a library's _init (its .init section has
-		 * none), reached by a page fault on its first page: the word
-		 * at sp is the return address */
-		if (!u.in && u.frames == 1 && !u.lost &&
-		    (long long)t->regs.orig_rax < 0) {
-			uint64_t ra = 0;
-			const char *name;
-
-			if (!hijack_read(h, t->regs.rsp, &ra, sizeof(ra)) &&
-			    (name = hj_module_at(u.dwfl, ra - 1)))
-				u.in = hj_lib_matches(name, lib);
-		}
-	}
-	dwfl_end(u.dwfl);
-	return u.in;
-}
-
-long hijack_call_thread_syscall(struct hijack *h)
-{
-	struct hj_thread *t = hj_call_thread(h);
-
-	return t && (long long)t->regs.orig_rax >= 0 ? (long)t->regs.orig_rax
-						     : -1;
+		return -ESRCH;
+	memset(out, 0, sizeof(*out));
+	out->tid = t->tid;
+	out->pc = t->regs.rip;
+	out->sp = t->regs.rsp;
+	out->sys = (int64_t)t->regs.orig_rax;
+	return 0;
 }
 
 int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr)

@@ -14,7 +14,8 @@
  * registers at that stop are known (hijack_threads); everything hijack_call
  * changes (registers, FP/vector state, the return-address slot, staged
  * bytes) is put back before it returns, whatever the outcome; signals that
- * arrive for a held thread are kept and re-delivered after detach; no error
+ * arrive for a held thread are kept and re-delivered at detach, each with
+ * its own siginfo (a blocked one by then: from our pid); no error
  * path leaves the target stopped or traced.
  *
  * Callers: inject/inject.c (agent start/stop) and tests/unit/test-hijack.c.
@@ -77,6 +78,17 @@ int hijack_find_lib(pid_t pid, const char *lib, char **path);
 /* Without ptrace: 1 if pid's executable is dynamically linked (has an
  * interpreter), 0 if static, -errno if it cannot be read. */
 int hijack_exe_dynamic(pid_t pid);
+
+/* 1 if the mapped file path is lib: lib a full path, a file name
+ * ("libc.so.6") or its stem ("libc"), as hijack_sym takes it. */
+int hijack_lib_matches(const char *path, const char *lib);
+
+/* Where the thread that will run calls was stopped: tid, pc, sp and sys
+ * (-1 in user code); sys_arg is left 0.  -ESRCH without a stopped
+ * thread. */
+int hijack_call_thread_hint(struct hijack *h, struct propel_thread_hint *out);
+
+/* inject/hijack-where.c: */
 
 /* 1 if the thread that will run calls stopped in a mapped file, its path
  * in path[n]; else 0. */
