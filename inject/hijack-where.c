@@ -119,18 +119,24 @@ int hijack_call_thread_calls_from(struct hijack *h, const char *lib)
 	    dwfl_report_end(u.dwfl, NULL, NULL) == 0 &&
 	    dwfl_linux_proc_attach(u.dwfl, pid, true) == 0) {
 		dwfl_getthread_frames(u.dwfl, (pid_t)t.tid, hj_frame, &u);
-		/* stopped where no CFI describes the frame -- the first
-		 * instruction of a library's _init (its .init section has
-		 * none), reached by a page fault on its first page: the word
-		 * at sp is the return address */
+		/* stopped where no CFI describes the frame: a library's
+		 * _init (its .init section has none; crti's prologue is one
+		 * `sub $8, %rsp`), at its first instruction reached by a
+		 * page fault on its first page or a few after: the return
+		 * address is one of the first words at sp.  A word that only
+		 * looks like one delays the injection, no more. */
 		if (!u.in && u.frames == 1 && !u.lost &&
 		    (int64_t)t.sys < 0) {
-			uint64_t ra = 0;
+			uint64_t ra[3] = { 0 };
 			const char *name;
+			int i;
 
-			if (!hijack_read(h, t.sp, &ra, sizeof(ra)) &&
-			    (name = hj_module_at(u.dwfl, ra - 1)))
-				u.in = hijack_lib_matches(name, lib);
+			if (!hijack_read(h, t.sp, ra, sizeof(ra)))
+				for (i = 0; i < 3 && !u.in; i++)
+					u.in = ra[i] &&
+					       (name = hj_module_at(u.dwfl,
+								    ra[i] - 1)) &&
+					       hijack_lib_matches(name, lib);
 		}
 	}
 	dwfl_end(u.dwfl);

@@ -8,7 +8,8 @@
  * what it receives), static-spin (gcc -static), trap-target (patches
  * itself with int3 like the agent), churn (one thread busy in malloc and
  * free: the agent may be loaded only at a safe point), slow-ctor (a
- * library constructor that runs 600 ms before main), setxid (threads
+ * library constructor that runs 600 ms before main; slow-init, the same
+ * in a DT_INIT without CFI), setxid (threads
  * while main changes its ids: kept signals must come back as they were).  Cases print
  * PASS/FAIL/SKIP lines; needs root for the permission case (skips
  * otherwise).
@@ -43,7 +44,8 @@ static char th_top[PATH_MAX / 2], th_fix[PATH_MAX], th_tmp[256];
 static char th_target[PATH_MAX + 16], th_agent[PATH_MAX + 32],
 	th_static[PATH_MAX + 16], th_trap[PATH_MAX + 16],
 	th_churn[PATH_MAX + 16], th_churn_je[PATH_MAX + 16],
-	th_ctor[PATH_MAX + 16], th_setxid[PATH_MAX + 16];
+	th_ctor[PATH_MAX + 16], th_init[PATH_MAX + 16],
+	th_setxid[PATH_MAX + 16];
 static int th_failed;
 static int th_argc;
 static char **th_argv;
@@ -131,6 +133,7 @@ static int th_build(void)
 	snprintf(th_churn_je, sizeof(th_churn_je), "%s/churn-jemalloc", th_fix);
 	snprintf(th_ctor, sizeof(th_ctor), "%s/slow-ctor", th_fix);
 	snprintf(th_setxid, sizeof(th_setxid), "%s/setxid", th_fix);
+	snprintf(th_init, sizeof(th_init), "%s/slow-init", th_fix);
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
@@ -154,6 +157,12 @@ static int th_build(void)
 		  "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
 		  "-Wl,--no-as-needed -L%s -lslow-ctor -Wl,-rpath,%s",
 		  th_fix, th_top, th_ctor, th_top, th_fix, th_fix))
+		return -1;
+	if (th_sh("gcc -shared -fPIC -Wl,-init,slow_init -o %s/libslow-init.so "
+		  "%s/tests/fixtures/hijack/slow-init-lib.S && "
+		  "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
+		  "-Wl,--no-as-needed -L%s -lslow-init -Wl,-rpath,%s",
+		  th_fix, th_top, th_init, th_top, th_fix, th_fix))
 		return -1;
 	/* the same on jemalloc (redis-server's allocator, interposed on
 	 * libc's malloc), when it is installed (libjemalloc2) */
@@ -1232,20 +1241,20 @@ static void th_case_churn(void)
  * main, called from libc, would never be traced (sshd's re-exec'd
  * connection process, stopped in libgcrypt's constructor).
  */
-static void th_case_ctor(void)
+static void th_ctor_run(const char *name, char *prog)
 {
-	char *argv[] = { th_ctor, NULL };
+	char *argv[] = { prog, NULL };
 	char out[PATH_MAX + 32], dir[PATH_MAX], line[64] = "", *cause = NULL;
 	FILE *f;
 	pid_t pid;
 	int err;
 
-	snprintf(out, sizeof(out), "%s/ctor.out", th_tmp);
-	snprintf(dir, sizeof(dir), "%s/ctor", th_tmp);
+	snprintf(out, sizeof(out), "%s/%s.out", th_tmp, name);
+	snprintf(dir, sizeof(dir), "%s/%s", th_tmp, name);
 	mkdir(dir, 0755);
 	pid = th_spawn(argv, out);
 	if (pid <= 0) {
-		th_fail("ctor", "cannot start %.400s", th_ctor);
+		th_fail(name, "cannot start %.400s", prog);
 		return;
 	}
 	th_sleep_ms(100);
@@ -1256,14 +1265,22 @@ static void th_case_ctor(void)
 	if (f)
 		fclose(f);
 	if (err)
-		th_fail("ctor", "inject: %s", cause ? cause : strerror(-err));
+		th_fail(name, "inject: %s", cause ? cause : strerror(-err));
 	else if (strcmp(line, "main\n"))
-		th_fail("ctor", "the agent went in before main (the "
-				"constructor was running)");
+		th_fail(name, "the agent went in before main (the "
+			      "constructor was running)");
 	else
-		th_pass("ctor");
+		th_pass(name);
 	free(cause);
 	th_kill(pid);
+}
+
+/* ctor: a constructor with CFI (the unwinder finds ld.so under it);
+ * ctor_init: a DT_INIT without CFI, its return address a word above sp */
+static void th_case_ctor(void)
+{
+	th_ctor_run("ctor", th_ctor);
+	th_ctor_run("ctor_init", th_init);
 }
 
 /*
