@@ -28,15 +28,18 @@
 #     - the pre-authentication child ptrace-stopped inside its seccomp
 #       sandbox (a status call on its inherited agent): it died, and the
 #       connection closed.  propeld no longer stops a sandboxed process.
-#   Left: (a) about 1 round in 20, propeld injects the listener for the
-#     TCP peer (the connection still in its accept queue), which forks the
-#     connection's process before its agent could follow: that process is
-#     never traced.  Injecting the holders again after the first injection
-#     fixed it, but it stops more processes, and one round then hung 60 s
-#     in the post-authentication child's setgid (glibc's setxid signal to
-#     every thread): inject/hijack.c re-delivers a signal kept during its
-#     hold from propeld, and glibc's SIGSETXID handler ignores a signal
-#     that is not from its own process -- to fix first.
+#   Found and fixed in session 19:
+#     - about 1 round in 20, propeld injected the listener for the TCP peer
+#       (the connection still in its accept queue), which forked the
+#       connection's process before its agent could follow: that process
+#       was never traced.  propeld now looks for the holders again after
+#       an injection (pd_follow_peer).  That stops more processes, and one
+#       round then hung 60 s in the post-authentication child's setgid:
+#       a signal kept during a hold was re-sent from propeld's pid, and
+#       glibc's SIGSETXID handler ignores one its own process did not
+#       send.  inject/hijack.c now hands a kept signal back at a
+#       signal-delivery-stop with its own siginfo (test-hijack setxid).
+#       follow-real's sshd/record runs one such round in `make test`.
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/real/servers.sh"
 rounds=${1:-16}
