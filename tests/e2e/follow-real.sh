@@ -54,6 +54,17 @@
 #   sshd/after     the listener untraced and alive serves the file again;
 #                  sshd's log has no fatal error
 #
+#   python/record  `propel record --follow -- curl` of a 200 KB random file
+#                  from Debian's python3 -m http.server (the interpreter,
+#                  stripped, dispatching through its own function pointers;
+#                  a thread per request): python3 is injected when curl
+#                  connects; every recv matched, offsets agreeing; the file
+#                  byte-identical; the interpreter's own calls are in the
+#                  trace (>= 100 functions, _PyEval_EvalFrameDefault and
+#                  sock_sendall among them)
+#   python/after   the same server untraced (TracerPid 0), alive, serves the
+#                  file byte-identical again
+#
 # tests/real/follow-sshd.sh repeats sshd/record N times.
 #
 # Needs root (propeld injects the servers).  Takes ~25 s.
@@ -69,8 +80,8 @@ if ! is_root; then
 fi
 t=$(tmpdir)
 chmod 755 "$t"
-sshd_pid=
-trap 'real_cleanup; [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
+sshd_pid= py_pid=
+trap 'real_cleanup; [ -n "$sshd_pid" ] && kill "$sshd_pid" 2>/dev/null; [ -n "$py_pid" ] && kill "$py_pid" 2>/dev/null; kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 
 tracer() { awk '/^TracerPid:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
@@ -331,3 +342,46 @@ else
 		kill "$sshd_pid" 2>/dev/null
 	fi
 fi
+
+# ---- python3 -m http.server: record --follow of curl ----
+p=$t/py
+mkdir -p "$p"
+head -c 200000 /dev/urandom >"$p/data"
+port=$(real_port)
+(cd "$p" && exec python3 -m http.server "$port" --bind 127.0.0.1 >"$p/srv.log" 2>&1) &
+py_pid=$!
+if ! real_wait_port "$port"; then
+	fail python/record "python3 -m http.server did not start: $(tail -2 "$p/srv.log")"
+else
+	if timeout 60 "$PROPEL" record --follow -o "$t/py.db" -- \
+		curl -sS -o "$p/got" "http://127.0.0.1:$port/data" >"$t/py.out" 2>"$t/py.err" &&
+	   "$PROPEL" replay --format=jsonl "$t/py.db" >"$t/py.jsonl"; then
+		sed 's/^/  /' "$t/py.err"
+		curl_pid=$(sqlite3 "$t/py.db" "select pid from processes where exe like '%/curl' limit 1" 2>/dev/null)
+		nf=$(python3 "$t/funcs.py" "$t/py.jsonl" "$py_pid" | grep -c .)
+		why=
+		grep -q "traced pid $py_pid (python3)" "$t/py.err" ||
+			why="propel did not say it traced python3: $(tail -1 "$t/py.err")"
+		[ -z "$why" ] && messages_why 1 "$t/py.jsonl" "$curl_pid" "$py_pid" --kinds tcp
+		echo "  python3 $py_pid entered $nf functions"
+		[ -z "$why" ] && ! cmp -s "$p/data" "$p/got" && why="the file curl got differs"
+		[ -z "$why" ] && [ "$mb" -lt 200000 ] &&
+			why="curl's matched recvs hold $mb bytes (want >= the file's 200000)"
+		[ -z "$why" ] && [ "$nf" -lt 100 ] && why="python3 entered $nf functions (want >= 100)"
+		for fn in _PyEval_EvalFrameDefault sock_sendall; do
+			[ -z "$why" ] && ! python3 "$t/funcs.py" "$t/py.jsonl" "$py_pid" | grep -qx "$fn" &&
+				why="$fn is not among python3's functions"
+		done
+		[ -z "$why" ] && pass python/record || fail python/record "$why"
+	else
+		fail python/record "record --follow: $(tail -2 "$t/py.err")"
+	fi
+	why=
+	rm -f "$p/got"
+	curl -sS -o "$p/got" "http://127.0.0.1:$port/data" 2>"$t/py2.err" && cmp -s "$p/data" "$p/got" ||
+		why="curl after the session: $(tail -1 "$t/py2.err")"
+	[ -z "$why" ] && ! kill -0 "$py_pid" 2>/dev/null && why="the python3 server is gone"
+	[ -z "$why" ] && [ "$(tracer "$py_pid")" != 0 ] && why="python3: TracerPid '$(tracer "$py_pid")'"
+	[ -z "$why" ] && pass python/after || fail python/after "$why"
+fi
+kill "$py_pid" 2>/dev/null
