@@ -19,6 +19,7 @@
 
 #include "inject/hijack.h"
 #include "share/log.h"
+#include "share/proc.h"
 
 #define PR_DOMAIN "hijack"
 
@@ -35,51 +36,47 @@ int hijack_lib_matches(const char *path, const char *lib)
 	return !strncmp(base, lib, n) && (base[n] == '.' || base[n] == '-');
 }
 
+struct hj_maps_q {
+	const char *lib;
+	char *path;
+	size_t pn;
+	long long want_off;
+	uint64_t *start;
+	int found;
+};
+
+static int hj_maps_step(const struct propel_map *m, void *arg)
+{
+	struct hj_maps_q *q = arg;
+
+	if (m->path[0] != '/' ||
+	    (q->found ? strcmp(m->path, q->path)
+		      : !hijack_lib_matches(m->path, q->lib)))
+		return 0;
+	if (!q->found) {
+		snprintf(q->path, q->pn, "%s", m->path);
+		q->found = 1;
+		if (q->want_off < 0)
+			return 1;
+	}
+	if ((long long)m->off == q->want_off) {
+		*q->start = m->lo;
+		q->found = 2;
+		return 1;
+	}
+	return 0;
+}
+
 /* Walk /proc/PID/maps; for the first mapped file matching lib, fill path;
  * if want_off >= 0 also find the mapping of that file at that offset. */
 static int hj_maps_find(pid_t pid, const char *lib, char *path, size_t pn,
 		       long long want_off, uint64_t *start)
 {
-	char mp[64], line[PATH_MAX + 128];
-	FILE *f;
-	int found = 0;
+	struct hj_maps_q q = { lib, path, pn, want_off, start, 0 };
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
+	if (propel_maps_each(pid, hj_maps_step, &q) < 0)
 		return -ESRCH;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, off;
-		int pos = 0;
-		char *p, *del;
-
-		if (sscanf(line, "%llx-%llx %*s %llx %*s %*s %n", &lo, &hi, &off,
-			   &pos) < 3 ||
-		    !pos)
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = 0;
-		if (*p != '/')
-			continue;
-		del = strstr(p, " (deleted)");
-		if (del && !del[10])
-			*del = 0;
-		if (found ? strcmp(p, path) : !hijack_lib_matches(p, lib))
-			continue;
-		if (!found) {
-			snprintf(path, pn, "%s", p);
-			found = 1;
-			if (want_off < 0)
-				break;
-		}
-		if ((long long)off == want_off) {
-			*start = lo;
-			found = 2;
-			break;
-		}
-	}
-	fclose(f);
-	if (!found || (want_off >= 0 && found != 2))
+	if (!q.found || (want_off >= 0 && q.found != 2))
 		return -ENOENT;
 	return 0;
 }

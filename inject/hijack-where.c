@@ -14,37 +14,38 @@
 #include <string.h>
 
 #include "inject/hijack.h"
+#include "share/proc.h"
+
+struct hj_file_q {
+	uint64_t pc;
+	char *path;
+	size_t n;
+	int in;
+};
+
+static int hj_file_step(const struct propel_map *m, void *arg)
+{
+	struct hj_file_q *q = arg;
+	size_t l = strlen(m->path);
+
+	if (q->pc < m->lo || q->pc >= m->hi)
+		return 0;
+	q->in = m->path[0] == '/' && l < q->n;
+	if (q->in)
+		memcpy(q->path, m->path, l + 1);
+	return 1;
+}
 
 int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
 {
 	struct propel_thread_hint t;
-	char mp[64], line[PATH_MAX + 128];
-	int in = 0;
-	FILE *f;
+	struct hj_file_q q = { 0, path, n, 0 };
 
 	if (hijack_call_thread_hint(h, &t))
 		return 0;
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)hijack_pid(h));
-	f = fopen(mp, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi;
-		int pos = 0;
-		char *p;
-
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi,
-			   &pos) < 2 || !pos || t.pc < lo || t.pc >= hi)
-			continue;
-		p = line + pos;
-		p[strcspn(p, "\n")] = 0;
-		in = *p == '/' && strlen(p) < n;
-		if (in)
-			memcpy(path, p, strlen(p) + 1);
-		break;
-	}
-	fclose(f);
-	return in;
+	q.pc = t.pc;
+	propel_maps_each(hijack_pid(h), hj_file_step, &q);
+	return q.in;
 }
 
 /* No separate debug files: the unwinder reads .eh_frame from the module

@@ -31,6 +31,7 @@
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
+#include "share/proc.h"
 
 #define PR_DOMAIN "inject"
 
@@ -40,36 +41,32 @@
 #define INJECT_LDSO "ld-linux-x86-64.so.2"
 #define INJECT_YOUNG_MS 30000 /* a process this young may still be starting */
 
+struct inject_loaded_q {
+	char **path;
+	int found;
+};
+
+static int inject_loaded_step(const struct propel_map *m, void *arg)
+{
+	struct inject_loaded_q *q = arg;
+	const char *base = strrchr(m->path, '/');
+
+	if (m->path[0] != '/' || !strstr(base + 1, INJECT_AGENT_TAG) ||
+	    !strstr(base + 1, ".so"))
+		return 0;
+	q->found = m->deleted ? 2 : 1;
+	if (q->path && !(*q->path = strdup(m->path)))
+		q->found = -ENOMEM;
+	return 1;
+}
+
 int inject_agent_loaded(pid_t pid, char **path)
 {
-	char mp[64], line[PATH_MAX + 128];
-	FILE *f;
-	int found = 0;
+	struct inject_loaded_q q = { path, 0 };
 
-	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
-	f = fopen(mp, "re");
-	if (!f)
+	if (propel_maps_each(pid, inject_loaded_step, &q) < 0)
 		return -ESRCH;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/'), *base, *del;
-
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = 0;
-		del = strstr(p, " (deleted)");
-		if (del && !del[10])
-			*del = 0;
-		else
-			del = NULL;
-		base = strrchr(p, '/') + 1;
-		if (!strstr(base, INJECT_AGENT_TAG) || !strstr(base, ".so"))
-			continue;
-		found = del ? 2 : 1;
-		if (path && !(*path = strdup(p)))
-			found = -ENOMEM;
-	}
-	fclose(f);
-	return found;
+	return q.found;
 }
 
 /* errno text for an agent's -errno, with the ABI's special meanings. */

@@ -614,6 +614,21 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 	return tracer_proc_younger(pid, TR_STARTUP_MS);
 }
 
+struct maps_session_q {
+	char pre[600];
+	const char *agent;
+	int lines, dynamic;
+};
+
+static int maps_session_step(const struct propel_map *m, void *arg)
+{
+	struct maps_session_q *q = arg;
+
+	q->lines++;
+	q->dynamic |= strstr(m->path, "/ld-linux") != NULL;
+	return strstr(m->path, q->pre) || strstr(m->path, q->agent);
+}
+
 /*
  * 1 if pid is alive and maps a file under dir/ or the agent library, or
  * is about to (tracer_exec_pending).  A child of ours (child non-zero) whose
@@ -624,30 +639,23 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 static int maps_session(pid_t pid, const char *dir, const char *agent,
 			int child)
 {
-	char path[64], line[4096 + 256], pre[600], state;
+	struct maps_session_q q = { .agent = agent };
 	unsigned long flags;
-	FILE *f;
-	int found = 0, lines = 0, dynamic = 0;
+	char state;
+	int found;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	snprintf(pre, sizeof(pre), "%s/", dir);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(q.pre, sizeof(q.pre), "%s/", dir);
+	found = propel_maps_each((int)pid, maps_session_step, &q);
+	if (found < 0)
 		return 0;
-	while (!found && fgets(line, sizeof(line), f)) {
-		lines++;
-		found = strstr(line, pre) || strstr(line, agent);
-		dynamic |= strstr(line, "/ld-linux") != NULL;
-	}
-	fclose(f);
 	/* no mappings: not set up yet (forked, not run), or in the middle
 	 * of an exec (the old mm gone, the new one not shown yet): alive
 	 * unless a zombie or a kernel thread (a pid reused) */
-	if (!found && !lines && propel_proc_stat(pid, &state, &flags) == 0)
+	if (!found && !q.lines && propel_proc_stat(pid, &state, &flags) == 0)
 		found = state != 'Z' && state != 'X' &&
 			(child || !(flags & PROPEL_PF_KTHREAD));
-	if (!found && lines)
-		found = tracer_exec_pending(pid, agent, dynamic);
+	if (!found && q.lines)
+		found = tracer_exec_pending(pid, agent, q.dynamic);
 	return found;
 }
 

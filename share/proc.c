@@ -1,9 +1,10 @@
 /*
  * share/proc.c - reading a small /proc file whole, /proc/PID/stat's state
- * and flags (share/proc.h).
+ * and flags, /proc/PID/maps (share/proc.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,4 +51,37 @@ int propel_proc_stat(int pid, char *state, unsigned long *flags)
 	}
 	*flags = p ? strtoul(p, NULL, 10) : 0;
 	return 0;
+}
+
+int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
+		     void *arg)
+{
+	char mp[64], line[PATH_MAX + 128];
+	FILE *f;
+	int r = 0;
+
+	snprintf(mp, sizeof(mp), "/proc/%d/maps", pid);
+	f = fopen(mp, "re");
+	if (!f)
+		return -ESRCH;
+	while (!r && fgets(line, sizeof(line), f)) {
+		struct propel_map m = { 0 };
+		int pos = 0;
+		char *p, *del;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &m.lo, &m.hi,
+			   m.perms, &m.off, &pos) < 4 || !pos)
+			continue;
+		p = line + pos;
+		p[strcspn(p, "\n")] = 0;
+		del = strstr(p, " (deleted)");
+		if (del && !del[10]) {
+			*del = 0;
+			m.deleted = 1;
+		}
+		m.path = p;
+		r = fn(&m, arg);
+	}
+	fclose(f);
+	return r;
 }

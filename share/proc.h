@@ -1,7 +1,8 @@
 /*
  * share/proc.h - reading a small /proc file whole (stat, comm, environ,
- * fdinfo), and /proc/PID/stat's state and flags: inject/hijack.c, inject/peer.c, inject/tracer.c,
- * inject/propeld.c.
+ * fdinfo), /proc/PID/stat's state and flags, and the mappings of
+ * /proc/PID/maps: inject/hijack*.c, inject/inject.c, inject/peer.c,
+ * inject/tracer.c, inject/propeld.c.
  */
 #ifndef PROPEL_SHARE_PROC_H
 #define PROPEL_SHARE_PROC_H
@@ -17,5 +18,18 @@ int propel_read_small(const char *path, char *buf, size_t n);
 /* State letter and flags (field 9) from /proc/PID/stat; 0, or -ESRCH if
  * it cannot be read. */
 int propel_proc_stat(int pid, char *state, unsigned long *flags);
+
+/* One line of /proc/PID/maps. */
+struct propel_map {
+	unsigned long long lo, hi, off;
+	char perms[8];
+	const char *path; /* the file, a [name], or "" (anonymous) */
+	int deleted;      /* the file was " (deleted)" (cut from path) */
+};
+
+/* fn for each mapping of pid, in address order, until it returns nonzero:
+ * that value; 0 after the last; -ESRCH if the maps cannot be read. */
+int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
+		     void *arg);
 
 #endif
