@@ -17,9 +17,10 @@
  *     taken at its signal-delivery-stop, the siginfo put back, the thread
  *     let go with it), since handlers check who sent it (glibc's setxid
  *     and cancel signals); synchronous faults are dropped because
- *     re-executing the faulting instruction raises them again.  While HIJACK_OTHERS_RUN lets the
- *     other threads run, their signals are passed straight through (except
- *     stop signals, which are kept like the others).
+ *     re-executing the faulting instruction raises them again.  While
+ *     HIJACK_OTHERS_RUN lets the other threads run, their signals are
+ *     passed straight through (except stop signals, which are kept like
+ *     the others).
  *   - A SIGTRAP from an int3 (the agent's sites are int3 for a moment while
  *     they are rewritten) is not kept: the thread is noted as stopped right
  *     after the int3 (hj_stop_step, also when the signal was still pending

@@ -112,6 +112,19 @@ static int th_sh(const char *fmt, ...)
 	return system(cmd);
 }
 
+/* prog: slow-ctor.c linked against lib<name>.so, built from src with
+ * flags (a library whose start-up runs before main). */
+static int th_slow_start(const char *prog, const char *name, const char *src,
+			 const char *flags)
+{
+	return th_sh("gcc %s -shared -fPIC -o %s/lib%s.so "
+		     "%s/tests/fixtures/hijack/%s && "
+		     "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
+		     "-Wl,--no-as-needed -L%s -l%s -Wl,-rpath,%s",
+		     flags, th_fix, name, th_top, src, prog, th_top, th_fix,
+		     name, th_fix);
+}
+
 static int th_build(void)
 {
 	const char *o = getenv("O") ? getenv("O") : "build";
@@ -152,17 +165,9 @@ static int th_build(void)
 	if (th_sh("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/setxid.c",
 		  th_setxid, th_top))
 		return -1;
-	if (th_sh("gcc -O2 -shared -fPIC -o %s/libslow-ctor.so "
-		  "%s/tests/fixtures/hijack/slow-ctor-lib.c && "
-		  "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
-		  "-Wl,--no-as-needed -L%s -lslow-ctor -Wl,-rpath,%s",
-		  th_fix, th_top, th_ctor, th_top, th_fix, th_fix))
-		return -1;
-	if (th_sh("gcc -shared -fPIC -Wl,-init,slow_init -o %s/libslow-init.so "
-		  "%s/tests/fixtures/hijack/slow-init-lib.S && "
-		  "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
-		  "-Wl,--no-as-needed -L%s -lslow-init -Wl,-rpath,%s",
-		  th_fix, th_top, th_init, th_top, th_fix, th_fix))
+	if (th_slow_start(th_ctor, "slow-ctor", "slow-ctor-lib.c", "-O2") ||
+	    th_slow_start(th_init, "slow-init", "slow-init-lib.S",
+			  "-Wl,-init,slow_init"))
 		return -1;
 	/* the same on jemalloc (redis-server's allocator, interposed on
 	 * libc's malloc), when it is installed (libjemalloc2) */
