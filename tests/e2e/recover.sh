@@ -7,9 +7,10 @@
 #                      result), propel killed with SIGKILL: the target runs
 #                      on unharmed, its agent writes its "X" (switched off)
 #                      line within the lease (PROPEL_LEASE_MS 2 s, +1.5 s),
-#                      the "propel-lease" thread is gone, and the target's
-#                      executable text in /proc/PID/mem equals the file's
-#                      bytes (every patched call site restored)
+#                      "X 0 inert" (no code written beside running threads),
+#                      the "propel-lease" thread is gone; then `propel detach
+#                      PID` restores the code: the target's executable text
+#                      in /proc/PID/mem equals the file's bytes
 #   record/recover     `propel recover -o DB` picks that directory, writes a
 #                      session `propel replay` reads (mix -> sq, tri), and
 #                      removes the directory
@@ -140,8 +141,19 @@ lease_checks() { # NAME DIR PID T_KILL
 	pass "$name/alive"
 	if has_lease_thread "$pid"; then fail "$name/thread" "propel-lease still there"
 	else pass "$name/thread"; fi
-	local out; out=$(text_restored "$pid") && pass "$name/restored" ||
-		fail "$name/restored" "$out"
+	# inert: switched off beside running threads, its code left for a
+	# detach that holds them (agent.c "states")
+	grep -q '^X 0 inert$' "$dir"/$pid.*.map && pass "$name/inert" ||
+		fail "$name/inert" "X line: $(grep '^X' "$dir"/$pid.*.map | head -1)"
+	local out; out=$("$PROPEL" detach "$pid" 2>&1)
+	if ! echo "$out" | grep -q 'call sites\? restored'; then
+		fail "$name/restored" "detach: $out"
+	elif ! kill -0 "$pid" 2>/dev/null; then
+		fail "$name/restored" "target died at the detach"
+	else
+		out=$(text_restored "$pid") && pass "$name/restored" ||
+			fail "$name/restored" "$out"
+	fi
 }
 
 # ---- record, kill -9 ----
