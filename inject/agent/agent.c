@@ -727,11 +727,15 @@ static int lease_find(const char *dir)
 	long pid;
 	int pfd, pp[2];
 
-	lease_cancel();
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
 	read_small(path, buf, sizeof(buf));
 	pid = strtol(buf, &e, 10);
 	start = strtoull(e, NULL, 10);
+	/* the lease taken before the start (propel_agent_lease with the
+	 * session): kept */
+	if (lease_cur && lease_cur->pid == pid && lease_cur->start == start)
+		return 0;
+	lease_cancel();
 	if (pid <= 0 || !start)
 		return 0;
 	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -973,6 +977,13 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	static int once;
 	int err, lerr;
 
+	/* active, but its coordinator gone and no thread watching it (propel
+	 * killed between an old agent's start and its lease): stranded; the
+	 * threads are held, so that session ends here */
+	if (ag_active && lease_cur && !lease_cur->running &&
+	    !lease_coord_alive(lease_cur))
+		agent_stop_locked("propel ended before this agent's lease "
+				  "began: switched off by a new attach");
 	if (ag_active)
 		return -EBUSY;
 	if (!dir || !*dir || strlen(dir) >= sizeof(ag_cfg.dir))
@@ -1169,7 +1180,7 @@ AG_EXPORT int propel_agent_stop(void)
 	return n;
 }
 
-AG_EXPORT int propel_agent_lease(void)
+AG_EXPORT int propel_agent_lease(const char *session_dir)
 {
 	sigset_t all, old;
 	int r;
@@ -1177,7 +1188,11 @@ AG_EXPORT int propel_agent_lease(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_mutex_lock(&ag_lock);
-	r = ag_active ? lease_spawn() : 0;
+	/* before the start: the lease watches already, so that a propel
+	 * killed during the start leaves no agent on for ever */
+	if (session_dir && !ag_active && lease_find(session_dir) < 0)
+		lease_cancel();
+	r = ag_active || (session_dir && lease_cur) ? lease_spawn() : 0;
 	pthread_mutex_unlock(&ag_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;
