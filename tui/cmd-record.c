@@ -38,6 +38,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static volatile pid_t record_child;
 static volatile sig_atomic_t record_stop;
@@ -249,6 +250,8 @@ static int cmd_record_run(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+o:b:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (opt_output("record", "-o", optarg, 0))
+				return 2;
 			db = optarg;
 			record_db = optarg;
 			break;

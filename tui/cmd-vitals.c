@@ -34,6 +34,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static volatile sig_atomic_t cmd_vitals_stop;
 
@@ -67,7 +68,7 @@ static int cmd_vitals_record(int argc, char **argv)
 	struct vitals_collect *vc = NULL;
 	struct session *s = NULL;
 	const char *path = PROPEL_SESSION_DEFAULT;
-	double duration = 0, epoch = 1;
+	double duration = 0, epoch = 1, budget;
 	char *cause = NULL;
 	int c, err, quiet = 0;
 	struct sigaction sa = { 0 };
@@ -77,10 +78,28 @@ static int cmd_vitals_record(int argc, char **argv)
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:d:e:b:pq", lo, NULL)) != -1) {
 		switch (c) {
-		case 'o': path = optarg; break;
-		case 'd': duration = atof(optarg); break;
-		case 'e': epoch = atof(optarg); break;
-		case 'b': o.budget_bytes = (uint64_t)(atof(optarg) * 1048576); break;
+		case 'o':
+			if (opt_output("vitals record", "-o", optarg, 0))
+				return 2;
+			path = optarg;
+			break;
+		case 'd':
+			if (opt_number("vitals record", "--duration", optarg,
+					   0.001, OPT_DURATION_MAX, "seconds",
+					   &duration))
+				return 2;
+			break;
+		case 'e':
+			if (opt_number("vitals record", "--epoch", optarg,
+					   0.05, 3600, "seconds", &epoch))
+				return 2;
+			break;
+		case 'b':
+			if (opt_number("vitals record", "--budget", optarg,
+					   1, 1 << 20, "MiB", &budget))
+				return 2;
+			o.budget_bytes = (uint64_t)(budget * 1048576);
+			break;
 		case 'p': o.proc_only = 1; break;
 		case 'x': o.disable = optarg; break;
 		case 'q': quiet = 1; break;
@@ -89,10 +108,6 @@ static int cmd_vitals_record(int argc, char **argv)
 			propel_report("vitals record", 0, "bad option (see --help)");
 			return 2;
 		}
-	}
-	if (epoch < 0.05) {
-		propel_report("vitals record", 0, "--epoch must be >= 0.05 s");
-		return 2;
 	}
 	o.epoch_ms = (unsigned)(epoch * 1000);
 	err = session_open(path, access(path, F_OK) == 0 ? SESSION_WRITE
