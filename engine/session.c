@@ -222,6 +222,24 @@ static int check_readable(struct session *s, char **cause)
 	return 0;
 }
 
+int session_check_path(const char *path, char **cause)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) < 0)
+		return propel_cause(cause, -errno, "%s: %s", path,
+				    strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		return propel_cause(cause, -EISDIR,
+				    "%s: is a directory, not a session file",
+				    path);
+	if (!S_ISREG(sb.st_mode))
+		return propel_cause(cause, -EINVAL,
+				    "%s: not a regular file, not a session",
+				    path);
+	return 0;
+}
+
 int session_open(const char *path, int flags, struct session **out,
 		 char **cause)
 {
@@ -232,9 +250,12 @@ int session_open(const char *path, int flags, struct session **out,
 	*out = NULL;
 	if (!path)
 		path = PROPEL_SESSION_DEFAULT;
-	if (flags == SESSION_READ && access(path, F_OK) != 0)
-		return propel_cause(cause, -errno, "%s: %s", path,
-				    strerror(errno));
+	if (flags != SESSION_CREATE &&
+	    (err = session_check_path(path, cause)) != 0)
+		return err;
+	if (flags == SESSION_CREATE && access(path, F_OK) == 0 &&
+	    (err = session_check_path(path, cause)) != 0)
+		return err;
 	if (flags == SESSION_CREATE && unlink(path) < 0 && errno != ENOENT)
 		return propel_cause(cause, -errno, "%s: %s", path,
 				    strerror(errno));

@@ -103,6 +103,11 @@ struct session;
  */
 int session_open(const char *path, int flags, struct session **out,
 		 char **cause);
+/* 0 when path names a regular file (what session_open reads); else -errno
+ * with "PATH: No such file or directory", "PATH: is a directory, not a
+ * session file" or "PATH: not a regular file" (a device, a FIFO).  For a
+ * command that checks a session it opens later (report --reference). */
+int session_check_path(const char *path, char **cause);
 void session_close(struct session *s);
 sqlite3 *session_db(struct session *s);
 const char *session_path(struct session *s);

@@ -932,11 +932,9 @@ static int cmd_tui_exec(int argc, char **argv)
 	if (getenv("PROPEL_TUI_BENCH") && !t.bench)
 		t.bench = 1;
 	/* refuse a non-terminal before the (possibly long) load */
-	if (access(path, F_OK) != 0) {
-		char msg[1200];
-
-		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(errno));
-		propel_report("tui", 0, msg);
+	if (session_check_path(path, &cause)) {
+		propel_report("tui", 0, cause);
+		free(cause);
 		return 1;
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
