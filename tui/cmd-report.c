@@ -777,6 +777,11 @@ static int cmd_report_exec(int argc, char **argv)
 					      "at most 16 reference sessions");
 				return 2;
 			}
+			if (session_check_path(optarg, &cause)) {
+				propel_report("report: --reference", 0, cause);
+				free(cause);
+				return 2;
+			}
 			o.ref[o.nref++] = optarg;
 			break;
 		case 'f':
@@ -848,6 +853,11 @@ static int cmd_report_exec(int argc, char **argv)
 	}
 	if ((o.flow || o.normal) && o.mode != REPORT_ROOTCAUSE) {
 		propel_report("report", 0, "--flow and --normal go with --rootcause");
+		return 2;
+	}
+	if (o.nref && o.mode == REPORT_FLOWS) {
+		propel_report("report", 0,
+			      "--reference goes with --suspects or --rootcause");
 		return 2;
 	}
 	if (o.by_process && o.mode != REPORT_SUSPECTS) {
