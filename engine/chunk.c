@@ -322,7 +322,7 @@ int chunk_store_open(struct session *s, struct chunk_store **out, char **cause)
 				   session_path(s));
 		goto fail;
 	}
-	if (cs->partial)
+	if (cs->partial && session_warn_once(s, SESSION_WARN_INDEX))
 		fprintf(stderr,
 			"propel: %s: the chunk index is cut short (truncated "
 			"file?): %zu chunks readable, the events after them "
@@ -433,7 +433,7 @@ static void chunk_lost(struct chunk_store *cs, size_t ci, const char *why)
 		 session_path(cs->s), c->pid, c->tid, c->count, c->first_seq,
 		 c->last_seq, c->first_ts, c->last_ts, why);
 	cs->nmsg++;
-	if (!cs->quiet)
+	if (!cs->quiet && session_warn_once(cs->s, c->id))
 		fprintf(stderr, "%s\n", cs->msg);
 }
 

@@ -21,6 +21,8 @@ struct session {
 	long format;	/* of the file opened (PROPEL_SESSION_FORMAT if created) */
 	int truncated;	/* shorter than its page count: read what is there */
 	sqlite3_stmt *chunk_ins, *chunk_body_ins, *chunk_body_get;
+	int64_t *warned; /* session_warn_once's keys */
+	size_t nwarned;
 };
 
 struct session_rows {
@@ -321,8 +323,25 @@ void session_close(struct session *s)
 	sqlite3_finalize(s->chunk_body_ins);
 	sqlite3_finalize(s->chunk_body_get);
 	sqlite3_close(s->db);
+	free(s->warned);
 	free(s->path);
 	free(s);
+}
+
+int session_warn_once(struct session *s, int64_t key)
+{
+	int64_t *n;
+	size_t i;
+
+	for (i = 0; i < s->nwarned; i++)
+		if (s->warned[i] == key)
+			return 0;
+	n = realloc(s->warned, (s->nwarned + 1) * sizeof(*n));
+	if (!n)
+		return 1; /* said again rather than not at all */
+	s->warned = n;
+	s->warned[s->nwarned++] = key;
+	return 1;
 }
 
 sqlite3 *session_db(struct session *s)
