@@ -360,6 +360,8 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	txn = sqlite3_get_autocommit(db) &&
 	      sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	ret = chunk_store_open(s, &cs, cause);
+	if (!ret)
+		ret = chunk_store_check(cs, cause);
 	if (ret)
 		goto out;
 	/* sessions from before the comm table have none: no channels */

@@ -110,6 +110,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	session_close(s);
 	if (err)
 		return err;
+	/* every chunk damaged: refused in analysis_load's replay_walk
+	 * (chunk_store_check), as in replay and export */
 	if (!r->t->nev)
 		return propel_cause(cause, -ENODATA,
 				    "%s: the session holds no events", path);
