@@ -267,6 +267,19 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	err = inject_check_dynamic(h, cause);
 	if (err)
 		return err;
+	/* the rings are files in session_dir: a target with a mount
+	 * namespace of its own (unshare -m, a container) has another
+	 * /dev/shm, where the agent would find no session */
+	if (propel_proc_sees(hijack_pid(h), session_dir) == 0) {
+		int shm = !strncmp(session_dir, "/dev/shm/", 9);
+
+		return propel_cause(cause, -EXDEV,
+				    "its %s is not the one propel writes its "
+				    "rings in (a mount namespace of its own: "
+				    "%s is not there)",
+				    shm ? "/dev/shm" : "file system",
+				    session_dir);
+	}
 	/* An agent stays loaded after a detach (threads may still return
 	 * through its stubs).  One from another propel build -- its file
 	 * replaced or elsewhere -- cannot be swapped for this one, and a
