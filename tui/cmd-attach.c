@@ -194,7 +194,7 @@ static int cmd_attach_run(int argc, char **argv)
 	struct sigaction sa;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (opt_output("attach", "-o", optarg, 0))
@@ -264,8 +264,7 @@ static int cmd_attach_run(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "usage: propel attach %s\n",
-				cmd_attach_entry.usage);
+			opt_bad("attach", c, argv);
 			return 2;
 		}
 	}

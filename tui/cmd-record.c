@@ -247,7 +247,7 @@ static int cmd_record_run(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:b:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:b:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (opt_output("record", "-o", optarg, 0))
@@ -294,8 +294,7 @@ static int cmd_record_run(int argc, char **argv)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: propel record %s\n",
-				cmd_record_entry.usage);
+			opt_bad("record", c, argv);
 			return 2;
 		}
 	}

@@ -204,7 +204,7 @@ static int cmd_recover_exec(int argc, char **argv)
 	int c, err, rings, maps, waited = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (opt_output("recover", "-o", optarg, 0))
@@ -212,8 +212,7 @@ static int cmd_recover_exec(int argc, char **argv)
 			db = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: propel recover %s\n",
-				cmd_recover_entry.usage);
+			opt_bad("recover", c, argv);
 			return 2;
 		}
 	}

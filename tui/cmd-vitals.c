@@ -76,7 +76,7 @@ static int cmd_vitals_record(int argc, char **argv)
 	sigset_t stopsigs, waitmask;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:d:e:b:pq", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:d:e:b:pq", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (opt_output("vitals record", "-o", optarg, 0))
@@ -105,7 +105,7 @@ static int cmd_vitals_record(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'P': o.profile = 1; break;
 		default:
-			propel_report("vitals record", 0, "bad option (see --help)");
+			opt_bad("vitals record", c, argv);
 			return 2;
 		}
 	}

@@ -2,6 +2,7 @@
  * tui/opt.c - see tui/opt.h.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,4 +42,13 @@ int opt_output(const char *verb, const char *opt, const char *arg,
 			      "a name say ./NAME)"
 			    : "an output file name, not empty");
 	return -1;
+}
+
+void opt_bad(const char *verb, int c, char **argv)
+{
+	char what[128];
+
+	snprintf(what, sizeof(what), "%s: %.60s", verb, argv[optind - 1]);
+	propel_reportf(what, "%s (see propel %s --help)",
+		       c == ':' ? "needs a value" : "unknown option", verb);
 }

@@ -22,4 +22,9 @@ int opt_number(const char *verb, const char *opt, const char *arg, double min,
 int opt_output(const char *verb, const char *opt, const char *arg,
 	       int dash_ok);
 
+/* getopt_long's '?' or ':' (optstring "+:..." or ":...": getopt itself
+ * says nothing) in one line: "propel: VERB: ARG: needs a value" or
+ * "...: unknown option", then "(see propel VERB --help)". */
+void opt_bad(const char *verb, int c, char **argv);
+
 #endif
