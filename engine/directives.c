@@ -130,8 +130,10 @@ static int directives_read(const char *path, char **buf, char **cause)
 		goto out;
 	}
 	if (S_ISDIR(sb.st_mode)) {
-		err = propel_cause(cause, -EISDIR, "%s: is a directory, not a "
-						   "file of directives", path);
+		err = propel_cause(cause, -EISDIR,
+				   "%s: is a directory, not a "
+				   "file of directives",
+				   path);
 		goto out;
 	}
 	if (S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3)) {
@@ -142,15 +144,17 @@ static int directives_read(const char *path, char **buf, char **cause)
 		goto out;
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		err = propel_cause(cause, -EINVAL, "%s: not a regular file (a "
-						   "device, FIFO or socket)",
+		err = propel_cause(cause, -EINVAL,
+				   "%s: not a regular file (a "
+				   "device, FIFO or socket)",
 				   path);
 		goto out;
 	}
 	if (sb.st_size > DIRECTIVES_FILE_MAX) {
-		err = propel_cause(cause, -EFBIG, "%s: too large for a file of "
-						  "directives (%lld bytes; at "
-						  "most %d)",
+		err = propel_cause(cause, -EFBIG,
+				   "%s: too large for a file of "
+				   "directives (%lld bytes; at "
+				   "most %d)",
 				   path, (long long)sb.st_size,
 				   DIRECTIVES_FILE_MAX);
 		goto out;
@@ -175,16 +179,18 @@ static int directives_read(const char *path, char **buf, char **cause)
 	}
 	if (n > DIRECTIVES_FILE_MAX) {
 		free(b);
-		err = propel_cause(cause, -EFBIG, "%s: too large for a file of "
-						  "directives (at most %d "
-						  "bytes)",
+		err = propel_cause(cause, -EFBIG,
+				   "%s: too large for a file of "
+				   "directives (at most %d "
+				   "bytes)",
 				   path, DIRECTIVES_FILE_MAX);
 		goto out;
 	}
 	if (memchr(b, 0, n)) {
 		free(b);
-		err = propel_cause(cause, -EINVAL, "%s: not a text file (it "
-						   "holds a NUL byte)",
+		err = propel_cause(cause, -EINVAL,
+				   "%s: not a text file (it "
+				   "holds a NUL byte)",
 				   path);
 		goto out;
 	}

@@ -399,9 +399,10 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 		/* a truncated file: the names it still has, the events of
 		 * every chunk left */
 		if (session_warn_once(s, SESSION_WARN_NAMES))
-			fprintf(stderr, "propel: %s: function and call site "
-					"names cut short (corrupt or truncated "
-					"file)\n",
+			fprintf(stderr,
+				"propel: %s: function and call site "
+				"names cut short (corrupt or truncated "
+				"file)\n",
 				session_path(s));
 		ret = 0;
 	}

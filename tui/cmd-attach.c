@@ -212,9 +212,8 @@ static int cmd_attach_run(int argc, char **argv)
 				return 2;
 			break;
 		case 'd':
-			if (opt_number("attach", "--duration", optarg,
-					   0.001, OPT_DURATION_MAX, "seconds",
-					   &duration))
+			if (opt_number("attach", "--duration", optarg, 0.001,
+				       OPT_DURATION_MAX, "seconds", &duration))
 				return 2;
 			break;
 		case 'f':

@@ -859,7 +859,8 @@ static int cmd_report_exec(int argc, char **argv)
 	}
 	if (o.nref && o.mode == REPORT_FLOWS) {
 		propel_report("report", 0,
-			      "--reference goes with --suspects or --rootcause");
+			      "--reference goes with --suspects or "
+			      "--rootcause");
 		return 2;
 	}
 	if (o.by_process && o.mode != REPORT_SUSPECTS) {

@@ -85,18 +85,18 @@ static int cmd_vitals_record(int argc, char **argv)
 			break;
 		case 'd':
 			if (opt_number("vitals record", "--duration", optarg,
-					   0.001, OPT_DURATION_MAX, "seconds",
-					   &duration))
+				       0.001, OPT_DURATION_MAX, "seconds",
+				       &duration))
 				return 2;
 			break;
 		case 'e':
-			if (opt_number("vitals record", "--epoch", optarg,
-					   0.05, 3600, "seconds", &epoch))
+			if (opt_number("vitals record", "--epoch", optarg, 0.05,
+				       3600, "seconds", &epoch))
 				return 2;
 			break;
 		case 'b':
-			if (opt_number("vitals record", "--budget", optarg,
-					   1, 1 << 20, "MiB", &budget))
+			if (opt_number("vitals record", "--budget", optarg, 1,
+				       1 << 20, "MiB", &budget))
 				return 2;
 			o.budget_bytes = (uint64_t)(budget * 1048576);
 			break;

@@ -29,8 +29,7 @@ int opt_number(const char *verb, const char *opt, const char *arg, double min,
 	return -1;
 }
 
-int opt_output(const char *verb, const char *opt, const char *arg,
-	       int dash_ok)
+int opt_output(const char *verb, const char *opt, const char *arg, int dash_ok)
 {
 	char what[128];
 

@@ -19,8 +19,7 @@ int opt_number(const char *verb, const char *opt, const char *arg, double min,
 /* An output file name: not empty and not beginning with '-' (so that
  * `-o -- -- CMD` does not take "--" for a file); "-" passes when dash_ok
  * (export's stdout). */
-int opt_output(const char *verb, const char *opt, const char *arg,
-	       int dash_ok);
+int opt_output(const char *verb, const char *opt, const char *arg, int dash_ok);
 
 /* getopt_long's '?' or ':' (optstring "+:..." or ":...": getopt itself
  * says nothing) in one line: "propel: VERB: ARG: needs a value" or
