@@ -388,7 +388,13 @@ static int cmd_vitals_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 's': scale = atoi(optarg); break;
+		case 's': /* atoi took "abc" for 0 */
+			scale = !strcmp(optarg, "0")	   ? 0
+				: !strcmp(optarg, "300")   ? 300
+				: !strcmp(optarg, "3600")  ? 3600
+				: !strcmp(optarg, "86400") ? 86400
+							   : 1;
+			break;
 		case 'v': vital = optarg; break;
 		case 'n': samples = 0; break;
 		default:
@@ -396,7 +402,7 @@ static int cmd_vitals_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (scale && scale != 300 && scale != 3600 && scale != 86400) {
+	if (scale == 1) {
 		propel_report("vitals report", 0, "--scale must be 0, 300, 3600 or 86400");
 		return 2;
 	}

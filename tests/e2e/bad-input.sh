@@ -7,7 +7,8 @@
 #   attach-duration/*  attach --duration nan, 1e400, inf, -1 (was a trace
 #                    for ever); --buffer-size 1e400
 #   vitals-*/*       vitals record --duration -1, 0, abc (was a run until
-#                    a signal); --epoch -1, 0, abc, nan
+#                    a signal); --epoch -1, 0, abc, nan; vitals report
+#                    --scale abc (was taken for 0)
 #   unreadable/*     replay, export (chrome, otlp, dot) and report on a
 #                    session whose every chunk has flipped bytes (replay
 #                    and export exited 0); one damaged chunk of eight is
@@ -89,6 +90,8 @@ for v in -1 0 abc nan; do
 	refused "vitals-epoch/$v" "vitals record: --epoch $v: seconds from" \
 		vitals record -o "$t/v.db" --epoch "$v" --duration 1
 done
+refused vitals-report-scale/abc "vitals report: --scale must be 0, 300, 3600 or 86400" \
+	vitals report --scale abc "$t/none.db"
 
 # 4 and 8. a session whose every chunk is unreadable; one with one damaged
 have_sessions=0
