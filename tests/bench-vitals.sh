@@ -339,7 +339,7 @@ NGX
 	kill "$(cat "$d/ngx/nginx.pid")" 2>/dev/null
 	[ -n "$(echo $nv)" ] || oops "nginx: no req/s with the collector"
 	med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-	awk -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
+	awk -v n="${nrounds:-3}" -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
 	BEGIN {
 		printf "  without %.0f req/s, with the collector %.0f req/s (medians of " n "): %.3f (goal >= 0.99)\n", x, y, (x > 0 ? y / x : 0)
 		if (z > 0) printf "  with only an empty tp_btf/sys_enter program (the floor): %.0f req/s: %.3f\n", z, (x > 0 ? z / x : 0)
