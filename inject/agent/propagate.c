@@ -14,9 +14,13 @@
  * peer is traced, refused or not found.  The wait is bounded by
  * PROPEL_PROPAGATE_MS: a host without a tracer, or one busy reaching
  * another host, costs the first send that much once per channel, and the
- * send then goes on with its peer untraced.  Nothing here touches the
- * bytes sent; errno is kept; no malloc, no lock (a vfork child may be
- * here).
+ * send then goes on with its peer untraced.  A request left unanswered
+ * that long says the tracer is gone or stuck (propeld killed: until the
+ * lease switches the agent off, every new channel of a server would wait
+ * its second -- a single-threaded nginx stalled for seconds): for the next
+ * PROPEL_PROPAGATE_MS * 5 requests are still written but not waited for.
+ * Nothing here touches the bytes sent; errno is kept; no malloc, no lock
+ * (a vfork child may be here).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +31,9 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+
+/* no wait before this (ag_mono_ns), after an unanswered request */
+static volatile uint64_t propagate_quiet_until;
 
 void propagate_ask(uint32_t chan, const char *line)
 {
@@ -52,10 +59,15 @@ void propagate_ask(uint32_t chan, const char *line)
 		unlink(tmp);
 		goto out;
 	}
+	if (ag_mono_ns() < propagate_quiet_until)
+		goto out; /* asked; not waited for */
 	end = ag_mono_ns() + (uint64_t)PROPEL_PROPAGATE_MS * 1000 * 1000;
 	while (access(path, F_OK) == 0) {
 		if (ag_mono_ns() > end) {
 			unlink(path); /* no answer: the send goes on */
+			propagate_quiet_until =
+				ag_mono_ns() +
+				(uint64_t)PROPEL_PROPAGATE_MS * 5 * 1000 * 1000;
 			break;
 		}
 		nanosleep(&nap, NULL);
