@@ -165,7 +165,7 @@ harms= nharm=0
 verdict() { # CASE ROUND KILL_MS WHY
 	if [ -n "$4" ]; then
 		mkdir -p "$keep/$1-$2"
-		cp "$t"/*/*.log "$t"/*/*.out "$keep/$1-$2/" 2>/dev/null
+		cp "$t"/*/*.log "$t"/*/*.out "$t"/*.out "$keep/$1-$2/" 2>/dev/null
 		echo "round $2 $1: HARM (kill at $(ms_s "$3") s):$4"
 		harms="$harms round $2:$4"
 		nharm=$((nharm + 1))
