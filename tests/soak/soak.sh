@@ -290,9 +290,28 @@ case_redis_record() {
 	[ -n "$harms" ] && case_end "$name"
 }
 
+# follow_kill ROUND: the kill of a --follow round: odd rounds this host's
+# propeld (the coordinator then ends with its command, 4 s at most), even
+# rounds propel itself; sets sdir and the caller's who
+follow_kill() {
+	local pd
+	sdir=$(session_dir "$cur_propel")
+	if (($1 % 2)); then
+		who=propeld
+		pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
+		[ -n "$pd" ] && kill -9 "$pd"
+		wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
+	else
+		who=propel
+		kill -9 "$cur_propel" 2>/dev/null
+	fi
+	wait "$cur_propel" 2>/dev/null
+	cur_propel=
+}
+
 # redis-follow: record --follow of a client; kill propeld or propel
 case_redis_follow() {
-	local name=redis-follow d=$t/redis-follow r k why who pd
+	local name=redis-follow d=$t/redis-follow r k why who
 	mkdir -p "$d"
 	redis_fresh "$d" || { fail "soak/$name" "redis did not start"; return; }
 	for ((r = 1; r <= rounds; r++)); do
@@ -301,19 +320,7 @@ case_redis_follow() {
 		cur_propel=$!
 		k=$(rand_ms 200 2500)
 		sleep "$(ms_s "$k")"
-		sdir=$(session_dir "$cur_propel")
-		if ((r % 2)); then
-			who=propeld
-			pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
-			[ -n "$pd" ] && kill -9 "$pd"
-			# the coordinator ends with its command (4 s at most)
-			wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
-		else
-			who=propel
-			kill -9 "$cur_propel" 2>/dev/null
-		fi
-		wait "$cur_propel" 2>/dev/null
-		cur_propel=
+		follow_kill "$r"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
 		[ "$who" = propel ] && why="$why$(recover_check)"
@@ -384,7 +391,7 @@ case_nginx_attach() {
 }
 
 case_nginx_follow() {
-	local name=nginx-follow d=$t/nginx-f r k why who pd
+	local name=nginx-follow d=$t/nginx-f r k why who
 	mkdir -p "$d"
 	nginx_start "$d" || { fail "soak/$name" "nginx did not start"; return; }
 	for ((r = 1; r <= rounds; r++)); do
@@ -395,18 +402,7 @@ case_nginx_follow() {
 		cur_propel=$!
 		k=$(rand_ms 200 2500)
 		sleep "$(ms_s "$k")"
-		sdir=$(session_dir "$cur_propel")
-		if ((r % 2)); then
-			who=propeld
-			pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
-			[ -n "$pd" ] && kill -9 "$pd"
-			wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
-		else
-			who=propel
-			kill -9 "$cur_propel" 2>/dev/null
-		fi
-		wait "$cur_propel" 2>/dev/null
-		cur_propel=
+		follow_kill "$r"
 		settle "$NGINX_MASTER" "$NGINX_WORKER"
 		why=$(nginx_judge)
 		why="$why$(nginx_load_errors)"
