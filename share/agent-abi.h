@@ -34,7 +34,9 @@
  *       whose lease already runs -- and again after it with NULL (the
  *       lease of the start's coordinator, if none runs yet).
  *       Returns 1 if the thread runs, 0 if there is no coordinator to
- *       watch, -errno.  When the coordinator has been gone PROPEL_LEASE_MS,
+ *       watch, -EAGAIN (with session_dir) when the agent's lock is held
+ *       (the call thread was stopped inside it: the start will say
+ *       -EAGAIN too), -errno.  When the coordinator has been gone PROPEL_LEASE_MS,
  *       the agent switches itself off as propel_agent_stop does and leaves
  *       its rings (`propel recover` reads them); a stop ends the thread.
  *

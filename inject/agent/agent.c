@@ -1187,7 +1187,16 @@ AG_EXPORT int propel_agent_lease(const char *session_dir)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_mutex_lock(&ag_lock);
+	/* before the start, the call thread may have been stopped inside the
+	 * agent's lock (an earlier session's agent, still active): never wait
+	 * for it -- that thread is this one (nginx's worker hung so in the
+	 * soak).  After a start, the start took the lock: nobody holds it. */
+	if (session_dir && pthread_mutex_trylock(&ag_lock) != 0) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return -EAGAIN;
+	}
+	if (!session_dir)
+		pthread_mutex_lock(&ag_lock);
 	/* before the start: the lease watches already, so that a propel
 	 * killed during the start leaves no agent on for ever */
 	if (session_dir && !ag_active && lease_find(session_dir) < 0)
