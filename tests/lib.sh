@@ -31,6 +31,9 @@
 #                            FAIL NAME saying so
 #   run_ok NAME OUTVAR CMD... run CMD, its stdout into OUTVAR; status 0 with
 #                            output returns 0, else FAIL NAME and return 1
+#   CMD | grepq [OPTS] PATTERN   grep -q that reads all its input: under
+#                            pipefail, grep -q leaving early kills a long
+#                            writer with SIGPIPE and fails the pipeline
 #   bpf_missing              prints why BPF cannot work here (empty: it can)
 #   ring_dir PID SINCE [PREFIX]  the ring directory of the session of PID
 #                            made since SINCE (not `ls -d ... | head -1`)
@@ -50,6 +53,7 @@ check() {
 expect_diff() {
 	if diff -u "$2" "$3"; then pass "$1"; else fail "$1" "output differs from $2"; fi
 }
+grepq() { grep -c "$@" >/dev/null; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
 expect_checks() {
 	case ${1:-} in

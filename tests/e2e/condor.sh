@@ -180,8 +180,8 @@ if record crash; then
 	if command -v tmux >/dev/null; then
 		. "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
 		tui_start 80 24 "$PROPEL" tui "$db"
-		if tui_wait_for "RANK FLOW" 15 && tui_message | grep -q "the run failed" &&
-			tui_screen | grep -q "shadow_crash"; then
+		if tui_wait_for "RANK FLOW" 15 && tui_message | grepq "the run failed" &&
+			tui_screen | grepq "shadow_crash"; then
 			pass crash/tui-opens-on-suspects
 		else
 			fail crash/tui-opens-on-suspects "$(tui_screen | tr '\n' '|')"

@@ -128,13 +128,13 @@ if command -v tmux >/dev/null; then
 		tui_cmd thread $k
 		tui_keys c
 		for i in $(seq 1 100); do
-			tui_screen | grep -q "^>.*~~~ gap: [0-9]* records lost" && break 2
+			tui_screen | grepq "^>.*~~~ gap: [0-9]* records lost" && break 2
 			sleep 0.05
 		done
 	done
 	# (the line may be cut at the pane's width: the status says [gap])
-	if tui_screen | grep -q "^>.*~~~ gap: [0-9]* records lost" &&
-		tui_status | grep -q "\[gap\]"; then
+	if tui_screen | grepq "^>.*~~~ gap: [0-9]* records lost" &&
+		tui_status | grepq "\[gap\]"; then
 		pass drain/tui-gap
 	else
 		fail drain/tui-gap "$(tui_screen | grep -v '^ *$' | tail -6 | tr '\n' '|')"

@@ -197,7 +197,7 @@ fi
 detached() {
 	local p s
 	for p in "$@"; do
-		"$PROPEL" detach $p 2>&1 | grep -q 'already off' || { echo "agent still on in $p"; return 1; }
+		"$PROPEL" detach $p 2>&1 | grepq 'already off' || { echo "agent still on in $p"; return 1; }
 		for s in /proc/"$p"/task/*/status; do
 			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
 		done
@@ -340,7 +340,7 @@ kill -TERM $fe $lg $be $bd 2>/dev/null
 wait $fe $lg $be $bd 2>/dev/null
 sleep 0.2
 grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out >"$d/all.out"
-if [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grep -q .; then
+if [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grepq .; then
 	fail multi/unharmed "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
 else
 	pass multi/unharmed

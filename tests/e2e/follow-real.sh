@@ -180,7 +180,7 @@ else
 			why=
 			grep -q "traced pid $worker (nginx)" "$t/nx.err" ||
 				why="propel did not say it traced the worker: $(tail -1 "$t/nx.err")"
-			[ -z "$why" ] && echo "$out" | grep -qv '^ok' &&
+			[ -z "$why" ] && echo "$out" | grepq -v '^ok' &&
 				why=$(echo "$out" | grep -v '^ok' | head -2)
 			[ -z "$why" ] && ! cmp -s "$t/nx/www/blob.bin" "$t/blob.out" &&
 				why="the file curl saved differs"
@@ -222,7 +222,7 @@ else
 					--late --open-end --kinds tcp --pids "$wrk,$worker"
 				grep -q "traced pid $worker (nginx)" "$t/wk.err" ||
 					why="propel did not say it traced the worker: $(tail -1 "$t/wk.err")"
-				[ -z "$why" ] && { [ $wrc -ne 0 ] || grep -qE 'Non-2xx|Socket errors' "$t/wrk.out"; } &&
+				[ -z "$why" ] && { [ $wrc -ne 0 ] || grepq -E 'Non-2xx|Socket errors' "$t/wrk.out"; } &&
 					why="wrk: status $wrc, $(grep -E 'Non-2xx|Socket errors' "$t/wrk.out" | head -1)"
 				[ -z "$why" ] && [ "$(tracer "$worker")" != 0 ] && why="worker: TracerPid '$(tracer "$worker")'"
 				[ -z "$why" ] && ! nginx_get index.html "$t/i.out" && why="nginx does not serve after"
@@ -369,7 +369,7 @@ else
 			why="curl's matched recvs hold $mb bytes (want >= the file's 200000)"
 		[ -z "$why" ] && [ "$nf" -lt 100 ] && why="python3 entered $nf functions (want >= 100)"
 		for fn in _PyEval_EvalFrameDefault sock_sendall; do
-			[ -z "$why" ] && ! python3 "$t/funcs.py" "$t/py.jsonl" "$py_pid" | grep -qx "$fn" &&
+			[ -z "$why" ] && ! python3 "$t/funcs.py" "$t/py.jsonl" "$py_pid" | grepq -x "$fn" &&
 				why="$fn is not among python3's functions"
 		done
 		[ -z "$why" ] && pass python/record || fail python/record "$why"

@@ -108,7 +108,7 @@ stop_service() {
 	wait $be $lg $fe 2>/dev/null
 	sleep 0.2
 	grep -h ' bad ' "$d"/*.out >"$d/all.out"
-	[ "$(grep -c ' bad 0$' "$d/all.out")" -ge 4 ] && ! grep -v ' bad 0$' "$d/all.out" | grep -q .
+	[ "$(grep -c ' bad 0$' "$d/all.out")" -ge 4 ] && ! grep -v ' bad 0$' "$d/all.out" | grepq .
 }
 
 # detached PID...: the agent is off in each (propel detach says so) and no
@@ -116,7 +116,7 @@ stop_service() {
 detached() {
 	local p s
 	for p in "$@"; do
-		"$PROPEL" detach "$p" 2>&1 | grep -q 'already off' || { echo "agent still on in $p"; return 1; }
+		"$PROPEL" detach "$p" 2>&1 | grepq 'already off' || { echo "agent still on in $p"; return 1; }
 		for s in /proc/"$p"/task/*/status; do
 			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
 		done
@@ -307,7 +307,7 @@ else
 	nperm=$(grep -c 'may not trace' "$d/attach.out")
 	if [ $arc -ne 0 ]; then
 		fail $name "attach: status $arc: $(head -c 300 "$d/attach.out")"
-	elif [ "$nperm" -ne 1 ] || ! grep 'may not trace' "$d/attach.out" | grep -q "pid $be .*owned by uid 0"; then
+	elif [ "$nperm" -ne 1 ] || ! grep 'may not trace' "$d/attach.out" | grepq "pid $be .*owned by uid 0"; then
 		fail $name "want one 'may not trace' line naming pid $be: $(head -c 400 "$d/attach.out")"
 	elif grep -q propel-agent /proc/$be/maps; then
 		fail $name "the back end (root's) was injected"
@@ -348,7 +348,7 @@ for i in $(seq 1 10); do
 		bad="run $i: status $rc, $(head -c 200 "$d/err$i")"
 		break
 	fi
-	if grep -v '^propel: ' "$d/err$i" | grep -q .; then
+	if grep -v '^propel: ' "$d/err$i" | grepq .; then
 		bad="run $i: a line not propel's: $(grep -v '^propel: ' "$d/err$i" | head -2)"
 		break
 	fi
@@ -401,7 +401,7 @@ rdr=$(grep -c 'traced pid [0-9]* (cat)' "$d/all.out")
 exes=$(sqlite3 "$d/s.db" "SELECT group_concat(exe, ' ') FROM processes" 2>&1)
 if grep -Eq 'traced pid [0-9]* \(propel|propel.*myself' "$d/all.out"; then
 	fail $name "propel traced its own: $(grep -E 'propel' "$d/all.out" | head -3 | tr '\n' ';')"
-elif echo "$exes" | grep -q 'propel'; then
+elif echo "$exes" | grepq 'propel'; then
 	fail $name "the session holds propel's processes: $exes"
 elif [ "$rdr" -lt 1 ] || ! grep -q '^out$' "$d/all.out" || ! grep -q '^err$' "$d/all.out"; then
 	fail $name "the reader was not followed or output lost: $(head -c 300 "$d/all.out")"

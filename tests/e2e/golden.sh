@@ -35,6 +35,7 @@
 # (default "record attach") and GOLDEN_LEVELS (default "O0 O2 O3") restrict
 # the modes and levels.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 cd "$PROPEL_TOP" || exit 1
 golden=tests/golden
 fix=$PROPEL_TOP/$O/fixtures

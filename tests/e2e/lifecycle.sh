@@ -138,7 +138,7 @@ grep -q '1 process(es) ended without a clean exit' "$t/k.err" && pass record/kil
 "$PROPEL" record -o "$t/ce.db" -- "$t/clearenv" "$t/exec" >"$t/ce.out" 2>"$t/ce.err"
 rc=$?
 if [ $rc -eq 0 ] && [ "$(cat "$t/ce.out")" = "exec child 3" ] &&
-	"$PROPEL" replay --format=jsonl "$t/ce.db" | grep -q '"func":"after_exec"'; then
+	"$PROPEL" replay --format=jsonl "$t/ce.db" | grepq '"func":"after_exec"'; then
 	pass record/clearenv
 else
 	fail record/clearenv "status $rc, output $(head -c 100 "$t/ce.out"), no after_exec in the session? $(head -c 200 "$t/ce.err")"

@@ -242,14 +242,14 @@ else
 	grep -q BAD "$t/spin2.out" && fail attach/unharmed "$(grep BAD "$t/spin2.out" | head -1)" ||
 		pass attach/unharmed
 	if "$PROPEL" recover -o "$t/att.db" "$dir" > "$t/recover.out" 2>&1 &&
-	   [ ! -d "$dir" ] && "$PROPEL" replay "$t/att.db" 2>&1 | grep -q 'sq()'; then
+	   [ ! -d "$dir" ] && "$PROPEL" replay "$t/att.db" 2>&1 | grepq 'sq()'; then
 		pass attach/recover
 	else
 		fail attach/recover "$(tail -2 "$t/recover.out")"
 	fi
 	# a normal attach to the same process afterwards: lease ends with it
 	if "$PROPEL" attach -o "$t/att2.db" --duration 1 $sp > "$t/att2.out" 2>&1 &&
-	   "$PROPEL" replay "$t/att2.db" | grep -q 'sq()'; then
+	   "$PROPEL" replay "$t/att2.db" | grepq 'sq()'; then
 		sleep 0.3
 		if has_lease_thread $sp; then fail attach/normal "propel-lease left after detach"
 		else
@@ -270,38 +270,38 @@ if ! wait_traced "$t/nolease" $sp; then
 else
 	sleep 0.3
 	out=$("$PROPEL" detach $sp 2>&1)
-	if echo "$out" | grep -q 'call sites\? restored' && ! has_lease_thread $sp &&
+	if echo "$out" | grepq 'call sites\? restored' && ! has_lease_thread $sp &&
 	   text_restored $sp > /dev/null && kill -0 $sp; then
 		pass detach/left
 	else
 		fail detach/left "$out; $(text_restored $sp)"
 	fi
 	out=$("$PROPEL" detach $sp 2>&1)
-	echo "$out" | grep -q 'already off' && pass detach/again || fail detach/again "$out"
+	echo "$out" | grepq 'already off' && pass detach/again || fail detach/again "$out"
 fi
 kill -9 $sp 2>/dev/null; wait $sp 2>/dev/null
 
 # ---- bad input ----
 sleep 100 & np=$!
 out=$("$PROPEL" detach $np 2>&1); rc=$?
-[ $rc = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q 'no propel agent' &&
+[ $rc = 1 ] && [ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grepq 'no propel agent' &&
 	pass bad/detach-no-agent || fail bad/detach-no-agent "rc $rc: $out"
 kill $np; wait $np 2>/dev/null
 out=$("$PROPEL" detach 999999999 2>&1); rc=$?
-[ $rc != 0 ] && echo "$out" | grep -q 'propel: detach' &&
+[ $rc != 0 ] && echo "$out" | grepq 'propel: detach' &&
 	pass bad/detach-no-process || fail bad/detach-no-process "rc $rc: $out"
 mkdir -p "$t/empty"
 out=$("$PROPEL" recover "$t/empty" 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q 'no rings left' &&
+[ $rc = 1 ] && echo "$out" | grepq 'no rings left' &&
 	pass bad/recover-no-rings || fail bad/recover-no-rings "rc $rc: $out"
 mkdir -p "$t/corrupt"
 head -c 65536 /dev/urandom > "$t/corrupt/4242.1234.4242.ring"
 echo "P 4242 1 1234 /bin/true" > "$t/corrupt/4242.1234.map"
 out=$("$PROPEL" recover -o "$t/corrupt.db" "$t/corrupt" 2>&1); rc=$?
-[ $rc = 1 ] && echo "$out" | grep -q 'no ring could be read' && [ -d "$t/corrupt" ] &&
+[ $rc = 1 ] && echo "$out" | grepq 'no ring could be read' && [ -d "$t/corrupt" ] &&
 	[ "$(echo "$out" | grep -c '^propel: recover')" = 1 ] &&
 	pass bad/recover-corrupt || fail bad/recover-corrupt "rc $rc: $out"
 out=$("$PROPEL" recover --help 2>&1); rc=$?
-[ $rc = 0 ] && echo "$out" | grep -q 'usage: propel recover' &&
+[ $rc = 0 ] && echo "$out" | grepq 'usage: propel recover' &&
 	pass recover/help || fail recover/help "$out"
 exit 0

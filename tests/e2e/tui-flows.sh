@@ -54,8 +54,8 @@ else
 fi
 
 tui_keys Enter
-if tui_status | grep -qE "^ *$server:$server +read " &&
-	tui_screen | grep -qE '^ trace' && tui_screen | grep -q 'recv fd='; then
+if tui_status | grepq -E "^ *$server:$server +read " &&
+	tui_screen | grepq -E '^ trace' && tui_screen | grepq 'recv fd='; then
 	pass tui-flows/goto
 else
 	fail tui-flows/goto "status: $(tui_status)"
@@ -63,7 +63,7 @@ fi
 
 tui_cmd view flows
 tui_keys BSpace
-if tui_screen | grep -q "RANK FLOW"; then
+if tui_screen | grepq "RANK FLOW"; then
 	pass tui-flows/back
 else
 	fail tui-flows/back "$(tui_screen | head -3 | tr '\n' '|')"
@@ -79,8 +79,8 @@ else
 	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
 fi
 tui_keys Enter
-if tui_status | grep -qE "^ *$odd:$odd +quota_exceeded " &&
-	tui_screen | grep -qE '^>.*quota_exceeded\(\) \{'; then
+if tui_status | grepq -E "^ *$odd:$odd +quota_exceeded " &&
+	tui_screen | grepq -E '^>.*quota_exceeded\(\) \{'; then
 	pass tui-rootcause/goto
 else
 	fail tui-rootcause/goto "want $odd in quota_exceeded: $(tui_status)"

@@ -21,7 +21,7 @@ sleep 0.3
 for i in 1 2 3; do "$t/vvspin" spin 3.5 & echo $! >>"$t/pids"; done
 # wait for the first epoch in the file, then open the view while recording
 for _ in $(seq 40); do
-	"$PROPEL" vitals report --no-samples "$t/v.db" 2>/dev/null | grep -q '^epoch 0' && break
+	"$PROPEL" vitals report --no-samples "$t/v.db" 2>/dev/null | grepq '^epoch 0' && break
 	sleep 0.1
 done
 if ! grep -q "vitals via bpf" "$t/rec.err"; then
@@ -63,11 +63,11 @@ grep -q 'live' <<<"$(tui_status)" &&
 found=0
 for _ in 1 2 3 4 5 6; do
 	tui_keys Enter
-	if tui_screen | grep -qE '^[a-z0-9]+ +[0-9]+ +[0-9]+ +vvspin '; then found=1; break; fi
+	if tui_screen | grepq -E '^[a-z0-9]+ +[0-9]+ +[0-9]+ +vvspin '; then found=1; break; fi
 	tui_keys BSpace
 	tui_keys Right
 done
-if [ $found = 1 ] && tui_screen | grep -q 'samples by weight'; then pass tui-vitals-samples
+if [ $found = 1 ] && tui_screen | grepq 'samples by weight'; then pass tui-vitals-samples
 else fail tui-vitals-samples "no sample of vvspin: $(tui_screen | head -6)"; fi
 
 # move to the first vvspin row, Enter: its stacks
@@ -85,7 +85,7 @@ else
 fi
 tui_keys BSpace
 tui_keys BSpace
-if tui_screen | grep -q 'epochs of'; then pass tui-vitals-back
+if tui_screen | grepq 'epochs of'; then pass tui-vitals-back
 else fail tui-vitals-back "Backspace twice did not return to the graph"; fi
 
 tui_keys q

@@ -12,7 +12,7 @@ d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 	  fail vitals-report-missing "$(cat "$d/e")"; }
 "$PROPEL" vitals report --format=xml "$d/none.db" 2>"$d/e"
 [ $? -eq 2 ] && pass vitals-report-badformat || fail vitals-report-badformat "$(cat "$d/e")"
-"$PROPEL" vitals --help | grep -q "vitals record" && pass vitals-help || fail vitals-help "no usage"
+"$PROPEL" vitals --help | grepq "vitals record" && pass vitals-help || fail vitals-help "no usage"
 
 is_root || { skip vitals-badinput "needs root to set up the cases"; exit 0; }
 
@@ -24,7 +24,7 @@ if command -v setpriv >/dev/null; then
 	else
 		fail vitals-not-root "$(cat "$d/e")"
 	fi
-	"$PROPEL" vitals report "$d/user.db" | grep -q "coarse" &&
+	"$PROPEL" vitals report "$d/user.db" | grepq "coarse" &&
 		pass vitals-not-root-report || fail vitals-not-root-report "report does not say coarse"
 	setpriv --inh-caps=-all --bounding-set=-bpf,-sys_admin,-perfmon \
 		"$PROPEL" vitals record -o "$d/nocap.db" --duration 1.2 --epoch 0.5 2>"$d/e"
@@ -52,7 +52,7 @@ elif grep -q "lock off: tracepoint contention_begin missing on this kernel" "$d/
 		grep -q '"kind":"status","vital":"lock","state":"off"' &&
 		pass vitals-missing-tracepoint-report ||
 		fail vitals-missing-tracepoint-report "status not stored"
-	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" | grep -q '"vital":"syscall"' &&
+	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" | grepq '"vital":"syscall"' &&
 		pass vitals-missing-tracepoint-rest || fail vitals-missing-tracepoint-rest "no other vital"
 else
 	fail vitals-missing-tracepoint "$(cat "$d/e")"

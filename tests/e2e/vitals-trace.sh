@@ -74,7 +74,7 @@ grep -q "off-CPU spans of every process" "$d/e" && pass vitals-trace/all-says ||
 
 # without --vitals: nothing of the kind
 (cd "$d" && "$PROPEL" record -o "$d/plain.db" -- "$d/offcpu" "$d") >/dev/null 2>&1
-"$PROPEL" replay --format=jsonl "$d/plain.db" | grep -q '"kind":"offcpu"' &&
+"$PROPEL" replay --format=jsonl "$d/plain.db" | grepq '"kind":"offcpu"' &&
 	fail vitals-trace/plain-none "offcpu events without --vitals" ||
 	pass vitals-trace/plain-none
 
@@ -94,7 +94,7 @@ if command -v setpriv >/dev/null; then
 		"$PROPEL" record -o "$d/user.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 	   grep -q "^propel: record: --vitals: off-CPU spans off: .*permitted" "$d/e" &&
-	   "$PROPEL" replay --format=jsonl "$d/user.db" | grep -q '"func":"contend"'; then
+	   "$PROPEL" replay --format=jsonl "$d/user.db" | grepq '"func":"contend"'; then
 		pass vitals-trace/not-root
 	else
 		fail vitals-trace/not-root "$(cat "$d/e")"
@@ -103,7 +103,7 @@ if command -v setpriv >/dev/null; then
 		"$PROPEL" record -o "$d/nocap.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 	   grep -q "^propel: record: --vitals: off-CPU spans off" "$d/e" &&
-	   "$PROPEL" replay --format=jsonl "$d/nocap.db" | grep -q '"func":"contend"'; then
+	   "$PROPEL" replay --format=jsonl "$d/nocap.db" | grepq '"func":"contend"'; then
 		pass vitals-trace/bpf-refused
 	else
 		fail vitals-trace/bpf-refused "$(cat "$d/e")"
