@@ -93,7 +93,7 @@ elif ! cmp -s "$t/c.json" "$t/o.json" || [ -s "$t/o1" ]; then
 else
 	pass chrome/export
 fi
-python3 "$checker" chrome "$t/s.jsonl" "$t/c.json"
+checker chrome/check python3 "$checker" chrome "$t/s.jsonl" "$t/c.json"
 
 pid=$(python3 -c '
 import json, sys, collections
@@ -119,7 +119,7 @@ PY
 	"$PROPEL" export --format=folded --counts "$t/s.db" >"$t/c.folded" 2>>"$t/e4" &&
 	"$PROPEL" export --format=folded --counts --merged "$t/s.db" >"$t/m.folded" 2>>"$t/e4" ||
 	fail folded/export "$(cat "$t/e4")"
-python3 "$checker" folded "$t/s.jsonl" "$t/t.folded" "$t/c.folded" "$t/m.folded"
+checker folded/check python3 "$checker" folded "$t/s.jsonl" "$t/t.folded" "$t/c.folded" "$t/m.folded"
 
 # ---- otlp ----
 "$PROPEL" export --format=otlp -o "$t/o.json" "$t/s.db" 2>"$t/e5" &&
@@ -131,7 +131,7 @@ elif cmp -s "$t/o.json" "$t/o2.json"; then
 else
 	fail otlp/deterministic "two exports of the session differ"
 fi
-python3 "$checker" otlp "$t/s.jsonl" "$t/o.json" multi
+checker otlp/check python3 "$checker" otlp "$t/s.jsonl" "$t/o.json" multi
 if ! command -v node >/dev/null ||
 	! [ -f "$js/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
 	skip otlp/protobuf "node or @opentelemetry/otlp-transformer missing (tests/install-deps.sh test)"
@@ -314,7 +314,7 @@ elif dot -Tsvg "$t/calls.dot" -o "$t/calls.svg" 2>"$t/dot.err" && [ ! -s "$t/dot
 else
 	fail dot-calls/renders "$(head -c 200 "$t/dot.err")"
 fi
-python3 "$checker" dotcalls "$t/s.jsonl" "$t/calls.dot"
+checker dot-calls/check python3 "$checker" dotcalls "$t/s.jsonl" "$t/calls.dot"
 
 # ---- the checker can fail ----
 python3 - "$t/c.json" "$t/bad.json" <<'PY'

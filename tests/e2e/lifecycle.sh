@@ -176,7 +176,12 @@ if not any(seq[i:i + len(want)] == want for i in range(len(seq))):
 if why:
     print("; ".join(why))
 PY
-[ -s "$t/v.why" ] && fail record/vfork "$(cat "$t/v.why") $(head -c 200 "$t/v.err")" || pass record/vfork
+pyrc=$?
+if [ $pyrc -ne 0 ] || [ -s "$t/v.why" ]; then
+	fail record/vfork "checker status $pyrc: $(cat "$t/v.why") $(head -c 200 "$t/v.err")"
+else
+	pass record/vfork
+fi
 
 # ---- exec under attach: the new image is traced from main ----
 # injected PID APID: the agent is mapped in PID and no thread of it is
@@ -230,9 +235,10 @@ else:
     if [a for a in after if a in want][:3] != want:
         print("after the exec: %r" % after[:12])
 PY
-if [ $rc -ne 0 ] || [ "$(cat "$t/ae.out")" != "exec child 42" ] || [ $arc -ne 0 ] ||
+pyrc=$?
+if [ $pyrc -ne 0 ] || [ $rc -ne 0 ] || [ "$(cat "$t/ae.out")" != "exec child 42" ] || [ $arc -ne 0 ] ||
 	[ -s "$t/ae.err" ] || [ -s "$t/ae.why" ]; then
-	fail attach/exec "status $rc, attach $arc, output $(head -c 100 "$t/ae.out"); $(cat "$t/ae.why") $(head -c 300 "$t/ae.err")"
+	fail attach/exec "checker $pyrc, status $rc, attach $arc, output $(head -c 100 "$t/ae.out"); $(cat "$t/ae.why") $(head -c 300 "$t/ae.err")"
 else
 	pass attach/exec
 fi

@@ -35,7 +35,7 @@ for lvl in O0 O2; do
 		fi
 		"$PROPEL" replay --format=jsonl "$t/$n.db" >"$t/$n.jsonl" ||
 			{ fail "$n/replay" "replay failed"; continue; }
-		python3 - "$t/$n.jsonl" "$n" "$mode" <<'PY'
+		checker "$n/check" python3 - "$t/$n.jsonl" "$n" "$mode" <<'PY'
 import json, sys
 path, name, mode = sys.argv[1:4]
 ev = [json.loads(l) for l in open(path)]

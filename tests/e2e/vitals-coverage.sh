@@ -34,7 +34,7 @@ kill -INT $rec
 wait $rec || { fail vitals-coverage "record failed: $(cat "$d/rec.err")"; exit 1; }
 grep -q "vitals via bpf" "$d/rec.err" || { skip vitals-coverage "BPF unavailable"; exit 0; }
 "$PROPEL" vitals report --format=jsonl --vital syscall "$d/cov.db" >"$d/cov.jsonl"
-python3 - "$d" "$N" "$gen" <<'PY'
+checker vitals-coverage python3 - "$d" "$N" "$gen" <<'PY'
 import json, sys
 d, n, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sps = set(); events = 0

@@ -32,14 +32,14 @@ fi
 	pass vitals-trace/record || fail vitals-trace/record "exit $rc: $(cat "$d/e")"
 "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" ||
 	fail vitals-trace/replay "replay failed"
-python3 "$check" record "$d/s.jsonl"
+checker vitals-trace/record-check python3 "$check" record "$d/s.jsonl"
 
 # the same facts in sqlite: only the traced processes (the fixture and its
 # child), and the vital-sign samples of those only
 pids=$(python3 -c '
 import json,sys
 print(" ".join(sorted({str(json.loads(l)["pid"]) for l in open(sys.argv[1])})))' "$d/s.jsonl")
-python3 - "$d/s.db" "$pids" "$bg" <<'PY'
+checker vitals-trace/only-traced python3 - "$d/s.db" "$pids" "$bg" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 traced = set(int(p) for p in sys.argv[2].split())
@@ -58,7 +58,7 @@ PY
 
 # --vitals=all: the untraced sleeper (its sleep children) is there too
 (cd "$d" && "$PROPEL" record -o "$d/all.db" --vitals=all -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
-python3 - "$d/all.db" "$bg" <<'PY'
+checker vitals-trace/all-has-others python3 - "$d/all.db" "$bg" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 bg = int(sys.argv[2])
@@ -86,7 +86,7 @@ wait $lp
 grep -q "^propel: attach: --vitals: off-CPU spans of the traced processes" "$d/e" &&
 	pass vitals-trace/attach || fail vitals-trace/attach "$(cat "$d/e")"
 "$PROPEL" replay --format=jsonl "$d/att.db" >"$d/att.jsonl"
-python3 "$check" loop "$d/att.jsonl" 5
+checker vitals-trace/loop-check python3 "$check" loop "$d/att.jsonl" 5
 
 # bad input: the trace records without the kernel's view, one line says why
 if command -v setpriv >/dev/null; then
@@ -153,7 +153,7 @@ if gcc -O2 -g -o "$d/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
 	PROPEL_TEST_QUIET=1 timeout 120 "$PROPEL" record --follow --vitals -o "$f/s.db" -- \
 		"$d/svc" client 127.0.0.1 $((port + 1)) 20 20 >/dev/null 2>"$f/e"
 	kill $sb $sl $sf 2>/dev/null; wait $sb $sl $sf 2>/dev/null
-	python3 - "$f/s.db" $sf $sb <<'PY'
+	checker vitals-trace/follow-peers python3 - "$f/s.db" $sf $sb <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 procs = {r[0] for r in db.execute("SELECT pid FROM processes")}

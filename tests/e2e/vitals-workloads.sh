@@ -38,7 +38,7 @@ wait $rec || fail vitals-record-mix "exit $?: $(cat "$d/mix.err")"
 "$PROPEL" vitals report --format=jsonl "$d/mix.db" >"$d/mix.jsonl" ||
 	fail vitals-report-mix "report failed"
 
-python3 - "$d" <<'PY'
+checker vitals-workloads python3 - "$d" <<'PY'
 import json, sys, collections
 d = sys.argv[1]
 def load(name):
