@@ -330,8 +330,8 @@ elif [ $arc -ne 0 ] || [ $crc -ne 0 ]; then
 	fail $name "attach: status $arc, client $crc: $(head -c 400 "$d/vit.out")"
 elif ! grep -q 'attach: --vitals: .*--follow: the processes of this host and of the hosts on its kernel' "$d/vit.out"; then
 	fail $name "no line saying which hosts are covered: $(head -c 400 "$d/vit.out")"
-elif [ "$(spans $fe)" -lt 5 ] || [ "$(spans $be)" -lt 5 ]; then
-	fail $name "socket waits: front end (B) $(spans $fe), back end (C) $(spans $be) off-CPU spans"
+elif ! is_num "$sfe" || ! is_num "$sbe" || [ "$sfe" -lt 5 ] || [ "$sbe" -lt 5 ]; then
+	fail $name "socket waits: front end (B) '$sfe', back end (C) '$sbe' off-CPU spans"
 else
 	pass $name
 fi
