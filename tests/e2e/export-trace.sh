@@ -208,10 +208,11 @@ PY
 fi
 
 # ---- chrome: vital signs as instants and counters ----
-if ! is_root; then
-	skip chrome/vitals "not root (the eBPF collector)"
-elif ! timeout 60 "$PROPEL" vitals record -o "$t/v.db" --duration 2 >"$t/v.out" 2>&1; then
-	skip chrome/vitals "propel vitals record: $(tail -n1 "$t/v.out")"
+if nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+	skip chrome/vitals "$nobpf"
+elif ! timeout 60 "$PROPEL" vitals record -o "$t/v.db" --duration 2 >"$t/v.out" 2>&1 ||
+	! grep -q "vitals via bpf" "$t/v.out"; then
+	fail chrome/vitals "BPF here, but propel vitals record: $(head -n1 "$t/v.out") $(tail -n1 "$t/v.out")"
 else
 	"$PROPEL" export --format=chrome "$t/v.db" >"$t/v.json" 2>"$t/e7"
 	want_i=$(sqlite3 "$t/v.db" "SELECT count(*) FROM vitals_samples")

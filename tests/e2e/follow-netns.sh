@@ -324,8 +324,11 @@ arc=$?
 wait $cl
 crc=$?
 spans() { sqlite3 "$d/vit.db" "SELECT count(*) FROM offcpu WHERE pid=$1 AND reason='socket'" 2>/dev/null; }
-if grep -q 'off-CPU spans off' "$d/vit.out"; then
-	skip $name "no BPF here: $(grep -m1 -- --vitals "$d/vit.out")"
+sfe=$(spans $fe) sbe=$(spans $be)
+if nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+	skip $name "$nobpf"
+elif grep -q 'off-CPU spans off' "$d/vit.out"; then
+	fail $name "BPF here, but: $(grep -m1 -- --vitals "$d/vit.out")"
 elif [ $arc -ne 0 ] || [ $crc -ne 0 ]; then
 	fail $name "attach: status $arc, client $crc: $(head -c 400 "$d/vit.out")"
 elif ! grep -q 'attach: --vitals: .*--follow: the processes of this host and of the hosts on its kernel' "$d/vit.out"; then

@@ -19,7 +19,7 @@ fsync_off_us() { awk '{ print $1 - $2 }' "$d/fsync.txt" 2>/dev/null; }
 for try in 1 2 3; do
 	(cd "$d" && "$PROPEL" record -o "$d/s.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if grep -q "off-CPU spans off" "$d/e"; then
-		skip tui-vitals-trace "BPF unavailable: $(cat "$d/e")"; exit 0
+		fail tui-vitals-trace "BPF here, but: $(cat "$d/e")"; exit 1
 	fi
 	[ "$(fsync_off_us)" -ge 5000 ] 2>/dev/null && break
 	echo "note: recording $try: the fixture's fsync was off the CPU $(fsync_off_us) us (< 5 ms: the disk did not keep it waiting)" >&2

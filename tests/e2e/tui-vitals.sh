@@ -26,7 +26,7 @@ for _ in $(seq 40); do
 done
 if ! grep -q "vitals via bpf" "$t/rec.err"; then
 	wait $rec; kill $(cat "$t/pids") 2>/dev/null
-	skip tui-vitals "BPF unavailable: $(head -1 "$t/rec.err")"; exit 0
+	fail tui-vitals "BPF here, but: $(head -1 "$t/rec.err")"; exit 1
 fi
 tui_start 80 24 "$PROPEL" vitals tui "$t/v.db"
 if tui_wait_for "[live]" 3; then

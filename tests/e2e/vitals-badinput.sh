@@ -38,7 +38,8 @@ if command -v unshare >/dev/null; then
 	unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null;
 		exec '$PROPEL' vitals record -o '$d/notrace.db' --duration 1.2 --epoch 0.5" 2>"$d/e"
 	if grep -q "vitals via bpf" "$d/e"; then pass vitals-no-tracefs
-	elif grep -q "vitals via proc" "$d/e"; then skip vitals-no-tracefs "BPF unavailable"
+	elif grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+		skip vitals-no-tracefs "$nobpf"
 	else fail vitals-no-tracefs "$(cat "$d/e")"; fi
 fi
 

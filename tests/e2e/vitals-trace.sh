@@ -18,16 +18,13 @@ gcc -O0 -g -o "$d/offcpu" "$PROPEL_TOP/tests/fixtures/vitals/offcpu.c" -lpthread
 [ $? -eq 2 ] && grep -q "^propel: record: --vitals: unknown scope" "$d/e" &&
 	pass vitals-trace/bad-scope || fail vitals-trace/bad-scope "$(cat "$d/e")"
 
-is_root || { skip vitals-trace "needs root (BPF)"; exit 0; }
+need_bpf vitals-trace
 
 # a process that is not traced, sleeping all along
 (while :; do sleep 0.02; done) & bg=$!
 
 (cd "$d" && "$PROPEL" record -o "$d/s.db" --vitals -- "$d/offcpu" "$d") >"$d/out" 2>"$d/e"
 rc=$?
-if grep -q "^propel: record: --vitals: off-CPU spans off" "$d/e"; then
-	skip vitals-trace "BPF unavailable: $(cat "$d/e")"; exit 0
-fi
 [ $rc -eq 0 ] && [ "$(grep -c '^propel: record: --vitals: off-CPU spans of the traced processes' "$d/e")" = 1 ] &&
 	pass vitals-trace/record || fail vitals-trace/record "exit $rc: $(cat "$d/e")"
 "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" ||
