@@ -201,7 +201,7 @@ int main(void)
 	}
 }
 EOF
-$cc -O2 -g -o "$t/writer" "$t/writer.c" || { fail build writer; exit 0; }
+$cc -O2 -g -o "$t/writer" "$t/writer.c" || { fail build writer; exit 1; }
 ( "$t/writer" | cat > /dev/null ) &
 sleep 0.3
 wp=$(pgrep -f "^$t/writer" | head -1)

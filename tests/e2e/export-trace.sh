@@ -423,4 +423,3 @@ one_line errors/no-such-flow "no such flow" \
 	"$PROPEL" export --format=chrome --flow 99999 "$t/s.db"
 one_line errors/unwritable "/nonexistent/dir/x.json" \
 	"$PROPEL" export --format=chrome -o /nonexistent/dir/x.json "$t/s.db"
-exit 0

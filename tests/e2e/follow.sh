@@ -73,11 +73,11 @@ cc=${CC:-gcc}
 checker=$PROPEL_TOP/tests/e2e/comm-check.py
 if ! is_root; then
 	skip follow "needs root (ptrace of other users' processes, useradd)"
-	exit 0
+	exit 77
 fi
 if ! $cc -O2 -g -Wall -o "$t/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
 	fail build/svc "cannot build svc.c"
-	exit 0
+	exit 1
 fi
 chmod 755 "$t/svc"
 port=$((20000 + ($$ % 5000) * 4))

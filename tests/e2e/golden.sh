@@ -274,4 +274,3 @@ for name in "${names[@]}"; do
 			one_attach "$name" "$lvl"
 	done
 done
-exit 0

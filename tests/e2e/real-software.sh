@@ -57,7 +57,7 @@ secs=3
 
 if ! is_root; then
 	skip real-software "needs root (ptrace of the servers, /usr/lib/debug)"
-	exit 0
+	exit 77
 fi
 "$PROPEL_TOP/tests/install-deps.sh" test >/dev/null 2>&1 ||
 	echo "real-software: tests/install-deps.sh test failed; missing tools skip" >&2

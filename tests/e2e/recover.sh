@@ -39,7 +39,7 @@ cc=${CC:-gcc}
 fix=$PROPEL_TOP/tests/fixtures
 export PROPEL_TEST_QUIET=1
 
-$cc -O2 -g -o "$t/spin" "$fix/capture/spin.c" -lpthread || { fail build "spin"; exit 0; }
+$cc -O2 -g -o "$t/spin" "$fix/capture/spin.c" -lpthread || { fail build "spin"; exit 1; }
 cat > "$t/forker.c" <<'EOF'
 #include <stdio.h>
 #include <unistd.h>
@@ -57,7 +57,7 @@ int main(void)
 	return c < 0;
 }
 EOF
-$cc -O2 -g -o "$t/forker" "$t/forker.c" || { fail build "forker"; exit 0; }
+$cc -O2 -g -o "$t/forker" "$t/forker.c" || { fail build "forker"; exit 1; }
 cat > "$t/busy.c" <<'EOF'
 #include <pthread.h>
 __attribute__((noinline)) long leaf(long x) { return x * 3 + 1; }
@@ -77,7 +77,7 @@ int main(void)
 	loop(0);
 }
 EOF
-$cc -O2 -g -o "$t/busy" "$t/busy.c" -lpthread || { fail build "busy"; exit 0; }
+$cc -O2 -g -o "$t/busy" "$t/busy.c" -lpthread || { fail build "busy"; exit 1; }
 
 # text_restored PID: the executable's text in memory equals the file's
 text_restored() {

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/../lib.sh"
 [ -x "$PROPEL" ] || { fail symbols "no $PROPEL"; exit 1; }
 for t in gcc strip objcopy nm xz addr2line; do
-	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 0; }
+	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 77; }
 done
 fx=$PROPEL_TOP/tests/fixtures/symbols
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT

@@ -11,8 +11,8 @@
 # same walk on a real recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
-command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 0; }
-command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 0; }
+command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 77; }
+command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 77; }
 tui_build || { fail tui-chunked/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 # the writer's chunk size (engine/chunk.h): the boundaries walked below

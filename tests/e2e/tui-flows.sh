@@ -19,10 +19,10 @@ command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 0; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
 ${CC:-gcc} -O0 -g -o "$d/farm" "$PROPEL_TOP/tests/fixtures/report/farm.c" ||
-	{ fail tui-flows "cannot build the farm"; exit 0; }
+	{ fail tui-flows "cannot build the farm"; exit 1; }
 if ! timeout 120 "$PROPEL" record -o "$d/s.db" -- "$d/farm" rare 8 3 >"$d/farm.out" 2>"$d/rec.err"; then
 	fail tui-flows "record: $(head -c 300 "$d/rec.err")"
-	exit 0
+	exit 1
 fi
 server=$(awk '$1 == "server" { print $2 }' "$d/farm.out")
 odd=$(awk '$1 == "req" && $2 == 4 { print $4 }' "$d/farm.out")

@@ -13,7 +13,7 @@ command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 0; }
 t=$(tmpdir); trap 'tui_stop; rm -rf "$t"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$t/vvspin" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||
-	{ fail tui-vitals-build "cannot build the spinner"; exit 0; }
+	{ fail tui-vitals-build "cannot build the spinner"; exit 1; }
 
 "$PROPEL" vitals record -o "$t/v.db" --duration 4 --epoch 1 2>"$t/rec.err" &
 rec=$!

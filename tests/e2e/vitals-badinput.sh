@@ -14,7 +14,7 @@ d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 [ $? -eq 2 ] && pass vitals-report-badformat || fail vitals-report-badformat "$(cat "$d/e")"
 "$PROPEL" vitals --help | grepq "vitals record" && pass vitals-help || fail vitals-help "no usage"
 
-is_root || { skip vitals-badinput "needs root to set up the cases"; exit 0; }
+need_root vitals-badinput
 
 if command -v setpriv >/dev/null; then
 	(cd "$d" && setpriv --reuid=65534 --regid=65534 --clear-groups \
