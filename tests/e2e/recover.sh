@@ -6,7 +6,7 @@
 #                      3 threads calling small functions, checking every
 #                      result), propel killed with SIGKILL: the target runs
 #                      on unharmed, its agent writes its "X" (switched off)
-#                      line within the lease (PROPEL_LEASE_MS 2 s, +1.5 s),
+#                      line 2 s after the kill (PROPEL_LEASE_MS; 1.95-2.5 s),
 #                      the "propel-lease" thread is gone, and the target's
 #                      executable text in /proc/PID/mem equals the file's
 #                      bytes (every patched call site restored)
@@ -133,8 +133,10 @@ lease_checks() { # NAME DIR PID T_KILL
 		return
 	fi
 	echo "  $name: agent of $pid switched off ${el}s after kill -9"
-	if awk "BEGIN { exit !($el < 3.5) }"; then pass "$name/lease"
-	else fail "$name/lease" "took ${el}s (lease 2 s)"; fi
+	# README: the agents switch off 2 s after propel died (the lease,
+	# PROPEL_LEASE_MS) -- measured 2.02-2.07 s; not before, and not much after
+	if is_num "$el" && awk "BEGIN { exit !($el >= 1.95 && $el < 2.5) }"; then pass "$name/lease"
+	else fail "$name/lease" "took '${el}'s (lease 2 s: want 1.95 to 2.5 s)"; fi
 	sleep 0.2
 	if ! kill -0 "$pid" 2>/dev/null; then fail "$name/alive" "target died"; return; fi
 	pass "$name/alive"
