@@ -287,11 +287,12 @@ fi
 
 # ---- the coordinator killed ----
 name=multi/coordinator-killed
+since=$(date +%s)
 follow_session cokill
 pdb=$(propeld_on B $fe)
 pdc=$(propeld_on C $be)
-dirb=$(ls -d /dev/shm/propel/d$pdb-* 2>/dev/null | head -1)
-dirc=$(ls -d /dev/shm/propel/d$pdc-* 2>/dev/null | head -1)
+dirb=$(ring_dir "$pdb" "$since" d)
+dirc=$(ring_dir "$pdc" "$since" d)
 kill -9 $ap
 wait $ap 2>/dev/null
 wait $cl

@@ -62,10 +62,15 @@
 . "$(dirname "$0")/../lib.sh"
 t=$(tmpdir)
 chmod 755 "$t"
+user=
 cleanup() {
 	kill $(jobs -p) 2>/dev/null
 	pkill -TERM -P $$ 2>/dev/null
 	rm -rf "$t"
+	# the user this run made (its own name: another run may be going on)
+	if [ -n "$user" ] && id "$user" >/dev/null 2>&1; then
+		userdel "$user" 2>/dev/null || { sleep 1; userdel -f "$user"; }
+	fi
 }
 trap cleanup EXIT
 export PROPEL_TEST_QUIET=1
@@ -276,10 +281,10 @@ fi
 
 # ---- a peer the requester may not trace (item 3's SO_PEERCRED) ----
 name=fault/not-permitted
-user=propeltest
-id $user >/dev/null 2>&1 || useradd -M -s /bin/sh $user 2>/dev/null
-if ! id $user >/dev/null 2>&1; then
-	skip $name "cannot make user $user"
+user=propeltest$$
+useradd -M -s /bin/sh $user 2>"$t/useradd.err" || user=
+if [ -z "$user" ]; then
+	fail $name "root, but useradd failed: $(cat "$t/useradd.err")"
 else
 	d=$t/perm
 	mkdir -p "$d"
@@ -462,12 +467,13 @@ start_service "$d"
 "$t/svc" client 127.0.0.1 $((port + 1)) 200 20 >"$d/cl.out" 2>&1 &
 cl=$!
 sleep 0.3
+since=$(date +%s)
 "$PROPEL" attach --follow --duration 60 -o "$d/s.db" $cl >"$d/attach.out" 2>&1 &
 ap=$!
 for i in $(seq 1 100); do [ "$(grep -c 'traced pid' "$d/attach.out" 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
 sleep 0.5
 pd=$(pgrep -P $ap -f 'propeld --stdio' | head -1)
-pdir=$(ls -d /dev/shm/propel/d$pd-* 2>/dev/null | head -1)
+pdir=$(ring_dir "$pd" "$since" d)
 kill -9 $ap
 wait $cl
 crc=$?

@@ -148,11 +148,12 @@ lease_checks() { # NAME DIR PID T_KILL
 
 # ---- record, kill -9 ----
 cd "$t"
+since=$(date +%s)
 "$PROPEL" record -o "$t/rec.db" -- "$t/spin" > "$t/spin.out" 2>&1 &
 rp=$!
 sleep 0.3
 sp=$(pgrep -P $rp | head -1)
-dir=$(ls -d /dev/shm/propel/$rp-* 2>/dev/null | head -1)
+dir=$(ring_dir "$rp" "$since")
 dirs="$dirs $dir"; pids="$pids $sp"
 if [ -z "$sp" ] || [ -z "$dir" ] || ! wait_traced "$dir" "$sp"; then
 	fail record/kill9 "spin not traced (pid '$sp', dir '$dir')"
@@ -177,12 +178,13 @@ else
 fi
 
 # ---- record of a forking program, kill -9 ----
+since=$(date +%s)
 "$PROPEL" record -o "$t/fork.db" -- "$t/forker" > /dev/null 2>&1 &
 rp=$!
 sleep 0.5
 fp=$(pgrep -P $rp | head -1)
 cp=$(pgrep -P "$fp" 2>/dev/null | head -1)
-dir=$(ls -d /dev/shm/propel/$rp-* 2>/dev/null | head -1)
+dir=$(ring_dir "$rp" "$since")
 dirs="$dirs $dir"; pids="$pids $fp $cp"
 if [ -z "$cp" ] || ! wait_traced "$dir" "$fp" || ! wait_traced "$dir" "$cp"; then
 	fail record/fork "parent '$fp' or child '$cp' not traced"
@@ -201,11 +203,12 @@ fi
 # ---- the lease stops an agent whose threads are all writing ----
 bad= rounds=0
 for round in $(seq 1 15); do
+	since=$(date +%s)
 	"$PROPEL" record -o "$t/busy.db" --buffer-size 262144 -- "$t/busy" > /dev/null 2>&1 &
 	rp=$!
 	sleep 0.6
 	bp=$(pgrep -P $rp | head -1)
-	dir=$(ls -d /dev/shm/propel/$rp-* 2>/dev/null | head -1)
+	dir=$(ring_dir "$rp" "$since")
 	if [ -z "$bp" ] || [ -z "$dir" ] || ! wait_traced "$dir" "$bp"; then
 		bad="round $round: not traced"; kill -9 $rp $bp 2>/dev/null; rm -rf "$dir"; break
 	fi
@@ -230,10 +233,11 @@ echo "  record/lease-busy: $rounds rounds passed"
 "$t/spin" > "$t/spin2.out" 2>&1 &
 sp=$!; pids="$pids $sp"
 sleep 0.2
+since=$(date +%s)
 "$PROPEL" attach -o "$t/att.db" $sp > /dev/null 2>&1 &
 ap=$!
 sleep 0.3
-dir=$(ls -d /dev/shm/propel/$ap-* 2>/dev/null | head -1)
+dir=$(ring_dir "$ap" "$since")
 dirs="$dirs $dir"
 if [ -z "$dir" ] || ! wait_traced "$dir" "$sp"; then
 	fail attach/kill9 "spin not traced"
