@@ -3,6 +3,7 @@
 # exit statuses, attach/detach cycles under load, and every bad input the
 # capture issue lists (one-line error, non-zero exit, nothing harmed).
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -41,6 +41,7 @@
 #                          session) and recvs of the reader (cat) matched
 #                          to them; both processes unharmed
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py

@@ -41,6 +41,7 @@
 #                      expiry (shadow_lease_expired) within the first five
 # Every check reads the JSON; the text form prints the reduction line.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 cleanup() {
 	for d in "$t"/run-*; do

@@ -65,6 +65,7 @@
 #                         answers 500, one that is not there, an https://
 #                         endpoint: one line, non-zero
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 checker=$PROPEL_TOP/tests/e2e/export-trace-check.py

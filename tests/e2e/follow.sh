@@ -60,6 +60,7 @@
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 chmod 755 "$t"
 user=

@@ -42,6 +42,7 @@
 #                        earlier session's stubs: they lead back to main)
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -50,6 +50,7 @@
 # 1-3 min the first time nginx-debug.sh builds on a machine and 2-3 min the
 # first time redis-debug.sh does.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
 stats=$PROPEL_TOP/tests/real/trace-stats.py
 cycles=${REAL_CYCLES:-100}

@@ -32,6 +32,7 @@
 #   bad/*              detach of a pid without an agent, of no process;
 #                      recover with no rings, of a directory of corrupt rings
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) $pids 2>/dev/null; rm -rf "$t" $dirs' EXIT
 pids= dirs=

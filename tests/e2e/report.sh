@@ -47,6 +47,7 @@
 #                        falls back to one flow per process with a note
 #   help                 --help prints the usage, exit 0
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

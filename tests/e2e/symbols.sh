@@ -13,6 +13,7 @@
 # The same calls are traced in each run, so the runs are compared event by
 # event (replay --format=jsonl, func of each entry).
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 [ -x "$PROPEL" ] || { fail symbols "no $PROPEL"; exit 1; }
 for t in gcc strip objcopy nm xz addr2line; do
 	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 77; }

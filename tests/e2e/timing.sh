@@ -21,6 +21,7 @@
 #                       stamps around it: README "Timing")
 #   errors/timing       --timing=bogus: one line, exit 2, nothing written
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -10,6 +10,7 @@
 # line, its events show as a damaged gap, and the TUI goes on.  Then the
 # same walk on a real recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
 command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 77; }
 command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 77; }

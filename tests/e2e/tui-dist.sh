@@ -20,7 +20,8 @@
 #                         and its command (after an exec, the program it
 #                         became; the forked child, its parent's)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-dist "tmux not installed"; exit 0; }
+set -uo pipefail
+command -v tmux >/dev/null || { skip tui-dist "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-dist "no $PROPEL"; exit 1; }
 bin=$PROPEL_TOP/$O/apps
 [ -x "$bin/dist-all" ] || { fail tui-dist/build "no $bin/dist-all (make)"; exit 1; }

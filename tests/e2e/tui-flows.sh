@@ -15,7 +15,8 @@
 #   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
 #                        quota_exceeded in the odd request's worker
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 0; }
+set -uo pipefail
+command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
 ${CC:-gcc} -O0 -g -o "$d/farm" "$PROPEL_TOP/tests/fixtures/report/farm.c" ||

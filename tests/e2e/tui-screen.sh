@@ -7,8 +7,9 @@
 # callee's events, two threads interleave in time order, resizing and a
 # too-small terminal, and quitting restores the terminal.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui/screen "tmux not installed"; exit 0; }
-command -v objdump >/dev/null || { skip tui/screen "objdump not installed"; exit 0; }
+set -uo pipefail
+command -v tmux >/dev/null || { skip tui/screen "tmux not installed"; exit 77; }
+command -v objdump >/dev/null || { skip tui/screen "objdump not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui/screen "no $PROPEL"; exit 1; }
 tui_build || { fail tui/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT

@@ -7,7 +7,8 @@
 # gone, the disassembly of lib_crash comes from the library (not the
 # executable) and marks the faulting instruction.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-shlib "tmux not installed"; exit 0; }
+set -uo pipefail
+command -v tmux >/dev/null || { skip tui-shlib "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-shlib "no $PROPEL"; exit 1; }
 fx=$PROPEL_TOP/tests/fixtures/symbols
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT

@@ -6,8 +6,9 @@
 # thread's line says what the kernel does to it (the lock holder sleeping
 # while main waits).  A session without --vitals shows no strip.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 0; }
-is_root || { skip tui-vitals-trace "needs root (BPF)"; exit 0; }
+set -uo pipefail
+command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 77; }
+need_bpf tui-vitals-trace
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 gcc -O0 -g -o "$d/offcpu" "$PROPEL_TOP/tests/fixtures/vitals/offcpu.c" -lpthread ||
 	{ fail tui-vitals-trace/build "gcc failed"; exit 1; }

@@ -8,8 +8,9 @@
 # Enter -> its user and kernel stacks, Backspace back, q restores the
 # terminal, and `propel tui DB` opens the same view for a vitals-only file.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-is_root || { skip tui-vitals "needs root for BPF"; exit 0; }
-command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 0; }
+set -uo pipefail
+need_bpf tui-vitals
+command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 77; }
 t=$(tmpdir); trap 'tui_stop; rm -rf "$t"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$t/vvspin" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||

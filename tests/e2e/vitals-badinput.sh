@@ -5,6 +5,7 @@
 # tracepoint missing (PROPEL_VITALS_FAKE_MISSING makes the BTF lookup miss,
 # the real one is present here), and bad arguments / empty sessions.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 
 "$PROPEL" vitals report "$d/none.db" 2>"$d/e" && fail vitals-report-missing "exit 0" ||

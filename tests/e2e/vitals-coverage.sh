@@ -10,8 +10,8 @@
 # sketch and raise t), and waits for the collector to be attached before
 # the generator starts.
 . "$(dirname "$0")/../lib.sh"
-is_root || { skip vitals-coverage "needs root for BPF"; exit 0; }
-command -v python3 >/dev/null || { skip vitals-coverage "python3 missing"; exit 0; }
+set -uo pipefail
+need_bpf vitals-coverage
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 N=${VITALS_COVERAGE_SITES:-1000}
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \

@@ -8,6 +8,7 @@
 # --vitals; and bad input: not root, BPF refused, tracefs missing, a bad
 # scope -- the trace still records, with one line saying what is missing.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 d=$(tmpdir); chmod 777 "$d"; trap 'kill $bg 2>/dev/null; rm -rf "$d"' EXIT
 bg=
 check=$PROPEL_TOP/tests/e2e/vitals-trace-check.py

@@ -5,8 +5,8 @@
 # spinners (3 of them on 2 cores, so they also wait to run) and the
 # blocking rule flags the fsync writer or the lock contenders.
 . "$(dirname "$0")/../lib.sh"
-is_root || { skip vitals-workloads "needs root for BPF"; exit 0; }
-command -v python3 >/dev/null || { skip vitals-workloads "python3 missing"; exit 0; }
+set -uo pipefail
+need_bpf vitals-workloads
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||
