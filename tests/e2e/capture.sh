@@ -4,6 +4,7 @@
 # capture issue lists (one-line error, non-zero exit, nothing harmed).
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 22
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -42,6 +42,7 @@
 #                          to them; both processes unharmed
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 6
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py

@@ -42,6 +42,7 @@
 # Every check reads the JSON; the text form prints the reduction line.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 15
 t=$(tmpdir)
 cleanup() {
 	for d in "$t"/run-*; do
@@ -232,6 +233,7 @@ if record crash; then
 		tui_stop
 	else
 		skip crash/tui-opens-on-suspects "tmux not installed"
+		skip crash/tui-diff "tmux not installed"
 	fi
 else
 	fail_all "record/crash did not pass" crash/suspects crash/rootcause crash/failstop-rootcause \

@@ -20,6 +20,7 @@
 #   drain/attach-full    attach --mode full to a live program
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 trap 'tui_stop; kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

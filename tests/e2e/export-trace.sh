@@ -66,6 +66,7 @@
 #                         endpoint: one line, non-zero
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 45
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 checker=$PROPEL_TOP/tests/e2e/export-trace-check.py

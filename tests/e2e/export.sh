@@ -23,6 +23,7 @@
 #                         existing output file left as it was
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 checker=$PROPEL_TOP/tests/e2e/export-check.py

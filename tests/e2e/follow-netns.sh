@@ -55,6 +55,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 set -uo pipefail
+expect_checks 9
 need_root multi
 CLOCK_ERR_NS=100000	# multi/clock: "tens of µs", so under 100 µs
 t=$(tmpdir)

@@ -70,6 +70,7 @@
 # Needs root (propeld injects the servers).  Takes ~25 s.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 9
 . "$PROPEL_TOP/tests/real/servers.sh"
 check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py
 checker=$PROPEL_TOP/tests/e2e/comm-check.py

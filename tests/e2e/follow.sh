@@ -61,6 +61,7 @@
 #                      `propel recover` makes a session of the rings
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 chmod 755 "$t"
 user=

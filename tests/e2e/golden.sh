@@ -42,6 +42,7 @@ fix=$PROPEL_TOP/$O/fixtures
 norm="python3 $PROPEL_TOP/tests/normalize.py"
 tmp=$(tmpdir)
 trap 'rm -rf "$tmp"' EXIT
+expect_checks 2	# golden/normalize, golden/normalize-from; the fixtures' below
 
 # The normalizer itself, on a synthetic trace (threads out of order, toolchain
 # functions, C++ names, signals, a forked child).
@@ -266,6 +267,16 @@ if [ ${#names[@]} -eq 0 ]; then
 	done
 fi
 modes=${GOLDEN_MODES:-record attach}
+# one check per fixture, level and mode that has an expected trace
+n=0
+for name in "${names[@]}"; do
+	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
+		[ -f "$golden/$name.$lvl.expected" ] || continue
+		[[ " $modes " = *" record "* ]] && n=$((n + 1))
+		[[ " $modes " = *" attach "* ]] && attachable "$name" && n=$((n + 1))
+	done
+done
+expect_checks $n
 for name in "${names[@]}"; do
 	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
 		[ -f "$golden/$name.$lvl.expected" ] || continue

@@ -43,6 +43,7 @@
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 15
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

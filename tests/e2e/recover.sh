@@ -33,6 +33,7 @@
 #                      recover with no rings, of a directory of corrupt rings
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 32
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) $pids 2>/dev/null; rm -rf "$t" $dirs' EXIT
 pids= dirs=

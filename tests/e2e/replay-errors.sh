@@ -4,6 +4,7 @@
 # status.  Sessions are made with the sqlite3 shell (a test dependency).
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 11
 [ -x "$PROPEL" ] || { fail replay-errors "no $PROPEL (make)"; exit 1; }
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT

@@ -14,6 +14,7 @@
 # event (replay --format=jsonl, func of each entry).
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 5
 [ -x "$PROPEL" ] || { fail symbols "no $PROPEL"; exit 1; }
 for t in gcc strip objcopy nm xz addr2line; do
 	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 77; }

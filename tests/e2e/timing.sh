@@ -22,6 +22,9 @@
 #   errors/timing       --timing=bogus: one line, exit 2, nothing written
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+# per level (O0, O2): exact order, blocking, leaves, rounds, compute;
+# sampled the same without compute; and errors/timing
+expect_checks $((2 * (5 + 4) + 1))
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -11,6 +11,7 @@
 # same walk on a real recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 14
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
 command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 77; }
 command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 77; }

@@ -21,6 +21,7 @@
 #                         became; the forked child, its parent's)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 6
 command -v tmux >/dev/null || { skip tui-dist "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-dist "no $PROPEL"; exit 1; }
 bin=$PROPEL_TOP/$O/apps

@@ -16,6 +16,7 @@
 #                        quota_exceeded in the odd request's worker
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 6
 command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1

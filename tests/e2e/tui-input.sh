@@ -5,6 +5,7 @@
 # Each bad case must give one clear line and a non-zero exit, never a crash.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 10
 [ -x "$PROPEL" ] || { fail tui-input "no $PROPEL"; exit 1; }
 tui_build || { fail tui-input/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT

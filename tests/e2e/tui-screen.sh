@@ -8,6 +8,7 @@
 # too-small terminal, and quitting restores the terminal.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 30
 command -v tmux >/dev/null || { skip tui/screen "tmux not installed"; exit 77; }
 command -v objdump >/dev/null || { skip tui/screen "objdump not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui/screen "no $PROPEL"; exit 1; }

@@ -8,6 +8,7 @@
 # executable) and marks the faulting instruction.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 3
 command -v tmux >/dev/null || { skip tui-shlib "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-shlib "no $PROPEL"; exit 1; }
 fx=$PROPEL_TOP/tests/fixtures/symbols

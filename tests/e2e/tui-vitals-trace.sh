@@ -7,6 +7,7 @@
 # while main waits).  A session without --vitals shows no strip.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 9
 command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 77; }
 need_bpf tui-vitals-trace
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT

@@ -9,6 +9,7 @@
 # terminal, and `propel tui DB` opens the same view for a vitals-only file.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
+expect_checks 8
 need_bpf tui-vitals
 command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 77; }
 t=$(tmpdir); trap 'tui_stop; rm -rf "$t"' EXIT

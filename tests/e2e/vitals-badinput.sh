@@ -6,6 +6,7 @@
 # the real one is present here), and bad arguments / empty sessions.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 10
 d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 
 "$PROPEL" vitals report "$d/none.db" 2>"$d/e" && fail vitals-report-missing "exit 0" ||
@@ -33,6 +34,8 @@ if command -v setpriv >/dev/null; then
 		fail vitals-bpf-refused "$(cat "$d/e")"
 else
 	skip vitals-not-root "setpriv missing"
+	skip vitals-not-root-report "setpriv missing"
+	skip vitals-bpf-refused "setpriv missing"
 fi
 
 if command -v unshare >/dev/null; then
@@ -42,12 +45,16 @@ if command -v unshare >/dev/null; then
 	elif grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
 		skip vitals-no-tracefs "$nobpf"
 	else fail vitals-no-tracefs "$(cat "$d/e")"; fi
+else
+	skip vitals-no-tracefs "unshare missing"
 fi
 
 PROPEL_VITALS_FAKE_MISSING=contention_begin "$PROPEL" vitals record -o "$d/nolock.db" \
 	--duration 1.2 --epoch 0.5 2>"$d/e"
-if grep -q "vitals via proc" "$d/e"; then
-	skip vitals-missing-tracepoint "BPF unavailable"
+if grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+	skip vitals-missing-tracepoint "$nobpf"
+	skip vitals-missing-tracepoint-report "$nobpf"
+	skip vitals-missing-tracepoint-rest "$nobpf"
 elif grep -q "lock off: tracepoint contention_begin missing on this kernel" "$d/e"; then
 	pass vitals-missing-tracepoint
 	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" |
@@ -58,4 +65,6 @@ elif grep -q "lock off: tracepoint contention_begin missing on this kernel" "$d/
 		pass vitals-missing-tracepoint-rest || fail vitals-missing-tracepoint-rest "no other vital"
 else
 	fail vitals-missing-tracepoint "$(cat "$d/e")"
+	fail vitals-missing-tracepoint-report "no session"
+	fail vitals-missing-tracepoint-rest "no session"
 fi

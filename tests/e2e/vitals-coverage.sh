@@ -11,6 +11,7 @@
 # the generator starts.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 2
 need_bpf vitals-coverage
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 N=${VITALS_COVERAGE_SITES:-1000}

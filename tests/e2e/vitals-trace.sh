@@ -9,6 +9,7 @@
 # scope -- the trace still records, with one line saying what is missing.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 30
 d=$(tmpdir); chmod 777 "$d"; trap 'kill $bg 2>/dev/null; rm -rf "$d"' EXIT
 bg=
 check=$PROPEL_TOP/tests/e2e/vitals-trace-check.py

@@ -6,6 +6,7 @@
 # blocking rule flags the fsync writer or the lock contenders.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
+expect_checks 29
 need_bpf vitals-workloads
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
