@@ -280,8 +280,11 @@ expect_checks $n
 for name in "${names[@]}"; do
 	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
 		[ -f "$golden/$name.$lvl.expected" ] || continue
-		[[ " $modes " = *" record "* ]] && one "$name" "$lvl"
-		[[ " $modes " = *" attach "* ]] && attachable "$name" &&
+		if [[ " $modes " = *" record "* ]]; then
+			one "$name" "$lvl"
+		fi
+		if [[ " $modes " = *" attach "* ]] && attachable "$name"; then
 			one_attach "$name" "$lvl"
+		fi
 	done
 done
