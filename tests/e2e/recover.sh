@@ -12,7 +12,8 @@
 #                      bytes (every patched call site restored)
 #   record/recover     `propel recover -o DB` picks that directory, writes a
 #                      session `propel replay` reads (mix -> sq, tri), and
-#                      removes the directory
+#                      removes the directory (in a mount namespace where it
+#                      is alone: other runs' directories may be newer)
 #   record/fork        a traced parent and its fork child (both looping):
 #                      after the kill each switches itself off (the child
 #                      holds a lease of its own) and both texts are restored
@@ -124,6 +125,18 @@ wait_traced() {
 	done
 	return 1
 }
+# recover_alone DIR DB: `propel recover -o DB` (no DIR) in a private mount
+# namespace where /dev/shm/propel holds a copy of DIR alone; it must take it
+# and remove it; DIR itself is removed after
+recover_alone() {
+	local base
+	base=$(basename "$1")
+	rm -rf "$t/alone" && cp -a "$1" "$t/alone" || return 1
+	unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs propel-test /dev/shm/propel &&
+		chmod 1777 /dev/shm/propel && cp -a "$1" "/dev/shm/propel/$2" &&
+		"$3" recover -o "$4" && [ ! -d "/dev/shm/propel/$2" ]' sh "$t/alone" "$base" "$PROPEL" "$2" || return 1
+	rm -rf "$1" "$t/alone"
+}
 # the lease test of one process: alive, X within the lease, no thread, text
 lease_checks() { # NAME DIR PID T_KILL
 	local name=$1 dir=$2 pid=$3 el
@@ -169,8 +182,10 @@ else
 	grep -q BAD "$t/spin.out" && fail record/unharmed "$(grep BAD "$t/spin.out" | head -1)" ||
 		pass record/unharmed
 	kill -9 "$sp" 2>/dev/null
-	if "$PROPEL" recover -o "$t/rec.db" > "$t/recover.out" 2>&1 &&
-	   [ ! -d "$dir" ] &&
+	# recover without DIR takes the newest abandoned directory: on a shared
+	# machine that may be another run's, so it runs in a mount namespace
+	# whose /dev/shm/propel holds this session's directory alone
+	if recover_alone "$dir" "$t/rec.db" > "$t/recover.out" 2>&1 &&
 	   "$PROPEL" replay "$t/rec.db" > "$t/rec.txt" 2>&1 &&
 	   grep -q 'mix' "$t/rec.txt" && grep -q 'tri()' "$t/rec.txt"; then
 		pass record/recover
