@@ -58,7 +58,7 @@ if grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; 
 elif grep -q "lock off: tracepoint contention_begin missing on this kernel" "$d/e"; then
 	pass vitals-missing-tracepoint
 	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" |
-		grep -q '"kind":"status","vital":"lock","state":"off"' &&
+		grepq '"kind":"status","vital":"lock","state":"off"' &&
 		pass vitals-missing-tracepoint-report ||
 		fail vitals-missing-tracepoint-report "status not stored"
 	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" | grepq '"vital":"syscall"' &&
