@@ -28,7 +28,8 @@
 #   checker NAME CMD...      run a checker script that prints PASS/FAIL/SKIP
 #                            lines: they pass through; a checker that exits
 #                            non-zero, times out or prints no result is a
-#                            FAIL NAME saying so
+#                            FAIL NAME saying so (CMD is a program, run
+#                            under timeout: not a shell function)
 #   run_ok NAME OUTVAR CMD... run CMD, its stdout into OUTVAR; status 0 with
 #                            output returns 0, else FAIL NAME and return 1
 #   CMD | grepq [OPTS] PATTERN   grep -q that reads all its input: under
