@@ -232,6 +232,8 @@ struct chunk_store {
 	ZSTD_DCtx *dctx;
 	void *zbuf;		   /* a body being read */
 	int quiet;		   /* damage said in msg, not on stderr */
+	int probe;		   /* chunk_store_check: damage not said */
+	const char *probe_why;	   /* the first damage it met */
 	char msg[512];
 	uint64_t nmsg;
 	struct chunk_cached cache[CHUNK_CACHE];
@@ -322,7 +324,7 @@ int chunk_store_open(struct session *s, struct chunk_store **out, char **cause)
 				   session_path(s));
 		goto fail;
 	}
-	if (cs->partial)
+	if (cs->partial && session_warn_once(s, SESSION_WARN_INDEX))
 		fprintf(stderr,
 			"propel: %s: the chunk index is cut short (truncated "
 			"file?): %zu chunks readable, the events after them "
@@ -422,6 +424,10 @@ static void chunk_lost(struct chunk_store *cs, size_t ci, const char *why)
 {
 	const struct session_chunk *c = &cs->idx[ci];
 
+	if (cs->probe) { /* chunk_store_check: said by its caller */
+		cs->probe_why = why;
+		return;
+	}
 	if (cs->reported[ci])
 		return;
 	cs->reported[ci] = 1;
@@ -433,7 +439,7 @@ static void chunk_lost(struct chunk_store *cs, size_t ci, const char *why)
 		 session_path(cs->s), c->pid, c->tid, c->count, c->first_seq,
 		 c->last_seq, c->first_ts, c->last_ts, why);
 	cs->nmsg++;
-	if (!cs->quiet)
+	if (!cs->quiet && session_warn_once(cs->s, c->id))
 		fprintf(stderr, "%s\n", cs->msg);
 }
 
@@ -553,6 +559,67 @@ static int64_t chunk_decode(struct chunk_store *cs, size_t ci,
 bad:
 	chunk_lost(cs, ci, "does not decode");
 	return -1;
+}
+
+int chunk_store_check(struct chunk_store *cs, char **cause)
+{
+	struct chunk_cached *slot = &cs->cache[0];
+	const char *why = NULL;
+	int64_t events = 0;
+	size_t i;
+
+	if (cs->rows || !cs->n) /* no events is no damage (a vitals
+				 * session); report refuses it itself */
+		return 0;
+	for (i = 0; i < CHUNK_CACHE; i++)
+		if (cs->cache[i].ci != SIZE_MAX)
+			return 0; /* one decoded already */
+	if (!slot->ev && !(slot->ev = malloc(CHUNK_EVENTS * sizeof(*slot->ev))))
+		return propel_cause(cause, -ENOMEM, "%s: out of memory",
+				    session_path(cs->s));
+	/* the first readable chunk ends it (kept in the cache): a damaged
+	 * session is read whole only when nothing of it is readable */
+	cs->probe = 1;
+	for (i = 0; i < cs->n; i++) {
+		cs->probe_why = NULL;
+		slot->n = chunk_decode(cs, cs->byseq[i], slot->ev);
+		if (slot->n >= 0) {
+			slot->ci = cs->byseq[i];
+			slot->used = ++cs->tick;
+			break;
+		}
+		if (!why)
+			why = cs->probe_why;
+		events += cs->idx[cs->byseq[i]].count;
+	}
+	cs->probe = 0;
+	if (i < cs->n)
+		return 0;
+	if (!why) /* out of memory for a body */
+		return propel_cause(cause, -ENOMEM, "%s: out of memory",
+				    session_path(cs->s));
+	if (cs->n == 1)
+		return propel_cause(cause, -ENODATA,
+				    "%s: the session holds no readable events: "
+				    "its one chunk (%" PRId64 " events) is "
+				    "damaged: chunk %s",
+				    session_path(cs->s), events, why);
+	return propel_cause(cause, -ENODATA,
+			    "%s: the session holds no readable events: all %zu "
+			    "chunks (%" PRId64 " events) are damaged, the "
+			    "first: chunk %s",
+			    session_path(cs->s), cs->n, events, why);
+}
+
+int chunk_session_check(struct session *s, char **cause)
+{
+	struct chunk_store *cs;
+	int err = chunk_store_open(s, &cs, cause);
+
+	if (!err)
+		err = chunk_store_check(cs, cause);
+	chunk_store_free(cs);
+	return err;
 }
 
 const struct session_chunk *chunk_store_index(const struct chunk_store *cs,

@@ -88,6 +88,17 @@ void chunk_store_quiet(struct chunk_store *cs, int on);
 const char *chunk_store_message(const struct chunk_store *cs,
 				uint64_t *count);
 
+/* 0 unless the session has chunks of events and not one of them is
+ * readable: then -ENODATA with one line for them all ("the session holds
+ * no readable events: ..."), none per chunk.  Decodes chunks until the
+ * first good one, kept in the cache.  replay_walk calls it, so replay,
+ * export and report refuse such a session alike.  A session without
+ * events (a vitals session) passes. */
+int chunk_store_check(struct chunk_store *cs, char **cause);
+/* The same on a store of its own, for a command that checks before it
+ * writes anything (replay's header, export's first bytes). */
+int chunk_session_check(struct session *s, char **cause);
+
 /* Events lost to damage so far (skipped chunks). */
 int64_t chunk_store_lost(const struct chunk_store *cs);
 /* 1 when the events are read from the row form (table events). */

@@ -3,9 +3,13 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "engine/directives.h"
 #include "engine/session.h"
@@ -102,18 +106,113 @@ int directives_add(struct directives *ds, const char *spec, char **cause)
 	return 0;
 }
 
-int directives_add_file(struct directives *ds, const char *path, char **cause)
-{
-	FILE *f = fopen(path, "re");
-	char line[1024];
-	int err = 0, ln = 0;
+/* A directives file is a short text file: a device (/dev/zero), a FIFO
+ * or a binary would never end or would not parse. */
+#define DIRECTIVES_FILE_MAX (1 << 20)
 
-	if (!f)
+/* FILE read whole into *buf (NUL-terminated): 0, or -errno with *cause. */
+static int directives_read(const char *path, char **buf, char **cause)
+{
+	struct stat sb;
+	size_t n = 0;
+	ssize_t r;
+	char *b;
+	int fd, err = 0;
+
+	*buf = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
 		return propel_cause(cause, -errno, "%s: %s", path,
 				    strerror(errno));
-	while (!err && fgets(line, sizeof(line), f)) {
+	if (fstat(fd, &sb) < 0) {
+		err = propel_cause(cause, -errno, "%s: %s", path,
+				   strerror(errno));
+		goto out;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		err = propel_cause(cause, -EISDIR,
+				   "%s: is a directory, not a "
+				   "file of directives",
+				   path);
+		goto out;
+	}
+	if (S_ISCHR(sb.st_mode) && sb.st_rdev == makedev(1, 3)) {
+		/* /dev/null: no directives (report --directives /dev/null
+		 * puts the session's aside) */
+		*buf = strdup("");
+		err = *buf ? 0 : propel_cause(cause, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		err = propel_cause(cause, -EINVAL,
+				   "%s: not a regular file (a "
+				   "device, FIFO or socket)",
+				   path);
+		goto out;
+	}
+	if (sb.st_size > DIRECTIVES_FILE_MAX) {
+		err = propel_cause(cause, -EFBIG,
+				   "%s: too large for a file of "
+				   "directives (%lld bytes; at "
+				   "most %d)",
+				   path, (long long)sb.st_size,
+				   DIRECTIVES_FILE_MAX);
+		goto out;
+	}
+	b = malloc(DIRECTIVES_FILE_MAX + 1);
+	if (!b) {
+		err = propel_cause(cause, -ENOMEM, "out of memory");
+		goto out;
+	}
+	/* up to one byte past the limit: a file that grew is refused too */
+	while (n <= DIRECTIVES_FILE_MAX &&
+	       (r = read(fd, b + n, DIRECTIVES_FILE_MAX + 1 - n)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = propel_cause(cause, -errno, "%s: %s", path,
+					   strerror(errno));
+			free(b);
+			goto out;
+		}
+		n += (size_t)r;
+	}
+	if (n > DIRECTIVES_FILE_MAX) {
+		free(b);
+		err = propel_cause(cause, -EFBIG,
+				   "%s: too large for a file of "
+				   "directives (at most %d "
+				   "bytes)",
+				   path, DIRECTIVES_FILE_MAX);
+		goto out;
+	}
+	if (memchr(b, 0, n)) {
+		free(b);
+		err = propel_cause(cause, -EINVAL,
+				   "%s: not a text file (it "
+				   "holds a NUL byte)",
+				   path);
+		goto out;
+	}
+	b[n] = 0;
+	*buf = b;
+out:
+	close(fd);
+	return err;
+}
+
+int directives_add_file(struct directives *ds, const char *path, char **cause)
+{
+	char *buf, *line, *next;
+	int err, ln = 0;
+
+	err = directives_read(path, &buf, cause);
+	for (line = buf; !err && line && *line; line = next) {
 		char *p = line;
 
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
 		ln++;
 		while (isspace((unsigned char)*p))
 			p++;
@@ -129,9 +228,7 @@ int directives_add_file(struct directives *ds, const char *path, char **cause)
 			free(c);
 		}
 	}
-	if (!err && ferror(f))
-		err = propel_cause(cause, -EIO, "%s: read error", path);
-	fclose(f);
+	free(buf);
 	return err;
 }
 

@@ -13,8 +13,10 @@
  *       one per line), so that report, the TUI and export use them
  *   <- directives_load: the session's directives for flows_opts.
  *
- * FILE holds one SPEC per line; blank lines and lines beginning with '#'
- * are skipped.  One function's entry may name one argument only.
+ * FILE, a regular text file of at most 1 MiB or /dev/null (none; a
+ * device such as /dev/zero, a FIFO, a directory or a binary is refused),
+ * holds one SPEC per line; blank lines and lines beginning with '#' are
+ * skipped.  One function's entry may name one argument only.
  */
 #ifndef PROPEL_ENGINE_DIRECTIVES_H
 #define PROPEL_ENGINE_DIRECTIVES_H

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/chunk.h"
 #include "engine/export.h"
 #include "engine/flow-map.h"
 #include "engine/session.h"
@@ -53,6 +54,14 @@ int export_session(struct session *s, const char *name,
 		return propel_cause(cause, -EINVAL,
 				    "unknown format \"%s\" (known: %s)",
 				    name ? name : "", export_names());
+	/* nothing written for a session without a readable event (as
+	 * replay and report refuse it), whatever the format reads */
+	{
+		int err = chunk_session_check(s, cause);
+
+		if (err)
+			return err;
+	}
 	if (o && o->pid) {
 		struct session_proc *pv;
 		size_t n;

@@ -360,6 +360,8 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	txn = sqlite3_get_autocommit(db) &&
 	      sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	ret = chunk_store_open(s, &cs, cause);
+	if (!ret)
+		ret = chunk_store_check(cs, cause);
 	if (ret)
 		goto out;
 	/* sessions from before the comm table have none: no channels */
@@ -396,9 +398,12 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 	if (ret == -EIO && !chunk_store_rows_form(cs)) {
 		/* a truncated file: the names it still has, the events of
 		 * every chunk left */
-		fprintf(stderr, "propel: %s: function and call site names "
-				"cut short (corrupt or truncated file)\n",
-			session_path(s));
+		if (session_warn_once(s, SESSION_WARN_NAMES))
+			fprintf(stderr,
+				"propel: %s: function and call site "
+				"names cut short (corrupt or truncated "
+				"file)\n",
+				session_path(s));
 		ret = 0;
 	}
 	if (!chunk_store_rows_form(cs) && !ret) {

@@ -21,6 +21,8 @@ struct session {
 	long format;	/* of the file opened (PROPEL_SESSION_FORMAT if created) */
 	int truncated;	/* shorter than its page count: read what is there */
 	sqlite3_stmt *chunk_ins, *chunk_body_ins, *chunk_body_get;
+	int64_t *warned; /* session_warn_once's keys */
+	size_t nwarned;
 };
 
 struct session_rows {
@@ -222,6 +224,24 @@ static int check_readable(struct session *s, char **cause)
 	return 0;
 }
 
+int session_check_path(const char *path, char **cause)
+{
+	struct stat sb;
+
+	if (stat(path, &sb) < 0)
+		return propel_cause(cause, -errno, "%s: %s", path,
+				    strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		return propel_cause(cause, -EISDIR,
+				    "%s: is a directory, not a session file",
+				    path);
+	if (!S_ISREG(sb.st_mode))
+		return propel_cause(cause, -EINVAL,
+				    "%s: not a regular file, not a session",
+				    path);
+	return 0;
+}
+
 int session_open(const char *path, int flags, struct session **out,
 		 char **cause)
 {
@@ -232,9 +252,12 @@ int session_open(const char *path, int flags, struct session **out,
 	*out = NULL;
 	if (!path)
 		path = PROPEL_SESSION_DEFAULT;
-	if (flags == SESSION_READ && access(path, F_OK) != 0)
-		return propel_cause(cause, -errno, "%s: %s", path,
-				    strerror(errno));
+	if (flags != SESSION_CREATE &&
+	    (err = session_check_path(path, cause)) != 0)
+		return err;
+	if (flags == SESSION_CREATE && access(path, F_OK) == 0 &&
+	    (err = session_check_path(path, cause)) != 0)
+		return err;
 	if (flags == SESSION_CREATE && unlink(path) < 0 && errno != ENOENT)
 		return propel_cause(cause, -errno, "%s: %s", path,
 				    strerror(errno));
@@ -300,8 +323,25 @@ void session_close(struct session *s)
 	sqlite3_finalize(s->chunk_body_ins);
 	sqlite3_finalize(s->chunk_body_get);
 	sqlite3_close(s->db);
+	free(s->warned);
 	free(s->path);
 	free(s);
+}
+
+int session_warn_once(struct session *s, int64_t key)
+{
+	int64_t *n;
+	size_t i;
+
+	for (i = 0; i < s->nwarned; i++)
+		if (s->warned[i] == key)
+			return 0;
+	n = realloc(s->warned, (s->nwarned + 1) * sizeof(*n));
+	if (!n)
+		return 1; /* said again rather than not at all */
+	s->warned = n;
+	s->warned[s->nwarned++] = key;
+	return 1;
 }
 
 sqlite3 *session_db(struct session *s)

@@ -103,7 +103,20 @@ struct session;
  */
 int session_open(const char *path, int flags, struct session **out,
 		 char **cause);
+/* 0 when path names a regular file (what session_open reads); else -errno
+ * with "PATH: No such file or directory", "PATH: is a directory, not a
+ * session file" or "PATH: not a regular file" (a device, a FIFO).  For a
+ * command that checks a session it opens later (report --reference). */
+int session_check_path(const char *path, char **cause);
 void session_close(struct session *s);
+/*
+ * 1 the first time key is given for s, 0 after: a warning about the file
+ * (a damaged chunk: its row id; SESSION_WARN_*) is said once however many
+ * readers walk it (an exporter walks it up to three times).
+ */
+#define SESSION_WARN_INDEX (-1) /* the chunk index is cut short */
+#define SESSION_WARN_NAMES (-2) /* function and call site names cut short */
+int session_warn_once(struct session *s, int64_t key);
 sqlite3 *session_db(struct session *s);
 const char *session_path(struct session *s);
 

@@ -64,6 +64,7 @@
 #include <elf.h>
 
 #include "inject/hijack.h"
+#include "inject/hijack-ret.h"
 #include "share/log.h"
 #include "share/proc.h"
 
@@ -114,6 +115,9 @@ struct hijack {
 	struct hj_saved stage[8];
 	int nstage;
 	size_t stage_used;
+	/* the way back from a call (hijack_set_return): a pad ending in
+	 * rt_sigreturn, and where it leaves rax (0: nowhere) */
+	uint64_t ret_pad, ret_result;
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -342,6 +346,17 @@ static int hj_int3_trap(pid_t tid, const siginfo_t *si, uint64_t rip)
 	return b1 == 0xcc || !(b2 == 0xcd && b1 == 0x03);
 }
 
+/* 1 if tid is in a syscall-entry or -exit stop (a SIGTRAP that is no
+ * signal). */
+static int hj_syscall_stop(pid_t tid)
+{
+	struct __ptrace_syscall_info sc;
+
+	return ptrace(PTRACE_GET_SYSCALL_INFO, tid, (void *)sizeof(sc), &sc) > 0 &&
+	       (sc.op == PTRACE_SYSCALL_INFO_ENTRY ||
+		sc.op == PTRACE_SYSCALL_INFO_EXIT);
+}
+
 /*
  * Before a thread stopped right after an int3 runs again (detach, or the
  * other threads running during a call): rewind it onto the int3's byte and
@@ -406,11 +421,20 @@ static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 	    ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) == 0) {
 		struct user_regs_struct r;
 
-		if (!t->trap && si.si_signo == SIGTRAP &&
+		if (si.si_signo == SIGTRAP && hj_syscall_stop(t->tid)) {
+			/* a call's PTRACE_SYSCALL stop (hijack_call, the
+			 * safe way): no signal to keep */
+		} else if (!t->trap && si.si_signo == SIGTRAP &&
 		    ptrace(PTRACE_GETREGS, t->tid, 0, &r) == 0 &&
 		    hj_int3_trap(t->tid, &si, r.rip)) {
-			t->trap = 1;
-			t->trap_rip = r.rip;
+			/* rewound at once, not only before it runs again: a
+			 * thread let go by the kernel when propel dies must
+			 * not go on at the int3's second byte */
+			r.rip--;
+			if (ptrace(PTRACE_SETREGS, t->tid, 0, &r) < 0) {
+				t->trap = 1;
+				t->trap_rip = r.rip + 1;
+			}
 		} else {
 			hj_keep_signal(h, t->tid, &si);
 		}
@@ -837,6 +861,12 @@ pid_t hijack_pid(const struct hijack *h)
 	return h->pid;
 }
 
+void hijack_set_return(struct hijack *h, uint64_t pad, uint64_t result)
+{
+	h->ret_pad = pad;
+	h->ret_result = pad ? result : 0;
+}
+
 int hijack_threads(struct hijack *h, struct propel_thread_hint **hints,
 		   size_t *n)
 {
@@ -1036,6 +1066,26 @@ int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr)
 	return 0;
 }
 
+/* Stop the call thread, back in the pad (hijack_set_return with a
+ * result): 0 once it is held again, -ESRCH if it is gone. */
+static int hj_take_back(struct hijack *h, struct hj_thread *t, char **cause)
+{
+	struct hijack_nap nap = { 0 };
+	uint64_t end = hj_now_ms() + HJ_STOP_TIMEOUT_MS;
+
+	ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
+	while (!hj_stop_step(h, t) && hj_now_ms() < end)
+		hijack_nap(&nap);
+	if (t->state == HJ_GONE)
+		return propel_cause(cause, -ESRCH, "the process exited during "
+						   "the call");
+	if (t->state != HJ_STOPPED)
+		return propel_cause(cause, -ETIMEDOUT, "thread %d does not "
+						       "stop after the call",
+				    t->tid);
+	return 0;
+}
+
 /* Service the other (running) threads during an HIJACK_OTHERS_RUN call:
  * pass their signals through, keep stop signals, note exits. */
 static void hj_service_others(struct hijack *h, struct hj_thread *self)
@@ -1067,13 +1117,22 @@ static void hj_service_others(struct hijack *h, struct hj_thread *self)
 int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 		unsigned flags, uint64_t *ret, char **cause)
 {
-	unsigned char *xbuf = NULL;
+	unsigned char *xbuf = NULL, *frame_old = NULL;
 	struct hj_thread *t = hj_call_thread(h);
 	struct user_regs_struct saved, regs;
 	struct iovec xio = { NULL, HJ_XSTATE_MAX };
 	int xnote = NT_X86_XSTATE, err = 0, status, restored = 0;
-	uint64_t sp, zero = 0, slot_old = 0, end;
+	uint64_t sp, zero = 0, slot_old = 0, end, sigmask = 0;
 	unsigned long long *argreg[6];
+	struct hj_ret_frame fr = { 0 };
+	/* safe: the call returns through a signal frame (hijack-ret.c), and
+	 * the thread runs under PTRACE_SYSCALL until its rt_sigreturn;
+	 * at_entry: the call ended at that syscall's entry stop */
+	int safe = h->ret_pad != 0, at_entry = 0, escaped = 0;
+	/* poll: the pad says it is back (ret_result + 8), we take it there */
+	int poll = 0;
+	struct hijack_nap nap = { 0 };
+	int cont = PTRACE_CONT;
 	size_t i;
 
 	if (!t)
@@ -1100,10 +1159,42 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 	/* the frame: below the red zone and the staged data, aligned so
 	 * that rsp + 8 is a multiple of 16 at the callee's first insn */
 	sp = ((saved.rsp - HJ_RED_ZONE) & ~(uint64_t)15) - h->stage_used;
-	sp = (sp & ~(uint64_t)15) - 8;
-	err = hijack_read(h, sp, &slot_old, 8);
-	if (!err)
-		err = hijack_write(h, sp, &zero, 8);
+	/* the safe way back, when its frame can be built (else the plain
+	 * one: return to 0) */
+	if (safe &&
+	    (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof(sigmask),
+		    &sigmask) < 0 ||
+	     hj_ret_frame(&saved, xbuf, xio.iov_len, xnote == NT_X86_XSTATE,
+			  sigmask, sp & ~(uint64_t)15, h->ret_pad, &fr) < 0 ||
+	     !(frame_old = malloc(fr.n)) ||
+	     hijack_read(h, fr.lo, frame_old, fr.n) < 0 ||
+	     hijack_write(h, fr.lo, fr.bytes, fr.n) < 0)) {
+		pr_dbg("call in %d: no signal frame, the plain way back",
+		       t->tid);
+		if (frame_old && fr.n)
+			hijack_write(h, fr.lo, frame_old, fr.n);
+		free(frame_old);
+		frame_old = NULL;
+		safe = 0;
+	}
+	if (safe && h->ret_result) {
+		uint64_t clear[2] = { 0, 0 };
+
+		sp = fr.sp;
+		poll = !hijack_write(h, h->ret_result, clear, sizeof(clear));
+		cont = poll ? PTRACE_CONT : PTRACE_SYSCALL;
+	} else if (safe) {
+		sp = fr.sp;
+		cont = PTRACE_SYSCALL;
+		/* syscall stops told from SIGTRAPs (and PTRACE_GET_SYSCALL_INFO
+		 * says which only with it) */
+		ptrace(PTRACE_SETOPTIONS, t->tid, 0, PTRACE_O_TRACESYSGOOD);
+	} else {
+		sp = (sp & ~(uint64_t)15) - 8;
+		err = hijack_read(h, sp, &slot_old, 8);
+		if (!err)
+			err = hijack_write(h, sp, &zero, 8);
+	}
 	if (err) {
 		propel_cause(cause, err, "cannot write the stack of thread %d",
 			     t->tid);
@@ -1136,7 +1227,7 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 				if (ptrace(PTRACE_CONT, h->th[i].tid, 0, 0) == 0)
 					h->th[i].state = HJ_RUNNING;
 			}
-	if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
+	if (ptrace(cont, t->tid, 0, 0) < 0) {
 		err = -errno;
 		propel_cause(cause, err, "cannot resume thread %d", t->tid);
 		goto restore;
@@ -1149,9 +1240,31 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 
 		if ((int64_t)(end - hj_now_ms()) <= 0)
 			left = 0;
-		if (flags & HIJACK_OTHERS_RUN) {
-			hj_service_others(h, t);
-			err = hj_wait(h, t, left < 2 ? left : 2, &status);
+		if ((flags & HIJACK_OTHERS_RUN) || poll) {
+			uint64_t done = 0;
+
+			if (flags & HIJACK_OTHERS_RUN)
+				hj_service_others(h, t);
+			/* a poll: one look at the thread, one at the pad's
+			 * word, a nap (short while a return is likely) */
+			err = hj_wait(h, t, poll ? 0 : left < 2 ? left : 2, &status);
+			if (err == -ETIMEDOUT && poll &&
+			    !hijack_read(h, h->ret_result + 8, &done, 8) && done) {
+				err = hj_take_back(h, t, cause);
+				if (err)
+					goto others;
+				hijack_read(h, h->ret_result, ret, 8);
+				/* not stopped in the pad: its rt_sigreturn
+				 * ran, the thread is back as it was held (and
+				 * ran on a moment) */
+				escaped = t->regs.rip < h->ret_pad ||
+					  t->regs.rip >= h->ret_pad + HIJACK_PAD_SIZE;
+				break;
+			}
+			if (err == -ETIMEDOUT && poll && left > 0) {
+				hijack_nap(&nap);
+				continue;
+			}
 			if (err == -ETIMEDOUT && left > 2)
 				continue;
 		} else {
@@ -1180,7 +1293,27 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 			memset(&si, 0, sizeof(si));
 			ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si);
 			ptrace(PTRACE_GETREGS, t->tid, 0, &regs);
-			if (sig == SIGSEGV && regs.rip == 0 &&
+			if (safe && sig == (SIGTRAP | 0x80)) {
+				struct __ptrace_syscall_info sc;
+				long n = ptrace(PTRACE_GET_SYSCALL_INFO, t->tid,
+						(void *)sizeof(sc), &sc);
+
+				if (n > 0 && sc.op == PTRACE_SYSCALL_INFO_ENTRY &&
+				    sc.entry.nr == SYS_rt_sigreturn &&
+				    sc.stack_pointer == sp + 8) {
+					/* back in the pad: its rt_sigreturn is
+					 * not run, we put the thread back */
+					*ret = 0;
+					if (h->ret_result)
+						hijack_read(h, h->ret_result, ret, 8);
+					t->state = HJ_STOPPED;
+					at_entry = 1;
+					break;
+				}
+				ptrace(cont, t->tid, 0, 0);
+				continue;
+			}
+			if (!safe && sig == SIGSEGV && regs.rip == 0 &&
 			    regs.rsp == sp + 8) {
 				*ret = regs.rax;
 				t->state = HJ_STOPPED;
@@ -1200,17 +1333,27 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 			if (hj_int3_trap(t->tid, &si, regs.rip)) {
 				/* an int3 met by the call (an agent site):
 				 * its handler must run, now */
-				ptrace(PTRACE_CONT, t->tid, 0, SIGTRAP);
+				ptrace(cont, t->tid, 0, SIGTRAP);
 				continue;
 			}
 			hj_keep_signal(h, t->tid, &si);
 		}
-		ptrace(PTRACE_CONT, t->tid, 0, 0);
+		ptrace(cont, t->tid, 0, 0);
 	}
 
 restore:
-	if (t->state == HJ_STOPPED) {
-		if (ptrace(PTRACE_SETREGS, t->tid, 0, &saved) < 0 && !err)
+	if (t->state == HJ_STOPPED && escaped) {
+		restored = 1; /* by its own rt_sigreturn */
+	} else if (t->state == HJ_STOPPED) {
+		/* at a syscall's entry stop, the syscall is skipped (orig_rax
+		 * -1) and the thread goes on as if released from its hold:
+		 * an interrupted call restarted (hj_regs_resumed); at any
+		 * other stop, the kernel restarts it from saved */
+		struct user_regs_struct back = saved;
+
+		if (at_entry)
+			hj_regs_resumed(&saved, &back);
+		if (ptrace(PTRACE_SETREGS, t->tid, 0, &back) < 0 && !err)
 			err = propel_cause(cause, -errno,
 					   "cannot restore registers of %d",
 					   t->tid);
@@ -1230,10 +1373,16 @@ others:
 			err = e2;
 	}
 slot:
-	if (restored || t->state != HJ_GONE)
-		hijack_write(h, sp, &slot_old, 8);
+	if (restored || t->state != HJ_GONE) {
+		if (frame_old)
+			hijack_write(h, fr.lo, frame_old, fr.n);
+		else
+			hijack_write(h, sp, &slot_old, 8);
+	}
 unstage:
 	hj_unstage(h);
+	free(frame_old);
+	free(fr.bytes);
 	free(xbuf);
 	return err;
 }

@@ -115,6 +115,27 @@ void hijack_set_timeout(struct hijack *h, int ms);
  * bytes are put back when that call returns (or at detach). */
 int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr);
 
+/* The way back from the next calls.  pad 0 (the default): the callee
+ * returns to address 0, whose fault the tracer takes -- if the tracer dies
+ * during the call, the target dies of it.  Else pad is code in the target
+ * ending in rt_sigreturn and the call returns through a signal frame that
+ * puts the thread back by itself if the tracer is gone (hijack-ret.c):
+ *   result 0: pad is glibc's __restore_rt (hijack_restore_rt); the call
+ *     runs under PTRACE_SYSCALL and is taken at that rt_sigreturn; *ret
+ *     is 0 (rax is lost).
+ *   else: pad is the agent's PROPEL_AGENT_RETURN_SYM (HIJACK_PAD_SIZE
+ *     bytes), which stores rax at result and 1 at result + 8, then waits
+ *     a moment before its rt_sigreturn; the call runs free (no syscall
+ *     stops), and is taken in the pad when result + 8 says so (or just
+ *     after it, put back by itself); *ret is the 8 bytes at result.
+ * A call whose frame cannot be built goes the plain way. */
+#define HIJACK_PAD_SIZE 128
+void hijack_set_return(struct hijack *h, uint64_t pad, uint64_t result);
+
+/* glibc's __restore_rt in the target's libc (`mov $15, %rax; syscall`), a
+ * pad for hijack_set_return; 0 when none is found (inject/hijack-ret.c). */
+uint64_t hijack_restore_rt(struct hijack *h);
+
 /* Make the call thread run fn(args[0..nargs-1]) (at most 6 integer
  * arguments) and come back; *ret is rax.  -ETIMEDOUT after the timeout
  * (the call is abandoned, registers restored), -EFAULT if it faulted,

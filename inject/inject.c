@@ -6,11 +6,15 @@
  * inject_agent_start:
  *   attach -> dynamically linked? -> dlopen(agent, RTLD_NOW) with the other
  *   threads running (the loader and malloc locks may be held by one of
- *   them) -> on failure dlerror() in the same thread -> resolve
+ *   them) -> on failure dlerror() in the same thread ->
+ *   propel_agent_lease(dir) with the others running (the agent's thread
+ *   watching this propel process, before anything is patched) -> resolve
  *   propel_agent_start in the agent's mapping (all threads stopped again)
  *   -> thread hints -> propel_agent_start(dir, hints, n, flags) with every
- *   other thread stopped -> propel_agent_lease() with the others running
- *   (the agent's thread watching this propel process) -> detach.  inject_agent_start_held is the same
+ *   other thread stopped -> propel_agent_lease(NULL) (a lease the start
+ *   found, if none runs yet) -> detach.  Every call returns the safe way
+ *   (hijack_set_return): a propel killed at any moment of this leaves the
+ *   target running, its agent off within the lease.  inject_agent_start_held is the same
  *   work in a hold the caller owns (inject/tracer.c injects a new image,
  *   stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC seize).
  * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
@@ -69,6 +73,20 @@ int inject_agent_loaded(pid_t pid, char **path)
 	return q.found;
 }
 
+static int inject_so_step(const struct propel_map *m, void *arg)
+{
+	return !m->deleted && strcmp(m->path, arg) == 0;
+}
+
+/* 1 if the file so (a path as given to dlopen) is mapped in pid. */
+static int inject_so_mapped(pid_t pid, const char *so)
+{
+	char real[PATH_MAX];
+
+	return propel_maps_each(pid, inject_so_step,
+				realpath(so, real) ? real : (char *)so) == 1;
+}
+
 /* errno text for an agent's -errno, with the ABI's special meanings. */
 static int inject_agent_err(int r, const char *what, char **cause)
 {
@@ -78,7 +96,19 @@ static int inject_agent_err(int r, const char *what, char **cause)
 			    strerror(-r));
 }
 
-/* dlopen in the target; *handle is the returned handle. */
+/* Calls into the loaded agent so return through its pad (share/agent-abi.h
+ * PROPEL_AGENT_RETURN_SYM): safe if propel dies during them.  An agent
+ * without one (a test's fake) is called the plain way. */
+static void inject_agent_return(struct hijack *h, const char *so)
+{
+	uint64_t pad, res;
+
+	if (!hijack_sym(h, so, PROPEL_AGENT_RETURN_SYM, &pad, NULL) &&
+	    !hijack_sym(h, so, PROPEL_AGENT_RESULT_SYM, &res, NULL))
+		hijack_set_return(h, pad, res);
+}
+
+/* dlopen of the agent in the target. */
 static int inject_dlopen(struct hijack *h, const char *so, char **cause)
 {
 	uint64_t fn, err_fn, path, args[2], ret = 0;
@@ -99,10 +129,15 @@ static int inject_dlopen(struct hijack *h, const char *so, char **cause)
 						"the target's stack");
 	args[0] = path;
 	args[1] = INJECT_RTLD_NOW | (legacy ? INJECT_RTLD_DLOPEN : 0);
+	/* back through glibc's __restore_rt: a propel killed during the
+	 * dlopen leaves the thread to put itself back (hijack-ret.c); rax
+	 * is lost on that way, the maps tell whether the agent came */
+	hijack_set_return(h, hijack_restore_rt(h), 0);
 	err = hijack_call(h, fn, args, 2, HIJACK_OTHERS_RUN, &ret, cause);
+	hijack_set_return(h, 0, 0);
 	if (err)
 		return err;
-	if (ret)
+	if (ret || inject_so_mapped(hijack_pid(h), so))
 		return 0;
 	/* failed: dlerror() in the same thread (its error state is
 	 * thread-local) */
@@ -232,6 +267,19 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	err = inject_check_dynamic(h, cause);
 	if (err)
 		return err;
+	/* the rings are files in session_dir: a target with a mount
+	 * namespace of its own (unshare -m, a container) has another
+	 * /dev/shm, where the agent would find no session */
+	if (propel_proc_sees(hijack_pid(h), session_dir) == 0) {
+		int shm = !strncmp(session_dir, "/dev/shm/", 9);
+
+		return propel_cause(cause, -EXDEV,
+				    "its %s is not the one propel writes its "
+				    "rings in (a mount namespace of its own: "
+				    "%s is not there)",
+				    shm ? "/dev/shm" : "file system",
+				    session_dir);
+	}
 	/* An agent stays loaded after a detach (threads may still return
 	 * through its stubs).  One from another propel build -- its file
 	 * replaced or elsewhere -- cannot be swapped for this one, and a
@@ -255,6 +303,16 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	err = inject_dlopen(h, so, cause);
 	if (err)
 		return err;
+	inject_agent_return(h, so);
+	/* the lease first (its thread needs the others running): a propel
+	 * killed during the start leaves an agent that switches itself off */
+	if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
+	    !hijack_stage(h, session_dir, strlen(session_dir) + 1, &adir) &&
+	    (args[0] = adir,
+	     !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL)) &&
+	    (int32_t)ret < 0)
+		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
+		       strerror(-(int32_t)ret));
 	err = hijack_sym(h, so, PROPEL_AGENT_START_SYM, &fn, cause);
 	if (err)
 		return err;
@@ -282,8 +340,9 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	}
 	/* the lease thread (it needs malloc's locks: the others run); an
 	 * agent without it (a test's fake) goes on without a lease */
+	args[0] = 0;
 	if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
-	    !hijack_call(h, fn, NULL, 0, HIJACK_OTHERS_RUN, &ret, NULL) &&
+	    !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL) &&
 	    (int32_t)ret < 0)
 		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
 			 strerror(-(int32_t)ret));
@@ -342,8 +401,10 @@ static int inject_agent_call(pid_t pid, const char *sym, int safe,
 	err = safe ? inject_safe_point(h, cause) : 0;
 	if (!err)
 		err = hijack_sym(h, so, sym, &fn, cause);
-	if (!err)
+	if (!err) {
+		inject_agent_return(h, so);
 		err = hijack_call(h, fn, NULL, 0, 0, &ret, cause);
+	}
 	if (!err)
 		*res = (int32_t)ret;
 	e2 = hijack_detach(h);

@@ -24,15 +24,27 @@
  *
  *   int propel_agent_status(void);   1 if active, 0 if not.
  *
- *   int propel_agent_lease(void);
- *       Start the lease thread ("propel-lease") on the coordinator found at
- *       propel_agent_start (PROPEL_COORD_FILE in the session directory).
- *       Called right after a successful start, with the other threads
- *       running (it creates a thread: malloc's locks must be free).
+ *   int propel_agent_lease(const char *session_dir);
+ *       Start the lease thread ("propel-lease") on the coordinator
+ *       (PROPEL_COORD_FILE in the session directory), with the other
+ *       threads running (it creates a thread: malloc's locks must be
+ *       free).  Called before propel_agent_start with the session
+ *       directory -- a propel killed during the start then leaves an agent
+ *       whose lease already runs -- and again after it with NULL (the
+ *       lease of the start's coordinator, if none runs yet).
  *       Returns 1 if the thread runs, 0 if there is no coordinator to
  *       watch, -errno.  When the coordinator has been gone PROPEL_LEASE_MS,
  *       the agent switches itself off as propel_agent_stop does and leaves
  *       its rings (`propel recover` reads them); a stop ends the thread.
+ *
+ *   propel_agent_return (code, 128 bytes) and int64_t
+ *   propel_agent_result[2] (data): where the injector's calls into the
+ *       agent return: the pad stores rax in propel_agent_result[0], 1 in
+ *       [1] (the injector polls it and takes the thread there), and after
+ *       a moment makes the rt_sigreturn of the signal frame the injector
+ *       built below the call (inject/hijack-ret.c), so that a thread whose
+ *       propel is killed during the call goes on as it was.  Not a
+ *       function to call.
  *
  * The coordinator (the propel process that owns the session) writes
  * PROPEL_COORD_FILE in the session directory before any agent starts:
@@ -66,6 +78,8 @@
 #define PROPEL_AGENT_STOP_SYM "propel_agent_stop"
 #define PROPEL_AGENT_STATUS_SYM "propel_agent_status"
 #define PROPEL_AGENT_LEASE_SYM "propel_agent_lease"
+#define PROPEL_AGENT_RETURN_SYM "propel_agent_return"
+#define PROPEL_AGENT_RESULT_SYM "propel_agent_result"
 #define PROPEL_COORD_FILE "coordinator"
 #define PROPEL_LEASE_MS 2000 /* coordinator gone this long: the agent stops */
 #define PROPEL_SHM_ROOT "/dev/shm/propel"

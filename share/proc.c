@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "share/proc.h"
@@ -84,4 +85,17 @@ int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
 	}
 	fclose(f);
 	return r;
+}
+
+int propel_proc_sees(int pid, const char *path)
+{
+	char there[4200];
+	struct stat a, b;
+
+	if (stat(path, &a) < 0)
+		return -errno;
+	snprintf(there, sizeof(there), "/proc/%d/root%s", pid, path);
+	if (stat(there, &b) < 0)
+		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }

@@ -32,4 +32,10 @@ struct propel_map {
 int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
 		     void *arg);
 
+/* 1 when pid sees path (/proc/PID/root + path) as the same file as this
+ * process does (device and inode), 0 when it sees another file or none
+ * (a mount namespace or root of its own), -errno when it cannot be told
+ * (path missing here, /proc/PID/root not readable). */
+int propel_proc_sees(int pid, const char *path);
+
 #endif

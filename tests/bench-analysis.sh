@@ -10,10 +10,17 @@
 #              building, scores, root-cause paths
 # Goals (issue 10): 10M events in <= 5 s, 100K paths in <= 1 s.  No peer
 # tool computes these; the figures stand alone.
+# PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): 100,000 events and
+# 10,000 paths, no goals.  A report that fails prints "bench-analysis: ..."
+# and the script exits 1.
 # Run by `make bench` (tests/bench.sh) or alone: O=build tests/bench-analysis.sh
 . "$(dirname "$0")/fixtures/tui/tui-lib.sh"
 tui_build || exit 1
-for n in ${PROPEL_BENCH_SIZES:-1000000 10000000}; do
+short=${PROPEL_BENCH_SHORT:-}
+sizes=${PROPEL_BENCH_SIZES:-${short:+100000}}
+npaths=${short:+10000}
+rc=0
+for n in ${sizes:-1000000 10000000}; do
 	db=$PROPEL_TOP/$O/tests/big-chunked-$n.db
 	if [ ! -s "$db" ] || [ "$PROPEL_TOP/tests/fixtures/tui/gen-session.c" -nt "$db" ]; then
 		echo "bench-analysis: generating $n events (chunked) into $db ..."
@@ -22,7 +29,12 @@ for n in ${PROPEL_BENCH_SIZES:-1000000 10000000}; do
 	fi
 	cat "$db" >/dev/null
 	for mode in "--flows" "--suspects" "--suspects --by process" "--rootcause"; do
-		/usr/bin/time -o "$db.time" -f '%e %M' "$PROPEL" report $mode "$db" >/dev/null 2>&1
+		if ! /usr/bin/time -o "$db.time" -f '%e %M' "$PROPEL" report $mode "$db" >/dev/null 2>"$db.err" ||
+			! grep -q '^[0-9.]* [0-9]*$' "$db.time"; then
+			echo "bench-analysis: report $mode on $n events: $(grep -v '^Command exited' "$db.err" | head -2 | tr '\n' ' ')$(tail -1 "$db.time")"
+			rc=1
+			continue
+		fi
 		out=$(tail -1 "$db.time")
 		printf 'report %-24s %9d events: %6.2f s, %5d MB\n' "$mode" "$n" \
 			"${out% *}" $(( ${out#* } / 1024 ))
@@ -32,4 +44,7 @@ bp=$PROPEL_TOP/$O/tests/bench-paths
 (cd "$PROPEL_TOP" && ${CC:-cc} -O2 -D_GNU_SOURCE -I. -o "$bp" tests/fixtures/report/bench-paths.c \
 	analysis/trace.c analysis/profiles.c analysis/suspects.c analysis/rootcause.c \
 	share/log.c -lm) || exit 1
-"$bp" 100000 8 | sed 's/^/paths: /'
+set -o pipefail
+"$bp" "${npaths:-100000}" 8 | sed 's/^/paths: /' || { echo "bench-analysis: bench-paths failed"; rc=1; }
+rm -f "$PROPEL_TOP/$O"/tests/big-chunked-*.db.time "$PROPEL_TOP/$O"/tests/big-chunked-*.db.err
+exit $rc

@@ -12,13 +12,19 @@
 #   Goal (issue 12): a 10M-event session exports in <= 20 s with <= 200 MB.
 #
 # Output: "name  propel  uftrace  ratio" per figure (ratio = propel/peer).
+# PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): fib(18) and 2,000
+# ping-pong trips, the same figures, no goals.  An export or a recording
+# of propel's that fails prints "bench-export: ..." and the script exits 1.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 O=${O:-build}
 case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
-fibn=${BENCH_EXPORT_FIB_N:-32}
+short=${PROPEL_BENCH_SHORT:-}
+fibn=${BENCH_EXPORT_FIB_N:-${short:+18}}
+fibn=${fibn:-32}
+rc=0
 work=$(mktemp -d /dev/shm/propel-bench-export.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -34,6 +40,12 @@ measure() {
 		echo "n/a n/a"
 		head -c 200 "$work/err" >&2
 	fi
+}
+# propel's figure: n/a is the script's failure
+pcheck() { # WHAT FIGURE
+	[ "$2" != n/a ] && return
+	echo "bench-export: $1 failed"
+	rc=1
 }
 row() { # NAME PROPEL PEER
 	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN {
@@ -58,6 +70,7 @@ uc=n/a ucm=n/a uf=n/a ufm=n/a
 if [ $have_uftrace = 1 ]; then
 	read -r uc ucm < <(measure sh -c "uftrace dump -d '$work/u.data' --chrome >'$work/u.json'")
 fi
+pcheck "propel export --format=chrome" "$pc"
 row "export chrome: seconds (goal <= 20)" "$pc" "$uc"
 row "export chrome: peak RSS MB (goal <= 200)" "$pcm" "$ucm"
 rm -f "$work/c.json" "$work/u.json"
@@ -65,17 +78,20 @@ read -r pf pfm < <(measure "$PROPEL" export --format=folded -o "$work/f.txt" "$w
 if [ $have_uftrace = 1 ]; then
 	read -r uf ufm < <(measure sh -c "uftrace dump -d '$work/u.data' --flame-graph >'$work/u.txt'")
 fi
+pcheck "propel export --format=folded" "$pf"
 row "export folded: seconds" "$pf" "$uf"
 row "export folded: peak RSS MB" "$pfm" "$ufm"
 rm -f "$work/f.txt" "$work/u.txt"
 read -r po pom < <(measure "$PROPEL" export --format=otlp -o "$work/o.json" "$work/s.db")
+pcheck "propel export --format=otlp" "$po"
 row "export otlp: seconds (no uftrace peer)" "$po" n/a
 row "export otlp: peak RSS MB" "$pom" n/a
 
 # A session that is mostly messages, the worst case of the otlp export's
 # flow map (it holds the communication events, engine/flow-map.h): two
 # processes ping-pong over a pair of pipes, a call around each message.
-trips=${BENCH_EXPORT_TRIPS:-100000}
+trips=${BENCH_EXPORT_TRIPS:-${short:+2000}}
+trips=${trips:-100000}
 cat >"$work/pp.c" <<'C'
 #include <stdlib.h>
 #include <unistd.h>
@@ -107,8 +123,11 @@ if gcc -O2 -g -o "$work/pp" "$work/pp.c" &&
 	ppcomm=$(sqlite3 "$work/pp.db" "SELECT count(*) FROM comm" 2>/dev/null)
 	printf "%-44s %10s %10s %7s\n" "figure (ping-pong, $ppev events, $ppcomm messages)" propel "" ""
 	read -r pp ppm < <(measure "$PROPEL" export --format=otlp -o "$work/o.json" "$work/pp.db")
+	pcheck "propel export --format=otlp (ping-pong)" "$pp"
 	row "export otlp: seconds" "$pp" n/a
 	row "export otlp: peak RSS MB" "$ppm" n/a
 else
 	echo "bench-export: ping-pong session: $(head -c 200 "$work/rec.err")"
+	rc=1
 fi
+exit $rc

@@ -48,16 +48,25 @@
 #           children with), and untraced, in the same run.
 #
 # Output rows: "name propel peer ratio" as in tests/bench-trace.sh.  Needs
-# root (it injects the servers).
+# root (it injects the servers).  PROPEL_BENCH_SHORT=1
+# (tests/e2e/bench-short.sh): one run of one pair, 1,000 requests, 10
+# execs, no goals.  A run without a rate or a latency, or an exec figure
+# of propel's missing, prints "bench-follow: ..." and the script exits 1.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PROPEL_TOP=$top
 O=${O:-build}
 case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
-reps=${BENCH_FOLLOW_REPS:-5}
-pairs=${BENCH_FOLLOW_PAIRS:-3}
-n=${BENCH_FOLLOW_N:-10000}
+short=${PROPEL_BENCH_SHORT:-}
+reps=${BENCH_FOLLOW_REPS:-${short:+1}}
+reps=${reps:-5}
+pairs=${BENCH_FOLLOW_PAIRS:-${short:+1}}
+pairs=${pairs:-3}
+n=${BENCH_FOLLOW_N:-${short:+1000}}
+n=${n:-10000}
+rc=0
+oops() { echo "bench-follow: $*"; rc=1; }
 row() { printf '%-44s %12s %12s %8s\n' "$@"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else print v[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
@@ -142,8 +151,8 @@ pair() {
 	fi
 	stop
 	rm -f "$t/s$i.db"
-	[ -n "$u" ] || echo "  run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
-	[ -n "$f" ] || echo "  run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
+	[ -n "$u" ] || oops "run $i untraced: no rate: $(head -c 300 "$t/cu.out" "$t/fe.out" "$t/be.out" | tr '\n' ' ')"
+	[ -n "$f" ] || oops "run $i --follow: no rate: $(head -c 300 "$t/cf.out" "$t/cf.err" | tr '\n' ' ')"
 	echo "${u:-n/a}" >>"$t/u"
 	echo "${f:-n/a}" >>"$t/f"
 	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/r"
@@ -154,7 +163,7 @@ pair() {
 keep() {
 	local x=$1 u=$2 f=$3 what=$4
 	shift 4
-	[ -n "$u" ] && [ -n "$f" ] || echo "  $what: no rate: $(head -c 300 "$@" | tr '\n' ' ')"
+	[ -n "$u" ] && [ -n "$f" ] || oops "$what: no rate: $(head -c 300 "$@" | tr '\n' ' ')"
 	echo "${u:-n/a}" >>"$t/${x}u"
 	echo "${f:-n/a}" >>"$t/${x}f"
 	ratio "${f:-n/a}" "${u:-n/a}" >>"$t/${x}r"
@@ -178,7 +187,7 @@ for i in $(seq 1 "$reps"); do
 	kill -INT $pa 2>/dev/null
 	wait $pa 2>/dev/null
 	stop
-	[ -n "$pf" ] || echo "  run $i attached first: no rate: $(head -c 300 "$t/cp.out" "$t/cp.err" "$t/pa.out" | tr '\n' ' ')"
+	[ -n "$pf" ] || oops "run $i attached first: no rate: $(head -c 300 "$t/cp.out" "$t/cp.err" "$t/pa.out" | tr '\n' ' ')"
 	echo "${pf:-n/a}" >>"$t/p"
 	ratio "${pf:-n/a}" "${u:-n/a}" >>"$t/pr"
 	rm -f "$t/a$i.db" "$t/p$i.db"
@@ -222,6 +231,8 @@ row "bench" "propel" "peer" "ratio"
 l1=$(median <"$t/lat1")
 l2=$(median <"$t/lat2")
 fr=$(median <"$t/first")
+grep -qv n/a "$t/lat1" && grep -qv n/a "$t/lat2" ||
+	oops "no propagation latency (no event of the front or the back end): $(tr '\n' ' ' <"$t/lat1") / $(tr '\n' ' ' <"$t/lat2")"
 row "follow latency client->front (ms)" "$l1" "$fr" "$(ratio "$l1" "$fr")"
 row "follow latency front->back (ms)" "$l2" "$fr" "$(ratio "$l2" "$fr")"
 echo "  propel: first send to the peer's first event under record --follow; peer: the"
@@ -259,7 +270,8 @@ echo "  everything on CPU 0, which the service fills: tracing's CPU cost per req
 echo "  (the five's calls and messages recorded, propeld's drain); ratios $(tr '\n' ' ' <"$t/sr")"
 
 # ---- exec following ----
-ne=${BENCH_FOLLOW_EXECS:-50}
+ne=${BENCH_FOLLOW_EXECS:-${short:+10}}
+ne=${ne:-50}
 # exec_run MODE: ms per fork + exec of a live shell, untraced, under propel
 # (attach --follow) or strace (-f -p); n/a if it did not run
 exec_run() {
@@ -288,6 +300,8 @@ exec_run() {
 eu=$(exec_run none)
 ep=$(exec_run propel)
 if command -v strace >/dev/null; then es=$(exec_run strace); else es=n/a; fi
+[ "$ep" != n/a ] || oops "exec following: no figure under propel: $(head -c 300 "$t/ex.err" | tr '\n' ' ')"
 row "exec following (ms per fork+exec)" "$ep" "$es" "$(ratio "$ep" "$es")"
 echo "  propel: attach --follow of a shell running $ne x /bin/true (each new image run"
 echo "  to its main and injected); peer: strace -f -p of it; untraced: $eu ms"
+exit $rc

@@ -24,7 +24,11 @@
 # tests/e2e/real-software.sh uses (tests/real/nginx-debug.sh and
 # tests/real/redis-debug.sh, if they have built their debug info on this
 # machine, else /usr/sbin/nginx and /usr/bin/redis-server).  Needs root;
-# takes ~1 min.
+# takes ~1 min.  PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): one pair
+# of 2-s runs each, 2 steady windows, the installed (stripped) servers
+# (no rebuild of their debug info: 1-3 min each the first time), no goals.  A server that does not
+# start, an attach that fails or a client that reports errors prints
+# "bench-real: ..." and the script exits 1.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PROPEL_TOP=$top
@@ -33,8 +37,15 @@ case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
 . "$top/tests/lib.sh"
 . "$top/tests/real/servers.sh"
-secs=${BENCH_REAL_SECS:-3}
-reps=${BENCH_REAL_REPS:-3}
+short=${PROPEL_BENCH_SHORT:-}
+secs=${BENCH_REAL_SECS:-${short:+2}}
+secs=${secs:-3}
+reps=${BENCH_REAL_REPS:-${short:+1}}
+reps=${reps:-3}
+windows=${BENCH_REAL_WINDOWS:-${short:+2}}
+windows=${windows:-8}
+rc=0
+oops() { echo "bench-real: $*"; rc=1; }
 t=$(mktemp -d /tmp/propel-bench-real.XXXXXX)
 chmod 755 "$t"
 attach_pid=
@@ -74,8 +85,9 @@ attach_done() {
 # --- nginx ------------------------------------------------------------------
 nginx_bench() {
 	local dbg i a u bad=0
-	dbg=$("$top/tests/real/nginx-debug.sh" 2>/dev/null) && NGINX_BIN=$dbg || NGINX_BIN=/usr/sbin/nginx
-	nginx_start "$t/nginx" 2>"$t/nginx.err" || { echo "bench-real: nginx: $(cat "$t/nginx.err")"; return; }
+	NGINX_BIN=/usr/sbin/nginx
+	[ -z "$short" ] && dbg=$("$top/tests/real/nginx-debug.sh" 2>/dev/null) && NGINX_BIN=$dbg
+	nginx_start "$t/nginx" 2>"$t/nginx.err" || { oops "nginx: $(cat "$t/nginx.err")"; return; }
 	wrk_run 1 "$t/warm"
 	: >"$t/n.u"; : >"$t/n.a"; : >"$t/n.r"
 	for ((i = 0; i < reps; i++)); do
@@ -89,7 +101,7 @@ nginx_bench() {
 	done
 	row "nginx req/s under wrk, ${secs}s, median of $reps" "$(median <"$t/n.a")" "$(median <"$t/n.u")" "$(median <"$t/n.r")"
 	echo "  $NGINX_BIN; ratios $(tr '\n' ' ' <"$t/n.r")(goal >= 0.95)"
-	[ $bad -eq 0 ] || echo "  warning: an attach failed or wrk reported errors (see tests/e2e/real-software.sh)"
+	[ $bad -eq 0 ] || oops "nginx: an attach failed or wrk reported errors (see tests/e2e/real-software.sh): $(tail -2 "$t/attach.log" | tr '\n' ' ')"
 	nginx_steady
 	nginx_stop
 }
@@ -100,9 +112,9 @@ nginx_bench() {
 # attach started (the injection done); the best window of each.  Other
 # work on the machine lowers some windows of both, not the best.
 nginx_steady() {
-	local w=${BENCH_REAL_WINDOWS:-8} i r u=0 a=0 bad=0
+	local w=$windows i r u=0 a=0 bad=0
 	local port=$NGINX_PORT master=$NGINX_MASTER worker=$NGINX_WORKER bport bmaster
-	nginx_start "$t/nginx-b" 2>"$t/nginx.err" || { echo "bench-real: nginx: $(cat "$t/nginx.err")"; return; }
+	nginx_start "$t/nginx-b" 2>"$t/nginx.err" || { oops "nginx: $(cat "$t/nginx.err")"; return; }
 	bport=$NGINX_PORT bmaster=$NGINX_MASTER
 	wrk_run 1 "$t/warm"
 	timeout -k 5 $((2 * w + 120)) "$PROPEL" attach -o "$t/s.db" --duration $((2 * w + 4)) "$NGINX_WORKER" >>"$t/attach.log" 2>&1 &
@@ -122,14 +134,15 @@ nginx_steady() {
 	NGINX_PORT=$port NGINX_MASTER=$master NGINX_WORKER=$worker
 	row "nginx req/s, steady, best 1-s window of $w" "$a" "$u" "$(ratio "$a" "$u")"
 	echo "  two servers, one attached throughout, windows alternated (goal >= 0.95)"
-	[ $bad -eq 0 ] || echo "  warning: the attach failed or wrk reported errors"
+	[ $bad -eq 0 ] || oops "nginx steady: the attach failed or wrk reported errors: $(tail -2 "$t/attach.log" | tr '\n' ' ')"
 }
 
 # --- redis ------------------------------------------------------------------
 redis_bench() {
 	local i a u c0 c1 s0 s1 dbg bad=0
-	dbg=$("$top/tests/real/redis-debug.sh" 2>/dev/null) && REDIS_BIN=$dbg || REDIS_BIN=/usr/bin/redis-server
-	redis_start "$t/redis" 2>"$t/redis.err" || { echo "bench-real: redis: $(cat "$t/redis.err")"; return; }
+	REDIS_BIN=/usr/bin/redis-server
+	[ -z "$short" ] && dbg=$("$top/tests/real/redis-debug.sh" 2>/dev/null) && REDIS_BIN=$dbg
+	redis_start "$t/redis" 2>"$t/redis.err" || { oops "redis: $(cat "$t/redis.err")"; return; }
 	redis_bench_start "$t/rb.out"
 	sleep 1
 	: >"$t/r.u"; : >"$t/r.a"; : >"$t/r.r"
@@ -150,11 +163,11 @@ redis_bench() {
 	redis_bench_stop || bad=1
 	row "redis commands/s under redis-benchmark, median" "$(median <"$t/r.a")" "$(median <"$t/r.u")" "$(median <"$t/r.r")"
 	echo "  $REDIS_BIN; ratios $(tr '\n' ' ' <"$t/r.r")(goal >= 0.95)"
-	[ $bad -eq 0 ] || echo "  warning: an attach failed or redis-benchmark stopped on an error"
+	[ $bad -eq 0 ] || oops "redis: an attach failed or redis-benchmark stopped on an error: $(tail -2 "$t/attach.log" | tr '\n' ' ')"
 	redis_stop
 }
 
 if command -v wrk >/dev/null && [ -x /usr/sbin/nginx ]; then nginx_bench; else echo "bench-real: no nginx or wrk: n/a"; fi
 if command -v redis-benchmark >/dev/null && command -v redis-server >/dev/null; then redis_bench; else echo "bench-real: no redis: n/a"; fi
 echo "  propel: throughput with propel attached; peer: the same server untraced, same run"
-exit 0
+exit $rc

@@ -27,15 +27,30 @@
 # Needs uftrace, bpftrace and gdb (tests/install-deps.sh bench); a missing
 # peer prints n/a for it.  Takes ~1 min.  Called by `make bench` via
 # tests/bench.sh or directly: O=build-x tests/bench-trace.sh
+# PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): one run of each, fib(20),
+# 500 functions, the same figures and peers, no goals.  When propel cannot
+# record, replay or attach, or a figure of propel's is n/a, it prints
+# "bench-trace: ..." and the script exits 1.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 O=${O:-build}
 case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
-reps=${BENCH_REPS:-5}
-fibn=${BENCH_FIB_N:-30}
-nfuncs=${BENCH_FUNCS:-5000}
+short=${PROPEL_BENCH_SHORT:-}
+reps=${BENCH_REPS:-${short:+1}}
+reps=${reps:-5}
+fibn=${BENCH_FIB_N:-${short:+20}}
+fibn=${fibn:-30}
+nfuncs=${BENCH_FUNCS:-${short:+500}}
+nfuncs=${nfuncs:-5000}
+rc=0
+# pcheck WHAT FIGURE: propel's figure n/a (or empty) is the script's failure
+pcheck() {
+	[ -n "$2" ] && [ "$2" != n/a ] && return
+	echo "bench-trace: $1: no figure"
+	rc=1
+}
 work=$(mktemp -d /dev/shm/propel-bench.XXXXXX)
 bigpid=
 cleanup() {
@@ -82,7 +97,7 @@ else
 		propel_why="propel record -- /bin/true exited $rc: $(head -1 "$work/probe.out")"
 	fi
 fi
-[ -n "$propel_why" ] && echo "propel: not available: $propel_why (propel columns are n/a)"
+[ -n "$propel_why" ] && { echo "propel: not available: $propel_why (propel columns are n/a)"; echo "bench-trace: $propel_why"; rc=1; }
 
 calls=$("$fib" "$fibn" | awk '{print $NF}')
 base=$(median_ms "$fib" "$fibn")
@@ -112,6 +127,8 @@ if [ -z "$propel_why" ] && [ -f "$agent" ]; then
 	r_ns=$(percall "$t")
 fi
 
+pcheck "the traced run of fib($fibn)" "$r_ns"
+pcheck "propel record of fib($fibn)" "$p_ns"
 printf '%-44s %12s %12s %8s\n' name propel peer ratio
 printf '%-44s %12s %12s %8s\n' "ns/call fib($fibn) ${calls} calls, untraced ${base}ms" \
 	"$r_ns" "$u_ns" "$(ratio "$r_ns" "$u_ns")"
@@ -159,6 +176,7 @@ if command -v uftrace >/dev/null; then
 		u_rps=$(awk -v n="$u_ev" -v t="$t" 'BEGIN { printf "%.0f\n", n / t }')
 	fi
 fi
+pcheck "propel replay of fib($fibn)'s session" "$p_rps"
 printf '%-44s %12s %12s %8s\n' "session bytes/event fib($fibn)" \
 	"$p_bpe" "$u_bpe" "$(ratio "$p_bpe" "$u_bpe")"
 echo "  propel: session file / events ($p_ev); peer: uftrace data dir / records ($u_ev)"
@@ -174,25 +192,34 @@ echo "  propel replay --format=jsonl against uftrace replay, best of 3"
 py=${BENCH_PY:-/root/.pyenv/versions/3.11.7/bin/python3.11}
 [ -x "$py" ] || py=$(command -v python3.11 || command -v python3)
 pyscript=$top/tests/real/py-work.py
-pyreps=${BENCH_PY_REPS:-3}
+pyargs=${short:+200}
+pyreps=${BENCH_PY_REPS:-${short:+1}}
+pyreps=${pyreps:-3}
 if [ -n "$py" ] && [ -x "$py" ]; then
 	uft_pat=(-P .)
 	pylib=$(ldd "$py" 2>/dev/null | awk '/libpython/ { print $1; exit }')
 	[ -n "$pylib" ] && uft_pat+=(-P ".@$pylib")
-	py_base=$(reps=$pyreps median_ms "$py" "$pyscript")
+	py_base=$(reps=$pyreps median_ms "$py" "$pyscript" $pyargs)
 	p_py=n/a p_what=n/a
 	if [ -z "$propel_why" ]; then
-		p_py=$(reps=$pyreps median_ms timeout 600 "$PROPEL" record -o "$work/run/py.db" -- "$py" "$pyscript")
-		p_what=$("$PROPEL" replay --format=jsonl "$work/run/py.db" 2>/dev/null |
-			python3 "$top/tests/real/trace-stats.py" - | sed -n 's/.*entries=\([0-9]*\) funcs=\([0-9]*\).*/\2 distinct, \1 calls/p')
+		p_py=$(reps=$pyreps median_ms timeout 600 "$PROPEL" record -o "$work/run/py.db" -- "$py" "$pyscript" $pyargs)
+		if [ -n "$short" ]; then
+			# replaying its 8M events takes 20 s: the events stored
+			p_what=$(sqlite3 "$work/run/py.db" "SELECT sum(count) FROM chunks" 2>/dev/null)
+			[ "${p_what:-0}" -gt 0 ] && p_what="$p_what events" || p_what=
+		else
+			p_what=$("$PROPEL" replay --format=jsonl "$work/run/py.db" 2>/dev/null |
+				python3 "$top/tests/real/trace-stats.py" - | sed -n 's/.*entries=\([0-9]*\) funcs=\([0-9]*\).*/\2 distinct, \1 calls/p')
+		fi
 	fi
 	u_py=n/a u_what=n/a
 	if command -v uftrace >/dev/null; then
-		u_py=$(reps=$pyreps median_ms timeout 600 uftrace record -d "$work/run/py.uftrace" "${uft_pat[@]}" --force "$py" "$pyscript")
+		u_py=$(reps=$pyreps median_ms timeout 600 uftrace record -d "$work/run/py.uftrace" "${uft_pat[@]}" --force "$py" "$pyscript" $pyargs)
 		u_what=$(timeout 120 uftrace report -d "$work/run/py.uftrace" 2>/dev/null |
 			awk '$NF != "Function" && $1 !~ /^=/ && NF >= 4 { n++; c += $(NF - 1) } END { printf "%d distinct, %d calls\n", n, c }')
 	fi
-	printf '%-44s %12s %12s %8s\n' "ms $(basename "$py") py-work.py, incl. storing" \
+	pcheck "propel record of $(basename "$py") py-work.py (replayed)" "$p_what"
+	printf '%-44s %12s %12s %8s\n' "ms $(basename "$py") py-work.py${pyargs:+ $pyargs}, incl. storing" \
 		"$p_py" "$u_py" "$(ratio "$p_py" "$u_py")"
 	echo "  untraced ${py_base} ms; recorded: propel $p_what (kept in its rings); uftrace $u_what"
 	echo "  peer: uftrace record ${uft_pat[*]} --force (dynamic patching of the same binary), median of $pyreps"
@@ -298,7 +325,8 @@ g_ms=n/a
 if command -v gdb >/dev/null; then
 	g_ms=$(first_line_ms "^Breakpoint 1, " gdb -nx -p "$bigpid" -batch -ex "break $probe" -ex continue)
 fi
+pcheck "propel attach latency" "$p_ms"
 printf '%-44s %12s %12s %8s\n' "attach latency ms, $nfuncs functions (bpftrace)" "$p_ms" "$b_ms" "$(ratio "$p_ms" "$b_ms")"
 printf '%-44s %12s %12s %8s\n' "attach latency ms, $nfuncs functions (gdb)" "$p_ms" "$g_ms" "$(ratio "$p_ms" "$g_ms")"
 echo "  peers: bpftrace uprobe on $probe (ms to first hit); gdb -p, break $probe (ms to the stop)"
-exit 0
+exit $rc

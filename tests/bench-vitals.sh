@@ -21,6 +21,10 @@
 # is printed with each figure: compare ratios within one run.
 # Called by tests/bench.sh (make bench); needs root.  BENCH_VITALS_ONLY
 # (e.g. "1 2") runs some of the figures; BENCH_VITALS_SECONDS the length.
+# PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): every figure once, short
+# (one pass of one run of 2e5 calls, 3-s workload, 1-s nginx runs), no
+# goals.  A collector that does not start, stops on an error or gives no
+# figure prints "bench-vitals: ..." and the script exits 1.
 cd "$(dirname "$0")/.." || exit 1
 O=${O:-build}
 PROPEL=${PROPEL:-$PWD/$O/propel}
@@ -28,7 +32,15 @@ PROPEL=${PROPEL:-$PWD/$O/propel}
 d=$(mktemp -d /tmp/propel-bench-vitals.XXXXXX)
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
 trap 'kill $(jobs -p) 2>/dev/null; echo "$stats0" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null; rm -rf "$d"' EXIT
-DUR=${BENCH_VITALS_SECONDS:-6}
+short=${PROPEL_BENCH_SHORT:-}
+DUR=${BENCH_VITALS_SECONDS:-${short:+3}}
+DUR=${DUR:-6}
+ncalls=${short:+200000}
+nruns=${short:+1}
+npasses=${short:+1}
+nrounds=${short:+1}
+bad=0
+oops() { echo "bench-vitals: $*"; bad=1; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 cat >"$d/sysloop.c" <<'C'
@@ -158,19 +170,24 @@ start_vitals() { # [extra args]
 	"$PROPEL" vitals record -o "$d/v.db" --duration 600 --epoch 1 "$@" 2>"$d/v.err" &
 	vpid=$!
 	for _ in $(seq 300); do grep -q "^propel: vitals via" "$d/v.err" && break; sleep 0.1; done
+	grep -q "^propel: vitals via" "$d/v.err" ||
+		oops "vitals record did not start: $(grep -v '^propel: vitals: prog' "$d/v.err" | head -2 | tr '\n' ' ')"
 	sleep 0.5
 }
-stop_vitals() { kill -INT $vpid; wait $vpid; }
-best() { for _ in 1 2 3 4 5; do "$d/sysloop"; done | sort -n | head -1; }
+stop_vitals() {
+	kill -INT $vpid
+	wait $vpid || oops "vitals record exited $?: $(grep -iE 'error|cannot|fail' "$d/v.err" | head -2 | tr '\n' ' ')"
+}
+best() { for _ in $(seq "${nruns:-5}"); do "$d/sysloop" $ncalls; done | sort -n | head -1; }
 
 phase_syscall() {
-echo "== 1. added CPU ns per getppid (smallest of 2 passes x 5 runs of 1e6 calls; load $(load))"
+echo "== 1. added CPU ns per getppid (smallest of ${npasses:-2} passes x ${nruns:-5} runs of ${ncalls:-1000000} calls; load $(load))"
 # two passes over every configuration, each keeping its smallest: other
 # work on the machine comes and goes, and lands on one pass, not both
 min2() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "") print b; else if (b == "") print a; else print (a < b ? a : b) }'; }
 b0= vit= bt= b1=
 : >"$d/floors"
-for pass in 1 2; do
+for pass in $(seq "${npasses:-2}"); do
 	b0=$(min2 "$b0" "$(best)")
 	start_vitals; vit=$(min2 "$vit" "$(best)"); stop_vitals
 	hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
@@ -203,6 +220,7 @@ awk -F'|' '!($1 in v) { o[++n] = $1; v[$1] = $2; next }
 	$2 !~ /^refused/ && (v[$1] ~ /^refused/ || $2 + 0 < v[$1] + 0) { v[$1] = $2 }
 	END { for (i = 1; i <= n; i++) print o[i] "|" v[o[i]] }' "$d/floors" >"$d/floors.min"
 mv "$d/floors.min" "$d/floors"
+[ -n "$vit" ] || oops "no figure under the collector (sysloop)"
 fl=$(sed -n 's/^tp_btf|\([0-9.]*\)$/\1/p' "$d/floors")
 floor_base=$(awk -v b0="$b0" -v b1="$b1" 'BEGIN { print (b0 < b1 ? b0 : b1) }')
 floor_ns=${fl:+$(awk -v f="$fl" -v b="$floor_base" 'BEGIN { print f - b }')}
@@ -271,6 +289,7 @@ grep "prog vitals_" "$d/v.err" | awk -v s="${secs:-$DUR}" -v sns="$sns" -v fl="$
 		if (sns > 0) printf "  bpf net of the statistics'"'"' own %.0f ns per run (an empty program'"'"'s): %.2f%% of one core\n", sns, net / 10 / s
 		if (fl != "") printf "  attach floor: %.0f syscalls/s x %.0f ns (an empty tp_btf program, figure 1) = %.2f%% of one core before any program runs\n", sys / s, fl, sys / s * fl / 1e7
 	}'
+grep -q "collector cpu" "$d/v.err" || oops "the collector said no CPU figure (--profile)"
 per=$(sed -n 's/.*(\([0-9]*\) KiB per vital).*/\1/p' "$d/v.err")
 tot=$(sed -n 's/.*kernel maps \([0-9]*\) KiB.*/\1/p' "$d/v.err")
 echo "== 4. memory and disk"
@@ -306,7 +325,7 @@ NGX
 	sleep 0.5
 	rps() { wrk -t2 -c64 -d${DUR}s http://127.0.0.1:18089/ 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
 	nb=; nv=; nf=
-	for _ in 1 2 3; do
+	for _ in $(seq "${nrounds:-3}"); do
 		nb="$nb $(rps)"
 		start_vitals; nv="$nv $(rps)"; stop_vitals
 		# the floor: an empty program on the syscall attach point only
@@ -318,10 +337,11 @@ NGX
 		fi
 	done
 	kill "$(cat "$d/ngx/nginx.pid")" 2>/dev/null
+	[ -n "$(echo $nv)" ] || oops "nginx: no req/s with the collector"
 	med() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-	awk -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
+	awk -v n="${nrounds:-3}" -v b="$nb" -v v="$nv" -v f="$nf" -v x="$(echo $nb | med)" -v y="$(echo $nv | med)" -v z="$(echo $nf | med)" '
 	BEGIN {
-		printf "  without %.0f req/s, with the collector %.0f req/s (medians of 3): %.3f (goal >= 0.99)\n", x, y, (x > 0 ? y / x : 0)
+		printf "  without %.0f req/s, with the collector %.0f req/s (medians of " n "): %.3f (goal >= 0.99)\n", x, y, (x > 0 ? y / x : 0)
 		if (z > 0) printf "  with only an empty tp_btf/sys_enter program (the floor): %.0f req/s: %.3f\n", z, (x > 0 ? z / x : 0)
 		printf "  runs without:%s  with:%s  floor:%s\n", b, v, f }'
 else
@@ -338,7 +358,7 @@ wait $gen
 sleep 0.3
 stop_vitals
 "$PROPEL" vitals report --format=jsonl --vital syscall "$d/v.db" >"$d/cov.jsonl"
-python3 - "$d" 1000 "$gen" <<'PY'
+python3 - "$d" 1000 "$gen" <<'PY' || oops "coverage: no samples read back ($(head -c 200 "$d/cov.jsonl"))"
 import json, sys
 d, n, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sites = set()
@@ -347,6 +367,7 @@ for l in open(f"{d}/cov.jsonl"):
     if o["kind"] == "sample" and o["pid"] == pid and o["data"][0] == 110:
         sites.add(o["data"][2] & ~0xff)
 print(f"  {min(len(sites), n)} of {n} sites sampled: coverage {100 * min(len(sites), n) / n:.2f}% (goal >= 99.9%; chopstix: over 99.9%)")
+sys.exit(0 if sites else 1)
 PY
 }
 
@@ -360,3 +381,4 @@ for ph in $only; do
 	5) phase_coverage ;;
 	esac
 done
+exit $bad

@@ -19,7 +19,10 @@ pkgs_test="$pkgs_test chromium"
 command -v npm >/dev/null || pkgs_test="$pkgs_test nodejs npm"
 # names for stripped binaries (test-symsrc): a local debuginfod, MiniDebugInfo
 pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
-pkgs_bench="uftrace linux-perf hyperfine nginx wrk gdb bpftrace"
+# the benchmarks' peers: tests/e2e/bench-short.sh runs every benchmark
+# in its short mode, each beside its peer
+pkgs_test="$pkgs_test uftrace linux-perf gdb bpftrace"
+pkgs_bench="hyperfine nginx wrk"
 want=$pkgs_build
 case "${1:-build}" in
 test) want="$pkgs_build $pkgs_test" ;;

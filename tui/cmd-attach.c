@@ -36,6 +36,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static volatile sig_atomic_t attach_stop;
 
@@ -193,9 +194,11 @@ static int cmd_attach_run(int argc, char **argv)
 	struct sigaction sa;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:d:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:d:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (opt_output("attach", "-o", optarg, 0))
+				return 2;
 			db = optarg;
 			attach_db = optarg;
 			break;
@@ -209,12 +212,9 @@ static int cmd_attach_run(int argc, char **argv)
 				return 2;
 			break;
 		case 'd':
-			duration = strtod(optarg, &end);
-			if (*end || duration <= 0) {
-				propel_report("attach", 0,
-					      "--duration: a positive number of seconds");
+			if (opt_number("attach", "--duration", optarg, 0.001,
+				       OPT_DURATION_MAX, "seconds", &duration))
 				return 2;
-			}
 			break;
 		case 'f':
 			follow = 1;
@@ -263,8 +263,7 @@ static int cmd_attach_run(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "usage: propel attach %s\n",
-				cmd_attach_entry.usage);
+			opt_bad("attach", c, argv);
 			return 2;
 		}
 	}

@@ -20,6 +20,7 @@
 #include "engine/session.h"
 #include "share/log.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static int cmd_export_exec(int argc, char **argv)
 {
@@ -62,6 +63,8 @@ static int cmd_export_exec(int argc, char **argv)
 			format = optarg;
 			break;
 		case 'o':
+			if (opt_output("export", "-o", optarg, 1))
+				return 2;
 			path = optarg;
 			break;
 		case 'p':

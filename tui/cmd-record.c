@@ -38,6 +38,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static volatile pid_t record_child;
 static volatile sig_atomic_t record_stop;
@@ -246,9 +247,11 @@ static int cmd_record_run(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:b:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:b:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (opt_output("record", "-o", optarg, 0))
+				return 2;
 			db = optarg;
 			record_db = optarg;
 			break;
@@ -291,8 +294,7 @@ static int cmd_record_run(int argc, char **argv)
 				return 2;
 			break;
 		default:
-			fprintf(stderr, "usage: propel record %s\n",
-				cmd_record_entry.usage);
+			opt_bad("record", c, argv);
 			return 2;
 		}
 	}

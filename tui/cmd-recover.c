@@ -30,6 +30,7 @@
 #include "share/agent-abi.h"
 #include "share/log.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 /* 1 if the directory's coordinator is gone (or unknown and its named pid
  * is gone), 0 if it still runs: that session is not ours to take. */
@@ -203,14 +204,15 @@ static int cmd_recover_exec(int argc, char **argv)
 	int c, err, rings, maps, waited = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
+			if (opt_output("recover", "-o", optarg, 0))
+				return 2;
 			db = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: propel recover %s\n",
-				cmd_recover_entry.usage);
+			opt_bad("recover", c, argv);
 			return 2;
 		}
 	}

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/chunk.h"
 #include "engine/event.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -225,7 +226,10 @@ static int cmd_replay_exec(int argc, char **argv)
 		return 2;
 	}
 	err = session_open(db, SESSION_READ, &s, &cause);
+	if (!err)
+		err = chunk_session_check(s, &cause); /* before the header */
 	if (err) {
+		session_close(s);
 		propel_report("replay", err, cause);
 		free(cause);
 		return 1;

@@ -110,6 +110,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	session_close(s);
 	if (err)
 		return err;
+	/* every chunk damaged: refused in analysis_load's replay_walk
+	 * (chunk_store_check), as in replay and export */
 	if (!r->t->nev)
 		return propel_cause(cause, -ENODATA,
 				    "%s: the session holds no events", path);
@@ -777,6 +779,11 @@ static int cmd_report_exec(int argc, char **argv)
 					      "at most 16 reference sessions");
 				return 2;
 			}
+			if (session_check_path(optarg, &cause)) {
+				propel_report("report: --reference", 0, cause);
+				free(cause);
+				return 2;
+			}
 			o.ref[o.nref++] = optarg;
 			break;
 		case 'f':
@@ -848,6 +855,12 @@ static int cmd_report_exec(int argc, char **argv)
 	}
 	if ((o.flow || o.normal) && o.mode != REPORT_ROOTCAUSE) {
 		propel_report("report", 0, "--flow and --normal go with --rootcause");
+		return 2;
+	}
+	if (o.nref && o.mode == REPORT_FLOWS) {
+		propel_report("report", 0,
+			      "--reference goes with --suspects or "
+			      "--rootcause");
 		return 2;
 	}
 	if (o.by_process && o.mode != REPORT_SUSPECTS) {

@@ -932,11 +932,9 @@ static int cmd_tui_exec(int argc, char **argv)
 	if (getenv("PROPEL_TUI_BENCH") && !t.bench)
 		t.bench = 1;
 	/* refuse a non-terminal before the (possibly long) load */
-	if (access(path, F_OK) != 0) {
-		char msg[1200];
-
-		snprintf(msg, sizeof(msg), "%s: %s", path, strerror(errno));
-		propel_report("tui", 0, msg);
+	if (session_check_path(path, &cause)) {
+		propel_report("tui", 0, cause);
+		free(cause);
 		return 1;
 	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
@@ -1008,17 +1006,23 @@ static int cmd_tui_exec(int argc, char **argv)
 		double worst = 0, sum = 0, worst_cpu = 0, c0;
 		double *steps = calloc(t.bench, sizeof(*steps));
 		int k, m, worst_m = 0;
-		int64_t d0, worst_d = 0;
+		int64_t d0, worst_d = 0, end_from, end_to, end_n;
 
 		tui_draw(&t);
 		t_first = now_s();
-		/* End: the last event of the cursor's thread, from its first */
+		/* End: the last event of the cursor's thread, from its first,
+		 * pressed in the trace pane (a failed run opens focused on its
+		 * flows, whose list takes Home and End) */
+		view_focus(&t.views[t.slot[SLOT_TRACE]], "trace");
 		tui_key(&t, SCREEN_KEY_HOME);
 		tui_draw(&t);
+		end_from = cursor_index(t.c);
 		t_end = now_s();
 		tui_key(&t, SCREEN_KEY_END);
 		tui_draw(&t);
 		t_end = now_s() - t_end;
+		end_to = cursor_index(t.c);
+		end_n = t.r->threads[cursor_thread(t.c)].n;
 		srand(12345);
 		for (k = 0; k < t.bench; k++) {
 			int th = rand() % t.r->nthreads;
@@ -1059,10 +1063,13 @@ static int cmd_tui_exec(int argc, char **argv)
 		fprintf(stderr, "propel-tui-bench: steps=%d worst_step_ms=%.2f "
 				"p99_step_ms=%.2f mean_step_ms=%.3f "
 				"worst_step_cpu_ms=%.2f end_ms=%.2f "
+				"end_events=%lld..%lld/%lld "
 				"chunks_decoded=%lld (worst: %s, %lld decoded)\n",
 			t.bench, worst * 1e3,
 			steps ? steps[t.bench * 99 / 100] * 1e3 : 0,
 			sum / t.bench * 1e3, worst_cpu * 1e3, t_end * 1e3,
+			(long long)end_from + 1, (long long)end_to + 1,
+			(long long)end_n,
 			(long long)t.r->decodes,
 			cursor_move_name((enum cursor_move)worst_m),
 			(long long)worst_d);

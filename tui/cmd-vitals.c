@@ -34,6 +34,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 static volatile sig_atomic_t cmd_vitals_stop;
 
@@ -67,7 +68,7 @@ static int cmd_vitals_record(int argc, char **argv)
 	struct vitals_collect *vc = NULL;
 	struct session *s = NULL;
 	const char *path = PROPEL_SESSION_DEFAULT;
-	double duration = 0, epoch = 1;
+	double duration = 0, epoch = 1, budget;
 	char *cause = NULL;
 	int c, err, quiet = 0;
 	struct sigaction sa = { 0 };
@@ -75,24 +76,38 @@ static int cmd_vitals_record(int argc, char **argv)
 	sigset_t stopsigs, waitmask;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:d:e:b:pq", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:d:e:b:pq", lo, NULL)) != -1) {
 		switch (c) {
-		case 'o': path = optarg; break;
-		case 'd': duration = atof(optarg); break;
-		case 'e': epoch = atof(optarg); break;
-		case 'b': o.budget_bytes = (uint64_t)(atof(optarg) * 1048576); break;
+		case 'o':
+			if (opt_output("vitals record", "-o", optarg, 0))
+				return 2;
+			path = optarg;
+			break;
+		case 'd':
+			if (opt_number("vitals record", "--duration", optarg,
+				       0.001, OPT_DURATION_MAX, "seconds",
+				       &duration))
+				return 2;
+			break;
+		case 'e':
+			if (opt_number("vitals record", "--epoch", optarg, 0.05,
+				       3600, "seconds", &epoch))
+				return 2;
+			break;
+		case 'b':
+			if (opt_number("vitals record", "--budget", optarg, 1,
+				       1 << 20, "MiB", &budget))
+				return 2;
+			o.budget_bytes = (uint64_t)(budget * 1048576);
+			break;
 		case 'p': o.proc_only = 1; break;
 		case 'x': o.disable = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'P': o.profile = 1; break;
 		default:
-			propel_report("vitals record", 0, "bad option (see --help)");
+			opt_bad("vitals record", c, argv);
 			return 2;
 		}
-	}
-	if (epoch < 0.05) {
-		propel_report("vitals record", 0, "--epoch must be >= 0.05 s");
-		return 2;
 	}
 	o.epoch_ms = (unsigned)(epoch * 1000);
 	err = session_open(path, access(path, F_OK) == 0 ? SESSION_WRITE
@@ -373,7 +388,13 @@ static int cmd_vitals_report(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 's': scale = atoi(optarg); break;
+		case 's': /* atoi took "abc" for 0 */
+			scale = !strcmp(optarg, "0")	   ? 0
+				: !strcmp(optarg, "300")   ? 300
+				: !strcmp(optarg, "3600")  ? 3600
+				: !strcmp(optarg, "86400") ? 86400
+							   : 1;
+			break;
 		case 'v': vital = optarg; break;
 		case 'n': samples = 0; break;
 		default:
@@ -381,7 +402,7 @@ static int cmd_vitals_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (scale && scale != 300 && scale != 3600 && scale != 86400) {
+	if (scale == 1) {
 		propel_report("vitals report", 0, "--scale must be 0, 300, 3600 or 86400");
 		return 2;
 	}

@@ -4,15 +4,33 @@
  * `propel record`; fork; the session's map file; memory that never calls
  * malloc (the agent may start while a stopped thread holds malloc's lock).
  *
- * States:   inactive --propel_agent_start--> active --propel_agent_stop--> inactive
- * Start runs with every other thread stopped by the injector (or before
- * main, for record); it instruments the functions on every thread's stack
- * (stack_activate) and from then on instrumentation propagates by itself.
+ * States (each transition names the function that performs it):
+ *
+ *   inactive --propel_agent_start--> active --propel_agent_stop--> inactive
+ *   active --lease_expire: agent_inert_locked--> inert
+ *   inert --propel_agent_stop: agent_restore_locked--> inactive
+ *   inert --propel_agent_start: agent_restore_locked, then start--> active
+ *
+ * inactive: no byte of the program differs from its file (the library may
+ *   stay mapped: threads may still return through its stubs).
+ * active: tracing.  Start runs with every other thread stopped by the
+ *   injector (or before main, for record); it instruments the functions on
+ *   every thread's stack (stack_activate) and from then on instrumentation
+ *   propagates by itself.
+ * inert: the agent switched itself off beside running threads (its
+ *   coordinator is gone: the lease below).  Nothing is recorded and no code
+ *   is written: one store (ag_active, ag_live = 0) turns every stub, lean
+ *   way and entry hook into a pass-through (hot.c enter_check, tramp.S
+ *   FAST_BEGIN and LEAN_BEGIN), which is atomic for every thread.  Putting
+ *   the original bytes back while the program's threads run through them
+ *   was what harmed: redis-server under load answered "unknown command" or
+ *   aborted on a dict assertion in 19 of 30 rounds.  The byte-exact restore
+ *   is left to `propel detach PID` (or the next attach), which holds every
+ *   thread.  A fork child of an inert process is inert too.
+ *
  * Stop restores every patched byte; rings are unmapped by their threads
  * (or here, for threads that are not inside the agent).  The library is
  * never unloaded: threads may still return through its stubs.
- * A lease on the coordinator (the propel process) switches the agent off
- * by itself when propel dies (see "the lease" below).
  * Nothing here exits or aborts: on failure the agent disables itself and
  * writes a "W" line (a warning) into the map file for the engine to report.
  */
@@ -40,6 +58,7 @@
 __thread struct athread *ag_self __attribute__((tls_model("initial-exec")));
 struct ag_config ag_cfg;
 volatile int ag_active;
+volatile int ag_inert;
 volatile int ag_stopping;
 volatile uint32_t ag_gen;
 /* ag_gen while active, else 0: what the lean routines compare a thread's
@@ -559,13 +578,14 @@ static int stack_activate(const struct propel_thread_hint *h, uint64_t hi)
  * The agent holds a lease on the propel process that owns its session (the
  * coordinator): when that process is gone -- kill -9, OOM, a dropped ssh --
  * nobody will switch the agent off or read its rings, so after
- * PROPEL_LEASE_MS the agent switches itself off as a detach does
- * (agent_stop_locked: every patched byte restored, recording stopped) and
- * leaves its rings in the session directory for `propel recover`.
+ * PROPEL_LEASE_MS the agent switches itself off (agent_inert_locked:
+ * recording stopped, every stub a pass-through, the code left as it is for
+ * `propel detach` to restore with the threads held) and leaves its rings
+ * in the session directory for `propel recover`.
  *
  *   none --lease_find (start)--> found: coordinator's pidfd, a stop pipe
  *   found --propel_agent_lease / fork child--> watching (thread "propel-lease")
- *   watching --pidfd readable, still gone PROPEL_LEASE_MS--> agent_stop_locked
+ *   watching --pidfd readable, still gone PROPEL_LEASE_MS--> agent_inert_locked
  *   found, watching --agent_stop_locked: lease_cancel--> none (pipe closed,
  *                    the thread wakes and ends)
  *
@@ -707,11 +727,15 @@ static int lease_find(const char *dir)
 	long pid;
 	int pfd, pp[2];
 
-	lease_cancel();
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_COORD_FILE);
 	read_small(path, buf, sizeof(buf));
 	pid = strtol(buf, &e, 10);
 	start = strtoull(e, NULL, 10);
+	/* the lease taken before the start (propel_agent_lease with the
+	 * session): kept */
+	if (lease_cur && lease_cur->pid == pid && lease_cur->start == start)
+		return 0;
+	lease_cancel();
 	if (pid <= 0 || !start)
 		return 0;
 	pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
@@ -748,9 +772,10 @@ static void lease_expire(struct lease *l)
 	if (ag_active && l->gen == lease_gen) {
 		snprintf(why, sizeof(why),
 			 "propel (pid %d) ended without detaching: the agent "
-			 "switched itself off after %d ms (lease)",
-			 (int)l->pid, PROPEL_LEASE_MS);
-		agent_stop_locked(why);
+			 "switched itself off after %d ms (lease); `propel "
+			 "detach %d` restores its code",
+			 (int)l->pid, PROPEL_LEASE_MS, (int)getpid());
+		agent_inert_locked(why);
 	}
 	pthread_mutex_unlock(&ag_lock);
 }
@@ -934,6 +959,7 @@ static void fork_child(void)
 /* need_coord: refuse to start when the session's coordinator is gone
  * (record: an image exec'd after propel died would be traced forever). */
 static int start_common_in(const char *dir, uint32_t flags, int need_coord);
+static int agent_restore_locked(void);
 
 /* The agent's start; the program's frames (a hijacked call's, or the
  * loader's running constructors) are above this one. */
@@ -951,10 +977,21 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	static int once;
 	int err, lerr;
 
+	/* active, but its coordinator gone and no thread watching it (propel
+	 * killed between an old agent's start and its lease): stranded; the
+	 * threads are held, so that session ends here */
+	if (ag_active && lease_cur && !lease_cur->running &&
+	    !lease_coord_alive(lease_cur))
+		agent_stop_locked("propel ended before this agent's lease "
+				  "began: switched off by a new attach");
 	if (ag_active)
 		return -EBUSY;
 	if (!dir || !*dir || strlen(dir) >= sizeof(ag_cfg.dir))
 		return -EINVAL;
+	/* inert (an earlier session's lease ran out): the threads are held,
+	 * so the old session's code goes back first, byte for byte */
+	if (ag_inert)
+		agent_restore_locked();
 	snprintf(ag_cfg.dir, sizeof(ag_cfg.dir), "%s", dir);
 	ag_cfg.flags = flags;
 	ag_stamp_every = flags & PROPEL_START_EXACT_TIME ? 1 : PROPEL_STAMP_EVERY;
@@ -1055,19 +1092,17 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	return err;
 }
 
-/* Switch tracing off in this process, with ag_lock held: every patched
- * byte restored, rings left to their threads (or unmapped here). */
-int agent_stop_locked(const char *why)
+/* Stop recording, with ag_lock held, and write no code: what is safe
+ * beside running threads.  One store makes every stub a pass-through; the
+ * rings are left to their threads (or unmapped here). */
+static void agent_quiet_locked(void)
 {
 	struct athread *t;
-	int n;
 
 	ag_active = 0;
 	ag_live = 0;
 	lease_cancel();
 	lease_wait_gone();
-	n = patch_restore_all();
-	signals_uninstall();
 	/* the calling thread closes its own ring; any other thread may be
 	 * running (this is a lease's thread, or a program thread entering a
 	 * sandbox) and about to write a record: ring_retire */
@@ -1079,33 +1114,73 @@ int agent_stop_locked(const char *why)
 			ring_retire(t);
 	}
 	ag_stopping = 0;
+}
+
+/* The last lines of a stop in the map file: warnings, then "X n" (the
+ * engine's "detached"; "X 0 inert" for an agent whose code stays). */
+static void agent_stop_lines(const char *why, int n, int inert)
+{
 	if (ag_skipped)
 		ag_warn("%u call sites left as they were (no room for a jump, "
 			"or a thread inside)", ag_skipped);
 	if (why)
 		ag_warn("%s", why);
-	map_line("X %d", n);
+	map_line(inert ? "X %d inert" : "X %d", n);
 	map_flush();
 	ag_fd_close(&map);
+}
+
+/* Every patched byte back as it was in the file, and the program's own
+ * signal dispositions: only with every other thread held (propel_agent_stop,
+ * propel_agent_start) or by a thread alone in its process. */
+static int agent_restore_locked(void)
+{
+	int n;
+
+	patch_init(); /* this process's /proc/self/mem (a fork child's own) */
+	n = patch_restore_all();
+	signals_uninstall();
+	ag_inert = 0;
 	return n;
+}
+
+/* Switch tracing off in this process, with ag_lock held: every patched
+ * byte restored, rings left to their threads (or unmapped here). */
+int agent_stop_locked(const char *why)
+{
+	int n;
+
+	agent_quiet_locked();
+	n = agent_restore_locked();
+	agent_stop_lines(why, n, 0);
+	return n;
+}
+
+/* Switch tracing off beside running threads (the lease), with ag_lock
+ * held: state inert, the code left for a stop that holds the threads. */
+void agent_inert_locked(const char *why)
+{
+	agent_quiet_locked();
+	ag_inert = 1;
+	agent_stop_lines(why, 0, 1);
 }
 
 AG_EXPORT int propel_agent_stop(void)
 {
 	int n;
 
-	if (!ag_active)
+	if (!ag_active && !ag_inert)
 		return 0;
 	/* the same for a thread stopped while it patched code: restoring
 	 * beside its half-written batch would leave some of it live */
 	if (pthread_mutex_trylock(&ag_lock) != 0)
 		return -EAGAIN;
-	n = agent_stop_locked(NULL);
+	n = ag_active ? agent_stop_locked(NULL) : agent_restore_locked();
 	pthread_mutex_unlock(&ag_lock);
 	return n;
 }
 
-AG_EXPORT int propel_agent_lease(void)
+AG_EXPORT int propel_agent_lease(const char *session_dir)
 {
 	sigset_t all, old;
 	int r;
@@ -1113,7 +1188,11 @@ AG_EXPORT int propel_agent_lease(void)
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_mutex_lock(&ag_lock);
-	r = ag_active ? lease_spawn() : 0;
+	/* before the start: the lease watches already, so that a propel
+	 * killed during the start leaves no agent on for ever */
+	if (session_dir && !ag_active && lease_find(session_dir) < 0)
+		lease_cancel();
+	r = ag_active || (session_dir && lease_cur) ? lease_spawn() : 0;
 	pthread_mutex_unlock(&ag_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return r;

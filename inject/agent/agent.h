@@ -442,6 +442,10 @@ struct ag_config {
 };
 extern struct ag_config ag_cfg;
 extern volatile int ag_active;
+/* switched itself off with its code left patched: every stub passes
+ * through, nothing is recorded, the byte-exact restore waits for a stop or
+ * start with the threads held (agent.c "states") */
+extern volatile int ag_inert;
 /* agent_stop_locked is closing the rings: each is marked
  * PROPEL_RING_F_STOPPED (ring_close, ring_retire) */
 extern volatile int ag_stopping;
@@ -484,6 +488,8 @@ void ag_sort(void *base, size_t n, size_t size,
 	     int (*cmp)(const void *, const void *));
 void ag_fork_child(void);
 int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
+/* ag_lock held, other threads running: stop recording, code left patched */
+void agent_inert_locked(const char *why);
 uint64_t ag_mono_ns(void);
 extern volatile pid_t ag_lease_tid; /* the lease thread (agent.c), or 0 */
 pid_t ag_gettid(void);

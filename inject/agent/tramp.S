@@ -972,3 +972,47 @@ ag_tramp_fret:
 	.size	ag_tramp_fret, .-ag_tramp_fret
 
 	.section .note.GNU-stack,"",@progbits
+
+/*
+ * propel_agent_return (share/agent-abi.h): where the injector's calls into
+ * the agent return (inject/hijack.h hijack_set_return).  rax and "back"
+ * for the injector, which polls them and takes the thread here; then, if
+ * it has not (it died), after about 2e8 TSC cycles of yields (a bound in
+ * time: a yield may give the CPU away for a whole slice) rt_sigreturn of
+ * the signal frame it built below the call (inject/hijack-ret.c) puts the
+ * thread back as it was held.  Alone in its 128 bytes (HIJACK_PAD_SIZE):
+ * a thread stopped there has not returned to the program yet.
+ */
+	.text
+	.balign	128
+	.globl	propel_agent_return
+	.type	propel_agent_return, @function
+propel_agent_return:
+	mov	%rax, ag_result(%rip)
+	movq	$1, ag_result+8(%rip)
+	rdtsc
+	shl	$32, %rdx
+	or	%rax, %rdx
+	mov	%rdx, %r8
+1:	mov	$24, %eax			/* SYS_sched_yield */
+	syscall
+	rdtsc
+	shl	$32, %rdx
+	or	%rax, %rdx
+	sub	%r8, %rdx
+	cmp	$200000000, %rdx
+	jb	1b
+	mov	$15, %eax			/* SYS_rt_sigreturn */
+	syscall
+	ud2
+	.size	propel_agent_return, .-propel_agent_return
+	.balign	128, 0xcc
+
+	.data
+	.balign	16
+	.globl	propel_agent_result
+	.type	propel_agent_result, @object
+	.size	propel_agent_result, 16
+propel_agent_result:
+ag_result:
+	.quad	0, 0

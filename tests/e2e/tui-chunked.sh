@@ -7,11 +7,13 @@
 # before it with the call stack that replay's events give (bt); a gap is
 # marked on its line and in the status, and the frames open before it are
 # not matched after it; a chunk with flipped bytes is said on the message
-# line, its events show as a damaged gap, and the TUI goes on.  Then the
-# same walk on a real recording (fib(24) at -O2, ingest's chunks).
+# line, its events show as a damaged gap, and the TUI goes on; the
+# in-process bench (PROPEL_TUI_BENCH, at bench-tui's 200x50) times an End
+# from the first event to the last.  Then the same walk on a real
+# recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 14
+expect_checks 15
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
 command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 77; }
 command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 77; }
@@ -100,6 +102,17 @@ tui_message | grepq "never returns" && pass tui-chunked/gap-entry-unmatched ||
 	fail tui-chunked/gap-entry-unmatched "$(tui_status) / $(tui_message)"
 tui_keys q
 tui_wait_for EXITED 3
+
+# the in-process bench (PROPEL_TUI_BENCH, tests/bench-tui.sh) times End
+# from the first event in the trace pane, whichever pane the session opens
+# focused (this one opens on its flows, whose list took Home and End)
+tui_start 200 50 "PROPEL_TUI_BENCH=20 $PROPEL tui $db 2>$d/bench.err"
+tui_wait_for EXITED 60
+if grep -q "end_events=1\.\.$n600/$n600 " "$d/bench.err"; then
+	pass tui-chunked/bench-end-from-home
+else
+	fail tui-chunked/bench-end-from-home "want end_events=1..$n600/$n600: $(grep -o 'end_ms=.*' "$d/bench.err" | head -1)"
+fi
 
 # a damaged chunk: thread 600's second
 cp "$db" "$d/flip.db"

@@ -1036,6 +1036,123 @@ out:
 	th_sh("rm -rf %s", dir);
 }
 
+/* The tracer of a call killed while the call runs (a propel killed during
+ * an injection): in the safe way back (hijack_set_return; hijack-ret.c)
+ * the thread puts itself back with its signal frame.  A tracer child holds
+ * the target and calls usleep(300 ms) in it, from a thread in a system
+ * call or (user) from one in user code with live vector registers; we
+ * kill the tracer 100 ms into the call.  pad "rt": glibc's __restore_rt
+ * (the dlopen's way); "agent": the agent's pad (its start and stop).  The
+ * target must live on, untraced, every self-check (registers, FP state,
+ * syscall restarts) holding.  On the plain way back (pad 0) the target
+ * dies: the first round proves the case can fail. */
+static int th_dies_once(struct th_proc *p, const char *so, int pad_kind,
+			int user, char *why, size_t wn)
+{
+	int pp[2], st;
+	char c;
+	pid_t tr;
+
+	if (pipe(pp))
+		return snprintf(why, wn, "pipe"), -1;
+	tr = fork();
+	if (tr == 0) {
+		struct hijack *h = NULL;
+		struct propel_thread_hint *hints = NULL;
+		uint64_t fn, pad = 0, res = 0, ret, args[1] = { 300000 };
+		size_t n = 0;
+
+		close(pp[0]);
+		if (hijack_attach(p->pid, &h, NULL) ||
+		    hijack_sym(h, "libc.so.6", "usleep", &fn, NULL))
+			_exit(2);
+		if (user && !hijack_threads(h, &hints, &n))
+			for (size_t i = 0; i < n; i++)
+				if (hints[i].sys == -1 &&
+				    !hijack_set_call_thread(h, hints[i].tid))
+					break;
+		if (pad_kind == 1)
+			pad = hijack_restore_rt(h);
+		if (pad_kind == 2 &&
+		    (hijack_sym(h, so, PROPEL_AGENT_RETURN_SYM, &pad, NULL) ||
+		     hijack_sym(h, so, PROPEL_AGENT_RESULT_SYM, &res, NULL)))
+			_exit(3);
+		if (pad_kind && !pad)
+			_exit(4);
+		hijack_set_return(h, pad, res);
+		if (write(pp[1], "g", 1) != 1)
+			_exit(5);
+		hijack_call(h, fn, args, 1, 0, &ret, NULL);
+		_exit(6); /* killed before */
+	}
+	close(pp[1]);
+	if (tr < 0 || read(pp[0], &c, 1) != 1) {
+		close(pp[0]);
+		if (tr > 0)
+			waitpid(tr, &st, 0);
+		return snprintf(why, wn, "the tracer did not start the call (%#x)",
+				st), -1;
+	}
+	close(pp[0]);
+	th_sleep_ms(100);
+	kill(tr, SIGKILL);
+	waitpid(tr, &st, 0);
+	/* the usleep ends 200 ms later, the agent's pad yields a moment */
+	th_sleep_ms(400);
+	return th_healthy(p, 300, why, wn);
+}
+
+static void th_case_dies(void)
+{
+	static const char *const pads[] = { "plain", "rt", "agent" };
+	const char *o = getenv("O") ? getenv("O") : "build";
+	char so[PATH_MAX + 64], dir[128], why[512], name[64], *cause = NULL;
+	struct th_proc p;
+
+	if (o[0] == '/')
+		snprintf(so, sizeof(so), "%s/libpropel-agent.so", o);
+	else
+		snprintf(so, sizeof(so), "%s/%s/libpropel-agent.so", th_top, o);
+	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
+	th_sh("mkdir -p %s", dir);
+	for (int pad = 0; pad < 3; pad++) {
+		for (int user = 0; user < 2; user++) {
+			snprintf(name, sizeof(name), "dies_%s%s", pads[pad],
+				 user ? "_user" : "");
+			if (pad == 0 && user)
+				continue;
+			if (th_start_target(&p, name)) {
+				th_fail(name, "cannot start target");
+				continue;
+			}
+			/* the real agent loaded and switched off, for its pad */
+			if (pad == 2 &&
+			    (inject_agent_start(p.pid, so, dir, 0, &cause) ||
+			     inject_agent_stop(p.pid, &cause) < 0)) {
+				th_fail(name, "agent: %s", cause ? cause : "?");
+				th_kill(p.pid);
+				continue;
+			}
+			if (th_dies_once(&p, so, pad, user, why, sizeof(why)) == 0) {
+				if (pad == 0)
+					th_fail(name, "the target lived through a "
+						      "plain call whose tracer died: "
+						      "the case cannot tell");
+				else
+					th_pass(name);
+			} else if (pad == 0) {
+				printf("# plain way back, tracer killed: %s\n", why);
+				th_pass(name);
+			} else {
+				th_fail(name, "%s", why);
+			}
+			th_kill(p.pid);
+		}
+	}
+	free(cause);
+	th_sh("rm -rf %s", dir);
+}
+
 /* One hold of the trap target: call fn (trap_arm / trap_disarm) with every
  * other thread stopped, detach.  0, or -1 with why. */
 static int th_trap_hold(pid_t pid, const char *exe, const char *fn, char *why,
@@ -1349,7 +1466,7 @@ static void th_case_setxid(void)
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 34\n");
+	printf("CHECKS 39\n");
 	fflush(stdout);
 	static const struct {
 		const char *name;
@@ -1360,7 +1477,7 @@ int main(int argc, char **argv)
 		{ "bad", th_case_bad },       { "race", th_case_race },
 		{ "agent", th_case_agent },   { "int3", th_case_int3 },
 		{ "churn", th_case_churn },   { "ctor", th_case_ctor },
-		{ "setxid", th_case_setxid },
+		{ "setxid", th_case_setxid }, { "dies", th_case_dies },
 	};
 	size_t i;
 

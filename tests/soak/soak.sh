@@ -1,0 +1,483 @@
+#!/usr/bin/env bash
+# tests/soak/soak.sh [-n ROUNDS] [-s SEED] [CASE...] - never harm the
+# target: kill propel or propeld with SIGKILL at random moments while they
+# hold a live server, and check the server after every kill.
+#
+# Cases (all by default), each on a server started once for all its rounds
+# (tests/real/servers.sh: Debian's stripped redis-server and nginx; the
+# batch system of tests/apps) under load from start to end:
+#   redis-attach   `propel attach REDIS`, killed at a random moment in
+#                  [0, 2.5] s: while it seizes and injects (the first few
+#                  hundred ms), while it traces and drains
+#   redis-inject   the same, killed in [0, 400] ms: while it injects
+#   redis-detach   `propel attach --duration 1`, killed at 1 + [0, 0.6] s:
+#                  while it holds the threads to switch the agent off
+#   redis-record   `propel record -- redis-server` (a new server each
+#                  round), killed at [0.3, 2.5] s
+#   redis-follow   `propel record --follow -- redis-benchmark`, which
+#                  follows into the server; odd rounds kill the local
+#                  propeld, even rounds propel (the coordinator), at
+#                  [0.2, 2.5] s
+#   nginx-attach   `propel attach MASTER WORKER` under wrk, killed at
+#                  [0, 2.5] s
+#   nginx-follow   `propel record --follow -- curl` loop into nginx; odd
+#                  rounds kill propeld, even rounds propel
+#   batch-follow   `propel record --follow -- batch-submit` into the batch
+#                  daemons (scheduler, its shadows, execution and log
+#                  daemons), killed at [0.2, 2] s
+#
+# Every round checks, once its agents are off or 3.5 s after the kill (the
+# lease is 2 s):
+#   alive     every process of the server still runs (no new crash line in
+#             its log)
+#   answers   the server answers correctly: redis GET of a canary written
+#             before the round, a SET/GET and an INCR that counts exactly;
+#             nginx: blob.bin byte for byte; batch: an untraced submission
+#             of 3 jobs completes with every job's output
+#   load      the load generator saw no error reply nor a dropped connection
+#   off       no process of the server holds a "propel-lease" thread or a
+#             tracer, and each agent's map file in the session ends with
+#             its X line (switched off)
+#   recover   `propel recover` of the session directory (when the kill left
+#             one with rings) writes a session `propel replay` reads
+# and at the end of a case, a new `propel attach --duration 1` traces the
+# server, and after it every executable text of it equals its file (the
+# byte-exact restore of the inert agents).
+#
+# Prints "round N CASE: ok (kill at T s)" or "round N CASE: HARM what", and
+# per case "PASS soak/CASE" or "FAIL soak/CASE: K of N rounds harmed: ...".
+# Exit 1 if any round harmed.  tests/e2e/soak.sh runs it with -n 10.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$PROPEL_TOP/tests/real/servers.sh"
+rounds=100 seed=${SOAK_SEED:-$$}
+while getopts n:s: o; do
+	case $o in
+	n) rounds=$OPTARG ;;
+	s) seed=$OPTARG ;;
+	*) echo "usage: $0 [-n ROUNDS] [-s SEED] [CASE...]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+cases=${*:-redis-attach redis-detach redis-record redis-follow nginx-attach nginx-follow batch-follow}
+RANDOM=$seed
+# what a harmed round leaves for a look (SOAK_KEEP)
+keep=${SOAK_KEEP:-/tmp/propel-soak-$seed}
+echo "soak: seed $seed, $rounds rounds a case (a harmed round's files: $keep)"
+t=$(tmpdir)
+export PROPEL_TEST_QUIET=1
+cleanup() {
+	[ -n "${cur_propel:-}" ] && kill -9 "$cur_propel" 2>/dev/null
+	real_cleanup 2>/dev/null
+	[ -n "${batch_dir:-}" ] && "$PROPEL_TOP/tests/apps/batch-run.sh" stop "$batch_dir" >/dev/null 2>&1
+	kill -9 $(jobs -p) 2>/dev/null
+	rm -rf "$t"
+}
+trap cleanup EXIT
+cur_propel=
+
+# rand_ms LO HI: a random whole number of ms in [LO, HI]
+rand_ms() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
+ms_s() { awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }'; }
+
+# session_dir PID: the session directory of the propel process PID (its
+# name begins with the coordinator's pid)
+session_dir() { local d; for d in /dev/shm/propel/"$1"-*; do [ -d "$d" ] && echo "$d"; done | head -1; }
+
+# off_check PIDS...: no lease thread, no tracer; every map file of these
+# pids in $sdir ends switched off.  Prints what is wrong.
+off_check() {
+	local p why=
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null || continue
+		grep -qx propel-lease /proc/"$p"/task/*/comm 2>/dev/null &&
+			why="$why pid $p: propel-lease thread still there;"
+		local tp; tp=$(awk '/^TracerPid/ { print $2 }' /proc/"$p"/status 2>/dev/null)
+		[ "${tp:-0}" = 0 ] || why="$why pid $p: traced by $tp;"
+		if [ -n "$sdir" ]; then
+			local m
+			for m in "$sdir"/"$p".*.map; do
+				[ -f "$m" ] || continue
+				grep -q '^X ' "$m" || why="$why $(basename "$m"): no X line;"
+			done
+		fi
+	done
+	echo "$why"
+}
+
+# recover_check: `propel recover` of $sdir when it holds rings
+recover_check() {
+	[ -n "$sdir" ] && [ -d "$sdir" ] || return 0
+	ls "$sdir"/*.ring >/dev/null 2>&1 || { rm -rf "$sdir"; return 0; }
+	local db=$t/rec.db out
+	rm -f "$db"
+	if ! out=$("$PROPEL" recover -o "$db" "$sdir" 2>&1); then
+		echo "recover: $(echo "$out" | tail -1) (kept in $keep)"
+		mkdir -p "$keep" && cp -r "$sdir" "$keep/"
+	elif ! "$PROPEL" replay "$db" >/dev/null 2>"$t/replay.err"; then
+		echo "replay of the recovered session: $(tail -1 "$t/replay.err")"
+	fi
+	rm -rf "$sdir"
+}
+
+# settle PIDS...: after a kill, until the agents of PIDS are off (the
+# lease: 2 s) or 3.5 s have passed
+settle() {
+	local i
+	for ((i = 0; i < 35; i++)); do
+		sleep 0.1
+		[ -z "$(off_check "$@")" ] && [ "$i" -ge 2 ] && return 0
+	done
+}
+
+# wait_gone PID SECS: until PID has ended (at most SECS s)
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 20; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# final_check NAME PIDS...: a new attach traces the server and restores
+# every byte of its text
+final_check() {
+	local name=$1 out p
+	shift
+	if ! out=$(timeout 60 "$PROPEL" attach -o "$t/final.db" --duration 1 "$@" 2>&1); then
+		fail "soak/$name/attach-after" "$(echo "$out" | tail -1)"
+		return
+	fi
+	if [ "$("$PROPEL" replay "$t/final.db" 2>/dev/null | head -50 | wc -l)" -lt 1 ]; then
+		fail "soak/$name/attach-after" "the new attach recorded nothing"
+		return
+	fi
+	pass "soak/$name/attach-after"
+	for p in "$@"; do
+		out=$(text_restored "$p") || { fail "soak/$name/restored" "pid $p: $out"; return; }
+	done
+	pass "soak/$name/restored"
+}
+
+# one round's verdict: HARM lines collected in $harms
+harms= nharm=0
+verdict() { # CASE ROUND KILL_MS WHY
+	if [ -n "$4" ]; then
+		mkdir -p "$keep/$1-$2"
+		cp "$t"/*/*.log "$t"/*/*.out "$keep/$1-$2/" 2>/dev/null
+		echo "round $2 $1: HARM (kill at $(ms_s "$3") s):$4"
+		harms="$harms round $2:$4"
+		nharm=$((nharm + 1))
+	else
+		echo "round $2 $1: ok (kill at $(ms_s "$3") s)"
+	fi
+}
+case_end() { # CASE
+	if [ "$nharm" -eq 0 ]; then pass "soak/$1"
+	else fail "soak/$1" "$nharm of $rounds rounds harmed:$(echo "$harms" | cut -c1-600)"; fi
+	harms= nharm=0
+}
+
+# ---- redis ----
+redis_canary=
+# redis_answers: what is wrong with the server's answers
+redis_answers() {
+	local r why=
+	r=$(redis-cli -p "$REDIS_PORT" get soak:canary 2>&1)
+	[ "$r" = "$redis_canary" ] || why="$why canary: '$r';"
+	r=$(redis-cli -p "$REDIS_PORT" set soak:k "v$RANDOM" 2>&1)
+	[ "$r" = OK ] || why="$why SET: '$r';"
+	# the counter moves by exactly what this script added (a file: the
+	# checks run in a subshell)
+	local want=$(($(cat "$t/counter" 2>/dev/null || echo 0) + 1))
+	r=$(redis-cli -p "$REDIS_PORT" incr soak:counter 2>&1)
+	echo "$want" >"$t/counter"
+	[ "$r" = "$want" ] || why="$why INCR: '$r', not $want;"
+	echo "$why"
+}
+redis_fresh() { # DIR: a server, its canary and counter, the load
+	redis_start "$1" || return 1
+	redis_canary="c$RANDOM$RANDOM"
+	redis-cli -p "$REDIS_PORT" set soak:canary "$redis_canary" >/dev/null
+	redis-cli -p "$REDIS_PORT" del soak:counter >/dev/null
+	echo 0 >"$t/counter"
+	redis_bench_start "$1/bench.out"
+}
+redis_judge() { # DIR PIDS...: the round's harm
+	local d=$1 why=
+	shift
+	kill -0 "$REDIS_PID" 2>/dev/null || why="$why redis-server died ($(grep -m1 -E 'ASSERT|crashed|Guru' "$d/redis.log"));"
+	grep -q -E 'ASSERTION|crashed by signal|Guru Meditation' "$d/redis.log" 2>/dev/null &&
+		why="$why $(grep -m1 -E 'ASSERTION|crashed by signal|Guru' "$d/redis.log");"
+	[ -z "$why" ] && why=$(redis_answers)
+	local be; be=$(redis_bench_errors "$d/bench.out")
+	if [ -n "$be" ] || ! kill -0 "$REDIS_BENCH_PID" 2>/dev/null; then
+		why="$why load: ${be:-redis-benchmark ended}"
+	fi
+	why="$why$(off_check "$@")"
+	echo "$why"
+}
+
+# a load that ended (an error reply ends redis-benchmark) starts again,
+# so that the next round is judged on its own
+redis_load_again() {
+	kill -0 "$REDIS_BENCH_PID" 2>/dev/null && return
+	redis_bench_stop
+	redis_bench_start "$1/bench.out"
+}
+
+case_redis_attach() { # DURATION_ARGS KILL_LO KILL_HI NAME
+	local name=$4 d=$t/$4 r k why
+	mkdir -p "$d"
+	redis_fresh "$d" || { fail "soak/$name" "redis did not start"; return; }
+	for ((r = 1; r <= rounds; r++)); do
+		k=$(rand_ms "$2" "$3")
+		"$PROPEL" attach -o "$d/s.db" $1 "$REDIS_PID" >"$d/attach.out" 2>&1 &
+		cur_propel=$!
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		kill -9 "$cur_propel" 2>/dev/null
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		settle "$REDIS_PID"
+		why=$(redis_judge "$d" "$REDIS_PID")
+		why="$why$(recover_check)"
+		verdict "$name" "$r" "$k" "$why"
+		[ -n "$why" ] && ! kill -0 "$REDIS_PID" 2>/dev/null && break
+		redis_load_again "$d"
+	done
+	case_end "$name"
+	kill -0 "$REDIS_PID" 2>/dev/null && final_check "$name" "$REDIS_PID"
+	redis_bench_stop
+	redis_stop
+}
+
+case_redis_record() {
+	local name=redis-record d=$t/redis-record r k why rp port
+	mkdir -p "$d"
+	for ((r = 1; r <= rounds; r++)); do
+		port=$(real_port)
+		rm -f "$d/redis.log"
+		"$PROPEL" record -o "$d/s.db" -- "$REDIS_BIN" --port "$port" --bind 127.0.0.1 \
+			--save '' --appendonly no --dir "$d" --logfile "$d/redis.log" >"$d/record.out" 2>&1 &
+		cur_propel=$!
+		REDIS_PORT=$port REDIS_PID=
+		real_wait_port "$port" || { verdict "$name" "$r" 0 " the traced server did not start: $(tail -1 "$d/record.out")"; kill -9 $cur_propel; continue; }
+		REDIS_PID=$(pgrep -P "$cur_propel" | head -1)
+		redis_canary="c$RANDOM$RANDOM"
+		redis-cli -p "$port" set soak:canary "$redis_canary" >/dev/null
+		redis-cli -p "$port" del soak:counter >/dev/null
+		echo 0 >"$t/counter"
+		redis_bench_start "$d/bench.out"
+		k=$(rand_ms 300 2500)
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		kill -9 "$cur_propel" 2>/dev/null
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		settle "$REDIS_PID"
+		why=$(redis_judge "$d" "$REDIS_PID")
+		why="$why$(recover_check)"
+		verdict "$name" "$r" "$k" "$why"
+		if [ "$r" -eq "$rounds" ] && kill -0 "$REDIS_PID" 2>/dev/null; then
+			case_end "$name"
+			final_check "$name" "$REDIS_PID"
+		fi
+		redis_bench_stop
+		redis_stop
+	done
+	[ -n "$harms" ] && case_end "$name"
+}
+
+# redis-follow: record --follow of a client; kill propeld or propel
+case_redis_follow() {
+	local name=redis-follow d=$t/redis-follow r k why who pd
+	mkdir -p "$d"
+	redis_fresh "$d" || { fail "soak/$name" "redis did not start"; return; }
+	for ((r = 1; r <= rounds; r++)); do
+		"$PROPEL" record --follow -o "$d/s.db" -- timeout 4 redis-benchmark -h 127.0.0.1 \
+			-p "$REDIS_PORT" -c 2 -n 100000000 -r 1000 -q -t set,get >"$d/record.out" 2>&1 &
+		cur_propel=$!
+		k=$(rand_ms 200 2500)
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		if ((r % 2)); then
+			who=propeld
+			pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
+			[ -n "$pd" ] && kill -9 "$pd"
+			# the coordinator ends with its command (4 s at most)
+			wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
+		else
+			who=propel
+			kill -9 "$cur_propel" 2>/dev/null
+		fi
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		settle "$REDIS_PID"
+		why=$(redis_judge "$d" "$REDIS_PID")
+		[ "$who" = propel ] && why="$why$(recover_check)"
+		[ "$who" = propeld ] && rm -rf "$sdir"
+		verdict "$name" "$r" "$k" "$why${why:+ (killed $who)}"
+		[ -n "$why" ] && ! kill -0 "$REDIS_PID" 2>/dev/null && break
+		redis_load_again "$d"
+	done
+	case_end "$name"
+	kill -0 "$REDIS_PID" 2>/dev/null && final_check "$name" "$REDIS_PID"
+	redis_bench_stop
+	redis_stop
+}
+
+# ---- nginx ----
+nginx_answers() {
+	local why=
+	if ! nginx_get blob.bin "$t/blob.got" 2>/dev/null; then
+		why=" GET blob.bin failed;"
+	elif ! cmp -s "$t/blob.got" "$NGINX_DIR/www/blob.bin"; then
+		why=" blob.bin differs;"
+	fi
+	echo "$why"
+}
+nginx_judge() {
+	local why= s
+	kill -0 "$NGINX_MASTER" 2>/dev/null || why="$why master died;"
+	kill -0 "$NGINX_WORKER" 2>/dev/null || why="$why worker died;"
+	s=$(nginx_signals)
+	[ -n "$s" ] && why="$why $(echo "$s" | head -1);"
+	[ -z "$why" ] && why=$(nginx_answers)
+	why="$why$(off_check "$NGINX_MASTER" "$NGINX_WORKER")"
+	echo "$why"
+}
+# wrk for one round, in the background; its errors judged after
+nginx_load() { wrk -t1 -c8 -d"$1" --timeout 2s -s "$REAL_DIR/wrk-report.lua" "http://127.0.0.1:$NGINX_PORT/index.html" >"$t/wrk.out" 2>&1 & wrk_pid=$!; }
+nginx_load_errors() {
+	wait "$wrk_pid" 2>/dev/null
+	local e; e=$(wrk_errors "$t/wrk.out")
+	[ -n "$e" ] && [ "$e" != 0 ] && echo " load: $e wrk errors;"
+}
+
+case_nginx_attach() {
+	local name=nginx-attach d=$t/nginx r k why
+	mkdir -p "$d"
+	nginx_start "$d" || { fail "soak/$name" "nginx did not start"; return; }
+	for ((r = 1; r <= rounds; r++)); do
+		nginx_load 7
+		sleep 0.3
+		k=$(rand_ms 0 2500)
+		"$PROPEL" attach -o "$d/s.db" "$NGINX_MASTER" "$NGINX_WORKER" >"$d/attach.out" 2>&1 &
+		cur_propel=$!
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		kill -9 "$cur_propel" 2>/dev/null
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		settle "$NGINX_MASTER" "$NGINX_WORKER"
+		why=$(nginx_judge)
+		why="$why$(nginx_load_errors)"
+		why="$why$(recover_check)"
+		verdict "$name" "$r" "$k" "$why"
+		[ -n "$why" ] && ! kill -0 "$NGINX_WORKER" 2>/dev/null && break
+	done
+	case_end "$name"
+	kill -0 "$NGINX_WORKER" 2>/dev/null && final_check "$name" "$NGINX_MASTER" "$NGINX_WORKER"
+	nginx_stop
+}
+
+case_nginx_follow() {
+	local name=nginx-follow d=$t/nginx-f r k why who pd
+	mkdir -p "$d"
+	nginx_start "$d" || { fail "soak/$name" "nginx did not start"; return; }
+	for ((r = 1; r <= rounds; r++)); do
+		nginx_load 9
+		"$PROPEL" record --follow -o "$d/s.db" -- timeout 4 sh -c \
+			"while :; do curl -s -o /dev/null http://127.0.0.1:$NGINX_PORT/index.html || exit 1; done" \
+			>"$d/record.out" 2>&1 &
+		cur_propel=$!
+		k=$(rand_ms 200 2500)
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		if ((r % 2)); then
+			who=propeld
+			pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
+			[ -n "$pd" ] && kill -9 "$pd"
+			wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
+		else
+			who=propel
+			kill -9 "$cur_propel" 2>/dev/null
+		fi
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		settle "$NGINX_MASTER" "$NGINX_WORKER"
+		why=$(nginx_judge)
+		why="$why$(nginx_load_errors)"
+		[ "$who" = propel ] && why="$why$(recover_check)"
+		[ "$who" = propeld ] && rm -rf "$sdir"
+		verdict "$name" "$r" "$k" "$why${why:+ (killed $who)}"
+		[ -n "$why" ] && ! kill -0 "$NGINX_WORKER" 2>/dev/null && break
+	done
+	case_end "$name"
+	kill -0 "$NGINX_WORKER" 2>/dev/null && final_check "$name" "$NGINX_MASTER" "$NGINX_WORKER"
+	nginx_stop
+}
+
+# ---- the batch system (tests/apps) ----
+case_batch_follow() {
+	local name=batch-follow r k why run=$PROPEL_TOP/tests/apps/batch-run.sh p pids
+	batch_dir=$t/batch
+	mkdir -p "$batch_dir"
+	"$run" start "$batch_dir" >"$t/batch.start" 2>&1 || { fail "soak/$name" "batch daemons: $(tail -1 "$t/batch.start")"; return; }
+	pids=$(awk '{ print $2 }' "$batch_dir/pids")
+	for ((r = 1; r <= rounds; r++)); do
+		rm -rf "$batch_dir/out"
+		mkdir -p "$batch_dir/out"
+		"$PROPEL" record --follow -o "$t/batch.db" -- "$O_ABS/apps/batch-submit" \
+			"$(cat "$batch_dir/schedd")" 40 "$batch_dir/out" >"$t/batch.rec" 2>&1 &
+		cur_propel=$!
+		k=$(rand_ms 200 2000)
+		sleep "$(ms_s "$k")"
+		sdir=$(session_dir "$cur_propel")
+		kill -9 "$cur_propel" 2>/dev/null
+		wait "$cur_propel" 2>/dev/null
+		cur_propel=
+		pkill -9 -f "$O_ABS/apps/batch-submit" 2>/dev/null
+		settle $pids
+		why=
+		for p in $pids; do
+			kill -0 "$p" 2>/dev/null || why="$why daemon $p died;"
+		done
+		# shadows forked by the scheduler are short-lived: their agents
+		# end with them; the daemons must be switched off
+		why="$why$(off_check $pids)"
+		if [ -z "$why" ]; then
+			rm -rf "$batch_dir/out2"; mkdir -p "$batch_dir/out2"
+			if ! timeout 60 "$O_ABS/apps/batch-submit" "$(cat "$batch_dir/schedd")" 3 \
+				"$batch_dir/out2" >"$t/batch.sub" 2>&1; then
+				why="$why an untraced submission failed: $(tail -1 "$t/batch.sub");"
+			elif [ "$(ls "$batch_dir/out2" | wc -l)" -lt 3 ]; then
+				why="$why an untraced submission left $(ls "$batch_dir/out2" | wc -l) of 3 outputs;"
+			fi
+		fi
+		why="$why$(recover_check)"
+		verdict "$name" "$r" "$k" "$why"
+	done
+	case_end "$name"
+	final_check "$name" $(awk '$1 != "logd" { print $2 }' "$batch_dir/pids")
+	"$run" stop "$batch_dir" >/dev/null 2>&1
+	batch_dir=
+}
+
+case $O in /*) O_ABS=$O ;; *) O_ABS=$PROPEL_TOP/$O ;; esac
+for c in $cases; do
+	echo "== $c"
+	case $c in
+	redis-attach) case_redis_attach "" 0 2500 redis-attach ;;
+	redis-inject) case_redis_attach "" 0 400 redis-inject ;;
+	redis-detach) case_redis_attach "--duration 1" 1000 1600 redis-detach ;;
+	redis-record) case_redis_record ;;
+	redis-follow) case_redis_follow ;;
+	nginx-attach) case_nginx_attach ;;
+	nginx-follow) case_nginx_follow ;;
+	batch-follow) case_batch_follow ;;
+	*) fail "soak/$c" "no such case" ;;
+	esac
+done
