@@ -450,7 +450,7 @@ int inject_agent_status(pid_t pid, char **cause)
 	err = inject_agent_call(pid, PROPEL_AGENT_STATUS_SYM, 0, &r, cause);
 	if (err)
 		return err;
-	return r > 0;
+	return r == 1 || r == 2 ? r : 0;
 }
 
 int inject_find_agent(char *buf, size_t n, char **cause)

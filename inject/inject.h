@@ -35,8 +35,10 @@ int inject_agent_stop(pid_t pid, char **cause);
  * pid (its path in *path if path is non-NULL, malloc'd), 0 if not, -errno. */
 int inject_agent_loaded(pid_t pid, char **path);
 
-/* 1 if the agent is loaded and active in pid, 0 if not (loaded or not),
- * -errno.  Loaded-but-unknown needs a short hold to ask the agent. */
+/* 1 if the agent is loaded and active in pid, 2 if it is inert (switched
+ * itself off, its code still patched: propel_agent_stop restores it), 0 if
+ * neither (loaded or not), -errno.  Loaded-but-unknown needs a short hold
+ * to ask the agent. */
 int inject_agent_status(pid_t pid, char **cause);
 
 /*

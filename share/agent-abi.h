@@ -22,7 +22,8 @@
  *       Called with every other thread stopped.  The library stays loaded
  *       (threads may still return through its trampolines).
  *
- *   int propel_agent_status(void);   1 if active, 0 if not.
+ *   int propel_agent_status(void);   1 if active, 2 if inert (switched
+ *       itself off, its code left patched for a stop: agent.c), 0 if not.
  *
  *   int propel_agent_lease(const char *session_dir);
  *       Start the lease thread ("propel-lease") on the coordinator

@@ -1,8 +1,10 @@
 /*
  * tui/cmd-detach.c - `propel detach PID...`: switch off an agent left in a
  * process (its propel died before its lease ran out, or a lease could not
- * be held), on demand.  One short ptrace hold per process calls the
- * agent's stop entry (inject_agent_stop): every patched byte restored,
+ * be held), on demand, from either state it can be left in (active: no
+ * lease; inert: it switched itself off beside running threads and left its
+ * code for this: inject/agent/agent.c).  One short ptrace hold per process
+ * calls the agent's stop entry (inject_agent_stop): every patched byte restored,
  * recording stopped; the rings stay for `propel recover`.  The library
  * stays mapped (threads may still return through its stubs).
  */
@@ -18,7 +20,7 @@
 static int cmd_detach_one(pid_t pid)
 {
 	char what[64], *cause = NULL;
-	int loaded, n;
+	int loaded, n, inert;
 
 	snprintf(what, sizeof(what), "detach %d", (int)pid);
 	loaded = inject_agent_loaded(pid, NULL);
@@ -31,6 +33,7 @@ static int cmd_detach_one(pid_t pid)
 			      "no propel agent in this process");
 		return 1;
 	}
+	inert = inject_agent_status(pid, NULL) == 2;
 	n = inject_agent_stop(pid, &cause);
 	if (n < 0) {
 		propel_report(what, n, cause);
@@ -41,6 +44,10 @@ static int cmd_detach_one(pid_t pid)
 	if (n == 0)
 		printf("propel: detach %d: the agent was already off "
 		       "(nothing to restore)\n", (int)pid);
+	else if (inert)
+		printf("propel: detach %d: the agent had switched itself off "
+		       "(its propel ended); %d call site%s restored\n",
+		       (int)pid, n, n == 1 ? "" : "s");
 	else
 		printf("propel: detach %d: agent switched off, %d call "
 		       "site%s restored\n", (int)pid, n, n == 1 ? "" : "s");

@@ -1200,7 +1200,7 @@ AG_EXPORT int propel_agent_lease(const char *session_dir)
 
 AG_EXPORT int propel_agent_status(void)
 {
-	return ag_active;
+	return ag_active ? 1 : ag_inert ? 2 : 0;
 }
 
 /*

@@ -204,7 +204,7 @@ fi
 detached() {
 	local p s
 	for p in "$@"; do
-		"$PROPEL" detach $p 2>&1 | grepq 'already off' || { echo "agent still on in $p"; return 1; }
+		"$PROPEL" detach $p 2>&1 | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p"; return 1; }
 		for s in /proc/"$p"/task/*/status; do
 			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
 		done

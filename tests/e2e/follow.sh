@@ -118,12 +118,13 @@ stop_service() {
 	[ "$(grep -c ' bad 0$' "$d/all.out")" -ge 4 ] && ! grep -v ' bad 0$' "$d/all.out" | grepq .
 }
 
-# detached PID...: the agent is off in each (propel detach says so) and no
-# thread is ptraced
+# detached PID...: the agent is off in each (propel detach says it was, or
+# that it had switched itself off -- inert, after its lease -- and restores
+# its code) and no thread is ptraced
 detached() {
 	local p s
 	for p in "$@"; do
-		"$PROPEL" detach "$p" 2>&1 | grepq 'already off' || { echo "agent still on in $p"; return 1; }
+		"$PROPEL" detach "$p" 2>&1 | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p"; return 1; }
 		for s in /proc/"$p"/task/*/status; do
 			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
 		done
