@@ -1,7 +1,43 @@
 # tests/lib.sh - helpers for end-to-end test scripts (source it).
-#   pass NAME | fail NAME WHY | skip NAME WHY | need_root NAME
+#
+# How a suite is written (tests/run.sh holds every suite to this):
+#   . "$(dirname "$0")/../lib.sh"
+#   set -uo pipefail            # every suite; not -e: the helpers below
+#                               # report a failed step as a FAIL by name
+#   expect_checks 23            # before the first check: how many PASS/FAIL/
+#                               # SKIP lines this suite prints.  A suite that
+#                               # prints another number of them, or declares
+#                               # none, is a FAIL "suite: ran N of M checks".
+#                               # A count that varies (a loop over fixtures)
+#                               # is computed: expect_checks $((3 + 2 * n)).
+#                               # Several expect_checks lines add up.
+#   need_bpf NAME | need_root NAME   a feature missing here: SKIP NAME and
+#                               # exit 77; run.sh counts the checks not run as
+#                               # skipped.  Only for a missing feature, named;
+#                               # a feature present that fails is a FAIL.
+# Every path of the suite prints each declared check once: where a step a
+# check depends on failed, fail that check by name ("record failed"); never
+# `exit 0` past checks.
+#
+#   pass NAME | fail NAME WHY | skip NAME WHY
 #   check NAME CMD...        pass if CMD succeeds, fail otherwise
 #   expect_diff NAME EXPECTED ACTUAL   pass if files are equal (diff shown)
+#   num_le|num_lt|num_ge|num_gt|num_eq NAME VALUE LIMIT [WHAT]
+#                            pass if VALUE is a number and compares so with
+#                            LIMIT; an empty or non-numeric VALUE is a FAIL
+#   checker NAME CMD...      run a checker script that prints PASS/FAIL/SKIP
+#                            lines: they pass through; a checker that exits
+#                            non-zero, times out or prints no result is a
+#                            FAIL NAME saying so (CMD is a program, run
+#                            under timeout: not a shell function)
+#   run_ok NAME OUTVAR CMD... run CMD, its stdout into OUTVAR; status 0 with
+#                            output returns 0, else FAIL NAME and return 1
+#   CMD | grepq [OPTS] PATTERN   grep -q that reads all its input: under
+#                            pipefail, grep -q leaving early kills a long
+#                            writer with SIGPIPE and fails the pipeline
+#   bpf_missing              prints why BPF cannot work here (empty: it can)
+#   ring_dir PID SINCE [PREFIX]  the ring directory of the session of PID
+#                            made since SINCE (not `ls -d ... | head -1`)
 : "${PROPEL_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${O:=build}"
 : "${PROPEL:=$PROPEL_TOP/$O/propel}"
@@ -18,7 +54,108 @@ check() {
 expect_diff() {
 	if diff -u "$2" "$3"; then pass "$1"; else fail "$1" "output differs from $2"; fi
 }
+grepq() { grep -c "$@" >/dev/null; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
+expect_checks() {
+	case ${1:-} in
+	'' | *[!0-9]*) echo "FAIL expect_checks: not a count: '${1:-}'" ;;
+	*) echo "CHECKS $1" ;;
+	esac
+}
+# is_num V: V is a decimal number (sign, digits, fraction, exponent)
+is_num() { [[ ${1:-} =~ ^[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]]; }
+num_cmp() {
+	local name=$1 op=$2 v=${3:-} lim=${4:-} what=${5:-value}
+	if ! is_num "$v"; then
+		fail "$name" "$what is not a number: '$v'"
+	elif ! is_num "$lim"; then
+		fail "$name" "limit is not a number: '$lim'"
+	elif awk -v a="$v" -v b="$lim" -v op="$op" 'BEGIN {
+		if (op == "le") r = a <= b; else if (op == "lt") r = a < b
+		else if (op == "ge") r = a >= b; else if (op == "gt") r = a > b
+		else r = a == b
+		exit !r }'; then
+		pass "$name"
+	else
+		fail "$name" "$what $v, want $op $lim"
+	fi
+}
+num_le() { num_cmp "$1" le "${2:-}" "${3:-}" "${4:-}"; }
+num_lt() { num_cmp "$1" lt "${2:-}" "${3:-}" "${4:-}"; }
+num_ge() { num_cmp "$1" ge "${2:-}" "${3:-}" "${4:-}"; }
+num_gt() { num_cmp "$1" gt "${2:-}" "${3:-}" "${4:-}"; }
+num_eq() { num_cmp "$1" eq "${2:-}" "${3:-}" "${4:-}"; }
+checker() {
+	local name=$1 out rc; shift
+	out=$(timeout -k 5 "${PROPEL_CHECKER_TIMEOUT:-300}" "$@")
+	rc=$?
+	[ -n "$out" ] && printf '%s\n' "$out"
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		fail "$name" "checker timed out: $*"
+	elif [ $rc -ne 0 ] && ! grep -q '^FAIL' <<<"$out"; then
+		fail "$name" "checker exited $rc: $*"
+	elif ! grep -qE '^(PASS|FAIL|SKIP) ' <<<"$out"; then
+		fail "$name" "checker printed no result: $*"
+	fi
+	return $rc
+}
+run_ok() {
+	local name=$1 var=$2 out rc; shift 2
+	out=$("$@")
+	rc=$?
+	printf -v "$var" '%s' "$out"
+	if [ $rc -ne 0 ]; then
+		fail "$name" "exited $rc: $*"; return 1
+	elif [ -z "$out" ]; then
+		fail "$name" "printed nothing: $*"; return 1
+	fi
+	return 0
+}
+# bpf_missing: why BPF programs cannot be loaded here, or nothing.  Each
+# reason names the feature; on a machine that has them all a failure to
+# load or attach is the product's, a FAIL.
+bpf_missing() {
+	local cap
+	if ! is_root; then echo "no BPF: not root"; return; fi
+	if [ ! -r /sys/kernel/btf/vmlinux ]; then echo "no BPF: kernel lacks BTF (/sys/kernel/btf/vmlinux)"; return; fi
+	cap=$(awk '/^CapEff:/ { print $2 }' /proc/self/status)
+	# CAP_SYS_ADMIN is bit 21, CAP_BPF bit 39
+	if [ -n "$cap" ] && ! (( (16#$cap >> 21 & 1) || (16#$cap >> 39 & 1) )); then
+		echo "no BPF: no CAP_BPF or CAP_SYS_ADMIN (CapEff $cap)"; return
+	fi
+	if grep -q '\[confidentiality\]' /sys/kernel/security/lockdown 2>/dev/null; then
+		echo "no BPF: kernel lockdown=confidentiality"; return
+	fi
+	if [ -n "${PROPEL_TEST_NO_BPF:-}" ]; then echo "no BPF: PROPEL_TEST_NO_BPF set"; return; fi
+}
+# need_bpf NAME / need_root NAME: SKIP NAME and exit 77 where the feature is
+# missing (run.sh counts the suite's checks not run as skipped)
+need_bpf() {
+	local why
+	why=$(bpf_missing)
+	[ -z "$why" ] && return 0
+	skip "$1" "$why"; exit 77
+}
+need_root() {
+	is_root && return 0
+	skip "$1" "needs root"; exit 77
+}
+# ring_dir PID SINCE [PREFIX]: the ring directory of the session whose
+# recorder (or daemon, PREFIX d) has PID: /dev/shm/propel/PREFIX PID-HEXTIME
+# (engine/capture.c, inject/propeld.c; propeld adds -SEQ) made at or after
+# SINCE (epoch seconds, take $(date +%s) before starting it).  Exactly one,
+# or nothing and status 1: an earlier run's directory of a reused PID is
+# never taken for this one.
+ring_dir() {
+	local d=() g ts
+	for g in /dev/shm/propel/${3:-}"$1"-*; do
+		[ -d "$g" ] || continue
+		ts=${g##*-}
+		[[ $ts =~ ^[0-9a-f]+$ ]] && (( 16#$ts >= $2 )) && d+=("$g")
+	done
+	[ ${#d[@]} -eq 1 ] || return 1
+	echo "${d[0]}"
+}
 tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }
 # wait_vitals ERRFILE PID: wait until `propel vitals record` (PID, stderr in
 # ERRFILE) has attached and said so, or has exited; at most 30 s.

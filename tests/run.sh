@@ -2,8 +2,13 @@
 # tests/run.sh [PATTERN] - run every test: unit programs (build/tests/unit/*)
 # and end-to-end scripts (tests/e2e/*.sh), optionally only those whose name
 # matches PATTERN.  Each test prints lines "PASS name", "FAIL name: why" or
-# "SKIP name: why" (tests/lib.sh helps); a test that prints none counts as
-# one result by its exit status (0 pass, 77 skip, else fail).
+# "SKIP name: why" (tests/lib.sh helps) and declares how many it prints with
+# lines "CHECKS N" (expect_checks in tests/lib.sh, CHECKS_EXPECT in
+# tests/unit/check.h; several add up).  A test fails closed: one that
+# declares no count, prints another number of results than it declared
+# ("ran N of M checks"), exits non-zero or times out is a FAIL.  Exit
+# status 77 means a feature is missing here (need_bpf, need_root): the
+# declared checks it did not run count as skipped.
 # Each suite's line ends with its wall time in seconds.
 # Ends with the line "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
@@ -25,14 +30,22 @@ run_one() {
 	rc=$?
 	local took
 	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0fs", b - a }')
-	local p f s
+	local p f s m n
 	p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
-	if [ $((p + f + s)) -eq 0 ]; then
-		case $rc in 0) p=1 ;; 77) s=1 ;; *) f=1 ;; esac
+	m=$(awk '/^CHECKS [0-9]+$/ { m += $2; d = 1 } END { print d ? m : "" }' "$log")
+	n=$((p + f + s))
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		f=$((f + 1)); echo "FAIL $name: timed out" >>"$log"
 	elif [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then
-		f=1; echo "FAIL $name: exited with status $rc" >>"$log"
+		f=$((f + 1)); echo "FAIL $name: exited with status $rc" >>"$log"
 	fi
-	[ $rc -eq 124 ] && echo "FAIL $name: timed out" >>"$log"
+	if [ -z "$m" ]; then
+		f=$((f + 1)); echo "FAIL $name: declares no check count (expect_checks N)" >>"$log"
+	elif [ $rc -eq 77 ] && [ "$n" -lt "$m" ]; then
+		s=$((s + m - n)); echo "SKIP $name: $((m - n)) of $m checks not run: $(grep -m1 '^SKIP' "$log")" >>"$log"
+	elif [ "$n" -ne "$m" ]; then
+		f=$((f + 1)); echo "FAIL $name: ran $n of $m checks" >>"$log"
+	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
 	if [ "$f" -gt 0 ]; then
 		echo "FAIL ($p passed, $f failed, $s skipped) $took"

@@ -24,6 +24,8 @@
 # Sessions: gen-session (tests/fixtures/tui/tui-lib.sh) writes a chunked
 # one; the sqlite3 shell flips bytes in its chunks (as replay-errors.sh).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
+expect_checks 37
 [ -x "$PROPEL" ] || { fail bad-input "no $PROPEL"; exit 1; }
 t=$(tmpdir)
 bgpids=()

@@ -13,6 +13,11 @@
 # BENCH_SHORT_ONLY="tui export" runs only those.
 # Each script's output follows its result, indented.  About 2 min here.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+# one check per benchmark of the list at the end (or of BENCH_SHORT_ONLY)
+n=$(sed -n "/^done <<'EOF'$/,/^EOF$/p" "$0" | grep -c '|')
+[ -n "${BENCH_SHORT_ONLY:-}" ] && n=$(wc -w <<<"$BENCH_SHORT_ONLY")
+expect_checks $n
 [ -x "$PROPEL" ] || { fail bench-short "no $PROPEL"; exit 1; }
 d=$(tmpdir)
 trap 'rm -rf "$d"' EXIT

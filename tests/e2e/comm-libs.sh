@@ -41,6 +41,8 @@
 #                          session) and recvs of the reader (cat) matched
 #                          to them; both processes unharmed
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 6
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py
@@ -54,7 +56,7 @@ if "$PROPEL" record --follow -o "$t/sq.db" -- \
 	out=$(/usr/bin/python3 "$check_py" "$t/sq.db" "$t/sq.jsonl" \
 		'seq>sort=108894' 'sort>wc=108894' 2>&1)
 	echo "$out" | sed 's/^/  /'
-	if [ "$(cat "$t/sq.out")" = 108894 ] && ! echo "$out" | grep -qv '^ok'; then
+	if [ "$(cat "$t/sq.out")" = 108894 ] && ! echo "$out" | grepq -v '^ok'; then
 		pass record/stdio-pipeline
 	else
 		fail record/stdio-pipeline "wc says '$(cat "$t/sq.out")'; $(echo "$out" | grep -v '^ok' | head -2)"
@@ -97,7 +99,7 @@ EOF
 		out=$(/usr/bin/python3 "$check_py" "$t/cu.db" "$t/cu.jsonl" \
 			"curl>$py" "$py>curl" 2>&1)
 		echo "$out" | sed 's/^/  /'
-		if cmp -s "$t/www/blob" "$t/blob.out" && ! echo "$out" | grep -qv '^ok'; then
+		if cmp -s "$t/www/blob" "$t/blob.out" && ! echo "$out" | grepq -v '^ok'; then
 			pass record/libcurl
 		else
 			fail record/libcurl "file $(cmp -s "$t/www/blob" "$t/blob.out" && echo same || echo differs); $(echo "$out" | grep -v '^ok' | head -2)"
@@ -128,7 +130,7 @@ if command -v curl > /dev/null; then
 		out=$(/usr/bin/python3 "$check_py" "$t/ts$round.db" "$t/ts.jsonl" \
 			"curl>$py" "$py>curl" 2>&1)
 		echo "$out" | sed "s/^/  round $round: /"
-		if ! cmp -s "$t/www/blob" "$t/blob2.out" || echo "$out" | grep -qv '^ok'; then
+		if ! cmp -s "$t/www/blob" "$t/blob2.out" || echo "$out" | grepq -v '^ok'; then
 			ok=0 why="round $round: file $(cmp -s "$t/www/blob" "$t/blob2.out" && echo same || echo differs); $(echo "$out" | grep -v '^ok' | head -2)"
 			break
 		fi
@@ -177,7 +179,7 @@ if $cc -O2 -g -o "$t/spawn" "$t/spawn.c" &&
    "$PROPEL" replay --format=jsonl "$t/sp.db" > "$t/sp.jsonl"; then
 	out=$(/usr/bin/python3 "$check_py" "$t/sp.db" "$t/sp.jsonl" 'seq>spawn=77860' 2>&1)
 	echo "$out" | sed 's/^/  /'
-	echo "$out" | grep -q '^ok' && [ "$(cat "$t/sp.out")" = 77860 ] &&
+	echo "$out" | grepq '^ok' && [ "$(cat "$t/sp.out")" = 77860 ] &&
 		pass record/posix-spawn || fail record/posix-spawn "$(cat "$t/sp.out"); $out"
 else
 	fail record/posix-spawn "status $?: $(tail -2 "$t/sp.err")"
@@ -201,7 +203,7 @@ int main(void)
 	}
 }
 EOF
-$cc -O2 -g -o "$t/writer" "$t/writer.c" || { fail build writer; exit 0; }
+$cc -O2 -g -o "$t/writer" "$t/writer.c" || { fail build writer; exit 1; }
 ( "$t/writer" | cat > /dev/null ) &
 sleep 0.3
 wp=$(pgrep -f "^$t/writer" | head -1)

@@ -53,6 +53,8 @@
 #   hot/plain-read        reads of a regular file: the agent looks at the
 #                         descriptor once (one fstat), not per call
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

@@ -41,6 +41,8 @@
 #                      expiry (shadow_lease_expired) within the first five
 # Every check reads the JSON; the text form prints the reduction line.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 15
 t=$(tmpdir)
 cleanup() {
 	for d in "$t"/run-*; do
@@ -135,11 +137,26 @@ record() { # MODE
 	fi
 }
 
-record ok || exit 0
+# fail_all WHY NAME...: the checks that a failed step leaves without input
+fail_all() {
+	local why=$1 n
+	shift
+	for n in "$@"; do fail "$n" "$why"; done
+}
+# ref_ok NAME: the reference session is there, or NAME fails saying so
+okrec=1
+ref_ok() {
+	[ $okrec = 1 ] && return 0
+	fail "$1" "no reference session: record/ok did not pass"
+	return 1
+}
+record ok || okrec=0
 ok=$t/ok.db
 # the flow start given to record (--start queue_job) is the session's
-if pytest "$t/ok.flows" "[f['start']['func'] for f in j['flows']] == ['queue_job'] * $N" &&
-	"$PROPEL" report --flows "$ok" 2>&1 | grep -q '^# 5 flows, from each call of queue_job$'; then
+if ! ref_ok start/kept; then
+	:
+elif pytest "$t/ok.flows" "[f['start']['func'] for f in j['flows']] == ['queue_job'] * $N" &&
+	"$PROPEL" report --flows "$ok" 2>&1 | grepq '^# 5 flows, from each call of queue_job$'; then
 	pass start/kept
 else
 	fail start/kept "$(head -c 300 "$t/ok.flows")"
@@ -155,33 +172,41 @@ if record perbatch; then
 	else
 		fail perbatch/reduction-text "$(head -c 400 "$t/pb-rc.txt")"
 	fi
-	report "$db" "$t/pb-p.json" --suspects --by process --reference "$ok"
-	sub=$(pytest "$t/pb-p.json" "True" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scores"][0]["pid"])' "$t/pb-p.json")
-	python3 -c 'import json,sys; print("  top scores:", ", ".join("%d %g %s" % (u["pid"], u["score"], ">".join(u["top_path"][-2:])) for u in json.load(open(sys.argv[1]))["scores"][:3]))' "$t/pb-p.json" 2>/dev/null
-	if [ -n "$sub" ] && "$PROPEL" replay --format=jsonl "$db" |
-		grep "\"pid\":$sub," | grep -q '"func":"set_transfer_files"'; then
-		pass perbatch/process
-	else
-		# kept for a look (a daemon ranked first once in CI, session 18)
-		cp "$db" /tmp/condor-perbatch.db 2>/dev/null
-		cp "$ok" /tmp/condor-ok.db 2>/dev/null
-		fail perbatch/process "top pid '$sub' (sessions kept: /tmp/condor-{perbatch,ok}.db): $(head -c 600 "$t/pb-p.json")"
+	if ref_ok perbatch/process; then
+		report "$db" "$t/pb-p.json" --suspects --by process --reference "$ok"
+		sub=$(pytest "$t/pb-p.json" "True" && python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["scores"][0]["pid"])' "$t/pb-p.json")
+		python3 -c 'import json,sys; print("  top scores:", ", ".join("%d %g %s" % (u["pid"], u["score"], ">".join(u["top_path"][-2:])) for u in json.load(open(sys.argv[1]))["scores"][:3]))' "$t/pb-p.json" 2>/dev/null
+		if [ -n "$sub" ] && "$PROPEL" replay --format=jsonl "$db" |
+			grep "\"pid\":$sub," | grepq '"func":"set_transfer_files"'; then
+			pass perbatch/process
+		else
+			# kept for a look (a daemon ranked first once in CI, session 18)
+			cp "$db" /tmp/condor-perbatch.db 2>/dev/null
+			cp "$ok" /tmp/condor-ok.db 2>/dev/null
+			fail perbatch/process "top pid '$sub' (sessions kept: /tmp/condor-{perbatch,ok}.db): $(head -c 600 "$t/pb-p.json")"
+		fi
 	fi
+else
+	fail_all "record/perbatch did not pass" perbatch/rootcause perbatch/reduction-text perbatch/process
 fi
 
 if record crash; then
 	db=$t/crash.db
-	report "$db" "$t/cr-s.json" --suspects --reference "$ok"
-	expect crash/suspects "$t/cr-s.json" "j['scores'][0]['id'] == 3 and j['scores'][0]['score'] > j['scores'][1]['score']"
-	report "$db" "$t/cr-rc.json" --rootcause --reference "$ok" --normal 3
-	expect crash/rootcause "$t/cr-rc.json" "j['anomalous'] == 3 and j['normal'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" child_exit
+	if ref_ok crash/suspects; then
+		report "$db" "$t/cr-s.json" --suspects --reference "$ok"
+		expect crash/suspects "$t/cr-s.json" "j['scores'][0]['id'] == 3 and j['scores'][0]['score'] > j['scores'][1]['score']"
+	fi
+	if ref_ok crash/rootcause; then
+		report "$db" "$t/cr-rc.json" --rootcause --reference "$ok" --normal 3
+		expect crash/rootcause "$t/cr-rc.json" "j['anomalous'] == 3 and j['normal'] == 3 and j['delta_raw'] > j['delta_kept'] > 0" child_exit
+	fi
 	report "$db" "$t/cr-fs.json" --rootcause
 	expect crash/failstop-rootcause "$t/cr-fs.json" "j['anomalous'] == 3" shadow_crash
 	if command -v tmux >/dev/null; then
 		. "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
 		tui_start 80 24 "$PROPEL" tui "$db"
-		if tui_wait_for "RANK FLOW" 15 && tui_message | grep -q "the run failed" &&
-			tui_screen | grep -q "shadow_crash"; then
+		if tui_wait_for "RANK FLOW" 15 && tui_message | grepq "the run failed" &&
+			tui_screen | grepq "shadow_crash"; then
 			pass crash/tui-opens-on-suspects
 		else
 			fail crash/tui-opens-on-suspects "$(tui_screen | tr '\n' '|')"
@@ -208,14 +233,24 @@ if record crash; then
 		tui_stop
 	else
 		skip crash/tui-opens-on-suspects "tmux not installed"
+		skip crash/tui-diff "tmux not installed"
 	fi
+else
+	fail_all "record/crash did not pass" crash/suspects crash/rootcause crash/failstop-rootcause \
+		crash/tui-opens-on-suspects crash/tui-diff
 fi
 
 if record stall; then
 	db=$t/stall.db
 	startd=$(awk '$1 == "startd" { print $2 }' "$t/run-stall/pids.keep" 2>/dev/null)
-	report "$db" "$t/st-s.json" --suspects --reference "$ok"
-	expect stall/suspects "$t/st-s.json" "'$startd' and j['fail_stop'] is not None and j['fail_stop']['pid'] == int('$startd') and n(j['fail_stop']['last_func']) in ('write', 'batch_write_all', 'batch_log', 'update_collector') and j['scores'][0]['id'] == 2"
-	report "$db" "$t/st-rc.json" --rootcause --reference "$ok" --normal 2
-	expect stall/rootcause "$t/st-rc.json" "j['anomalous'] == 2 and j['normal'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" shadow_lease_expired
+	if ref_ok stall/suspects; then
+		report "$db" "$t/st-s.json" --suspects --reference "$ok"
+		expect stall/suspects "$t/st-s.json" "'$startd' and j['fail_stop'] is not None and j['fail_stop']['pid'] == int('$startd') and n(j['fail_stop']['last_func']) in ('write', 'batch_write_all', 'batch_log', 'update_collector') and j['scores'][0]['id'] == 2"
+	fi
+	if ref_ok stall/rootcause; then
+		report "$db" "$t/st-rc.json" --rootcause --reference "$ok" --normal 2
+		expect stall/rootcause "$t/st-rc.json" "j['anomalous'] == 2 and j['normal'] == 2 and j['delta_raw'] > j['delta_kept'] > 0" shadow_lease_expired
+	fi
+else
+	fail_all "record/stall did not pass" stall/suspects stall/rootcause
 fi

@@ -35,6 +35,8 @@
 #                        number said), two arguments of one entry: one line
 #                        and a non-zero exit each, no session written
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 18
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

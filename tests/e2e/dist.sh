@@ -26,6 +26,8 @@
 #                         launcher's per-host prefix (ip netns exec): the
 #                         same agreement as one-host, over 10.x addresses
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 6
 run=$PROPEL_TOP/tests/apps/dist-run.sh
 bin=$PROPEL_TOP/$O/apps
 t=$(tmpdir)

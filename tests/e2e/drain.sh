@@ -19,6 +19,8 @@
 #                        huge or a negative size: one line, status 2
 #   drain/attach-full    attach --mode full to a live program
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 trap 'tui_stop; kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -128,13 +130,13 @@ if command -v tmux >/dev/null; then
 		tui_cmd thread $k
 		tui_keys c
 		for i in $(seq 1 100); do
-			tui_screen | grep -q "^>.*~~~ gap: [0-9]* records lost" && break 2
+			tui_screen | grepq "^>.*~~~ gap: [0-9]* records lost" && break 2
 			sleep 0.05
 		done
 	done
 	# (the line may be cut at the pane's width: the status says [gap])
-	if tui_screen | grep -q "^>.*~~~ gap: [0-9]* records lost" &&
-		tui_status | grep -q "\[gap\]"; then
+	if tui_screen | grepq "^>.*~~~ gap: [0-9]* records lost" &&
+		tui_status | grepq "\[gap\]"; then
 		pass drain/tui-gap
 	else
 		fail drain/tui-gap "$(tui_screen | grep -v '^ *$' | tail -6 | tr '\n' '|')"

@@ -65,6 +65,8 @@
 #                         answers 500, one that is not there, an https://
 #                         endpoint: one line, non-zero
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 45
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 checker=$PROPEL_TOP/tests/e2e/export-trace-check.py
@@ -93,7 +95,7 @@ elif ! cmp -s "$t/c.json" "$t/o.json" || [ -s "$t/o1" ]; then
 else
 	pass chrome/export
 fi
-python3 "$checker" chrome "$t/s.jsonl" "$t/c.json"
+checker chrome/check python3 "$checker" chrome "$t/s.jsonl" "$t/c.json"
 
 pid=$(python3 -c '
 import json, sys, collections
@@ -119,7 +121,7 @@ PY
 	"$PROPEL" export --format=folded --counts "$t/s.db" >"$t/c.folded" 2>>"$t/e4" &&
 	"$PROPEL" export --format=folded --counts --merged "$t/s.db" >"$t/m.folded" 2>>"$t/e4" ||
 	fail folded/export "$(cat "$t/e4")"
-python3 "$checker" folded "$t/s.jsonl" "$t/t.folded" "$t/c.folded" "$t/m.folded"
+checker folded/check python3 "$checker" folded "$t/s.jsonl" "$t/t.folded" "$t/c.folded" "$t/m.folded"
 
 # ---- otlp ----
 "$PROPEL" export --format=otlp -o "$t/o.json" "$t/s.db" 2>"$t/e5" &&
@@ -131,7 +133,7 @@ elif cmp -s "$t/o.json" "$t/o2.json"; then
 else
 	fail otlp/deterministic "two exports of the session differ"
 fi
-python3 "$checker" otlp "$t/s.jsonl" "$t/o.json" multi
+checker otlp/check python3 "$checker" otlp "$t/s.jsonl" "$t/o.json" multi
 if ! command -v node >/dev/null ||
 	! [ -f "$js/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js" ]; then
 	skip otlp/protobuf "node or @opentelemetry/otlp-transformer missing (tests/install-deps.sh test)"
@@ -208,10 +210,11 @@ PY
 fi
 
 # ---- chrome: vital signs as instants and counters ----
-if ! is_root; then
-	skip chrome/vitals "not root (the eBPF collector)"
-elif ! timeout 60 "$PROPEL" vitals record -o "$t/v.db" --duration 2 >"$t/v.out" 2>&1; then
-	skip chrome/vitals "propel vitals record: $(tail -n1 "$t/v.out")"
+if nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+	skip chrome/vitals "$nobpf"
+elif ! timeout 60 "$PROPEL" vitals record -o "$t/v.db" --duration 2 >"$t/v.out" 2>&1 ||
+	! grep -q "vitals via bpf" "$t/v.out"; then
+	fail chrome/vitals "BPF here, but propel vitals record: $(head -n1 "$t/v.out") $(tail -n1 "$t/v.out")"
 else
 	"$PROPEL" export --format=chrome "$t/v.db" >"$t/v.json" 2>"$t/e7"
 	want_i=$(sqlite3 "$t/v.db" "SELECT count(*) FROM vitals_samples")
@@ -314,7 +317,7 @@ elif dot -Tsvg "$t/calls.dot" -o "$t/calls.svg" 2>"$t/dot.err" && [ ! -s "$t/dot
 else
 	fail dot-calls/renders "$(head -c 200 "$t/dot.err")"
 fi
-python3 "$checker" dotcalls "$t/s.jsonl" "$t/calls.dot"
+checker dot-calls/check python3 "$checker" dotcalls "$t/s.jsonl" "$t/calls.dot"
 
 # ---- the checker can fail ----
 python3 - "$t/c.json" "$t/bad.json" <<'PY'
@@ -422,4 +425,3 @@ one_line errors/no-such-flow "no such flow" \
 	"$PROPEL" export --format=chrome --flow 99999 "$t/s.db"
 one_line errors/unwritable "/nonexistent/dir/x.json" \
 	"$PROPEL" export --format=chrome -o /nonexistent/dir/x.json "$t/s.db"
-exit 0

@@ -22,6 +22,8 @@
 #                         line "propel: export: ...", non-zero, and an
 #                         existing output file left as it was
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 11
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 checker=$PROPEL_TOP/tests/e2e/export-check.py

@@ -35,12 +35,14 @@
 # (default "record attach") and GOLDEN_LEVELS (default "O0 O2 O3") restrict
 # the modes and levels.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
 cd "$PROPEL_TOP" || exit 1
 golden=tests/golden
 fix=$PROPEL_TOP/$O/fixtures
 norm="python3 $PROPEL_TOP/tests/normalize.py"
 tmp=$(tmpdir)
 trap 'rm -rf "$tmp"' EXIT
+expect_checks 2	# golden/normalize, golden/normalize-from; the fixtures' below
 
 # The normalizer itself, on a synthetic trace (threads out of order, toolchain
 # functions, C++ names, signals, a forked child).
@@ -265,12 +267,24 @@ if [ ${#names[@]} -eq 0 ]; then
 	done
 fi
 modes=${GOLDEN_MODES:-record attach}
+# one check per fixture, level and mode that has an expected trace
+n=0
 for name in "${names[@]}"; do
 	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
 		[ -f "$golden/$name.$lvl.expected" ] || continue
-		[[ " $modes " = *" record "* ]] && one "$name" "$lvl"
-		[[ " $modes " = *" attach "* ]] && attachable "$name" &&
-			one_attach "$name" "$lvl"
+		[[ " $modes " = *" record "* ]] && n=$((n + 1))
+		[[ " $modes " = *" attach "* ]] && attachable "$name" && n=$((n + 1))
 	done
 done
-exit 0
+expect_checks $n
+for name in "${names[@]}"; do
+	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
+		[ -f "$golden/$name.$lvl.expected" ] || continue
+		if [[ " $modes " = *" record "* ]]; then
+			one "$name" "$lvl"
+		fi
+		if [[ " $modes " = *" attach "* ]] && attachable "$name"; then
+			one_attach "$name" "$lvl"
+		fi
+	done
+done

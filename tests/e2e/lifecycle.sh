@@ -42,6 +42,8 @@
 #                        earlier session's stubs: they lead back to main)
 # Fixture programs are built into a temporary directory.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 15
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -138,7 +140,7 @@ grep -q '1 process(es) ended without a clean exit' "$t/k.err" && pass record/kil
 "$PROPEL" record -o "$t/ce.db" -- "$t/clearenv" "$t/exec" >"$t/ce.out" 2>"$t/ce.err"
 rc=$?
 if [ $rc -eq 0 ] && [ "$(cat "$t/ce.out")" = "exec child 3" ] &&
-	"$PROPEL" replay --format=jsonl "$t/ce.db" | grep -q '"func":"after_exec"'; then
+	"$PROPEL" replay --format=jsonl "$t/ce.db" | grepq '"func":"after_exec"'; then
 	pass record/clearenv
 else
 	fail record/clearenv "status $rc, output $(head -c 100 "$t/ce.out"), no after_exec in the session? $(head -c 200 "$t/ce.err")"
@@ -176,7 +178,12 @@ if not any(seq[i:i + len(want)] == want for i in range(len(seq))):
 if why:
     print("; ".join(why))
 PY
-[ -s "$t/v.why" ] && fail record/vfork "$(cat "$t/v.why") $(head -c 200 "$t/v.err")" || pass record/vfork
+pyrc=$?
+if [ $pyrc -ne 0 ] || [ -s "$t/v.why" ]; then
+	fail record/vfork "checker status $pyrc: $(cat "$t/v.why") $(head -c 200 "$t/v.err")"
+else
+	pass record/vfork
+fi
 
 # ---- exec under attach: the new image is traced from main ----
 # injected PID APID: the agent is mapped in PID and no thread of it is
@@ -230,9 +237,10 @@ else:
     if [a for a in after if a in want][:3] != want:
         print("after the exec: %r" % after[:12])
 PY
-if [ $rc -ne 0 ] || [ "$(cat "$t/ae.out")" != "exec child 42" ] || [ $arc -ne 0 ] ||
+pyrc=$?
+if [ $pyrc -ne 0 ] || [ $rc -ne 0 ] || [ "$(cat "$t/ae.out")" != "exec child 42" ] || [ $arc -ne 0 ] ||
 	[ -s "$t/ae.err" ] || [ -s "$t/ae.why" ]; then
-	fail attach/exec "status $rc, attach $arc, output $(head -c 100 "$t/ae.out"); $(cat "$t/ae.why") $(head -c 300 "$t/ae.err")"
+	fail attach/exec "checker $pyrc, status $rc, attach $arc, output $(head -c 100 "$t/ae.out"); $(cat "$t/ae.why") $(head -c 300 "$t/ae.err")"
 else
 	pass attach/exec
 fi

@@ -50,6 +50,21 @@
 # 1-3 min the first time nginx-debug.sh builds on a machine and 2-3 min the
 # first time redis-debug.sh does.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+want() { [ -z "${REAL_ONLY:-}" ] || [[ " $REAL_ONLY " == *" $1 "* ]]; } # REAL_ONLY="redis gzip"
+nginx_checks=(attach request-path functions depth no-errors cycles cycles-no-errors data-intact)
+redis_checks=(attach no-errors functions depth named cycles cycles-no-errors data-intact)
+gzip_checks=(identical functions depth)
+n=0
+want nginx && n=$((n + ${#nginx_checks[@]}))
+want redis && n=$((n + ${#redis_checks[@]}))
+want gzip && n=$((n + ${#gzip_checks[@]}))
+expect_checks $n
+# skip_group GROUP WHY: each check of GROUP skipped, by name
+skip_group() {
+	local c arr="$1_checks[@]"
+	for c in "${!arr}"; do skip "$1/$c" "$2"; done
+}
 . "$PROPEL_TOP/tests/real/servers.sh"
 stats=$PROPEL_TOP/tests/real/trace-stats.py
 cycles=${REAL_CYCLES:-100}
@@ -57,7 +72,7 @@ secs=3
 
 if ! is_root; then
 	skip real-software "needs root (ptrace of the servers, /usr/lib/debug)"
-	exit 0
+	exit 77
 fi
 "$PROPEL_TOP/tests/install-deps.sh" test >/dev/null 2>&1 ||
 	echo "real-software: tests/install-deps.sh test failed; missing tools skip" >&2
@@ -340,11 +355,10 @@ gzip_tests() {
 }
 
 missing() { local c m=; for c; do command -v "$c" >/dev/null || m="$m $c"; done; echo "$m"; }
-want() { [ -z "${REAL_ONLY:-}" ] || [[ " $REAL_ONLY " == *" $1 "* ]]; } # REAL_ONLY="redis gzip"
 m=$(missing nginx wrk python3 pgrep)
 [ -x /usr/sbin/nginx ] || m="$m /usr/sbin/nginx"
-if ! want nginx; then :; elif [ -n "$m" ]; then skip nginx "not installed:$m"; else nginx_tests; fi
+if ! want nginx; then :; elif [ -n "$m" ]; then skip_group nginx "not installed:$m"; else nginx_tests; fi
 m=$(missing redis-server redis-cli redis-benchmark python3)
-if ! want redis; then :; elif [ -n "$m" ]; then skip redis "not installed:$m"; else redis_tests; fi
-if ! want gzip; then :; elif [ -x /usr/bin/gzip ]; then gzip_tests; else skip gzip "no /usr/bin/gzip"; fi
+if ! want redis; then :; elif [ -n "$m" ]; then skip_group redis "not installed:$m"; else redis_tests; fi
+if ! want gzip; then :; elif [ -x /usr/bin/gzip ]; then gzip_tests; else skip_group gzip "no /usr/bin/gzip"; fi
 echo "real-software: $(elapsed)"

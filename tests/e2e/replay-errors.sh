@@ -3,7 +3,9 @@
 # fail with one line "propel: replay: ..." naming the problem and a non-zero
 # status.  Sessions are made with the sqlite3 shell (a test dependency).
 . "$(dirname "$0")/../lib.sh"
-[ -x "$PROPEL" ] || { skip replay-errors "no $PROPEL"; exit 0; }
+set -uo pipefail
+expect_checks 11
+[ -x "$PROPEL" ] || { fail replay-errors "no $PROPEL (make)"; exit 1; }
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 

@@ -47,6 +47,8 @@
 #                        falls back to one flow per process with a note
 #   help                 --help prints the usage, exit 0
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 27
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1

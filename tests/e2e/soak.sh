@@ -7,10 +7,11 @@
 # recoverable.  SOAK_ROUNDS sets the rounds (the issue's bar: 100, by
 # hand); the seed is printed, SOAK_SEED repeats a run.
 . "$(dirname "$0")/../lib.sh"
-if ! is_root; then
-	skip soak "needs root (ptrace of servers started here, /dev/shm)"
-	exit 0
-fi
+set -uo pipefail
+# tests/soak/soak.sh's 7 cases, each soak/CASE, soak/CASE/attach-after and
+# soak/CASE/restored
+expect_checks $((7 * 3))
+need_root soak
 for b in redis-server redis-benchmark redis-cli wrk curl /usr/sbin/nginx; do
 	if ! command -v "$b" >/dev/null 2>&1; then
 		fail soak "$b is not installed (tests/install-deps.sh test installs it)"

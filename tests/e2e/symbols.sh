@@ -13,9 +13,11 @@
 # The same calls are traced in each run, so the runs are compared event by
 # event (replay --format=jsonl, func of each entry).
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 5
 [ -x "$PROPEL" ] || { fail symbols "no $PROPEL"; exit 1; }
 for t in gcc strip objcopy nm xz addr2line; do
-	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 0; }
+	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 77; }
 done
 fx=$PROPEL_TOP/tests/fixtures/symbols
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
@@ -36,7 +38,7 @@ for f in names libnames.so; do
 		objcopy --add-section .gnu_debugdata="$f.mini.xz" "$f" && rm -f "$f.dbg") ||
 		{ fail symbols/minidebuginfo "cannot make $f"; exit 1; }
 done
-readelf -S "$d/strip/names" | grep -q '\.symtab' && { fail symbols/strip "still has .symtab"; exit 1; }
+readelf -S "$d/strip/names" | grepq '\.symtab' && { fail symbols/strip "still has .symtab"; exit 1; }
 
 # funcs RUN: the func of every entry, one a line
 funcs() {
@@ -74,8 +76,8 @@ else
 fi
 grep -qx 'lib_sum' "$d/strip.funcs" && pass symbols/stripped-dynsym-names ||
 	fail symbols/stripped-dynsym-names "$(tr '\n' ' ' <"$d/strip.funcs")"
-if ! "$PROPEL" replay "$d/strip.db" | grep -q '?' &&
-   ! "$PROPEL" replay --format=jsonl "$d/strip.db" | grep -q '"func":"?'; then
+if ! "$PROPEL" replay "$d/strip.db" | grepq '?' &&
+   ! "$PROPEL" replay --format=jsonl "$d/strip.db" | grepq '"func":"?'; then
 	pass symbols/stripped-never-question-mark
 else
 	fail symbols/stripped-never-question-mark "$("$PROPEL" replay "$d/strip.db" | grep '?' | head -2)"

@@ -21,6 +21,10 @@
 #                       stamps around it: README "Timing")
 #   errors/timing       --timing=bogus: one line, exit 2, nothing written
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+# per level (O0, O2): exact order, blocking, leaves, rounds, compute;
+# sampled the same without compute; and errors/timing
+expect_checks $((2 * (5 + 4) + 1))
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -35,7 +39,7 @@ for lvl in O0 O2; do
 		fi
 		"$PROPEL" replay --format=jsonl "$t/$n.db" >"$t/$n.jsonl" ||
 			{ fail "$n/replay" "replay failed"; continue; }
-		python3 - "$t/$n.jsonl" "$n" "$mode" <<'PY'
+		checker "$n/check" python3 - "$t/$n.jsonl" "$n" "$mode" <<'PY'
 import json, sys
 path, name, mode = sys.argv[1:4]
 ev = [json.loads(l) for l in open(path)]

@@ -12,9 +12,11 @@
 # from the first event to the last.  Then the same walk on a real
 # recording (fib(24) at -O2, ingest's chunks).
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
+expect_checks 15
 [ -x "$PROPEL" ] || { fail tui-chunked "no $PROPEL"; exit 1; }
-command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 0; }
-command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 0; }
+command -v tmux >/dev/null || { skip tui-chunked "tmux not installed"; exit 77; }
+command -v sqlite3 >/dev/null || { skip tui-chunked "sqlite3 not installed"; exit 77; }
 tui_build || { fail tui-chunked/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 # the writer's chunk size (engine/chunk.h): the boundaries walked below
@@ -51,52 +53,52 @@ EOF
 read -r n600 btn bt0 bt1 gapid gapidx gcfirst <"$d/expect"
 
 tui_start 80 24 "$PROPEL" tui "$db"
-if tui_wait_for "event " 10 && tui_status | grep -q "event $n600/$n600 .*\[fault\]" &&
-	tui_screen | grep -q "SIGSEGV"; then
+if tui_wait_for "event " 10 && tui_status | grepq "event $n600/$n600 .*\[fault\]" &&
+	tui_screen | grepq "SIGSEGV"; then
 	pass tui-chunked/first-screen-at-crash
 else
 	fail tui-chunked/first-screen-at-crash "$(tui_status)"
 fi
 # a failed run of processes that talked opens on its ranked flows: Tab
 # goes to the trace
-tui_screen | grep -q "flows ranked by suspect score" && tui_keys Tab
+tui_screen | grepq "flows ranked by suspect score" && tui_keys Tab
 tui_keys Home
-tui_status | grep -q "event 1/$n600" && pass tui-chunked/home ||
+tui_status | grepq "event 1/$n600" && pass tui-chunked/home ||
 	fail tui-chunked/home "$(tui_status)"
 tui_keys End
-tui_status | grep -q "event $n600/$n600" && pass tui-chunked/end ||
+tui_status | grepq "event $n600/$n600" && pass tui-chunked/end ||
 	fail tui-chunked/end "$(tui_status)"
 
 # across the boundary between the first and the second chunk
 tui_cmd goto $((CH + 1))
-tui_status | grep -q "event $((CH + 1))/$n600" || fail tui-chunked/goto "$(tui_status)"
+tui_status | grepq "event $((CH + 1))/$n600" || fail tui-chunked/goto "$(tui_status)"
 tui_keys S
 tui_cmd bt
-if tui_status | grep -q "event $CH/$n600" &&
-	tui_message | grep -q "^bt: $btn frames: #0 $bt0 #1 $bt1"; then
+if tui_status | grepq "event $CH/$n600" &&
+	tui_message | grepq "^bt: $btn frames: #0 $bt0 #1 $bt1"; then
 	pass tui-chunked/reverse-step-across-chunks
 else
 	fail tui-chunked/reverse-step-across-chunks "want bt $btn $bt0 $bt1; $(tui_status) / $(tui_message)"
 fi
 tui_keys s
-tui_status | grep -q "event $((CH + 1))/$n600" && pass tui-chunked/step-back-across ||
+tui_status | grepq "event $((CH + 1))/$n600" && pass tui-chunked/step-back-across ||
 	fail tui-chunked/step-back-across "$(tui_status)"
 
 # the gap: marked, and a barrier
 tui_cmd goto "$gapid"
-if tui_status | grep -q "event $gapidx/.*\[gap\]" &&
-	tui_screen | grep -q "~~~ gap: 5000 records lost"; then
+if tui_status | grepq "event $gapidx/.*\[gap\]" &&
+	tui_screen | grepq "~~~ gap: 5000 records lost"; then
 	pass tui-chunked/gap-marked
 else
 	fail tui-chunked/gap-marked "$(tui_status)"
 fi
 tui_cmd goto $((gapid + 3)) # the exit of gc_cycle, opened before the gap
 tui_keys N
-tui_status | grep -q "event $((gapidx + 2))/" && pass tui-chunked/gap-exit-unmatched ||
+tui_status | grepq "event $((gapidx + 2))/" && pass tui-chunked/gap-exit-unmatched ||
 	fail tui-chunked/gap-exit-unmatched "reverse-next went to $(tui_status)"
 tui_cmd goto $((gcfirst + 1)) # the first gc_cycle entry: its exit is past the gap
 tui_keys n
-tui_message | grep -q "never returns" && pass tui-chunked/gap-entry-unmatched ||
+tui_message | grepq "never returns" && pass tui-chunked/gap-entry-unmatched ||
 	fail tui-chunked/gap-entry-unmatched "$(tui_status) / $(tui_message)"
 tui_keys q
 tui_wait_for EXITED 3
@@ -120,16 +122,16 @@ sqlite3 "$d/flip.db" "UPDATE chunk_data SET body = substr(body, 1, 100) ||
 tui_start 80 24 "$PROPEL" tui "$d/flip.db"
 tui_wait_for "event " 10
 tui_cmd goto $((CH + 164))
-if tui_screen | grep -q "damaged chunk" &&
-	tui_message | grep -q "thread 600/600: $CH events lost (ids $((CH + 1))\.\." &&
-	! tui_screen | grep -q "^propel:"; then
+if tui_screen | grepq "damaged chunk" &&
+	tui_message | grepq "thread 600/600: $CH events lost (ids $((CH + 1))\.\." &&
+	! tui_screen | grepq "^propel:"; then
 	pass tui-chunked/damaged-chunk
 else
 	fail tui-chunked/damaged-chunk "$(tui_status) / $(tui_message)"
 fi
 tui_keys End
 tui_keys q
-tui_wait_for EXITED 3 && tui_screen | grep -q "EXITED 0" && pass tui-chunked/damaged-goes-on ||
+tui_wait_for EXITED 3 && tui_screen | grepq "EXITED 0" && pass tui-chunked/damaged-goes-on ||
 	fail tui-chunked/damaged-goes-on "$(tui_screen | tail -3)"
 
 # a real recording: fib(24), 300,000 events in chunks of one thread
@@ -162,22 +164,22 @@ EOF2
 read -r nfib fbtn fbt0 fbt1 ffin <"$d/fexpect"
 tui_start 80 24 "$PROPEL" tui "$d/fib.db"
 tui_wait_for "event " 10
-tui_status | grep -q "event 1/$nfib" && pass tui-chunked/fib-first-screen ||
+tui_status | grepq "event 1/$nfib" && pass tui-chunked/fib-first-screen ||
 	fail tui-chunked/fib-first-screen "$(tui_status)"
 tui_keys End
-tui_status | grep -q "event $nfib/$nfib" && pass tui-chunked/fib-end ||
+tui_status | grepq "event $nfib/$nfib" && pass tui-chunked/fib-end ||
 	fail tui-chunked/fib-end "$(tui_status)"
 tui_cmd goto $((CH + 1))
 tui_keys S
 tui_cmd bt
-if tui_status | grep -q "event $CH/$nfib" &&
-	tui_message | grep -q "^bt: $fbtn frames: #0 $fbt0 #1 $fbt1"; then
+if tui_status | grepq "event $CH/$nfib" &&
+	tui_message | grepq "^bt: $fbtn frames: #0 $fbt0 #1 $fbt1"; then
 	pass tui-chunked/fib-reverse-step-across-chunks
 else
 	fail tui-chunked/fib-reverse-step-across-chunks "want bt $fbtn $fbt0 $fbt1; $(tui_status) / $(tui_message)"
 fi
 tui_keys f # finish: the exit of the frame, in a later chunk or this one
-tui_status | grep -q "event $ffin/$nfib" && pass tui-chunked/fib-finish ||
+tui_status | grepq "event $ffin/$nfib" && pass tui-chunked/fib-finish ||
 	fail tui-chunked/fib-finish "want event $ffin; $(tui_status) / $(tui_message)"
 tui_keys q
 tui_wait_for EXITED 3

@@ -7,7 +7,9 @@
 # price_order, at the line that calls apply_discount, with the status line
 # naming price_order.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-demo "tmux not installed"; exit 0; }
+set -uo pipefail
+expect_checks 5
+command -v tmux >/dev/null || { skip tui-demo "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-demo "no $PROPEL"; exit 1; }
 demo=$("$PROPEL_TOP/tests/demo-build.sh") || { fail tui-demo/build "cannot build the demo"; exit 1; }
 src=$PROPEL_TOP/tests/apps/demo/demo.c

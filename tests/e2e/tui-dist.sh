@@ -20,7 +20,9 @@
 #                         and its command (after an exec, the program it
 #                         became; the forked child, its parent's)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-dist "tmux not installed"; exit 0; }
+set -uo pipefail
+expect_checks 6
+command -v tmux >/dev/null || { skip tui-dist "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-dist "no $PROPEL"; exit 1; }
 bin=$PROPEL_TOP/$O/apps
 [ -x "$bin/dist-all" ] || { fail tui-dist/build "no $bin/dist-all (make)"; exit 1; }
@@ -84,7 +86,7 @@ while read -r kind spid stid sts sfunc rpid rtid rfunc rbytes rindex; do
 	tui_cmd goto "@$sts"
 	at=$(tui_status)
 	if ! grep -q "^ $spid:$stid  $sfunc  .*event [0-9]*/" <<<"$at" ||
-		! tui_screen | grep -q "^>.*send fd=[0-9]* [0-9]* bytes -> $rpid:$rtid"; then
+		! tui_screen | grepq "^>.*send fd=[0-9]* [0-9]* bytes -> $rpid:$rtid"; then
 		fail "$name" "not at the send: $at | $(tui_screen | grep '^>')"
 		continue
 	fi
@@ -117,9 +119,9 @@ for l in open(sys.argv[1]):
         print(e["ts_ns"]); break' "$d/s.jsonl" "$spid" "$stid" "$sts")
 tui_cmd thread "$rtid"
 tui_cmd goto "@$rts"
-if tui_screen | grep -q "^>.*recv fd=.* <- $spid:$stid" && tui_keys S &&
-	tui_status | grep -q "^ $spid:$stid  $sfunc  " &&
-	tui_screen | grep -q "^>.*send fd="; then
+if tui_screen | grepq "^>.*recv fd=.* <- $spid:$stid" && tui_keys S &&
+	tui_status | grepq "^ $spid:$stid  $sfunc  " &&
+	tui_screen | grepq "^>.*send fd="; then
 	pass tui-dist/S-at-recv
 else
 	fail tui-dist/S-at-recv "$(tui_status) | $(tui_screen | grep '^>')"

@@ -15,14 +15,16 @@
 #   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
 #                        quota_exceeded in the odd request's worker
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 0; }
+set -uo pipefail
+expect_checks 6
+command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
 ${CC:-gcc} -O0 -g -o "$d/farm" "$PROPEL_TOP/tests/fixtures/report/farm.c" ||
-	{ fail tui-flows "cannot build the farm"; exit 0; }
+	{ fail tui-flows "cannot build the farm"; exit 1; }
 if ! timeout 120 "$PROPEL" record -o "$d/s.db" -- "$d/farm" rare 8 3 >"$d/farm.out" 2>"$d/rec.err"; then
 	fail tui-flows "record: $(head -c 300 "$d/rec.err")"
-	exit 0
+	exit 1
 fi
 server=$(awk '$1 == "server" { print $2 }' "$d/farm.out")
 odd=$(awk '$1 == "req" && $2 == 4 { print $4 }' "$d/farm.out")
@@ -54,8 +56,8 @@ else
 fi
 
 tui_keys Enter
-if tui_status | grep -qE "^ *$server:$server +read " &&
-	tui_screen | grep -qE '^ trace' && tui_screen | grep -q 'recv fd='; then
+if tui_status | grepq -E "^ *$server:$server +read " &&
+	tui_screen | grepq -E '^ trace' && tui_screen | grepq 'recv fd='; then
 	pass tui-flows/goto
 else
 	fail tui-flows/goto "status: $(tui_status)"
@@ -63,7 +65,7 @@ fi
 
 tui_cmd view flows
 tui_keys BSpace
-if tui_screen | grep -q "RANK FLOW"; then
+if tui_screen | grepq "RANK FLOW"; then
 	pass tui-flows/back
 else
 	fail tui-flows/back "$(tui_screen | head -3 | tr '\n' '|')"
@@ -79,8 +81,8 @@ else
 	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
 fi
 tui_keys Enter
-if tui_status | grep -qE "^ *$odd:$odd +quota_exceeded " &&
-	tui_screen | grep -qE '^>.*quota_exceeded\(\) \{'; then
+if tui_status | grepq -E "^ *$odd:$odd +quota_exceeded " &&
+	tui_screen | grepq -E '^>.*quota_exceeded\(\) \{'; then
 	pass tui-rootcause/goto
 else
 	fail tui-rootcause/goto "want $odd in quota_exceeded: $(tui_status)"

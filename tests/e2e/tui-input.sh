@@ -4,6 +4,8 @@
 # (message + disassembly), a wrapped ring, a hang snapshot, `propel DB`.
 # Each bad case must give one clear line and a non-zero exit, never a crash.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
+expect_checks 10
 [ -x "$PROPEL" ] || { fail tui-input "no $PROPEL"; exit 1; }
 tui_build || { fail tui-input/build "cannot build the fixtures"; exit 1; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
@@ -23,18 +25,18 @@ expect_error() {
 head -c 3000 /dev/urandom >"$d/corrupt.db"
 tui_start 80 24 "$PROPEL" tui "$d/corrupt.db"
 tui_wait_for EXITED 3
-tui_screen | grep -q "propel: tui: .*not a propel session" && tui_screen | grep -q "EXITED 1" &&
+tui_screen | grepq "propel: tui: .*not a propel session" && tui_screen | grepq "EXITED 1" &&
 	pass tui-input/corrupt || fail tui-input/corrupt "$(tui_screen | head -3)"
 size=$(stat -c %s "$d/crash.db")
 head -c $((size / 2)) "$d/crash.db" >"$d/trunc.db"
 tui_start 80 24 "$PROPEL" tui "$d/trunc.db"
 tui_wait_for EXITED 3
-tui_screen | grep -q "propel: tui: .*\(corrupt\|truncated\|malformed\)" && tui_screen | grep -q "EXITED 1" &&
+tui_screen | grepq "propel: tui: .*\(corrupt\|truncated\|malformed\)" && tui_screen | grepq "EXITED 1" &&
 	pass tui-input/truncated || fail tui-input/truncated "$(tui_screen | head -3)"
 "$TUI_GEN" newer "$d/newer.db"
 tui_start 80 24 "$PROPEL" tui "$d/newer.db"
 tui_wait_for EXITED 3
-tui_screen | grep -q "propel: tui: .*newer" && pass tui-input/newer-format ||
+tui_screen | grepq "propel: tui: .*newer" && pass tui-input/newer-format ||
 	fail tui-input/newer-format "$(tui_screen | head -3)"
 expect_error tui-input/no-terminal "not a terminal" "$PROPEL" tui "$d/crash.db"
 expect_error tui-input/missing-file "No such file" "$PROPEL" tui "$d/nope.db"
@@ -48,8 +50,8 @@ pc=$(objdump --dwarf=decodedline "$d/gone" | awk -v l="$line" '$1=="gone.c" && $
 rm "$d/gone.c"
 tui_start 80 24 "$PROPEL" "$d/gone.db"
 tui_wait_for "event 17/17" 5
-if tui_screen | grep -q "source not found: .*gone.c:23" &&
-   tui_screen | grep -q "lookup: 0x"; then
+if tui_screen | grepq "source not found: .*gone.c:23" &&
+   tui_screen | grepq "lookup: 0x"; then
 	pass tui-input/missing-source-disassembly
 else
 	fail tui-input/missing-source-disassembly "$(tui_screen | head -6 | tr '\n' '|')"
@@ -62,8 +64,8 @@ tui_wait_for "EXITED 0" 3 && pass tui-input/propel-DB-form || fail tui-input/pro
 tui_start 80 24 "$PROPEL" tui "$d/wrapped.db"
 tui_wait_for "event" 5
 tui_keys Home
-if tui_screen | grep -q "run() {   (entry lost: ring wrapped)" &&
-   tui_screen | grep -q "^ *} /\* work \*/" && tui_status | grep -q "event -2/8"; then
+if tui_screen | grepq "run() {   (entry lost: ring wrapped)" &&
+   tui_screen | grepq "^ *} /\* work \*/" && tui_status | grepq "event -2/8"; then
 	pass tui-input/wrapped-ring
 else
 	fail tui-input/wrapped-ring "$(tui_screen | tr '\n' '|')"
@@ -74,7 +76,7 @@ tui_stop
 tui_start 80 24 "$PROPEL" tui "$d/hang.db"
 tui_wait_for "hang snapshot" 5
 n=$(tui_screen | grep -c "^[* ] [0-9] 9:")
-[ "$n" -eq 3 ] && tui_screen | grep -q "in lock_a" && tui_screen | grep -q "in lock_b" &&
+[ "$n" -eq 3 ] && tui_screen | grepq "in lock_a" && tui_screen | grepq "in lock_b" &&
 	pass tui-input/hang-one-line-per-thread || fail tui-input/hang-one-line-per-thread "$n lines"
 tui_stop
 out=$("$PROPEL" tui --help); [ $? -eq 0 ] && grep -q "usage: propel tui" <<<"$out" &&

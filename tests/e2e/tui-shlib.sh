@@ -7,7 +7,9 @@
 # gone, the disassembly of lib_crash comes from the library (not the
 # executable) and marks the faulting instruction.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-shlib "tmux not installed"; exit 0; }
+set -uo pipefail
+expect_checks 3
+command -v tmux >/dev/null || { skip tui-shlib "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-shlib "no $PROPEL"; exit 1; }
 fx=$PROPEL_TOP/tests/fixtures/symbols
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
@@ -22,15 +24,15 @@ rc=$?
 [ $rc -eq 139 ] || { fail tui-shlib/record "status $rc: $(tail -2 "$d/err")"; exit 1; }
 
 tui_start 80 24 "$PROPEL" tui "$d/s.db"
-if tui_wait_for "[fault]" 10 && tui_status | grep -q "  lib_crash  libnames.c:$fault  event" &&
-   tui_screen | grep -q "^ *$fault>.*return \*p + 1"; then
+if tui_wait_for "[fault]" 10 && tui_status | grepq "  lib_crash  libnames.c:$fault  event" &&
+   tui_screen | grepq "^ *$fault>.*return \*p + 1"; then
 	pass tui-shlib/80x24/fault-line-in-library
 else
 	fail tui-shlib/80x24/fault-line-in-library "$(tui_screen | tr '\n' '|')"
 fi
 tui_keys F
-if tui_status | grep -q "  main  names.c:$call  event" &&
-   tui_screen | grep -q "^ *$call>.*lib_crash(NULL)"; then
+if tui_status | grepq "  main  names.c:$call  event" &&
+   tui_screen | grepq "^ *$call>.*lib_crash(NULL)"; then
 	pass tui-shlib/80x24/F-lands-in-main-at-call-line
 else
 	fail tui-shlib/80x24/F-lands-in-main-at-call-line "$(tui_status)"
@@ -43,9 +45,9 @@ addr=$(objdump --dwarf=decodedline "$d/libnames.so" |
 rm "$d/libnames.c"
 tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "[fault]" 10
-if tui_screen | grep -q "source not found: .*libnames.c:$fault" &&
-   tui_screen | grep -q "lib_crash: 0x" &&
-   tmx capture-pane -e -p -t t | grep "$addr:" | grep -q $'\e\[[0-9;]*7m'; then
+if tui_screen | grepq "source not found: .*libnames.c:$fault" &&
+   tui_screen | grepq "lib_crash: 0x" &&
+   tmx capture-pane -e -p -t t | grep "$addr:" | grepq $'\e\[[0-9;]*7m'; then
 	pass tui-shlib/80x24/disassembly-from-library-marks-fault
 else
 	fail tui-shlib/80x24/disassembly-from-library-marks-fault "addr $addr: $(tui_screen | head -8 | tr '\n' '|')"

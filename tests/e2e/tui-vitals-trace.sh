@@ -6,8 +6,10 @@
 # thread's line says what the kernel does to it (the lock holder sleeping
 # while main waits).  A session without --vitals shows no strip.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 0; }
-is_root || { skip tui-vitals-trace "needs root (BPF)"; exit 0; }
+set -uo pipefail
+expect_checks 9
+command -v tmux >/dev/null || { skip tui-vitals-trace "tmux not installed"; exit 77; }
+need_bpf tui-vitals-trace
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 gcc -O0 -g -o "$d/offcpu" "$PROPEL_TOP/tests/fixtures/vitals/offcpu.c" -lpthread ||
 	{ fail tui-vitals-trace/build "gcc failed"; exit 1; }
@@ -19,7 +21,7 @@ fsync_off_us() { awk '{ print $1 - $2 }' "$d/fsync.txt" 2>/dev/null; }
 for try in 1 2 3; do
 	(cd "$d" && "$PROPEL" record -o "$d/s.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if grep -q "off-CPU spans off" "$d/e"; then
-		skip tui-vitals-trace "BPF unavailable: $(cat "$d/e")"; exit 0
+		fail tui-vitals-trace "BPF here, but: $(cat "$d/e")"; exit 1
 	fi
 	[ "$(fsync_off_us)" -ge 5000 ] 2>/dev/null && break
 	echo "note: recording $try: the fixture's fsync was off the CPU $(fsync_off_us) us (< 5 ms: the disk did not keep it waiting)" >&2
@@ -30,7 +32,7 @@ tui_wait_for "event 1/" 5 || { fail tui-vitals-trace/open "$(tui_screen | tr '\n
 # at main's entry: main() left the CPU for the reasons of its callees,
 # each one's time, largest first (the fourth may be cut at 80 columns)
 tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
-	grep "sleep [0-9]* ms" | grep -qE "(lock|I/O) [0-9]* ms" && pass tui-vitals-trace/main-by-reason ||
+	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]* ms" && pass tui-vitals-trace/main-by-reason ||
 	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
 # the strip: "FUNC() DUR: on-CPU X, off-CPU Y: WHY", Y >= 40 ms
 strip_ok() { # FUNC WHY
@@ -40,7 +42,7 @@ at() { # FUNC [times c]
 	local n=${2:-1}
 	tui_cmd "break $1"
 	while [ "$n" -gt 0 ]; do tui_keys c; n=$((n - 1)); done
-	tui_status | grep -q "  $1  " 
+	tui_status | grepq "  $1  " 
 }
 at nap && strip_ok nap "sleep in (clock_)?nanosleep" && pass tui-vitals-trace/nap-sleep ||
 	fail tui-vitals-trace/nap-sleep "$(tui_screen | tail -6 | tr '\n' '|')"
@@ -53,7 +55,7 @@ off=$(fsync_off_us)
 if ! [ "${off:-0}" -ge 5000 ] 2>/dev/null; then
 	at fsync
 	skip tui-vitals-trace/fsync-io "3 recordings: the fixture's fsync was off the CPU ${off:-?} us at most (< 5 ms: a disk that does not keep fsync waiting)"
-elif at fsync && tui_screen | grep -qE "^fsync\(\) [0-9.]+ [mu]?s: on-CPU .*, off-CPU .*: I/O (in fsync|[0-9]+ [mu]s)"; then
+elif at fsync && tui_screen | grepq -E "^fsync\(\) [0-9.]+ [mu]?s: on-CPU .*, off-CPU .*: I/O (in fsync|[0-9]+ [mu]s)"; then
 	pass tui-vitals-trace/fsync-io
 else
 	fail tui-vitals-trace/fsync-io "the fixture's fsync was off the CPU $off us: $(tui_screen | tail -6 | tr '\n' '|')"
@@ -63,15 +65,15 @@ fi
 # sub-ms wait of another kind fell inside it too ("lock 59 ms, sleep 864
 # ns": the strip lists several, largest first)
 at pthread_mutex_lock 2 && strip_ok pthread_mutex_lock "(lock wait in futex|lock ([4-9][0-9]|[1-9][0-9][0-9]) ms)" &&
-	tui_status | grep -q "^ \([0-9]*\):\1 " && pass tui-vitals-trace/mutex-lock ||
+	tui_status | grepq "^ \([0-9]*\):\1 " && pass tui-vitals-trace/mutex-lock ||
 	fail tui-vitals-trace/mutex-lock "$(tui_screen | tail -6 | tr '\n' '|')"
 # main's line: what the kernel does to it next
-tui_screen | grep -qE "^\* 1 .* off-CPU [4-9][0-9] ms: waiting on a lock" &&
+tui_screen | grepq -E "^\* 1 .* off-CPU [4-9][0-9] ms: waiting on a lock" &&
 	pass tui-vitals-trace/thread-line-lock ||
 	fail tui-vitals-trace/thread-line-lock "$(tui_screen | tail -6 | tr '\n' '|')"
 # the holder, at the same time, sleeps
 tui_cmd "thread 3"
-tui_screen | grep -qE "^\* 3 .* off-CPU [4-9][0-9] ms: sleeping in (clock_)?nanos" &&
+tui_screen | grepq -E "^\* 3 .* off-CPU [4-9][0-9] ms: sleeping in (clock_)?nanos" &&
 	pass tui-vitals-trace/thread-line-holder ||
 	fail tui-vitals-trace/thread-line-holder "$(tui_screen | tail -6 | tr '\n' '|')"
 # from the vitals pane: the heaviest sample of the epoch, `t`, and the
@@ -82,7 +84,7 @@ row=$(tui_screen | grep -A1 "^vital  *pid  *tid" | tail -1)
 set -- $row
 if [ -n "$3" ]; then
 	tui_keys t
-	if tui_status | grep -q "^ $2:$3 " && tui_message | grep -q "$1 sample of $2:$3"; then
+	if tui_status | grepq "^ $2:$3 " && tui_message | grepq "$1 sample of $2:$3"; then
 		pass tui-vitals-trace/sample-to-trace
 	else
 		fail tui-vitals-trace/sample-to-trace "sample $row; $(tui_screen | tail -3 | tr '\n' '|')"
@@ -98,6 +100,6 @@ tui_start 80 24 "$PROPEL" tui "$d/plain.db"
 tui_wait_for "event 1/" 5
 tui_cmd "break nap"
 tui_keys c
-tui_screen | grep -q "on-CPU" && fail tui-vitals-trace/plain-no-strip "$(tui_screen | tail -6 | tr '\n' '|')" ||
+tui_screen | grepq "on-CPU" && fail tui-vitals-trace/plain-no-strip "$(tui_screen | tail -6 | tr '\n' '|')" ||
 	pass tui-vitals-trace/plain-no-strip
 tui_stop

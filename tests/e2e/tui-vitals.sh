@@ -8,12 +8,14 @@
 # Enter -> its user and kernel stacks, Backspace back, q restores the
 # terminal, and `propel tui DB` opens the same view for a vitals-only file.
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
-is_root || { skip tui-vitals "needs root for BPF"; exit 0; }
-command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 0; }
+set -uo pipefail
+expect_checks 8
+need_bpf tui-vitals
+command -v tmux >/dev/null || { skip tui-vitals "tmux missing"; exit 77; }
 t=$(tmpdir); trap 'tui_stop; rm -rf "$t"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$t/vvspin" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||
-	{ fail tui-vitals-build "cannot build the spinner"; exit 0; }
+	{ fail tui-vitals-build "cannot build the spinner"; exit 1; }
 
 "$PROPEL" vitals record -o "$t/v.db" --duration 4 --epoch 1 2>"$t/rec.err" &
 rec=$!
@@ -21,12 +23,12 @@ sleep 0.3
 for i in 1 2 3; do "$t/vvspin" spin 3.5 & echo $! >>"$t/pids"; done
 # wait for the first epoch in the file, then open the view while recording
 for _ in $(seq 40); do
-	"$PROPEL" vitals report --no-samples "$t/v.db" 2>/dev/null | grep -q '^epoch 0' && break
+	"$PROPEL" vitals report --no-samples "$t/v.db" 2>/dev/null | grepq '^epoch 0' && break
 	sleep 0.1
 done
 if ! grep -q "vitals via bpf" "$t/rec.err"; then
 	wait $rec; kill $(cat "$t/pids") 2>/dev/null
-	skip tui-vitals "BPF unavailable: $(head -1 "$t/rec.err")"; exit 0
+	fail tui-vitals "BPF here, but: $(head -1 "$t/rec.err")"; exit 1
 fi
 tui_start 80 24 "$PROPEL" vitals tui "$t/v.db"
 if tui_wait_for "[live]" 3; then
@@ -63,11 +65,11 @@ grep -q 'live' <<<"$(tui_status)" &&
 found=0
 for _ in 1 2 3 4 5 6; do
 	tui_keys Enter
-	if tui_screen | grep -qE '^[a-z0-9]+ +[0-9]+ +[0-9]+ +vvspin '; then found=1; break; fi
+	if tui_screen | grepq -E '^[a-z0-9]+ +[0-9]+ +[0-9]+ +vvspin '; then found=1; break; fi
 	tui_keys BSpace
 	tui_keys Right
 done
-if [ $found = 1 ] && tui_screen | grep -q 'samples by weight'; then pass tui-vitals-samples
+if [ $found = 1 ] && tui_screen | grepq 'samples by weight'; then pass tui-vitals-samples
 else fail tui-vitals-samples "no sample of vvspin: $(tui_screen | head -6)"; fi
 
 # move to the first vvspin row, Enter: its stacks
@@ -85,7 +87,7 @@ else
 fi
 tui_keys BSpace
 tui_keys BSpace
-if tui_screen | grep -q 'epochs of'; then pass tui-vitals-back
+if tui_screen | grepq 'epochs of'; then pass tui-vitals-back
 else fail tui-vitals-back "Backspace twice did not return to the graph"; fi
 
 tui_keys q

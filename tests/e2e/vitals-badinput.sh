@@ -5,6 +5,8 @@
 # tracepoint missing (PROPEL_VITALS_FAKE_MISSING makes the BTF lookup miss,
 # the real one is present here), and bad arguments / empty sessions.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 10
 d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 
 "$PROPEL" vitals report "$d/none.db" 2>"$d/e" && fail vitals-report-missing "exit 0" ||
@@ -12,9 +14,9 @@ d=$(tmpdir); chmod 777 "$d"; trap 'rm -rf "$d"' EXIT
 	  fail vitals-report-missing "$(cat "$d/e")"; }
 "$PROPEL" vitals report --format=xml "$d/none.db" 2>"$d/e"
 [ $? -eq 2 ] && pass vitals-report-badformat || fail vitals-report-badformat "$(cat "$d/e")"
-"$PROPEL" vitals --help | grep -q "vitals record" && pass vitals-help || fail vitals-help "no usage"
+"$PROPEL" vitals --help | grepq "vitals record" && pass vitals-help || fail vitals-help "no usage"
 
-is_root || { skip vitals-badinput "needs root to set up the cases"; exit 0; }
+need_root vitals-badinput
 
 if command -v setpriv >/dev/null; then
 	(cd "$d" && setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -24,7 +26,7 @@ if command -v setpriv >/dev/null; then
 	else
 		fail vitals-not-root "$(cat "$d/e")"
 	fi
-	"$PROPEL" vitals report "$d/user.db" | grep -q "coarse" &&
+	"$PROPEL" vitals report "$d/user.db" | grepq "coarse" &&
 		pass vitals-not-root-report || fail vitals-not-root-report "report does not say coarse"
 	setpriv --inh-caps=-all --bounding-set=-bpf,-sys_admin,-perfmon \
 		"$PROPEL" vitals record -o "$d/nocap.db" --duration 1.2 --epoch 0.5 2>"$d/e"
@@ -32,28 +34,37 @@ if command -v setpriv >/dev/null; then
 		fail vitals-bpf-refused "$(cat "$d/e")"
 else
 	skip vitals-not-root "setpriv missing"
+	skip vitals-not-root-report "setpriv missing"
+	skip vitals-bpf-refused "setpriv missing"
 fi
 
 if command -v unshare >/dev/null; then
 	unshare -m sh -c "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null;
 		exec '$PROPEL' vitals record -o '$d/notrace.db' --duration 1.2 --epoch 0.5" 2>"$d/e"
 	if grep -q "vitals via bpf" "$d/e"; then pass vitals-no-tracefs
-	elif grep -q "vitals via proc" "$d/e"; then skip vitals-no-tracefs "BPF unavailable"
+	elif grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+		skip vitals-no-tracefs "$nobpf"
 	else fail vitals-no-tracefs "$(cat "$d/e")"; fi
+else
+	skip vitals-no-tracefs "unshare missing"
 fi
 
 PROPEL_VITALS_FAKE_MISSING=contention_begin "$PROPEL" vitals record -o "$d/nolock.db" \
 	--duration 1.2 --epoch 0.5 2>"$d/e"
-if grep -q "vitals via proc" "$d/e"; then
-	skip vitals-missing-tracepoint "BPF unavailable"
+if grep -q "vitals via proc" "$d/e" && nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
+	skip vitals-missing-tracepoint "$nobpf"
+	skip vitals-missing-tracepoint-report "$nobpf"
+	skip vitals-missing-tracepoint-rest "$nobpf"
 elif grep -q "lock off: tracepoint contention_begin missing on this kernel" "$d/e"; then
 	pass vitals-missing-tracepoint
 	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" |
-		grep -q '"kind":"status","vital":"lock","state":"off"' &&
+		grepq '"kind":"status","vital":"lock","state":"off"' &&
 		pass vitals-missing-tracepoint-report ||
 		fail vitals-missing-tracepoint-report "status not stored"
-	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" | grep -q '"vital":"syscall"' &&
+	"$PROPEL" vitals report --format=jsonl "$d/nolock.db" | grepq '"vital":"syscall"' &&
 		pass vitals-missing-tracepoint-rest || fail vitals-missing-tracepoint-rest "no other vital"
 else
 	fail vitals-missing-tracepoint "$(cat "$d/e")"
+	fail vitals-missing-tracepoint-report "no session"
+	fail vitals-missing-tracepoint-rest "no session"
 fi

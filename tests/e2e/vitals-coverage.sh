@@ -10,8 +10,9 @@
 # sketch and raise t), and waits for the collector to be attached before
 # the generator starts.
 . "$(dirname "$0")/../lib.sh"
-is_root || { skip vitals-coverage "needs root for BPF"; exit 0; }
-command -v python3 >/dev/null || { skip vitals-coverage "python3 missing"; exit 0; }
+set -uo pipefail
+expect_checks 2
+need_bpf vitals-coverage
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 N=${VITALS_COVERAGE_SITES:-1000}
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
@@ -32,9 +33,10 @@ wait $gen $noise
 sleep 0.2
 kill -INT $rec
 wait $rec || { fail vitals-coverage "record failed: $(cat "$d/rec.err")"; exit 1; }
-grep -q "vitals via bpf" "$d/rec.err" || { skip vitals-coverage "BPF unavailable"; exit 0; }
+grep -q "vitals via bpf" "$d/rec.err" ||
+	fail vitals-coverage/bpf "BPF here, but: $(head -1 "$d/rec.err")"
 "$PROPEL" vitals report --format=jsonl --vital syscall "$d/cov.db" >"$d/cov.jsonl"
-python3 - "$d" "$N" "$gen" <<'PY'
+checker vitals-coverage python3 - "$d" "$N" "$gen" <<'PY'
 import json, sys
 d, n, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sps = set(); events = 0

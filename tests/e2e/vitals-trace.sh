@@ -8,6 +8,8 @@
 # --vitals; and bad input: not root, BPF refused, tracefs missing, a bad
 # scope -- the trace still records, with one line saying what is missing.
 . "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 30
 d=$(tmpdir); chmod 777 "$d"; trap 'kill $bg 2>/dev/null; rm -rf "$d"' EXIT
 bg=
 check=$PROPEL_TOP/tests/e2e/vitals-trace-check.py
@@ -18,28 +20,25 @@ gcc -O0 -g -o "$d/offcpu" "$PROPEL_TOP/tests/fixtures/vitals/offcpu.c" -lpthread
 [ $? -eq 2 ] && grep -q "^propel: record: --vitals: unknown scope" "$d/e" &&
 	pass vitals-trace/bad-scope || fail vitals-trace/bad-scope "$(cat "$d/e")"
 
-is_root || { skip vitals-trace "needs root (BPF)"; exit 0; }
+need_bpf vitals-trace
 
 # a process that is not traced, sleeping all along
 (while :; do sleep 0.02; done) & bg=$!
 
 (cd "$d" && "$PROPEL" record -o "$d/s.db" --vitals -- "$d/offcpu" "$d") >"$d/out" 2>"$d/e"
 rc=$?
-if grep -q "^propel: record: --vitals: off-CPU spans off" "$d/e"; then
-	skip vitals-trace "BPF unavailable: $(cat "$d/e")"; exit 0
-fi
 [ $rc -eq 0 ] && [ "$(grep -c '^propel: record: --vitals: off-CPU spans of the traced processes' "$d/e")" = 1 ] &&
 	pass vitals-trace/record || fail vitals-trace/record "exit $rc: $(cat "$d/e")"
 "$PROPEL" replay --format=jsonl "$d/s.db" >"$d/s.jsonl" ||
 	fail vitals-trace/replay "replay failed"
-python3 "$check" record "$d/s.jsonl"
+checker vitals-trace/record-check python3 "$check" record "$d/s.jsonl"
 
 # the same facts in sqlite: only the traced processes (the fixture and its
 # child), and the vital-sign samples of those only
 pids=$(python3 -c '
 import json,sys
 print(" ".join(sorted({str(json.loads(l)["pid"]) for l in open(sys.argv[1])})))' "$d/s.jsonl")
-python3 - "$d/s.db" "$pids" "$bg" <<'PY'
+checker vitals-trace/only-traced python3 - "$d/s.db" "$pids" "$bg" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 traced = set(int(p) for p in sys.argv[2].split())
@@ -58,7 +57,7 @@ PY
 
 # --vitals=all: the untraced sleeper (its sleep children) is there too
 (cd "$d" && "$PROPEL" record -o "$d/all.db" --vitals=all -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
-python3 - "$d/all.db" "$bg" <<'PY'
+checker vitals-trace/all-has-others python3 - "$d/all.db" "$bg" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 bg = int(sys.argv[2])
@@ -74,7 +73,7 @@ grep -q "off-CPU spans of every process" "$d/e" && pass vitals-trace/all-says ||
 
 # without --vitals: nothing of the kind
 (cd "$d" && "$PROPEL" record -o "$d/plain.db" -- "$d/offcpu" "$d") >/dev/null 2>&1
-"$PROPEL" replay --format=jsonl "$d/plain.db" | grep -q '"kind":"offcpu"' &&
+"$PROPEL" replay --format=jsonl "$d/plain.db" | grepq '"kind":"offcpu"' &&
 	fail vitals-trace/plain-none "offcpu events without --vitals" ||
 	pass vitals-trace/plain-none
 
@@ -86,7 +85,7 @@ wait $lp
 grep -q "^propel: attach: --vitals: off-CPU spans of the traced processes" "$d/e" &&
 	pass vitals-trace/attach || fail vitals-trace/attach "$(cat "$d/e")"
 "$PROPEL" replay --format=jsonl "$d/att.db" >"$d/att.jsonl"
-python3 "$check" loop "$d/att.jsonl" 5
+checker vitals-trace/loop-check python3 "$check" loop "$d/att.jsonl" 5
 
 # bad input: the trace records without the kernel's view, one line says why
 if command -v setpriv >/dev/null; then
@@ -94,7 +93,7 @@ if command -v setpriv >/dev/null; then
 		"$PROPEL" record -o "$d/user.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 	   grep -q "^propel: record: --vitals: off-CPU spans off: .*permitted" "$d/e" &&
-	   "$PROPEL" replay --format=jsonl "$d/user.db" | grep -q '"func":"contend"'; then
+	   "$PROPEL" replay --format=jsonl "$d/user.db" | grepq '"func":"contend"'; then
 		pass vitals-trace/not-root
 	else
 		fail vitals-trace/not-root "$(cat "$d/e")"
@@ -103,7 +102,7 @@ if command -v setpriv >/dev/null; then
 		"$PROPEL" record -o "$d/nocap.db" --vitals -- "$d/offcpu" "$d") >/dev/null 2>"$d/e"
 	if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 	   grep -q "^propel: record: --vitals: off-CPU spans off" "$d/e" &&
-	   "$PROPEL" replay --format=jsonl "$d/nocap.db" | grep -q '"func":"contend"'; then
+	   "$PROPEL" replay --format=jsonl "$d/nocap.db" | grepq '"func":"contend"'; then
 		pass vitals-trace/bpf-refused
 	else
 		fail vitals-trace/bpf-refused "$(cat "$d/e")"
@@ -153,7 +152,7 @@ if gcc -O2 -g -o "$d/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
 	PROPEL_TEST_QUIET=1 timeout 120 "$PROPEL" record --follow --vitals -o "$f/s.db" -- \
 		"$d/svc" client 127.0.0.1 $((port + 1)) 20 20 >/dev/null 2>"$f/e"
 	kill $sb $sl $sf 2>/dev/null; wait $sb $sl $sf 2>/dev/null
-	python3 - "$f/s.db" $sf $sb <<'PY'
+	checker vitals-trace/follow-peers python3 - "$f/s.db" $sf $sb <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 procs = {r[0] for r in db.execute("SELECT pid FROM processes")}

@@ -5,8 +5,9 @@
 # spinners (3 of them on 2 cores, so they also wait to run) and the
 # blocking rule flags the fsync writer or the lock contenders.
 . "$(dirname "$0")/../lib.sh"
-is_root || { skip vitals-workloads "needs root for BPF"; exit 0; }
-command -v python3 >/dev/null || { skip vitals-workloads "python3 missing"; exit 0; }
+set -uo pipefail
+expect_checks 29
+need_bpf vitals-workloads
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	"$PROPEL_TOP/tests/fixtures/vitals/vitals-load.c" -lpthread -lm ||
@@ -20,9 +21,8 @@ wait_vitals "$d/spin.err" $rec
 for i in 1 2 3; do "$L" spin 3 & echo $! >>"$d/spin.pids"; done
 wait $(cat "$d/spin.pids")
 wait $rec || { fail vitals-record "exit $?: $(cat "$d/spin.err")"; exit 1; }
-grep -q "vitals via bpf" "$d/spin.err" ||
-	{ skip vitals-workloads "BPF unavailable: $(head -1 "$d/spin.err")"; exit 0; }
-pass vitals-record
+grep -q "vitals via bpf" "$d/spin.err" &&
+	pass vitals-record || fail vitals-record "BPF here, but: $(head -1 "$d/spin.err")"
 "$PROPEL" vitals report --format=jsonl "$d/spin.db" >"$d/spin.jsonl" ||
 	fail vitals-report "report failed"
 
@@ -38,7 +38,7 @@ wait $rec || fail vitals-record-mix "exit $?: $(cat "$d/mix.err")"
 "$PROPEL" vitals report --format=jsonl "$d/mix.db" >"$d/mix.jsonl" ||
 	fail vitals-report-mix "report failed"
 
-python3 - "$d" <<'PY'
+checker vitals-workloads python3 - "$d" <<'PY'
 import json, sys, collections
 d = sys.argv[1]
 def load(name):

@@ -39,8 +39,11 @@
 # Cost: the first time, the build dependencies are installed (apt-get
 # build-dep) and the package is built (1-3 min on 2 cores each try); later
 # runs find CACHE/PKG-VER and take no time (no network).  A rebuild that
-# is not byte-identical is remembered in CACHE/PKG.failed (remove it to try
-# again), so it is not retried on every run.  Needs root.
+# is not byte-identical is remembered in CACHE/PKG.failed ("TRIES EPOCH",
+# then why): retried on the next runs up to 3 times, then not for a week
+# (remove the file to try at once), so a transient failure (a build killed
+# under load, a mirror mid-sync) does not fail every later run, and a
+# lasting one does not cost a rebuild on every run.  Needs root.
 #
 # Steps, each logged into CACHE/PKG.work/log (kept on failure; on success
 # in CACHE/PKG-VER/log):
@@ -112,9 +115,17 @@ cached() {
 }
 mkdir -p "$cache" || exit 1
 cached && exit 0
+runs=0
 if [ -s "$cache/$name.failed" ]; then
-	say "$(cat "$cache/$name.failed") (remove $cache/$name.failed to try again)"
-	exit 1
+	read -r runs when _ <"$cache/$name.failed"
+	# an older marker (one line, why) counts as no try
+	[[ $runs =~ ^[0-9]+$ && ${when:-} =~ ^[0-9]+$ ]] || runs=0 when=0
+	if [ "$runs" -ge 3 ] && [ $(($(date +%s) - when)) -lt $((7 * 86400)) ]; then
+		say "$(tail -n 1 "$cache/$name.failed") ($runs runs; again after a week, or remove $cache/$name.failed)"
+		exit 1
+	fi
+	[ "$runs" -ge 3 ] && runs=0
+	say "try $((runs + 1)) after: $(tail -n 1 "$cache/$name.failed")"
 fi
 exec 9>"$cache/.$name-debug.lock"
 flock -w 1200 9 || { say "another build holds $cache/.$name-debug.lock"; exit 1; }
@@ -136,9 +147,14 @@ apt=(-o Dir::Etc::sourcelist="$work/src.list" -o Dir::Etc::sourceparts=- -o Dir:
 	-o Dir::Cache::archives="$work/archives" -o APT::Sandbox::User=root -o DPkg::Lock::Timeout=300)
 export DEBIAN_FRONTEND=noninteractive
 step() { echo "== $* ($(date +%T))" >>"$log"; }
-# fail WHY: give up for now; failed WHY: also remember (a rebuild that ran)
+# fail WHY: give up for now; failed WHY: also remember (a rebuild that ran),
+# counting the tries
 fail() { say "$*"; exit 1; }
-failed() { echo "$* [$(date -u +%F)]" >"$cache/$name.failed"; say "$*"; exit 1; }
+failed() {
+	printf '%d %d\n%s\n' $((runs + 1)) "$(date +%s)" "$* [$(date -u +%F)]" >"$cache/$name.failed"
+	say "$*"
+	exit 1
+}
 # versions DEV: DEV's amd64/all versions in the archive, newest first
 versions() {
 	apt-cache "${apt[@]}" madison "$1" | awk -F' [|] ' '$3 ~ /(amd64|all) Packages$/ { gsub(/ /, "", $2); print $2 }' |

@@ -2,6 +2,9 @@
  * tests/unit/check.h - the unit tests' one check: CHECK(name, cond,
  * fmt, ...) prints "PASS name" or "FAIL name: why" (tests/run.sh counts
  * those lines) and counts the failures for main's exit status.
+ * CHECKS_EXPECT(n), first in main, declares how many such lines the program
+ * prints: tests/run.sh fails a program that prints another number of them
+ * (one that crashed or returned early) or declares none.
  */
 #ifndef PROPEL_TESTS_UNIT_CHECK_H
 #define PROPEL_TESTS_UNIT_CHECK_H
@@ -9,6 +12,12 @@
 #include <stdio.h>
 
 static int failures;
+
+#define CHECKS_EXPECT(n)                                                   \
+	do {                                                               \
+		printf("CHECKS %d\n", (n));                                \
+		fflush(stdout);                                            \
+	} while (0)
 
 #define CHECK(name, cond, ...)                                             \
 	do {                                                               \

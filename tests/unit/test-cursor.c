@@ -390,6 +390,7 @@ static void test_wrapped(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(34);
 	const char *path = "/tmp/propel-test-cursor.db";
 	struct session *s = synth_session(path, trace);
 	struct recon *r = NULL;

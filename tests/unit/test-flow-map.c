@@ -53,6 +53,7 @@ static int cmp_event(const struct replay_event *ev, void *arg)
 
 int main(int argc, char **argv)
 {
+	CHECKS_EXPECT(6);
 	char dir[] = "/tmp/test-flow-map.XXXXXX", db[128], cmd[512];
 	const char *prop = getenv("PROPEL"), *o = getenv("O");
 	struct session *s = NULL;

@@ -368,6 +368,7 @@ static void test_directive_many(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(11);
 	test_fig2();
 	test_orphan_replies();
 	test_fig3();

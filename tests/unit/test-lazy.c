@@ -295,6 +295,7 @@ static long long compare_events(struct recon *er, struct recon *lr, char *buf,
 
 int main(void)
 {
+	CHECKS_EXPECT(9);
 	const char *pr = "/tmp/propel-test-lazy-rows.db";
 	const char *pc = "/tmp/propel-test-lazy-chunks.db";
 	struct session *sr, *sc;

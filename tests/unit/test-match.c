@@ -269,6 +269,7 @@ static void test_unix_pending(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(11);
 	test_chan();
 	test_match();
 	test_unix_pending();

@@ -33,6 +33,7 @@ static struct offcpu_row row(int64_t tid, int64_t ts, int64_t dur,
 
 int main(void)
 {
+	CHECKS_EXPECT(12);
 	char path[] = "/tmp/propel-offcpu-XXXXXX", buf[160];
 	struct session *s = NULL;
 	struct offcpu_row rows[5], *got = NULL;

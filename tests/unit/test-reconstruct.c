@@ -150,6 +150,7 @@ static void test_peer_first_recv(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(12);
 	test_depth();
 	test_wrapped();
 	test_hb_and_order();

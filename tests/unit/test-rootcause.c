@@ -348,6 +348,7 @@ static void test_window(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(11);
 	test_fig4();
 	test_ranks_callsite();
 	test_failstop();

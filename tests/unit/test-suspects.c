@@ -293,6 +293,7 @@ static void test_delta(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(10);
 	test_profiles();
 	test_knn();
 	test_delta();

@@ -55,6 +55,7 @@ static int has(const struct vitals_rules_flag *f, size_t n, const char *rule,
 
 int main(void)
 {
+	CHECKS_EXPECT(9);
 	struct vitals_rules_epoch *ep = epochs();
 	struct vitals_rules_flag *f = NULL;
 	struct vitals_rules_opts o;

@@ -120,6 +120,7 @@ static void test_peer(void)
 
 int main(void)
 {
+	CHECKS_EXPECT(15);
 	test_frames();
 	test_peer();
 	return failures ? 1 : 0;
