@@ -1013,7 +1013,8 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 	closedir(d);
 	if (err)
 		goto out;
-	qsort(names, nnames, sizeof(*names), ingest_name_cmp);
+	if (nnames) /* (names is NULL in an empty directory) */
+		qsort(names, nnames, sizeof(*names), ingest_name_cmp);
 	if (host)
 		snprintf(in.host, sizeof(in.host), "%s", host);
 	else if (uname(&un) == 0)
@@ -1040,7 +1041,8 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 			err = ingest_ring_open(&in, dir, names[i], cause);
 	if (err)
 		goto out;
-	qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
+	if (in.nrings)
+		qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
 	ingest_calibrate(&in);
 	for (i = 0; !err && i < in.nrings; i++)
 		err = ingest_thread(&in, &in.rings[i], cause);
