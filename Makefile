@@ -5,6 +5,8 @@
 #   make test       run every test; ends with "N passed, N failed, N skipped"
 #   make bench      benchmarks, each beside the same figure for uftrace/perf
 #   make fmt        clang-format the sources
+#   make fuzz       build the fuzz targets (tests/fuzz/) with clang and run
+#                   each FUZZ_SECONDS (600); FUZZ=ring,wire for some only
 #   V=1 (verbose), DEVELOPER=1 (-Werror), ASAN=1 (sanitizers)
 
 .DEFAULT_GOAL := all
@@ -58,6 +60,7 @@ include engine/engine.mk
 include analysis/analysis.mk
 include tui/tui.mk
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 
 all: $(DEPS_STAMP) $(ALL_TARGETS)
 
