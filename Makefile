@@ -92,7 +92,8 @@ test: all
 # halt_on_error; LeakSanitizer's at the process's exit)
 ASAN_DIR ?= build-asan
 ASAN_SUITES ?= unit/ e2e/capture e2e/replay e2e/report e2e/recover \
-	e2e/drain e2e/export e2e/directives e2e/lifecycle e2e/fuzz-corpus
+	e2e/drain e2e/export e2e/directives e2e/lifecycle e2e/golden \
+	e2e/symbols e2e/comm e2e/fuzz-corpus
 asan:
 	$(Q)$(MAKE) --no-print-directory O=$(ASAN_DIR) ASAN=1 all
 	@O=$(ASAN_DIR) tests/build-fixtures.sh

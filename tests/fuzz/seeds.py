@@ -12,8 +12,8 @@ targets (tests/fuzz/fuzz-<KIND>.c) from real recordings, into OUT/:
   session DB...    session files, vacuumed
   chunk DB...      each chunk of up to 400 events: its event stream
                    (zstd -d) and, mode 1, its stored body
-  wire, directives (no SRC) hand-written: the protocol's conversation,
-                   the SPECs of the e2e tests
+  wire, directives, opts (no SRC) hand-written: the protocol's
+                   conversation, the SPECs of the e2e tests, option values
 
 Seeds keep the input formats of the targets' header comments.
 """
@@ -118,8 +118,15 @@ def directive_seeds(out):
                  'ns::Q::push(int):entry,arg5 -> ns::Q::pop():exit,ret']:
         put(out, text.encode())
 
+def opts_seeds(out):
+    for text in ['64', '32768', '67108864', '67108865', '63', '-64', '+64', '0x40',
+                 '99999999999999999999999', '64k', '', 'full', 'flight', 'exact',
+                 'sampled', 'all', 'step', 'reverse-step', 'finish', 'calls', 'time']:
+        put(out, text.encode())
+
 kind, out, srcs = sys.argv[1], sys.argv[2], sys.argv[3:]
 os.makedirs(out, exist_ok=True)
 {'ring': lambda: ring_seeds(out, srcs), 'session': lambda: session_seeds(out, srcs),
  'chunk': lambda: chunk_seeds(out, srcs), 'wire': lambda: wire_seeds(out),
- 'directives': lambda: directive_seeds(out)}[kind]()
+ 'directives': lambda: directive_seeds(out),
+ 'opts': lambda: opts_seeds(out)}[kind]()
