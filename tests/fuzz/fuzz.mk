@@ -39,7 +39,7 @@ $(O)/fuzz-%: $(O)/tests/fuzz/fuzz-%.o $(UNIT_LIB_OBJS)
 endif
 
 fuzz-build:
-	@command -v $(FUZZ_CC) >/dev/null || tests/install-deps.sh build
+	@tests/install-deps.sh fuzz
 	$(Q)$(MAKE) --no-print-directory O=$(FUZZ_O) CC=$(FUZZ_CC) \
 		SAN="$(FUZZ_SAN)" FUZZ_BUILD=1 $(FUZZ_RUN:%=$(FUZZ_O)/fuzz-%)
 
