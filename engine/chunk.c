@@ -529,9 +529,11 @@ static int64_t chunk_decode(struct chunk_store *cs, size_t ci,
 		e->ts_ns = ts;
 		e->id = c->first_seq + i;
 		if (e->has & SE_DEPTH) {
+			/* (and within the index row's range: the writer
+			 * keeps it, the readers position by it) */
 			if (get_varint(&p, end, &v) ||
 			    __builtin_add_overflow(depth, unzz(v), &depth) ||
-			    depth < INT32_MIN || depth > INT32_MAX)
+			    depth < c->depth_min || depth > c->depth_max)
 				goto bad;
 			e->depth = (int32_t)depth;
 		} else {
