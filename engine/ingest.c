@@ -494,6 +494,16 @@ static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
 }
 
 /* One decoded event (ARGs folded in). */
+/* A LOST record's depth change: the agent's shadow depth moved by b over
+ * the a records it dropped, one level per entry or exit at most.  More
+ * is a damaged record (counted as unknown by pass 1): no change. */
+static int32_t ingest_lost_depth(uint32_t a, uint32_t b)
+{
+	int64_t d = (int32_t)b;
+
+	return d > (int64_t)a || -d > (int64_t)a ? 0 : (int32_t)d;
+}
+
 static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
 {
@@ -536,7 +546,9 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			 * depth went on by b */
 			w->in->st->lost_records += a;
 			w->lost_sum += a;
-			w->d += (int32_t)b;
+			if (ingest_lost_depth(a, b) != (int32_t)b)
+				w->in->st->unknown_records++;
+			w->d += ingest_lost_depth(a, b);
 			if (w->d < w->min)
 				w->min = w->d;
 		} else if (type == PROPEL_REC_PROCESS_EXIT) {
@@ -576,7 +588,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 2, a,
 				     (b & PROPEL_FORK_VFORK) ? 1 : 0, 0);
 	case PROPEL_REC_LOST:
-		w->depth += (int32_t)b;
+		w->depth += ingest_lost_depth(a, b);
 		if (w->depth < 0)
 			w->depth = 0;
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
