@@ -254,9 +254,13 @@ static void replay_fill(const struct replay_names *nm, int64_t pid,
 	ev->dur_ns = -1;
 }
 
+/* Entries deeper than this keep no time (their exits get dur_ns -1): a
+ * damaged session's depth must not size the stack (8 bytes a level). */
+#define REPLAY_DEPTH_MAX (1 << 22)
+
 static int replay_push(struct replay_walker *w, int depth, int64_t ts)
 {
-	if (depth < 0)
+	if (depth < 0 || depth >= REPLAY_DEPTH_MAX)
 		return 0;
 	if ((size_t)depth >= w->cap) {
 		size_t nc = w->cap ? w->cap : 64;
