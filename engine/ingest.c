@@ -339,15 +339,30 @@ static void ingest_calibrate(struct ingest *in)
 	ingest_anchor(in);
 }
 
+/* Times are held within +-2^61 ns (73 years): a damaged ring's TSC or
+ * calibration cannot overflow them, nor the differences the chunks keep. */
+#define INGEST_NS_MAX ((int64_t)1 << 61)
+
 static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
 {
 	double x = (double)(int64_t)(tsc - w->in->anchor_tsc) *
 		   w->in->ns_per_tick;
+	int64_t base, ns;
 
+	if (x != x)
+		x = 0;
+	else if (x > (double)INGEST_NS_MAX)
+		x = (double)INGEST_NS_MAX;
+	else if (x < -(double)INGEST_NS_MAX)
+		x = -(double)INGEST_NS_MAX;
 	/* llround's rounding (half away from zero), without a libm call on
 	 * every event */
-	return w->in->anchor_ns + w->in->offset_ns +
-	       (x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x));
+	if (__builtin_add_overflow(w->in->anchor_ns, w->in->offset_ns, &base) ||
+	    __builtin_add_overflow(base, x >= 0 ? (int64_t)(x + 0.5)
+						: -(int64_t)(0.5 - x), &ns))
+		ns = x >= 0 ? INGEST_NS_MAX : -INGEST_NS_MAX;
+	return ns > INGEST_NS_MAX ? INGEST_NS_MAX
+	       : ns < -INGEST_NS_MAX ? -INGEST_NS_MAX : ns;
 }
 
 static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,

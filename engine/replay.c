@@ -278,6 +278,14 @@ static int replay_push(struct replay_walker *w, int depth, int64_t ts)
 	return 0;
 }
 
+/* to - from, or -1 (unknown) when a damaged session's times overflow it */
+static int64_t replay_span(int64_t from, int64_t to)
+{
+	int64_t d;
+
+	return __builtin_sub_overflow(to, from, &d) ? -1 : d;
+}
+
 static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 			 replay_fn fn, void *arg)
 {
@@ -308,13 +316,15 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 				    next->depth == ev->depth) {
 					ev->leaf = 1;
 					if (!ev->rebuilt)
-						ev->dur_ns = next->ts_ns - ev->ts_ns;
+						ev->dur_ns = replay_span(
+							ev->ts_ns, next->ts_ns);
 				}
 			} else if (ev->kind == SK_EXIT) {
 				ev->leaf = prev_leaf;
 				if (ev->depth >= 0 && (size_t)ev->depth < w->cap &&
 				    w->stack[ev->depth] != INT64_MIN)
-					ev->dur_ns = ev->ts_ns - w->stack[ev->depth];
+					ev->dur_ns = replay_span(
+						w->stack[ev->depth], ev->ts_ns);
 				if (ev->depth >= 0 && (size_t)ev->depth < w->cap)
 					w->stack[ev->depth] = INT64_MIN;
 			}
