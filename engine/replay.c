@@ -190,8 +190,11 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 
-		if (id > 0 && id < nm->nfunc)
+		/* (an id twice: a damaged file's table; the last one) */
+		if (id > 0 && id < nm->nfunc) {
+			free(nm->func[id]);
 			nm->func[id] = replay_strdup(st, 1);
+		}
 	}
 	if (rc != SQLITE_DONE)
 		err = -EIO;
@@ -203,6 +206,7 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 		int64_t id = sqlite3_column_int64(st, 0);
 
 		if (id > 0 && id < nm->nsite) {
+			free(nm->site[id].file);
 			nm->site[id].file = replay_strdup(st, 1);
 			nm->site[id].line = sqlite3_column_int(st, 2);
 		}
