@@ -5,6 +5,10 @@
 #   make test       run every test; ends with "N passed, N failed, N skipped"
 #   make bench      benchmarks, each beside the same figure for uftrace/perf
 #   make fmt        clang-format the sources
+#   make asan       build with ASan+UBSan into build-asan/, run the unit
+#                   tests and the capture/replay/report suites there
+#   make fuzz       build the fuzz targets (tests/fuzz/) with clang and run
+#                   each FUZZ_SECONDS (600); FUZZ=ring,wire for some only
 #   V=1 (verbose), DEVELOPER=1 (-Werror), ASAN=1 (sanitizers)
 
 .DEFAULT_GOAL := all
@@ -33,8 +37,14 @@ CFLAGS_BASE := -D_GNU_SOURCE -std=gnu11 -O2 -g -Wall -Wextra -Wno-unused-paramet
 ifeq ($(DEVELOPER),1)
 CFLAGS_BASE += -Werror
 endif
+# ASAN=1: propel, propeld, the unit tests with ASan+UBSan; the agent .so
+# (it lives in foreign processes, where ASan's runtime cannot be loaded
+# late) with UBSan only, but for its -mgeneral-regs-only files (AGENT_NOSAN
+# in inject/inject.mk).  `make asan` builds so into build-asan/ and runs
+# the suites ASAN_SUITES names there.
 ifeq ($(ASAN),1)
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer
+SAN_AGENT := -fsanitize=undefined -fno-omit-frame-pointer
 endif
 
 pc_cflags = $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
@@ -58,6 +68,7 @@ include engine/engine.mk
 include analysis/analysis.mk
 include tui/tui.mk
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 
 all: $(DEPS_STAMP) $(ALL_TARGETS)
 
@@ -77,6 +88,20 @@ demo: all
 test: all
 	@O=$(O) tests/run.sh $(T)
 
+# any sanitizer report fails the suite that made it (ASan's, UBSan's
+# halt_on_error; LeakSanitizer's at the process's exit)
+ASAN_DIR ?= build-asan
+ASAN_SUITES ?= unit/ e2e/capture e2e/replay e2e/report e2e/recover \
+	e2e/drain e2e/export e2e/directives e2e/lifecycle e2e/golden \
+	e2e/symbols e2e/comm e2e/fuzz-corpus
+asan:
+	$(Q)$(MAKE) --no-print-directory O=$(ASAN_DIR) ASAN=1 all
+	@O=$(ASAN_DIR) tests/build-fixtures.sh
+	@O=$(ASAN_DIR) \
+	ASAN_OPTIONS=halt_on_error=1:abort_on_error=0:detect_leaks=1:exitcode=23 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	tests/run.sh $(ASAN_SUITES)
+
 bench: all
 	@O=$(O) tests/bench.sh
 
@@ -86,6 +111,6 @@ fmt:
 clean:
 	rm -rf $(O)
 
-.PHONY: all demo test bench fmt clean
+.PHONY: all demo test asan bench fmt clean
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

@@ -205,6 +205,9 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 fail:
 	unlink(c->tmp);
 	capture_kept(cause, c->dir);
+	free(c->tmp); /* the directory stays: its path is in the cause */
+	free(c->db);
+	c->tmp = c->db = NULL;
 	return err;
 }
 

@@ -27,7 +27,8 @@ int capture_begin(struct capture *c, const char *db, char **cause);
  * Ingest the directory into the session, write meta, rename it over db,
  * remove the directory.  Prints ingest warnings on stderr (one line).
  * Returns 0 or -errno with *cause; the directory is kept on failure so
- * nothing is lost (its path is in the cause).
+ * nothing is lost (its path is in the cause).  Either way c holds nothing
+ * more to free.
  */
 int capture_end(struct capture *c, int argc, char *const *argv, char **cause);
 

@@ -342,7 +342,8 @@ int chunk_store_open(struct session *s, struct chunk_store **out, char **cause)
 		*out = cs;
 		return 0;
 	}
-	qsort(cs->idx, cs->n, sizeof(*cs->idx), chunk_idx_cmp);
+	if (cs->n) /* (idx is NULL in a session without events) */
+		qsort(cs->idx, cs->n, sizeof(*cs->idx), chunk_idx_cmp);
 	cs->byseq = malloc((cs->n ? cs->n : 1) * sizeof(*cs->byseq));
 	cs->reported = calloc(cs->n ? cs->n : 1, 1);
 	cs->threads = calloc(cs->n ? cs->n : 1, sizeof(*cs->threads));
@@ -469,6 +470,7 @@ static int64_t chunk_decode(struct chunk_store *cs, size_t ci,
 	int err;
 
 	if (c->count <= 0 || c->count > CHUNK_EVENTS ||
+	    c->first_seq > INT64_MAX - CHUNK_EVENTS ||
 	    c->codec != CHUNK_CODEC_ZSTD1) {
 		chunk_lost(cs, ci, "index row is damaged");
 		return -1;
@@ -525,15 +527,20 @@ static int64_t chunk_decode(struct chunk_store *cs, size_t ci,
 			goto bad;
 		e->kind = *p & 0x0f;
 		e->has = *p++ >> 4;
-		if (get_varint(&p, end, &v))
+		/* a time or depth out of range is a body the writer did not
+		 * make (it encodes differences of int64 times, int32 depths) */
+		if (get_varint(&p, end, &v) ||
+		    __builtin_add_overflow(ts, unzz(v), &ts))
 			goto bad;
-		ts += unzz(v);
 		e->ts_ns = ts;
 		e->id = c->first_seq + i;
 		if (e->has & SE_DEPTH) {
-			if (get_varint(&p, end, &v))
+			/* (and within the index row's range: the writer
+			 * keeps it, the readers position by it) */
+			if (get_varint(&p, end, &v) ||
+			    __builtin_add_overflow(depth, unzz(v), &depth) ||
+			    depth < c->depth_min || depth > c->depth_max)
 				goto bad;
-			depth += unzz(v);
 			e->depth = (int32_t)depth;
 		} else {
 			e->depth = 0;

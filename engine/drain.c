@@ -193,6 +193,14 @@ static uint64_t drain_ring(struct drain *d, struct dring *r)
 		return 0;
 	sb = propel_ring_sub_bytes(h);
 	commits = __atomic_load_n(&h->commits, __ATOMIC_ACQUIRE);
+	if (commits - r->spooled > h->sub_count) {
+		/* the writer never begins sub-buffer k while k - drained >=
+		 * sub_count: a header saying so is not an agent's (a damaged
+		 * file), and copying "commits" sub-buffers would fill the
+		 * disk.  Left as it is: ingest counts what is wrong with it. */
+		r->failed = 1;
+		return 0;
+	}
 	while (r->spooled < commits) {
 		const char *p = (const char *)propel_ring_sub(h, r->spooled);
 		off_t at = (off_t)(r->ring + r->spooled * sb);
@@ -225,6 +233,17 @@ static uint64_t drain_ring(struct drain *d, struct dring *r)
 	return n;
 }
 
+/* One round: new rings, then every ring's new sub-buffers; how many. */
+static uint64_t drain_round(struct drain *d)
+{
+	uint64_t copied = 0;
+
+	drain_scan(d);
+	for (size_t i = 0; i < d->n; i++)
+		copied += drain_ring(d, &d->r[i]);
+	return copied;
+}
+
 static void *drain_main(void *arg)
 {
 	struct drain *d = arg;
@@ -236,12 +255,8 @@ static void *drain_main(void *arg)
 	}
 	while (!d->stop) {
 		struct timespec nap = { 0, 2 * 1000 * 1000 };
-		uint64_t copied = 0;
 
-		drain_scan(d);
-		for (size_t i = 0; i < d->n; i++)
-			copied += drain_ring(d, &d->r[i]);
-		if (copied)
+		if (drain_round(d))
 			nap.tv_nsec = 200 * 1000;
 		nanosleep(&nap, NULL);
 	}
@@ -267,12 +282,8 @@ int drain_start(const char *dir, struct drain **out, char **cause)
 	return 0;
 }
 
-void drain_stop(struct drain *d, struct drain_stats *stats)
+static void drain_free(struct drain *d, struct drain_stats *stats)
 {
-	if (!d)
-		return;
-	d->stop = 1;
-	pthread_join(d->th, NULL);
 	for (size_t i = 0; i < d->n; i++) {
 		struct dring *r = &d->r[i];
 
@@ -286,6 +297,27 @@ void drain_stop(struct drain *d, struct drain_stats *stats)
 		*stats = d->st;
 	free(d->r);
 	free(d);
+}
+
+void drain_stop(struct drain *d, struct drain_stats *stats)
+{
+	if (!d)
+		return;
+	d->stop = 1;
+	pthread_join(d->th, NULL);
+	drain_free(d, stats);
+}
+
+int drain_once(const char *dir, struct drain_stats *stats)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return -ENOMEM;
+	snprintf(d->dir, sizeof(d->dir), "%s", dir);
+	drain_round(d);
+	drain_free(d, stats);
+	return 0;
 }
 
 int drain_mode_parse(const char *s)

@@ -32,5 +32,9 @@ int drain_start(const char *dir, struct drain **out, char **cause);
 /* Copy what is committed one last time, stop the thread, free; stats may
  * be NULL. */
 void drain_stop(struct drain *d, struct drain_stats *stats);
+/* One round of the drain's thread, in the caller's, on dir: every
+ * keep_all ring's committed sub-buffers to its spool (tests/fuzz).
+ * 0 or -ENOMEM; stats may be NULL. */
+int drain_once(const char *dir, struct drain_stats *stats);
 
 #endif

@@ -339,15 +339,30 @@ static void ingest_calibrate(struct ingest *in)
 	ingest_anchor(in);
 }
 
+/* Times are held within +-2^61 ns (73 years): a damaged ring's TSC or
+ * calibration cannot overflow them, nor the differences the chunks keep. */
+#define INGEST_NS_MAX ((int64_t)1 << 61)
+
 static inline int64_t ingest_ns(const struct ingest_walk *w, uint64_t tsc)
 {
 	double x = (double)(int64_t)(tsc - w->in->anchor_tsc) *
 		   w->in->ns_per_tick;
+	int64_t base, ns;
 
+	if (x != x)
+		x = 0;
+	else if (x > (double)INGEST_NS_MAX)
+		x = (double)INGEST_NS_MAX;
+	else if (x < -(double)INGEST_NS_MAX)
+		x = -(double)INGEST_NS_MAX;
 	/* llround's rounding (half away from zero), without a libm call on
 	 * every event */
-	return w->in->anchor_ns + w->in->offset_ns +
-	       (x >= 0 ? (int64_t)(x + 0.5) : -(int64_t)(0.5 - x));
+	if (__builtin_add_overflow(w->in->anchor_ns, w->in->offset_ns, &base) ||
+	    __builtin_add_overflow(base, x >= 0 ? (int64_t)(x + 0.5)
+						: -(int64_t)(0.5 - x), &ns))
+		ns = x >= 0 ? INGEST_NS_MAX : -INGEST_NS_MAX;
+	return ns > INGEST_NS_MAX ? INGEST_NS_MAX
+	       : ns < -INGEST_NS_MAX ? -INGEST_NS_MAX : ns;
 }
 
 static int ingest_insert(struct ingest_walk *w, uint64_t tsc, int kind,
@@ -494,6 +509,16 @@ static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
 }
 
 /* One decoded event (ARGs folded in). */
+/* A LOST record's depth change: the agent's shadow depth moved by b over
+ * the a records it dropped, one level per entry or exit at most.  More
+ * is a damaged record (counted as unknown by pass 1): no change. */
+static int32_t ingest_lost_depth(uint32_t a, uint32_t b)
+{
+	int64_t d = (int32_t)b;
+
+	return d > (int64_t)a || -d > (int64_t)a ? 0 : (int32_t)d;
+}
+
 static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
 {
@@ -536,7 +561,9 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			 * depth went on by b */
 			w->in->st->lost_records += a;
 			w->lost_sum += a;
-			w->d += (int32_t)b;
+			if (ingest_lost_depth(a, b) != (int32_t)b)
+				w->in->st->unknown_records++;
+			w->d += ingest_lost_depth(a, b);
 			if (w->d < w->min)
 				w->min = w->d;
 		} else if (type == PROPEL_REC_PROCESS_EXIT) {
@@ -576,7 +603,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 2, a,
 				     (b & PROPEL_FORK_VFORK) ? 1 : 0, 0);
 	case PROPEL_REC_LOST:
-		w->depth += (int32_t)b;
+		w->depth += ingest_lost_depth(a, b);
 		if (w->depth < 0)
 			w->depth = 0;
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
@@ -1013,7 +1040,8 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 	closedir(d);
 	if (err)
 		goto out;
-	qsort(names, nnames, sizeof(*names), ingest_name_cmp);
+	if (nnames) /* (names is NULL in an empty directory) */
+		qsort(names, nnames, sizeof(*names), ingest_name_cmp);
 	if (host)
 		snprintf(in.host, sizeof(in.host), "%s", host);
 	else if (uname(&un) == 0)
@@ -1040,7 +1068,8 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 			err = ingest_ring_open(&in, dir, names[i], cause);
 	if (err)
 		goto out;
-	qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
+	if (in.nrings)
+		qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
 	ingest_calibrate(&in);
 	for (i = 0; !err && i < in.nrings; i++)
 		err = ingest_thread(&in, &in.rings[i], cause);

@@ -37,7 +37,8 @@ struct ingest_stats {
 	uint64_t rings_corrupt;	  /* bad magic or header */
 	uint64_t rings_unbegun;	  /* all zeros: made, never begun (not damage) */
 	uint64_t rings_newer;	  /* written by a newer propel: skipped */
-	uint64_t unknown_records; /* unknown type, or stray ARG */
+	uint64_t unknown_records; /* unknown type, stray ARG, or a LOST whose
+				   * depth change exceeds what it dropped */
 	uint64_t killed;	  /* process images with no E line */
 	uint64_t orphan_rings;	  /* ring with no map file */
 	uint64_t bad_map_lines;

@@ -346,8 +346,10 @@ int match_session(struct session *s, struct match_stats *stp, char **cause)
 		goto out;
 	st.sends = ns;
 	st.recvs = nr;
-	qsort(sv, ns, sizeof(*sv), match_cmp);
-	qsort(rv, nr, sizeof(*rv), match_cmp);
+	if (ns) /* (NULL when none: qsort's base must not be) */
+		qsort(sv, ns, sizeof(*sv), match_cmp);
+	if (nr)
+		qsort(rv, nr, sizeof(*rv), match_cmp);
 	if (session_exec(s, "DELETE FROM messages", cause)) {
 		err = -EIO;
 		goto out;

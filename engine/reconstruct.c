@@ -125,6 +125,9 @@ static int load_funcs(struct recon *r, char **cause)
 
 		if (id < 0 || id >= r->nfuncs)
 			continue;
+		/* (an id twice: a damaged file's table; the last one) */
+		free(r->funcs[id].name);
+		free(r->funcs[id].file);
 		r->funcs[id].name = col_strdup(st, 1);
 		r->funcs[id].file = col_strdup(st, 2);
 		r->funcs[id].line = sqlite3_column_int(st, 3);

@@ -190,8 +190,11 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 
-		if (id > 0 && id < nm->nfunc)
+		/* (an id twice: a damaged file's table; the last one) */
+		if (id > 0 && id < nm->nfunc) {
+			free(nm->func[id]);
 			nm->func[id] = replay_strdup(st, 1);
+		}
 	}
 	if (rc != SQLITE_DONE)
 		err = -EIO;
@@ -203,6 +206,7 @@ static int replay_load_names(sqlite3 *db, struct replay_names *nm)
 		int64_t id = sqlite3_column_int64(st, 0);
 
 		if (id > 0 && id < nm->nsite) {
+			free(nm->site[id].file);
 			nm->site[id].file = replay_strdup(st, 1);
 			nm->site[id].line = sqlite3_column_int(st, 2);
 		}
@@ -254,9 +258,13 @@ static void replay_fill(const struct replay_names *nm, int64_t pid,
 	ev->dur_ns = -1;
 }
 
+/* Entries deeper than this keep no time (their exits get dur_ns -1): a
+ * damaged session's depth must not size the stack (8 bytes a level). */
+#define REPLAY_DEPTH_MAX (1 << 22)
+
 static int replay_push(struct replay_walker *w, int depth, int64_t ts)
 {
-	if (depth < 0)
+	if (depth < 0 || depth >= REPLAY_DEPTH_MAX)
 		return 0;
 	if ((size_t)depth >= w->cap) {
 		size_t nc = w->cap ? w->cap : 64;
@@ -272,6 +280,14 @@ static int replay_push(struct replay_walker *w, int depth, int64_t ts)
 	}
 	w->stack[depth] = ts;
 	return 0;
+}
+
+/* to - from, or -1 (unknown) when a damaged session's times overflow it */
+static int64_t replay_span(int64_t from, int64_t to)
+{
+	int64_t d;
+
+	return __builtin_sub_overflow(to, from, &d) ? -1 : d;
 }
 
 static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
@@ -304,13 +320,15 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 				    next->depth == ev->depth) {
 					ev->leaf = 1;
 					if (!ev->rebuilt)
-						ev->dur_ns = next->ts_ns - ev->ts_ns;
+						ev->dur_ns = replay_span(
+							ev->ts_ns, next->ts_ns);
 				}
 			} else if (ev->kind == SK_EXIT) {
 				ev->leaf = prev_leaf;
 				if (ev->depth >= 0 && (size_t)ev->depth < w->cap &&
 				    w->stack[ev->depth] != INT64_MIN)
-					ev->dur_ns = ev->ts_ns - w->stack[ev->depth];
+					ev->dur_ns = replay_span(
+						w->stack[ev->depth], ev->ts_ns);
 				if (ev->depth >= 0 && (size_t)ev->depth < w->cap)
 					w->stack[ev->depth] = INT64_MIN;
 			}

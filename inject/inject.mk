@@ -23,7 +23,8 @@ AGENT_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer \
 $(O)/pic/%.c.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC [so] $<")
-	$(Q)$(CC) $(CFLAGS_BASE) $(SAN_AGENT) $(AGENT_CFLAGS) $(CFLAGS) $(AGENT_CFLAGS_$(notdir $*)) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS_BASE) $(if $(filter $(notdir $*),$(AGENT_NOSAN)),,$(SAN_AGENT)) \
+		$(AGENT_CFLAGS) $(CFLAGS) $(AGENT_CFLAGS_$(notdir $*)) -c -o $@ $<
 
 $(O)/pic/%.S.o: %.S | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
@@ -32,9 +33,12 @@ $(O)/pic/%.S.o: %.S | $(DEPS_STAMP)
 
 $(AGENT_SO): $(AGENT_OBJS)
 	$(if $(Q),@echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ \
+	$(Q)$(CC) $(SAN_AGENT) -shared -Wl,-z,now -Wl,--no-undefined -o $@ $^ \
 		$(call pc_libs,capstone) -ldl -lpthread
 
+# These run between a trampoline and the save of the program's FP/vector
+# state: no sanitizer there (a UBSan handler would clobber it).
+AGENT_NOSAN := hot callback directive
 AGENT_CFLAGS_hot := -mgeneral-regs-only
 AGENT_CFLAGS_callback := -mgeneral-regs-only
 AGENT_CFLAGS_directive := -mgeneral-regs-only

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/install-deps.sh [build|test|bench] - install the Debian packages propel
+# tests/install-deps.sh [build|test|bench|fuzz] - install the Debian packages propel
 # needs, only those missing (idempotent); sudo when not root.
 set -e
 pkgs_build="build-essential pkg-config libncurses-dev libdw-dev libelf-dev
@@ -22,11 +22,14 @@ pkgs_test="$pkgs_test debuginfod libdebuginfod-dev curl xz-utils"
 # the benchmarks' peers: tests/e2e/bench-short.sh runs every benchmark
 # in its short mode, each beside its peer
 pkgs_test="$pkgs_test uftrace linux-perf gdb bpftrace"
+# make fuzz: clang's libFuzzer and sanitizer runtimes (tests/fuzz/fuzz.mk)
+pkgs_fuzz="clang libclang-rt-dev"
 pkgs_bench="hyperfine nginx wrk"
 want=$pkgs_build
 case "${1:-build}" in
 test) want="$pkgs_build $pkgs_test" ;;
 bench) want="$pkgs_build $pkgs_test $pkgs_bench" ;;
+fuzz) want="$pkgs_build $pkgs_fuzz" ;;
 esac
 missing=()
 for p in $want; do
@@ -41,7 +44,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 	$sudo apt-get update -qq >/dev/null || true
 	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[ "${1:-build}" = build ] && exit 0
+case "${1:-build}" in build | fuzz) exit 0 ;; esac
 # npm, pinned, in PROPEL_JS (default /opt/propel-js): speedscope's release
 # build and puppeteer-core to drive Chromium, and the OpenTelemetry
 # protobuf definitions (the protobufjs code @opentelemetry/otlp-transformer

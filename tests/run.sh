@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# tests/run.sh [PATTERN] - run every test: unit programs (build/tests/unit/*)
-# and end-to-end scripts (tests/e2e/*.sh), optionally only those whose name
-# matches PATTERN.  Each test prints lines "PASS name", "FAIL name: why" or
+# tests/run.sh [PATTERN...] - run every test: unit programs ($O/tests/unit/*,
+# O= the build directory, default build) and end-to-end scripts
+# (tests/e2e/*.sh), optionally only those whose name contains one of the
+# PATTERNs.  Each test prints lines "PASS name", "FAIL name: why" or
 # "SKIP name: why" (tests/lib.sh helps) and declares how many it prints with
 # lines "CHECKS N" (expect_checks in tests/lib.sh, CHECKS_EXPECT in
 # tests/unit/check.h; several add up).  A test fails closed: one that
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.." || exit 1
 tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
 O=${O:-build}
 export PROPEL_TOP=$PWD PROPEL=$PWD/$O/propel O
-pat=${1:-}
+pats=("$@")
 pass=0 fail=0 skip=0
 logdir=$O/test-logs
 mkdir -p "$logdir"
@@ -23,7 +24,13 @@ run_one() {
 	local name=$1; shift
 	local log=$logdir/$name.log out rc
 	mkdir -p "$(dirname "$log")"
-	[ -n "$pat" ] && [[ $name != *$pat* ]] && return
+	if [ ${#pats[@]} -gt 0 ]; then
+		local p hit=
+		for p in "${pats[@]}"; do
+			[[ -z $p || $name == *$p* ]] && hit=1
+		done
+		[ -n "$hit" ] || return
+	fi
 	printf '%-40s ' "$name"
 	local t0=$EPOCHREALTIME
 	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1

@@ -616,14 +616,18 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 /* Jump tables: entries (32-bit relative to the table, or absolute
- * addresses) that land inside the function are targets. */
+ * addresses) that land inside the function are targets.  A table need
+ * not be aligned (the compiler's are, but its start is a guess from a
+ * lea): entries are read with memcpy, a plain mov on x86. */
 static void fn_tables(struct fn *fn)
 {
 	for (int i = 0; i < fn->ntables; i++) {
 		uint64_t t = fn->tables[i], k;
 
 		for (k = 0; k < 4096 && module_readable(fn->m, t + 4 * k, 4); k++) {
-			int32_t v = *(const int32_t *)(t + 4 * k);
+			int32_t v;
+
+			__builtin_memcpy(&v, (const void *)(t + 4 * k), 4);
 
 			if (!fn_inside(fn, t + (int64_t)v))
 				break;
@@ -631,7 +635,9 @@ static void fn_tables(struct fn *fn)
 			fn->inner++;
 		}
 		for (k = 0; k < 4096 && module_readable(fn->m, t + 8 * k, 8); k++) {
-			uint64_t v = *(const uint64_t *)(t + 8 * k);
+			uint64_t v;
+
+			__builtin_memcpy(&v, (const void *)(t + 8 * k), 8);
 
 			if (!fn_inside(fn, v))
 				break;
