@@ -192,3 +192,11 @@ print(f"{diff} of {total} bytes differ")
 sys.exit(1 if diff or not total else 0)
 EOF
 }
+# user_can_run USER: USER may run this build's propel and read its agent (a
+# checkout inside a private directory -- mktemp -d's mode 700 -- is out of
+# other users' reach: a test of another user's attach then has nothing to
+# run, and skips, naming why)
+user_can_run() {
+	setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups \
+		test -x "$PROPEL" -a -r "$AGENT_SO" 2>/dev/null
+}

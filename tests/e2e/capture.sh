@@ -120,7 +120,9 @@ one_line attach/second 'already' -- "$PROPEL" attach -o "$t/d2.db" --duration 1 
 wait $first && pass attach/first-unharmed || fail attach/first-unharmed "the first attach failed"
 
 # another user's process: nobody may not ptrace root's
-if is_root && command -v setpriv >/dev/null && [ -x "$PROPEL" ]; then
+if is_root && command -v setpriv >/dev/null && [ -x "$PROPEL" ] && ! user_can_run nobody; then
+	skip attach/not-permitted "user nobody cannot reach $PROPEL (a checkout in a private directory)"
+elif is_root && command -v setpriv >/dev/null && [ -x "$PROPEL" ]; then
 	chmod o+rx "$t"
 	one_line attach/not-permitted 'not permitted|Operation not permitted' -- \
 		setpriv --reuid=nobody --regid=nogroup --clear-groups "$PROPEL" attach -o /tmp/propel-nobody-$$.db "$spin"

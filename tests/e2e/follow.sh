@@ -288,6 +288,8 @@ user=propeltest$$
 useradd -M -s /bin/sh $user 2>"$t/useradd.err" || user=
 if [ -z "$user" ]; then
 	fail $name "root, but useradd failed: $(cat "$t/useradd.err")"
+elif ! user_can_run $user; then
+	skip $name "user $user cannot reach $PROPEL (a checkout in a private directory)"
 else
 	d=$t/perm
 	mkdir -p "$d"

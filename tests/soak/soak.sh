@@ -74,7 +74,8 @@ cleanup() {
 	rm -rf "$t"
 }
 trap cleanup EXIT
-cur_propel=
+cur_propel= pd=
+PROPEL_SHM=/dev/shm/propel
 
 # rand_ms LO HI: a random whole number of ms in [LO, HI]
 rand_ms() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
@@ -292,13 +293,12 @@ case_redis_record() {
 
 # follow_kill ROUND: the kill of a --follow round: odd rounds this host's
 # propeld (the coordinator then ends with its command, 4 s at most), even
-# rounds propel itself; sets sdir and the caller's who
+# rounds propel itself; sets sdir, pd (propeld) and the caller's who
 follow_kill() {
-	local pd
 	sdir=$(session_dir "$cur_propel")
+	pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
 	if (($1 % 2)); then
 		who=propeld
-		pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
 		[ -n "$pd" ] && kill -9 "$pd"
 		wait_gone "$cur_propel" 15 || kill -9 "$cur_propel"
 	else
@@ -325,6 +325,9 @@ case_redis_follow() {
 		why=$(redis_judge "$d" "$REDIS_PID")
 		[ "$who" = propel ] && why="$why$(recover_check)"
 		[ "$who" = propeld ] && rm -rf "$sdir"
+		# propeld's own ring directory (d<pid>-...): its rings fill
+		# /dev/shm within a few hundred rounds
+		[ -n "$pd" ] && rm -rf "$PROPEL_SHM"/d"$pd"-*
 		verdict "$name" "$r" "$k" "$why${why:+ (killed $who)}"
 		[ -n "$why" ] && ! kill -0 "$REDIS_PID" 2>/dev/null && break
 		redis_load_again "$d"
@@ -408,6 +411,9 @@ case_nginx_follow() {
 		why="$why$(nginx_load_errors)"
 		[ "$who" = propel ] && why="$why$(recover_check)"
 		[ "$who" = propeld ] && rm -rf "$sdir"
+		# propeld's own ring directory (d<pid>-...): its rings fill
+		# /dev/shm within a few hundred rounds
+		[ -n "$pd" ] && rm -rf "$PROPEL_SHM"/d"$pd"-*
 		verdict "$name" "$r" "$k" "$why${why:+ (killed $who)}"
 		[ -n "$why" ] && ! kill -0 "$NGINX_WORKER" 2>/dev/null && break
 	done
@@ -432,6 +438,7 @@ case_batch_follow() {
 		k=$(rand_ms 200 2000)
 		sleep "$(ms_s "$k")"
 		sdir=$(session_dir "$cur_propel")
+		pd=$(pgrep -P "$cur_propel" -x propeld | head -1)
 		kill -9 "$cur_propel" 2>/dev/null
 		wait "$cur_propel" 2>/dev/null
 		cur_propel=
@@ -454,6 +461,7 @@ case_batch_follow() {
 			fi
 		fi
 		why="$why$(recover_check)"
+		[ -n "$pd" ] && rm -rf "$PROPEL_SHM"/d"$pd"-*
 		verdict "$name" "$r" "$k" "$why"
 	done
 	case_end "$name"
