@@ -199,6 +199,9 @@ redis_answers() {
 }
 redis_fresh() { # DIR: a server, its canary and counter, the load
 	redis_start "$1" || return 1
+	redis_seed "$1"
+}
+redis_seed() { # DIR: a new canary, the counter at 0, the load
 	redis_canary="c$RANDOM$RANDOM"
 	redis-cli -p "$REDIS_PORT" set soak:canary "$redis_canary" >/dev/null
 	redis-cli -p "$REDIS_PORT" del soak:counter >/dev/null
@@ -236,11 +239,7 @@ case_redis_attach() { # DURATION_ARGS KILL_LO KILL_HI NAME
 		k=$(rand_ms "$2" "$3")
 		"$PROPEL" attach -o "$d/s.db" $1 "$REDIS_PID" >"$d/attach.out" 2>&1 &
 		cur_propel=$!
-		sleep "$(ms_s "$k")"
-		sdir=$(session_dir "$cur_propel")
-		kill -9 "$cur_propel" 2>/dev/null
-		wait "$cur_propel" 2>/dev/null
-		cur_propel=
+		kill_propel_at "$k"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
 		why="$why$(recover_check)"
@@ -266,17 +265,9 @@ case_redis_record() {
 		REDIS_PORT=$port REDIS_PID=
 		real_wait_port "$port" || { verdict "$name" "$r" 0 " the traced server did not start: $(tail -1 "$d/record.out")"; kill -9 $cur_propel; continue; }
 		REDIS_PID=$(pgrep -P "$cur_propel" | head -1)
-		redis_canary="c$RANDOM$RANDOM"
-		redis-cli -p "$port" set soak:canary "$redis_canary" >/dev/null
-		redis-cli -p "$port" del soak:counter >/dev/null
-		echo 0 >"$t/counter"
-		redis_bench_start "$d/bench.out"
+		redis_seed "$d"
 		k=$(rand_ms 300 2500)
-		sleep "$(ms_s "$k")"
-		sdir=$(session_dir "$cur_propel")
-		kill -9 "$cur_propel" 2>/dev/null
-		wait "$cur_propel" 2>/dev/null
-		cur_propel=
+		kill_propel_at "$k"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
 		why="$why$(recover_check)"
@@ -289,6 +280,15 @@ case_redis_record() {
 		redis_stop
 	done
 	[ -n "$harms" ] && case_end "$name"
+}
+
+# kill_propel_at MS: after MS ms, kill -9 of the round's propel; sets sdir
+kill_propel_at() {
+	sleep "$(ms_s "$1")"
+	sdir=$(session_dir "$cur_propel")
+	kill -9 "$cur_propel" 2>/dev/null
+	wait "$cur_propel" 2>/dev/null
+	cur_propel=
 }
 
 # follow_kill ROUND: the kill of a --follow round: odd rounds this host's
@@ -376,11 +376,7 @@ case_nginx_attach() {
 		k=$(rand_ms 0 2500)
 		"$PROPEL" attach -o "$d/s.db" "$NGINX_MASTER" "$NGINX_WORKER" >"$d/attach.out" 2>&1 &
 		cur_propel=$!
-		sleep "$(ms_s "$k")"
-		sdir=$(session_dir "$cur_propel")
-		kill -9 "$cur_propel" 2>/dev/null
-		wait "$cur_propel" 2>/dev/null
-		cur_propel=
+		kill_propel_at "$k"
 		settle "$NGINX_MASTER" "$NGINX_WORKER"
 		why=$(nginx_judge)
 		why="$why$(nginx_load_errors)"
