@@ -11,9 +11,9 @@
  *       queued for it go out), or FAILED (fl_host_fail: reported in one
  *       line, its queued requests refused, not tried again)
  *   UP --end of stream from it (fl_lost)--> LOST: reported in one line;
- *       its agents keep recording (their lease is held by propeld's
- *       keeper while our line to the host is open) and switch themselves
- *       off when we end
+ *       its agents switch themselves off within the lease (propeld's
+ *       keeper, which holds it, ends with propeld); their rings are read
+ *       from the host's directory when we end
  *   UP --follow_end: STOP, FILE/DATA..., END (fl_collect)--> DONE
  *
  * A propagation request that crosses hosts: host A's propeld sends PEER
@@ -278,8 +278,8 @@ static void fl_lost(struct follow *f, int i)
 		return;
 	h->state = FH_LOST;
 	propel_reportf("follow", "host %s lost: its propeld ended; its agents "
-		       "keep recording until propel ends (rings in %s on %s)",
-		       h->t->host, h->t->dir, h->t->host);
+		       "switch themselves off within %d ms (rings in %s on %s)",
+		       h->t->host, PROPEL_LEASE_MS, h->t->dir, h->t->host);
 }
 
 static int fl_host_of(struct follow *f, const char *addr)

@@ -35,10 +35,14 @@
  * The lease (share/agent-abi.h): agents switch themselves off when the
  * process named in the directory's coordinator file is gone.  That process
  * is a small child of propeld's (pd_keeper) that lives while the
- * coordinator's stream is open: propeld killed mid-session leaves its
- * agents recording while the coordinator lives (it reports the host
- * lost), and they switch off once it ends.  Errors are one line, never an
- * exit while a session runs.
+ * coordinator's stream is open and propeld lives: the agents switch off
+ * (inert, PROPEL_LEASE_MS later) when either ends.  A propeld killed
+ * mid-session drains and detaches nobody, so its agents' rings only fill:
+ * they stop at once, and nothing waits for an answer from it (a
+ * propagation request ends as soon as an agent's lease sees the keeper
+ * gone); the coordinator reports the host lost and reads the rings left
+ * in the directory at its end.  Errors are one line, never an exit while
+ * a session runs.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -384,16 +388,20 @@ static void pd_on_exec_warn(pid_t pid, int err, const char *cause, void *arg)
 
 /*
  * The lease keeper: a child that lives while the coordinator's stream is
- * open (it polls for the hang-up only, never reads), named in the
- * directory's coordinator file.
+ * open (it polls for the hang-up only, never reads) and propeld lives
+ * (PR_SET_PDEATHSIG), named in the directory's coordinator file.
  */
 static pid_t pd_keeper(int in)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	if (pid != 0)
 		return pid;
 	prctl(PR_SET_NAME, "propeld-lease", 0, 0, 0);
+	/* ends with propeld (the thread that forked it: the main loop) */
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(0);
 	/* only the coordinator's stream (to see it end) and stderr (under
 	 * ssh, the channel stays open while a holder of stderr lives: the
 	 * coordinator sees propeld's stdout end, not the whole line) */

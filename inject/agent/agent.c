@@ -614,6 +614,7 @@ static volatile uint32_t lease_gen;
  * quiesce_alone() may count a process with only it beside the caller as
  * alone (not done yet: see quiesce.c) */
 volatile pid_t ag_lease_tid;
+volatile int ag_coord_gone;
 
 static void lease_own(struct ag_fd *f, int fd)
 {
@@ -761,6 +762,7 @@ static int lease_find(const char *dir)
 	l->start = start;
 	l->gen = lease_gen;
 	lease_cur = l;
+	ag_coord_gone = 0;
 	return 0;
 }
 
@@ -814,8 +816,11 @@ static void *lease_main(void *arg)
 			break;
 		if (l->gen != lease_gen || (rfd >= 0 && p[1].revents))
 			break; /* a stop */
-		if (!gone_at && !lease_coord_alive(l))
+		if (!gone_at && !lease_coord_alive(l)) {
 			gone_at = ag_mono_ns();
+			/* a propagation request waiting now goes on at once */
+			ag_coord_gone = 1;
+		}
 	}
 	ag_fd_close(&l->rd);
 	ag_fd_close(&l->pidfd);

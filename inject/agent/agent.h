@@ -492,6 +492,9 @@ int agent_stop_locked(const char *why); /* ag_lock held; a W line if why */
 void agent_inert_locked(const char *why);
 uint64_t ag_mono_ns(void);
 extern volatile pid_t ag_lease_tid; /* the lease thread (agent.c), or 0 */
+/* 1 from the moment the lease thread saw the coordinator end (its pidfd
+ * readable) until a new lease: nobody will answer a propagation request */
+extern volatile int ag_coord_gone;
 pid_t ag_gettid(void);
 
 /* comm.c: communication events (send/recv and their kin) */

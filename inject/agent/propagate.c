@@ -19,6 +19,9 @@
  * lease switches the agent off, every new channel of a server would wait
  * its second -- a single-threaded nginx stalled for seconds): for the next
  * PROPEL_PROPAGATE_MS * 5 requests are still written but not waited for.
+ * A tracer whose end the lease saw (ag_coord_gone: its pidfd readable) is
+ * not waited for at all: a wait under way ends at once, so a killed
+ * propeld costs the program no more than a poll's wake-up.
  * Nothing here touches the bytes sent; errno is kept; no malloc, no lock
  * (a vfork child may be here).
  */
@@ -59,10 +62,12 @@ void propagate_ask(uint32_t chan, const char *line)
 		unlink(tmp);
 		goto out;
 	}
-	if (ag_mono_ns() < propagate_quiet_until)
+	if (ag_mono_ns() < propagate_quiet_until || ag_coord_gone)
 		goto out; /* asked; not waited for */
 	end = ag_mono_ns() + (uint64_t)PROPEL_PROPAGATE_MS * 1000 * 1000;
 	while (access(path, F_OK) == 0) {
+		if (ag_coord_gone)
+			break; /* the tracer ended (the lease saw it) */
 		if (ag_mono_ns() > end) {
 			unlink(path); /* no answer: the send goes on */
 			propagate_quiet_until =
