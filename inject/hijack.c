@@ -358,6 +358,28 @@ static int hj_syscall_stop(pid_t tid)
 }
 
 /*
+ * A held thread that blocks SIGTRAP gets it unblocked: the agent's int3s
+ * (a site being rewritten) must reach its handler, and the kernel kills a
+ * thread that meets an int3 with SIGTRAP blocked -- after resetting the
+ * handler of the whole process to SIG_DFL, so that the next int3 of any
+ * thread kills it too (servers block every signal in their workers:
+ * jemalloc's background thread in redis).  The agent keeps it unblocked
+ * afterwards (inject/agent/slow.c, emul_sigmask).  A thread that never
+ * asks for SIGTRAP sees no difference: nothing else sends it.
+ */
+static void hj_unblock_trap(pid_t tid)
+{
+	uint64_t mask;
+
+	if (ptrace(PTRACE_GETSIGMASK, tid, (void *)sizeof(mask), &mask) < 0 ||
+	    !(mask & (1ull << (SIGTRAP - 1))))
+		return;
+	mask &= ~(1ull << (SIGTRAP - 1));
+	if (ptrace(PTRACE_SETSIGMASK, tid, (void *)sizeof(mask), &mask) == 0)
+		pr_dbg("thread %d: SIGTRAP unblocked", tid);
+}
+
+/*
  * Before a thread stopped right after an int3 runs again (detach, or the
  * other threads running during a call): rewind it onto the int3's byte and
  * forget the signal we took.  If the agent restored the original byte
@@ -415,6 +437,7 @@ static int hj_stop_step(struct hijack *h, struct hj_thread *t)
 		}
 		t->draining = 0;
 		t->state = HJ_STOPPED;
+		hj_unblock_trap(t->tid);
 		return 1;
 	}
 	if ((status >> 16) == 0 &&

@@ -155,6 +155,8 @@ enum ag_intercept {
 	IC_PTHREAD_CREATE,
 	IC_SIGACTION,
 	IC_SIGNAL,
+	IC_SIGMASK,
+	IC_SIGPROCMASK,
 	IC_FORK,
 	IC_VFORK,
 	IC_EXEC,
@@ -427,6 +429,7 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f);
 void intercept_exit(struct athread *t, struct ag_func *f, uint64_t *rax);
 int signals_install(void);
 void signals_uninstall(void);
+void signals_trap_check(void);
 void func_resolve(struct ag_func *f); /* instrument a callee first */
 void slow_lock(sigset_t *old);
 uint32_t intercept_kind(const char *name);

@@ -378,6 +378,7 @@ static int sites_write(struct ag_site **v, size_t n, int restore)
 		sync_cores();
 		return err ? -EFAULT : 0;
 	}
+	signals_trap_check();
 	for (i = 0; i < n; i++)
 		err |= code_write(v[i]->at, &int3, 1);
 	sync_cores();

@@ -73,6 +73,8 @@ static const struct {
 	{ "__sigaction", IC_SIGACTION },
 	{ "signal", IC_SIGNAL },
 	{ "bsd_signal", IC_SIGNAL },
+	{ "pthread_sigmask", IC_SIGMASK },
+	{ "sigprocmask", IC_SIGPROCMASK },
 	{ "fork", IC_FORK },
 	{ "vfork", IC_VFORK },
 	{ "execv", IC_EXEC },
@@ -677,6 +679,56 @@ static __sighandler_t emul_signal(int sig, __sighandler_t h)
 	return old.sa_handler;
 }
 
+/*
+ * SIGTRAP is never blocked while the agent is active.  A thread that
+ * blocks it and meets one of the agent's int3s (a site being rewritten) is
+ * not sent to the handler: the kernel forces the signal, resetting its
+ * disposition to SIG_DFL for the whole process, and the process dies --
+ * then, or at the next int3 of any thread.  Servers block every signal in
+ * their workers (jemalloc's background thread, redis's among them), so a
+ * mask that asks for SIGTRAP blocked is given without it; the tracer
+ * unblocks it in the threads it holds at attach (inject/hijack.c), and
+ * signals_trap_check puts the handler back before each int3 batch.
+ */
+static const sigset_t *sigmask_no_trap(int how, const sigset_t *set,
+				       sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK || !ag_active ||
+	    sigismember(set, SIGTRAP) != 1)
+		return set;
+	*copy = *set;
+	sigdelset(copy, SIGTRAP);
+	return copy;
+}
+
+static int emul_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return pthread_sigmask(how, sigmask_no_trap(how, set, &copy), old);
+}
+
+static int emul_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return sigprocmask(how, sigmask_no_trap(how, set, &copy), old);
+}
+
+/* Before an int3 is written: SIGTRAP still goes to sig_wrapper (a reset by
+ * the kernel, see emul_sigmask, is undone). */
+void signals_trap_check(void)
+{
+	struct sigaction cur;
+
+	if (!managed[SIGTRAP] || sigaction(SIGTRAP, NULL, &cur) < 0 ||
+	    ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == sig_wrapper))
+		return;
+	ag_warn("SIGTRAP's handler was reset (a thread that blocked it met an "
+		"int3): put back");
+	manage(SIGTRAP, &prog_act[SIGTRAP]);
+}
+
 /* ---- exec ---- */
 
 static int env_has(char *const *envp, const char *name)
@@ -1000,6 +1052,12 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		break;
 	case IC_SIGNAL:
 		fr->target = (uint64_t)emul_signal;
+		break;
+	case IC_SIGMASK:
+		fr->target = (uint64_t)emul_pthread_sigmask;
+		break;
+	case IC_SIGPROCMASK:
+		fr->target = (uint64_t)emul_sigprocmask;
 		break;
 	case IC_VFORK:
 		if (in_vfork_child())

@@ -36,9 +36,10 @@
 #   multi/propeld-killed  a second session (a new client on A); once the
 #                      back end on C is traced, kill -9 of B's propeld: the
 #                      coordinator says in one line "host B lost"; the
-#                      front end's agent (B) kept recording (its events
-#                      after the kill are in the session: one kernel here,
-#                      so B's rings are read in place), C's events are
+#                      front end's agent (B) kept recording until its
+#                      lease ended (its events after the kill are in the
+#                      session: one kernel here, so B's rings are read in
+#                      place), C's events are
 #                      collected as usual; the client unharmed; after the
 #                      lease every agent is off and no thread ptraced
 #   multi/coordinator-killed  a third session; once C's back end is traced,

@@ -53,9 +53,9 @@
 #                      propeld and its keeper are never traced
 #   fault/propeld-killed  kill -9 of this host's propeld mid-session: the
 #                      coordinator says the host was lost; the agents kept
-#                      recording (events after the kill are in the
-#                      session); the processes unharmed and, after the
-#                      lease, detached
+#                      recording until their lease ended (events after the
+#                      kill are in the session); the processes unharmed
+#                      and, after the lease, detached
 #   fault/coordinator-killed  kill -9 of propel: the service goes on
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
