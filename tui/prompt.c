@@ -205,6 +205,7 @@ const struct propel_cmd *const cmd_table[] = {
 	&cmd_attach_entry,
 	&cmd_replay_entry,
 	&cmd_tui_entry,
+	&cmd_top_entry,
 	&cmd_vitals_entry,
 	&cmd_recover_entry,
 	&cmd_detach_entry,

@@ -16,6 +16,11 @@ int main(int argc, char **argv)
 	const struct propel_cmd *c;
 
 	if (argc < 2) {
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+			char *targv[] = { "top", NULL };
+
+			return cmd_top_entry.exec(1, targv);
+		}
 		cmd_print_usage(stderr);
 		return 2;
 	}

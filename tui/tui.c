@@ -64,6 +64,7 @@ static const struct tui_view_entry {
 	{ &view_vitals_ops, TUI_SESSION },
 	{ &view_flows_ops, TUI_SESSION },
 	{ &view_rootcause_ops, TUI_SESSION },
+	{ &view_procs_ops, TUI_LIVE },
 };
 
 static double cpu_s(void);
