@@ -981,7 +981,7 @@ int tui_live_main(void)
 	t.slot[0] = 0;
 	t.focus = 0;
 	screen_message("? for help, / filter, a attach, q quit");
-	next = now_s() + TUI_TICK_MS / 1e3;
+	next = now_s() + TUI_FIRST_TICK_MS / 1e3;
 	while (!t.quit) {
 		double wait;
 		int key;

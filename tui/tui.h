@@ -22,6 +22,8 @@
 
 #define TUI_MAXVIEWS 8
 #define TUI_TICK_MS 1000 /* live mode: the views' tick (refresh) period */
+#define TUI_FIRST_TICK_MS 250 /* ... and the first, soon after the first
+			       * screen (a rate needs two samples) */
 
 enum tui_mode { TUI_SESSION = 1, TUI_LIVE = 2 };
 

@@ -8,7 +8,8 @@
  *
  * Figures come from /proc (share/procs.h) once a second (the core's tick,
  * TUI_TICK_MS): CPU% is the process's utime + stime over the last tick,
- * as top counts it (100 = one core).  Busiest first (ties: lower pid);
+ * as top counts it (100 = one core); "-" until a rate can be measured
+ * (the first screen, up to the first tick 250 ms later; a new process).  Busiest first (ties: lower pid);
  * the selection follows its pid across refreshes.  `/ TEXT` keeps the
  * lines that hold TEXT (any case; `/` alone: all again).
  *
@@ -338,15 +339,10 @@ static int procs_open(struct view *v, char **cause)
 			break;
 		pid = st.ppid;
 	}
+	/* CPU% shows "-" until the core's first tick (TUI_FIRST_TICK_MS)
+	 * measures it: the first screen does not wait for it */
 	p->t_sample = mono_s();
 	err = procs_sample(p);
-	if (!err) {
-		/* a first CPU% within the first screen, not a second later */
-		struct timespec ts = { 0, 200 * 1000 * 1000 };
-
-		nanosleep(&ts, NULL);
-		err = procs_sample(p);
-	}
 	if (err) {
 		*cause = strdup("cannot read /proc");
 		return err;

@@ -24,7 +24,8 @@
  *   moved(v)            optional: the cursor moved (step, goto, thread).
  *   free(v)             once, at exit.
  * Optional, for the live views (the core's live mode, tui/tui.h):
- *   tick(v)             every TUI_TICK_MS (1 s): refresh what is shown.
+ *   tick(v)             TUI_FIRST_TICK_MS after the first screen, then
+ *                       every TUI_TICK_MS (1 s): refresh what is shown.
  *   status(v, buf, n)   the status line, when the focused view has one.
  *   search(v, text)     `/ TEXT` while the view is focused (text "" =
  *                       clear); without it `/` searches the trace.
