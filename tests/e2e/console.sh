@@ -5,6 +5,8 @@
 #
 #   console/help                  `propel --help` and `propel top --help`
 #                                 describe the console
+#   console/tui-without-session   `propel tui` in the empty directory: the
+#                                 one-line error it always gave
 #   console/first-screen-1s       within 1 s: the process view, a screenful
 #                                 of processes
 #   console/server-listed         the server's line, with its pid and
@@ -14,8 +16,9 @@
 #   console/filter                `/dist-back` Enter leaves only its line
 #   console/dimmed-reason         a kernel thread and propel itself are
 #                                 shown with why they may not be traced
-#   console/attach-not-yet        `a` says in one line that attach from
-#                                 the console is not available yet
+#   console/attach-not-yet        `a` (and `A`) say in one line that attach
+#                                 from the console is not available yet,
+#                                 and the command that does it
 #   console/80x24-fits            24 rows, none over 80 columns, status on
 #                                 row 23, the header on row 2
 #   console/resize-redraws        a resize to 100x30 redraws at that size
@@ -28,7 +31,7 @@
 #   console/not-root-quits        and quits cleanly
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 13
+expect_checks 14
 command -v tmux >/dev/null || { skip console "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console "no $PROPEL"; exit 1; }
 run=$PROPEL_TOP/tests/apps/dist-run.sh
@@ -50,6 +53,14 @@ if "$PROPEL" --help | grepq "propel  *the live console" &&
 	pass console/help
 else
 	fail console/help "$("$PROPEL" top --help | head -3 | tr '\n' '|')"
+fi
+
+# `propel tui` where there is no session: one line, as before
+out=$(cd "$d/empty" && "$PROPEL" tui 2>&1 </dev/null); rc=$?
+if [ $rc = 1 ] && [ "$out" = "propel: tui: propel.db: No such file or directory" ]; then
+	pass console/tui-without-session
+else
+	fail console/tui-without-session "rc=$rc: $out"
 fi
 
 bash "$run" start "$d/run" >/dev/null || { fail console/start "dist-run.sh start failed"; exit 1; }
@@ -122,10 +133,14 @@ else
 	fail console/filter "$n lines: $(tui_screen | sed -n '3,5p' | tr '\n' '|')"
 fi
 tui_keys a
-if tui_message | grepq "attach from the console is not available yet"; then
+m1=$(tui_message)
+tui_keys A
+m2=$(tui_message)
+if grepq "attach from the console is not available yet: run \`propel attach $back\`" <<<"$m1" &&
+   grepq "not available yet: run \`propel attach --follow $back\`" <<<"$m2"; then
 	pass console/attach-not-yet
 else
-	fail console/attach-not-yet "$(tui_message)"
+	fail console/attach-not-yet "a: $m1 | A: $m2"
 fi
 tui_keys / ; tui_keys kthreadd Enter
 k=$(tui_screen | grep -c "\[kthreadd\]  (kernel thread)")
