@@ -38,7 +38,7 @@
  * the chunked form a recv is raised above its send's ts_ns, within its
  * chunk's time range).
  *
- * Callers: engine/cursor.c, tui/ (views, cmd-tui.c), tests.
+ * Callers: engine/cursor.c, tui/ (views, tui.c), tests.
  */
 #ifndef PROPEL_ENGINE_RECONSTRUCT_H
 #define PROPEL_ENGINE_RECONSTRUCT_H

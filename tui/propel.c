@@ -1,6 +1,8 @@
 /*
- * tui/propel.c - main() of the propel binary: find the command in the table
- * and run it.  `propel DB` (an existing file) opens the TUI on it.
+ * tui/propel.c - main() of the propel binary: find the command in the one
+ * table (cmd_table[], tui/prompt.c) and run it.  `propel DB` (an existing
+ * file) opens the TUI on it; `propel` alone on a terminal opens the live
+ * console (`propel top`), and off a terminal prints the usage as before.
  */
 #include <stdio.h>
 #include <string.h>
@@ -9,74 +11,45 @@
 #include "share/log.h"
 #include "tui/cmd.h"
 
-static const struct propel_cmd *const cmd_table[] = {
-	&cmd_record_entry, &cmd_attach_entry, &cmd_replay_entry,
-	&cmd_tui_entry,    &cmd_vitals_entry, &cmd_recover_entry,
-	&cmd_detach_entry, &cmd_report_entry, &cmd_export_entry,
-};
-#define NCMDS (sizeof(cmd_table) / sizeof(cmd_table[0]))
-
-void cmd_usage(const struct propel_cmd *c)
-{
-	printf("usage: propel %s %s\n\n%s\n", c->name, c->usage, c->summary);
-}
-
-int cmd_wants_help(int argc, char **argv)
-{
-	int i;
-
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			return 0;
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return 1;
-	}
-	return 0;
-}
-
-static void usage(FILE *f)
-{
-	size_t i;
-
-	fprintf(f, "usage: propel <command> [options]   (propel <command> --help)\n"
-		   "       propel DB                  open a session in the TUI\n\n"
-		   "commands:\n");
-	for (i = 0; i < NCMDS; i++)
-		fprintf(f, "  %-8s %s\n", cmd_table[i]->name,
-			cmd_table[i]->summary);
-	fprintf(f, "\nThe default session file is ./propel.db.\n");
-}
-
 int main(int argc, char **argv)
 {
-	size_t i;
+	const struct propel_cmd *c;
 
 	if (argc < 2) {
-		usage(stderr);
+		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)) {
+			char *targv[] = { "top", NULL };
+
+			return cmd_top_entry.exec(1, targv);
+		}
+		cmd_print_usage(stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
-		usage(stdout);
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		cmd_print_usage(stdout);
 		return 0;
 	}
 	if (strcmp(argv[1], "--version") == 0) {
 		printf("propel 0.1\n");
 		return 0;
 	}
-	for (i = 0; i < NCMDS; i++) {
-		if (strcmp(argv[1], cmd_table[i]->name) == 0) {
-			if (cmd_wants_help(argc - 1, argv + 1)) {
-				cmd_usage(cmd_table[i]);
-				return 0;
-			}
-			return cmd_table[i]->exec(argc - 1, argv + 1);
+	c = cmd_find(argv[1]);
+	if (c && strcmp(argv[1], c->name) == 0 && c->exec) {
+		if (cmd_wants_help(argc - 1, argv + 1)) {
+			cmd_usage(c);
+			return 0;
 		}
+		return c->exec(argc - 1, argv + 1);
 	}
 	if (access(argv[1], F_OK) == 0) {
 		char *targv[] = { "tui", argv[1], NULL };
 
 		return cmd_tui_entry.exec(2, targv);
+	}
+	if (c && strcmp(argv[1], c->name) == 0) {
+		propel_reportf(argv[1],
+			       "a command of the TUI's `:` prompt (propel tui "
+			       "DB, then :%s)", c->name);
+		return 2;
 	}
 	propel_report(argv[1], 0, "unknown command (see propel --help)");
 	return 2;

@@ -4,7 +4,7 @@
  * through these calls, so views never see a WINDOW or a chtype.
  *
  * Coordinates: a view draws into a struct screen_rect handed to it by the
- * TUI core (tui/cmd-tui.c).  row and col are relative to the rectangle's
+ * TUI core (tui/tui.c).  row and col are relative to the rectangle's
  * top-left corner; everything is clipped to the rectangle, so a view may
  * write past its right edge without harm.  Text is UTF-8; widths are
  * counted in terminal columns (wide characters take two).

@@ -1,5 +1,5 @@
 /*
- * tui/tui-core.h - what the TUI core (tui/cmd-tui.c) offers the trace,
+ * tui/tui-core.h - what the TUI core (tui/tui.c) offers the trace,
  * source and threads views beyond tui/view.h: the reconstruction, the
  * cursor, and source locations.  Views written against view.h alone (e.g.
  * vitals) need none of this.

@@ -19,7 +19,7 @@
  * (samples are CLOCK_REALTIME; meta vitals.mono_to_real_ns moves them onto
  * the trace's clock), the focus to the trace pane (vv_jump).
  *
- * State lives in struct vv (v->priv).  Inside the trace TUI (tui/cmd-tui.c)
+ * State lives in struct vv (v->priv).  Inside the trace TUI (tui/tui.c)
  * the session comes from view_session(); stand-alone, cmd_vitals_tui opens
  * it and hands it over in v->priv before open() (v->tui is NULL then, and
  * no other accessor of tui/view.h is called).  Live: while a run of the
@@ -112,7 +112,7 @@ static int vv_running(struct vv *p)
 	return n > 0;
 }
 
-/* The session holds vital signs (also asked by tui/cmd-tui.c, which opens
+/* The session holds vital signs (also asked by tui/tui.c, which opens
  * a session without trace events in this view). */
 int view_vitals_present(struct session *s)
 {

@@ -1,8 +1,9 @@
 /*
  * tui/view.h - a pane of the TUI (uftrace's tui_window_ops, tmux's
  * cmd_entry): each view is one file, tui/view-<name>.c, that defines one
- * const struct view_ops.  The TUI core (tui/cmd-tui.c) lists them in one
- * table, lays them out, routes keys to the focused one and redraws.
+ * const struct view_ops.  The TUI core (tui/tui.c) lists them in one
+ * table (view_table: each view and the modes it opens in), lays them out,
+ * routes keys to the focused one and redraws.
  *
  * A view draws only through tui/screen.h and reads the session through
  * the accessors below (plain engine types: no curses, no cursor internals),
@@ -22,6 +23,12 @@
  *                       returns 1 used, 0 not mine, <0 error with *cause.
  *   moved(v)            optional: the cursor moved (step, goto, thread).
  *   free(v)             once, at exit.
+ * Optional, for the live views (the core's live mode, tui/tui.h):
+ *   tick(v)             TUI_FIRST_TICK_MS after the first screen, then
+ *                       every TUI_TICK_MS (1 s): refresh what is shown.
+ *   status(v, buf, n)   the status line, when the focused view has one.
+ *   search(v, text)     `/ TEXT` while the view is focused (text "" =
+ *                       clear); without it `/` searches the trace.
  */
 #ifndef PROPEL_TUI_VIEW_H
 #define PROPEL_TUI_VIEW_H
@@ -44,6 +51,9 @@ struct view_ops {
 	int (*key)(struct view *v, int key);
 	int (*command)(struct view *v, int argc, char **argv, char **cause);
 	void (*moved)(struct view *v);
+	void (*tick)(struct view *v);
+	void (*status)(struct view *v, char *buf, int size);
+	void (*search)(struct view *v, const char *text);
 };
 
 struct view {
@@ -52,9 +62,10 @@ struct view {
 	void *priv;      /* the view's own state */
 };
 
-/* ---- accessors the core provides (tui/cmd-tui.c) ---- */
+/* ---- accessors the core provides (tui/tui.c) ---- */
 
-/* The open session (engine/session.h; session_db() for queries). */
+/* The open session (engine/session.h; session_db() for queries); NULL in
+ * the live console.  Accessors of the cursor below: a session only. */
 struct session *view_session(struct view *v);
 
 /* The cursor: the event it sits on (events.id; <0 for an event rebuilt
@@ -76,10 +87,23 @@ int view_goto_event(struct view *v, int64_t event_id, char **cause);
  * 0 or -ENOENT. */
 int view_focus(struct view *v, const char *name);
 
-/* The views the core knows, one per file. */
+/* Attach to pid from the live console (`a`; `A`: follow = 1, as
+ * --follow): the core's tui_attach() (tui/tui.c).  0, or -errno with
+ * *cause, one line for the message line. */
+int view_attach(struct view *v, int pid, const char *comm, int follow,
+		char **cause);
+
+/* The views the core knows, one per file (the core's view_table). */
 extern const struct view_ops view_trace_ops;
 extern const struct view_ops view_source_ops;
 extern const struct view_ops view_threads_ops;
 extern const struct view_ops view_vitals_ops;
+extern const struct view_ops view_flows_ops;
+extern const struct view_ops view_rootcause_ops;
+extern const struct view_ops view_procs_ops;
+
+/* The session holds vital signs (tui/view-vitals.c): a session of vital
+ * signs only opens in that view (`propel vitals tui`). */
+int view_vitals_present(struct session *s);
 
 #endif

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# tests/e2e/console.sh - the live console (`propel` alone, `propel top`) in a
+# real terminal (tmux) at 80x24, started in an empty directory beside a
+# running server of the test apps (tests/apps/dist-run.sh):
+#
+#   console/help                  `propel --help` and `propel top --help`
+#                                 describe the console
+#   console/tui-without-session   `propel tui` in the empty directory: the
+#                                 one-line error it always gave
+#   console/first-screen-1s       within 1 s: the process view, a screenful
+#                                 of processes
+#   console/server-listed         the server's line, with its pid and
+#                                 command (paging down from the busiest)
+#   console/status-says-missing   the status line says the figures are
+#                                 /proc only, and why
+#   console/filter                `/dist-back` Enter leaves only its line
+#   console/dimmed-reason         a kernel thread and propel itself are
+#                                 shown with why they may not be traced
+#   console/attach-not-yet        `a` (and `A`) say in one line that attach
+#                                 from the console is not available yet,
+#                                 and the command that does it
+#   console/80x24-fits            24 rows, none over 80 columns, status on
+#                                 row 23, the header on row 2
+#   console/resize-redraws        a resize to 100x30 redraws at that size
+#   console/cpu                   the console's own CPU over 10 s under 2%
+#                                 of a core (/proc/PID/stat), printed
+#   console/quit-restores         `q`: exit 0, the terminal restored
+#   console/not-root-lists        as nobody: still lists processes (the
+#                                 server, dimmed as another user's) and the
+#                                 status line says "not root"
+#   console/not-root-quits        and quits cleanly
+. "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+set -uo pipefail
+expect_checks 14
+command -v tmux >/dev/null || { skip console "tmux not installed"; exit 77; }
+[ -x "$PROPEL" ] || { fail console "no $PROPEL"; exit 1; }
+run=$PROPEL_TOP/tests/apps/dist-run.sh
+d=$(tmpdir)
+chmod 755 "$d"
+mkdir -p "$d/empty" "$d/run"
+chmod 777 "$d/empty"
+cleanup() {
+	tui_stop
+	bash "$run" stop "$d/run" >/dev/null 2>&1
+	rm -rf "$d"
+}
+trap cleanup EXIT
+
+# --help
+if "$PROPEL" --help | grepq "propel  *the live console" &&
+   "$PROPEL" top --help | grepq "the live console: this node's processes" &&
+   "$PROPEL" top --help | grepq "dimmed"; then
+	pass console/help
+else
+	fail console/help "$("$PROPEL" top --help | head -3 | tr '\n' '|')"
+fi
+
+# `propel tui` where there is no session: one line, as before
+out=$(cd "$d/empty" && "$PROPEL" tui 2>&1 </dev/null); rc=$?
+if [ $rc = 1 ] && [ "$out" = "propel: tui: propel.db: No such file or directory" ]; then
+	pass console/tui-without-session
+else
+	fail console/tui-without-session "rc=$rc: $out"
+fi
+
+bash "$run" start "$d/run" >/dev/null || { fail console/start "dist-run.sh start failed"; exit 1; }
+back=$(awk '$1 == "back" { print $2 }' "$d/run/pids")
+
+# the first screen, within 1 s of the start (tmux's new-session returns
+# once the command runs): the header and a screenful of processes
+t0=$(date +%s%N)
+tui_start 80 24 "cd $d/empty && $PROPEL"
+n=0
+for _ in $(seq 100); do
+	n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
+	[ "$n" -ge 15 ] && tui_screen | grepq "PID USER .*CPU%  COMMAND" && break
+	sleep 0.01
+done
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+if [ "$n" -ge 15 ] && [ $ms -le 1000 ]; then
+	pass "console/first-screen-1s ($ms ms)"
+else
+	fail console/first-screen-1s "$n lines after $ms ms: $(tui_screen | head -4 | tr '\n' '|')"
+fi
+# the server is listed by pid and command (busiest first: page down to it)
+found=0
+for _ in $(seq 30); do
+	tui_screen | grep -E "^ *$back .*dist-back" >/dev/null && { found=1; break; }
+	tmx send-keys -t t PgDn; sleep 0.1
+done
+[ $found = 1 ] && pass console/server-listed ||
+	fail console/server-listed "no line of pid $back: $(tui_screen | sed -n 3p)"
+tui_keys Home
+if tui_status | grepq "vital signs: /proc only (.\+)"; then
+	pass "console/status-says-missing: $(tui_status | sed 's/.*vital signs/vital signs/')"
+else
+	fail console/status-says-missing "$(tui_status)"
+fi
+
+# 80x24: nothing wraps or overflows
+scr=$(tui_screen)
+rows=$(tmx capture-pane -p -t t | awk 'END { print NR }')
+wide=$(awk 'length($0) > 80' <<<"$scr" | wc -l)
+if [ "$rows" -eq 24 ] && [ "$wide" -eq 0 ] && sed -n 23p <<<"$scr" | grepq " procs .*vital signs" &&
+   sed -n 2p <<<"$scr" | grepq "^    PID USER      THR   CPU%  COMMAND"; then
+	pass console/80x24-fits
+else
+	fail console/80x24-fits "rows=$rows wide=$wide: $(sed -n '2p;23p' <<<"$scr" | tr '\n' '|')"
+fi
+
+# the console's own CPU over 10 s
+ppid=$(tmx display -p -t t '#{pane_pid}')
+tpid=$(pgrep -P "$ppid" -x propel | head -1)
+stat_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+if [ -n "$tpid" ]; then
+	c0=$(stat_ticks "$tpid"); s0=$(date +%s%N)
+	sleep 10
+	c1=$(stat_ticks "$tpid"); s1=$(date +%s%N)
+	pct=$(awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v ns="$((s1 - s0))" \
+		'BEGIN { printf "%.2f", c / hz / (ns / 1e9) * 100 }')
+	num_lt "console/cpu ($pct% of a core over 10 s at 80x24)" "$pct" 2 "CPU %"
+else
+	fail console/cpu "no propel under tmux's pane (pid $ppid)"
+fi
+
+tui_keys / ; tui_keys dist-back Enter
+sleep 0.3
+n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
+if [ "$n" -eq 1 ] && tui_screen | grep -E "^ *$back .*dist-back" >/dev/null &&
+   tui_status | grepq "1 match /dist-back"; then
+	pass console/filter
+else
+	fail console/filter "$n lines: $(tui_screen | sed -n '3,5p' | tr '\n' '|')"
+fi
+tui_keys a
+m1=$(tui_message)
+tui_keys A
+m2=$(tui_message)
+if grepq "attach from the console is not available yet: run \`propel attach $back\`" <<<"$m1" &&
+   grepq "not available yet: run \`propel attach --follow $back\`" <<<"$m2"; then
+	pass console/attach-not-yet
+else
+	fail console/attach-not-yet "a: $m1 | A: $m2"
+fi
+tui_keys / ; tui_keys kthreadd Enter
+k=$(tui_screen | grep -c "\[kthreadd\]  (kernel thread)")
+tui_keys / ; tui_keys "build/propel" Enter
+s=$(tui_screen | grep -c "propel  (propel itself)")
+if [ "$k" -ge 1 ] && [ "$s" -eq 1 ]; then
+	pass console/dimmed-reason
+else
+	fail console/dimmed-reason "kthreadd=$k self=$s: $(tui_screen | sed -n '3,4p' | tr '\n' '|')"
+fi
+tui_keys / Enter
+
+tmx resize-window -t t -x 100 -y 30
+sleep 1.2
+scr=$(tui_screen)
+if [ "$(tmx display -p -t t '#{window_height}')" = 30 ] &&
+   sed -n 29p <<<"$scr" | grepq " procs .*vital signs" && sed -n 25p <<<"$scr" | grepq -E '^ *[0-9]+ ' &&
+   sed -n 2p <<<"$scr" | grepq "PID USER"; then
+	pass console/resize-redraws
+else
+	fail console/resize-redraws "$(sed -n '2p;29p' <<<"$scr" | tr '\n' '|')"
+fi
+tmx resize-window -t t -x 80 -y 24
+
+tui_keys q
+if tui_wait_for "EXITED 0" 3 && ! tui_screen | grepq "CPU%  COMMAND" &&
+   [ "$(tmx display -p -t t '#{alternate_on}')" = 0 ]; then
+	pass console/quit-restores
+else
+	fail console/quit-restores "$(tui_screen | tail -3 | tr '\n' '|')"
+fi
+tui_stop
+
+# not root: /proc still, and the status line says what is missing
+if ! is_root || ! command -v setpriv >/dev/null; then
+	skip console/not-root-lists "needs root (to become nobody) and setpriv"
+	skip console/not-root-quits "needs root (to become nobody) and setpriv"
+elif ! user_can_run nobody; then
+	skip console/not-root-lists "nobody cannot run $PROPEL (a private checkout)"
+	skip console/not-root-quits "nobody cannot run $PROPEL (a private checkout)"
+else
+	tui_start 80 24 "cd $d/empty && setpriv --reuid=nobody --regid=nogroup --clear-groups $PROPEL"
+	tui_wait_for "CPU%" 2
+	tui_keys / ; tui_keys dist-back Enter
+	sleep 0.3
+	if tui_screen | grep -E "^ *$back +root .*dist-back.*\(another user's: needs root\)" >/dev/null &&
+	   tui_status | grepq "vital signs: /proc only (not root)"; then
+		pass console/not-root-lists
+	else
+		fail console/not-root-lists "$(tui_screen | sed -n '3p;23p' | tr '\n' '|')"
+	fi
+	tui_keys q
+	if tui_wait_for "EXITED 0" 3 && [ "$(tmx display -p -t t '#{alternate_on}')" = 0 ]; then
+		pass console/not-root-quits
+	else
+		fail console/not-root-quits "$(tui_screen | tail -3 | tr '\n' '|')"
+	fi
+fi

@@ -1,0 +1,1006 @@
+/*
+ * tui/tui.c - the TUI core: `propel tui [DB]` (tui/cmd-tui.c) and the live
+ * console `propel` / `propel top` (tui/cmd-top.c) both run here.
+ *
+ * Owns the session, its reconstruction (engine/reconstruct.h) and the
+ * cursor (engine/cursor.h); lays out the panes (one struct view each, from
+ * the ops tables of tui/view-*.c, all listed in view_table below), routes
+ * keys, hands `:` lines to the prompt (tui/prompt.c: the one command
+ * table), and draws the status line
+ *   pid:tid  function  file:line  event N/M
+ * where function is the frame the cursor is in (cursor_frame: after `F`,
+ * reverse-finish, the caller, at the call line, as gdb names it).
+ * Every exit path goes through screen_fini(), which restores the terminal.
+ *
+ * Layout: below 160 columns the panes stack (source above trace above
+ * threads); from 160 columns the trace takes the left half.  The aux slot
+ * (source by default) can show any other view (`:view vitals`).  A session
+ * that crashed opens at the faulting event with its stack expanded; a hang
+ * snapshot opens with the threads pane focused and large, one line per
+ * thread.
+ *
+ * Live mode (TUI_LIVE, tui_live_main): no session; the live views (the
+ * process view) take the whole screen, each view's tick() runs every
+ * TUI_TICK_MS, the status line is the view's own, `/` goes to the view's
+ * search(), and `a`/`A` attach through tui_attach() (the one place the
+ * capture run plugs in).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/chunk.h"
+#include "engine/cursor.h"
+#include "engine/reconstruct.h"
+#include "engine/replay.h"
+#include "engine/session.h"
+#include "share/log.h"
+#include "tui/cmd-vitals.h"
+#include "tui/cmd.h"
+#include "tui/screen.h"
+#include "tui/tui-core.h"
+#include "tui/tui.h"
+#include "tui/view.h"
+
+#define TUI_MIN_COLS 40
+#define TUI_MIN_ROWS 10
+
+/*
+ * Every view, once (tmux's cmd_table[] for panes): which mode opens it.
+ * The order is the order of `Tab` and of the help's lines.
+ */
+static const struct tui_view_entry {
+	const struct view_ops *ops;
+	unsigned modes; /* TUI_SESSION | TUI_LIVE */
+} view_table[] = {
+	{ &view_trace_ops, TUI_SESSION },
+	{ &view_source_ops, TUI_SESSION },
+	{ &view_threads_ops, TUI_SESSION },
+	{ &view_vitals_ops, TUI_SESSION },
+	{ &view_flows_ops, TUI_SESSION },
+	{ &view_rootcause_ops, TUI_SESSION },
+	{ &view_procs_ops, TUI_LIVE },
+};
+
+static double cpu_s(void);
+
+static struct tui *tui_of(struct view *v)
+{
+	return v->tui;
+}
+
+struct session *view_session(struct view *v)
+{
+	return tui_of(v)->s;
+}
+
+struct recon *tui_recon(struct view *v)
+{
+	return tui_of(v)->r;
+}
+
+struct cursor *tui_cursor(struct view *v)
+{
+	return tui_of(v)->c;
+}
+
+int tui_interleaved(struct view *v)
+{
+	return tui_of(v)->interleave;
+}
+
+int64_t view_cursor_event(struct view *v)
+{
+	return cursor_event_id(tui_of(v)->c);
+}
+
+int64_t view_cursor_ts(struct view *v)
+{
+	const struct recon_ev *e = cursor_event(tui_of(v)->c);
+
+	return e ? e->ts : 0;
+}
+
+void view_cursor_thread(struct view *v, int *pid, int *tid)
+{
+	struct tui *t = tui_of(v);
+	int th = cursor_thread(t->c);
+
+	*pid = *tid = 0;
+	if (th < t->r->nthreads) {
+		*pid = t->r->threads[th].pid;
+		*tid = t->r->threads[th].tid;
+	}
+}
+
+void view_time_span(struct view *v, int64_t *first_ns, int64_t *last_ns)
+{
+	*first_ns = tui_of(v)->r->first_ts;
+	*last_ns = tui_of(v)->r->last_ts;
+}
+
+void tui_moved(struct tui *t)
+{
+	int i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (t->views[i].ops->moved)
+			t->views[i].ops->moved(&t->views[i]);
+}
+
+int view_goto_ts(struct view *v, int64_t ts_ns, char **cause)
+{
+	int err = cursor_goto_ts(tui_of(v)->c, ts_ns, cause);
+
+	if (!err)
+		tui_moved(tui_of(v));
+	return err;
+}
+
+int view_goto_event(struct view *v, int64_t event_id, char **cause)
+{
+	int err = cursor_goto_event(tui_of(v)->c, event_id, cause);
+
+	if (!err)
+		tui_moved(tui_of(v));
+	return err;
+}
+
+int tui_find_view(struct tui *t, const char *name)
+{
+	int i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (strcmp(t->views[i].ops->name, name) == 0)
+			return i;
+	return -1;
+}
+
+int view_focus(struct view *v, const char *name)
+{
+	struct tui *t = tui_of(v);
+	int i = tui_find_view(t, name), s;
+
+	if (i < 0)
+		return -ENOENT;
+	for (s = 0; s < NSLOTS; s++)
+		if (t->slot[s] == i) {
+			t->focus = s;
+			return 0;
+		}
+	t->slot[SLOT_AUX] = i;
+	t->focus = SLOT_AUX;
+	return 0;
+}
+
+/* ---- source locations ---- */
+
+static char *find_source(struct tui *t, const char *file)
+{
+	char buf[2048], *dirs, *d, *save;
+	const char *base;
+	struct stat st;
+
+	if (!file || !*file)
+		return NULL;
+	if (file[0] == '/' && stat(file, &st) == 0)
+		return strdup(file);
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	dirs = strdup(t->srcpath);
+	if (!dirs)
+		return NULL;
+	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, sizeof(buf), "%s/%s", d, file);
+		if (file[0] != '/' && stat(buf, &st) == 0)
+			goto found;
+		snprintf(buf, sizeof(buf), "%s/%s", d, base);
+		if (stat(buf, &st) == 0)
+			goto found;
+	}
+	free(dirs);
+	return NULL;
+found:
+	free(dirs);
+	return strdup(buf);
+}
+
+int64_t tui_frame(struct view *v, int th, int64_t idx)
+{
+	struct tui *t = tui_of(v);
+
+	if (th == cursor_thread(t->c) && idx == cursor_index(t->c))
+		return cursor_frame(t->c);
+	return recon_frame(t->r, th, idx);
+}
+
+int tui_folded(struct view *v, int th, int64_t idx)
+{
+	struct tui *t = tui_of(v);
+	int k;
+
+	for (k = t->nfolds; k-- > 0;)
+		if (t->folds[k].t == th && t->folds[k].from <= idx &&
+		    idx <= t->folds[k].to)
+			return t->folds[k].on;
+	return 0;
+}
+
+void tui_fold(struct view *v, int th, int64_t from, int64_t to, int on)
+{
+	struct tui *t = tui_of(v);
+
+	if (from == to && tui_folded(v, th, from) == on)
+		return;
+	if (t->nfolds == t->capfolds) {
+		int nc = t->capfolds ? 2 * t->capfolds : 64;
+		struct tui_fold_op *n = realloc(t->folds, nc * sizeof(*n));
+
+		if (!n)
+			return;
+		t->folds = n;
+		t->capfolds = nc;
+	}
+	t->folds[t->nfolds++] = (struct tui_fold_op){ th, on, from, to };
+}
+
+int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
+	       char **path)
+{
+	struct tui *t = tui_of(v);
+	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
+	struct recon_row row;
+	int err;
+
+	*path = NULL;
+	*file = NULL;
+	*line = 0;
+	/* a signal: the line of its pc, symbolized at ingest with the load
+	 * bias of the module that holds it (engine/ingest.c) */
+	if (e->kind == SK_SIGNAL && !recon_row(t->r, e->id, &row) &&
+	    !session_callsite(t->s, row.site, file, line)) {
+		*path = find_source(t, *file);
+		return 0;
+	}
+	err = recon_event_site(t->r, th, idx, file, line);
+	if (err)
+		return err;
+	*path = find_source(t, *file);
+	return 0;
+}
+
+/* ---- event text ---- */
+
+static const char *signame(int signo)
+{
+	static const char *const n[] = {
+		[4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE",
+		[9] = "SIGKILL", [11] = "SIGSEGV", [13] = "SIGPIPE",
+		[15] = "SIGTERM", [2] = "SIGINT",
+	};
+
+	return signo > 0 && signo < 16 && n[signo] ? n[signo] : "signal";
+}
+
+void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
+{
+	struct tui *t = tui_of(v);
+	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
+	const char *fn = recon_func_name(t->r, e->func);
+	struct recon_row row;
+
+	switch (e->kind) {
+	case SK_ENTRY:
+		if (e->match >= 0 && tui_folded(v, th, idx))
+			snprintf(buf, size, "%s() { ... }  %lld events%s", fn,
+				 (long long)(e->match - idx + 1),
+				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
+							    "wrapped)"
+							  : "");
+		else
+			snprintf(buf, size, "%s() {%s", fn,
+				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
+							    "wrapped)"
+							  : "");
+		return;
+	case SK_EXIT:
+		snprintf(buf, size, "} /* %s */", fn);
+		return;
+	}
+	recon_row(t->r, e->id, &row);
+	switch (e->kind) {
+	case SK_SIGNAL:
+		snprintf(buf, size, "*** %s (signal %lld) addr 0x%llx ***",
+			 signame((int)row.arg0), (long long)row.arg0,
+			 (unsigned long long)row.arg1);
+		break;
+	case SK_SEND:
+	case SK_RECV: {
+		int ot;
+		int64_t oi;
+
+		if (!recon_peer(t->r, th, idx, &ot, &oi))
+			snprintf(buf, size, "%s fd=%lld %lld bytes %s %d:%d",
+				 e->kind == SK_SEND ? "send" : "recv",
+				 (long long)row.arg0, (long long)row.arg1,
+				 e->kind == SK_SEND ? "->" : "<-",
+				 t->r->threads[ot].pid, t->r->threads[ot].tid);
+		else
+			snprintf(buf, size, "%s fd=%lld %lld bytes",
+				 e->kind == SK_SEND ? "send" : "recv",
+				 (long long)row.arg0, (long long)row.arg1);
+		break;
+	}
+	case SK_FORK:
+		snprintf(buf, size, "fork -> pid %lld", (long long)row.arg0);
+		break;
+	case SK_PROCESS_EXIT:
+		snprintf(buf, size, "process exit (status %lld)",
+			 (long long)row.arg0);
+		break;
+	case SK_LOST:
+		if (e->id < 0) /* engine/reconstruct.c: a damaged chunk */
+			snprintf(buf, size, "~~~ gap: a damaged chunk (events "
+					    "unreadable) ~~~");
+		else
+			snprintf(buf, size,
+				 "~~~ gap: %lld records lost (the drain fell "
+				 "behind) ~~~",
+				 (long long)row.arg0);
+		break;
+	default:
+		snprintf(buf, size, "%s",
+			 session_kind_name(e->kind) ? session_kind_name(e->kind)
+						    : "?");
+	}
+}
+
+/* ---- commands: tui/prompt.c ---- */
+
+void tui_do_move(struct tui *t, int m)
+{
+	char *cause = NULL;
+
+	if (cursor_move(t->c, (enum cursor_move)m, &cause))
+		screen_error("%s: %s", cursor_move_name((enum cursor_move)m),
+			     cause ? cause : "cannot move");
+	else
+		tui_moved(t);
+	free(cause);
+}
+
+static int search_pred(const struct recon_ev *e, void *arg)
+{
+	struct tui *t = arg;
+
+	return strstr(recon_func_name(t->r, e->func), t->search) != NULL;
+}
+
+static void tui_search(struct tui *t, const char *what)
+{
+	const struct recon *r = t->r;
+	int th0 = cursor_thread(t->c), k;
+
+	if (*what)
+		snprintf(t->search, sizeof(t->search), "%s", what);
+	if (!t->search[0])
+		return;
+	/* forward from the cursor in its thread, then the other threads */
+	for (k = 0; k <= r->nthreads; k++) {
+		int th = (th0 + k) % r->nthreads;
+		const struct recon_thread *thr = &r->threads[th];
+		int64_t i = k == 0 ? cursor_index(t->c) + 1 : 0;
+		int64_t end = k == r->nthreads ? cursor_index(t->c) : thr->n;
+
+		i = i < end ? recon_scan(r, th, i, 1, 1 << SK_ENTRY,
+					 search_pred, t)
+			    : -1;
+		if (i >= 0 && i < end) {
+			cursor_goto(t->c, th, i, NULL);
+			tui_moved(t);
+			if (k)
+				screen_message("search: found in thread %d", th + 1);
+			return;
+		}
+	}
+	screen_error("not found: %s", t->search);
+}
+
+/* ---- drawing ---- */
+
+static const char tui_help_text[] =
+	"propel TUI - keys (gdb single-key style; uppercase = reverse)\n"
+	"  s / S      step / reverse-step (s at a send: into its recv in the\n"
+	"             receiving process; S at a recv: back to its send)\n"
+	"  n / N      next / reverse-next (over calls)\n"
+	"  f / F      finish / reverse-finish (out of the function)\n"
+	"  c / C      continue / reverse-continue (to a signal or break)\n"
+	"  Up/Down    move the cursor line   PgUp/PgDn  page   Home/End\n"
+	"  Enter/Spc  fold or unfold the call at the cursor\n"
+	"  + / -      unfold / fold all calls inside it\n"
+	"  a          all threads interleaved by time (toggle)\n"
+	"  Tab        next pane          / TEXT   search a function\n"
+	"  :          command line: step reverse-step next reverse-next finish\n"
+	"             reverse-finish continue reverse-continue bt thread N\n"
+	"             break FUNC delete goto ID|@NS directory DIR view NAME\n"
+	"  ?          this help (any key closes)        q  quit\n";
+
+static const char tui_live_help_text[] =
+	"propel - the live console: this node's processes, busiest first\n"
+	"  Up/Down    select a process   PgUp/PgDn  page   Home/End\n"
+	"  / TEXT     show only processes whose line holds TEXT (/ alone:\n"
+	"             all again)\n"
+	"  a / A      attach to the selected process (A: with --follow)\n"
+	"  :          command line (:help, :quit)\n"
+	"  ?          this help (any key closes)        q  quit\n"
+	"Dimmed: processes propel may not trace, and why.\n";
+
+static void draw_help(struct tui *t, int cols, int rows)
+{
+	struct screen_rect r;
+	const char *p = t->mode == TUI_LIVE ? tui_live_help_text : tui_help_text;
+	int y = 1, i;
+
+	r.w = cols < 76 ? cols : 76;
+	r.h = rows - 2 < 20 ? rows - 2 : 20;
+	r.x = (cols - r.w) / 2;
+	r.y = (rows - 2 - r.h) / 2;
+	screen_clear(&r);
+	screen_box(&r, "help", SC_CYAN);
+	while (*p && y < r.h - 1) {
+		const char *nl = strchr(p, '\n');
+		char line[128];
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s", len, p);
+		screen_put(&r, y++, 2, SA_NORMAL, line);
+		p += len + (nl ? 1 : 0);
+	}
+	for (i = 0; i < t->nviews && y < r.h - 1; i++)
+		if (t->views[i].ops->help)
+			screen_printf(&r, y++, 2, SA_DIM, "[%s] %s",
+				      t->views[i].ops->name, t->views[i].ops->help);
+}
+
+static void draw_pane(struct tui *t, int slot, struct screen_rect r)
+{
+	struct view *v = &t->views[t->slot[slot]];
+	struct screen_rect head = { r.x, r.y, r.w, 1 }, body;
+	int focused = slot == t->focus;
+	char title[128];
+
+	snprintf(title, sizeof(title), " %s%s", v->ops->title,
+		 slot == SLOT_TRACE && t->interleave ? " (all threads by time)"
+						     : "");
+	screen_clear_row(&head, 0, 0, focused ? SA_REVERSE : SC_CYAN | SA_UNDERLINE);
+	screen_put(&head, 0, 0, (focused ? SA_REVERSE : SC_CYAN) | SA_BOLD, title);
+	body = (struct screen_rect){ r.x, r.y + 1, r.w, r.h - 1 };
+	if (body.h > 0) {
+		double c0 = getenv("PROPEL_TUI_BENCH_LOG") ? cpu_s() : 0;
+
+		v->ops->draw(v, &body, focused);
+		if (c0)
+			fprintf(stderr, "  draw %s %.2f ms\n", v->ops->name,
+				(cpu_s() - c0) * 1e3);
+	}
+}
+
+static void tui_status(struct tui *t, char *buf, int size)
+{
+	int th = cursor_thread(t->c);
+	const struct recon_thread *thr = &t->r->threads[th];
+	int64_t i = cursor_index(t->c), f = cursor_frame(t->c);
+	struct recon_ev e = recon_get(t->r, th, i);
+	char *file = NULL, *path = NULL;
+	const char *base;
+	int line = 0;
+	char where[256] = "??";
+
+	if (!tui_locate(&t->views[0], th, i, &file, &line, &path)) {
+		base = strrchr(file, '/');
+		snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : file,
+			 line);
+	}
+	snprintf(buf, size, " %d:%d  %s  %s  event %lld/%lld%s%s", thr->pid,
+		 thr->tid,
+		 f >= 0 ? recon_func_name(t->r, recon_get(t->r, th, f).func)
+			: "-",
+		 where, (long long)(i + 1 - thr->nsynth),
+		 (long long)(thr->n - thr->nsynth),
+		 e.kind == SK_SIGNAL ? "  [fault]"
+		 : e.kind == SK_LOST ? "  [gap]"
+				     : "",
+		 cursor_break_count(t->c) ? "  [break]" : "");
+	free(file);
+	free(path);
+}
+
+static void tui_draw(struct tui *t)
+{
+	int cols, rows, ch, tr, trh, thh;
+	char status[512];
+
+	screen_size(&cols, &rows);
+	screen_begin_frame();
+	if (cols < TUI_MIN_COLS || rows < TUI_MIN_ROWS) {
+		struct screen_rect r = { 0, 0, cols, rows };
+
+		screen_printf(&r, 0, 0, SA_BOLD, "terminal too small: %dx%d", cols,
+			      rows);
+		screen_printf(&r, 1, 0, SA_NORMAL, "propel needs at least %dx%d",
+			      TUI_MIN_COLS, TUI_MIN_ROWS);
+		screen_end_frame();
+		return;
+	}
+	ch = rows - 2; /* content rows above status and message */
+	if (t->mode == TUI_LIVE) {
+		struct view *v = &t->views[t->slot[0]];
+
+		draw_pane(t, 0, (struct screen_rect){ 0, 0, cols, ch });
+		if (t->help)
+			draw_help(t, cols, rows);
+		status[0] = 0;
+		if (v->ops->status)
+			v->ops->status(v, status, sizeof(status));
+		screen_status(status);
+		screen_end_frame();
+		return;
+	}
+	thh = t->r->nthreads + 1;
+	if (t->r->hang)
+		thh = thh > ch / 2 ? thh : ch / 2;
+	if (thh > ch / 3 && !t->r->hang)
+		thh = ch / 3;
+	if (thh < 2)
+		thh = 2;
+	if (cols >= 160) {
+		int lw = cols / 2;
+
+		draw_pane(t, SLOT_TRACE, (struct screen_rect){ 0, 0, lw, ch });
+		tr = ch - thh;
+		draw_pane(t, SLOT_AUX,
+			  (struct screen_rect){ lw + 1, 0, cols - lw - 1, tr });
+		draw_pane(t, SLOT_THREADS,
+			  (struct screen_rect){ lw + 1, tr, cols - lw - 1, thh });
+		{
+			struct screen_rect sep = { lw, 0, 1, ch };
+
+			screen_vline(&sep, 0, 0, ch, SC_CYAN);
+		}
+	} else {
+		int srch = (ch - thh) * 2 / 5;
+
+		if (srch < 3)
+			srch = 3;
+		trh = ch - thh - srch;
+		if (trh < 3) {
+			trh = ch - thh;
+			srch = 0;
+		}
+		if (srch)
+			draw_pane(t, SLOT_AUX, (struct screen_rect){ 0, 0, cols, srch });
+		draw_pane(t, SLOT_TRACE, (struct screen_rect){ 0, srch, cols, trh });
+		draw_pane(t, SLOT_THREADS,
+			  (struct screen_rect){ 0, srch + trh, cols, thh });
+	}
+	if (t->help)
+		draw_help(t, cols, rows);
+	tui_status(t, status, sizeof(status));
+	screen_status(status);
+	/* a damaged chunk met while drawing: said on the message line */
+	{
+		uint64_t n;
+		const char *msg = chunk_store_message(t->r->store, &n);
+
+		if (n != t->damage_seen) {
+			t->damage_seen = n;
+			screen_error("%s", msg + (strncmp(msg, "propel: ", 8)
+							  ? 0
+							  : 8));
+		}
+	}
+	screen_end_frame();
+}
+
+/* ---- main loop ---- */
+
+static int tui_key(struct tui *t, int key)
+{
+	struct view *v = &t->views[t->slot[t->focus]];
+	char *line = NULL;
+
+	if (screen_prompt_active()) {
+		if (screen_prompt_key(key, &line)) {
+			if (line && t->search[0] == '\x01' && v->ops->search) {
+				t->search[0] = 0;
+				v->ops->search(v, line);
+			} else if (line && t->search[0] == '\x01') {
+				t->search[0] = 0;
+				tui_search(t, line);
+			} else if (line) {
+				prompt_run(t, line);
+			} else if (t->search[0] == '\x01') {
+				t->search[0] = 0;
+			}
+			free(line);
+		}
+		return 0;
+	}
+	if (t->help) {
+		t->help = 0;
+		if (key != 'q')
+			return 0;
+	}
+	if (key == SCREEN_KEY_RESIZE || key == SCREEN_KEY_NONE)
+		return 0;
+	if (v->ops->key && v->ops->key(v, key)) {
+		return 0;
+	}
+	if (t->c)
+		switch (key) {
+		case 's': tui_do_move(t, CURSOR_STEP); return 0;
+		case 'S': tui_do_move(t, CURSOR_RSTEP); return 0;
+		case 'n': tui_do_move(t, CURSOR_NEXT); return 0;
+		case 'N': tui_do_move(t, CURSOR_RNEXT); return 0;
+		case 'f': tui_do_move(t, CURSOR_FINISH); return 0;
+		case 'F': tui_do_move(t, CURSOR_RFINISH); return 0;
+		case 'c': tui_do_move(t, CURSOR_CONTINUE); return 0;
+		case 'C': tui_do_move(t, CURSOR_RCONTINUE); return 0;
+		case 'a': cmd_interleave_exec(t, 0, NULL, NULL); return 0;
+		case SCREEN_KEY_TAB: t->focus = (t->focus + 1) % NSLOTS; return 0;
+		case SCREEN_KEY_BTAB:
+			t->focus = (t->focus + NSLOTS - 1) % NSLOTS;
+			return 0;
+		}
+	switch (key) {
+	case ':': screen_prompt_begin(":"); break;
+	case '/':
+		t->search[0] = '\x01';
+		t->search[1] = 0;
+		screen_prompt_begin("/");
+		break;
+	case '?': t->help = 1; break;
+	case 'q': t->quit = 1; break;
+	case 'L' & 0x1f: break;
+	default:
+		if (key < 128 && key > 32)
+			screen_message("key '%c' does nothing here (? for help)", key);
+	}
+	return 0;
+}
+
+static void tui_add_view(struct tui *t, const struct view_ops *ops)
+{
+	struct view *v;
+	char *cause = NULL;
+
+	if (t->nviews == TUI_MAXVIEWS)
+		return;
+	v = &t->views[t->nviews];
+	v->ops = ops;
+	v->tui = t;
+	v->priv = NULL;
+	if (ops->open && ops->open(v, &cause)) {
+		screen_error("%s view: %s", ops->name, cause ? cause : "failed");
+		free(cause);
+		return;
+	}
+	t->nviews++;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* CPU time of this thread: what a step costs without the machine's other
+ * work (the bench runs beside builds on shared cores) */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* processes talked: a matched message between two of them (the threads
+ * of one program talking among themselves are still one program's run) */
+static int tui_talked(const struct recon *r)
+{
+	int64_t i;
+
+	for (i = 0; i < r->nmsgs; i++)
+		if (r->threads[r->msgs[i].st].pid !=
+		    r->threads[r->msgs[i].rt].pid)
+			return 1;
+	return 0;
+}
+
+int tui_session_main(const char *path)
+{
+	const char *env;
+	struct tui t;
+	char *cause = NULL;
+	int err, i, vitals_only = 0, failed = 0;
+	double t0 = now_s(), t_first = 0, t_open = 0, t_load = 0, t_end = 0;
+	size_t k;
+
+	memset(&t, 0, sizeof(t));
+	t.mode = TUI_SESSION;
+	env = getenv("PROPEL_SOURCE_PATH");
+	snprintf(t.srcpath, sizeof(t.srcpath), "%s%s.", env ? env : "",
+		 env ? ":" : "");
+	t.bench = getenv("PROPEL_TUI_BENCH") ? atoi(getenv("PROPEL_TUI_BENCH")) : 0;
+	if (getenv("PROPEL_TUI_BENCH") && !t.bench)
+		t.bench = 1;
+	/* refuse a non-terminal before the (possibly long) load */
+	if (session_check_path(path, &cause)) {
+		propel_report("tui", 0, cause);
+		free(cause);
+		return 1;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		propel_report("tui", 0,
+			      "not a terminal (the TUI needs a tty on stdin and "
+			      "stdout; use `propel replay` for text)");
+		return 1;
+	}
+	err = session_open(path, SESSION_READ, &t.s, &cause);
+	t_open = now_s();
+	if (!err)
+		err = recon_load(t.s, &t.r, &cause);
+	t_load = now_s();
+	if (!err && !(t.c = cursor_new(t.r)))
+		err = propel_cause(&cause, -ENOMEM, "out of memory");
+	if (!err && !t.r->nevents)
+		err = propel_cause(&cause, -ENOENT, "%s: the session has no events",
+				   path);
+	if (err && t.s && view_vitals_present(t.s)) {
+		free(cause);
+		cause = NULL;
+		err = 0;
+		vitals_only = 1;
+	}
+	if (err || vitals_only)
+		goto out;
+	err = screen_init(&cause);
+	if (err)
+		goto out;
+	/* from here on the terminal is the screen's */
+	chunk_store_quiet(t.r->store, 1);
+	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
+		if (view_table[k].modes & TUI_SESSION)
+			tui_add_view(&t, view_table[k].ops);
+	t.slot[SLOT_TRACE] = tui_find_view(&t, "trace");
+	t.slot[SLOT_AUX] = tui_find_view(&t, "source");
+	t.slot[SLOT_THREADS] = tui_find_view(&t, "threads");
+	if (t.slot[SLOT_TRACE] < 0 || t.slot[SLOT_AUX] < 0 ||
+	    t.slot[SLOT_THREADS] < 0) {
+		screen_fini();
+		err = propel_cause(&cause, -EIO, "cannot open the panes");
+		goto out;
+	}
+	t.focus = t.r->hang ? SLOT_THREADS : SLOT_TRACE;
+	/* a failed run of processes that talked: the suspects first (the
+	 * trace cursor still at the fault) */
+	failed = t.r->crashed && tui_talked(t.r) && !t.r->hang &&
+		 view_focus(&t.views[t.slot[SLOT_TRACE]], "flows") == 0;
+	tui_moved(&t);
+	if (failed)
+		screen_message("the run failed: its flows ranked by suspect "
+			       "score, Enter opens one (%s)",
+			       "Tab to the trace");
+	else if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
+		screen_message("the program crashed here: %s (? for help)",
+			       "stack expanded");
+	else if (t.r->hang)
+		screen_message("hang snapshot: one line per thread (Tab to the "
+			       "trace)");
+	else
+		screen_message("? for help, q to quit");
+	if (t.bench > 1) {
+		/* PROPEL_TUI_BENCH=N: N random moves, each with a full redraw */
+		double worst = 0, sum = 0, worst_cpu = 0, c0;
+		double *steps = calloc(t.bench, sizeof(*steps));
+		int k, m, worst_m = 0;
+		int64_t d0, worst_d = 0, end_from, end_to, end_n;
+
+		tui_draw(&t);
+		t_first = now_s();
+		/* End: the last event of the cursor's thread, from its first,
+		 * pressed in the trace pane (a failed run opens focused on its
+		 * flows, whose list takes Home and End) */
+		view_focus(&t.views[t.slot[SLOT_TRACE]], "trace");
+		tui_key(&t, SCREEN_KEY_HOME);
+		tui_draw(&t);
+		end_from = cursor_index(t.c);
+		t_end = now_s();
+		tui_key(&t, SCREEN_KEY_END);
+		tui_draw(&t);
+		t_end = now_s() - t_end;
+		end_to = cursor_index(t.c);
+		end_n = t.r->threads[cursor_thread(t.c)].n;
+		srand(12345);
+		for (k = 0; k < t.bench; k++) {
+			int th = rand() % t.r->nthreads;
+			double s0;
+
+			if (t.r->threads[th].n)
+				cursor_goto(t.c, th,
+					    (int64_t)(((double)rand() / RAND_MAX) *
+						      (t.r->threads[th].n - 1)),
+					    NULL);
+			tui_draw(&t);
+			s0 = now_s();
+			c0 = cpu_s();
+			d0 = t.r->decodes;
+			m = rand() % CURSOR_NMOVES;
+			tui_do_move(&t, (enum cursor_move)m);
+			tui_draw(&t);
+			s0 = now_s() - s0;
+			c0 = cpu_s() - c0;
+			if (c0 > worst_cpu)
+				worst_cpu = c0;
+			if (getenv("PROPEL_TUI_BENCH_LOG"))
+				fprintf(stderr, "step %d %s cpu_ms=%.2f wall_ms=%.2f decoded=%lld thread=%d\n",
+					k, cursor_move_name((enum cursor_move)m), c0 * 1e3, s0 * 1e3,
+					(long long)(t.r->decodes - d0), cursor_thread(t.c));
+			if (steps)
+				steps[k] = s0;
+			sum += s0;
+			if (s0 > worst) {
+				worst = s0;
+				worst_m = m;
+				worst_d = t.r->decodes - d0;
+			}
+		}
+		screen_fini();
+		if (steps)
+			qsort(steps, t.bench, sizeof(*steps), dbl_cmp);
+		fprintf(stderr, "propel-tui-bench: steps=%d worst_step_ms=%.2f "
+				"p99_step_ms=%.2f mean_step_ms=%.3f "
+				"worst_step_cpu_ms=%.2f end_ms=%.2f "
+				"end_events=%lld..%lld/%lld "
+				"chunks_decoded=%lld (worst: %s, %lld decoded)\n",
+			t.bench, worst * 1e3,
+			steps ? steps[t.bench * 99 / 100] * 1e3 : 0,
+			sum / t.bench * 1e3, worst_cpu * 1e3, t_end * 1e3,
+			(long long)end_from + 1, (long long)end_to + 1,
+			(long long)end_n,
+			(long long)t.r->decodes,
+			cursor_move_name((enum cursor_move)worst_m),
+			(long long)worst_d);
+		free(steps);
+		t.quit = 1;
+	}
+	while (!t.quit) {
+		int key;
+
+		tui_draw(&t);
+		if (!t_first)
+			t_first = now_s();
+		key = screen_getkey(-1);
+		tui_key(&t, key);
+	}
+	screen_fini();
+	if (t.bench) {
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "propel-tui-bench: first_screen_s=%.3f (open %.3f, "
+				"load %.3f, draw %.3f) events=%lld maxrss_kb=%ld\n",
+			t_first - t0, t_open - t0, t_load - t_open, t_first - t_load,
+			(long long)t.r->nevents, ru.ru_maxrss);
+	}
+out:
+	for (i = 0; i < t.nviews; i++)
+		if (t.views[i].ops->free)
+			t.views[i].ops->free(&t.views[i]);
+	cursor_free(t.c);
+	recon_free(t.r);
+	session_close(t.s);
+	free(t.folds);
+	if (err) {
+		propel_report("tui", err, cause);
+		free(cause);
+		return 1;
+	}
+	if (vitals_only)
+		return cmd_vitals_tui(2, (char *[]){ "tui", (char *)path, NULL });
+	return 0;
+}
+
+/* ---- the live console ---- */
+
+/* THE PLACE WHERE ATTACH PLUGS IN (keys `a`/`A` of tui/view-procs.c):
+ * start the capture run on pid here (engine/run.c's run_start with the
+ * options of `propel attach [--follow] PID`), then poll it from the
+ * core's tick and show its progress.  Until the capture run exists this
+ * says so in one line, so the key is never a silent no-op. */
+int tui_attach(struct tui *t, int pid, const char *comm, int follow,
+	       char **cause)
+{
+	(void)t;
+	return propel_cause(cause, -ENOSYS,
+			    "attach from the console is not available yet: "
+			    "run `propel attach%s %d` (%s)",
+			    follow ? " --follow" : "", pid, comm);
+}
+
+int view_attach(struct view *v, int pid, const char *comm, int follow,
+		char **cause)
+{
+	return tui_attach(tui_of(v), pid, comm, follow, cause);
+}
+
+int tui_live_main(void)
+{
+	struct tui t;
+	char *cause = NULL;
+	double next;
+	size_t k;
+	int err, i;
+
+	memset(&t, 0, sizeof(t));
+	t.mode = TUI_LIVE;
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		propel_report("top", 0,
+			      "not a terminal (the live console needs a tty on "
+			      "stdin and stdout)");
+		return 1;
+	}
+	err = screen_init(&cause);
+	if (err) {
+		propel_report("top", err, cause);
+		free(cause);
+		return 1;
+	}
+	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
+		if (view_table[k].modes & TUI_LIVE)
+			tui_add_view(&t, view_table[k].ops);
+	if (!t.nviews) {
+		screen_fini();
+		propel_report("top", -EIO, "cannot open the process view");
+		return 1;
+	}
+	t.slot[0] = 0;
+	t.focus = 0;
+	screen_message("? for help, / filter, a attach, q quit");
+	next = now_s() + TUI_FIRST_TICK_MS / 1e3;
+	while (!t.quit) {
+		double wait;
+		int key;
+
+		tui_draw(&t);
+		wait = next - now_s();
+		key = screen_getkey(wait > 0 ? (int)(wait * 1e3) + 1 : 0);
+		if (now_s() >= next) {
+			for (i = 0; i < t.nviews; i++)
+				if (t.views[i].ops->tick)
+					t.views[i].ops->tick(&t.views[i]);
+			next = now_s() + TUI_TICK_MS / 1e3;
+		}
+		if (key != SCREEN_KEY_NONE)
+			tui_key(&t, key);
+	}
+	screen_fini();
+	for (i = 0; i < t.nviews; i++)
+		if (t.views[i].ops->free)
+			t.views[i].ops->free(&t.views[i]);
+	return 0;
+}
