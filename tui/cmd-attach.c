@@ -25,7 +25,7 @@
 
 #include "engine/capture.h"
 #include "engine/directives.h"
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "engine/follow.h"
 #include "engine/session.h"
 #include "engine/transport.h"

@@ -28,7 +28,7 @@
 
 #include "engine/capture.h"
 #include "engine/directives.h"
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "engine/follow.h"
 #include "engine/ingest.h"
 #include "engine/session.h"

@@ -8,7 +8,7 @@
 #include "analysis/profiles.h"
 #include "engine/capture.h"
 #include "engine/cursor.h"
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "tests/fuzz/fuzz.h"
 #include "tui/cmd.h"
 
