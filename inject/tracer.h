@@ -24,7 +24,7 @@
  * Also here: which processes trace into a session directory
  * (tracer_traced_pids), shared by record, attach and propeld.
  *
- * Callers: tui/cmd-attach.c, inject/propeld.c.  Errors: 0 or -errno with
+ * Callers: engine/run.c (attach), inject/propeld.c.  Errors: 0 or -errno with
  * a one-line cause.
  */
 #ifndef PROPEL_INJECT_TRACER_H
