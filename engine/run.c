@@ -514,6 +514,7 @@ int run_start(struct run_opts *o, struct run **out)
 		free(r);
 		return err;
 	}
+	r->t0 = run_now(); /* --duration counts from the targets' injection */
 	*out = r;
 	return 0;
 }

@@ -41,7 +41,7 @@ struct run_opts {
 	const char *verb;          /* for messages: "record", "attach" */
 	const char *db;            /* session file (PROPEL_SESSION_DEFAULT) */
 	int follow;                /* --follow: propeld injects the peers */
-	double duration;           /* attach: stop after S seconds (0: no) */
+	double duration;           /* attach: S seconds after the injection */
 	int full;                  /* --mode: 1 full (drained), 0 flight */
 	unsigned long ring_kb;     /* --buffer-size KiB (0: the default) */
 	int libc;                  /* --libc */
@@ -77,7 +77,7 @@ struct run_progress {
 	uint64_t events;     /* records committed (whole sub-buffers: a floor) */
 	uint64_t drops;      /* records the agents dropped (full rings) */
 	int flows;           /* flows complete: -1, not counted while running */
-	double elapsed_s;    /* since run_start */
+	double elapsed_s;    /* since run_start returned */
 	pid_t child;         /* record: CMD's pid while it runs, else 0 */
 	int cmd_done;        /* record: CMD has ended; its wait status: */
 	int cmd_status;
