@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine/capture.h"
+#include "share/proc.h"
 #include "inject/inject.h"
 #include "engine/ingest.h"
 #include "engine/session.h"
@@ -30,7 +31,7 @@
  */
 unsigned long long capture_proc_start(pid_t pid)
 {
-	return tracer_proc_start(pid);
+	return propel_proc_start(pid);
 }
 
 static int capture_coordinator(const char *dir, char **cause)

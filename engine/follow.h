@@ -7,8 +7,8 @@
  * its session directory back, and all of it becomes one session
  * (processes.host filled, each host's clock moved onto ours).
  *
- * Callers: tui/cmd-attach.c, tui/cmd-record.c.  Errors: 0 or -errno with
- * a one-line cause; a host that cannot be reached, a peer that may not be
+ * Caller: engine/run.c (record and attach --follow).  Errors: 0 or
+ * -errno with a one-line cause; a host that cannot be reached, a peer that may not be
  * traced, a host lost mid-session are each reported on stderr in one line
  * ("propel: ...") and the session goes on.
  */

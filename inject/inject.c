@@ -32,7 +32,6 @@
 
 #include "inject/hijack.h"
 #include "inject/inject.h"
-#include "inject/tracer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
 #include "share/proc.h"
@@ -230,7 +229,7 @@ static int inject_safe_point(struct hijack *h, char **cause)
 	/* called by it: a library's constructor, run before main (the
 	 * agent would find no function of the program on the stack, and
 	 * main is called from libc); looked for in a young process only */
-	if (tracer_proc_younger(hijack_pid(h), INJECT_YOUNG_MS) &&
+	if (propel_proc_younger(hijack_pid(h), INJECT_YOUNG_MS) &&
 	    hijack_call_thread_calls_from(h, INJECT_LDSO))
 		return propel_cause(cause, -EAGAIN, "it stays in its dynamic "
 						    "loader's constructors "

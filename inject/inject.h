@@ -3,7 +3,7 @@
  * on or off (share/agent-abi.h is the contract with the agent).
  *
  * Each call is one complete hold: attach, do the work, detach; the target
- * runs untouched between calls.  Callers: `propel attach` (tui/cmd-attach.c),
+ * runs untouched between calls.  Callers: `propel attach` (engine/run.c),
  * propeld, tests/unit/test-hijack.c.  Errors: 0 or -errno with a one-line
  * cause ("propel: attach PID: <cause>").
  */

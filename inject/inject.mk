@@ -2,11 +2,11 @@
 # the agent shared library (inject/agent/, libc + capstone only).
 INJECT_SRCS += $(filter-out inject/propeld.c,$(wildcard inject/*.c))
 
-# propeld: the per-host daemon (inject/propeld.c); the ring drain is the
-# engine's (engine/drain.c: libc only), linked in as one object.
+# propeld: the per-host daemon (inject/propeld.c): inject/ and share/ only
+# (the ring drain is share/drain.c, as the coordinator's).
 PROPELD_OBJS = $(O)/inject/propeld.o \
 	$(patsubst %.c,$(O)/%.o,$(filter-out inject/propeld.c,$(wildcard inject/*.c))) \
-	$(O)/engine/drain.o $(patsubst %.c,$(O)/%.o,$(wildcard share/*.c))
+	$(patsubst %.c,$(O)/%.o,$(wildcard share/*.c))
 
 $(O)/propeld: $(PROPELD_OBJS)
 	$(if $(Q),@echo "  LD      $@")
@@ -44,3 +44,18 @@ AGENT_CFLAGS_callback := -mgeneral-regs-only
 AGENT_CFLAGS_directive := -mgeneral-regs-only
 
 ALL_TARGETS += $(AGENT_SO)
+
+# The layers (DESIGN.md, STYLE.md "Dependencies point one way"): no file
+# under inject/ includes a header of engine/ or tui/ (propeld links
+# inject/ and share/ only).  LAYERS_ROOT: the tree to check (the e2e
+# suite tests/e2e/layers.sh points it at a bad one too).
+LAYERS_ROOT ?= .
+check-layers:
+	@bad=$$(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"](engine|tui)/' \
+		--include='*.c' --include='*.h' --include='*.S' $(LAYERS_ROOT)/inject); \
+	if [ -n "$$bad" ]; then \
+		echo "check-layers: inject/ includes a header of engine/ or tui/:"; \
+		echo "$$bad"; exit 1; \
+	fi; echo "check-layers: inject/ includes share/ and inject/ only"
+
+.PHONY: check-layers

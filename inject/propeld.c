@@ -13,7 +13,7 @@
  * A session (struct pd) is one coordinator's conversation (share/wire.h):
  * its own session directory on this host (/dev/shm/propel/d<pid>-...),
  * an inject/tracer.c watching it (execs to follow, propagation requests
- * of the agents), and, in --mode full, an engine/drain.c thread copying
+ * of the agents), and, in --mode full, a share/drain.c thread copying
  * the rings out while the programs run.  Its life:
  *
  *   HELLO --pd_hello--> READY: directory made, lease keeper forked, tracer
@@ -63,7 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "inject/hijack.h"
 #include "inject/inject.h"
 #include "inject/peer.h"
@@ -489,7 +489,7 @@ static int pd_hello(struct pd *d, const char *payload)
 					   strerror(errno));
 		if (f) {
 			fprintf(f, "%d %llu\n", (int)d->keeper,
-				tracer_proc_start(d->keeper));
+				propel_proc_start(d->keeper));
 			fclose(f);
 		}
 	}
@@ -566,32 +566,24 @@ static void pd_follow(struct pd *d, const char *payload)
 	free(cause);
 }
 
+static void pd_detach_warn(void *arg, pid_t pid, int err, const char *cause)
+{
+	pd_note(arg, "detach %d: %s", (int)pid, cause ? cause : strerror(-err));
+}
+
 /* Switch off every agent tracing into the directory; how many. */
 static int pd_detach_all(struct pd *d)
 {
-	pid_t *pids = NULL;
-	int n, i, ok = 0;
+	int ok;
 
 	tracer_free(d->tr);
 	d->tr = NULL;
-	n = tracer_traced_pids(d->dir, d->agent, &pids);
-	for (i = 0; i < n; i++) {
-		char *cause = NULL;
-		int err = inject_agent_stop(pids[i], &cause);
-
-		if (err >= 0)
-			ok++;
-		else if (err != -ENOENT && err != -ESRCH)
-			pd_note(d, "detach %d: %s", (int)pids[i],
-				cause ? cause : strerror(-err));
-		free(cause);
-	}
-	free(pids);
+	ok = tracer_detach_all(d->dir, d->agent, pd_detach_warn, d);
 	if (d->dr) {
 		drain_stop(d->dr, NULL);
 		d->dr = NULL;
 	}
-	return ok;
+	return ok < 0 ? 0 : ok;
 }
 
 static void pd_end_keeper(struct pd *d)

@@ -554,36 +554,6 @@ void tracer_free(struct tracer *tr)
 
 /* ---- the processes tracing into a session directory ---- */
 
-unsigned long long tracer_proc_start(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long start = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
-	    p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
-		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
-			      "%*u %*d %*d %*d %*d %*d %*d %llu", &start);
-	fclose(f);
-	return start;
-}
-
-int tracer_proc_younger(pid_t pid, unsigned ms)
-{
-	unsigned long long start = tracer_proc_start(pid);
-	struct timespec now;
-
-	if (!start)
-		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
-	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + ms;
-}
-
 #define TR_STARTUP_MS 3000 /* exec to the agent's load, at most */
 
 /*
@@ -611,7 +581,7 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 		return 0;
 	/* the process's start is its fork; the exec came after, so this
 	 * bounds the wait from above */
-	return tracer_proc_younger(pid, TR_STARTUP_MS);
+	return propel_proc_younger(pid, TR_STARTUP_MS);
 }
 
 struct maps_session_q {
@@ -776,3 +746,24 @@ int tracer_traced_pids(const char *dir, const char *agent, pid_t **out)
 	return (int)k;
 }
 
+int tracer_detach_all(const char *dir, const char *agent,
+		      void (*warn)(void *arg, pid_t pid, int err,
+				   const char *cause),
+		      void *arg)
+{
+	pid_t *pids = NULL;
+	int n = tracer_traced_pids(dir, agent, &pids), i, ok = 0;
+
+	for (i = 0; i < n; i++) {
+		char *cause = NULL;
+		int err = inject_agent_stop(pids[i], &cause);
+
+		if (err >= 0)
+			ok++;
+		else if (err != -ENOENT && err != -ESRCH && warn)
+			warn(arg, pids[i], err, cause);
+		free(cause);
+	}
+	free(pids);
+	return n < 0 ? n : ok;
+}

@@ -24,7 +24,7 @@
  * Also here: which processes trace into a session directory
  * (tracer_traced_pids), shared by record, attach and propeld.
  *
- * Callers: tui/cmd-attach.c, inject/propeld.c.  Errors: 0 or -errno with
+ * Callers: engine/run.c (attach), inject/propeld.c.  Errors: 0 or -errno with
  * a one-line cause.
  */
 #ifndef PROPEL_INJECT_TRACER_H
@@ -88,11 +88,18 @@ void tracer_free(struct tracer *tr);
  * in *pids (malloc'd), or -errno.
  */
 int tracer_traced_pids(const char *dir, const char *agent, pid_t **pids);
-/* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
- * if it is gone or a zombie. */
-unsigned long long tracer_proc_start(pid_t pid);
-/* 1 if pid started (forked) less than ms ago. */
-int tracer_proc_younger(pid_t pid, unsigned ms);
+/*
+ * Switch off the agent in every process still tracing into dir
+ * (tracer_traced_pids; every patched byte restored): the one detach-all
+ * of the coordinator (engine/run.c) and of propeld.  A process gone
+ * meanwhile is not an error; any other failure is given to warn (may be
+ * NULL) with the pid, -errno and its cause, and the others go on.
+ * Returns how many were switched off, or -errno if dir cannot be read.
+ */
+int tracer_detach_all(const char *dir, const char *agent,
+		      void (*warn)(void *arg, pid_t pid, int err,
+				   const char *cause),
+		      void *arg);
 /* 1 if pid has just exec'd a program whose environment preloads agent (a
  * record's child; dynamic: its loader is mapped) and that agent has not
  * had time to start yet: it starts itself before main. */

@@ -1,14 +1,16 @@
 /*
  * share/proc.c - reading a small /proc file whole, /proc/PID/stat's state
- * and flags, /proc/PID/maps (share/proc.h).
+ * and flags and start time, /proc/PID/maps (share/proc.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "share/proc.h"
@@ -98,4 +100,34 @@ int propel_proc_sees(int pid, const char *path)
 	if (stat(there, &b) < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
 	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+unsigned long long propel_proc_start(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) &&
+	    p[1] == ' ' && p[2] != 'Z' && p[2] != 'X')
+		sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u "
+			      "%*u %*d %*d %*d %*d %*d %*d %llu", &start);
+	fclose(f);
+	return start;
+}
+
+int propel_proc_younger(int pid, unsigned ms)
+{
+	unsigned long long start = propel_proc_start(pid);
+	struct timespec now;
+
+	if (!start)
+		return 0;
+	clock_gettime(CLOCK_BOOTTIME, &now);
+	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + ms;
 }

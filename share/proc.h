@@ -1,7 +1,8 @@
 /*
  * share/proc.h - reading a small /proc file whole (stat, comm, environ,
  * fdinfo), /proc/PID/stat's state and flags, and the mappings of
- * /proc/PID/maps: inject/hijack*.c, inject/inject.c, inject/peer.c,
+ * /proc/PID/maps, a process's start time: inject/hijack*.c, inject/inject.c,
+ * inject/peer.c, engine/capture.c,
  * inject/tracer.c, inject/propeld.c.
  */
 #ifndef PROPEL_SHARE_PROC_H
@@ -37,5 +38,11 @@ int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
  * (a mount namespace or root of its own), -errno when it cannot be told
  * (path missing here, /proc/PID/root not readable). */
 int propel_proc_sees(int pid, const char *path);
+
+/* Start time of pid (clock ticks after boot, /proc/PID/stat field 22), 0
+ * if it is gone or a zombie. */
+unsigned long long propel_proc_start(int pid);
+/* 1 if pid started (forked) less than ms ago. */
+int propel_proc_younger(int pid, unsigned ms);
 
 #endif

@@ -23,7 +23,7 @@
  * as it was.
  *
  * Draining (keep_all set by the agent: propel record, attach --mode=full).
- * The coordinator's drain (engine/drain.c) copies every committed
+ * The coordinator's drain (share/drain.c) copies every committed
  * sub-buffer, in order, to the end of the ring file itself -- the spool,
  * after the ring's sub_count sub-buffers -- and then stores drained = the
  * number it has copied.  The writer never begins sub-buffer k while

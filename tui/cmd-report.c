@@ -33,6 +33,7 @@
 #include "engine/session.h"
 #include "share/log.h"
 #include "tui/cmd.h"
+#include "tui/opt.h"
 
 enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE };
 #define REPORT_MAXREF 16
@@ -147,93 +148,6 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	if (err)
 		return propel_cause(cause, err, "%s: out of memory", path);
 	return 0;
-}
-
-int cmd_report_keep_start(const char *verb, const char *db, const char *func,
-			  int ret)
-{
-	char *cause = NULL;
-	int err;
-
-	if (!func || ret == 2 || access(db, F_OK) != 0)
-		return ret;
-	err = analysis_keep_flow_start(db, func, &cause);
-	if (!err)
-		return ret;
-	propel_report(verb, err, cause);
-	free(cause);
-	return ret ? ret : 1;
-}
-
-/*
- * record|attach --directive SPEC / --directives FILE (engine/directives.h):
- * one SPEC or FILE into ds; 0, or 2 after the one-line error.
- */
-int cmd_report_timing_opt(const char *verb, const char *arg)
-{
-	if (!strcmp(arg, "exact"))
-		return 1;
-	if (!strcmp(arg, "sampled"))
-		return 0;
-	propel_report(verb, 0, "--timing: exact or sampled");
-	return -1;
-}
-
-int cmd_report_vitals_opt(const char *verb, const char *arg)
-{
-	char what[64];
-
-	if (!arg || !strcmp(arg, "all"))
-		return 0;
-	snprintf(what, sizeof(what), "%s: --vitals", verb);
-	propel_report(what, 0, "unknown scope (--vitals or --vitals=all)");
-	return -1;
-}
-
-int cmd_report_directive_opt(const char *verb, int file, const char *arg,
-			     struct directives *ds)
-{
-	char *cause = NULL, what[64];
-	int err = file ? directives_add_file(ds, arg, &cause)
-		       : directives_add(ds, arg, &cause);
-
-	if (!err)
-		return 0;
-	snprintf(what, sizeof(what), "%s: %s", verb,
-		 file ? "--directives" : "--directive");
-	propel_report(what, err, cause);
-	free(cause);
-	return 2;
-}
-
-/* The values the agents record, once every option is read: 0, or 2. */
-int cmd_report_directives_ready(const char *verb, struct directives *ds)
-{
-	char *cause = NULL;
-
-	if (!ds->n || !directives_values(ds, &cause))
-		return 0;
-	propel_report(verb, 0, cause);
-	free(cause);
-	return 2;
-}
-
-/* Keep the directives in the session a record|attach made (as
- * cmd_report_keep_start), and release them: ret, or 1. */
-int cmd_report_keep_directives(const char *verb, const char *db,
-			       struct directives *ds, int ret)
-{
-	char *cause = NULL;
-	int err = 0;
-
-	if (ds->n && ret != 2 && access(db, F_OK) == 0)
-		err = directives_keep(db, ds, &cause);
-	directives_release(ds);
-	if (!err)
-		return ret;
-	propel_report(verb, err, cause);
-	free(cause);
-	return ret ? ret : 1;
 }
 
 /* A reference must be a run of the same program. */
@@ -827,8 +741,7 @@ static int cmd_report_exec(int argc, char **argv)
 			/* instead of the session's: only values it recorded
 			 * (cmd_report_load); an empty FILE: none */
 			o.have_dirs = 1;
-			if (cmd_report_directive_opt("report", c == 'D', optarg,
-						     &o.dirs))
+			if (opt_directive("report", c == 'D', optarg, &o.dirs))
 				return 2;
 			break;
 		case 'h': /* tui/propel.c answers --help before exec */

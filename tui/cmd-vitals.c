@@ -13,7 +13,6 @@
  *
  * Only this layer prints and exits (via its return value).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,11 +25,9 @@
 #include <unistd.h>
 
 #include "analysis/vitals-rules.h"
-#include "engine/follow.h"
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
-#include "engine/vitals-trace.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -529,137 +526,3 @@ const struct propel_cmd cmd_vitals_entry = {
 		   "them, browse them",
 	.exec = cmd_vitals_exec,
 };
-
-int cmd_vitals_trace_begin(const char *what, const char *arg, const char *db,
-			   int follow, struct vitals_trace **vt)
-{
-	struct vitals_trace_opts o = {0};
-	char *cause = NULL, line[128];
-	const char *ms = getenv("PROPEL_OFFCPU_MIN_US");
-	int err;
-
-	*vt = NULL;
-	if (arg && strcmp(arg, "all") != 0) {
-		snprintf(line, sizeof(line), "%s: --vitals=%s", what, arg);
-		propel_report(line, 0,
-			      "unknown scope (--vitals or --vitals=all)");
-		return -EINVAL;
-	}
-	o.all = arg != NULL;
-	if (ms && atol(ms) > 0)
-		o.min_ns = (uint64_t)atol(ms) * 1000;
-	err = vitals_trace_start(db, &o, vt, &cause);
-	snprintf(line, sizeof(line), "%s: --vitals", what);
-	if (err) {
-		propel_report(line, err, cause);
-		free(cause);
-		*vt = NULL;
-		return 0; /* the trace goes on without */
-	}
-	if (follow) {
-		char *l = NULL;
-
-		if (asprintf(&l,
-			     "%s; --follow: the processes of this host and "
-			     "of the hosts on its kernel (network "
-			     "namespaces)",
-			     vitals_trace_summary(*vt)) > 0) {
-			propel_report(line, 0, l);
-			free(l);
-			return 0;
-		}
-	}
-	propel_report(line, 0, vitals_trace_summary(*vt));
-	return 0;
-}
-
-static void cmd_vitals_trace_scan(struct vitals_trace *vt, const char *dir)
-{
-	struct dirent *de;
-	DIR *d;
-
-	if (!vt || !dir || !(d = opendir(dir)))
-		return;
-	/* a traced process image names its map file "<pid>.<nonce>.map"
-	 * (engine/capture.h); propel's own children (propeld) have none */
-	while ((de = readdir(d))) {
-		const char *dot = strrchr(de->d_name, '.');
-		long pid = strtol(de->d_name, NULL, 10);
-
-		if (pid > 0 && dot && !strcmp(dot, ".map"))
-			vitals_trace_add(vt, (pid_t)pid, 0);
-	}
-	closedir(d);
-}
-
-struct cmd_vitals_hosts {
-	const char *what;
-	struct vitals_trace *vt;
-};
-
-/* the hosts on another kernel said so far, each in one line once (a
- * CLI's process: one session, one list) */
-static char **cmd_vitals_told;
-static size_t cmd_vitals_ntold;
-
-static int cmd_vitals_tell(const char *host)
-{
-	char **n;
-
-	for (size_t i = 0; i < cmd_vitals_ntold; i++)
-		if (!strcmp(cmd_vitals_told[i], host))
-			return 0;
-	n = realloc(cmd_vitals_told, (cmd_vitals_ntold + 1) * sizeof(*n));
-	if (!n || !(n[cmd_vitals_ntold] = strdup(host))) {
-		if (n)
-			cmd_vitals_told = n;
-		return 0; /* out of memory: said never rather than always */
-	}
-	cmd_vitals_told = n;
-	cmd_vitals_ntold++;
-	return 1;
-}
-
-static void cmd_vitals_trace_host(void *arg, const char *host,
-				  const char *dir, int this_kernel)
-{
-	struct cmd_vitals_hosts *h = arg;
-	char line[128], why[160];
-
-	if (this_kernel) {
-		cmd_vitals_trace_scan(h->vt, dir);
-		return;
-	}
-	if (!cmd_vitals_tell(host))
-		return;
-	snprintf(line, sizeof(line), "%s: --vitals", h->what);
-	snprintf(why, sizeof(why),
-		 "host %s runs another kernel: its processes have no vital "
-		 "signs", host);
-	propel_report(line, 0, why);
-}
-
-void cmd_vitals_trace_follow(const char *what, struct vitals_trace *vt,
-			     const struct follow *fl)
-{
-	struct cmd_vitals_hosts h = { what, vt };
-
-	if (vt && fl)
-		follow_each_host(fl, cmd_vitals_trace_host, &h);
-}
-
-void cmd_vitals_trace_end(const char *what, struct vitals_trace *vt,
-			  const char *db)
-{
-	char *cause = NULL, line[128];
-	int err;
-
-	if (!vt)
-		return;
-	err = vitals_trace_store(vt, db, &cause);
-	if (err) {
-		snprintf(line, sizeof(line), "%s: --vitals", what);
-		propel_report(line, err, cause);
-		free(cause);
-	}
-}

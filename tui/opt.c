@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/directives.h"
 #include "share/log.h"
 #include "tui/opt.h"
 
@@ -50,4 +51,20 @@ void opt_bad(const char *verb, int c, char **argv)
 	snprintf(what, sizeof(what), "%s: %.60s", verb, argv[optind - 1]);
 	propel_reportf(what, "%s (see propel %s --help)",
 		       c == ':' ? "needs a value" : "unknown option", verb);
+}
+
+int opt_directive(const char *verb, int file, const char *arg,
+		  struct directives *ds)
+{
+	char *cause = NULL, what[64];
+	int err = file ? directives_add_file(ds, arg, &cause)
+		       : directives_add(ds, arg, &cause);
+
+	if (!err)
+		return 0;
+	snprintf(what, sizeof(what), "%s: %s", verb,
+		 file ? "--directives" : "--directive");
+	propel_report(what, err, cause);
+	free(cause);
+	return -1;
 }

@@ -26,4 +26,10 @@ int opt_output(const char *verb, const char *opt, const char *arg, int dash_ok);
  * "...: unknown option", then "(see propel VERB --help)". */
 void opt_bad(const char *verb, int c, char **argv);
 
+/* record|attach|report --directive SPEC (file 0) or --directives FILE
+ * (file 1) added to ds (engine/directives.h). */
+struct directives;
+int opt_directive(const char *verb, int file, const char *arg,
+		  struct directives *ds);
+
 #endif

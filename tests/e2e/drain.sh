@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/e2e/drain.sh - record keeps every call (issue 8): the rings are
-# drained while the program runs (engine/drain.c, share/ring.h).
+# drained while the program runs (share/drain.c, share/ring.h).
 #
 #   drain/fib-O2, drain/fib-O0  record of fib(31) keeps every call: the
 #                        count of fib entries is the program's own count

@@ -8,9 +8,9 @@
 #include "analysis/profiles.h"
 #include "engine/capture.h"
 #include "engine/cursor.h"
-#include "engine/drain.h"
+#include "engine/run.h"
+#include "share/drain.h"
 #include "tests/fuzz/fuzz.h"
-#include "tui/cmd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -28,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)drain_mode_parse(s);
 	(void)cursor_move_parse(s);
 	(void)profiles_kind_parse(s);
-	(void)cmd_report_timing_opt("fuzz", s);
-	(void)cmd_report_vitals_opt("fuzz", s);
+	(void)run_timing_parse(s);
+	(void)run_vitals_parse(s);
 	free(s);
 	return 0;
 }

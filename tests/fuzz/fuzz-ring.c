@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz-ring.c - the ring record decoder: a session directory of
  * one process image (its map file) and one thread's ring file, as a dead
- * or hostile agent may leave them, drained once (engine/drain.c: the
+ * or hostile agent may leave them, drained once (share/drain.c: the
  * spool), ingested into a scratch session (share/ring.c's walk,
  * engine/ingest.c's records and map lines, engine/ingest-map.c) and
  * replayed.
@@ -11,7 +11,7 @@
  */
 #include <sys/stat.h>
 
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "engine/ingest.h"
 #include "engine/replay.h"
 #include "engine/session.h"

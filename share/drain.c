@@ -1,6 +1,6 @@
 /*
- * engine/drain.c - copying committed sub-buffers out of the rings while
- * the program runs (engine/drain.h; the protocol is in share/ring.h).
+ * share/drain.c - copying committed sub-buffers out of the rings while
+ * the program runs (share/drain.h; the protocol is in share/ring.h).
  *
  * One thread, at nice -10 where allowed.  Each round it looks for new
  * ring files (when the directory's mtime has changed), then, for every
@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine/drain.h"
+#include "share/drain.h"
 #include "share/log.h"
 #include "share/ring.h"
 

@@ -1,13 +1,15 @@
 /*
- * engine/drain.h - the drain: a thread of the coordinator that copies the
- * committed sub-buffers of every keep_all ring in a session directory to
- * the ring file's spool while the traced program runs (share/ring.h has
- * the protocol), so that `record` keeps every call however long it runs.
+ * share/drain.h - the drain: a thread that copies the committed
+ * sub-buffers of every keep_all ring in a session directory to the ring
+ * file's spool while the traced program runs (share/ring.h has the
+ * protocol), so that `record` keeps every call however long it runs.
  * It never makes the program wait: when it falls behind, the agent drops
- * records and counts them (LOST records, share/record.h).
+ * records and counts them (LOST records, share/record.h).  Runs in the
+ * coordinator (engine/run.c) and in propeld (inject/propeld.c); libc and
+ * pthreads only.
  */
-#ifndef PROPEL_ENGINE_DRAIN_H
-#define PROPEL_ENGINE_DRAIN_H
+#ifndef PROPEL_SHARE_DRAIN_H
+#define PROPEL_SHARE_DRAIN_H
 
 #include <stdint.h>
 
