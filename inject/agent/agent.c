@@ -10,6 +10,9 @@
  *   active --lease_expire: agent_inert_locked--> inert
  *   inert --propel_agent_stop: agent_restore_locked--> inactive
  *   inert --propel_agent_start: agent_restore_locked, then start--> active
+ *   active, inert --propel_agent_stop, the threads let go half-way (propel
+ *       killed during its detach: agent_others_held)--> inert, the sites
+ *       not yet restored left for the next detach
  *
  * inactive: no byte of the program differs from its file (the library may
  *   stay mapped: threads may still return through its stubs).
@@ -35,6 +38,7 @@
  * writes a "W" line (a warning) into the map file for the engine to report.
  */
 #include <cpuid.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -964,7 +968,8 @@ static void fork_child(void)
 /* need_coord: refuse to start when the session's coordinator is gone
  * (record: an image exec'd after propel died would be traced forever). */
 static int start_common_in(const char *dir, uint32_t flags, int need_coord);
-static int agent_restore_locked(void);
+static int agent_restore_locked(int (*held)(void), int *cut);
+static int agent_others_held(void);
 
 /* The agent's start; the program's frames (a hijacked call's, or the
  * loader's running constructors) are above this one. */
@@ -995,8 +1000,13 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 		return -EINVAL;
 	/* inert (an earlier session's lease ran out): the threads are held,
 	 * so the old session's code goes back first, byte for byte */
-	if (ag_inert)
-		agent_restore_locked();
+	if (ag_inert) {
+		int cut;
+
+		agent_restore_locked(agent_others_held, &cut);
+		if (cut)
+			return -EAGAIN; /* propel ended during the start */
+	}
 	snprintf(ag_cfg.dir, sizeof(ag_cfg.dir), "%s", dir);
 	ag_cfg.flags = flags;
 	ag_stamp_every = flags & PROPEL_START_EXACT_TIME ? 1 : PROPEL_STAMP_EVERY;
@@ -1135,15 +1145,65 @@ static void agent_stop_lines(const char *why, int n, int inert)
 	ag_fd_close(&map);
 }
 
+/*
+ * 1 while every other thread of the process is held by a tracer (a ptrace
+ * or job-control stop) or gone.  propel_agent_stop runs with the threads
+ * held by propel's detach, but a propel killed during it lets them all run
+ * at once (the kernel detaches them): a byte-exact restore beside running
+ * threads is what the lease must never do (redis-server answered "ERR
+ * unknown command" in soak redis-detach, killed in the ~16 ms of the
+ * stop call, 1 round of 60).  So the restore looks before each batch of
+ * sites and, once they run, stops there and leaves the agent inert.
+ */
+static int agent_others_held(void)
+{
+	char dents[1024], path[96], buf[512], *p;
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pid_t self = ag_gettid();
+	long got;
+	int held = 1;
+
+	if (fd < 0)
+		return 0;
+	while (held && (got = syscall(SYS_getdents64, fd, dents,
+				      sizeof(dents))) > 0)
+		for (long off = 0; held && off < got;) {
+			struct dirent64 *d = (struct dirent64 *)(dents + off);
+			long tid;
+
+			off += d->d_reclen;
+			if (d->d_name[0] == '.')
+				continue;
+			tid = strtol(d->d_name, NULL, 10);
+			if (tid == self)
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%ld/stat",
+				 tid);
+			read_small(path, buf, sizeof(buf));
+			p = strrchr(buf, ')');
+			if (p && p[1] == ' ' && p[2] != 't' && p[2] != 'T' &&
+			    p[2] != 'Z' && p[2] != 'X')
+				held = 0;
+		}
+	close(fd);
+	return held;
+}
+
 /* Every patched byte back as it was in the file, and the program's own
  * signal dispositions: only with every other thread held (propel_agent_stop,
- * propel_agent_start) or by a thread alone in its process. */
-static int agent_restore_locked(void)
+ * propel_agent_start; with held, as long as held() says so) or by a thread
+ * alone in its process.  *cut = 1: the threads ran before the end, the
+ * rest of the sites are left (the agent stays inert, its handlers in). */
+static int agent_restore_locked(int (*held)(void), int *cut)
 {
 	int n;
 
 	patch_init(); /* this process's /proc/self/mem (a fork child's own) */
-	n = patch_restore_all();
+	n = patch_restore_all(held, cut);
+	if (*cut) {
+		ag_inert = 1;
+		return n;
+	}
 	signals_uninstall();
 	ag_inert = 0;
 	return n;
@@ -1153,10 +1213,10 @@ static int agent_restore_locked(void)
  * byte restored, rings left to their threads (or unmapped here). */
 int agent_stop_locked(const char *why)
 {
-	int n;
+	int n, cut;
 
 	agent_quiet_locked();
-	n = agent_restore_locked();
+	n = agent_restore_locked(NULL, &cut);
 	agent_stop_lines(why, n, 0);
 	return n;
 }
@@ -1172,7 +1232,7 @@ void agent_inert_locked(const char *why)
 
 AG_EXPORT int propel_agent_stop(void)
 {
-	int n;
+	int n, cut, was_inert = ag_inert;
 
 	if (!ag_active && !ag_inert)
 		return 0;
@@ -1180,7 +1240,15 @@ AG_EXPORT int propel_agent_stop(void)
 	 * beside its half-written batch would leave some of it live */
 	if (pthread_mutex_trylock(&ag_lock) != 0)
 		return -EAGAIN;
-	n = ag_active ? agent_stop_locked(NULL) : agent_restore_locked();
+	if (ag_active)
+		agent_quiet_locked();
+	n = agent_restore_locked(agent_others_held, &cut);
+	if (cut)
+		agent_stop_lines("propel ended during the detach: the agent "
+				 "switched itself off; `propel detach` restores "
+				 "the rest of its code", n, 1);
+	else if (!was_inert)
+		agent_stop_lines(NULL, n, 0);
 	pthread_mutex_unlock(&ag_lock);
 	return n;
 }

@@ -276,7 +276,9 @@ int patch_init(void);
 int patch_function(struct ag_func *f);   /* instrument f's call sites */
 /* f is ready (F_READY): its direct callers take their lean way */
 void patch_ready(struct ag_func *f);
-int patch_restore_all(void);             /* undo every patch */
+/* undo every patch; with held, only while held() says the other threads
+ * are held (checked before each batch): *cut = 1 when it stopped early */
+int patch_restore_all(int (*held)(void), int *cut);
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */
 int patch_entry_system(struct ag_func *f); /* a system library's (comm.c) */

@@ -1021,13 +1021,14 @@ int patch_entry_system(struct ag_func *f)
 	return entry_hook(f);
 }
 
-int patch_restore_all(void)
+int patch_restore_all(int (*held)(void), int *cut)
 {
 	static struct ag_site *v[MAX_SITES_PER_BATCH];
 	struct ag_site *s;
 	size_t n = 0;
 	int count = 0;
 
+	*cut = 0;
 	for (s = ag_sites_all; s; s = s->next_all) {
 		__atomic_store_n(&s->fast, 0, __ATOMIC_RELAXED);
 		for (int i = 0; i < 8; i++)
@@ -1040,9 +1041,17 @@ int patch_restore_all(void)
 		v[n++] = s;
 		count++;
 		if (n == MAX_SITES_PER_BATCH) {
+			if (held && !held()) {
+				*cut = 1;
+				return count - (int)n;
+			}
 			sites_write(v, n, 1);
 			n = 0;
 		}
+	}
+	if (n && held && !held()) {
+		*cut = 1;
+		return count - (int)n;
 	}
 	if (n)
 		sites_write(v, n, 1);
