@@ -51,6 +51,7 @@ struct ag_site *ag_sites_all;
 int ag_no_traps;
 uint32_t ag_skipped; /* short sites left alone, or unsafe to patch */
 #define MAX_SITES_PER_BATCH 4096
+#define RESTORE_HELD_BATCH 64
 uint32_t ag_nfuncs, ag_nsites;
 
 /* ---- lock-free hash tables (insert under ag_lock, read anywhere) ---- */
@@ -1040,7 +1041,10 @@ int patch_restore_all(int (*held)(void), int *cut)
 			continue;
 		v[n++] = s;
 		count++;
-		if (n == MAX_SITES_PER_BATCH) {
+		/* looked at often when held (a batch is ~0.3 ms of writes and
+		 * core syncs): the threads let go mid-batch meet at most this
+		 * many sites half-way */
+		if (n == (held ? RESTORE_HELD_BATCH : MAX_SITES_PER_BATCH)) {
 			if (held && !held()) {
 				*cut = 1;
 				return count - (int)n;
