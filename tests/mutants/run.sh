@@ -114,7 +114,7 @@ for n in "${names[@]}"; do
 		res="ERROR: the mutant does not build: $(grep -m1 'error' "$log/$n-build.log")"
 	else
 		for s in $(suites_of "$n"); do
-			if [ "${base_ok[$s]}" != 1 ]; then
+			if [ "${base_ok[$s]:-}" != 1 ]; then
 				res="${res:+$res; }$s fails unmutated"
 				continue
 			fi
