@@ -121,7 +121,8 @@ for n in "${names[@]}"; do
 			slog=$log/$n-${s//\//_}.log
 			if ! run_suite "$s" "$slog"; then
 				why=$(grep -m1 -E '^ +FAIL ' "$slog" | sed 's/^ *FAIL //' | cut -c1-100)
-				res="caught by $(failed_in "$slog")${why:+ ($why)}"
+				f=$(failed_in "$slog")
+				res="caught by ${f:-$s}${why:+ ($why)}"
 				break
 			fi
 		done
