@@ -36,6 +36,10 @@ for n in "${names[@]}"; do
 	[ -f "$mdir/$n.patch" ] || { echo "test-mutants: no mutant $n ($mdir/$n.patch)" >&2; exit 2; }
 	head -1 "$mdir/$n.patch" | grep -q '^suites: [^ ]' ||
 		{ echo "test-mutants: $n.patch: first line is not 'suites: SUITE...'" >&2; exit 2; }
+	# checked (not applied) against the tree first: no copy, build or
+	# baseline for a mutant that no longer applies
+	(cd "$top" && git apply --check "$mdir/$n.patch") ||
+		{ echo "test-mutants: ERROR: $n.patch no longer applies to the tree" >&2; exit 2; }
 done
 [ -x "$ob/propel" ] || { echo "test-mutants: no $ob/propel (make first)" >&2; exit 2; }
 
