@@ -105,12 +105,17 @@ asan:
 bench: all
 	@O=$(O) tests/bench.sh
 
+# deliberate bugs, one at a time, in a copy of the tree: each must make one
+# of its declared suites fail (tests/mutants/run.sh; M= names some)
+test-mutants: all
+	@O=$(O) tests/mutants/run.sh $(M)
+
 fmt:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
 	rm -rf $(O)
 
-.PHONY: all demo test asan bench fmt clean
+.PHONY: all demo test asan bench test-mutants fmt clean
 
 -include $(shell find $(O) -name '*.d' 2>/dev/null)

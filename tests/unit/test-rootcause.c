@@ -15,6 +15,9 @@
  *                      its last function and stack
  *   failstop/precision the same lead under the clock precision: none
  *   failstop/clean     a process that exited 0 early is no failure
+ *   failstop/first-live  the same four still running when the recording
+ *                      ended (no exit): the one that stopped first is
+ *                      found, not the last (every one is a candidate)
  *   failstop/wrapped   a wrapped ring (rebuilt entries) still gives the
  *                      whole stack of the last function
  *   window             three identical processes; one changes behaviour
@@ -212,8 +215,9 @@ static void test_ranks_callsite(void)
 #define S 1000000000LL
 
 /* Four processes ending at 100 s, 100 s, 100 s and lead s earlier; the
- * early one blocked in main > wait_for_lock > read. */
-static struct trace *four(int64_t lead, int clean_early)
+ * early one blocked in main > wait_for_lock > read.  The three end with a
+ * clean exit, or (live) are still in their main loop at 100 s. */
+static struct trace *four_of(int64_t lead, int clean_early, int live)
 {
 	struct trace *t = trace_new();
 	int64_t pid;
@@ -221,6 +225,11 @@ static struct trace *four(int64_t lead, int clean_early)
 	for (pid = 1; pid <= 3; pid++) {
 		tb_thread(t, pid, pid);
 		tb_ev(t, pid * 10, 0, TK_ENTRY, 0, "main", NULL);
+		if (live) {
+			tb_ev(t, pid * 10 + 1, 100 * S, TK_ENTRY, 1, "poll",
+			      "w.c:3");
+			continue;
+		}
 		tb_ev(t, pid * 10 + 1, 100 * S, TK_EXIT, 0, "main", NULL);
 		tb_full(t, pid * 10 + 2, 100 * S, TK_PROCESS_EXIT, 0, NULL,
 			NULL, 0, 0, 0, 0);
@@ -239,6 +248,11 @@ static struct trace *four(int64_t lead, int clean_early)
 	if (trace_finish(t))
 		abort();
 	return t;
+}
+
+static struct trace *four(int64_t lead, int clean_early)
+{
+	return four_of(lead, clean_early, 0);
 }
 
 static void test_failstop(void)
@@ -271,6 +285,13 @@ static void test_failstop(void)
 	t = four(60 * S, 1);
 	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fs);
 	CHECK("failstop/clean", !fs.found, "found pid %lld", (long long)fs.pid);
+	trace_free(t);
+	t = four_of(60 * S, 0, 1);
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fs);
+	CHECK("failstop/first-live",
+	      fs.found && fs.pid == 4 && fs.ts_ns == 40 * S && fs.nproc == 4,
+	      "found %d pid %lld at %lld of %zu", fs.found, (long long)fs.pid,
+	      (long long)fs.ts_ns, (size_t)fs.nproc);
 	trace_free(t);
 
 	/* a wrapped ring: the oldest records are gone, the agent rebuilt the
@@ -348,7 +369,7 @@ static void test_window(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(11);
+	CHECKS_EXPECT(12);
 	test_fig4();
 	test_ranks_callsite();
 	test_failstop();

@@ -4,8 +4,10 @@
  * demand (a spinner squeezed to 25% of a core by others still counts),
  * rule 3 (unsatisfied block requests), rule 9 with and without a cache-miss
  * counter (initialization vs increasing load; a process seen since the
- * first epoch has no known age), and that none of them fires on a process
- * that only does ordinary work.
+ * first epoch has no known age), rule 2 (a leak: allocation without pause
+ * for leak_epochs epochs, flagged in the epoch that completes them, not
+ * one later), and that none of them fires on a process that only does
+ * ordinary work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,7 +57,7 @@ static int has(const struct vitals_rules_flag *f, size_t n, const char *rule,
 
 int main(void)
 {
-	CHECKS_EXPECT(9);
+	CHECKS_EXPECT(10);
 	struct vitals_rules_epoch *ep = epochs();
 	struct vitals_rules_flag *f = NULL;
 	struct vitals_rules_opts o;
@@ -95,6 +97,10 @@ int main(void)
 		p->v[VR_SYSCALL] = 2000;
 		p->v[VR_KMEM] = 100;
 		p->v[VR_UMEM] = 50;
+		/* pid 60: allocates 300 pages/s from the first epoch on */
+		p = proc(&ep[i], 60, "leaker");
+		p->v[VR_CPU] = 30;
+		p->v[VR_UMEM] = 300;
 	}
 	if (vitals_rules_run(ep, NEP, &o, &f, &n)) {
 		printf("FAIL vitals-rules-run: error\n");
@@ -124,6 +130,10 @@ int main(void)
 	CHECK("vitals-rules-9-quiet", !has(f, n, "initialization", 50, -1) &&
 				       !has(f, n, "increasing-load", 50, -1),
 	      "ordinary work flagged by rule 9");
+	CHECK("vitals-rules-2-leak", has(f, n, "leak", 60, 3) &&
+					     !has(f, n, "leak", 60, 2),
+	      "300 pages/s in epochs 0-3: want a leak flagged in epoch 3 "
+	      "(the fourth), not before");
 	free(f);
 
 	/* with a cache-miss counter, rule 9 reads l2miss instead of age */
