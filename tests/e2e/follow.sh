@@ -59,6 +59,8 @@
 #   fault/coordinator-killed  kill -9 of propel: the service goes on
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
+# propel-test: long
+#   (tests/run.sh starts it among the first: it takes a minute or more)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 11
