@@ -142,7 +142,7 @@ fi
 # on a pipe, a logger) get their spans too, and nothing else does (propeld)
 if gcc -O2 -g -o "$d/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
 	f=$d/follow; mkdir -p "$f"; chmod 777 "$f"
-	port=$((24000 + ($$ % 4000) * 4))
+	port=$(free_port 3)
 	"$d/svc" backend $port >"$f/be.out" 2>&1 & sb=$!
 	"$d/svc" logger "$f/log.sock" $((port + 2)) >"$f/lg.out" 2>&1 & sl=$!
 	for i in $(seq 100); do [ "$(cat "$f/be.out" "$f/lg.out" | grep -c ready)" = 2 ] && break; sleep 0.05; done

@@ -46,7 +46,8 @@
 #
 # Prints "round N CASE: ok (kill at T s)" or "round N CASE: HARM what", and
 # per case "PASS soak/CASE" or "FAIL soak/CASE: K of N rounds harmed: ...".
-# Exit 1 if any round harmed.  tests/e2e/soak.sh runs it with -n 10.
+# Exit 1 if any round harmed.  tests/e2e/soak-*.sh run it with -n 10
+# (tests/soak/suite.sh), some cases each.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/real/servers.sh"
@@ -438,7 +439,9 @@ case_batch_follow() {
 		kill -9 "$cur_propel" 2>/dev/null
 		wait "$cur_propel" 2>/dev/null
 		cur_propel=
-		pkill -9 -f "$O_ABS/apps/batch-submit" 2>/dev/null
+		# this round's submitter, by its output directory (this run's
+		# own: another suite may be submitting to batch daemons of its own)
+		pkill -9 -f "^$O_ABS/apps/batch-submit [^ ]+ 40 $batch_dir/out\$" 2>/dev/null
 		settle $pids
 		why=
 		for p in $pids; do

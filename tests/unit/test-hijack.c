@@ -16,6 +16,9 @@
  *
  * Usage: test-hijack            run every case
  *        test-hijack CASE...    run only the named cases (prefix match)
+ *
+ * propel-test: long
+ *   (tests/run.sh starts it among the first: it takes half a minute)
  */
 #include <errno.h>
 #include <fcntl.h>
