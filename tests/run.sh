@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/run.sh [-j N] [PATTERN...] - run every test: unit programs
+# tests/run.sh [-j N] [-n] [PATTERN...] - run every test: unit programs
 # ($O/tests/unit/*, O= the build directory, default build) and end-to-end
 # scripts (tests/e2e/*.sh), optionally only those whose name contains one
 # of the PATTERNs.  `make test` runs it (-j $(J), J= the number of suites
@@ -22,18 +22,21 @@
 # go first.  Then the longest suites start first, so that the run ends
 # soon after its longest suite: the time of each suite in the last run
 # ($O/test-logs/.times), else the line
-#     # propel-test: long
-# in the suite.  The fixtures several suites share are built once, first
+#     # propel-test: takes N
+# in the suite (about N seconds alone), else by name after those.  The fixtures several suites share are built once, first
 # (tests/build-fixtures.sh).
+#
+# -n prints the suites in the order they would start, and runs none.
 #
 # One line per suite, printed when it ends: its name, its result and its
 # wall time in seconds (a failure adds its FAIL lines and the log's tail;
 # the whole log is $O/test-logs/NAME.log).  Ends with the line
 # "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
-jobs=1
+jobs=1 dry=
 while [ $# -gt 0 ]; do
 	case $1 in
+	-n) dry=1; shift ;;
 	-j) jobs=${2:-}; shift 2 || break ;;
 	-j*) jobs=${1#-j}; shift ;;
 	--) shift; break ;;
@@ -44,7 +47,6 @@ if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
 	echo "propel: tests/run.sh: -j wants a number of suites, not '$jobs'" >&2
 	exit 2
 fi
-tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
 O=${O:-build}
 export PROPEL_TOP=$PWD PROPEL=$PWD/$O/propel O
 pats=("$@")
@@ -52,8 +54,6 @@ pass=0 fail=0 skip=0
 logdir=$O/test-logs
 mkdir -p "$logdir"
 times=$logdir/.times
-O=$O tests/build-fixtures.sh >"$logdir/.fixtures.log" 2>&1 ||
-	echo "propel: tests/build-fixtures.sh failed ($logdir/.fixtures.log); the suites that need a fixture will fail" >&2
 
 # the suites: NAME, its command, its source (for the markers)
 names=()
@@ -81,6 +81,8 @@ done
 # marked NAME WORD: the suite's source has the line "# propel-test: WORD"
 # (in a C file's comment: " * propel-test: WORD" or "// propel-test: WORD")
 marked() { grep -qE "^[[:space:]/*#]*propel-test: $2[[:space:]]*(\*/)?[[:space:]]*\$" "${src[$1]}" 2>/dev/null; }
+# takes NAME: N of the suite's line "# propel-test: takes N", or nothing
+takes() { sed -nE 's/^[[:space:]/*#]*propel-test: takes ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
 # the order: alone first (by name), then the longest first
 declare -A last
 if [ -f "$times" ]; then
@@ -89,10 +91,17 @@ fi
 order=$(for n in "${names[@]}"; do
 	if marked "$n" alone; then k=0
 	elif [ -n "${last[$n]:-}" ]; then k=$((1000000 - last[$n]))
-	elif marked "$n" long; then k=1
-	else k=999999; fi
+	elif k=$(takes "$n") && [ -n "$k" ]; then k=$((1000000 - k))
+	else k=1000000; fi
 	printf '%d %s\n' "$k" "$n"
 done | sort -k1,1n -k2,2 | cut -d' ' -f2)
+if [ -n "$dry" ]; then
+	for n in $order; do echo "$n$(marked "$n" alone && echo ' (alone)')"; done
+	exit 0
+fi
+tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
+O=$O tests/build-fixtures.sh >"$logdir/.fixtures.log" 2>&1 ||
+	echo "propel: tests/build-fixtures.sh failed ($logdir/.fixtures.log); the suites that need a fixture will fail" >&2
 
 # report NAME RC SECONDS: judge a finished suite from its log, print its
 # line, add its counts

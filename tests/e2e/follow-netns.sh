@@ -52,8 +52,8 @@
 #                      front end (B) and the back end (C) have off-CPU spans
 #                      (socket waits between the client's requests)
 #   multi/unharmed     after all four sessions no part saw a bad byte
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 50
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 set -uo pipefail

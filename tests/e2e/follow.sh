@@ -59,8 +59,8 @@
 #   fault/coordinator-killed  kill -9 of propel: the service goes on
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 55
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 11

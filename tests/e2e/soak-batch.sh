@@ -3,8 +3,8 @@
 # tests/soak/suite.sh): `propel record --follow` of
 # batch-submit into the batch daemons of tests/apps, killed at a random
 # moment
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 60
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/soak/suite.sh"

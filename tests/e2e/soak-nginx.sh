@@ -3,8 +3,8 @@
 # tests/soak/suite.sh): `propel attach` of nginx's
 # master and worker under wrk, and `record --follow` of a curl loop into
 # it, propeld or propel killed at a random moment
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 120
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/soak/suite.sh"

@@ -3,8 +3,8 @@
 # tests/soak/suite.sh): `propel record --
 # redis-server` killed at a random moment, and `record --follow` of
 # redis-benchmark into the server with propeld or propel killed
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 120
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/soak/suite.sh"

@@ -3,8 +3,8 @@
 # tests/soak/suite.sh): `propel attach` of Debian's
 # redis-server under load killed with SIGKILL at a random moment, and
 # `attach --duration 1` killed while it switches the agent off
-# propel-test: long
-#   (tests/run.sh starts it among the first: it takes a minute or more)
+# propel-test: takes 120
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/soak/suite.sh"
