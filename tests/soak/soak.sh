@@ -359,27 +359,28 @@ nginx_judge() {
 	why="$why$(off_check "$NGINX_MASTER" "$NGINX_WORKER")"
 	echo "$why"
 }
-# wrk for one round, in the background; its errors judged after.
-# nginx_load SECS follow: wrk with a /dev/shm of its own, out of the
-# follow's reach (propeld refuses a process that cannot see the session's
-# rings): under --follow the worker's replies to wrk would propagate into
-# wrk, and wrk's timeout count would measure wrk's own injection (a
-# machine loaded by other suites stopped it past --timeout while its
-# requests were out: 5 and 9 "timeouts", no error, no dropped connection,
-# nginx answering), not nginx
-nginx_load() {
-	local w=(wrk -t1 -c8 -d"$1" --timeout 2s -s "$REAL_DIR/wrk-report.lua" "http://127.0.0.1:$NGINX_PORT/index.html")
-	if [ "${2:-}" = follow ]; then
-		unshare -m sh -c 'mount -t tmpfs propel-soak-wrk /dev/shm && exec "$@"' sh "${w[@]}" >"$t/wrk.out" 2>&1 &
-	else
-		"${w[@]}" >"$t/wrk.out" 2>&1 &
-	fi
-	wrk_pid=$!
-}
+# wrk for one round, in the background; its errors judged after
+nginx_load() { wrk -t1 -c8 -d"$1" --timeout 2s -s "$REAL_DIR/wrk-report.lua" "http://127.0.0.1:$NGINX_PORT/index.html" >"$t/wrk.out" 2>&1 & wrk_pid=$!; }
+# the load's harm: error replies (non-2xx) and dropped connections
+# (connect, read, write errors).  wrk's "timeout" is neither: it counts
+# requests out longer than --timeout (2 s), answered later, the
+# connection kept.  Under --follow the worker's first reply on each wrk
+# connection waits until propeld has injected wrk (the peer is traced
+# before it reads the data); on a machine loaded by other suites (load 22
+# on 2 cores) that took over 2 s with no kill at all, nginx answering and
+# no error.  A worker that hangs fails `answers` (the GET after the round)
+# and `off`; the slow requests are printed with the round, not judged.
 nginx_load_errors() {
 	wait "$wrk_pid" 2>/dev/null
-	local e; e=$(wrk_errors "$t/wrk.out")
-	[ -n "$e" ] && [ "$e" != 0 ] && echo " load: $e wrk errors;"
+	local e to
+	e=$(wrk_errors "$t/wrk.out") to=$(wrk_field "$t/wrk.out" timeout)
+	if [ -z "$e" ]; then
+		echo " load: wrk printed no report;"
+	elif [ $((e - ${to:-0})) -ne 0 ]; then
+		echo " load: $((e - ${to:-0})) wrk errors (connect, read, write, non-2xx);"
+	elif [ "${to:-0}" != 0 ]; then
+		echo "note: $to requests slower than 2 s (not harm)" >&2
+	fi
 }
 
 case_nginx_attach() {
@@ -410,7 +411,7 @@ case_nginx_follow() {
 	mkdir -p "$d"
 	nginx_start "$d" || { fail "soak/$name" "nginx did not start"; return; }
 	for ((r = 1; r <= rounds; r++)); do
-		nginx_load 9 follow
+		nginx_load 9
 		"$PROPEL" record --follow -o "$d/s.db" -- timeout 4 sh -c \
 			"while :; do curl -s -o /dev/null http://127.0.0.1:$NGINX_PORT/index.html || exit 1; done" \
 			>"$d/record.out" 2>&1 &
