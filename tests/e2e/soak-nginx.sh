@@ -3,7 +3,7 @@
 # tests/soak/suite.sh): `propel attach` of nginx's
 # master and worker under wrk, and `record --follow` of a curl loop into
 # it, propeld or propel killed at a random moment
-# propel-test: takes 120
+# propel-test: takes 190
 #   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail

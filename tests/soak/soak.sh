@@ -370,8 +370,10 @@ nginx_load() { wrk -t1 -c8 -d"$1" --timeout 2s -s "$REAL_DIR/wrk-report.lua" "ht
 # on 2 cores) that took over 2 s with no kill at all, nginx answering and
 # no error.  A worker that hangs fails `answers` (the GET after the round)
 # and `off`; the slow requests are printed with the round, not judged.
+# Call it after `wait $wrk_pid` in the round's own shell: in its $(...)
+# subshell wrk is no child and `wait` returns at once (it did: a wrk not
+# done had no report yet, and most rounds' load went unjudged).
 nginx_load_errors() {
-	wait "$wrk_pid" 2>/dev/null
 	local e to
 	e=$(wrk_errors "$t/wrk.out") to=$(wrk_field "$t/wrk.out" timeout)
 	if [ -z "$e" ]; then
@@ -396,6 +398,7 @@ case_nginx_attach() {
 		kill_propel_at "$k"
 		settle "$NGINX_MASTER" "$NGINX_WORKER"
 		why=$(nginx_judge)
+		wait "$wrk_pid" 2>/dev/null
 		why="$why$(nginx_load_errors)"
 		why="$why$(recover_check)"
 		verdict "$name" "$r" "$k" "$why"
@@ -421,6 +424,7 @@ case_nginx_follow() {
 		follow_kill "$r"
 		settle "$NGINX_MASTER" "$NGINX_WORKER"
 		why=$(nginx_judge)
+		wait "$wrk_pid" 2>/dev/null
 		why="$why$(nginx_load_errors)"
 		[ "$who" = propel ] && why="$why$(recover_check)"
 		[ "$who" = propeld ] && rm -rf "$sdir"
