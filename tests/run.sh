@@ -142,8 +142,10 @@ declare -A run_name run_t0
 start() {
 	local name=$1 log=$logdir/$1.log
 	mkdir -p "$(dirname "$log")"
+	# a session of its own (its id: the pid), so that an interrupted run
+	# stops all of it, the process groups its own timeouts make too
 	# shellcheck disable=SC2086 # cmd is a program and its arguments
-	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" ${cmd[$name]} >"$log" 2>&1 </dev/null &
+	setsid -w timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" ${cmd[$name]} >"$log" 2>&1 </dev/null &
 	run_name[$!]=$name run_t0[$!]=$EPOCHREALTIME
 }
 # reap: wait for one suite to end and report it
@@ -160,7 +162,7 @@ reap() {
 }
 stop_all() {
 	local pid
-	for pid in "${!run_name[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+	for pid in "${!run_name[@]}"; do pkill -TERM -s "$pid" 2>/dev/null; done
 	wait
 	exit 130
 }
