@@ -2,7 +2,9 @@
 #
 #   make            build everything into build/
 #   make demo       record the bundled batch system with a fault, open its suspects
-#   make test       run every test; ends with "N passed, N failed, N skipped"
+#   make test       run every test; ends with "N passed, N failed, N skipped";
+#                   T=PATTERN some only, J=N suites at a time (default: the
+#                   number of cores; tests/run.sh)
 #   make bench      benchmarks, each beside the same figure for uftrace/perf
 #   make fmt        clang-format the sources
 #   make asan       build with ASan+UBSan into build-asan/, run the unit
@@ -85,8 +87,9 @@ $(O)/%.o: %.S | $(DEPS_STAMP)
 demo: all
 	@O=$(O) tests/demo.sh
 
+J ?= $(shell nproc 2>/dev/null || echo 1)
 test: all
-	@O=$(O) tests/run.sh $(T)
+	@O=$(O) tests/run.sh -j $(J) $(T)
 
 # any sanitizer report fails the suite that made it (ASan's, UBSan's
 # halt_on_error; LeakSanitizer's at the process's exit)

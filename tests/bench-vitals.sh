@@ -309,6 +309,8 @@ echo "== 3. nginx on loopback under wrk, ${DUR}s runs alternated (load $(load))"
 if command -v nginx >/dev/null && command -v wrk >/dev/null; then
 	mkdir -p "$d/www" "$d/ngx"
 	head -c 1400 /dev/zero | tr '\0' x >"$d/www/index.html"
+	# a port free now (not a fixed one: another tree's benchmark may run)
+	ngx_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 	cat >"$d/nginx.conf" <<NGX
 worker_processes 2;
 pid $d/ngx/nginx.pid;
@@ -318,12 +320,12 @@ http {
 	access_log off;
 	client_body_temp_path $d/ngx; proxy_temp_path $d/ngx;
 	fastcgi_temp_path $d/ngx; uwsgi_temp_path $d/ngx; scgi_temp_path $d/ngx;
-	server { listen 127.0.0.1:18089; root $d/www; }
+	server { listen 127.0.0.1:$ngx_port; root $d/www; }
 }
 NGX
 	nginx -c "$d/nginx.conf" -p "$d" 2>/dev/null
 	sleep 0.5
-	rps() { wrk -t2 -c64 -d${DUR}s http://127.0.0.1:18089/ 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
+	rps() { wrk -t2 -c64 -d${DUR}s http://127.0.0.1:$ngx_port/ 2>/dev/null | awk '/Requests\/sec/ {print $2}'; }
 	nb=; nv=; nf=
 	for _ in $(seq "${nrounds:-3}"); do
 		nb="$nb $(rps)"

@@ -38,6 +38,13 @@
 #   bpf_missing              prints why BPF cannot work here (empty: it can)
 #   ring_dir PID SINCE [PREFIX]  the ring directory of the session of PID
 #                            made since SINCE (not `ls -d ... | head -1`)
+#   free_port [N]            a port P such that P..P+N-1 are free (TCP and
+#                            UDP, 127.0.0.1): never a fixed port
+#
+# Suites run side by side (tests/run.sh -j): every name a suite makes is
+# its own -- temp files under tmpdir, ports from free_port, ring
+# directories by pid (ring_dir), tmux servers by socket name (tmux -L
+# NAME-$$), users, namespaces and links named with $$.
 : "${PROPEL_TOP:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${O:=build}"
 : "${PROPEL:=$PROPEL_TOP/$O/propel}"
@@ -157,6 +164,35 @@ ring_dir() {
 	echo "${d[0]}"
 }
 tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }
+# free_port [N]: N ports in a row (default 1) free now on 127.0.0.1, TCP
+# and UDP, chosen at random below the kernel's ephemeral range (which the
+# outgoing connections of a load generator beside this suite take from:
+# a port the kernel chose, closed again, is no reservation)
+free_port() {
+	python3 - "${1:-1}" <<'EOF'
+import random, socket, sys
+n = int(sys.argv[1])
+with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+    lo = int(f.read().split()[0])
+for _ in range(2000):
+    p = random.randrange(10000, max(lo, 10000 + 2 * n) - n)
+    held = []
+    try:
+        for i in range(n):
+            for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM):
+                s = socket.socket(socket.AF_INET, kind)
+                held.append(s)
+                s.bind(("127.0.0.1", p + i))
+    except OSError:
+        continue
+    finally:
+        for s in held:
+            s.close()
+    print(p)
+    sys.exit(0)
+sys.exit(1)
+EOF
+}
 # wait_vitals ERRFILE PID: wait until `propel vitals record` (PID, stderr in
 # ERRFILE) has attached and said so, or has exited; at most 30 s.
 wait_vitals() {

@@ -2,7 +2,8 @@
 # address, host name and sshd, for the multi-host tests (source it; root).
 #
 #   netns_up DIR NAME...   make one host per NAME: a network namespace
-#                          pn<id>-NAME on a bridge pbr<id>, address
+#                          pn<id>-NAME on a bridge pbr<id> (id: one no
+#                          other run holds), address
 #                          10.<x>.<y>.N/24 (N = 1, 2, ...), loopback up;
 #                          a generated host key and a user key in DIR, an
 #                          sshd per host (its own UTS namespace: host name
@@ -31,11 +32,18 @@ netns_up() {
 		{ echo "netns: ip or unshare missing" >&2; return 1; }
 	[ -x /usr/sbin/sshd ] && command -v ssh >/dev/null ||
 		{ echo "netns: openssh-server/openssh-client missing" >&2; return 1; }
-	id=$(( $$ % 200 + 20 ))
+	# the id names this run's bridge, namespaces and links: the first
+	# from $$ on whose bridge this run makes (the kernel refuses a name
+	# taken: another suite's, beside this one under tests/run.sh -j)
+	for b in $(seq 0 199); do
+		id=$(( ($$ + b) % 200 + 20 ))
+		br=pbr$id
+		ip netns list 2>/dev/null | grepq "^pn$id-" && continue
+		ip link add $br type bridge forward_delay 0 stp_state 0 2>/dev/null && break
+		br=
+	done
+	[ -n "$br" ] || { echo "netns: cannot make a bridge" >&2; return 1; }
 	a=$(( $$ % 250 + 1 ))
-	br=pbr$id
-	ip link add $br type bridge forward_delay 0 stp_state 0 2>/dev/null ||
-		{ echo "netns: cannot make a bridge" >&2; return 1; }
 	ip link set $br up
 	NETNS_BR=$br
 	mkdir -p "$dir" /run/sshd

@@ -1,59 +1,130 @@
 #!/usr/bin/env bash
-# tests/run.sh [PATTERN...] - run every test: unit programs ($O/tests/unit/*,
-# O= the build directory, default build) and end-to-end scripts
-# (tests/e2e/*.sh), optionally only those whose name contains one of the
-# PATTERNs.  Each test prints lines "PASS name", "FAIL name: why" or
-# "SKIP name: why" (tests/lib.sh helps) and declares how many it prints with
-# lines "CHECKS N" (expect_checks in tests/lib.sh, CHECKS_EXPECT in
-# tests/unit/check.h; several add up).  A test fails closed: one that
+# tests/run.sh [-j N] [-n] [PATTERN...] - run every test: unit programs
+# ($O/tests/unit/*, O= the build directory, default build) and end-to-end
+# scripts (tests/e2e/*.sh), optionally only those whose name contains one
+# of the PATTERNs.  `make test` runs it (-j $(J), J= the number of suites
+# at a time; Makefile).  Each test prints lines "PASS name", "FAIL name:
+# why" or "SKIP name: why" (tests/lib.sh helps) and declares how many it
+# prints with lines "CHECKS N" (expect_checks in tests/lib.sh, CHECKS_EXPECT
+# in tests/unit/check.h; several add up).  A test fails closed: one that
 # declares no count, prints another number of results than it declared
 # ("ran N of M checks"), exits non-zero or times out is a FAIL.  Exit
 # status 77 means a feature is missing here (need_bpf, need_root): the
 # declared checks it did not run count as skipped.
-# Each suite's line ends with its wall time in seconds.
-# Ends with the line "N passed, N failed, N skipped"; exits 1 on any failure.
+#
+# -j N runs up to N suites at a time (default 1: one after another).  Every
+# suite keeps its names to itself (ports, namespaces, temp and ring
+# directories, tmux sockets, users: tests/lib.sh), so any two can run side
+# by side, except the ones that measure the machine: a suite (a unit
+# test's .c or an e2e script) with the line
+#     # propel-test: alone
+# (benchmarks, throughput, CPU cost) runs with nothing else running; they
+# go first.  Then the longest suites start first, so that the run ends
+# soon after its longest suite: the time of each suite in the last run
+# ($O/test-logs/.times), else the line
+#     # propel-test: takes N
+# in the suite (about N seconds alone), else by name after those.  The fixtures several suites share are built once, first
+# (tests/build-fixtures.sh).
+#
+# -n prints the suites in the order they would start, and runs none.
+#
+# One line per suite, printed when it ends: its name, its result and its
+# wall time in seconds (a failure adds its FAIL lines and the log's tail;
+# the whole log is $O/test-logs/NAME.log).  Ends with the line
+# "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
-tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
+jobs=1 dry=
+while [ $# -gt 0 ]; do
+	case $1 in
+	-n) dry=1; shift ;;
+	-j) jobs=${2:-}; shift 2 || break ;;
+	-j*) jobs=${1#-j}; shift ;;
+	--) shift; break ;;
+	*) break ;;
+	esac
+done
+if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
+	echo "propel: tests/run.sh: -j wants a number of suites, not '$jobs'" >&2
+	exit 2
+fi
 O=${O:-build}
 export PROPEL_TOP=$PWD PROPEL=$PWD/$O/propel O
 pats=("$@")
 pass=0 fail=0 skip=0
 logdir=$O/test-logs
 mkdir -p "$logdir"
-run_one() {
-	local name=$1; shift
-	local log=$logdir/$name.log out rc
-	mkdir -p "$(dirname "$log")"
-	if [ ${#pats[@]} -gt 0 ]; then
-		local p hit=
-		for p in "${pats[@]}"; do
-			[[ -z $p || $name == *$p* ]] && hit=1
-		done
-		[ -n "$hit" ] || return
-	fi
-	printf '%-40s ' "$name"
-	local t0=$EPOCHREALTIME
-	timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1
-	rc=$?
-	local took
-	took=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0fs", b - a }')
+times=$logdir/.times
+
+# the suites: NAME, its command, its source (for the markers)
+names=()
+declare -A cmd src
+wanted() {
+	local p
+	[ ${#pats[@]} -eq 0 ] && return 0
+	for p in "${pats[@]}"; do
+		[[ -z $p || $1 == *$p* ]] && return 0
+	done
+	return 1
+}
+for t in "$O"/tests/unit/*; do
+	[ -x "$t" ] && [ -f "$t" ] || continue
+	n=unit/$(basename "$t")
+	wanted "$n" || continue
+	names+=("$n") cmd[$n]=$t src[$n]=tests/unit/$(basename "$t").c
+done
+for t in tests/e2e/*.sh; do
+	[ -f "$t" ] || continue
+	n=e2e/$(basename "$t" .sh)
+	wanted "$n" || continue
+	names+=("$n") cmd[$n]="bash $t" src[$n]=$t
+done
+# marked NAME WORD: the suite's source has the line "# propel-test: WORD"
+# (in a C file's comment: " * propel-test: WORD" or "// propel-test: WORD")
+marked() { grep -qE "^[[:space:]/*#]*propel-test: $2[[:space:]]*(\*/)?[[:space:]]*\$" "${src[$1]}" 2>/dev/null; }
+# takes NAME: N of the suite's line "# propel-test: takes N", or nothing
+takes() { sed -nE 's/^[[:space:]/*#]*propel-test: takes ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
+# the order: alone first (by name), then the longest first
+declare -A last
+if [ -f "$times" ]; then
+	while read -r n s; do last[$n]=$s; done <"$times"
+fi
+order=$(for n in "${names[@]}"; do
+	if marked "$n" alone; then k=0
+	elif [ -n "${last[$n]:-}" ]; then k=$((1000000 - last[$n]))
+	elif k=$(takes "$n") && [ -n "$k" ]; then k=$((1000000 - k))
+	else k=1000000; fi
+	printf '%d %s\n' "$k" "$n"
+done | sort -k1,1n -k2,2 | cut -d' ' -f2)
+if [ -n "$dry" ]; then
+	for n in $order; do echo "$n$(marked "$n" alone && echo ' (alone)')"; done
+	exit 0
+fi
+tests/install-deps.sh test || echo "propel: could not install test packages; some tests will skip" >&2
+O=$O tests/build-fixtures.sh >"$logdir/.fixtures.log" 2>&1 ||
+	echo "propel: tests/build-fixtures.sh failed ($logdir/.fixtures.log); the suites that need a fixture will fail" >&2
+
+# report NAME RC SECONDS: judge a finished suite from its log, print its
+# line, add its counts
+report() {
+	local name=$1 rc=$2 took=$3s log=$logdir/$1.log
 	local p f s m n
 	p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
 	m=$(awk '/^CHECKS [0-9]+$/ { m += $2; d = 1 } END { print d ? m : "" }' "$log")
 	n=$((p + f + s))
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 		f=$((f + 1)); echo "FAIL $name: timed out" >>"$log"
-	elif [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ "$f" -eq 0 ]; then
+	elif [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$f" -eq 0 ]; then
 		f=$((f + 1)); echo "FAIL $name: exited with status $rc" >>"$log"
 	fi
 	if [ -z "$m" ]; then
 		f=$((f + 1)); echo "FAIL $name: declares no check count (expect_checks N)" >>"$log"
-	elif [ $rc -eq 77 ] && [ "$n" -lt "$m" ]; then
+	elif [ "$rc" -eq 77 ] && [ "$n" -lt "$m" ]; then
 		s=$((s + m - n)); echo "SKIP $name: $((m - n)) of $m checks not run: $(grep -m1 '^SKIP' "$log")" >>"$log"
 	elif [ "$n" -ne "$m" ]; then
 		f=$((f + 1)); echo "FAIL $name: ran $n of $m checks" >>"$log"
 	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	printf '%-40s ' "$name"
 	if [ "$f" -gt 0 ]; then
 		echo "FAIL ($p passed, $f failed, $s skipped) $took"
 		grep -E '^(FAIL|SKIP)' "$log" | head -20 | sed 's/^/    /'
@@ -65,13 +136,48 @@ run_one() {
 		echo "ok ($p passed) $took"
 	fi
 }
-for t in "$O"/tests/unit/*; do
-	[ -x "$t" ] && [ -f "$t" ] || continue
-	run_one "unit/$(basename "$t")" "$t"
+
+# the running suites: pid -> name, start time
+declare -A run_name run_t0
+start() {
+	local name=$1 log=$logdir/$1.log
+	mkdir -p "$(dirname "$log")"
+	# a session of its own (its id: the pid), so that an interrupted run
+	# stops all of it, the process groups its own timeouts make too
+	# shellcheck disable=SC2086 # cmd is a program and its arguments
+	setsid -w timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" ${cmd[$name]} >"$log" 2>&1 </dev/null &
+	run_name[$!]=$name run_t0[$!]=$EPOCHREALTIME
+}
+# reap: wait for one suite to end and report it
+reap() {
+	local pid rc name took
+	wait -n -p pid "${!run_name[@]}"
+	rc=$?
+	[ -n "${pid:-}" ] && [ -n "${run_name[$pid]:-}" ] || return 1
+	name=${run_name[$pid]}
+	took=$(awk -v a="${run_t0[$pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
+	unset "run_name[$pid]" "run_t0[$pid]"
+	last[$name]=$took
+	report "$name" "$rc" "$took"
+}
+stop_all() {
+	local pid
+	for pid in "${!run_name[@]}"; do pkill -TERM -s "$pid" 2>/dev/null; done
+	wait
+	exit 130
+}
+trap stop_all INT TERM
+for n in $order; do
+	if marked "$n" alone; then
+		while [ ${#run_name[@]} -gt 0 ]; do reap; done
+		start "$n"
+		reap
+		continue
+	fi
+	while [ ${#run_name[@]} -ge "$jobs" ]; do reap; done
+	start "$n"
 done
-for t in tests/e2e/*.sh; do
-	[ -f "$t" ] || continue
-	run_one "e2e/$(basename "$t" .sh)" bash "$t"
-done
+while [ ${#run_name[@]} -gt 0 ]; do reap; done
+for n in "${!last[@]}"; do echo "$n ${last[$n]}"; done | sort >"$times.new" && mv "$times.new" "$times"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

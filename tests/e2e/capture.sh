@@ -2,6 +2,8 @@
 # tests/e2e/capture.sh - propel record and propel attach on real processes:
 # exit statuses, attach/detach cycles under load, and every bad input the
 # capture issue lists (one-line error, non-zero exit, nothing harmed).
+# propel-test: takes 45
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 22

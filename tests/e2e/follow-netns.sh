@@ -53,6 +53,10 @@
 #                      front end (B) and the back end (C) have off-CPU spans
 #                      (socket waits between the client's requests)
 #   multi/unharmed     after all four sessions no part saw a bad byte
+# propel-test: alone
+#   (tests/run.sh runs it with nothing beside it: multi/clock holds the
+#   clock exchange's error bound under 100 us, which a loaded machine's
+#   scheduling delays pass: 1.7 ms at -j2 beside other suites)
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 set -uo pipefail
@@ -339,7 +343,7 @@ if nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
 elif grep -q 'off-CPU spans off' "$d/vit.out"; then
 	fail $name "BPF here, but: $(grep -m1 -- --vitals "$d/vit.out")"
 elif [ $arc -ne 0 ] || [ $crc -ne 0 ]; then
-	fail $name "attach: status $arc, client $crc: $(head -c 400 "$d/vit.out")"
+	fail $name "attach: status $arc, client $crc: $(head -c 300 "$d/vit.out") ... $(tail -n 3 "$d/vit.out" | tr '\n' ' ')"
 elif ! grep -q 'attach: --vitals: .*--follow: the processes of this host and of the hosts on its kernel' "$d/vit.out"; then
 	fail $name "no line saying which hosts are covered: $(head -c 400 "$d/vit.out")"
 elif ! is_num "$sfe" || ! is_num "$sbe" || [ "$sfe" -lt 5 ] || [ "$sbe" -lt 5 ]; then

@@ -68,6 +68,8 @@
 # tests/real/follow-sshd.sh repeats sshd/record N times.
 #
 # Needs root (propeld injects the servers).  Takes ~25 s.
+# propel-test: takes 35
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 9

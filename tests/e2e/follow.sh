@@ -59,6 +59,8 @@
 #   fault/coordinator-killed  kill -9 of propel: the service goes on
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
+# propel-test: takes 55
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 11
@@ -87,7 +89,8 @@ if ! $cc -O2 -g -Wall -o "$t/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; the
 	exit 1
 fi
 chmod 755 "$t/svc"
-port=$((20000 + ($$ % 5000) * 4))
+# back end PORT, front end PORT+1, logger PORT+2 (UDP)
+port=$(free_port 3) || { fail follow "no free ports"; exit 1; }
 
 # start_service DIR: back end, logger, front end (with its worker), untraced;
 # sets be lg fe wk

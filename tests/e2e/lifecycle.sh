@@ -41,6 +41,8 @@
 #                        (after the first, the thread returns through the
 #                        earlier session's stubs: they lead back to main)
 # Fixture programs are built into a temporary directory.
+# propel-test: takes 45
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 15

@@ -49,6 +49,8 @@
 # Needs root (ptrace of servers, the debug files).  Takes about 2-3 min, plus
 # 1-3 min the first time nginx-debug.sh builds on a machine and 2-3 min the
 # first time redis-debug.sh does.
+# propel-test: takes 100
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 want() { [ -z "${REAL_ONLY:-}" ] || [[ " $REAL_ONLY " == *" $1 "* ]]; } # REAL_ONLY="redis gzip"

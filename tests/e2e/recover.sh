@@ -33,6 +33,8 @@
 #                      code and says how many sites; again: already off
 #   bad/*              detach of a pid without an agent, of no process;
 #                      recover with no rings, of a directory of corrupt rings
+# propel-test: takes 100
+#   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 expect_checks 36

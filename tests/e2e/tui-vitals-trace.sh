@@ -5,6 +5,10 @@
 # splits the call into on-CPU and off-CPU time with the right reason, and a
 # thread's line says what the kernel does to it (the lock holder sleeping
 # while main waits).  A session without --vitals shows no strip.
+# propel-test: alone
+#   (tests/run.sh runs it with nothing beside it: main()'s off-CPU reasons
+#   must be its callees' (pipe, sleep, lock or I/O) within 80 columns; at
+#   -j2 the run queue of a loaded machine came first and cut the fourth)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
 expect_checks 9

@@ -7,6 +7,10 @@
 # a flagged epoch marked on the time axis, Enter -> samples naming vvspin,
 # Enter -> its user and kernel stacks, Backspace back, q restores the
 # terminal, and `propel tui DB` opens the same view for a vitals-only file.
+# propel-test: alone
+#   (tests/run.sh runs it with nothing beside it: the vitals are the whole
+#   machine's, and the view must list the spinners' samples on its first
+#   screen; at -j2 other suites' processes filled that screen)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
 expect_checks 8

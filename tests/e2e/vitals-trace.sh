@@ -77,10 +77,14 @@ grep -q "off-CPU spans of every process" "$d/e" && pass vitals-trace/all-says ||
 	fail vitals-trace/plain-none "offcpu events without --vitals" ||
 	pass vitals-trace/plain-none
 
-# attach --vitals to a process that naps 40 times
-"$d/offcpu" "$d" loop 40 >"$d/loop.out" & lp=$!
+# attach --vitals to a process that naps (60 ms each) until the attach's
+# second is over: as many naps as a minute holds, killed after the attach
+# (40 naps, 2.4 s, ended before an injection slowed by a loaded machine
+# had traced 5 of them)
+"$d/offcpu" "$d" loop 1000 >"$d/loop.out" & lp=$!
 sleep 0.3
 "$PROPEL" attach -o "$d/att.db" --vitals --duration 1 $lp 2>"$d/e"
+kill $lp 2>/dev/null
 wait $lp
 grep -q "^propel: attach: --vitals: off-CPU spans of the traced processes" "$d/e" &&
 	pass vitals-trace/attach || fail vitals-trace/attach "$(cat "$d/e")"
@@ -142,7 +146,7 @@ fi
 # on a pipe, a logger) get their spans too, and nothing else does (propeld)
 if gcc -O2 -g -o "$d/svc" "$PROPEL_TOP/tests/fixtures/follow/svc.c"; then
 	f=$d/follow; mkdir -p "$f"; chmod 777 "$f"
-	port=$((24000 + ($$ % 4000) * 4))
+	port=$(free_port 3)
 	"$d/svc" backend $port >"$f/be.out" 2>&1 & sb=$!
 	"$d/svc" logger "$f/log.sock" $((port + 2)) >"$f/lg.out" 2>&1 & sl=$!
 	for i in $(seq 100); do [ "$(cat "$f/be.out" "$f/lg.out" | grep -c ready)" = 2 ] && break; sleep 0.05; done

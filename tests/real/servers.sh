@@ -50,10 +50,10 @@ WRK_BG_PID=
 
 now_ns() { date +%s%N; }
 
-# real_port: a TCP port on 127.0.0.1 that is free now (the kernel's choice).
-real_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# real_port: a TCP port on 127.0.0.1 that is free now (free_port of
+# tests/lib.sh: below the ephemeral range, where the load generators'
+# connections cannot take it before the server binds it)
+real_port() { free_port 1; }
 
 # real_wait_port PORT: wait (at most 10 s) until 127.0.0.1:PORT accepts.
 real_wait_port() {

@@ -5,13 +5,31 @@
  * CHECKS_EXPECT(n), first in main, declares how many such lines the program
  * prints: tests/run.sh fails a program that prints another number of them
  * (one that crashed or returned early) or declares none.
+ * CHECK_TMP("name.db") is a path of this run's own for a scratch file,
+ * $TMPDIR/propel-test-PID-name.db (suites run side by side, and so do
+ * other trees' tests: never a fixed name in /tmp).
  */
 #ifndef PROPEL_TESTS_UNIT_CHECK_H
 #define PROPEL_TESTS_UNIT_CHECK_H
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static int failures;
+
+/* CHECK_TMP(name): one of 8 static buffers, reused in turn */
+static inline const char *CHECK_TMP(const char *name)
+{
+	static char buf[8][256];
+	static unsigned turn;
+	const char *dir = getenv("TMPDIR");
+	char *b = buf[turn++ % 8];
+
+	snprintf(b, sizeof(buf[0]), "%s/propel-test-%d-%s",
+		 dir && *dir ? dir : "/tmp", (int)getpid(), name);
+	return b;
+}
 
 #define CHECKS_EXPECT(n)                                                   \
 	do {                                                               \

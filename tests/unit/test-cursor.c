@@ -368,7 +368,8 @@ static void test_wrapped(void)
 		"1 X step\n"
 		"1 X run\n"
 		"1 G\n";
-	struct session *s = synth_session("/tmp/propel-test-cursor-w.db", wrapped);
+	const char *path = CHECK_TMP("cursor-w.db");
+	struct session *s = synth_session(path, wrapped);
 	struct recon *r = NULL;
 	struct cursor *c;
 	int64_t fr[16];
@@ -385,13 +386,13 @@ static void test_wrapped(void)
 	cursor_free(c);
 	recon_free(r);
 	session_close(s);
-	unlink("/tmp/propel-test-cursor-w.db");
+	unlink(path);
 }
 
 int main(void)
 {
 	CHECKS_EXPECT(34);
-	const char *path = "/tmp/propel-test-cursor.db";
+	const char *path = CHECK_TMP("cursor.db");
 	struct session *s = synth_session(path, trace);
 	struct recon *r = NULL;
 	struct cursor *c;

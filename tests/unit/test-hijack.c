@@ -16,6 +16,9 @@
  *
  * Usage: test-hijack            run every case
  *        test-hijack CASE...    run only the named cases (prefix match)
+ *
+ * propel-test: takes 32
+ *   (seconds, alone: tests/run.sh -j starts the longest suites first)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -333,28 +336,45 @@ static int th_counts(struct th_proc *p, struct th_counts *c, char *why,
 }
 
 /* The target is alive, untraced, self-checks fine, and every thread makes
- * progress over ms milliseconds. */
+ * progress: in ms milliseconds, or while a machine loaded by other tests
+ * keeps it waiting for a CPU, in TH_PROGRESS_MS (a thread left stopped or
+ * stuck never moves; one that runs moves within a few scheduler periods,
+ * which the load of the suites beside this one stretches past ms). */
+#define TH_PROGRESS_MS 5000
+static int th_moved(const struct th_counts *a, const struct th_counts *b)
+{
+	return b->tick > a->tick && b->asmc > a->asmc && b->comp > a->comp &&
+	       b->reads > a->reads && b->sleeps > a->sleeps &&
+	       b->spawns > a->spawns;
+}
+
 static int th_healthy(struct th_proc *p, int ms, char *why, size_t wn)
 {
 	struct th_counts a, b;
+	long end;
 	pid_t tr;
 
 	if (th_counts(p, &a, why, wn))
 		return -1;
 	th_sleep_ms(ms);
+	end = th_ms() + TH_PROGRESS_MS;
 	if (th_counts(p, &b, why, wn))
 		return -1;
+	while (!th_moved(&a, &b) && th_ms() < end) {
+		th_sleep_ms(50);
+		if (th_counts(p, &b, why, wn))
+			return -1;
+	}
 	tr = th_tracer(p->pid);
 	if (tr != 0) {
 		snprintf(why, wn, "TracerPid is %d", tr);
 		return -1;
 	}
-	if (b.tick <= a.tick || b.asmc <= a.asmc || b.comp <= a.comp ||
-	    b.reads <= a.reads || b.sleeps <= a.sleeps || b.spawns <= a.spawns) {
+	if (!th_moved(&a, &b)) {
 		snprintf(why, wn,
-			 "no progress: tick %lu->%lu asm %lu->%lu comp %lu->%lu "
+			 "no progress in %d ms: tick %lu->%lu asm %lu->%lu comp %lu->%lu "
 			 "reads %lu->%lu sleeps %lu->%lu spawns %lu->%lu",
-			 a.tick, b.tick, a.asmc, b.asmc, a.comp, b.comp, a.reads,
+			 ms + TH_PROGRESS_MS, a.tick, b.tick, a.asmc, b.asmc, a.comp, b.comp, a.reads,
 			 b.reads, a.sleeps, b.sleeps, a.spawns, b.spawns);
 		return -1;
 	}
@@ -1321,9 +1341,16 @@ static void th_churn_run(const char *name, char *prog)
 		}
 		free(cause);
 		cause = NULL;
+		/* a new "calls" line (every 20 ms of the target's) in 60 ms,
+		 * or under load in TH_PROGRESS_MS (th_healthy) */
 		before = th_churn_calls(out, why, sizeof(why));
 		th_sleep_ms(60);
 		after = th_churn_calls(out, why, sizeof(why));
+		for (long end = th_ms() + TH_PROGRESS_MS;
+		     before >= 0 && after >= 0 && after <= before && th_ms() < end;) {
+			th_sleep_ms(50);
+			after = th_churn_calls(out, why, sizeof(why));
+		}
 		if (!bad && waitpid(pid, &st, WNOHANG) == pid) {
 			snprintf(why, sizeof(why), "round %d: target died (%s)", i,
 				 WIFSIGNALED(st) ? strsignal(WTERMSIG(st))
@@ -1333,8 +1360,9 @@ static void th_churn_run(const char *name, char *prog)
 		} else if (!bad && (before < 0 || after < 0)) {
 			bad = 1;
 		} else if (!bad && after <= before) {
-			snprintf(why, sizeof(why), "round %d: no progress (%ld -> "
-				 "%ld blocks)", i, before, after);
+			snprintf(why, sizeof(why), "round %d: no progress in %d ms "
+				 "(%ld -> %ld blocks)", i, 60 + TH_PROGRESS_MS,
+				 before, after);
 			bad = 1;
 		}
 		th_kill(pid);

@@ -296,8 +296,8 @@ static long long compare_events(struct recon *er, struct recon *lr, char *buf,
 int main(void)
 {
 	CHECKS_EXPECT(9);
-	const char *pr = "/tmp/propel-test-lazy-rows.db";
-	const char *pc = "/tmp/propel-test-lazy-chunks.db";
+	const char *pr = CHECK_TMP("lazy-rows.db");
+	const char *pc = CHECK_TMP("lazy-chunks.db");
 	struct session *sr, *sc;
 	struct recon *er = NULL, *lr = NULL;
 	struct cursor *ec, *lc;

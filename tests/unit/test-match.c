@@ -98,7 +98,7 @@ static int64_t matched_send(struct session *s, int64_t recv)
 
 static void test_match(void)
 {
-	const char *p = "/tmp/propel-test-match.db";
+	const char *p = CHECK_TMP("match.db");
 	static const struct row rows[] = {
 		/* tcp, dir 0: sends at 0 (100 bytes), 100 (50), 150 (10) */
 		{ 1, 10, SK_SEND, "tcp:a>b", 0, 0, 100, 0, 1 },
@@ -199,7 +199,7 @@ static void test_match(void)
  * inode 17) accepted; pid 30, on another host, has an inode 42 too. */
 static void test_unix_pending(void)
 {
-	const char *p = "/tmp/propel-test-match-unix.db";
+	const char *p = CHECK_TMP("match-unix.db");
 	static const struct {
 		int64_t event, pid;
 		int kind;

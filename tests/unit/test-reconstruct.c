@@ -38,7 +38,7 @@ static void done(struct recon *r, const char *path)
 
 static void test_depth(void)
 {
-	const char *p = "/tmp/propel-test-recon-1.db";
+	const char *p = CHECK_TMP("recon-1.db");
 	struct recon *r = load(p, "1 E main\n1 E a\n1 E b\n1 X b\n1 S\n1 X a\n"
 				  "2 E w\n1 E c\n2 R\n2 X w\n1 X c\n1 G\nM 5 9\n");
 	const struct recon_thread *t1 = &r->threads[recon_thread_find(r, 1, 1)];
@@ -67,7 +67,7 @@ static void test_depth(void)
 
 static void test_wrapped(void)
 {
-	const char *p = "/tmp/propel-test-recon-2.db";
+	const char *p = CHECK_TMP("recon-2.db");
 	struct recon *r = load(p, "D 1 4\n1 X work\n1 X step\n1 E step\n1 X step\n"
 				  "1 X run\n1 X main\n");
 	const struct recon_thread *t = &r->threads[0];
@@ -87,7 +87,7 @@ static void test_wrapped(void)
 
 static void test_hb_and_order(void)
 {
-	const char *p = "/tmp/propel-test-recon-3.db";
+	const char *p = CHECK_TMP("recon-3.db");
 	/* thread 2's clock is behind: its recv (line 6) is stamped before
 	 * thread 1's send (line 3) */
 	struct recon *r = load(p, "@ 5000\n1 E main\n1 E a\n1 S\n1 X a\n"
@@ -131,7 +131,7 @@ static void test_hb_and_order(void)
  * shares the channel): stepping from the send lands on the first */
 static void test_peer_first_recv(void)
 {
-	const char *p = "/tmp/propel-test-recon-4.db";
+	const char *p = CHECK_TMP("recon-4.db");
 	struct recon *r = load(p, "1 E main\n1 S\n1 X main\n2 E w\n2 R\n"
 				  "2 R\n2 X w\n3 E v\n3 R\n3 X v\n"
 				  "M 2 9\nM 2 6\nM 2 5\n");
