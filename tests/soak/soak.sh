@@ -243,7 +243,7 @@ case_redis_attach() { # DURATION_ARGS KILL_LO KILL_HI NAME
 		kill_propel_at "$k"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
-		why="$why$(recover_check)"
+		why="$why$(recover_check)$(attach_refused "$d/attach.out")"
 		verdict "$name" "$r" "$k" "$why"
 		[ -n "$why" ] && ! kill -0 "$REDIS_PID" 2>/dev/null && break
 		redis_load_again "$d"
@@ -281,6 +281,14 @@ case_redis_record() {
 		redis_stop
 	done
 	[ -n "$harms" ] && case_end "$name"
+}
+
+# attach_refused FILE: a round whose attach was refused (an agent of an
+# earlier build loaded, ptrace refused) traced nothing: it cannot pass
+attach_refused() {
+	local l
+	l=$(grep -m1 -E '^propel: attach [0-9]+: ' "$1" 2>/dev/null) &&
+		echo " the attach was refused, the round proves nothing: $l;"
 }
 
 # kill_propel_at MS: after MS ms, kill -9 of the round's propel; sets sdir
@@ -400,7 +408,7 @@ case_nginx_attach() {
 		why=$(nginx_judge)
 		wait "$wrk_pid" 2>/dev/null
 		why="$why$(nginx_load_errors)"
-		why="$why$(recover_check)"
+		why="$why$(recover_check)$(attach_refused "$d/attach.out")"
 		verdict "$name" "$r" "$k" "$why"
 		[ -n "$why" ] && ! kill -0 "$NGINX_WORKER" 2>/dev/null && break
 	done
