@@ -630,6 +630,10 @@ static int tui_key(struct tui *t, int key)
 			if (line && t->search[0] == '\x01' && v->ops->search) {
 				t->search[0] = 0;
 				v->ops->search(v, line);
+			} else if (line && t->search[0] == '\x01' && !t->r) {
+				t->search[0] = 0; /* live: a pane without search */
+				screen_error("/: the %s pane has no search",
+					     v->ops->name);
 			} else if (line && t->search[0] == '\x01') {
 				t->search[0] = 0;
 				tui_search(t, line);
