@@ -68,7 +68,6 @@ app_pids=$(awk '{ print $2 }' "$d/run/pids")
 ( while :; do bash "$run" client "$d/run" -n 20 >/dev/null 2>&1; sleep 0.05; done ) &
 loadpid=$!
 
-tui_pid() { pgrep -P "$(tmx display -p -t t '#{pane_pid}')" -x propel | head -1; }
 leases() { # the app's processes with a propel-lease thread
 	local p n=0
 	for p in $app_pids; do
@@ -128,13 +127,8 @@ else
 fi
 
 tp=$(tui_pid)
-stat_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 if [ -n "$tp" ]; then
-	c0=$(stat_ticks "$tp"); s0=$(date +%s%N)
-	sleep 5
-	c1=$(stat_ticks "$tp"); s1=$(date +%s%N)
-	pct=$(awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v ns="$((s1 - s0))" \
-		'BEGIN { printf "%.2f", c / hz / (ns / 1e9) * 100 }')
+	pct=$(tui_cpu "$tp" 5)
 	num_lt "attach/tui-cpu ($pct% of a core over 5 s, attached under load)" "$pct" 2 "CPU %"
 else
 	fail attach/tui-cpu "no propel under tmux's pane"

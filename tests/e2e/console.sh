@@ -110,18 +110,12 @@ else
 fi
 
 # the console's own CPU over 10 s
-ppid=$(tmx display -p -t t '#{pane_pid}')
-tpid=$(pgrep -P "$ppid" -x propel | head -1)
-stat_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+tpid=$(tui_pid)
 if [ -n "$tpid" ]; then
-	c0=$(stat_ticks "$tpid"); s0=$(date +%s%N)
-	sleep 10
-	c1=$(stat_ticks "$tpid"); s1=$(date +%s%N)
-	pct=$(awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v ns="$((s1 - s0))" \
-		'BEGIN { printf "%.2f", c / hz / (ns / 1e9) * 100 }')
+	pct=$(tui_cpu "$tpid" 10)
 	num_lt "console/cpu ($pct% of a core over 10 s at 80x24)" "$pct" 2 "CPU %"
 else
-	fail console/cpu "no propel under tmux's pane (pid $ppid)"
+	fail console/cpu "no propel under tmux's pane"
 fi
 
 tui_keys / ; tui_keys dist-back Enter
