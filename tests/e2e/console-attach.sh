@@ -36,9 +36,15 @@
 #                         `propel recover` to do: no directory of it left)
 #   bad/refused           `a` on a process ptrace refuses (already traced
 #                         by strace): one line saying so, the TUI runs on
+#   real/nginx-live       Debian's nginx (tests/real/servers.sh, one
+#                         worker) under wrk: `/nginx: worker`, `a`: within
+#                         20 s the pane lists >= 5 of the worker's request
+#                         flows; `q`: the worker untraced (TracerPid 0, no
+#                         lease thread) and serving
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
+. "$(dirname "$0")/../real/servers.sh"
 set -uo pipefail
-expect_checks 14
+expect_checks 15
 command -v tmux >/dev/null || { skip console-attach "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console-attach "no $PROPEL"; exit 1; }
 if ! is_root; then
@@ -54,6 +60,7 @@ sp=
 tr=
 cleanup() {
 	tui_stop
+	real_cleanup
 	[ -n "$loadpid" ] && kill "$loadpid" 2>/dev/null && wait "$loadpid" 2>/dev/null
 	[ -n "$sp" ] && kill -9 "$sp" ${tr:-} 2>/dev/null
 	bash "$run" stop "$d/run" >/dev/null 2>&1
@@ -224,3 +231,44 @@ else
 	fail bad/refused "tracee $tr: $m | $(tui_status)"
 fi
 tui_stop
+
+# ---- a real server: nginx under wrk ----
+if ! [ -x /usr/sbin/nginx ] || ! command -v wrk >/dev/null || ! command -v curl >/dev/null; then
+	skip real/nginx-live "no /usr/sbin/nginx, wrk or curl (tests/install-deps.sh test)"
+elif ! nginx_start "$d/nx"; then
+	fail real/nginx-live "nginx did not start"
+else
+	wk=$NGINX_WORKER
+	wrk_bg_start "$d/wrk.out" 60
+	mkdir -p "$d/nginx"
+	tui_start 80 24 "cd $d/nginx && $PROPEL"
+	tui_wait_for "PID USER" 3
+	tui_keys / ; tui_keys "nginx: worker" Enter
+	sleep 1.3
+	tmx send-keys -t t Home a
+	t0=$(date +%s%N) nfl=0
+	while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 20000 ]; do
+		nfl=$(tui_screen | grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  $wk ")
+		[ "$nfl" -ge 5 ] && break
+		sleep 0.3
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	st=$(tui_status)
+	tui_keys q
+	tui_wait_for "EXITED 0" 30
+	wrk_bg_stop
+	sleep 0.3
+	why=
+	[ "$nfl" -ge 5 ] || why="$nfl flows of $wk after $ms ms: $st"
+	[ -z "$why" ] && ! tui_screen | grepq "EXITED 0" && why="q: $(tui_screen | grep -v '^$' | tail -2 | tr '\n' '|')"
+	[ -z "$why" ] && [ "$(awk '/TracerPid/ { print $2 }' /proc/$wk/status 2>/dev/null)" != 0 ] && why="worker $wk traced or gone"
+	[ -z "$why" ] && grep -qx propel-lease /proc/$wk/task/*/comm 2>/dev/null && why="worker $wk: propel-lease left"
+	[ -z "$why" ] && ! nginx_get index.html "$d/i.out" && why="nginx does not serve after"
+	if [ -z "$why" ]; then
+		pass "real/nginx-live ($nfl flows of worker $wk shown after $ms ms; $(grep -o '[0-9.]* events' <<<"$st"))"
+	else
+		fail real/nginx-live "$why"
+	fi
+	tui_stop
+	nginx_stop
+fi
