@@ -58,7 +58,7 @@ struct tui_live {
 	int snap_fd;
 	char *buf;
 	size_t len, cap;
-	double next_snap, snap_t, shown_t;
+	double next_snap, snap_t, shown_t, took_s;
 	struct live_flow *flows;
 	int nflows; /* -1 before the first snapshot */
 	uint64_t snap_events;
@@ -344,6 +344,7 @@ static void live_snap_read(struct tui_live *l, double now)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		live_snap_reap(l, 1);
+		l->took_s = now - l->snap_t;
 		l->next_snap = now + LIVE_SNAP_S;
 		return;
 	}
@@ -439,8 +440,10 @@ void live_progress(const struct tui_live *l, struct run_progress *p)
 }
 
 int live_flows(const struct tui_live *l, const struct live_flow **flows,
-	       uint64_t *events, double *age_s, const char **note)
+	       uint64_t *events, double *age_s, double *took_s,
+	       const char **note)
 {
+	*took_s = l->took_s;
 	*flows = l->flows;
 	*events = l->snap_events;
 	*age_s = l->nflows >= 0 ? live_now() - l->shown_t : 0;

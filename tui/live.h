@@ -62,10 +62,12 @@ void live_target(const struct tui_live *l, int *pid, const char **comm,
 int live_running(const struct tui_live *l);
 void live_progress(const struct tui_live *l, struct run_progress *p);
 /* The newest snapshot's flows (n of them, *events its events, *age_s
- * since it was taken; *flows NULL and n -1 before the first); *note: a
+ * since it was taken, *took_s what the last one took; *flows NULL and n
+ * -1 before the first); *note: a
  * line to say instead (snapshot under way, failed, hosts left out), or
  * NULL. */
 int live_flows(const struct tui_live *l, const struct live_flow **flows,
-	       uint64_t *events, double *age_s, const char **note);
+	       uint64_t *events, double *age_s, double *took_s,
+	       const char **note);
 
 #endif

@@ -3,7 +3,8 @@
  * (tui/live.h: `a`/`A` on the process view start it):
  *
  *    session propel-4242-20261127-220000.db  (messages: ...log)
- *    flows complete so far, by suspect score (2 s ago, 5321 events read)
+ *    18 flows complete so far, by suspect score (2 s ago, 5321 events
+ *    read in 0.4 s)
  *    RANK    SCORE  EVENTS   SPAN ms  PIDS            START
  *       1    12.50     210      3.20  4242,4250       handle_request
  *
@@ -49,13 +50,13 @@ static void live_view_draw(struct view *v, const struct screen_rect *r,
 	const struct live_flow *f;
 	const char *note;
 	uint64_t events;
-	double age;
+	double age, took;
 	int n, row = 0, h;
 	long i;
 
 	if (!l)
 		return;
-	n = live_flows(l, &f, &events, &age, &note);
+	n = live_flows(l, &f, &events, &age, &took, &note);
 	screen_printf(r, row++, 0, SA_NORMAL, "session %s  (messages: %s)",
 		      live_db(l), live_log(l));
 	if (!live_running(l))
@@ -72,8 +73,8 @@ static void live_view_draw(struct view *v, const struct screen_rect *r,
 	}
 	screen_printf(r, row++, 0, SA_NORMAL,
 		      "%d flows complete so far, by suspect score (%.0f s ago, "
-		      "%" PRIu64 " events read)",
-		      n, age, events);
+		      "%" PRIu64 " events read in %.1f s)",
+		      n, age, events, took);
 	if (!n) {
 		screen_put(r, row, 0, SA_DIM,
 			   "no flow complete yet: the next snapshot will tell");
@@ -125,7 +126,7 @@ static void live_view_status(struct view *v, char *buf, int size)
 	const char *comm, *note;
 	struct run_progress p;
 	uint64_t events;
-	double age;
+	double age, took;
 	int pid, follow, n;
 	char flows[32];
 
@@ -135,7 +136,7 @@ static void live_view_status(struct view *v, char *buf, int size)
 	}
 	live_target(l, &pid, &comm, &follow);
 	live_progress(l, &p);
-	n = live_flows(l, &f, &events, &age, &note);
+	n = live_flows(l, &f, &events, &age, &took, &note);
 	/* the rings' committed sub-buffers are a floor that stays 0 under
 	 * light load; the snapshot counted every event it read */
 	if (events > p.events)
