@@ -75,6 +75,17 @@ app_pids=$(awk '{ print $2 }' "$d/run/pids")
 ( while :; do bash "$run" client "$d/run" -n 20 >/dev/null 2>&1; sleep 0.05; done ) &
 loadpid=$!
 
+# flows_within MS PIDS_RE: until the live pane lists >= 5 flows whose pids
+# match PIDS_RE, MS after t0 at the most; sets nfl and ms
+flows_within() {
+	nfl=0
+	while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt "$1" ]; do
+		nfl=$(tui_screen | grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  $2 ")
+		[ "$nfl" -ge 5 ] && break
+		sleep 0.2
+	done
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+}
 leases() { # the app's processes with a propel-lease thread
 	local p n=0
 	for p in $app_pids; do
@@ -105,13 +116,7 @@ else
 fi
 
 # at least 5 flows in the pane, within 10 s of `A`
-nfl=0
-while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 10000 ]; do
-	nfl=$(tui_screen | grep -cE '^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  [0-9,]+ ')
-	[ "$nfl" -ge 5 ] && break
-	sleep 0.2
-done
-ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+flows_within 10000 '[0-9,]+'
 if [ "$nfl" -ge 5 ] && [ $ms -le 10000 ] && tui_screen | grepq "flows complete so far, by suspect score"; then
 	pass "attach/flows-10s ($nfl flows shown after $ms ms)"
 else
@@ -246,13 +251,8 @@ else
 	tui_keys / ; tui_keys "nginx: worker" Enter
 	sleep 1.3
 	tmx send-keys -t t Home a
-	t0=$(date +%s%N) nfl=0
-	while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 20000 ]; do
-		nfl=$(tui_screen | grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  $wk ")
-		[ "$nfl" -ge 5 ] && break
-		sleep 0.3
-	done
-	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	t0=$(date +%s%N)
+	flows_within 20000 "$wk"
 	st=$(tui_status)
 	tui_keys q
 	tui_wait_for "EXITED 0" 30
