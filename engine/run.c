@@ -21,7 +21,8 @@
  * what they fork, and, under --follow, on the peers of every host that
  * shares this kernel as they come (run_vitals_follow).  At the end every
  * agent is switched off (tracer_detach_all, the one detach-all that
- * propeld uses too) before the session is stored.
+ * propeld uses too) before the session is stored.  run_snapshot reads
+ * the rings so far into a scratch session, for the live console.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +41,7 @@
 #include "engine/analysis-load.h"
 #include "engine/capture.h"
 #include "engine/follow.h"
+#include "engine/ingest.h"
 #include "engine/run.h"
 #include "engine/session.h"
 #include "engine/transport.h"
@@ -654,6 +656,54 @@ int run_poll(struct run *r, int ms, struct run_progress *p)
 	if (p)
 		run_progress(r, p);
 	return !r->ended;
+}
+
+/* ---- snapshot ---- */
+
+struct run_snap {
+	struct session *s;
+	int err, other;
+	char *cause;
+};
+
+static void run_snap_host(void *arg, const char *host, const char *dir,
+			  int this_kernel)
+{
+	struct run_snap *sn = arg;
+	struct ingest_stats st;
+
+	if (sn->err)
+		return;
+	if (!this_kernel) {
+		sn->other++;
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	sn->err = ingest_dir_host(sn->s, dir, host, 0, &st, &sn->cause);
+}
+
+int run_snapshot(const struct run *r, const char *db, int *other,
+		 char **cause)
+{
+	struct run_snap sn = { 0 };
+	struct ingest_stats st;
+	int err;
+
+	*other = 0;
+	err = session_open(db, SESSION_CREATE, &sn.s, cause);
+	if (err)
+		return err;
+	if (r->fl) {
+		follow_each_host(r->fl, run_snap_host, &sn);
+		err = sn.err;
+		*cause = sn.cause;
+		*other = sn.other;
+	} else {
+		memset(&st, 0, sizeof(st));
+		err = ingest_dir(sn.s, r->cap.dir, &st, cause);
+	}
+	session_close(sn.s);
+	return err;
 }
 
 /* ---- stop ---- */

@@ -108,6 +108,18 @@ int run_poll(struct run *r, int ms, struct run_progress *p);
 void run_progress(const struct run *r, struct run_progress *p);
 
 /*
+ * A snapshot of the run so far (the live console's flows while the run
+ * goes): every ring of the session directories this machine can read
+ * (--follow: the hosts on this kernel; *other gets how many hosts on
+ * another kernel were left out) ingested, up to each ring's last commit,
+ * into a new session at db, as `propel recover` reads a dead run's.
+ * Reads only: the agents and the run go on.  Slow (symbols, every ring):
+ * the console calls it in a child process.  0, or -errno with *cause.
+ */
+int run_snapshot(const struct run *r, const char *db, int *other,
+		 char **cause);
+
+/*
  * Stop: switch every agent off, stop the drain and collectors, store
  * the session in o->db (with --vitals' history, --start, directives),
  * free r.  0, or -errno once said in one line (the session directory is

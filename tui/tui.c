@@ -22,10 +22,15 @@
  * Live mode (TUI_LIVE, tui_live_main): no session; the live views (the
  * process view) take the whole screen, each view's tick() runs every
  * TUI_TICK_MS, the status line is the view's own, `/` goes to the view's
- * search(), and `a`/`A` attach through tui_attach() (the one place the
- * capture run plugs in).
+ * search(), and `a`/`A` attach through tui_attach(): a capture run
+ * (tui/live.h) polled from the loop every TUI_LIVE_POLL_MS, its pane
+ * (tui/view-live.c) in place of the process view; `x` stops it and the
+ * core reopens in session mode on what it stored (tui_session_open with
+ * the best flow selected); `q`, SIGHUP and SIGTERM stop it keeping the
+ * session.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +47,7 @@
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
+#include "tui/live.h"
 #include "tui/screen.h"
 #include "tui/tui-core.h"
 #include "tui/tui.h"
@@ -49,6 +55,7 @@
 
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 10
+#define TUI_LIVE_POLL_MS 50 /* attached: the run served this often */
 
 /*
  * Every view, once (tmux's cmd_table[] for panes): which mode opens it.
@@ -65,6 +72,7 @@ static const struct tui_view_entry {
 	{ &view_flows_ops, TUI_SESSION },
 	{ &view_rootcause_ops, TUI_SESSION },
 	{ &view_procs_ops, TUI_LIVE },
+	{ &view_live_ops, TUI_LIVE },
 };
 
 static double cpu_s(void);
@@ -435,9 +443,12 @@ static const char tui_live_help_text[] =
 	"  Up/Down    select a process   PgUp/PgDn  page   Home/End\n"
 	"  / TEXT     show only processes whose line holds TEXT (/ alone:\n"
 	"             all again)\n"
-	"  a / A      attach to the selected process (A: with --follow)\n"
+	"  a / A      attach to the selected process (A: with --follow):\n"
+	"             its flows as they complete, by suspect score\n"
+	"  x          (attached) stop: detach, store the session, open it\n"
 	"  :          command line (:help, :quit)\n"
-	"  ?          this help (any key closes)        q  quit\n"
+	"  ?          this help (any key closes)        q  quit (attached:\n"
+	"             detach, the session kept)\n"
 	"Dimmed: processes propel may not trace, and why.\n";
 
 static void draw_help(struct tui *t, int cols, int rows)
@@ -619,6 +630,10 @@ static int tui_key(struct tui *t, int key)
 			if (line && t->search[0] == '\x01' && v->ops->search) {
 				t->search[0] = 0;
 				v->ops->search(v, line);
+			} else if (line && t->search[0] == '\x01' && !t->r) {
+				t->search[0] = 0; /* live: a pane without search */
+				screen_error("/: the %s pane has no search",
+					     v->ops->name);
 			} else if (line && t->search[0] == '\x01') {
 				t->search[0] = 0;
 				tui_search(t, line);
@@ -733,6 +748,33 @@ static int tui_talked(const struct recon *r)
 
 int tui_session_main(const char *path)
 {
+	return tui_session_open(path, 0);
+}
+
+/* The live console's stop: the flows pane focused on the most suspicious
+ * flow, the cursor at its end (tui/view-flows.c `:flow 1`). */
+static void tui_best_flow(struct tui *t, const char *path)
+{
+	int i = tui_find_view(t, "flows");
+	char *argv[] = { "flow", "1", NULL }, *cause = NULL;
+	struct view *v;
+
+	if (i < 0 || view_focus(&t->views[i], "flows"))
+		return;
+	v = &t->views[i];
+	if (v->ops->command(v, 2, argv, &cause) < 0) {
+		screen_error("flows: %s", cause ? cause : "none");
+		t->focus = SLOT_TRACE;
+	} else {
+		screen_message("session %s: the most suspicious flow, the "
+			       "cursor at its end (S/N/F step back, Tab)",
+			       path);
+	}
+	free(cause);
+}
+
+int tui_session_open(const char *path, int best_flow)
+{
 	const char *env;
 	struct tui t;
 	char *cause = NULL;
@@ -811,6 +853,8 @@ int tui_session_main(const char *path)
 	else if (t.r->hang)
 		screen_message("hang snapshot: one line per thread (Tab to the "
 			       "trace)");
+	else if (best_flow)
+		tui_best_flow(&t, path);
 	else
 		screen_message("? for help, q to quit");
 	if (t.bench > 1) {
@@ -927,19 +971,37 @@ out:
 
 /* ---- the live console ---- */
 
-/* THE PLACE WHERE ATTACH PLUGS IN (keys `a`/`A` of tui/view-procs.c):
- * start the capture run on pid here (engine/run.c's run_start with the
- * options of `propel attach [--follow] PID`), then poll it from the
- * core's tick and show its progress.  Until the capture run exists this
- * says so in one line, so the key is never a silent no-op. */
+static volatile sig_atomic_t tui_hangup; /* SIGHUP, SIGTERM: stop, keep */
+
+static void tui_on_hangup(int sig)
+{
+	(void)sig;
+	tui_hangup = 1;
+}
+
 int tui_attach(struct tui *t, int pid, const char *comm, int follow,
 	       char **cause)
 {
-	(void)t;
-	return propel_cause(cause, -ENOSYS,
-			    "attach from the console is not available yet: "
-			    "run `propel attach%s %d` (%s)",
-			    follow ? " --follow" : "", pid, comm);
+	int pid0, f0, err, i;
+	const char *c0;
+
+	if (t->live) {
+		live_target(t->live, &pid0, &c0, &f0);
+		return propel_cause(cause, -EBUSY,
+				    "already attached to %d (%s): x stops it",
+				    pid0, c0);
+	}
+	err = live_start(pid, comm, follow, &t->live, cause);
+	if (err)
+		return err;
+	i = tui_find_view(t, "live");
+	if (i >= 0)
+		t->slot[0] = i;
+	screen_message("attached%s: session %s, messages in %s (x stop, q "
+		       "quit)",
+		       follow ? " with --follow" : "", live_db(t->live),
+		       live_log(t->live));
+	return 0;
 }
 
 int view_attach(struct view *v, int pid, const char *comm, int follow,
@@ -948,13 +1010,36 @@ int view_attach(struct view *v, int pid, const char *comm, int follow,
 	return tui_attach(tui_of(v), pid, comm, follow, cause);
 }
 
+struct tui_live *view_live(struct view *v)
+{
+	return tui_of(v)->live;
+}
+
+/* `x`: stop the run; 1 when its session is stored (then the caller opens
+ * it), 0 when the stop failed (said on the message line). */
+static int tui_live_stop(struct tui *t)
+{
+	char *cause = NULL;
+
+	screen_message("stopping: detaching the agents, storing %s ...",
+		       live_db(t->live));
+	tui_draw(t);
+	if (live_stop(t->live, &cause)) {
+		screen_error("%s", cause ? cause : "the stop failed");
+		free(cause);
+		return 0;
+	}
+	return 1;
+}
+
 int tui_live_main(void)
 {
 	struct tui t;
-	char *cause = NULL;
+	struct sigaction sa;
+	char *cause = NULL, db[256] = "";
 	double next;
 	size_t k;
-	int err, i;
+	int err, i, stopped = 0, ret = 0;
 
 	memset(&t, 0, sizeof(t));
 	t.mode = TUI_LIVE;
@@ -964,6 +1049,13 @@ int tui_live_main(void)
 			      "stdin and stdout)");
 		return 1;
 	}
+	/* before curses, which takes SIGTERM for itself when it is free:
+	 * a hang-up (a dropped ssh) or a kill stops a run keeping its
+	 * session, as `q` does */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = tui_on_hangup;
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 	err = screen_init(&cause);
 	if (err) {
 		propel_report("top", err, cause);
@@ -982,18 +1074,30 @@ int tui_live_main(void)
 	t.focus = 0;
 	screen_message("? for help, / filter, a attach, q quit");
 	next = now_s() + TUI_FIRST_TICK_MS / 1e3;
-	while (!t.quit) {
+	while (!t.quit && !tui_hangup) {
 		double wait;
 		int key;
 
 		tui_draw(&t);
 		wait = next - now_s();
+		if (t.live && wait > TUI_LIVE_POLL_MS / 1e3)
+			wait = TUI_LIVE_POLL_MS / 1e3;
 		key = screen_getkey(wait > 0 ? (int)(wait * 1e3) + 1 : 0);
+		if (tui_hangup)
+			break;
+		if (t.live)
+			live_poll(t.live);
 		if (now_s() >= next) {
 			for (i = 0; i < t.nviews; i++)
 				if (t.views[i].ops->tick)
 					t.views[i].ops->tick(&t.views[i]);
 			next = now_s() + TUI_TICK_MS / 1e3;
+		}
+		if (t.live && key == 'x' && !screen_prompt_active() &&
+		    !t.help) {
+			if ((stopped = tui_live_stop(&t)))
+				break;
+			continue;
 		}
 		if (key != SCREEN_KEY_NONE)
 			tui_key(&t, key);
@@ -1002,5 +1106,12 @@ int tui_live_main(void)
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
-	return 0;
+	if (stopped) {
+		/* the session it stored, in today's trace view; the log
+		 * keeps fd 2 until that TUI is done too */
+		snprintf(db, sizeof(db), "%s", live_db(t.live));
+		ret = tui_session_open(db, 1);
+	}
+	live_free(t.live, !tui_hangup);
+	return ret;
 }

@@ -55,10 +55,15 @@ struct tui {
 	} *folds;
 	int nfolds, capfolds;
 	uint64_t damage_seen; /* chunk_store_message count shown */
+	struct tui_live *live; /* TUI_LIVE: the capture run, once attached */
 };
 
 /* `propel tui [DB]`: the TUI on the session at path; the exit status. */
 int tui_session_main(const char *path);
+/* The same, opened as the live console opens a run it stopped: the most
+ * suspicious flow selected and the cursor at its end (a crash: at the
+ * fault, as always). */
+int tui_session_open(const char *path, int best_flow);
 
 /* `propel` (on a terminal) and `propel top`: the live console; exit status. */
 int tui_live_main(void);
@@ -82,12 +87,9 @@ void tui_do_move(struct tui *t, int move);
 
 /*
  * Attach from the console (keys `a` and `A` of tui/view-procs.c): start a
- * capture run on pid (follow: propagate to its peers, `--follow`).
- * 0, or -errno with *cause (one line for the status line).
- *
- * THE PLACE WHERE ATTACH PLUGS IN: tui_attach() in tui/tui.c.  Until the
- * engine's capture run (engine/run.c: run_start/run_poll/run_stop) exists
- * it answers -ENOSYS, "attach from the console is not available yet".
+ * capture run on pid (follow: propagate to its peers, `--follow`) through
+ * tui/live.h, and show the live pane.  0, or -errno with *cause (one line
+ * for the status line).
  */
 int tui_attach(struct tui *t, int pid, const char *comm, int follow,
 	       char **cause);

@@ -10,6 +10,11 @@
  * in tree order, a path only in the left one marked `-` (red), only in
  * the right one `+` (green).
  *
+ * `:flow N` selects the flow ranked N and puts the cursor at its last
+ * event (the live console opens a stopped run this way: tui/live.c).
+ * view_flows_rank prints the same ranking as text lines, for the live
+ * console's snapshots of a run still going (tui/live.c).
+ *
  * The analysis runs on the first draw (engine/analysis-load.c reads the
  * whole session), not at open: a TUI that never shows this pane pays
  * nothing.  The same numbers as `propel report --suspects`.
@@ -26,6 +31,7 @@
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
+#include "share/log.h"
 #include "tui/screen.h"
 #include "tui/view.h"
 
@@ -74,18 +80,18 @@ static int flows_view_ev_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void flows_view_load(struct view *v, struct flows_view *fv)
+static void flows_view_load(struct session *s, struct flows_view *fv)
 {
 	char *cause = NULL;
 	size_t i;
 	int err;
 
 	fv->loaded = 1;
-	err = analysis_load(view_session(v), &fv->t, &cause);
+	err = analysis_load(s, &fv->t, &cause);
 	if (!err && !fv->t->nev)
 		err = -ENODATA;
 	if (!err)
-		err = analysis_flows(view_session(v), fv->t, &fv->f);
+		err = analysis_flows(s, fv->t, &fv->f);
 	if (!err)
 		err = profiles_build(&fv->sp, fv->t, fv->f->of, fv->f->n,
 				     &fv->prof);
@@ -123,12 +129,8 @@ static int flows_view_open(struct view *v, char **cause)
 	return 0;
 }
 
-static void flows_view_free(struct view *v)
+static void flows_view_release(struct flows_view *fv)
 {
-	struct flows_view *fv = v->priv;
-
-	if (!fv)
-		return;
 	free(fv->ev);
 	free(fv->rows);
 	free(fv->side);
@@ -139,6 +141,15 @@ static void flows_view_free(struct view *v)
 	profiles_space_release(&fv->sp);
 	flows_free(fv->f);
 	trace_free(fv->t);
+}
+
+static void flows_view_free(struct view *v)
+{
+	struct flows_view *fv = v->priv;
+
+	if (!fv)
+		return;
+	flows_view_release(fv);
 	free(fv);
 }
 
@@ -266,7 +277,7 @@ static void flows_view_draw(struct view *v, const struct screen_rect *r,
 	struct flows_view *fv = v->priv;
 
 	if (!fv->loaded)
-		flows_view_load(v, fv);
+		flows_view_load(view_session(v), fv);
 	if (fv->err[0]) {
 		screen_put(r, 0, 0, SC_RED, fv->err);
 		return;
@@ -498,6 +509,80 @@ static int flows_view_key(struct view *v, int key)
 	return 0;
 }
 
+/* The flow at rank (1 = the most suspicious): selected in the list, the
+ * cursor at its last event (by time). */
+static int flows_view_select(struct view *v, struct flows_view *fv,
+			     long rank, char **cause)
+{
+	size_t u, i, last = (size_t)-1;
+
+	if (!fv->loaded)
+		flows_view_load(view_session(v), fv);
+	if (fv->err[0])
+		return propel_cause(cause, -ENODATA, "%s", fv->err);
+	if (rank < 1 || rank > (long)fv->f->n)
+		return propel_cause(cause, -EINVAL, "flow rank %ld: there are "
+				    "%zu flows", rank, fv->f->n);
+	fv->open = 0;
+	fv->sel = rank - 1;
+	u = fv->order[fv->sel];
+	for (i = 0; i < fv->t->nev; i++)
+		if (fv->f->of[i] == u &&
+		    (last == (size_t)-1 ||
+		     fv->t->ev[i].ts_ns >= fv->t->ev[last].ts_ns))
+			last = i;
+	if (last == (size_t)-1)
+		return propel_cause(cause, -ENOENT, "flow %zu has no events",
+				    u + 1);
+	return view_goto_event(v, fv->t->ev[last].id, cause);
+}
+
+/* `:flow N`: the flow ranked N selected, the cursor at its end. */
+static int flows_view_command(struct view *v, int argc, char **argv,
+			      char **cause)
+{
+	char *end;
+	long n;
+	int err;
+
+	if (strcmp(argv[0], "flow"))
+		return 0;
+	n = argc > 1 ? strtol(argv[1], &end, 10) : 1;
+	if (argc > 2 || (argc > 1 && (*end || end == argv[1])))
+		return propel_cause(cause, -EINVAL, "usage: flow [RANK]");
+	err = flows_view_select(v, v->priv, n, cause);
+	return err ? err : 1;
+}
+
+int view_flows_rank(struct session *s, FILE *out, char **cause)
+{
+	struct flows_view fv;
+	const char *fn;
+	size_t i, p;
+
+	memset(&fv, 0, sizeof(fv));
+	flows_view_load(s, &fv);
+	if (fv.err[0]) {
+		flows_view_release(&fv);
+		return propel_cause(cause, -ENODATA, "%s", fv.err);
+	}
+	fprintf(out, "flows %zu %zu\n", fv.f->n, fv.t->nev);
+	for (i = 0; i < fv.f->n; i++) {
+		size_t u = fv.order[i];
+		const struct flows_flow *fl = &fv.f->flow[u];
+
+		fprintf(out, "%zu %.2f %zu %.3f ", fv.sc[u].rank,
+			fv.sc[u].score, fl->nevents,
+			(double)(fl->last_ts - fl->first_ts) / 1e6);
+		for (p = 0; p < fl->npids && p < 8; p++)
+			fprintf(out, "%s%" PRId64, p ? "," : "", fl->pids[p]);
+		fn = trace_str(fv.t, flows_view_kind(fv.t, fl->start));
+		fprintf(out, " %s\n", fn && *fn ? fn : "?");
+	}
+	flows_view_release(&fv);
+	return 0;
+}
+
 const struct view_ops view_flows_ops = {
 	.name = "flows",
 	.title = "flows by suspect score",
@@ -508,4 +593,5 @@ const struct view_ops view_flows_ops = {
 	.free = flows_view_free,
 	.draw = flows_view_draw,
 	.key = flows_view_key,
+	.command = flows_view_command,
 };

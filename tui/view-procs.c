@@ -24,8 +24,9 @@
  * showing an empty column as if it had been measured.
  *
  * `a` attaches to the selected process, `A` with --follow, through the
- * core's view_attach() (tui/tui.c tui_attach: where the capture run plugs
- * in); its answer or refusal goes on the message line.
+ * core's view_attach() (tui/tui.c tui_attach: the capture run of
+ * tui/live.c, its pane tui/view-live.c); a refusal goes on the message
+ * line in one line.
  *
  * Cost: one pass reads /proc/PID/stat of every process; its command line
  * once per process (pid + start time), its owner at first sight and

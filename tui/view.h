@@ -34,6 +34,7 @@
 #define PROPEL_TUI_VIEW_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tui/screen.h"
 
@@ -93,6 +94,9 @@ int view_focus(struct view *v, const char *name);
 int view_attach(struct view *v, int pid, const char *comm, int follow,
 		char **cause);
 
+/* The live console's capture run (tui/live.h), NULL when not attached. */
+struct tui_live *view_live(struct view *v);
+
 /* The views the core knows, one per file (the core's view_table). */
 extern const struct view_ops view_trace_ops;
 extern const struct view_ops view_source_ops;
@@ -101,9 +105,17 @@ extern const struct view_ops view_vitals_ops;
 extern const struct view_ops view_flows_ops;
 extern const struct view_ops view_rootcause_ops;
 extern const struct view_ops view_procs_ops;
+extern const struct view_ops view_live_ops;
 
 /* The session holds vital signs (tui/view-vitals.c): a session of vital
  * signs only opens in that view (`propel vitals tui`). */
 int view_vitals_present(struct session *s);
+
+/* The flows of session s ranked by suspect score, as the flows pane
+ * shows them, in text to out (tui/view-flows.c; the live console's
+ * snapshots, tui/live.c): a line "flows N EVENTS", then one per flow,
+ * best rank first: "RANK SCORE NEVENTS SPAN_MS PID,PID... FUNC".
+ * 0, or -errno with *cause. */
+int view_flows_rank(struct session *s, FILE *out, char **cause);
 
 #endif
