@@ -57,6 +57,7 @@ struct proc_row {
 	double cpu;          /* % of one core over the last tick; <0 unknown */
 	char *cmd;           /* malloc'd: the command line, or [comm] */
 	const char *why_not; /* why propel may not trace it, or NULL */
+	double gone_at;      /* when it was last seen, if it has exited */
 };
 
 struct procs {
@@ -244,6 +245,67 @@ static void procs_order(struct procs *p)
 	p->sel_pid = p->nshown ? p->rows[p->order[p->sel]].st.pid : 0;
 }
 
+static int procs_pid_cmp(const void *a, const void *b)
+{
+	return ((const struct proc_row *)a)->st.pid -
+	       ((const struct proc_row *)b)->st.pid;
+}
+
+/*
+ * A process that exited stays on its line, dimmed "exited", for
+ * PROCS_GONE_S (as htop shows one that just ended): the line under the
+ * operator's cursor does not vanish between a look and a key, and `a` on
+ * it says why nothing was attached.  The old rows not in rows[0..k) are
+ * moved over; rows is kept by pid.  Returns the new count.
+ */
+#define PROCS_GONE_S 2.0
+static int procs_keep_gone(struct procs *p, struct proc_row **rowsp,
+			   int **orderp, int k, double now)
+{
+	struct proc_row *rows = *rowsp, *grown;
+	int i, ngone = 0, *order;
+
+	for (i = 0; i < p->n; i++) {
+		struct proc_row *o = &p->rows[i], *r;
+
+		if (!o->cmd)
+			continue; /* still there: its line moved on */
+		r = procs_find(rows, k, o->st.pid);
+		if (r && r->st.starttime == o->st.starttime)
+			continue;
+		if (!o->gone_at)
+			o->gone_at = now;
+		if (now - o->gone_at < PROCS_GONE_S)
+			ngone++;
+	}
+	if (!ngone)
+		return k;
+	grown = realloc(rows, (size_t)(k + ngone) * sizeof(*rows));
+	order = realloc(*orderp, (size_t)(k + ngone) * sizeof(*order));
+	if (grown)
+		*rowsp = rows = grown;
+	if (order)
+		*orderp = order;
+	if (!grown || !order)
+		return k;
+	for (i = 0; i < p->n; i++) {
+		struct proc_row *o = &p->rows[i], *r;
+
+		if (!o->cmd || !o->gone_at || now - o->gone_at >= PROCS_GONE_S)
+			continue;
+		r = procs_find(rows, k, o->st.pid);
+		if (r && r->st.starttime == o->st.starttime)
+			continue;
+		rows[k] = *o;
+		rows[k].cpu = 0;
+		rows[k].why_not = "exited";
+		o->cmd = NULL;
+		k++;
+	}
+	qsort(rows, (size_t)k, sizeof(*rows), procs_pid_cmp);
+	return k;
+}
+
 /* one pass over /proc: new rows, CPU% against the last pass */
 static int procs_sample(struct procs *p)
 {
@@ -302,6 +364,7 @@ static int procs_sample(struct procs *p)
 	free(pids);
 	for (i = 0; i < k; i++)
 		rows[i].why_not = procs_why_not(p, rows, k, &rows[i]);
+	k = procs_keep_gone(p, &rows, &order, k, now);
 	procs_free_rows(p->rows, p->n);
 	free(p->order);
 	p->rows = rows;
