@@ -61,7 +61,7 @@ struct recon_ev {
 	int32_t up;    /* index of the innermost entry enclosing this event
 			* (for an entry or exit: its caller's entry); -1 none */
 	int16_t depth;
-	uint8_t kind; /* enum session_kind */
+	uint8_t kind; /* enum propel_kind, share/kinds.h */
 	uint8_t flags;
 };
 
