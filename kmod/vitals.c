@@ -62,10 +62,6 @@
 
 #define PR_DOMAIN "vitals"
 
-static const char *const vitals_names[VITALS_NR] = {
-	"cpu",	   "l2miss", "sched",	"block",  "blkio", "kmem",
-	"umem",	   "syscall", "signal", "sock",   "lock",
-};
 static const char *const vitals_units[VITALS_NR] = {
 	"ticks", "overflows", "us",    "us",	    "sectors", "pages",
 	"faults", "calls",     "signals", "bytes", "us",
@@ -73,7 +69,7 @@ static const char *const vitals_units[VITALS_NR] = {
 
 const char *vitals_name(int vital)
 {
-	return vital >= 0 && vital < VITALS_NR ? vitals_names[vital] : "?";
+	return propel_vital_name(vital);
 }
 
 const char *vitals_unit(int vital)
@@ -83,12 +79,7 @@ const char *vitals_unit(int vital)
 
 int vitals_lookup(const char *name)
 {
-	int i;
-
-	for (i = 0; i < VITALS_NR; i++)
-		if (strcmp(name, vitals_names[i]) == 0)
-			return i;
-	return -1;
+	return propel_vital_lookup(name);
 }
 
 static int name_in_list(const char *list, const char *name)
@@ -437,7 +428,7 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	for (i = 0; i < ntps; i++) {
 		int vit = tps[i].vital;
 
-		if (v->o.disable && name_in_list(v->o.disable, vitals_names[vit])) {
+		if (v->o.disable && name_in_list(v->o.disable, propel_vital_name(vit))) {
 			vitals_off(v, vit, VITALS_OFF, "disabled by --disable");
 			bpf_program__set_autoload(tps[i].prog, false);
 		} else if (!tp_exists(btf, tps[i].tp)) {
@@ -701,7 +692,7 @@ static void vitals_check_high(struct vitals *v)
 			worst = i;
 	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
 		v->skel->bss->tshift[worst]++;
-		pr_dbg("high watermark: t of %s -> 2^%u", vitals_names[worst],
+		pr_dbg("high watermark: t of %s -> 2^%u", propel_vital_name(worst),
 		       v->skel->bss->tshift[worst]);
 	}
 }

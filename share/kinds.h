@@ -19,6 +19,13 @@
  *
  * The short names engine/ (SK_*) and analysis/ (TK_*) use are aliases
  * of these, with no numbers of their own.
+ *
+ * The vital signs (enum propel_vital) are numbered here too: the eBPF
+ * collector indexes its maps by them (kmod/vitals.h, VITALS_*), the
+ * rules read them (analysis/vitals-rules.h, VR_*); their names (the
+ * session's vitals tables store a vital by name) are share/kinds.c's.
+ * This header is included by the BPF program too: no includes, nothing
+ * but enums and (outside BPF) two prototypes.
  */
 #ifndef PROPEL_SHARE_KINDS_H
 #define PROPEL_SHARE_KINDS_H
@@ -44,5 +51,29 @@ enum propel_kind {
 /* A chunk stores a kind in a nibble and the kinds it holds a bit each
  * (engine/chunk.h). */
 _Static_assert(PROPEL_KIND_COUNT <= 16, "a kind fits in four bits");
+
+/* Chopstix's vital signs (papers/chopstix-vital-signs-sketches.txt),
+ * units in kmod/vitals.h. */
+enum propel_vital {
+	PROPEL_VITAL_CPU = 0,
+	PROPEL_VITAL_L2MISS,
+	PROPEL_VITAL_SCHED,
+	PROPEL_VITAL_BLOCK,
+	PROPEL_VITAL_BLKIO,
+	PROPEL_VITAL_KMEM,
+	PROPEL_VITAL_UMEM,
+	PROPEL_VITAL_SYSCALL,
+	PROPEL_VITAL_SIGNAL,
+	PROPEL_VITAL_SOCK,
+	PROPEL_VITAL_LOCK,
+	PROPEL_VITAL_NR
+};
+
+#ifndef __bpf__
+/* "cpu", "l2miss", ...; "?" for an unknown id (share/kinds.c). */
+const char *propel_vital_name(int vital);
+/* The id of a name; -1 when none. */
+int propel_vital_lookup(const char *name);
+#endif
 
 #endif
