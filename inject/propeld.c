@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/drain.h"
 #include "inject/hijack.h"
 #include "inject/inject.h"
@@ -119,10 +120,7 @@ static int pd_timeout(const struct pd *d, int t)
 
 static uint64_t pd_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return propel_mono_ms();
 }
 
 static void pd_note(struct pd *d, const char *fmt, ...)
@@ -725,14 +723,10 @@ static int pd_serve(struct pd *d)
 			return -1;
 		}
 		break;
-	case WIRE_TIME: {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+	case WIRE_TIME:
 		wire_sendf(d->out, WIRE_TIME, "%lld",
-			   (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			   (long long)propel_mono_ns());
 		break;
-	}
 	case WIRE_ATTACH:
 		pd_attach(d, buf);
 		break;

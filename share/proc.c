@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/proc.h"
 
 int propel_read_small(const char *path, char *buf, size_t n)
@@ -123,11 +124,9 @@ unsigned long long propel_proc_start(int pid)
 int propel_proc_younger(int pid, unsigned ms)
 {
 	unsigned long long start = propel_proc_start(pid);
-	struct timespec now;
 
 	if (!start)
 		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	return propel_clock_ns(CLOCK_BOOTTIME) / 1000000 <
 	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + ms;
 }

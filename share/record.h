@@ -41,6 +41,7 @@
 
 #include <stdint.h>
 
+#include "share/clock.h" /* propel_rdtsc */
 #include "share/kinds.h"
 
 /* A record's type: an event kind (share/kinds.h) or one of the ring's own
@@ -86,14 +87,6 @@ struct propel_rec {
 };
 
 _Static_assert(sizeof(struct propel_rec) == 16, "a record is 16 bytes");
-
-static inline uint64_t propel_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
 
 static inline unsigned propel_rec_type(const struct propel_rec *r)
 {
