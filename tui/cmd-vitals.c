@@ -29,6 +29,7 @@
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
 #include "share/clock.h"
+#include "share/json.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -192,22 +193,6 @@ out:
 }
 
 /* ---- report --------------------------------------------------------------- */
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 static void json_frames(FILE *f, const char *frames, int *first)
 {
