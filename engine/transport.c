@@ -29,6 +29,7 @@
 #include "engine/transport.h"
 #include "share/clock.h"
 #include "share/log.h"
+#include "share/proc.h"
 #include "share/wire.h"
 
 #define PR_DOMAIN "transport"
@@ -251,17 +252,8 @@ static int transport_clock_begin(struct transport *t)
 {
 	char boot[64] = "";
 	const char *force = getenv("PROPEL_CLOCK_EXCHANGE");
-	int fd;
 
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, boot, sizeof(boot) - 1);
-
-		boot[r > 0 ? r : 0] = 0;
-		if (r > 0 && boot[r - 1] == '\n')
-			boot[r - 1] = 0;
-		close(fd);
-	}
+	propel_boot_id(boot, sizeof(boot));
 	t->same_clock = boot[0] && !strcmp(boot, t->boot);
 	if (t->same_clock && !(force && *force == '1')) {
 		/* one kernel, one CLOCK_MONOTONIC (network namespaces) */

@@ -451,7 +451,7 @@ static int pd_hello(struct pd *d, const char *payload)
 	struct timespec ts;
 	char path[600];
 	FILE *f;
-	int err, fd;
+	int err;
 	static int seq;
 
 	if (sscanf(payload, "%31s %u %u %n", magic, &ver, &flags, &vat) < 2 ||
@@ -507,15 +507,8 @@ static int pd_hello(struct pd *d, const char *payload)
 		free(cause);
 		return err;
 	}
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, boot, sizeof(boot) - 1);
-
-		boot[r > 0 ? r : 0] = 0;
-		if (r > 0 && boot[r - 1] == '\n')
-			boot[r - 1] = 0;
-		close(fd);
-	}
+	if (propel_boot_id(boot, sizeof(boot)) < 0)
+		strcpy(boot, "-");
 	peer_local_addrs(addrs, sizeof(addrs));
 	uname(&un);
 	d->ready = 1;

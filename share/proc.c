@@ -34,6 +34,15 @@ int propel_read_small(const char *path, char *buf, size_t n)
 	return (int)r;
 }
 
+int propel_boot_id(char *buf, size_t n)
+{
+	int r = propel_read_small("/proc/sys/kernel/random/boot_id", buf, n);
+
+	if (r > 0 && buf[r - 1] == '\n')
+		buf[--r] = 0;
+	return r;
+}
+
 int propel_proc_stat(int pid, char *state, unsigned long *flags)
 {
 	char path[64], buf[1024], *p;
