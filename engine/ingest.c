@@ -990,7 +990,7 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 {
 	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir,
 			     .offset_ns = offset_ns };
-	uint64_t t_start = propel_clock_ns(CLOCK_MONOTONIC);
+	uint64_t t_start = propel_mono_ns();
 	char **names = NULL, buf[64];
 	size_t nnames = 0, i;
 	struct utsname un;
@@ -1088,7 +1088,7 @@ out:
 	symbols_free(in.sy);
 	if (err == -ENOMEM)
 		propel_cause(cause, err, "%s: out of memory", dir);
-	st->seconds = (propel_clock_ns(CLOCK_MONOTONIC) - t_start) / 1e9;
+	st->seconds = (propel_mono_ns() - t_start) / 1e9;
 	return err;
 }
 
@@ -1180,7 +1180,7 @@ int ingest_write_meta(struct session *s, int argc, char *const *argv)
 	free(cmd);
 	if (!err && uname(&un) == 0 && session_meta_set(s, "host", un.nodename))
 		err = -EIO;
-	snprintf(buf, sizeof(buf), "%" PRIu64, propel_clock_ns(CLOCK_REALTIME));
+	snprintf(buf, sizeof(buf), "%" PRIu64, propel_real_ns());
 	if (!err && session_meta_set(s, "created_ns", buf))
 		err = -EIO;
 	return err;

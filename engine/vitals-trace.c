@@ -152,7 +152,7 @@ static void *vitals_trace_main(void *arg)
 	while (!vt->stopping) {
 		if (offcpu_poll(vt->oc, 100, vitals_trace_span, vt) < 0)
 			break;
-		now = (int64_t)propel_clock_ns(CLOCK_MONOTONIC);
+		now = (int64_t)propel_mono_ns();
 		if (vt->nspans >= VT_FLUSH || vt->nsigs >= VT_FLUSH ||
 		    now - last >= 1000000000LL) {
 			vitals_trace_flush(vt, s);
@@ -188,8 +188,8 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		return propel_cause(cause, -ENOMEM, "out of memory");
 	if (o)
 		vt->o = *o;
-	vt->mono_to_real = (int64_t)propel_clock_ns(CLOCK_REALTIME) -
-			   propel_clock_ns(CLOCK_MONOTONIC);
+	vt->mono_to_real =
+		(int64_t)propel_real_ns() - (int64_t)propel_mono_ns();
 	if (asprintf(&vt->side_path, "%s.vitals-%d", db, (int)getpid()) < 0) {
 		free(vt);
 		return propel_cause(cause, -ENOMEM, "out of memory");

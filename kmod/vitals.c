@@ -660,7 +660,7 @@ static uint64_t vitals_take_cost(struct vitals *v)
  * look at the kernel's cells). */
 static void vitals_check_high(struct vitals *v)
 {
-	uint64_t now = propel_clock_ns(CLOCK_MONOTONIC), wall, user, ns, cost;
+	uint64_t now = propel_mono_ns(), wall, user, ns, cost;
 	const uint64_t *sampled = v->nrecv;
 	int i, worst = -1;
 
@@ -904,7 +904,7 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 		v->epoch_run_ns[i] = 0;
 	}
 	e->bpf_run_ns = total;
-	wall = propel_clock_ns(CLOCK_MONOTONIC) - v->epoch_start_mono;
+	wall = propel_mono_ns() - v->epoch_start_mono;
 	{
 		uint64_t ns = 0, user = thread_cpu_ns();
 		double cost;
@@ -981,8 +981,7 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		v->o.tshift = 1;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	v->ncpus = n > 0 ? (n > VITALS_MAX_CPUS ? VITALS_MAX_CPUS : n) : 1;
-	v->mono_to_real =
-		propel_clock_ns(CLOCK_REALTIME) - propel_clock_ns(CLOCK_MONOTONIC);
+	v->mono_to_real = propel_real_ns() - propel_mono_ns();
 #ifndef VITALS_SKEL_MISSING
 	memset(v->perf_fds, -1, sizeof(v->perf_fds));
 	v->stats_fd = -1;
@@ -1024,8 +1023,8 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		}
 	}
 	free(bpf_cause);
-	v->epoch_start_ns = propel_clock_ns(CLOCK_REALTIME);
-	v->epoch_start_mono = propel_clock_ns(CLOCK_MONOTONIC);
+	v->epoch_start_ns = propel_real_ns();
+	v->epoch_start_mono = propel_mono_ns();
 	v->user_ns0 = 0; /* thread clocks: taken on the polling thread */
 #ifndef VITALS_SKEL_MISSING
 	v->check_mono = v->epoch_start_mono;
@@ -1061,7 +1060,7 @@ int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 	else
 		err = vitals_end_epoch_bpf(v, &e);
 #endif
-	now = propel_clock_ns(CLOCK_REALTIME);
+	now = propel_real_ns();
 	e.end_ns = now;
 	e.memfree_kb = memfree_kb();
 	{
@@ -1075,7 +1074,7 @@ int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 	free(e.rows);
 	v->seq++;
 	v->epoch_start_ns = now;
-	v->epoch_start_mono = propel_clock_ns(CLOCK_MONOTONIC);
+	v->epoch_start_mono = propel_mono_ns();
 	return err;
 }
 
@@ -1094,7 +1093,7 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 		v->check_user = thread_cpu_ns();
 #endif
 	due = v->epoch_start_mono + (uint64_t)v->o.epoch_ms * 1000000ull;
-	now = propel_clock_ns(CLOCK_MONOTONIC);
+	now = propel_mono_ns();
 	left = now >= due ? 0 : (int)((due - now) / 1000000ull) + 1;
 	if (timeout_ms < 0 || left < timeout_ms)
 		timeout_ms = left;
@@ -1131,7 +1130,7 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 				pr_dbg("eventfd: %s", strerror(errno));
 		}
 	}
-	if (propel_clock_ns(CLOCK_MONOTONIC) >= due)
+	if (propel_mono_ns() >= due)
 		return vitals_flush(v, ops, arg);
 	return 0;
 }
