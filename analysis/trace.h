@@ -19,8 +19,8 @@
  * depth, so a stack rebuilt at the start of a wrapped ring (entries with
  * the rebuilt flag) gives whole paths too.
  *
- * Pure: no I/O.  Kinds have the values of enum session_kind
- * (engine/session.h) so that the loader passes them through unchanged.
+ * Pure: no I/O.  Kinds are share/kinds.h's, the session's own, so that
+ * the loader passes them through unchanged.
  */
 #ifndef PROPEL_ANALYSIS_TRACE_H
 #define PROPEL_ANALYSIS_TRACE_H
@@ -28,19 +28,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum trace_kind {
-	TK_ENTRY = 1,
-	TK_EXIT = 2,
-	TK_SIGNAL = 3,
-	TK_THREAD_START = 5,
-	TK_THREAD_EXIT = 6,
-	TK_FORK = 7,
-	TK_EXEC = 8,
-	TK_PROCESS_EXIT = 9,
-	TK_SEND = 10,
-	TK_RECV = 11,
-	TK_LOST = 12,
-};
+#include "share/kinds.h"
+
+/* The event kinds (share/kinds.h) by the analyses' short names. */
+#define TK_ENTRY PROPEL_KIND_ENTRY
+#define TK_EXIT PROPEL_KIND_EXIT
+#define TK_SIGNAL PROPEL_KIND_SIGNAL
+#define TK_THREAD_START PROPEL_KIND_THREAD_START
+#define TK_THREAD_EXIT PROPEL_KIND_THREAD_EXIT
+#define TK_FORK PROPEL_KIND_FORK
+#define TK_EXEC PROPEL_KIND_EXEC
+#define TK_PROCESS_EXIT PROPEL_KIND_PROCESS_EXIT
+#define TK_SEND PROPEL_KIND_SEND
+#define TK_RECV PROPEL_KIND_RECV
+#define TK_LOST PROPEL_KIND_LOST
 
 #define TRACE_NONE ((uint32_t)-1)
 
@@ -62,7 +63,7 @@ struct trace_event {
 	uint32_t match;	 /* recv: index of the send holding its first byte */
 	uint32_t thread; /* index in trace->th */
 	int32_t depth;
-	uint8_t kind;	 /* enum trace_kind */
+	uint8_t kind;	 /* enum propel_kind */
 	uint8_t has_val; /* bit i: val[i] set */
 	uint8_t rebuilt; /* entry rebuilt for a frame lost in a wrapped ring */
 };

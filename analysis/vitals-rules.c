@@ -15,24 +15,14 @@
 
 #include "analysis/vitals-rules.h"
 
-static const char *const vitals_rules_names[VR_NR] = {
-	"cpu", "l2miss", "sched", "block", "blkio", "kmem",
-	"umem", "syscall", "signal", "sock", "lock",
-};
-
 int vitals_rules_vital(const char *name)
 {
-	int i;
-
-	for (i = 0; i < VR_NR; i++)
-		if (strcmp(name, vitals_rules_names[i]) == 0)
-			return i;
-	return -1;
+	return propel_vital_lookup(name);
 }
 
 const char *vitals_rules_name(int vital)
 {
-	return vital >= 0 && vital < VR_NR ? vitals_rules_names[vital] : "?";
+	return propel_vital_name(vital);
 }
 
 void vitals_rules_epochs_free(struct vitals_rules_epoch *ep, size_t n)
@@ -332,7 +322,6 @@ static void rule_death(const struct vitals_rules_epoch *ep, size_t n,
 static void rule_ewma(const struct vitals_rules_epoch *ep, size_t n,
 		      const struct vitals_rules_opts *o, struct flags *fl)
 {
-	const char *const *names = vitals_rules_names;
 	double mean[VR_NR] = { 0 }, var[VR_NR] = { 0 };
 	size_t k, i;
 	int v;
@@ -356,11 +345,11 @@ static void rule_ewma(const struct vitals_rules_epoch *ep, size_t n,
 				struct vitals_rules_proc sys = { 0 };
 
 				snprintf(sys.comm, sizeof(sys.comm), "%s",
-					 names[v]);
+					 propel_vital_name(v));
 				flag(fl, "ewma", k, &sys,
 				     "%s at %.0f/s, moving average %.0f/s "
 				     "(+%.1f deviations)",
-				     names[v], x, mean[v],
+				     propel_vital_name(v), x, mean[v],
 				     var[v] > 0 ? d / sqrt(var[v]) : 99.0);
 			}
 			mean[v] += o->ewma_alpha * d;

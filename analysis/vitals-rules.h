@@ -35,21 +35,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Same order as kmod/vitals.h enum vitals_kind. */
-enum vitals_rules_vital {
-	VR_CPU,
-	VR_L2MISS,
-	VR_SCHED,
-	VR_BLOCK,
-	VR_BLKIO,
-	VR_KMEM,
-	VR_UMEM,
-	VR_SYSCALL,
-	VR_SIGNAL,
-	VR_SOCK,
-	VR_LOCK,
-	VR_NR,
-};
+#include "share/kinds.h"
+
+/* The vital ids (share/kinds.h) by the rules' names. */
+#define VR_CPU PROPEL_VITAL_CPU
+#define VR_L2MISS PROPEL_VITAL_L2MISS
+#define VR_SCHED PROPEL_VITAL_SCHED
+#define VR_BLOCK PROPEL_VITAL_BLOCK
+#define VR_BLKIO PROPEL_VITAL_BLKIO
+#define VR_KMEM PROPEL_VITAL_KMEM
+#define VR_UMEM PROPEL_VITAL_UMEM
+#define VR_SYSCALL PROPEL_VITAL_SYSCALL
+#define VR_SIGNAL PROPEL_VITAL_SIGNAL
+#define VR_SOCK PROPEL_VITAL_SOCK
+#define VR_LOCK PROPEL_VITAL_LOCK
+#define VR_NR PROPEL_VITAL_NR
 
 struct vitals_rules_proc {
 	uint32_t pid;

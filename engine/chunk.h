@@ -7,7 +7,7 @@
  * body (codec CHUNK_CODEC_ZSTD1) is a zstd frame of the events encoded
  * one after the other:
  *
- *     byte  kind | has << 4            (enum session_kind, SE_* bits)
+ *     byte  kind | has << 4            (share/kinds.h, SE_* bits)
  *     varint zigzag(ts_ns - previous ts_ns)
  *     varint zigzag(depth - previous depth)     when SE_DEPTH
  *     varint func, varint site                  (row ids, 0 = none)

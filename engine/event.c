@@ -125,6 +125,12 @@ static const struct event_kind event_kinds[] = {
 	[SK_KSIGNAL] = { "ksignal", event_ksignal },
 };
 
+/* The table is indexed by share/kinds.h's enum and reaches its last
+ * kind: one added there without a name here fails the build. */
+_Static_assert(sizeof(event_kinds) / sizeof(event_kinds[0]) ==
+		       PROPEL_KIND_COUNT,
+	       "one name per event kind");
+
 static const struct event_kind event_unknown = { "unknown", event_none };
 
 const struct event_kind *event_kind(int kind)

@@ -1,6 +1,6 @@
 /*
  * engine/event.h - one const descriptor per event kind (enum
- * session_kind): its name and how its fields are written as JSON.  Every
+ * propel_kind, share/kinds.h): its name and how its fields are written as JSON.  Every
  * writer of events -- `propel replay --format=jsonl`, the exporters'
  * arguments (engine/export-*.c) -- goes through it instead of a switch of
  * its own, so a field added to a kind appears everywhere at once.

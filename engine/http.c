@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "engine/http.h"
+#include "share/clock.h"
 #include "share/log.h"
 
 struct http_url {
@@ -64,20 +65,12 @@ int http_url_check(const char *url, char **cause)
 	return http_parse(url, &u, cause);
 }
 
-static int64_t http_ms_left(const struct timespec *end)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (end->tv_sec - now.tv_sec) * 1000 +
-	       (end->tv_nsec - now.tv_nsec) / 1000000;
-}
-
-/* wait for fd to be ready for ev until end: 0 or -ETIMEDOUT */
-static int http_wait(int fd, short ev, const struct timespec *end)
+/* wait for fd to be ready for ev until *end (CLOCK_MONOTONIC ns): 0 or
+ * -ETIMEDOUT */
+static int http_wait(int fd, short ev, const int64_t *end)
 {
 	struct pollfd p = { fd, ev, 0 };
-	int64_t left = http_ms_left(end);
+	int64_t left = (*end - (int64_t)propel_mono_ns()) / 1000000;
 
 	if (left <= 0 || poll(&p, 1, (int)left) <= 0)
 		return -ETIMEDOUT;
@@ -85,7 +78,7 @@ static int http_wait(int fd, short ev, const struct timespec *end)
 }
 
 static int http_send_all(int fd, const void *buf, size_t n,
-			 const struct timespec *end)
+			 const int64_t *end)
 {
 	const char *p = buf;
 
@@ -109,7 +102,7 @@ int http_post(const char *url, const char *ctype, const void *body,
 	      size_t len, int timeout_ms, char **cause)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL, *a;
-	struct timespec end;
+	int64_t end;
 	struct http_url u;
 	char head[1600], resp[512];
 	size_t got = 0;
@@ -118,13 +111,7 @@ int http_post(const char *url, const char *ctype, const void *body,
 	err = http_parse(url, &u, cause);
 	if (err)
 		return err;
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += timeout_ms / 1000;
-	end.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
+	end = (int64_t)propel_mono_ns() + (int64_t)timeout_ms * 1000000;
 	err = getaddrinfo(u.host, u.port, &hints, &ai);
 	if (err)
 		return propel_cause(cause, -EHOSTUNREACH, "%s: %s", url,

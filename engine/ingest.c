@@ -62,6 +62,7 @@
 #include "engine/match.h"
 #include "engine/session.h"
 #include "engine/symbols.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "share/record.h"
 #include "share/ring.h"
@@ -108,14 +109,6 @@ int ingest_grow(void **arr, uint32_t *n, uint32_t want, size_t elem, int fill)
 	*arr = p;
 	*n = nn;
 	return 0;
-}
-
-static uint64_t ingest_now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* ---- rings ---- */
@@ -242,19 +235,7 @@ static int ingest_ring_cmp(const void *a, const void *b)
  * a few (a preemption between the reads skews the rate). */
 static void ingest_pair(uint64_t *tsc, uint64_t *ns)
 {
-	uint64_t best = ~0ull;
-
-	for (int i = 0; i < 8; i++) {
-		uint64_t t0 = propel_rdtsc();
-		uint64_t n = ingest_now_ns(CLOCK_MONOTONIC);
-		uint64_t t1 = propel_rdtsc();
-
-		if (t1 - t0 < best) {
-			best = t1 - t0;
-			*tsc = t0 + best / 2;
-			*ns = n;
-		}
-	}
+	propel_clock_pair(tsc, ns, 8, 0, propel_mono_ns);
 }
 
 /*
@@ -1009,7 +990,7 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 {
 	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir,
 			     .offset_ns = offset_ns };
-	uint64_t t_start = ingest_now_ns(CLOCK_MONOTONIC);
+	uint64_t t_start = propel_mono_ns();
 	char **names = NULL, buf[64];
 	size_t nnames = 0, i;
 	struct utsname un;
@@ -1107,7 +1088,7 @@ out:
 	symbols_free(in.sy);
 	if (err == -ENOMEM)
 		propel_cause(cause, err, "%s: out of memory", dir);
-	st->seconds = (ingest_now_ns(CLOCK_MONOTONIC) - t_start) / 1e9;
+	st->seconds = (propel_mono_ns() - t_start) / 1e9;
 	return err;
 }
 
@@ -1199,7 +1180,7 @@ int ingest_write_meta(struct session *s, int argc, char *const *argv)
 	free(cmd);
 	if (!err && uname(&un) == 0 && session_meta_set(s, "host", un.nodename))
 		err = -EIO;
-	snprintf(buf, sizeof(buf), "%" PRIu64, ingest_now_ns(CLOCK_REALTIME));
+	snprintf(buf, sizeof(buf), "%" PRIu64, propel_real_ns());
 	if (!err && session_meta_set(s, "created_ns", buf))
 		err = -EIO;
 	return err;

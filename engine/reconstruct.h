@@ -61,11 +61,11 @@ struct recon_ev {
 	int32_t up;    /* index of the innermost entry enclosing this event
 			* (for an entry or exit: its caller's entry); -1 none */
 	int16_t depth;
-	uint8_t kind; /* enum session_kind */
+	uint8_t kind; /* enum propel_kind, share/kinds.h */
 	uint8_t flags;
 };
 
-struct recon_chunkref; /* reconstruct.c: a chunk of a lazy thread */
+struct recon_chunkref; /* engine/chunk-cache.h: a chunk of a lazy thread */
 
 struct recon_thread {
 	int pid, tid;
@@ -107,7 +107,7 @@ struct recon {
 	int lazy;    /* chunked form: events decoded on demand */
 	struct recon_slot *slots; /* the decoded chunks (RECON_CACHE) */
 	uint64_t tick;
-	int64_t *stack; /* lazy_slot's */
+	int64_t *stack; /* chunk_cache_slot's */
 	void *map;	/* the slots' buffers and the stack */
 	size_t maplen;
 	int64_t decodes; /* chunks decoded so far (tests, bench) */

@@ -24,7 +24,7 @@ struct session;
 struct replay_event {
 	int64_t id;
 	int64_t pid, tid, ts_ns;
-	int kind;	  /* enum session_kind */
+	int kind;	  /* enum propel_kind, share/kinds.h */
 	int depth;
 	const char *func; /* demangled name as ingest stored it ("module+0x..."
 			   * when no symbol names it); NULL if none */

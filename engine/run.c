@@ -49,6 +49,7 @@
 #include "inject/inject.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
+#include "share/clock.h"
 #include "share/drain.h"
 #include "share/log.h"
 #include "share/ring.h"
@@ -78,10 +79,7 @@ struct run {
 
 static double run_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return propel_mono_s();
 }
 
 static void run_nap(double s)

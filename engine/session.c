@@ -59,6 +59,16 @@ static const char schema[] =
 	" tid INTEGER, ts_ns INTEGER, kind INTEGER, fd INTEGER, bytes INTEGER,"
 	" chan TEXT, dir INTEGER, peer TEXT, offset INTEGER, hash INTEGER);";
 
+/* Column kind of events, comm and each chunk's records holds these
+ * integers in every format-2 file already written: they stay. */
+_Static_assert(SK_ENTRY == 1 && SK_EXIT == 2 && SK_SIGNAL == 3 &&
+		       SK_THREAD_START == 5 && SK_THREAD_EXIT == 6 &&
+		       SK_FORK == 7 && SK_EXEC == 8 && SK_PROCESS_EXIT == 9 &&
+		       SK_SEND == 10 && SK_RECV == 11 && SK_LOST == 12 &&
+		       SK_OFFCPU == 13 && SK_KSIGNAL == 14 &&
+		       PROPEL_KIND_COUNT == 15,
+	       "the session format's kinds");
+
 int session_exec(struct session *s, const char *sql, char **cause)
 {
 	char *msg = NULL;

@@ -33,7 +33,7 @@
  *       the row form: what format 1 stored, and what hand-written test
  *       sessions still write.  Read (engine/chunk.h) only when the
  *       session has no chunks.  The fields are those of a chunked event:
- *       kind is enum session_kind; events of one thread are stored in
+ *       kind is enum propel_kind; events of one thread are stored in
  *       time order, so id order is per-thread time order.  depth is 0 for
  *       the outermost traced frame of the thread.  func -> functions.id,
  *       site -> callsites.id (entry: the call site), NULL when unknown.
@@ -64,26 +64,27 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "share/kinds.h"
+
 #define PROPEL_SESSION_FORMAT 2
 #define PROPEL_SESSION_DEFAULT "propel.db"
 
-enum session_kind {
-	SK_ENTRY = 1,
-	SK_EXIT = 2,
-	SK_SIGNAL = 3,
-	SK_THREAD_START = 5,
-	SK_THREAD_EXIT = 6,
-	SK_FORK = 7,
-	SK_EXEC = 8,
-	SK_PROCESS_EXIT = 9,
-	SK_SEND = 10,
-	SK_RECV = 11,
-	SK_LOST = 12,
-	/* never in a chunk: engine/replay.c merges the rows of table offcpu
-	 * (engine/offcpu-store.h) into a thread's events when asked to */
-	SK_OFFCPU = 13,
-	SK_KSIGNAL = 14, /* the same, from table ksignals */
-};
+/* The event kinds (share/kinds.h) by the engine's short names. */
+#define SK_ENTRY PROPEL_KIND_ENTRY
+#define SK_EXIT PROPEL_KIND_EXIT
+#define SK_SIGNAL PROPEL_KIND_SIGNAL
+#define SK_THREAD_START PROPEL_KIND_THREAD_START
+#define SK_THREAD_EXIT PROPEL_KIND_THREAD_EXIT
+#define SK_FORK PROPEL_KIND_FORK
+#define SK_EXEC PROPEL_KIND_EXEC
+#define SK_PROCESS_EXIT PROPEL_KIND_PROCESS_EXIT
+#define SK_SEND PROPEL_KIND_SEND
+#define SK_RECV PROPEL_KIND_RECV
+#define SK_LOST PROPEL_KIND_LOST
+/* never in a chunk: engine/replay.c merges the rows of table offcpu
+ * (engine/offcpu-store.h) into a thread's events when asked to */
+#define SK_OFFCPU PROPEL_KIND_OFFCPU
+#define SK_KSIGNAL PROPEL_KIND_KSIGNAL /* the same, from table ksignals */
 
 /* "entry", "exit", ... ; NULL for an unknown kind (engine/event.c) */
 const char *session_kind_name(int kind);
@@ -144,7 +145,7 @@ struct session_event {
 	int64_t func, site;
 	int64_t arg[3];
 	int32_t depth;
-	uint8_t kind; /* enum session_kind */
+	uint8_t kind; /* enum propel_kind */
 	uint8_t has;  /* SE_* */
 };
 

@@ -27,7 +27,9 @@
 #include <unistd.h>
 
 #include "engine/transport.h"
+#include "share/clock.h"
 #include "share/log.h"
+#include "share/proc.h"
 #include "share/wire.h"
 
 #define PR_DOMAIN "transport"
@@ -139,14 +141,6 @@ void transport_set_values(const char *values)
 	transport_values = values && *values ? values : NULL;
 }
 
-static int64_t transport_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int transport_start(const char *host, uint32_t flags, struct transport **out,
 		    char **cause)
 {
@@ -202,7 +196,7 @@ hello:
 		goto fail;
 	}
 	t->phase = TRANSPORT_HELLO;
-	t->deadline_ns = transport_now() + TRANSPORT_HELLO_MS * 1000000LL;
+	t->deadline_ns = (int64_t)propel_mono_ns() + TRANSPORT_HELLO_MS * 1000000LL;
 	*out = t;
 	return 0;
 fail:
@@ -258,17 +252,8 @@ static int transport_clock_begin(struct transport *t)
 {
 	char boot[64] = "";
 	const char *force = getenv("PROPEL_CLOCK_EXCHANGE");
-	int fd;
 
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, boot, sizeof(boot) - 1);
-
-		boot[r > 0 ? r : 0] = 0;
-		if (r > 0 && boot[r - 1] == '\n')
-			boot[r - 1] = 0;
-		close(fd);
-	}
+	propel_boot_id(boot, sizeof(boot));
 	t->same_clock = boot[0] && !strcmp(boot, t->boot);
 	if (t->same_clock && !(force && *force == '1')) {
 		/* one kernel, one CLOCK_MONOTONIC (network namespaces) */
@@ -284,7 +269,7 @@ static int transport_clock_begin(struct transport *t)
 /* Send the next TIME of the exchange (t1 noted). */
 static int transport_time_send(struct transport *t)
 {
-	t->t1_ns = transport_now();
+	t->t1_ns = (int64_t)propel_mono_ns();
 	t->deadline_ns = t->t1_ns + TRANSPORT_FRAME_MS * 1000000LL;
 	return wire_send(t->to, WIRE_TIME, NULL, 0);
 }
@@ -297,7 +282,7 @@ int transport_step(struct transport *t, int readable, char **cause)
 	if (t->phase == TRANSPORT_UP)
 		return 1;
 	if (!readable) {
-		if (transport_now() < t->deadline_ns)
+		if ((int64_t)propel_mono_ns() < t->deadline_ns)
 			return 0;
 		return propel_cause(cause, -ETIMEDOUT, "%s: no answer in %d s",
 				    t->name,
@@ -317,7 +302,7 @@ int transport_step(struct transport *t, int readable, char **cause)
 			return 1;
 		}
 	} else {
-		int64_t t3 = transport_now(), t2;
+		int64_t t3 = (int64_t)propel_mono_ns(), t2;
 		long long remote;
 
 		if (type != WIRE_TIME || sscanf(buf, "%lld", &remote) != 1)
@@ -347,7 +332,7 @@ int transport_open(const char *host, uint32_t flags, struct transport **out,
 
 	err = transport_start(host, flags, &t, cause);
 	while (!err) {
-		int64_t left = (t->deadline_ns - transport_now()) / 1000000;
+		int64_t left = (t->deadline_ns - (int64_t)propel_mono_ns()) / 1000000;
 		struct pollfd p = { t->from, POLLIN, 0 };
 
 		err = transport_step(t, left > 0 && poll(&p, 1, (int)left) > 0,

@@ -25,6 +25,7 @@
 #include "engine/vitals-store.h"
 #include "engine/vitals-sym.h"
 #include "kmod/vitals-collector.h"
+#include "share/clock.h"
 #include "share/hash.h"
 #include "share/log.h"
 
@@ -55,14 +56,6 @@ struct vitals_collect {
 	struct vitals_collect_stats stats;
 	uint64_t t0;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 /* Join names of a stack into a malloc'd '\n'-separated string; with
  * user == 2 a user stack is written as addresses (no time left for libdw). */
@@ -167,7 +160,7 @@ static const struct vitals_sink_ops vitals_collect_ops;
 static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 			   int all)
 {
-	uint64_t end = now_ns() + budget_ms * 1000000ull;
+	uint64_t end = propel_mono_ns() + budget_ms * 1000000ull;
 	int late = 0;
 
 	for (; vc->nsym < vc->npend; vc->nsym++) {
@@ -175,7 +168,7 @@ static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 
 		if (vc->nsym % 16 == 0) {
 			vitals_drain(vc->v, &vitals_collect_ops, vc);
-			if (now_ns() >= end) {
+			if (propel_mono_ns() >= end) {
 				if (!all)
 					return;
 				late = 1;
@@ -474,7 +467,7 @@ int vitals_collect_start(struct session *s,
 		snprintf(vc->summary + len, sizeof(vc->summary) - len,
 			 "; syscalls via %s", vitals_sys_hook(vc->v));
 	}
-	vc->t0 = now_ns();
+	vc->t0 = propel_mono_ns();
 	err = pthread_create(&vc->thread, NULL, vitals_collect_main, vc);
 	if (err) {
 		err = propel_cause(cause, -err, "starting the vitals thread");
@@ -506,7 +499,7 @@ int vitals_collect_stop(struct vitals_collect *vc,
 		vitals_wake(vc->v);
 		pthread_join(vc->thread, NULL);
 	}
-	vc->stats.wall_ns = now_ns() - vc->t0;
+	vc->stats.wall_ns = propel_mono_ns() - vc->t0;
 	vitals_store_run_end(vc->st, vc->run);
 	vc->stats.file_bytes = vitals_store_used_bytes(vc->st);
 	vc->stats.ncpus = sysconf(_SC_NPROCESSORS_ONLN);

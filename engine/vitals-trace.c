@@ -29,6 +29,7 @@
 #include "engine/vitals-store.h"
 #include "engine/vitals-trace.h"
 #include "kmod/offcpu.h"
+#include "share/clock.h"
 #include "share/log.h"
 
 #define PR_DOMAIN "vitals"
@@ -54,8 +55,6 @@ struct vitals_trace {
 	int64_t mono_to_real;
 	char summary[1024];
 };
-
-static int64_t vitals_trace_clock(clockid_t c);
 
 static void vitals_trace_span(void *arg, const struct offcpu_span *s)
 {
@@ -153,7 +152,7 @@ static void *vitals_trace_main(void *arg)
 	while (!vt->stopping) {
 		if (offcpu_poll(vt->oc, 100, vitals_trace_span, vt) < 0)
 			break;
-		now = vitals_trace_clock(CLOCK_MONOTONIC);
+		now = (int64_t)propel_mono_ns();
 		if (vt->nspans >= VT_FLUSH || vt->nsigs >= VT_FLUSH ||
 		    now - last >= 1000000000LL) {
 			vitals_trace_flush(vt, s);
@@ -165,14 +164,6 @@ static void *vitals_trace_main(void *arg)
 	if (s)
 		session_close(s);
 	return NULL;
-}
-
-static int64_t vitals_trace_clock(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 static void vitals_trace_say(struct vitals_trace *vt, const char *fmt,
@@ -197,8 +188,8 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 		return propel_cause(cause, -ENOMEM, "out of memory");
 	if (o)
 		vt->o = *o;
-	vt->mono_to_real = vitals_trace_clock(CLOCK_REALTIME) -
-			   vitals_trace_clock(CLOCK_MONOTONIC);
+	vt->mono_to_real =
+		(int64_t)propel_real_ns() - (int64_t)propel_mono_ns();
 	if (asprintf(&vt->side_path, "%s.vitals-%d", db, (int)getpid()) < 0) {
 		free(vt);
 		return propel_cause(cause, -ENOMEM, "out of memory");

@@ -65,6 +65,7 @@
 
 #include "inject/hijack.h"
 #include "inject/hijack-ret.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "share/proc.h"
 
@@ -124,10 +125,7 @@ struct hijack {
 
 static uint64_t hj_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return propel_mono_ms();
 }
 
 /* 50 us for the first 200 polls (10 ms and more: a stop, and a remote

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "inject/peer.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "share/proc.h"
 
@@ -411,14 +412,6 @@ static struct {
 
 #define PEER_CACHE_MS 2000
 
-static uint64_t peer_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* The processes of /proc, in its order; -errno. */
 static int peer_pids(pid_t **out, size_t *n)
 {
@@ -494,7 +487,7 @@ static int peer_scan(void)
 	if (err)
 		return err;
 	pc.valid = 1;
-	pc.at_ms = peer_now_ms();
+	pc.at_ms = propel_mono_ms();
 	for (size_t i = 0; i < pc.npids; i++) {
 		DIR *fd;
 
@@ -528,7 +521,7 @@ static int peer_scan_current(void)
 	size_t n;
 	int same;
 
-	if (!pc.valid || peer_now_ms() - pc.at_ms > PEER_CACHE_MS ||
+	if (!pc.valid || propel_mono_ms() - pc.at_ms > PEER_CACHE_MS ||
 	    peer_pids(&now, &n))
 		return 0;
 	same = n == pc.npids && !memcmp(now, pc.pids, n * sizeof(*now));

@@ -63,6 +63,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/drain.h"
 #include "inject/hijack.h"
 #include "inject/inject.h"
@@ -119,10 +120,7 @@ static int pd_timeout(const struct pd *d, int t)
 
 static uint64_t pd_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return propel_mono_ms();
 }
 
 static void pd_note(struct pd *d, const char *fmt, ...)
@@ -453,7 +451,7 @@ static int pd_hello(struct pd *d, const char *payload)
 	struct timespec ts;
 	char path[600];
 	FILE *f;
-	int err, fd;
+	int err;
 	static int seq;
 
 	if (sscanf(payload, "%31s %u %u %n", magic, &ver, &flags, &vat) < 2 ||
@@ -509,15 +507,8 @@ static int pd_hello(struct pd *d, const char *payload)
 		free(cause);
 		return err;
 	}
-	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t r = read(fd, boot, sizeof(boot) - 1);
-
-		boot[r > 0 ? r : 0] = 0;
-		if (r > 0 && boot[r - 1] == '\n')
-			boot[r - 1] = 0;
-		close(fd);
-	}
+	if (propel_boot_id(boot, sizeof(boot)) < 0)
+		strcpy(boot, "-");
 	peer_local_addrs(addrs, sizeof(addrs));
 	uname(&un);
 	d->ready = 1;
@@ -725,14 +716,10 @@ static int pd_serve(struct pd *d)
 			return -1;
 		}
 		break;
-	case WIRE_TIME: {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
+	case WIRE_TIME:
 		wire_sendf(d->out, WIRE_TIME, "%lld",
-			   (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+			   (long long)propel_mono_ns());
 		break;
-	}
 	case WIRE_ATTACH:
 		pd_attach(d, buf);
 		break;

@@ -43,6 +43,7 @@
 #include "inject/hijack.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "share/proc.h"
 
@@ -71,14 +72,6 @@ struct tracer {
 	int followed, failed;
 };
 
-static uint64_t tr_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void tr_warn(struct tracer *tr, pid_t pid, int err, const char *cause)
 {
 	tr->failed++;
@@ -97,7 +90,7 @@ static int tr_is_stop_sig(int sig)
  * is gone, -ETIMEDOUT. */
 static int tr_wait(pid_t tid, int ms, int *st)
 {
-	uint64_t end = tr_now_ms() + (uint64_t)ms;
+	uint64_t end = propel_mono_ms() + (uint64_t)ms;
 	struct hijack_nap nap = { 0 };
 
 	for (;;) {
@@ -107,7 +100,7 @@ static int tr_wait(pid_t tid, int ms, int *st)
 			return WIFSTOPPED(*st) ? 0 : -ESRCH;
 		if (r < 0 && errno != EINTR)
 			return -ESRCH;
-		if (tr_now_ms() >= end)
+		if (propel_mono_ms() >= end)
 			return -ETIMEDOUT;
 		hijack_nap(&nap);
 	}
@@ -174,7 +167,7 @@ static int tr_auxv(pid_t pid, unsigned long type, uint64_t *val)
 static int tr_run_to(pid_t pid, uint64_t addr, struct user_regs_struct *regs,
 		     char **cause)
 {
-	uint64_t end = tr_now_ms() + TR_STEP_MS;
+	uint64_t end = propel_mono_ms() + TR_STEP_MS;
 	long word;
 	int st, err;
 
@@ -189,7 +182,7 @@ static int tr_run_to(pid_t pid, uint64_t addr, struct user_regs_struct *regs,
 				    (unsigned long long)addr, strerror(errno));
 	ptrace(PTRACE_CONT, pid, 0, 0);
 	for (;;) {
-		int left = (int)(end - tr_now_ms());
+		int left = (int)(end - propel_mono_ms());
 
 		err = tr_wait(pid, left > 0 ? left : 0, &st);
 		if (err == -ESRCH)
@@ -348,7 +341,7 @@ static void tr_request(struct tracer *tr, const char *name)
 	}
 	tr->w[tr->nw].pid = (pid_t)pid;
 	tr->w[tr->nw].tid = (pid_t)tid;
-	tr->w[tr->nw].since_ms = tr_now_ms();
+	tr->w[tr->nw].since_ms = propel_mono_ms();
 	tr->nw++;
 	unlink(path);
 	pr_dbg("following the exec of %ld (thread %ld)", pid, tid);
@@ -518,7 +511,7 @@ int tracer_poll(struct tracer *tr, int timeout_ms)
 	}
 	while (tr->nw && (r = waitpid(-1, &st, WNOHANG | __WALL)) > 0)
 		tr_event(tr, r, st);
-	now = tr_now_ms();
+	now = propel_mono_ms();
 	for (i = 0; i < tr->nw;) {
 		if (now - tr->w[i].since_ms < TR_EXEC_WAIT_MS) {
 			i++;

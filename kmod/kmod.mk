@@ -26,12 +26,12 @@ $(KMOD_O)/vmlinux.h: | $(DEPS_STAMP)
 		$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@; \
 	else echo '/* no bpftool or no kernel BTF */' > $@; fi
 
-$(KMOD_O)/%.bpf.o: kmod/%.bpf.c kmod/%.h $(KMOD_O)/vmlinux.h | $(DEPS_STAMP)
+$(KMOD_O)/%.bpf.o: kmod/%.bpf.c kmod/%.h share/kinds.h $(KMOD_O)/vmlinux.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  BPF     $<")
 	$(Q)if command -v $(BPF_CLANG) >/dev/null 2>&1 && grep -q 'struct task_struct {' $(KMOD_O)/vmlinux.h; then \
 		$(BPF_CLANG) -target bpf -mcpu=v3 -g -O2 -D__TARGET_ARCH_x86 \
-			-I$(KMOD_O) -Ikmod $(call pc_cflags,libbpf) -c $< -o $@; \
+			-I$(KMOD_O) -Ikmod -I. $(call pc_cflags,libbpf) -c $< -o $@; \
 	else : > $@; fi
 
 $(KMOD_O)/%.skel.h: $(KMOD_O)/%.bpf.o

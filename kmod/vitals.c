@@ -57,15 +57,12 @@
 #include <bpf/libbpf.h>
 
 #include "kmod/vitals-collector.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "vitals.skel.h"
 
 #define PR_DOMAIN "vitals"
 
-static const char *const vitals_names[VITALS_NR] = {
-	"cpu",	   "l2miss", "sched",	"block",  "blkio", "kmem",
-	"umem",	   "syscall", "signal", "sock",   "lock",
-};
 static const char *const vitals_units[VITALS_NR] = {
 	"ticks", "overflows", "us",    "us",	    "sectors", "pages",
 	"faults", "calls",     "signals", "bytes", "us",
@@ -73,7 +70,7 @@ static const char *const vitals_units[VITALS_NR] = {
 
 const char *vitals_name(int vital)
 {
-	return vital >= 0 && vital < VITALS_NR ? vitals_names[vital] : "?";
+	return propel_vital_name(vital);
 }
 
 const char *vitals_unit(int vital)
@@ -83,12 +80,7 @@ const char *vitals_unit(int vital)
 
 int vitals_lookup(const char *name)
 {
-	int i;
-
-	for (i = 0; i < VITALS_NR; i++)
-		if (strcmp(name, vitals_names[i]) == 0)
-			return i;
-	return -1;
+	return propel_vital_lookup(name);
 }
 
 static int name_in_list(const char *list, const char *name)
@@ -107,17 +99,9 @@ static int name_in_list(const char *list, const char *name)
 	return 0;
 }
 
-static uint64_t clock_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static uint64_t thread_cpu_ns(void)
 {
-	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	return propel_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static uint64_t memfree_kb(void)
@@ -437,7 +421,7 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	for (i = 0; i < ntps; i++) {
 		int vit = tps[i].vital;
 
-		if (v->o.disable && name_in_list(v->o.disable, vitals_names[vit])) {
+		if (v->o.disable && name_in_list(v->o.disable, propel_vital_name(vit))) {
 			vitals_off(v, vit, VITALS_OFF, "disabled by --disable");
 			bpf_program__set_autoload(tps[i].prog, false);
 		} else if (!tp_exists(btf, tps[i].tp)) {
@@ -676,7 +660,7 @@ static uint64_t vitals_take_cost(struct vitals *v)
  * look at the kernel's cells). */
 static void vitals_check_high(struct vitals *v)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC), wall, user, ns, cost;
+	uint64_t now = propel_mono_ns(), wall, user, ns, cost;
 	const uint64_t *sampled = v->nrecv;
 	int i, worst = -1;
 
@@ -701,7 +685,7 @@ static void vitals_check_high(struct vitals *v)
 			worst = i;
 	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
 		v->skel->bss->tshift[worst]++;
-		pr_dbg("high watermark: t of %s -> 2^%u", vitals_names[worst],
+		pr_dbg("high watermark: t of %s -> 2^%u", propel_vital_name(worst),
 		       v->skel->bss->tshift[worst]);
 	}
 }
@@ -920,7 +904,7 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 		v->epoch_run_ns[i] = 0;
 	}
 	e->bpf_run_ns = total;
-	wall = clock_ns(CLOCK_MONOTONIC) - v->epoch_start_mono;
+	wall = propel_mono_ns() - v->epoch_start_mono;
 	{
 		uint64_t ns = 0, user = thread_cpu_ns();
 		double cost;
@@ -997,7 +981,7 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		v->o.tshift = 1;
 	n = sysconf(_SC_NPROCESSORS_ONLN);
 	v->ncpus = n > 0 ? (n > VITALS_MAX_CPUS ? VITALS_MAX_CPUS : n) : 1;
-	v->mono_to_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
+	v->mono_to_real = propel_real_ns() - propel_mono_ns();
 #ifndef VITALS_SKEL_MISSING
 	memset(v->perf_fds, -1, sizeof(v->perf_fds));
 	v->stats_fd = -1;
@@ -1039,8 +1023,8 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 		}
 	}
 	free(bpf_cause);
-	v->epoch_start_ns = clock_ns(CLOCK_REALTIME);
-	v->epoch_start_mono = clock_ns(CLOCK_MONOTONIC);
+	v->epoch_start_ns = propel_real_ns();
+	v->epoch_start_mono = propel_mono_ns();
 	v->user_ns0 = 0; /* thread clocks: taken on the polling thread */
 #ifndef VITALS_SKEL_MISSING
 	v->check_mono = v->epoch_start_mono;
@@ -1076,7 +1060,7 @@ int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 	else
 		err = vitals_end_epoch_bpf(v, &e);
 #endif
-	now = clock_ns(CLOCK_REALTIME);
+	now = propel_real_ns();
 	e.end_ns = now;
 	e.memfree_kb = memfree_kb();
 	{
@@ -1090,7 +1074,7 @@ int vitals_flush(struct vitals *v, const struct vitals_sink_ops *ops,
 	free(e.rows);
 	v->seq++;
 	v->epoch_start_ns = now;
-	v->epoch_start_mono = clock_ns(CLOCK_MONOTONIC);
+	v->epoch_start_mono = propel_mono_ns();
 	return err;
 }
 
@@ -1109,7 +1093,7 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 		v->check_user = thread_cpu_ns();
 #endif
 	due = v->epoch_start_mono + (uint64_t)v->o.epoch_ms * 1000000ull;
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = propel_mono_ns();
 	left = now >= due ? 0 : (int)((due - now) / 1000000ull) + 1;
 	if (timeout_ms < 0 || left < timeout_ms)
 		timeout_ms = left;
@@ -1146,7 +1130,7 @@ int vitals_poll(struct vitals *v, int timeout_ms,
 				pr_dbg("eventfd: %s", strerror(errno));
 		}
 	}
-	if (clock_ns(CLOCK_MONOTONIC) >= due)
+	if (propel_mono_ns() >= due)
 		return vitals_flush(v, ops, arg);
 	return 0;
 }

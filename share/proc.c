@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/proc.h"
 
 int propel_read_small(const char *path, char *buf, size_t n)
@@ -31,6 +32,15 @@ int propel_read_small(const char *path, char *buf, size_t n)
 		return (int)r;
 	buf[r] = 0;
 	return (int)r;
+}
+
+int propel_boot_id(char *buf, size_t n)
+{
+	int r = propel_read_small("/proc/sys/kernel/random/boot_id", buf, n);
+
+	if (r > 0 && buf[r - 1] == '\n')
+		buf[--r] = 0;
+	return r;
 }
 
 int propel_proc_stat(int pid, char *state, unsigned long *flags)
@@ -123,11 +133,9 @@ unsigned long long propel_proc_start(int pid)
 int propel_proc_younger(int pid, unsigned ms)
 {
 	unsigned long long start = propel_proc_start(pid);
-	struct timespec now;
 
 	if (!start)
 		return 0;
-	clock_gettime(CLOCK_BOOTTIME, &now);
-	return (uint64_t)now.tv_sec * 1000 + (uint64_t)now.tv_nsec / 1000000 <
+	return propel_clock_ns(CLOCK_BOOTTIME) / 1000000 <
 	       start * 1000 / (uint64_t)sysconf(_SC_CLK_TCK) + ms;
 }

@@ -1,9 +1,9 @@
 /*
  * share/proc.h - reading a small /proc file whole (stat, comm, environ,
  * fdinfo), /proc/PID/stat's state and flags, and the mappings of
- * /proc/PID/maps, a process's start time: inject/hijack*.c, inject/inject.c,
- * inject/peer.c, engine/capture.c,
- * inject/tracer.c, inject/propeld.c.
+ * /proc/PID/maps, a process's start time, the kernel's boot id:
+ * inject/hijack*.c, inject/inject.c, inject/peer.c, engine/capture.c,
+ * engine/transport.c, inject/tracer.c, inject/propeld.c.
  */
 #ifndef PROPEL_SHARE_PROC_H
 #define PROPEL_SHARE_PROC_H
@@ -13,6 +13,11 @@
 /* Up to n - 1 bytes of path into buf, NUL-terminated after them (the
  * bytes may hold NULs: environ).  The length read, or -errno (buf ""). */
 int propel_read_small(const char *path, char *buf, size_t n);
+
+/* This boot's id (/proc/sys/kernel/random/boot_id, its newline cut) into
+ * buf: two hosts that show the same one are one kernel, with one
+ * CLOCK_MONOTONIC.  The length, or -errno (buf ""). */
+int propel_boot_id(char *buf, size_t n);
 
 #define PROPEL_PF_KTHREAD 0x00200000u /* /proc/PID/stat flags: a kernel thread */
 

@@ -41,23 +41,40 @@
 
 #include <stdint.h>
 
+#include "share/clock.h" /* propel_rdtsc */
+#include "share/kinds.h"
+
+/* A record's type: an event kind (share/kinds.h) or one of the ring's own
+ * (EMPTY, ARG, CALL). */
 enum propel_rec_type {
 	PROPEL_REC_EMPTY = 0,
-	PROPEL_REC_ENTRY = 1,
-	PROPEL_REC_EXIT = 2,
-	PROPEL_REC_SIGNAL = 3,
+	PROPEL_REC_ENTRY = PROPEL_KIND_ENTRY,
+	PROPEL_REC_EXIT = PROPEL_KIND_EXIT,
+	PROPEL_REC_SIGNAL = PROPEL_KIND_SIGNAL,
 	PROPEL_REC_ARG = 4,
-	PROPEL_REC_THREAD_START = 5,
-	PROPEL_REC_THREAD_EXIT = 6,
-	PROPEL_REC_FORK = 7,
-	PROPEL_REC_EXEC = 8,
-	PROPEL_REC_PROCESS_EXIT = 9,
-	PROPEL_REC_SEND = 10,
-	PROPEL_REC_RECV = 11,
-	PROPEL_REC_LOST = 12,
-	PROPEL_REC_CALL = 13,
+	PROPEL_REC_THREAD_START = PROPEL_KIND_THREAD_START,
+	PROPEL_REC_THREAD_EXIT = PROPEL_KIND_THREAD_EXIT,
+	PROPEL_REC_FORK = PROPEL_KIND_FORK,
+	PROPEL_REC_EXEC = PROPEL_KIND_EXEC,
+	PROPEL_REC_PROCESS_EXIT = PROPEL_KIND_PROCESS_EXIT,
+	PROPEL_REC_SEND = PROPEL_KIND_SEND,
+	PROPEL_REC_RECV = PROPEL_KIND_RECV,
+	PROPEL_REC_LOST = PROPEL_KIND_LOST,
+	PROPEL_REC_CALL = 13, /* never a session's kind: ingest splits it */
 	PROPEL_REC_NTYPES
 };
+
+/* The ring ABI: a record's type nibble, written by agents of other builds
+ * and read from rings that outlived them, is these numbers for good. */
+_Static_assert(PROPEL_REC_EMPTY == 0 && PROPEL_REC_ENTRY == 1 &&
+		       PROPEL_REC_EXIT == 2 && PROPEL_REC_SIGNAL == 3 &&
+		       PROPEL_REC_ARG == 4 && PROPEL_REC_THREAD_START == 5 &&
+		       PROPEL_REC_THREAD_EXIT == 6 && PROPEL_REC_FORK == 7 &&
+		       PROPEL_REC_EXEC == 8 && PROPEL_REC_PROCESS_EXIT == 9 &&
+		       PROPEL_REC_SEND == 10 && PROPEL_REC_RECV == 11 &&
+		       PROPEL_REC_LOST == 12 && PROPEL_REC_CALL == 13,
+	       "the ring ABI's record types");
+_Static_assert(PROPEL_REC_NTYPES <= 16, "a record type fits in four bits");
 
 #define PROPEL_SITE_NONE 0x7fffffffu
 #define PROPEL_EXIT_UNWOUND 0x80000000u /* frame left by longjmp/exception */
@@ -70,14 +87,6 @@ struct propel_rec {
 };
 
 _Static_assert(sizeof(struct propel_rec) == 16, "a record is 16 bytes");
-
-static inline uint64_t propel_rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return ((uint64_t)hi << 32) | lo;
-}
 
 static inline unsigned propel_rec_type(const struct propel_rec *r)
 {

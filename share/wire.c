@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/wire.h"
 
 static int wire_write_all(int fd, const void *p, size_t n)
@@ -74,26 +75,18 @@ int wire_sendf(int fd, int type, const char *fmt, ...)
 	return wire_send(fd, type, buf, (size_t)n);
 }
 
-static uint64_t wire_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 /* Read exactly n bytes; the first byte may wait forever if first_wait. */
 static int wire_read_all(int fd, void *p, size_t n, int ms, int first)
 {
 	char *c = p;
-	uint64_t end = ms >= 0 ? wire_ms() + (uint64_t)ms : 0;
+	uint64_t end = ms >= 0 ? propel_mono_ms() + (uint64_t)ms : 0;
 
 	while (n) {
 		ssize_t r;
 
 		if (ms >= 0 && !first) {
 			struct pollfd pfd = { fd, POLLIN, 0 };
-			int64_t left = (int64_t)(end - wire_ms());
+			int64_t left = (int64_t)(end - propel_mono_ms());
 
 			if (left <= 0 || poll(&pfd, 1, (int)left) == 0)
 				return -ETIMEDOUT;

@@ -31,6 +31,7 @@
 #include "engine/analysis-load.h"
 #include "engine/directives.h"
 #include "engine/session.h"
+#include "share/json.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 #include "tui/opt.h"
@@ -172,22 +173,6 @@ static int cmd_report_same_program(const struct report_run *a,
 
 /* JSON */
 
-static void cmd_report_jstr(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void cmd_report_jpath(const struct trace *t, uint32_t path)
 {
 	const char *fn[REPORT_MAXPATH];
@@ -197,7 +182,7 @@ static void cmd_report_jpath(const struct trace *t, uint32_t path)
 	for (i = 0; i < n && i < REPORT_MAXPATH; i++) {
 		if (i)
 			putchar(',');
-		cmd_report_jstr(fn[i]);
+		json_str(stdout, fn[i]);
 	}
 	putchar(']');
 }
@@ -239,7 +224,7 @@ static void cmd_report_flows(const struct report_run *r, int json)
 			       ", \"func\": ",
 			       i ? "," : "", i + 1, e->pid, e->tid, e->ts_ns);
 			if (fn)
-				cmd_report_jstr(fn);
+				json_str(stdout, fn);
 			else
 				fputs("null", stdout);
 			fputs("}, \"pids\": [", stdout);
@@ -291,7 +276,7 @@ static void cmd_report_failstop(const struct trace *t,
 		       ", \"last_func\": ",
 		       fs->pid, fs->tid);
 		if (fs->last_func)
-			cmd_report_jstr(trace_str(t, fs->last_func));
+			json_str(stdout, trace_str(t, fs->last_func));
 		else
 			fputs("null", stdout);
 		printf(", \"ts_ns\": %" PRId64 "}", fs->ts_ns);
@@ -554,7 +539,7 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 			for (j = 0; j < p->nlast; j++) {
 				if (j)
 					putchar(',');
-				cmd_report_jstr(trace_str(p->t, p->last[j]));
+				json_str(stdout, trace_str(p->t, p->last[j]));
 			}
 			printf("], \"side\": \"%s\", \"rank_time\": %zu, "
 			       "\"rank_length\": %zu, \"first_ts_ns\": %" PRId64

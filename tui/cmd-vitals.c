@@ -28,6 +28,8 @@
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
+#include "share/clock.h"
+#include "share/json.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -69,7 +71,7 @@ static int cmd_vitals_record(int argc, char **argv)
 	char *cause = NULL;
 	int c, err, quiet = 0;
 	struct sigaction sa = { 0 };
-	struct timespec t0, now;
+	double t0;
 	sigset_t stopsigs, waitmask;
 
 	optind = 1;
@@ -129,15 +131,13 @@ static int cmd_vitals_record(int argc, char **argv)
 		goto out;
 	if (!quiet)
 		fprintf(stderr, "propel: %s\n", vitals_collect_summary(vc));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = propel_mono_s();
 	while (!cmd_vitals_stop) {
 		double left = 3600;
 		struct timespec ts;
 
 		if (duration > 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			left = duration - ((now.tv_sec - t0.tv_sec) +
-					   (now.tv_nsec - t0.tv_nsec) / 1e9);
+			left = duration - (propel_mono_s() - t0);
 			if (left <= 0)
 				break;
 		}
@@ -193,22 +193,6 @@ out:
 }
 
 /* ---- report --------------------------------------------------------------- */
-
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
 
 static void json_frames(FILE *f, const char *frames, int *first)
 {

@@ -44,6 +44,7 @@
 #include "engine/reconstruct.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/cmd.h"
@@ -710,20 +711,14 @@ static void tui_add_view(struct tui *t, const struct view_ops *ops)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return propel_mono_s();
 }
 
 /* CPU time of this thread: what a step costs without the machine's other
  * work (the bench runs beside builds on shared cores) */
 static double cpu_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return propel_clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static int dbl_cmp(const void *a, const void *b)

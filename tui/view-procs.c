@@ -41,6 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "share/clock.h"
 #include "share/proc.h"
 #include "share/procs.h"
 #include "tui/screen.h"
@@ -86,10 +87,7 @@ struct procs {
 
 static double mono_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return propel_mono_s();
 }
 
 static const char *procs_user(struct procs *p, int uid)

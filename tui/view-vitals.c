@@ -38,6 +38,7 @@
 #include "analysis/vitals-rules.h"
 #include "engine/session.h"
 #include "engine/vitals-store.h"
+#include "share/clock.h"
 #include "share/log.h"
 #include "tui/cmd-vitals.h"
 #include "tui/screen.h"
@@ -73,14 +74,6 @@ struct vv {
 	char err[200];
 	double last_load;
 };
-
-static double vv_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void vv_free_samples(struct vv *p)
 {
@@ -146,7 +139,7 @@ static int vv_load(struct vv *p, char **cause)
 	free(p->fl);
 	p->fl = NULL;
 	p->nfl = 0;
-	p->last_load = vv_now();
+	p->last_load = propel_mono_s();
 	if (!p->st)
 		return 0;
 	err = vitals_store_load(p->st, 0, &p->h, cause);
@@ -260,7 +253,7 @@ static void vv_refresh(struct vv *p)
 {
 	char *cause = NULL;
 
-	if (!p->live || !p->st || vv_now() - p->last_load < 0.9)
+	if (!p->live || !p->st || propel_mono_s() - p->last_load < 0.9)
 		return;
 	p->live = p->force_live || vv_running(p);
 	if (vv_load(p, &cause))

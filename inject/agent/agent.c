@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "share/clock.h"
 
 __thread struct athread *ag_self __attribute__((tls_model("initial-exec")));
 struct ag_config ag_cfg;
@@ -92,10 +93,7 @@ pid_t ag_gettid(void)
 
 uint64_t ag_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return propel_mono_ns();
 }
 
 /* A system call without libc: no wrapper the agent may have hooked, no

@@ -21,6 +21,7 @@
 
 #include "inject/agent/agent.h"
 #include "inject/agent/offsets.h"
+#include "share/clock.h"
 
 /* what tramp.S's fast paths assume */
 _Static_assert(offsetof(struct athread, cur) == AT_CUR, "AT_CUR");
@@ -93,19 +94,7 @@ static uint64_t raw_mono_ns(void)
 
 void ring_pair(uint64_t *tsc, uint64_t *ns)
 {
-	uint64_t best = ~0ull;
-
-	for (int i = 0; i < PAIR_TRIES && best > PAIR_TIGHT_TICKS; i++) {
-		uint64_t t0 = propel_rdtsc();
-		uint64_t n = raw_mono_ns();
-		uint64_t t1 = propel_rdtsc();
-
-		if (t1 - t0 < best) {
-			best = t1 - t0;
-			*tsc = t0 + best / 2;
-			*ns = n;
-		}
-	}
+	propel_clock_pair(tsc, ns, PAIR_TRIES, PAIR_TIGHT_TICKS, raw_mono_ns);
 }
 
 /*

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "share/clock.h"
 
 char *ag_read_proc(const char *path, size_t *len);
 
@@ -60,14 +61,6 @@ int quiesce_signal(const siginfo_t *si, const ucontext_t *uc)
 		__atomic_store_n(&hs_done, 1, __ATOMIC_RELEASE);
 	}
 	return 1; /* ours, even when late: never the program's */
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static int inside(const struct quiesce_win *w, int n, uint64_t v, uint8_t *bad)
@@ -183,12 +176,12 @@ static int task_regs(pid_t tid, uint64_t *sp, uint64_t *pc)
 static int task_ask(pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	siginfo_t si;
-	uint64_t t0 = now_us();
+	uint64_t t0 = propel_mono_ns() / 1000;
 	int err;
 
 	/* most "running" threads are about to block: wait for that first,
 	 * since a signal would cut short a blocking call (EINTR) */
-	while (now_us() - t0 < 2000) {
+	while (propel_mono_ns() / 1000 - t0 < 2000) {
 		err = task_regs(tid, sp, pc);
 		if (err != -EAGAIN)
 			return err;
@@ -204,9 +197,9 @@ static int task_ask(pid_t tid, uint64_t *sp, uint64_t *pc)
 	hs_tid = tid;
 	if (syscall(SYS_rt_tgsigqueueinfo, getpid(), tid, SIGTRAP, &si) < 0)
 		return -errno == -ESRCH ? -ESRCH : -EIO;
-	t0 = now_us();
+	t0 = propel_mono_ns() / 1000;
 	while (!__atomic_load_n(&hs_done, __ATOMIC_ACQUIRE)) {
-		if (now_us() - t0 > 50000) {
+		if (propel_mono_ns() / 1000 - t0 > 50000) {
 			hs_tid = 0;
 			return -ETIMEDOUT;
 		}

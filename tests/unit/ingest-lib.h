@@ -31,6 +31,7 @@
 #include "engine/ingest.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "share/clock.h"
 #include "share/record.h"
 #include "share/ring.h"
 
@@ -57,14 +58,6 @@ LIB void check(int ok, const char *name, const char *fmt, ...)
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
-}
-
-LIB uint64_t now_ns_(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
 /* ---- the binaries ---- */

@@ -40,6 +40,7 @@
 
 #include "inject/hijack.h"
 #include "inject/inject.h"
+#include "share/clock.h"
 
 #define TH_JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
@@ -89,14 +90,6 @@ static int th_want(const char *name)
 		if (!strncmp(name, th_argv[i], strlen(th_argv[i])))
 			return 1;
 	return 0;
-}
-
-static long th_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void th_sleep_ms(int ms)
@@ -449,13 +442,13 @@ static void th_case_call(void)
 		th_fail("call_restores", "cannot start target");
 		return;
 	}
-	t0 = th_ms();
+	t0 = (long)propel_mono_ms();
 	err = hijack_attach(p.pid, &h, &cause);
 	if (err) {
 		th_fail("call_attach", "%s", cause);
 		goto out;
 	}
-	t0 = th_ms() - t0;
+	t0 = (long)propel_mono_ms() - t0;
 	hijack_threads(h, &hints, &n);
 	printf("# attach of %zu threads took %ld ms\n", n, t0);
 	if (n < 6)
@@ -588,9 +581,9 @@ static void th_case_timeout(void)
 		goto out;
 	}
 	hijack_set_timeout(h, 300);
-	t0 = th_ms();
+	t0 = (long)propel_mono_ms();
 	err = hijack_call(h, fn, NULL, 0, 0, &ret, &cause);
-	t0 = th_ms() - t0;
+	t0 = (long)propel_mono_ms() - t0;
 	hijack_detach(h);
 	if (err != -ETIMEDOUT || !th_one_line(cause) || t0 > 2000)
 		th_fail("call_timeout", "err %d after %ld ms: %s", err, t0,
@@ -693,7 +686,7 @@ static void th_case_inject(void)
 
 	if (getenv("PROPEL_HIJACK_LOOPS"))
 		loops = atoi(getenv("PROPEL_HIJACK_LOOPS"));
-	t0 = th_ms();
+	t0 = (long)propel_mono_ms();
 	for (i = 0; i < loops && !bad; i++) {
 		err = inject_agent_start(p.pid, th_agent, dir, 0, &cause);
 		if (err) {
@@ -711,7 +704,7 @@ static void th_case_inject(void)
 			bad = 1;
 		}
 	}
-	t0 = th_ms() - t0;
+	t0 = (long)propel_mono_ms() - t0;
 	printf("# %d x (inject_agent_start + inject_agent_stop): %ld ms, "
 	       "%.2f ms per pair\n",
 	       i, t0, i ? (double)t0 / i : 0.0);
@@ -929,7 +922,7 @@ static void th_case_bad(void)
 static void th_case_race(void)
 {
 	int rounds = 120, i, counts[4] = { 0 }, bad = 0;
-	long t0 = th_ms();
+	long t0 = (long)propel_mono_ms();
 
 	for (i = 0; i < rounds && !bad; i++) {
 		int pfd[2], st, gst = -1, err;
@@ -1004,7 +997,8 @@ static void th_case_race(void)
 	}
 	printf("# race: %d rounds in %ld ms: attached %d, no such process %d, "
 	       "zombie %d, exited during attach %d\n",
-	       i, th_ms() - t0, counts[0], counts[1], counts[2], counts[3]);
+	       i, (long)propel_mono_ms() - t0, counts[0], counts[1], counts[2],
+	       counts[3]);
 	if (!bad)
 		th_pass("race_exit");
 }
@@ -1307,7 +1301,7 @@ static void th_churn_run(const char *name, char *prog)
 {
 	int rounds = 40, i, bad = 0, st;
 	char out[PATH_MAX + 32], why[512] = "", *cause = NULL;
-	long t0 = th_ms();
+	long t0 = (long)propel_mono_ms();
 
 	snprintf(out, sizeof(out), "%s/%s.out", th_tmp, name);
 	for (i = 0; i < rounds && !bad; i++) {
@@ -1371,7 +1365,8 @@ static void th_churn_run(const char *name, char *prog)
 		th_fail(name, "%s", why);
 	else
 		th_pass(name);
-	printf("# %s: %d rounds in %ld ms\n", name, i, th_ms() - t0);
+	printf("# %s: %d rounds in %ld ms\n", name, i,
+	       (long)propel_mono_ms() - t0);
 }
 
 static void th_case_churn(void)

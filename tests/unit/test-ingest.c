@@ -21,6 +21,7 @@
  * `test-ingest --bench N` ingests N synthetic events and prints events/s.
  */
 #include "tests/unit/ingest-lib.h"
+#include "share/clock.h"
 
 /* ---- the scenario ---- */
 
@@ -563,14 +564,6 @@ static void check_short_names(void)
 	check(ok, "replay-short-names", "see above");
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* N events on one thread: a call tree three deep, as the hot loop sees it */
 static int bench(uint64_t n, int report_only)
 {
@@ -602,9 +595,9 @@ static int bench(uint64_t n, int report_only)
 		printf("FAIL ingest-bench: %s\n", cause);
 		return 1;
 	}
-	t0 = now_ns();
+	t0 = propel_mono_ns();
 	err = ingest_dir(s, dir, &st, &cause);
-	t0 = now_ns() - t0;
+	t0 = propel_mono_ns() - t0;
 	q_close(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd)) {

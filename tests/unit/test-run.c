@@ -20,6 +20,7 @@
 
 #include "engine/run.h"
 #include "tests/unit/check.h"
+#include "share/clock.h"
 
 static volatile unsigned long tr_sink;
 
@@ -27,14 +28,6 @@ __attribute__((noinline)) static void tr_work(unsigned long i)
 {
 	tr_sink += i;
 	__asm__ volatile("" ::: "memory");
-}
-
-static double tr_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static void tr_agent(void)
@@ -104,11 +97,11 @@ int main(void)
 	run_progress(r, &p);
 	CHECK("attach/attached", p.attached == 1, "attached %d", p.attached);
 	/* for 1.5 s: each call returns at once (the console's frame) */
-	for (t = tr_now(); tr_now() - t < 1.5 && on;) {
-		double c = tr_now();
+	for (t = propel_mono_s(); propel_mono_s() - t < 1.5 && on;) {
+		double c = propel_mono_s();
 
 		on = run_poll(r, 0, &p);
-		c = tr_now() - c;
+		c = propel_mono_s() - c;
 		if (c > worst)
 			worst = c;
 		usleep(2000);
@@ -128,7 +121,7 @@ int main(void)
 	/* the target's end ends the run (it is no longer traced) */
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	for (t = tr_now(); tr_now() - t < 5 && (on = run_poll(r, 10, &p));)
+	for (t = propel_mono_s(); propel_mono_s() - t < 5 && (on = run_poll(r, 10, &p));)
 		;
 	CHECK("attach/ends-by-itself", !on, "still running 5 s after the "
 					    "target's end");
@@ -148,7 +141,7 @@ record:
 	o.argv = sh;
 	err = run_start(&o, &r);
 	if (!err) {
-		for (t = tr_now(); tr_now() - t < 10 && run_poll(r, 20, &p);)
+		for (t = propel_mono_s(); propel_mono_s() - t < 10 && run_poll(r, 20, &p);)
 			;
 		st = p.cmd_status;
 		err = run_stop(r);

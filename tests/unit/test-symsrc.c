@@ -54,7 +54,7 @@ static int sh(const char *fmt, ...)
 static void random_hex(char *out, int n)
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned seed = (unsigned)(getpid() * 2654435761u) ^ (unsigned)now_ns_();
+	unsigned seed = (unsigned)(getpid() * 2654435761u) ^ (unsigned)propel_real_ns();
 	int i;
 
 	for (i = 0; i < n; i++)
