@@ -350,10 +350,10 @@ static int th_healthy(struct th_proc *p, int ms, char *why, size_t wn)
 	if (th_counts(p, &a, why, wn))
 		return -1;
 	th_sleep_ms(ms);
-	end = th_ms() + TH_PROGRESS_MS;
+	end = (long)propel_mono_ms() + TH_PROGRESS_MS;
 	if (th_counts(p, &b, why, wn))
 		return -1;
-	while (!th_moved(&a, &b) && th_ms() < end) {
+	while (!th_moved(&a, &b) && (long)propel_mono_ms() < end) {
 		th_sleep_ms(50);
 		if (th_counts(p, &b, why, wn))
 			return -1;
@@ -1340,8 +1340,8 @@ static void th_churn_run(const char *name, char *prog)
 		before = th_churn_calls(out, why, sizeof(why));
 		th_sleep_ms(60);
 		after = th_churn_calls(out, why, sizeof(why));
-		for (long end = th_ms() + TH_PROGRESS_MS;
-		     before >= 0 && after >= 0 && after <= before && th_ms() < end;) {
+		for (long end = (long)propel_mono_ms() + TH_PROGRESS_MS;
+		     before >= 0 && after >= 0 && after <= before && (long)propel_mono_ms() < end;) {
 			th_sleep_ms(50);
 			after = th_churn_calls(out, why, sizeof(why));
 		}
