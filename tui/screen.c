@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <locale.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -527,8 +528,17 @@ int screen_getkey(int timeout_ms)
 
 	timeout(timeout_ms);
 	rc = get_wch(&wc);
-	if (rc == ERR)
+	if (rc == ERR) {
+		struct pollfd p = { STDIN_FILENO, POLLIN, 0 };
+
+		/* a hung-up tty: poll says so at once (POLLHUP), or the
+		 * descriptor is no longer a terminal */
+		if ((poll(&p, 1, 0) == 1 &&
+		     (p.revents & (POLLHUP | POLLERR | POLLNVAL))) ||
+		    !isatty(STDIN_FILENO))
+			return SCREEN_KEY_HANGUP;
 		return SCREEN_KEY_NONE;
+	}
 	if (!prompt_on)
 		screen_msg[0] = 0;
 	if (rc == KEY_CODE_YES) {

@@ -70,6 +70,7 @@ enum screen_key {
 	SCREEN_KEY_ESC,
 	SCREEN_KEY_RESIZE,
 	SCREEN_KEY_DELETE,
+	SCREEN_KEY_HANGUP, /* the terminal is gone (a dropped ssh): quit */
 	SCREEN_KEY_F0, /* F1 = SCREEN_KEY_F0 + 1, ... F12 */
 	SCREEN_KEY_NONE = SCREEN_KEY_F0 + 64, /* timeout, nothing pressed */
 };
@@ -129,7 +130,8 @@ void screen_size(int *cols, int *rows);
 void screen_begin_frame(void);
 void screen_end_frame(void);
 /* Wait for a key up to timeout_ms (-1: forever).  SCREEN_KEY_NONE on
- * timeout. */
+ * timeout; SCREEN_KEY_HANGUP once the terminal has hung up (every read
+ * then fails at once: a loop that waited for a key would spin). */
 int screen_getkey(int timeout_ms);
 /* The status line: `text` on the row above the message line, reversed. */
 void screen_status(const char *text);

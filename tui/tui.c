@@ -54,6 +54,10 @@
 #include "tui/tui.h"
 #include "tui/view.h"
 
+/* SIGHUP, SIGTERM (the live console's handler; a trace view opened
+ * after `x` inherits it): stop, keep the session */
+static volatile sig_atomic_t tui_hangup; /* SIGHUP, SIGTERM: stop, keep */
+
 #define TUI_MIN_COLS 40
 #define TUI_MIN_ROWS 10
 #define TUI_LIVE_POLL_MS 50 /* attached: the run served this often */
@@ -934,6 +938,8 @@ int tui_session_open(const char *path, int best_flow)
 		if (!t_first)
 			t_first = now_s();
 		key = screen_getkey(-1);
+		if (key == SCREEN_KEY_HANGUP || tui_hangup)
+			break;
 		tui_key(&t, key);
 	}
 	screen_fini();
@@ -966,7 +972,6 @@ out:
 
 /* ---- the live console ---- */
 
-static volatile sig_atomic_t tui_hangup; /* SIGHUP, SIGTERM: stop, keep */
 
 static void tui_on_hangup(int sig)
 {
@@ -1078,6 +1083,8 @@ int tui_live_main(void)
 		if (t.live && wait > TUI_LIVE_POLL_MS / 1e3)
 			wait = TUI_LIVE_POLL_MS / 1e3;
 		key = screen_getkey(wait > 0 ? (int)(wait * 1e3) + 1 : 0);
+		if (key == SCREEN_KEY_HANGUP)
+			tui_hangup = 1;
 		if (tui_hangup)
 			break;
 		if (t.live)

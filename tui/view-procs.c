@@ -204,6 +204,8 @@ static int procs_cmp(const void *a, const void *b)
 	const struct proc_row *x = &procs_cmp_ctx->rows[*(const int *)a];
 	const struct proc_row *y = &procs_cmp_ctx->rows[*(const int *)b];
 
+	if (!x->gone_at != !y->gone_at) /* an exited line below the live */
+		return x->gone_at ? 1 : -1;
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? 1 : -1;
 	return x->st.pid - y->st.pid;

@@ -711,6 +711,8 @@ int cmd_vitals_tui(int argc, char **argv)
 		screen_status(status);
 		screen_end_frame();
 		key = screen_getkey(p.live ? 1000 : -1);
+		if (key == SCREEN_KEY_HANGUP)
+			break;
 		if (key == SCREEN_KEY_NONE || key == SCREEN_KEY_RESIZE)
 			continue;
 		if (vv_key(&v, key))

@@ -16,6 +16,12 @@
 #   console/filter                `/dist-back` Enter leaves only its line
 #   console/dimmed-reason         a kernel thread and propel itself are
 #                                 shown with why they may not be traced
+#   console/hangup-exits          a TUI whose terminal hangs up (tmux's
+#                                 server killed) while SIGHUP and SIGTERM
+#                                 do not end it -- the live console's own
+#                                 handlers, kept by the trace view that `x`
+#                                 opens -- exits instead of spinning on the
+#                                 dead terminal at 100% of a core
 #   console/attach-gone           `a` on a process that exited since it was
 #                                 listed: one line saying so, the process
 #                                 view stays (attaching for real:
@@ -32,7 +38,7 @@
 #   console/not-root-quits        and quits cleanly
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 14
+expect_checks 15
 command -v tmux >/dev/null || { skip console "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console "no $PROPEL"; exit 1; }
 run=$PROPEL_TOP/tests/apps/dist-run.sh
@@ -204,3 +210,28 @@ else
 		fail console/not-root-quits "$(tui_screen | tail -3 | tr '\n' '|')"
 	fi
 fi
+
+# the terminal hangs up under a TUI that SIGHUP and SIGTERM do not end (a
+# trace view opened by the console's `x` keeps the console's handlers; here
+# the shell ignores both): it must end, not spin on the dead terminal
+hsock=propel-hup-$$ hdb=$(mktemp -d)/hup.db
+"$PROPEL" record -o "$hdb" -- sh -c 'echo hup' >/dev/null 2>&1
+tmux -L "$hsock" new-session -d -x 80 -y 24 "trap '' HUP TERM; exec '$PROPEL' tui '$hdb'"
+hp=
+for _ in $(seq 50); do
+	hp=$(pgrep -f "$PROPEL tui $hdb" | head -1)
+	[ -n "$hp" ] && break
+	sleep 0.1
+done
+sleep 1
+tmux -L "$hsock" kill-server 2>/dev/null
+st=
+for _ in $(seq 30); do
+	st=$(awk '/^State:/ { print $2 }' /proc/"$hp"/status 2>/dev/null)
+	[ -z "$st" ] || [ "$st" = Z ] && break
+	sleep 0.1
+done
+if [ -z "$hp" ]; then fail console/hangup-exits "the TUI did not start"
+elif [ -z "$st" ] || [ "$st" = Z ]; then pass console/hangup-exits
+else fail console/hangup-exits "still running 3 s after the hang-up (state $st, $(awk '{ print $14 + $15 }' /proc/"$hp"/stat) ticks)"; kill -9 "$hp"; fi
+rm -rf "$(dirname "$hdb")"
