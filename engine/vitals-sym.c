@@ -5,7 +5,8 @@
  * Kernel: /proc/kallsyms read once, text symbols sorted by address; when
  * kptr_restrict hides the addresses (all zero) every kernel frame is hex.
  * User: one Dwfl per pid, reported from /proc/PID/maps on first use and
- * kept until vitals_sym_forget(); a pid that cannot be reported (gone,
+ * kept until vitals_sym_forget() (the least recently used of
+ * VITALS_SYM_PIDS goes first); a pid that cannot be reported (gone,
  * permission) is remembered as such so that it costs one try per epoch.
  */
 #include <elfutils/libdwfl.h>
@@ -188,9 +189,18 @@ static Dwfl *pid_dwfl(struct vitals_sym *vs, uint32_t pid)
 	Dwfl *d;
 	int i;
 
+	/* least recently used out: a process sampled all along keeps its
+	 * maps after it exits (its last epoch is symbolized after its end),
+	 * however many others a busy machine samples once */
 	for (i = 0; i < vs->npids; i++)
-		if (vs->pids[i].pid == pid)
-			return vs->pids[i].dwfl;
+		if (vs->pids[i].pid == pid) {
+			__typeof__(vs->pids[0]) hit = vs->pids[i];
+
+			memmove(&vs->pids[i], &vs->pids[i + 1],
+				(size_t)(vs->npids - i - 1) * sizeof(hit));
+			vs->pids[vs->npids - 1] = hit;
+			return hit.dwfl;
+		}
 	if (vs->npids == VITALS_SYM_PIDS) {
 		if (vs->pids[0].dwfl)
 			dwfl_end(vs->pids[0].dwfl);

@@ -24,7 +24,10 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$t/vvspin" \
 "$PROPEL" vitals record -o "$t/v.db" --duration 4 --epoch 1 2>"$t/rec.err" &
 rec=$!
 sleep 0.3
-for i in 1 2 3; do "$t/vvspin" spin 3.5 & echo $! >>"$t/pids"; done
+# the spinners outlive the 4 s recording: their last epoch's stacks are
+# symbolized from their maps at the epoch's end, and a process gone by
+# then keeps only addresses (engine/vitals-sym.c)
+for i in 1 2 3; do "$t/vvspin" spin 4.5 & echo $! >>"$t/pids"; done
 # wait for the first epoch in the file, then open the view while recording
 for _ in $(seq 40); do
 	"$PROPEL" vitals report --no-samples "$t/v.db" 2>/dev/null | grepq '^epoch 0' && break
