@@ -24,19 +24,21 @@
 #include <unistd.h>
 
 #include "analysis/flows.h"
+#include "analysis/hang.h"
 #include "analysis/profiles.h"
 #include "analysis/rootcause.h"
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
 #include "engine/directives.h"
+#include "engine/hang-load.h"
 #include "engine/session.h"
 #include "share/json.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 #include "tui/opt.h"
 
-enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE };
+enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE, REPORT_HANG };
 #define REPORT_MAXREF 16
 #define REPORT_MAXPATH 256
 
@@ -62,11 +64,13 @@ struct report_run {
 	struct profile *prof;
 	char *start; /* the session's flow start (record --start) */
 	struct directives dirs; /* the session's (record --directive) */
+	struct hang_load hl; /* hangs (not for references): hl.h, or NULL */
 };
 
 static void cmd_report_run_release(struct report_run *r)
 {
 	profiles_free(r->prof, r->nunits);
+	hang_load_release(&r->hl);
 	if (r->f && r->unit_of != r->f->of)
 		free(r->unit_of);
 	free(r->pids);
@@ -109,6 +113,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 					   o->dirs.spec[i], path);
 	if (!err)
 		err = analysis_load(s, &r->t, cause);
+	if (!err && !quiet && o->mode != REPORT_FLOWS) /* hangs rank first */
+		err = hang_load(s, r->t, o->precision_ns, &r->hl, cause);
 	session_close(s);
 	if (err)
 		return err;
@@ -324,6 +330,150 @@ static void cmd_report_kpath(const struct profile *p, const struct profile *q,
 		cmd_report_tpath(from->t, e->path);
 }
 
+/* The unit a hang ranks first (analysis/hang.h): by process its first
+ * chain's head, by flow the flow of the event that began its oldest wait;
+ * SIZE_MAX when there is no hang. */
+static size_t cmd_report_hang_unit(const struct report_run *r, int by_process)
+{
+	const struct hang_chain *c;
+	size_t i;
+
+	if (!r->hl.h || !r->hl.h->nchain)
+		return SIZE_MAX;
+	c = &r->hl.h->chain[0];
+	if (by_process) {
+		for (i = 0; i < r->nunits; i++)
+			if (r->pids[i] == c->head_pid)
+				return i;
+		return SIZE_MAX;
+	}
+	if (c->flow_ev < r->t->nev && r->unit_of[c->flow_ev] < r->nunits)
+		return r->unit_of[c->flow_ev];
+	return SIZE_MAX;
+}
+
+static void cmd_report_hang_member(const struct report_run *r,
+				   const struct hang_member *m)
+{
+	const struct hang *h = r->hl.h;
+	static const char *const wait[] = { NULL, "unread", "reply", "blocked" };
+	static const char *const state[] = { "running", "stopped", "exited",
+					     "killed" };
+	const char *name = m->name ? strrchr(trace_str(r->t, m->name), '/') : NULL;
+
+	name = name ? name + 1 : m->name ? trace_str(r->t, m->name) : NULL;
+	printf("{\"pid\": %" PRId64 ", \"name\": ", m->pid);
+	if (name)
+		json_str(stdout, name);
+	else
+		fputs("null", stdout);
+	printf(", \"state\": \"%s\", \"state_ns\": %" PRId64, state[m->state],
+	       m->state_ns);
+	if (m->state == HANG_EXITED || m->state == HANG_KILLED)
+		printf(", \"%s\": %d",
+		       m->state == HANG_EXITED ? "status" : "signal", m->status);
+	if (m->state == HANG_STOPPED || m->blocked_here) {
+		const struct hang_thread *b = &h->blocked[m->thread];
+
+		printf(", \"tid\": %" PRId64 ", \"func\": ", b->tid);
+		json_str(stdout, trace_str(r->t, b->func));
+		printf(", \"since_ns\": %" PRId64, b->since_ns);
+	}
+	fputs(", \"wait\": ", stdout);
+	if (m->wait == HANG_NONE) {
+		fputs("null}", stdout);
+		return;
+	}
+	printf("{\"kind\": \"%s\", \"chan\": ", wait[m->wait]);
+	if (m->chan < r->hl.in.nchan)
+		json_str(stdout, r->hl.in.chan[m->chan]);
+	else
+		fputs("null", stdout);
+	printf(", \"since_ns\": %" PRId64 ", \"wait_ns\": %" PRId64
+	       ", \"blocked\": %s",
+	       m->wait_since_ns, h->end_ns - m->wait_since_ns,
+	       m->blocked_here ? "true" : "false");
+	if (m->wait == HANG_UNREAD && m->unread >= 0)
+		printf(", \"unread_bytes\": %" PRId64, m->unread);
+	fputs("}}", stdout);
+}
+
+/* `report --hang`: the threads stopped inside a call, the chains. */
+static void cmd_report_hang(const struct report_run *r, int json)
+{
+	const struct hang *h = r->hl.h;
+	char text[2048];
+	size_t i, j, u;
+
+	if (json) {
+		printf("{\"end_ns\": %" PRId64 ", \"stopped\": [", h->end_ns);
+		for (i = 0; i < h->nblocked; i++) {
+			const struct hang_thread *b = &h->blocked[i];
+
+			printf("%s\n {\"pid\": %" PRId64 ", \"tid\": %" PRId64
+			       ", \"func\": ",
+			       i ? "," : "", b->pid, b->tid);
+			json_str(stdout, trace_str(r->t, b->func));
+			printf(", \"since_ns\": %" PRId64 ", \"last_ns\": %" PRId64
+			       ", \"stopped_ns\": %" PRId64 "}",
+			       b->since_ns, b->last_ns, h->end_ns - b->last_ns);
+		}
+		fputs("],\n\"chains\": [", stdout);
+		for (i = 0; i < h->nchain; i++) {
+			const struct hang_chain *c = &h->chain[i];
+
+			u = r->f && c->flow_ev < r->t->nev ? r->f->of[c->flow_ev]
+							   : TRACE_NONE;
+			printf("%s\n {\"head\": %" PRId64 ", \"cycle\": %s, "
+			       "\"since_ns\": %" PRId64 ", \"flow\": ",
+			       i ? "," : "", c->head_pid,
+			       c->cycle ? "true" : "false", c->since_ns);
+			if (u != TRACE_NONE && u < r->f->n)
+				printf("%zu", u + 1);
+			else
+				fputs("null", stdout);
+			fputs(", \"text\": ", stdout);
+			json_str(stdout, hang_chain_text(&r->hl.in, h, c, text,
+							 sizeof(text)));
+			fputs(", \"members\": [", stdout);
+			for (j = 0; j < c->n; j++) {
+				fputs(j ? ", " : "", stdout);
+				cmd_report_hang_member(r, &c->m[j]);
+			}
+			fputs("]}", stdout);
+		}
+		fputs("\n]}\n", stdout);
+		return;
+	}
+	printf("stopped inside a call (no event in the last %.3f ms of the "
+	       "session): %zu thread(s)\n",
+	       (double)r->hl.in.precision_ns / 1e6, h->nblocked);
+	for (i = 0; i < h->nblocked; i++) {
+		const struct hang_thread *b = &h->blocked[i];
+
+		printf("  pid %" PRId64 " tid %" PRId64 " in %s since +%.3f s, "
+		       "last event +%.3f s (%.3f s before the end)\n",
+		       b->pid, b->tid, trace_str(r->t, b->func),
+		       (double)(b->since_ns - h->start_ns) / 1e9,
+		       (double)(b->last_ns - h->start_ns) / 1e9,
+		       (double)(h->end_ns - b->last_ns) / 1e9);
+	}
+	if (!h->nchain)
+		printf("hang: none (no process waits on a stopped one, none "
+		       "stopped in a write)\n");
+	for (i = 0; i < h->nchain; i++) {
+		const struct hang_chain *c = &h->chain[i];
+
+		u = r->f && c->flow_ev < r->t->nev ? r->f->of[c->flow_ev]
+						   : TRACE_NONE;
+		printf("hang %zu%s: %s", i + 1, c->cycle ? " (deadlock)" : "",
+		       hang_chain_text(&r->hl.in, h, c, text, sizeof(text)));
+		if (u != TRACE_NONE && u < r->f->n)
+			printf(" [flow %zu]", u + 1);
+		putchar('\n');
+	}
+}
+
 /* A process that stopped first is the anomaly (anomaly-diagnosis §4.1):
  * the unit holding its last event, else def (the top suspect). */
 static size_t cmd_report_failstop_unit(const struct report_run *r,
@@ -346,7 +496,8 @@ static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 	struct rootcause_failstop fs;
 	struct suspects_score *sc;
 	struct profile *N = NULL;
-	size_t m = 0, i, j, *order;
+	size_t m = 0, i, j, *order, hu;
+	char htext[1024];
 	int err = 0;
 
 	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &fs);
@@ -367,13 +518,37 @@ static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 		goto out;
 	for (i = 0; i < r->nunits; i++)
 		order[sc[i].rank - 1] = i;
+	hu = cmd_report_hang_unit(r, o->by_process);
+	if (hu != SIZE_MAX) { /* a hang's head before the scores */
+		hang_order_first(order, r->nunits, hu);
+		for (i = 0; i < r->nunits; i++)
+			sc[order[i]].rank = i + 1;
+		hang_chain_text(&r->hl.in, r->hl.h, &r->hl.h->chain[0], htext,
+				sizeof(htext));
+	}
 	if (o->json) {
 		printf("{\"by\": \"%s\", \"fail_stop\": ",
 		       o->by_process ? "process" : "flow");
 		cmd_report_failstop(r->t, &fs, 1, o->precision_ns);
+		fputs(", \"hang\": ", stdout);
+		if (hu != SIZE_MAX) {
+			printf("{\"head\": %" PRId64 ", \"%s\": %" PRId64
+			       ", \"text\": ",
+			       r->hl.h->chain[0].head_pid,
+			       o->by_process ? "pid" : "id",
+			       o->by_process ? r->pids[hu] : (int64_t)hu + 1);
+			json_str(stdout, htext);
+			putchar('}');
+		} else {
+			fputs("null", stdout);
+		}
 		fputs(", \"scores\": [", stdout);
 	} else {
 		cmd_report_failstop(r->t, &fs, 0, o->precision_ns);
+		if (hu != SIZE_MAX)
+			printf("hang: %s -- %s %" PRId64 " ranks first\n", htext,
+			       o->by_process ? "pid" : "flow",
+			       o->by_process ? r->pids[hu] : (int64_t)hu + 1);
 		printf("suspects by %s (%s profiles, k = %zu%s%zu reference "
 		       "profile(s))\n",
 		       o->by_process ? "process" : "flow",
@@ -476,6 +651,8 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 		if (err)
 			return err;
 		ai = cmd_report_failstop_unit(r, o, ai);
+		if (cmd_report_hang_unit(r, 0) != SIZE_MAX) /* the hung flow */
+			ai = cmd_report_hang_unit(r, 0);
 	}
 	a = &r->prof[ai];
 	if (nref) {
@@ -604,8 +781,8 @@ static int cmd_report_mode(struct report_opts *o, int mode)
 {
 	if (o->mode && o->mode != mode) {
 		propel_report("report", 0,
-			      "--flows, --suspects and --rootcause exclude each "
-			      "other");
+			      "--flows, --suspects, --rootcause and --hang "
+			      "exclude each other");
 		return -1;
 	}
 	o->mode = mode;
@@ -618,6 +795,7 @@ static int cmd_report_exec(int argc, char **argv)
 		{ "flows", no_argument, NULL, 'F' },
 		{ "suspects", no_argument, NULL, 'S' },
 		{ "rootcause", no_argument, NULL, 'R' },
+		{ "hang", no_argument, NULL, 'H' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "flow", required_argument, NULL, 'n' },
 		{ "normal", required_argument, NULL, 'm' },
@@ -653,8 +831,10 @@ static int cmd_report_exec(int argc, char **argv)
 		case 'F':
 		case 'S':
 		case 'R':
+		case 'H':
 			if (cmd_report_mode(&o, c == 'F'   ? REPORT_FLOWS
 						: c == 'S' ? REPORT_SUSPECTS
+						: c == 'H' ? REPORT_HANG
 							   : REPORT_ROOTCAUSE))
 				return 2;
 			break;
@@ -748,14 +928,14 @@ static int cmd_report_exec(int argc, char **argv)
 	}
 	if (!o.mode) {
 		propel_report("report", 0,
-			      "say --flows, --suspects or --rootcause");
+			      "say --flows, --suspects, --rootcause or --hang");
 		return 2;
 	}
 	if ((o.flow || o.normal) && o.mode != REPORT_ROOTCAUSE) {
 		propel_report("report", 0, "--flow and --normal go with --rootcause");
 		return 2;
 	}
-	if (o.nref && o.mode == REPORT_FLOWS) {
+	if (o.nref && (o.mode == REPORT_FLOWS || o.mode == REPORT_HANG)) {
 		propel_report("report", 0,
 			      "--reference goes with --suspects or "
 			      "--rootcause");
@@ -785,6 +965,9 @@ static int cmd_report_exec(int argc, char **argv)
 		case REPORT_SUSPECTS:
 			err = cmd_report_suspects(&run, ref, o.nref, &o);
 			break;
+		case REPORT_HANG:
+			cmd_report_hang(&run, o.json);
+			break;
 		default:
 			err = cmd_report_rootcause(&run, ref, o.nref, &sp, &o,
 						   &cause);
@@ -809,7 +992,7 @@ static int cmd_report_exec(int argc, char **argv)
 const struct propel_cmd cmd_report_entry = {
 	.name = "report",
 	.usage = "--flows | --suspects [--by flow|process] | --rootcause "
-		 "[--flow N] [--normal M]\n"
+		 "[--flow N] [--normal M] | --hang\n"
 		 "       [--reference DB]... [--format=text|json] "
 		 "[--profile coverage|time|comm|composite]\n"
 		 "       [--start FUNC] [--per-process] [--clock-precision MS] "
@@ -837,6 +1020,10 @@ const struct propel_cmd cmd_report_entry = {
 		"sessions if any),\n"
 		"                   prefix-pruned, merged, ranked by first "
 		"occurrence and length\n"
+		"  --hang           threads stopped inside a call and the "
+		"wait-for chains to the\n"
+		"                   process they wait on (the head ranks "
+		"first in --suspects)\n"
 		"  --directive SPEC mapping directives instead of those the "
 		"session was\n"
 		"                   recorded with (record --directive), among "
