@@ -471,11 +471,18 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			m = hg_maxwait(g, w == HANG_REPLY, A->p->prog, B->p->prog);
 			if (age <= g->in->precision_ns || age <= 2 * *m)
 				continue;
+			/* the thread that sent stopped in the wait: after a
+			 * request, in any call; with bytes unread, in a write */
+			size_t ts = g->tstop[e->thread];
+			int here = ts != SIZE_MAX &&
+				   (w == HANG_REPLY ||
+				    hang_is_send_call(trace_str(t, g->h->blocked[ts].func)));
+
 			/* its wait: the one its stopped thread is in, else the
 			 * oldest */
 			if (A->p->has_edge &&
-			    (A->p->w.blocked_here > (g->tstop[e->thread] != SIZE_MAX) ||
-			     (A->p->w.blocked_here == (g->tstop[e->thread] != SIZE_MAX) &&
+			    (A->p->w.blocked_here > here ||
+			     (A->p->w.blocked_here == here &&
 			      A->p->w.wait_since_ns <= e->ts_ns)))
 				continue;
 			A->p->has_edge = 1;
@@ -486,9 +493,8 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			A->p->w.wait_ev = c->ev;
 			A->p->w.wait_since_ns = e->ts_ns;
 			A->p->w.unread = unread;
-			/* the thread that sent is stopped: the one waiting */
-			A->p->w.thread = g->tstop[e->thread];
-			A->p->w.blocked_here = g->tstop[e->thread] != SIZE_MAX;
+			A->p->w.thread = ts;
+			A->p->w.blocked_here = here;
 		}
 	}
 }
