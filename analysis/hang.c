@@ -42,6 +42,7 @@ struct hg {
 	const char **prog;
 	size_t nprog;
 	int64_t *maxwait; /* [kind 0/1][prog a][prog b] */
+	int64_t floor;	  /* the shortest stop or wait that counts */
 	int64_t *maxcall; /* per interned function */
 	size_t *tstop;	  /* per thread: index in h->blocked, SIZE_MAX */
 	uint32_t *order;  /* comm indices by channel, time */
@@ -134,6 +135,13 @@ static int hg_threads(struct hg *g)
 	for (i = 0; i < t->nev; i++)
 		if (t->ev[i].ts_ns < h->start_ns)
 			h->start_ns = t->ev[i].ts_ns;
+	/* the processes' recordings end one after another (each agent is
+	 * switched off in turn): a stop shorter than 1/20 of the session
+	 * cannot be told from that */
+	g->floor = (h->end_ns - h->start_ns) / 20;
+	if (g->floor < g->in->precision_ns)
+		g->floor = g->in->precision_ns;
+	h->floor_ns = g->floor;
 	for (k = 0; k < t->nth; k++) {
 		const struct trace_thread *th = &t->th[k];
 		const struct trace_event *last;
@@ -194,7 +202,7 @@ static int hg_threads(struct hg *g)
 						      * process record decides */
 			g->p[j].status = (int)last->arg;
 		}
-		if (ended || !top || h->end_ns - last->ts_ns <= g->in->precision_ns)
+		if (ended || !top || h->end_ns - last->ts_ns <= g->floor)
 			continue;
 		g->tstop[k] = h->nblocked;
 		h->blocked[h->nblocked].pid = th->pid;
@@ -469,7 +477,7 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 
 			age = g->h->end_ns - e->ts_ns;
 			m = hg_maxwait(g, w == HANG_REPLY, A->p->prog, B->p->prog);
-			if (age <= g->in->precision_ns || age <= 2 * *m)
+			if (age <= g->floor || age <= 2 * *m)
 				continue;
 			/* the thread that sent stopped in the wait: after a
 			 * request, in any call; with bytes unread, in a write */
@@ -665,7 +673,7 @@ static int hg_alone(struct hg *g, struct hg_proc *p)
 
 	if (p->state != HANG_STOPPED ||
 	    !hang_is_send_call(trace_str(t, b->func)) ||
-	    dur <= g->in->precision_ns || dur <= 2 * g->maxcall[b->func])
+	    dur <= g->floor || dur <= 2 * g->maxcall[b->func])
 		return 0;
 	m = hg_member(g, p);
 	m.wait = HANG_BLOCKED;

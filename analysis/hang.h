@@ -12,9 +12,12 @@
  *
  * What a trace says at its end, per thread: its last event, and the
  * innermost call open at it (an entry without exit: the call it is in).
- * A thread *stopped* when it has no event in the last precision_ns of the
- * session and is inside a call; the list of stopped threads is by the
- * time of their last event, earliest first.
+ * A thread *stopped* when it is inside a call and has no event in the
+ * session's last floor_ns: the clock precision, or 1/20 of the session
+ * when longer (each process's recording ends when its agent is switched
+ * off, one after another: tens of ms apart on a loaded machine, which
+ * must not read as a stop).  The list of stopped threads is by the time
+ * of their last event, earliest first.
  *
  * Wait-for edges, from the channels the engine matched (each send and
  * recv with its channel and stream offset): on a channel C where process
@@ -29,7 +32,7 @@
  *           channel): A waits for B's answer since its first send after
  *           B's last one.
  * A wait is an edge A -> B when it has lasted (to the session's end) more
- * than the clock precision and more than twice the longest wait of the
+ * than floor_ns and more than twice the longest wait of the
  * same kind between the same two programs that did end (a reply that
  * came, bytes that were read: the system's own measure of "slow") -- so
  * a request in flight when a busy session ends is not a hang.
@@ -40,7 +43,7 @@
  * to a process already on it is a cycle (a deadlock: each process named
  * once, the head is the member that stopped first).  A thread stopped in
  * a send-family call (write, send, sendmsg, ...: a blocking write only
- * waits for a reader) longer than the precision and twice the longest
+ * waits for a reader) longer than floor_ns and twice the longest
  * call of that function that returned, with no edge out (its peer not
  * traced, its channel not named), is a chain of one.  Chains are ordered
  * by the time their oldest wait began (for a chain of one: its call's
@@ -132,6 +135,7 @@ struct hang {
 	struct hang_chain *chain;    /* by since_ns */
 	size_t nchain;
 	int64_t start_ns, end_ns;    /* the session's first and last event */
+	int64_t floor_ns;	     /* the shortest stop or wait counted */
 	size_t nedges;
 };
 

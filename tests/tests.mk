@@ -37,3 +37,15 @@ $(O)/apps/batch-%: tests/apps/batch-%.c tests/apps/batch.h | $(DEPS_STAMP)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ $<
 
 ALL_TARGETS += $(BATCH_BINS)
+
+# The three-tier stack's backend (tests/apps/tier-*.c): behind Debian's
+# nginx, in front of redis-server; tests/e2e/three-tier.sh.
+TIER_SRCS := $(wildcard tests/apps/tier-*.c)
+TIER_BINS := $(TIER_SRCS:tests/apps/%.c=$(O)/apps/%)
+
+$(O)/apps/tier-%: tests/apps/tier-%.c | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(if $(Q),@echo "  CC      $@")
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -I. -o $@ $<
+
+ALL_TARGETS += $(TIER_BINS)

@@ -447,7 +447,7 @@ static void cmd_report_hang(const struct report_run *r, int json)
 	}
 	printf("stopped inside a call (no event in the last %.3f ms of the "
 	       "session): %zu thread(s)\n",
-	       (double)r->hl.in.precision_ns / 1e6, h->nblocked);
+	       (double)h->floor_ns / 1e6, h->nblocked);
 	for (i = 0; i < h->nblocked; i++) {
 		const struct hang_thread *b = &h->blocked[i];
 
