@@ -25,6 +25,9 @@ struct hg_proc {
 	enum hang_state state;
 	int status;
 	int64_t last_ns, state_ns;
+	uint32_t last_ev;  /* its last event (a fatal signal's first) */
+	int64_t last_ev_ns;
+	int last_sig;
 	size_t thread;	   /* earliest stopped thread, SIZE_MAX none */
 	/* the oldest wait (has_edge: on a traced process, to) */
 	int has_edge;
@@ -154,6 +157,7 @@ static int hg_threads(struct hg *g)
 		if (j == g->np) {
 			g->p[g->np].pid = th->pid;
 			g->p[g->np].last_ns = INT64_MIN;
+			g->p[g->np].last_ev_ns = INT64_MIN;
 			g->p[g->np++].thread = SIZE_MAX;
 		}
 		if (!th->n)
@@ -161,6 +165,17 @@ static int hg_threads(struct hg *g)
 		last = &t->ev[th->first + th->n - 1];
 		if (last->ts_ns > g->p[j].last_ns)
 			g->p[j].last_ns = last->ts_ns;
+		{ /* its last event: a thread that ended in a signal's */
+			int sig = last->kind == TK_SIGNAL;
+
+			if (sig > g->p[j].last_sig ||
+			    (sig == g->p[j].last_sig &&
+			     last->ts_ns >= g->p[j].last_ev_ns)) {
+				g->p[j].last_ev = (uint32_t)(th->first + th->n - 1);
+				g->p[j].last_ev_ns = last->ts_ns;
+				g->p[j].last_sig = sig;
+			}
+		}
 		for (i = th->first; i < th->first + th->n; i++) {
 			const struct trace_event *e = &t->ev[i];
 			size_t d = e->depth < 0 ? 0 : (size_t)e->depth;
@@ -562,6 +577,14 @@ static struct hang_member hg_member(struct hg *g, struct hg_proc *p)
 		m.state = HANG_STOPPED;
 		m.state_ns = g->h->blocked[m.thread].since_ns;
 	}
+	m.stop_ev = TRACE_NONE;
+	if (m.state == HANG_STOPPED) {
+		m.stop_ev = g->h->blocked[m.thread].entry;
+		m.stop_ns = g->h->blocked[m.thread].last_ns;
+	} else if (m.state == HANG_EXITED || m.state == HANG_KILLED) {
+		m.stop_ev = p->last_ev;
+		m.stop_ns = p->last_ns;
+	}
 	return m;
 }
 
@@ -594,6 +617,17 @@ static int hg_add_chain(struct hang *h, struct hang_chain *c)
 			c->since_ns = c->m[i].wait_since_ns;
 			c->flow_ev = c->m[i].wait_ev;
 		}
+	/* the request that hung: where the member that stopped first
+	 * stopped (its call, its crash), else the oldest wait's send */
+	{
+		int64_t first = INT64_MAX;
+
+		for (i = 0; i < c->n; i++)
+			if (c->m[i].stop_ev != TRACE_NONE && c->m[i].stop_ns < first) {
+				first = c->m[i].stop_ns;
+				c->flow_ev = c->m[i].stop_ev;
+			}
+	}
 	c->head_pid = c->m[c->n - 1].pid;
 	h->chain[h->nchain++] = *c;
 	return 0;

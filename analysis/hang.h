@@ -48,8 +48,10 @@
  * traced, its channel not named), is a chain of one.  Chains are ordered
  * by the time their oldest wait began (for a chain of one: its call's
  * entry), earliest first; chain 0's head is the one `--suspects` ranks
- * first, and hang_chain.flow_ev the event whose flow hung (the send that
- * began the oldest wait, or the chain of one's call).
+ * first, and hang_chain.flow_ev the event whose flow hung: where the
+ * member that stopped first stopped (the call it is in, or its last
+ * event when it crashed or exited), else the send that began the oldest
+ * wait (every member still running).
  */
 #ifndef PROPEL_ANALYSIS_HANG_H
 #define PROPEL_ANALYSIS_HANG_H
@@ -118,6 +120,9 @@ struct hang_member {
 			    * unknown (no offsets) */
 	int blocked_here;  /* its stopped thread is the one that waits
 			    * (blocked in the call of this wait) */
+	uint32_t stop_ev;  /* where it stopped: STOPPED its call's entry,
+			    * EXITED/KILLED its last event; else TRACE_NONE */
+	int64_t stop_ns;
 };
 
 struct hang_chain {
@@ -126,7 +131,7 @@ struct hang_chain {
 	int cycle;
 	int64_t head_pid;
 	int64_t since_ns;      /* the oldest wait's beginning */
-	uint32_t flow_ev;      /* the event whose flow hung */
+	uint32_t flow_ev;      /* the event whose flow hung (above) */
 };
 
 struct hang {

@@ -10,6 +10,11 @@
  * in tree order, a path only in the left one marked `-` (red), only in
  * the right one `+` (green).
  *
+ * A hang (analysis/hang.h, engine/hang-load.c: a process others wait on
+ * that stopped) is shown above the list, its first wait-for chain in
+ * words, and the flow it hung ranks first, as in `propel report
+ * --suspects`.
+ *
  * `:flow N` selects the flow ranked N and puts the cursor at its last
  * event (the live console opens a stopped run this way: tui/live.c).
  * view_flows_rank prints the same ranking as text lines, for the live
@@ -31,6 +36,7 @@
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
+#include "engine/hang-load.h"
 #include "share/log.h"
 #include "tui/screen.h"
 #include "tui/view.h"
@@ -45,6 +51,8 @@ struct flows_view {
 	struct suspects_score *sc;
 	size_t *order; /* rank - 1 -> flow */
 	struct rootcause_failstop fs;
+	struct hang_load hl;
+	char hang[1024];	/* the first chain in words, "" none */
 	double max;
 	int open;      /* 1: the events of flow `flow`; 2: its diff */
 	size_t flow;
@@ -117,6 +125,22 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 			fv->max = fv->sc[i].score;
 	}
 	rootcause_failstop(fv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fv->fs);
+	/* a hang: its chain above the list, its flow first */
+	if (hang_load(s, fv->t, ROOTCAUSE_PRECISION_NS, &fv->hl, &cause) == 0 &&
+	    fv->hl.h->nchain) {
+		const struct hang_chain *c = &fv->hl.h->chain[0];
+		uint32_t u = c->flow_ev < fv->t->nev ? fv->f->of[c->flow_ev]
+						      : TRACE_NONE;
+
+		hang_chain_text(&fv->hl.in, fv->hl.h, c, fv->hang,
+				sizeof(fv->hang));
+		if (u != TRACE_NONE && u < fv->f->n) {
+			hang_order_first(fv->order, fv->f->n, u);
+			for (i = 0; i < fv->f->n; i++)
+				fv->sc[fv->order[i]].rank = i + 1;
+		}
+	}
+	free(cause);
 }
 
 static int flows_view_open(struct view *v, char **cause)
@@ -136,6 +160,7 @@ static void flows_view_release(struct flows_view *fv)
 	free(fv->side);
 	free(fv->sc);
 	free(fv->order);
+	hang_load_release(&fv->hl);
 	if (fv->f)
 		profiles_free(fv->prof, fv->f->n);
 	profiles_space_release(&fv->sp);
@@ -169,6 +194,15 @@ static void flows_view_draw_list(struct flows_view *fv,
 	int row = 0, h;
 	long i;
 
+	if (fv->hang[0] && r->w > 8) { /* the chain, on up to three rows */
+		size_t len = strlen(fv->hang), at = 0, w = (size_t)r->w - 6;
+		int k;
+
+		for (k = 0; k < 3 && at < len; k++, at += w)
+			screen_printf(r, row++, 0, SC_RED | SA_BOLD, "%s%.*s",
+				      k ? "      " : "hang: ", (int)w,
+				      fv->hang + at);
+	}
 	if (fv->fs.found)
 		screen_printf(r, row++, 0, SC_RED | SA_BOLD,
 			      "fail-stop: pid %" PRId64 " stopped first, in %s",

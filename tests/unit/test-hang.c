@@ -6,7 +6,8 @@
  *                    100 and entered pause() at 4 ms; startd entered
  *                    write at 3 ms and the session ends at 12 s: one chain
  *                    startd -> logd, 100 bytes unread since the send at
- *                    2 ms, startd blocked 12.0 s, the head in pause()
+ *                    2 ms, startd blocked 12.0 s, the head in pause();
+ *                    the flow event startd's write (it stopped first)
  *   chain/text       the issue's sentence, word for word
  *   chain/stopped    both threads stopped, by their last event: 812, 808
  *   chain/reply      client 100 asked backend 200 on tcp (answered once
@@ -14,10 +15,14 @@
  *                    once), redis answered again and backend never read
  *                    it: two chains to the head backend (in read()), the
  *                    client's first (its wait began at 20 ms, redis's 10
- *                    bytes at 22 ms), the flow event the client's request;
+ *                    bytes at 22 ms), the flow event the backend's read
+ *                    (the member that stopped);
  *                    the text names the wait and the head's call
  *   chain/inflight   the same with the session ending 2.1 ms after the
  *                    request (within the precision): no chain
+ *   chain/killed     the backend crashed (signal 11) on the client's
+ *                    second request: the head, killed; the flow event
+ *                    its last (the signal)
  *   alone/unmatched  a process stopped 5 s in write on pipe:9, which no
  *                    traced process reads: a chain of one, named
  *   alone/idle       a process stopped in read with nobody waiting: in
@@ -133,7 +138,7 @@ static void test_unread(void)
 		      c->m[0].wait_since_ns == 2 * MS && c->m[0].chan == 0 &&
 		      c->m[1].wait == HANG_NONE && c->m[1].state == HANG_STOPPED &&
 		      c->m[1].state_ns == 4 * MS &&
-		      c->flow_ev == tb_find(b.t, 12),
+		      c->flow_ev == tb_find(b.t, 13),
 	      "%zu chains, first of %zu, head %lld", h->nchain, c ? c->n : 0,
 	      c ? (long long)c->head_pid : -1LL);
 	hang_chain_text(&in, h, &h->chain[0], text, sizeof(text));
@@ -208,7 +213,7 @@ static void test_reply(void)
 		      c[0].m[0].wait == HANG_REPLY && !c[0].m[0].blocked_here &&
 		      c[0].m[0].wait_since_ns == 20 * MS &&
 		      c[0].head_pid == 200 && c[0].m[1].state == HANG_STOPPED &&
-		      c[0].flow_ev == tb_find(b.t, 103) && c[1].n == 2 &&
+		      c[0].flow_ev == tb_find(b.t, 207) && c[1].n == 2 &&
 		      c[1].m[0].pid == 300 && c[1].m[0].wait == HANG_UNREAD &&
 		      c[1].m[0].unread == 10 && c[1].head_pid == 200 &&
 		      c[1].since_ns == 22 * MS &&
@@ -221,6 +226,54 @@ static void test_reply(void)
 	h = reply_trace(&b, &in, 21 * MS + 500000);
 	CHECK("chain/inflight", h->nchain == 0 && h->nedges == 0,
 	      "%zu chains, %zu edges", h->nchain, h->nedges);
+	hang_free(h);
+	trace_free(b.t);
+}
+
+/* the client's second request reaches a backend that crashes on it */
+static void test_killed(void)
+{
+	static const char *const chan[] = { "tcp:a>b" };
+	struct hb b = { .t = trace_new() };
+	struct trace_process p = { 0 };
+	struct hang_input in;
+	struct hang *h;
+	char text[512] = "-";
+
+	hb_proc(b.t, 100, "/usr/sbin/nginx");
+	p.pid = 200;
+	p.exe = trace_intern(b.t, "/opt/backend");
+	p.signal = 11;
+	if (trace_process_add(b.t, &p))
+		abort();
+	tb_thread(b.t, 100, 100);
+	tb_ev(b.t, 100, 0, TK_ENTRY, 0, "main", "n.c:1");
+	hb_comm(&b, 101, 10 * MS, TK_SEND, 50, 0, 0);
+	hb_comm(&b, 102, 11 * MS, TK_RECV, 80, 0, 0);
+	hb_comm(&b, 103, 20 * MS, TK_SEND, 50, 0, 50);
+	tb_ev(b.t, 104, 3000 * MS, TK_ENTRY, 1, "epoll_wait", "n.c:2");
+	tb_thread(b.t, 200, 200);
+	tb_ev(b.t, 200, 0, TK_ENTRY, 0, "main", "b.c:1");
+	hb_comm(&b, 201, 10 * MS + 100, TK_RECV, 50, 0, 0);
+	hb_comm(&b, 202, 10 * MS + 400, TK_SEND, 80, 0, 0);
+	hb_comm(&b, 203, 20 * MS + 100, TK_RECV, 50, 0, 50);
+	tb_ev(b.t, 204, 21 * MS, TK_ENTRY, 1, "store", "b.c:2");
+	tb_full(b.t, 205, 21 * MS + 10, TK_SIGNAL, 1, NULL, NULL, 0, 11, 0, 0);
+	tb_msg(b.t, 101, 201);
+	tb_msg(b.t, 202, 102);
+	tb_msg(b.t, 103, 203);
+	h = hb_done(&b, &in, chan, 1);
+	if (h->nchain)
+		hang_chain_text(&in, h, &h->chain[0], text, sizeof(text));
+	CHECK("chain/killed",
+	      h->nchain == 1 && h->chain[0].head_pid == 200 &&
+		      h->chain[0].m[1].state == HANG_KILLED &&
+		      h->chain[0].m[1].status == 11 &&
+		      h->chain[0].flow_ev == tb_find(b.t, 205) &&
+		      !strcmp(text, "nginx 100 waits 3.0 s for a reply on tcp:a>b "
+				    "from backend 200, which was killed by "
+				    "signal 11 at +0.021 s"),
+	      "%zu chains: %s", h->nchain, text);
 	hang_free(h);
 	trace_free(b.t);
 }
@@ -364,9 +417,10 @@ int main(void)
 {
 	size_t order[5] = { 4, 0, 2, 1, 3 };
 
-	CHECKS_EXPECT(12);
+	CHECKS_EXPECT(13);
 	test_unread();
 	test_reply();
+	test_killed();
 	test_alone();
 	test_cycle();
 	test_nomsg();
