@@ -30,6 +30,9 @@
 #                    access log no non-200 status, the backend's workers no
 #                    redis error (a crash or a hang is retried on the other
 #                    upstream server by nginx: proxy_next_upstream)
+#   hang/tui         `propel tui` on the hang's session, `:view flows`
+#                    (tmux, 200x40): the chain above the flows (its rows
+#                    joined) names the worker that took the fault, in read()
 #   FAULT/unharmed   after the detach: nginx, the backend and redis answer
 #                    (GET /item/7 through nginx twice, redis PING), their
 #                    pids alive, none traced (TracerPid 0), no nginx worker
@@ -38,11 +41,13 @@
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
+. "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
 faults=(slow crash hang)
 # THREE_TIER_FAULTS="hang": only those (a look at one; the count follows);
 # THREE_TIER_KEEP=DIR: the sessions and logs are copied there
 [ -n "${THREE_TIER_FAULTS:-}" ] && read -ra faults <<<"$THREE_TIER_FAULTS"
 expect_checks $((5 * ${#faults[@]}))
+[[ " ${faults[*]} " == *" hang "* ]] && expect_checks 1
 t=$(tmpdir)
 BACKEND_MASTER=
 WRK_PID=
@@ -64,7 +69,7 @@ stack_stop() {
 	BACKEND_MASTER=
 	real_cleanup
 }
-trap 'stack_stop; [ -n "${THREE_TIER_KEEP:-}" ] && cp -r "$t"/. "$THREE_TIER_KEEP"/; rm -rf "$t"' EXIT
+trap 'tui_stop; stack_stop; [ -n "${THREE_TIER_KEEP:-}" ] && cp -r "$t"/. "$THREE_TIER_KEEP"/; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
 
 pytest() { # FILE EXPR [ARG...]: EXPR over the JSON j of FILE
@@ -263,6 +268,22 @@ run_fault() {
 		pass "$f/rootcause"
 	else
 		fail "$f/rootcause" "no path through $fn in the first five: $(head -c 900 "$d/rc.json") $(head -c 200 "$d/rc.err")"
+	fi
+
+	if [ "$f" = hang ] && ! command -v tmux >/dev/null; then
+		skip hang/tui "tmux not installed"
+	elif [ "$f" = hang ]; then
+		tui_start 200 40 "$PROPEL" tui "$db"
+		tui_wait_for "? for help" 60
+		tui_cmd view flows
+		if tui_wait_for "hang: " 120 &&
+			tui_screen | awk -F'│' '{ sub(/^      /, "", $NF); printf "%s", $NF }' |
+			grepq -E "hang: .*tier-backend ?$taker, which is in read\(\) since"; then
+			pass hang/tui
+		else
+			fail hang/tui "$(tui_screen | head -8 | tr '\n' '|')"
+		fi
+		tui_stop
 	fi
 
 	# requests
