@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/flows-start.h"
 #include "analysis/flows.h"
 #include "share/log.h"
 
@@ -296,13 +297,31 @@ static int flows_graph(const struct trace *t, const struct flows_opts *o,
 	return 0;
 }
 
-static int flows_is_start(const struct trace *t, const struct flows_opts *o,
-			  const struct trace_event *e)
+static int flows_is_func_start(const struct trace *t,
+			       const struct flows_opts *o,
+			       const struct trace_event *e)
 {
-	if (o->start_func)
-		return e->kind == TK_ENTRY &&
-		       strcmp(trace_str(t, e->func), o->start_func) == 0;
-	return e->kind == TK_RECV && e->bytes > 0 && e->pid == t->first_pid;
+	return e->kind == TK_ENTRY &&
+	       strcmp(trace_str(t, e->func), o->start_func) == 0;
+}
+
+/* The skipped channels' string indices (those the trace holds). */
+static uint32_t *flows_skip(const struct trace *t, const struct flows_opts *o,
+			    size_t *n)
+{
+	uint32_t *v = malloc((o->nskip + 1) * sizeof(*v));
+	size_t i, k;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < o->nskip; i++)
+		for (k = 1; k < t->nstr; k++)
+			if (o->skip_chan[i] && !strcmp(t->str[k], o->skip_chan[i])) {
+				v[(*n)++] = (uint32_t)k;
+				break;
+			}
+	return v;
 }
 
 static const struct trace *flows_sort_trace;
@@ -413,7 +432,7 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 }
 
 /* Everything reachable from stack[0..sp) joins flow id. */
-static void flows_walk(const struct trace *t, const struct flows_opts *o,
+static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		       const struct flows_edges *g, struct flows *f,
 		       uint32_t *stack, size_t sp, uint32_t id)
 {
@@ -425,7 +444,7 @@ static void flows_walk(const struct trace *t, const struct flows_opts *o,
 		/* the intra-thread edge, unless the rules cut it */
 		y = x + 1;
 		if (y < th->first + th->n && !g->indeg[y] &&
-		    !flows_is_start(t, o, &t->ev[y]) && f->of[y] == TRACE_NONE) {
+		    !is_start[y] && f->of[y] == TRACE_NONE) {
 			f->of[y] = id;
 			stack[sp++] = y;
 		}
@@ -445,7 +464,7 @@ static void flows_walk(const struct trace *t, const struct flows_opts *o,
  * it as the message came) is as if from an untraced sender: it stays in
  * its thread's flow, and what follows with it.  Until nothing changes.
  */
-static void flows_orphans(const struct trace *t, const struct flows_opts *o,
+static void flows_orphans(const struct trace *t, const uint8_t *is_start,
 			  const struct flows_edges *g, struct flows *f,
 			  uint32_t *stack)
 {
@@ -465,11 +484,11 @@ static void flows_orphans(const struct trace *t, const struct flows_opts *o,
 				    e->kind != TK_RECV || e->match == TRACE_NONE ||
 				    g->indeg[y] != 1 ||
 				    f->of[e->match] != TRACE_NONE ||
-				    flows_is_start(t, o, e))
+				    is_start[y])
 					continue;
 				f->of[y] = f->of[y - 1];
 				stack[0] = (uint32_t)y;
-				flows_walk(t, o, g, f, stack, 1, f->of[y]);
+				flows_walk(t, is_start, g, f, stack, 1, f->of[y]);
 				changed = 1;
 			}
 		}
@@ -482,8 +501,9 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	static const struct flows_opts none;
 	struct flows_edges g = { 0 };
 	struct flows *f;
-	uint32_t *starts = NULL, *stack = NULL;
-	size_t nstart = 0, i, s;
+	uint32_t *starts = NULL, *stack = NULL, *skip = NULL;
+	uint8_t *is_start = NULL;
+	size_t nstart = 0, nskip = 0, i, s;
 	int err = 0, comm = 0;
 
 	if (!o)
@@ -492,7 +512,10 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	if (!f)
 		return -ENOMEM;
 	f->of = malloc((t->nev + 1) * sizeof(*f->of));
-	if (!f->of) {
+	is_start = calloc(t->nev + 1, 1);
+	starts = malloc((t->nev + 1) * sizeof(*starts));
+	skip = flows_skip(t, o, &nskip);
+	if (!f->of || !is_start || !starts || !skip) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -500,15 +523,23 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	for (i = 0; i < t->nev; i++)
 		if (t->ev[i].kind == TK_SEND || t->ev[i].kind == TK_RECV)
 			comm = 1;
-	starts = malloc((t->nev + 1) * sizeof(*starts));
-	if (!starts) {
-		err = -ENOMEM;
-		goto out;
+	if (o->start_func) {
+		f->rule = FLOWS_RULE_FUNC;
+		for (i = 0; i < t->nev; i++)
+			if (flows_is_func_start(t, o, &t->ev[i]))
+				is_start[i] = 1;
+	} else if (comm && !o->per_process) {
+		err = flows_start_auto(t, skip, nskip, is_start, &nstart,
+				       &f->rule);
+		if (err)
+			goto out;
 	}
+	nstart = 0;
 	for (i = 0; i < t->nev; i++)
-		if (flows_is_start(t, o, &t->ev[i]))
+		if (is_start[i])
 			starts[nstart++] = (uint32_t)i;
 	if (o->per_process || (!o->start_func && (!comm || !nstart))) {
+		f->rule = FLOWS_RULE_NONE;
 		err = flows_per_process(t, f);
 		if (!err)
 			err = flows_summarize(t, f);
@@ -545,13 +576,15 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 		f->flow[id].start = starts[s];
 		f->of[starts[s]] = id;
 		stack[sp++] = starts[s];
-		flows_walk(t, o, &g, f, stack, sp, id);
+		flows_walk(t, is_start, &g, f, stack, sp, id);
 	}
-	flows_orphans(t, o, &g, f, stack);
+	flows_orphans(t, is_start, &g, f, stack);
 	err = flows_summarize(t, f);
 out:
 	free(starts);
 	free(stack);
+	free(skip);
+	free(is_start);
 	free(g.head);
 	free(g.out);
 	free(g.indeg);

@@ -18,10 +18,12 @@
  * earlier flow; starts are taken in time order, and a start already
  * reached by an earlier flow (a reply coming back) belongs to that flow.
  *
- * Starts: by default each recv (of at least one byte) in the first traced
- * process (trace->first_pid); or each entry of a named function.  A trace
- * without any recv there, or without communication at all, falls back to
- * one flow per process (flows->per_process = 1).
+ * Starts: each entry of a named function (--start); else chosen from the
+ * traffic of the first traced process (trace->first_pid) by
+ * analysis/flows-start.h: each request it receives (server) or each
+ * message it sends (client); flows->rule says which.  A trace without
+ * any, or without communication at all, falls back to one flow per
+ * process (flows->per_process = 1, rule FLOWS_RULE_NONE).
  *
  * Directives (§3.2): "FUNC:entry,argN -> FUNC:exit,ret" (either side may
  * be entry,argN or exit,ret).  An event named by the left side and one
@@ -36,6 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/flows-start.h"
 #include "analysis/trace.h"
 
 struct flows_directive {
@@ -50,10 +53,14 @@ int flows_directive_parse(const char *spec, struct flows_directive *d,
 void flows_directive_release(struct flows_directive *d);
 
 struct flows_opts {
-	const char *start_func; /* NULL: recvs of the first process */
+	const char *start_func; /* NULL: automatic (flows-start.h) */
 	const struct flows_directive *dir;
 	size_t ndir;
 	int per_process;	/* one flow per process, whatever the trace */
+	/* automatic starts: channels (chan strings) that begin no request,
+	 * the operator's stdio (meta stdio_chans) */
+	const char *const *skip_chan;
+	size_t nskip;
 };
 
 struct flows_flow {
@@ -69,6 +76,7 @@ struct flows {
 	struct flows_flow *flow;
 	size_t n;
 	int per_process;	/* fell back (or asked) to per-process flows */
+	int rule;		/* enum flows_rule (analysis/flows-start.h) */
 	size_t ndirective_edges;
 };
 

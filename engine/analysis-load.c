@@ -24,6 +24,7 @@ struct analysis_load {
 	uint32_t *ord;
 	size_t ordcap;
 	uint32_t seen;
+	int all; /* analysis_load_ord: every event is kept */
 };
 
 static int analysis_load_named(const struct flows_opts *fo, const char *f)
@@ -47,7 +48,7 @@ static int analysis_load_named(const struct flows_opts *fo, const char *f)
 static int analysis_load_cut(struct analysis_load *l,
 			     const struct replay_event *ev, int first)
 {
-	if (first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
+	if (l->all || first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
 		return 1;
 	return analysis_load_named(l->cuts, ev->func);
 }
@@ -102,9 +103,14 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		if (e.site == TRACE_NONE)
 			return -ENOMEM;
 	}
-	if (ev->kind == SK_SEND || ev->kind == SK_RECV)
+	if (ev->kind == SK_SEND || ev->kind == SK_RECV) {
+		uint32_t c = trace_intern(l->t, ev->chan);
+
+		if (c == TRACE_NONE)
+			return -ENOMEM;
 		e.bytes = ev->arg[1];
-	else
+		e.arg = c; /* the channel, for the automatic flow starts */
+	} else
 		e.arg = ev->arg[0];
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) && ev->has_arg[2]) {
 		e.val[0] = ev->arg[2]; /* a directive's value */
@@ -219,6 +225,24 @@ int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 	int err;
 
 	l.cuts = fo ? fo : &none;
+	err = analysis_load_walk(s, &l, out, cause);
+	if (err) {
+		free(l.ord);
+		return err;
+	}
+	*ord = l.ord;
+	return 0;
+}
+
+int analysis_load_ord(struct session *s, struct trace **out, uint32_t **ord,
+		      char **cause)
+{
+	static const struct flows_opts none;
+	struct analysis_load l = { 0 };
+	int err;
+
+	l.cuts = &none;
+	l.all = 1;
 	err = analysis_load_walk(s, &l, out, cause);
 	if (err) {
 		free(l.ord);

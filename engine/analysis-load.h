@@ -29,6 +29,11 @@ struct flows_opts;
 int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 		       struct trace **out, uint32_t **ord, char **cause);
 
+/* analysis_load_cuts keeping every event (the calls too): for the client
+ * rule's starts (analysis/flows-start.h), which are calls.  */
+int analysis_load_ord(struct session *s, struct trace **out, uint32_t **ord,
+		      char **cause);
+
 /*
  * The function whose calls begin flows (analysis/flows.h, --start), as
  * given at trace time (`propel record|attach --start FUNC`) and kept in

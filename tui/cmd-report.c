@@ -135,7 +135,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	if (r->f->per_process && !o->per_process && !quiet)
 		fprintf(stderr,
 			"propel: report: %s: %s; one flow per process\n", path,
-			ncomm ? "no recv in the first process"
+			ncomm ? "no request received or message sent by "
+				"the first process"
 			      : "no communication recorded");
 	if (by_process) {
 		err = profiles_units_by_process(r->t, &r->unit_of, &r->pids,
@@ -213,7 +214,9 @@ static void cmd_report_flows(const struct report_run *r, int json)
 	size_t i, j;
 
 	if (json) {
-		fputs("{\"flows\": [", stdout);
+		printf("{\"rule\": \"%s\", \"rule_pid\": %" PRId64
+		       ", \"flows\": [",
+		       flows_rule_name(r->f->rule), t->first_pid);
 		for (i = 0; i < r->f->n; i++) {
 			const struct flows_flow *fl = &r->f->flow[i];
 			const struct trace_event *e = &t->ev[fl->start];
@@ -238,12 +241,17 @@ static void cmd_report_flows(const struct report_run *r, int json)
 	}
 	if (r->f->per_process)
 		printf("# %zu flows, one per process\n", r->f->n);
-	else if (r->f->n && t->ev[r->f->flow[0].start].kind == TK_ENTRY)
+	else if (r->f->rule == FLOWS_RULE_FUNC && r->f->n)
 		printf("# %zu flows, from each call of %s\n", r->f->n,
 		       trace_str(t, t->ev[r->f->flow[0].start].func));
+	else if (r->f->rule == FLOWS_RULE_SERVER)
+		printf("# %zu flows, from each request the first process (pid "
+		       "%" PRId64 ") receives (automatic: server rule)\n",
+		       r->f->n, t->first_pid);
 	else
-		printf("# %zu flows, from each recv of the first process (pid "
-		       "%" PRId64 ")\n",
+		printf("# %zu flows, from each message the first process (pid "
+		       "%" PRId64 ") sends on a connection it opened (automatic: "
+		       "client rule)\n",
 		       r->f->n, t->first_pid);
 	printf("#  ID  START PID/TID      FUNCTION              EVENTS    "
 	       "DURATION  PIDS\n");
