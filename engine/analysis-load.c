@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/flows.h"
 #include "engine/analysis-load.h"
@@ -274,6 +275,9 @@ int analysis_flows_opts(struct session *s, struct analysis_fo *a,
 	a->fo.start_func = a->start;
 	a->fo.dir = a->ds.d;
 	a->fo.ndir = a->ds.n;
+	analysis_stdio_chans(s, &a->skip);
+	a->fo.skip_chan = (const char *const *)a->skip.chan;
+	a->fo.nskip = a->skip.n;
 	return err;
 }
 
@@ -281,6 +285,7 @@ void analysis_flows_opts_release(struct analysis_fo *a)
 {
 	free(a->start);
 	directives_release(&a->ds);
+	analysis_skip_release(&a->skip);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -303,6 +308,52 @@ int analysis_flows(struct session *s, const struct trace *t,
 	}
 	analysis_flows_opts_release(&a);
 	return err;
+}
+
+int analysis_keep_stdio(const char *db, char **cause)
+{
+	struct session *s = NULL;
+	struct stat sb;
+	char chans[128] = "";
+	size_t n = 0;
+	int fd, err;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
+		    n < sizeof(chans))
+			n += (size_t)snprintf(chans + n, sizeof(chans) - n,
+					      "%spipe:%llu", n ? " " : "",
+					      (unsigned long long)sb.st_ino);
+	if (!chans[0])
+		return 0;
+	err = session_open(db, SESSION_WRITE, &s, cause);
+	if (err)
+		return err;
+	err = session_meta_set(s, "stdio_chans", chans);
+	session_close(s);
+	if (err)
+		return propel_cause(cause, err, "%s: cannot keep %s", db, chans);
+	return 0;
+}
+
+int analysis_stdio_chans(struct session *s, struct analysis_skip *k)
+{
+	char *v = session_meta_get(s, "stdio_chans"), *p, *save = NULL;
+
+	memset(k, 0, sizeof(*k));
+	if (!v)
+		return 0;
+	k->buf = v;
+	for (p = strtok_r(v, " ", &save); p && k->n < ANALYSIS_MAXSKIP;
+	     p = strtok_r(NULL, " ", &save))
+		k->chan[k->n++] = p;
+	return 0;
+}
+
+void analysis_skip_release(struct analysis_skip *k)
+{
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
 }
 
 int analysis_keep_flow_start(const char *db, const char *func, char **cause)

@@ -62,6 +62,7 @@ struct report_run {
 	struct profile *prof;
 	char *start; /* the session's flow start (record --start) */
 	struct directives dirs; /* the session's (record --directive) */
+	struct analysis_skip skip; /* propel's own stdio channels */
 };
 
 static void cmd_report_run_release(struct report_run *r)
@@ -74,6 +75,7 @@ static void cmd_report_run_release(struct report_run *r)
 	trace_free(r->t);
 	free(r->start);
 	directives_release(&r->dirs);
+	analysis_skip_release(&r->skip);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -108,6 +110,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 					   "(give it to record or attach)",
 					   o->dirs.spec[i], path);
 	if (!err)
+		err = analysis_stdio_chans(s, &r->skip);
+	if (!err)
 		err = analysis_load(s, &r->t, cause);
 	session_close(s);
 	if (err)
@@ -122,6 +126,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 			 r->t->ev[i].kind == TK_RECV;
 	fo.start_func = o->start ? o->start : r->start;
 	fo.per_process = o->per_process;
+	fo.skip_chan = (const char *const *)r->skip.chan;
+	fo.nskip = r->skip.n;
 	fo.dir = o->have_dirs ? o->dirs.d : r->dirs.d;
 	fo.ndir = o->have_dirs ? o->dirs.n : r->dirs.n;
 	err = flows_build(r->t, &fo, &r->f);
