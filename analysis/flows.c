@@ -596,3 +596,29 @@ out:
 	*out = f;
 	return 0;
 }
+
+uint32_t flows_start_func(const struct trace *t, const struct flows *f,
+			  size_t i)
+{
+	const struct trace_event *e = &t->ev[f->flow[i].start];
+
+	if (e->kind == TK_ENTRY || e->kind == TK_EXIT)
+		return e->func;
+	return e->path ? t->path[e->path].func : 0;
+}
+
+int flows_kinds(const struct trace *t, const struct flows *f,
+		uint32_t **group)
+{
+	size_t i;
+
+	*group = NULL;
+	if (f->per_process)
+		return 0;
+	*group = malloc((f->n + 1) * sizeof(**group));
+	if (!*group)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++)
+		(*group)[i] = flows_start_func(t, f, i);
+	return 0;
+}

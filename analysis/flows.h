@@ -80,6 +80,16 @@ struct flows {
 	size_t ndirective_edges;
 };
 
+/* The function flow i's start event is in (interned in t; an entry's
+ * own, else its innermost open frame's), 0 unknown. */
+uint32_t flows_start_func(const struct trace *t, const struct flows *f,
+			  size_t i);
+/* Each flow's kind of request for the suspect scores (suspects.h): its
+ * start function, (*group)[i] (malloc'd; NULL for one flow per process:
+ * processes are compared all together).  0 or -ENOMEM. */
+int flows_kinds(const struct trace *t, const struct flows *f,
+		uint32_t **group);
+
 /* 0, -ENOMEM. */
 int flows_build(const struct trace *t, const struct flows_opts *o,
 		struct flows **out);
