@@ -9,6 +9,74 @@
 #include "analysis/rootcause.h"
 #include "analysis/suspects.h"
 
+/*
+ * Idle: a process still alive when the trace ends (no exit, no signal)
+ * whose thread's last event is inside a wait for input -- a readiness
+ * wait, an accept, a read or receive, a wait for a child or a signal --
+ * and whose last message was one it sent (or an end of stream it read):
+ * it answered what it was asked and waits for more, which is not a stop
+ * but a daemon between requests when the recording ended.  One that took
+ * a message and waits without answering still counts, as does one
+ * blocked in a write, a lock or a sleep, or one without messages.
+ */
+/* Whether pid's last send or recv (by time, any thread) is a send or an
+ * end of stream; 0 when it has none. */
+static int rootcause_answered(const struct trace *t, int64_t pid)
+{
+	const struct trace_event *last = NULL;
+	size_t k, i;
+
+	for (k = 0; k < t->nth; k++) {
+		const struct trace_thread *th = &t->th[k];
+
+		if (th->pid != pid)
+			continue;
+		for (i = th->first + th->n; i-- > th->first;) {
+			const struct trace_event *e = &t->ev[i];
+
+			if (e->kind != TK_SEND && e->kind != TK_RECV)
+				continue;
+			if (!last || e->ts_ns > last->ts_ns)
+				last = e;
+			break;
+		}
+	}
+	return last && (last->kind == TK_SEND || last->bytes <= 0);
+}
+
+static int rootcause_idle(const struct trace *t, size_t thread)
+{
+	static const char *const waits[] = {
+		"poll", "ppoll", "select", "pselect", "pselect6",
+		"epoll_wait", "epoll_pwait", "epoll_pwait2", "accept",
+		"accept4", "read", "readv", "recv", "recvfrom", "recvmsg",
+		"recvmmsg", "wait", "waitpid", "wait4", "waitid", "sigwait",
+		"sigwaitinfo", "sigtimedwait", "sigsuspend", "msgrcv",
+		"mq_receive", "io_getevents", "io_uring_enter",
+	};
+	const struct trace_thread *th = &t->th[thread];
+	const struct trace_event *last = &t->ev[th->first + th->n - 1];
+	const struct trace_process *p;
+	uint32_t open = last->kind == TK_ENTRY ? last->path : last->after;
+	const char *fn;
+	size_t i;
+
+	p = trace_process_get(t, th->pid);
+	if ((p && (p->exited || p->signal)) || !open)
+		return 0;
+	for (i = th->first; i < th->first + th->n; i++)
+		if (t->ev[i].kind == TK_SIGNAL ||
+		    t->ev[i].kind == TK_PROCESS_EXIT)
+			return 0;
+	fn = trace_str(t, t->path[open].func);
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]) &&
+		    strcmp(fn, waits[i]);
+	     i++)
+		;
+	return i < sizeof(waits) / sizeof(waits[0]) &&
+	       rootcause_answered(t, th->pid);
+}
+
 void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 			struct rootcause_failstop *out)
 {
@@ -86,7 +154,7 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 	out->mean_ns = mean;
 	out->sd_ns = sd;
 	for (i = 0; i < np; i++)
-		if (!pr[i].clean &&
+		if (!pr[i].clean && !rootcause_idle(t, pr[i].thread) &&
 		    (cand == (size_t)-1 || pr[i].last_ts < pr[cand].last_ts))
 			cand = i;
 	if (cand != (size_t)-1 &&
