@@ -13,37 +13,12 @@
  * Idle: a process still alive when the trace ends (no exit, no signal)
  * whose thread's last event is inside a wait for input -- a readiness
  * wait, an accept, a read or receive, a wait for a child or a signal --
- * and whose last message was one it sent (or an end of stream it read):
- * it answered what it was asked and waits for more, which is not a stop
- * but a daemon between requests when the recording ended.  One that took
- * a message and waits without answering still counts, as does one
- * blocked in a write, a lock or a sleep, or one without messages.
+ * that it has waited in before, by the same call path, and come back
+ * from: its loop's wait for work, a daemon between requests when the
+ * recording ended, not a stop.  A wait it never came back from before
+ * (a worker stuck in a read inside its handler) still counts, as does
+ * one blocked in a write, a lock or a sleep.
  */
-/* Whether pid's last send or recv (by time, any thread) is a send or an
- * end of stream; 0 when it has none. */
-static int rootcause_answered(const struct trace *t, int64_t pid)
-{
-	const struct trace_event *last = NULL;
-	size_t k, i;
-
-	for (k = 0; k < t->nth; k++) {
-		const struct trace_thread *th = &t->th[k];
-
-		if (th->pid != pid)
-			continue;
-		for (i = th->first + th->n; i-- > th->first;) {
-			const struct trace_event *e = &t->ev[i];
-
-			if (e->kind != TK_SEND && e->kind != TK_RECV)
-				continue;
-			if (!last || e->ts_ns > last->ts_ns)
-				last = e;
-			break;
-		}
-	}
-	return last && (last->kind == TK_SEND || last->bytes <= 0);
-}
-
 static int rootcause_idle(const struct trace *t, size_t thread)
 {
 	static const char *const waits[] = {
@@ -73,8 +48,12 @@ static int rootcause_idle(const struct trace *t, size_t thread)
 		    strcmp(fn, waits[i]);
 	     i++)
 		;
-	return i < sizeof(waits) / sizeof(waits[0]) &&
-	       rootcause_answered(t, th->pid);
+	if (i == sizeof(waits) / sizeof(waits[0]))
+		return 0;
+	for (i = th->first; i + 1 < th->first + th->n; i++) /* came back */
+		if (t->ev[i].kind == TK_EXIT && t->ev[i].path == open)
+			return 1;
+	return 0;
 }
 
 void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,

@@ -18,10 +18,10 @@
  *   failstop/first-live  the same four still running when the recording
  *                      ended (no exit): the one that stopped first is
  *                      found, not the last (every one is a candidate)
- *   failstop/idle      the early one, alive, waits in poll after it sent
- *                      its last message (a daemon between requests):
- *                      none; after it received a message it has not
- *                      answered: it is the one
+ *   failstop/idle      the early one, alive, waits in poll where it
+ *                      waited before and came back (its loop's wait for
+ *                      work: a daemon between requests): none; waiting
+ *                      there for the first time: it is the one
  *   failstop/wrapped   a wrapped ring (rebuilt entries) still gives the
  *                      whole stack of the last function
  *   window             three identical processes; one changes behaviour
@@ -298,7 +298,7 @@ static void test_failstop(void)
 	      (long long)fs.ts_ns, (size_t)fs.nproc);
 	trace_free(t);
 
-	/* idle: the early one waits in poll (live), its last message sent */
+	/* idle: the early one waits in poll (live) where it waited before */
 	{
 		int answered;
 
@@ -314,9 +314,14 @@ static void test_failstop(void)
 			}
 			tb_thread(t, 4, 4);
 			tb_ev(t, 40, 0, TK_ENTRY, 0, "main", NULL);
-			tb_comm(t, 41, 40 * S - 1,
-				answered ? TK_SEND : TK_RECV, 8);
-			tb_ev(t, 42, 40 * S, TK_ENTRY, 1, "poll", "w.c:4");
+			tb_comm(t, 41, 30 * S, TK_RECV, 8);
+			if (answered) { /* its loop's wait, before */
+				tb_ev(t, 43, 30 * S + 1, TK_ENTRY, 1, "poll",
+				      "w.c:4");
+				tb_ev(t, 44, 40 * S - 1, TK_EXIT, 1, "poll",
+				      NULL);
+			}
+			tb_ev(t, 45, 40 * S, TK_ENTRY, 1, "poll", "w.c:4");
 			if (trace_finish(t))
 				abort();
 			rootcause_failstop(t, ROOTCAUSE_PRECISION_NS,
