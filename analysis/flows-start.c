@@ -122,6 +122,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	size_t nc = t->nstr + 1, i, np = 0, ns = 0, nct = 0, ncu = 0;
 	uint8_t *role = calloc(nc, 1), *last = calloc(nc, 1);
 	uint8_t *peer = calloc(nc, 1), *head = calloc(t->nev + 1, 1);
+	uint32_t *lastm = malloc(nc * sizeof(*lastm));
 	uint32_t *pev = malloc((t->nev + 1) * sizeof(*pev));
 	uint32_t *srv = malloc((t->nev + 1) * sizeof(*srv));
 	uint32_t *ct = malloc((t->nev + 1) * sizeof(*ct));
@@ -131,10 +132,12 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 
 	*nstart = 0;
 	*rule = FLOWS_RULE_NONE;
-	if (!role || !last || !peer || !head || !pev || !srv || !ct || !cu) {
+	if (!role || !last || !peer || !head || !pev || !srv || !ct || !cu ||
+	    !lastm) {
 		err = -ENOMEM;
 		goto out;
 	}
+	memset(lastm, 0xff, nc * sizeof(*lastm));
 	for (i = 0; i < nskip; i++)
 		if (skip[i] && skip[i] < nc)
 			role[skip[i]] = 0xff; /* no role */
@@ -156,7 +159,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	for (i = 0; i < np; i++) {
 		const struct trace_event *e = &t->ev[pev[i]];
 		size_t c = e->arg > 0 && (size_t)e->arg < nc ? (size_t)e->arg : 0;
-		int r, prev;
+		int r, prev, more;
 
 		if (c && role[c] == 0xff)
 			continue;
@@ -164,11 +167,16 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 			role[c] = e->kind == TK_SEND ? ROLE_CLIENT : ROLE_SERVER;
 		r = c ? role[c] : e->kind == TK_SEND ? ROLE_CLIENT : ROLE_SERVER;
 		prev = c ? last[c] : 0;
+		/* the rest of the message the previous recv began */
+		more = c && prev == TK_RECV && e->kind == TK_RECV &&
+		       e->match != TRACE_NONE && e->match == lastm[c];
 		if (c)
 			last[c] = e->kind;
+		if (c && e->kind == TK_RECV)
+			lastm[c] = e->match;
 		if (e->bytes <= 0)
 			continue;
-		if (r == ROLE_SERVER && e->kind == TK_RECV &&
+		if (r == ROLE_SERVER && e->kind == TK_RECV && !more &&
 		    (e->match != TRACE_NONE || !c || prev != TK_RECV))
 			srv[ns++] = pev[i];
 		else if (r == ROLE_CLIENT && e->kind == TK_SEND && head[pev[i]])
@@ -196,5 +204,6 @@ out:
 	free(srv);
 	free(ct);
 	free(cu);
+	free(lastm);
 	return err;
 }

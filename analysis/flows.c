@@ -223,16 +223,59 @@ static int flows_thread_of_tid(const struct trace *t, int64_t tid,
 	return 0;
 }
 
+/*
+ * The rest of a message: a recv whose first byte is in the send that held
+ * the first byte of its thread's previous recv on the same channel, with
+ * no send of the thread on the channel between (a message read in several
+ * recvs).  It is no new message: the thread does not switch flows there
+ * (no edge from the send, so no cut).  Known channels only
+ * (trace_event.arg).  One pass: per channel, the thread's last send or
+ * recv on it.  cont[i] = 1 for those.  0 or -ENOMEM.
+ */
+static int flows_continued(const struct trace *t, uint8_t *cont)
+{
+	size_t nc = t->nstr + 1, i;
+	uint32_t *th = malloc(nc * sizeof(*th)), *m = malloc(nc * sizeof(*m));
+	uint8_t *kind = calloc(nc, 1);
+
+	if (!th || !m || !kind) {
+		free(th);
+		free(m);
+		free(kind);
+		return -ENOMEM;
+	}
+	memset(th, 0xff, nc * sizeof(*th));
+	for (i = 0; i < t->nev; i++) {
+		const struct trace_event *e = &t->ev[i];
+		size_t c = (size_t)e->arg;
+
+		if ((e->kind != TK_RECV && e->kind != TK_SEND) || e->arg <= 0 ||
+		    c >= nc)
+			continue;
+		cont[i] = e->kind == TK_RECV && e->match != TRACE_NONE &&
+			  th[c] == e->thread && kind[c] == TK_RECV &&
+			  m[c] == e->match;
+		th[c] = e->thread;
+		kind[c] = e->kind;
+		m[c] = e->match;
+	}
+	free(th);
+	free(m);
+	free(kind);
+	return 0;
+}
+
 static int flows_graph(const struct trace *t, const struct flows_opts *o,
 		       struct flows_edges *g, size_t *ndir)
 {
 	size_t i, k, c;
-	int err = 0;
+	uint8_t *cont = calloc(t->nev + 1, 1);
+	int err = cont ? flows_continued(t, cont) : -ENOMEM;
 
 	for (i = 0; i < t->nev && !err; i++) {
 		const struct trace_event *e = &t->ev[i];
 
-		if (e->kind == TK_RECV && e->match != TRACE_NONE)
+		if (e->kind == TK_RECV && e->match != TRACE_NONE && !cont[i])
 			err = flows_edge(g, e->match, (uint32_t)i);
 		else if (e->kind == TK_FORK && flows_thread_of_tid(t, e->arg, &k))
 			err = flows_edge(g, (uint32_t)i,
@@ -269,6 +312,7 @@ static int flows_graph(const struct trace *t, const struct flows_opts *o,
 			break;
 		}
 	}
+	free(cont);
 	for (i = 0; i < o->ndir && !err; i++)
 		err = flows_directive_edges(t, &o->dir[i], g, ndir);
 	if (err)
@@ -431,11 +475,14 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 	return 0;
 }
 
-/* Everything reachable from stack[0..sp) joins flow id. */
+/* Everything reachable from stack[0..sp) joins flow id.  Automatic starts
+ * (f->rule server or client) are roots: no other flow enters them. */
 static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		       const struct flows_edges *g, struct flows *f,
 		       uint32_t *stack, size_t sp, uint32_t id)
 {
+	int roots = f->rule == FLOWS_RULE_SERVER || f->rule == FLOWS_RULE_CLIENT;
+
 	while (sp) {
 		uint32_t x = stack[--sp], y;
 		const struct trace_thread *th = &t->th[t->ev[x].thread];
@@ -450,7 +497,7 @@ static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		}
 		for (c = g->head[x]; c < g->head[x + 1]; c++) {
 			y = g->out[c];
-			if (f->of[y] == TRACE_NONE) {
+			if (f->of[y] == TRACE_NONE && !(roots && is_start[y])) {
 				f->of[y] = id;
 				stack[sp++] = y;
 			}

@@ -15,6 +15,12 @@
  *   both        a server (untraced client) that asks a traced back end on
  *               a connection it opened: the server rule wins, each flow
  *               spans the back end's recv and reply
+ *   server/traced-client  the server's client traced too (propagation
+ *               from its reply), each request read in two recvs (header,
+ *               body) of one send: a flow per request, the body's recv in
+ *               its header's flow (the rest of a message switches no
+ *               flow), a start never taken into the flow of the client's
+ *               previous request
  *   untraced-receiver  a client whose server is not traced: a message is
  *               the first send or the first after a reply (two sends of
  *               one request are one)
@@ -196,6 +202,47 @@ static void test_server(void)
 	trace_free(t);
 }
 
+static void test_traced_client(void)
+{
+	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	char a[256], b[256];
+
+	tb_thread(t, 1, 1); /* the server, first traced (attach) */
+	comm(t, 1, 1, TK_RECV, 20, K);	/* header (the client untraced yet) */
+	comm(t, 2, 2, TK_RECV, 80, K);	/* body */
+	tb_ev(t, 3, 3, TK_ENTRY, 0, "handle", "h.c:1");
+	tb_ev(t, 4, 4, TK_EXIT, 0, "handle", NULL);
+	comm(t, 5, 5, TK_SEND, 50, K);
+	comm(t, 6, 11, TK_RECV, 20, K); /* header, then body: one send */
+	comm(t, 7, 12, TK_RECV, 80, K);
+	tb_ev(t, 8, 13, TK_ENTRY, 0, "handle", "h.c:1");
+	tb_ev(t, 9, 14, TK_EXIT, 0, "handle", NULL);
+	comm(t, 10, 15, TK_SEND, 50, K);
+	tb_thread(t, 2, 2); /* the client, traced from its first reply on */
+	comm(t, 52, 6, TK_RECV, 50, K);
+	tb_ev(t, 53, 7, TK_ENTRY, 0, "request", "c.c:1");
+	comm(t, 54, 10, TK_SEND, 100, K);
+	comm(t, 55, 16, TK_RECV, 50, K);
+	tb_ev(t, 56, 17, TK_EXIT, 0, "request", NULL);
+	tb_msg(t, 5, 52);
+	tb_msg(t, 54, 6);
+	tb_msg(t, 54, 7);
+	tb_msg(t, 10, 55);
+	if (trace_finish(t))
+		abort();
+	CHECK("server/traced-client",
+	      !flows_build(t, NULL, &f) && f->n == 2 &&
+		      f->rule == FLOWS_RULE_SERVER &&
+		      !strcmp(ids(t, f, 0, a, sizeof(a)), "1,2,3,4,5,52,53,54") &&
+		      !strcmp(ids(t, f, 1, b, sizeof(b)), "6,7,8,9,10,55,56"),
+	      "%zu flows, rule %d: [%s] [%s]", f ? f->n : 0,
+	      f ? f->rule : -1, a, b);
+	flows_free(f);
+	trace_free(t);
+}
+
 static void test_both(void)
 {
 	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
@@ -339,9 +386,10 @@ static void test_no_messages(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(8);
+	CHECKS_EXPECT(9);
 	test_client();
 	test_server();
+	test_traced_client();
 	test_both();
 	test_untraced_receiver();
 	test_skip();
