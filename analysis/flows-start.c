@@ -123,6 +123,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	uint8_t *role = calloc(nc, 1), *last = calloc(nc, 1);
 	uint8_t *peer = calloc(nc, 1), *head = calloc(t->nev + 1, 1);
 	uint32_t *lastm = malloc(nc * sizeof(*lastm));
+	uint8_t *root = calloc(t->nev + 1, 1);
 	uint32_t *pev = malloc((t->nev + 1) * sizeof(*pev));
 	uint32_t *srv = malloc((t->nev + 1) * sizeof(*srv));
 	uint32_t *ct = malloc((t->nev + 1) * sizeof(*ct));
@@ -133,7 +134,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	*nstart = 0;
 	*rule = FLOWS_RULE_NONE;
 	if (!role || !last || !peer || !head || !pev || !srv || !ct || !cu ||
-	    !lastm) {
+	    !lastm || !root) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -177,8 +178,13 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 		if (e->bytes <= 0)
 			continue;
 		if (r == ROLE_SERVER && e->kind == TK_RECV && !more &&
-		    (e->match != TRACE_NONE || !c || prev != TK_RECV))
+		    (e->match != TRACE_NONE || !c || prev != TK_RECV)) {
+			/* after P answered on the channel: a new request,
+			 * which no earlier flow takes in (the traced client
+			 * that sent it continues from P's answer) */
+			root[ns] = c && prev == TK_SEND;
 			srv[ns++] = pev[i];
+		}
 		else if (r == ROLE_CLIENT && e->kind == TK_SEND && head[pev[i]])
 			ct[nct++] = pev[i];
 		else if (r == ROLE_CLIENT && e->kind == TK_SEND && c &&
@@ -188,7 +194,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	if (ns) {
 		*rule = FLOWS_RULE_SERVER;
 		for (i = 0; i < ns; i++)
-			is_start[srv[i]] = 1;
+			is_start[srv[i]] = root[i] ? 2 : 1;
 		*nstart = ns;
 	} else if (nct || ncu) {
 		*rule = FLOWS_RULE_CLIENT;
@@ -205,5 +211,6 @@ out:
 	free(ct);
 	free(cu);
 	free(lastm);
+	free(root);
 	return err;
 }

@@ -16,7 +16,11 @@
  *            new message), or, from an untraced peer, the first recv of
  *            the channel or the first after P sent on it (request,
  *            response, request: keep-alive); a recv on an unknown channel
- *            begins one
+ *            begins one.  A request after P answered on its channel is a
+ *            root (is_start 2): no earlier flow takes it in, though the
+ *            traced client that sent it continues from P's answer; the
+ *            others (1), like --start's, join an earlier flow that
+ *            reaches them (a reply on a pipe of its own)
  *   client   each message P writes on a channel it opened: a send whose
  *            first byte begins a recv of the traced receiver (messages
  *            separated by the message-switch rule on the server side);
@@ -54,7 +58,7 @@ const char *flows_rule_name(int rule);
 
 /*
  * Mark the automatic start events in is_start[0..t->nev) (zeroed by the
- * caller); skip: interned chan indices to ignore (nskip of them).  The
+ * caller; 2 for a root, else 1); skip: interned chan indices to ignore (nskip of them).  The
  * rule used, or FLOWS_RULE_NONE; *nstart counts the marks.  0 or -ENOMEM.
  */
 int flows_start_auto(const struct trace *t, const uint32_t *skip,

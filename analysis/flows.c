@@ -475,14 +475,12 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 	return 0;
 }
 
-/* Everything reachable from stack[0..sp) joins flow id.  Automatic starts
- * (f->rule server or client) are roots: no other flow enters them. */
+/* Everything reachable from stack[0..sp) joins flow id.  A root start
+ * (is_start 2, analysis/flows-start.h) no other flow enters. */
 static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		       const struct flows_edges *g, struct flows *f,
 		       uint32_t *stack, size_t sp, uint32_t id)
 {
-	int roots = f->rule == FLOWS_RULE_SERVER || f->rule == FLOWS_RULE_CLIENT;
-
 	while (sp) {
 		uint32_t x = stack[--sp], y;
 		const struct trace_thread *th = &t->th[t->ev[x].thread];
@@ -497,7 +495,7 @@ static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		}
 		for (c = g->head[x]; c < g->head[x + 1]; c++) {
 			y = g->out[c];
-			if (f->of[y] == TRACE_NONE && !(roots && is_start[y])) {
+			if (f->of[y] == TRACE_NONE && is_start[y] != 2) {
 				f->of[y] = id;
 				stack[sp++] = y;
 			}

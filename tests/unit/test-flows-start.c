@@ -21,6 +21,10 @@
  *               its header's flow (the rest of a message switches no
  *               flow), a start never taken into the flow of the client's
  *               previous request
+ *   server/reply-pipe  a server that hands each request (from a traced
+ *               submitter it forked) to a worker over one pipe and reads
+ *               the answer on another: the answers' recvs are no requests
+ *               of their own, each stays in its request's flow
  *   untraced-receiver  a client whose server is not traced: a message is
  *               the first send or the first after a reply (two sends of
  *               one request are one)
@@ -243,6 +247,51 @@ static void test_traced_client(void)
 	trace_free(t);
 }
 
+static void test_reply_pipe(void)
+{
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	char a[256], b[256];
+
+	tb_thread(t, 1, 1); /* the server */
+	tb_full(t, 11, 0, TK_FORK, 0, NULL, NULL, 0, 100, 0, 0);
+	comm(t, 1, 1, TK_RECV, 10, "pipe:7"); /* request 1 */
+	comm(t, 2, 2, TK_SEND, 10, "pipe:8"); /* to the worker */
+	comm(t, 3, 5, TK_RECV, 10, "pipe:9"); /* its answer */
+	tb_ev(t, 4, 6, TK_ENTRY, 0, "done", "f.c:1");
+	tb_ev(t, 5, 7, TK_EXIT, 0, "done", NULL);
+	comm(t, 6, 10, TK_RECV, 10, "pipe:7");
+	comm(t, 7, 11, TK_SEND, 10, "pipe:8");
+	comm(t, 8, 14, TK_RECV, 10, "pipe:9");
+	tb_ev(t, 9, 15, TK_ENTRY, 0, "done", "f.c:1");
+	tb_ev(t, 10, 16, TK_EXIT, 0, "done", NULL);
+	tb_thread(t, 100, 100); /* the submitter (forked) */
+	comm(t, 101, 0, TK_SEND, 10, "pipe:7");
+	comm(t, 102, 9, TK_SEND, 10, "pipe:7");
+	tb_thread(t, 200, 200); /* the worker */
+	comm(t, 201, 3, TK_RECV, 10, "pipe:8");
+	comm(t, 202, 4, TK_SEND, 10, "pipe:9");
+	comm(t, 203, 12, TK_RECV, 10, "pipe:8");
+	comm(t, 204, 13, TK_SEND, 10, "pipe:9");
+	tb_msg(t, 101, 1);
+	tb_msg(t, 102, 6);
+	tb_msg(t, 2, 201);
+	tb_msg(t, 202, 3);
+	tb_msg(t, 7, 203);
+	tb_msg(t, 204, 8);
+	if (trace_finish(t))
+		abort();
+	CHECK("server/reply-pipe",
+	      t->first_pid == 1 && !flows_build(t, NULL, &f) && f->n == 2 &&
+		      f->rule == FLOWS_RULE_SERVER &&
+		      !strcmp(ids(t, f, 0, a, sizeof(a)), "1,2,3,4,5,201,202") &&
+		      !strcmp(ids(t, f, 1, b, sizeof(b)), "6,7,8,9,10,203,204"),
+	      "%zu flows, rule %d: [%s] [%s]", f ? f->n : 0,
+	      f ? f->rule : -1, a, b);
+	flows_free(f);
+	trace_free(t);
+}
+
 static void test_both(void)
 {
 	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
@@ -386,10 +435,11 @@ static void test_no_messages(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(9);
+	CHECKS_EXPECT(10);
 	test_client();
 	test_server();
 	test_traced_client();
+	test_reply_pipe();
 	test_both();
 	test_untraced_receiver();
 	test_skip();
