@@ -27,7 +27,7 @@ const char *flows_rule_name(int rule)
 
 static const struct trace *flows_start_trace;
 
-/* P's events by time, then id */
+/* events by time, then id */
 static int flows_start_cmp(const void *a, const void *b)
 {
 	const struct trace_event *x = &flows_start_trace->ev[*(const uint32_t *)a];
@@ -36,6 +36,12 @@ static int flows_start_cmp(const void *a, const void *b)
 	if (x->ts_ns != y->ts_ns)
 		return x->ts_ns < y->ts_ns ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void flows_start_order(const struct trace *t, uint32_t *v, size_t n)
+{
+	flows_start_trace = t;
+	qsort(v, n, sizeof(*v), flows_start_cmp);
 }
 
 /* by thread, then index (time within a thread) */
@@ -155,8 +161,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 		if (e->pid == P)
 			pev[np++] = (uint32_t)i;
 	}
-	flows_start_trace = t;
-	qsort(pev, np, sizeof(*pev), flows_start_cmp);
+	flows_start_order(t, pev, np);
 	for (i = 0; i < np; i++) {
 		const struct trace_event *e = &t->ev[pev[i]];
 		size_t c = e->arg > 0 && (size_t)e->arg < nc ? (size_t)e->arg : 0;

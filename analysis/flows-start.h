@@ -65,4 +65,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 		     size_t nskip, uint8_t *is_start, size_t *nstart,
 		     int *rule);
 
+/* Event indices v[0..n) in time order (then by event id). */
+void flows_start_order(const struct trace *t, uint32_t *v, size_t n);
+
 #endif

@@ -368,18 +368,6 @@ static uint32_t *flows_skip(const struct trace *t, const struct flows_opts *o,
 	return v;
 }
 
-static const struct trace *flows_sort_trace;
-
-static int flows_start_cmp(const void *a, const void *b)
-{
-	const struct trace_event *x = &flows_sort_trace->ev[*(const uint32_t *)a];
-	const struct trace_event *y = &flows_sort_trace->ev[*(const uint32_t *)b];
-
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
 static int flows_i64_cmp(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -593,8 +581,7 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	err = flows_graph(t, o, &g, &f->ndirective_edges);
 	if (err)
 		goto out;
-	flows_sort_trace = t;
-	qsort(starts, nstart, sizeof(*starts), flows_start_cmp);
+	flows_start_order(t, starts, nstart);
 	stack = malloc((t->nev + 1) * sizeof(*stack));
 	if (!stack) {
 		err = -ENOMEM;

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/flows.h"
+#include "analysis/rootcause.h"
 #include "analysis/suspects.h"
 
 size_t suspects_k(size_t n)
@@ -324,4 +326,24 @@ size_t suspects_unit_back(const struct trace *t, const uint32_t *unit_of,
 		if (unit_of[j] != TRACE_NONE && unit_of[j] < nunits)
 			return unit_of[j];
 	return (size_t)-1;
+}
+
+int suspects_rank_flows(const struct trace *t, const struct flows *f,
+			const struct profile *prof, int kind,
+			struct rootcause_failstop *fs,
+			struct suspects_score *out)
+{
+	uint32_t *kinds = NULL;
+	int err;
+
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, fs);
+	err = flows_kinds(t, f, &kinds);
+	if (!err)
+		err = suspects_rank(prof, f->n, kinds, kind,
+				    suspects_unit_back(
+					    t, f->of, f->n,
+					    rootcause_failstop_event(t, fs)),
+				    out);
+	free(kinds);
+	return err;
 }

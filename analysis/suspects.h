@@ -85,6 +85,16 @@ size_t suspects_unit_back(const struct trace *t, const uint32_t *unit_of,
  * none) first.  0 or -ENOMEM. */
 int suspects_rank(const struct profile *T, size_t n, const uint32_t *group,
 		  int kind, size_t failstop, struct suspects_score *out);
+/* suspects_rank of flows f (prof: their profiles, flows_kinds their
+ * kinds), the flow of fs's fail-stop process first (rootcause.h; fs
+ * filled in with the default precision): the order `report --suspects`
+ * gives, for the TUI's views.  0 or -ENOMEM. */
+struct flows;
+struct rootcause_failstop;
+int suspects_rank_flows(const struct trace *t, const struct flows *f,
+			const struct profile *prof, int kind,
+			struct rootcause_failstop *fs,
+			struct suspects_score *out);
 
 /* The index of T's profile nearest to T[a] other than a (n < 2: n). */
 size_t suspects_nearest(const struct profile *T, size_t n, size_t a, int kind);

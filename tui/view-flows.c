@@ -100,21 +100,9 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		fv->order = calloc(fv->f->n + 1, sizeof(*fv->order));
 		err = fv->sc && fv->order ? 0 : -ENOMEM;
 	}
-	if (!err) { /* as report --suspects ranks them */
-		uint32_t *kinds = NULL;
-
-		rootcause_failstop(fv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z,
-				   &fv->fs);
-		err = flows_kinds(fv->t, fv->f, &kinds);
-		if (!err)
-			err = suspects_rank(
-				fv->prof, fv->f->n, kinds, PROFILES_COVERAGE,
-				suspects_unit_back(
-					fv->t, fv->f->of, fv->f->n,
-					rootcause_failstop_event(fv->t, &fv->fs)),
-				fv->sc);
-		free(kinds);
-	}
+	if (!err) /* as report --suspects ranks them */
+		err = suspects_rank_flows(fv->t, fv->f, fv->prof,
+					  PROFILES_COVERAGE, &fv->fs, fv->sc);
 	if (err) {
 		snprintf(fv->err, sizeof(fv->err), "%s",
 			 cause ? cause

@@ -62,19 +62,9 @@ static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
 	if (!err) { /* the top suspect, as report ranks them: a process
 		     * that stopped first makes its flow the anomaly */
 		struct rootcause_failstop fs;
-		uint32_t *kinds = NULL;
 
-		rootcause_failstop(rv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z,
-				   &fs);
-		err = flows_kinds(rv->t, rv->f, &kinds);
-		if (!err)
-			err = suspects_rank(
-				rv->prof, rv->f->n, kinds, PROFILES_COVERAGE,
-				suspects_unit_back(
-					rv->t, rv->f->of, rv->f->n,
-					rootcause_failstop_event(rv->t, &fs)),
-				sc);
-		free(kinds);
+		err = suspects_rank_flows(rv->t, rv->f, rv->prof,
+					  PROFILES_COVERAGE, &fs, sc);
 	}
 	if (!err) {
 		for (rv->anom = 0; rv->anom < rv->f->n && sc[rv->anom].rank != 1;

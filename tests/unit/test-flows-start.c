@@ -49,26 +49,9 @@
 
 /* The ids of flow fl, sorted, comma-separated, into buf. */
 static const char *ids(const struct trace *t, const struct flows *f,
-		       uint32_t fl, char *buf, size_t n)
+		      uint32_t fl, char *buf, size_t n)
 {
-	int64_t v[256];
-	size_t k = 0, i, j, w = 0;
-
-	for (i = 0; i < t->nev && k < 256; i++)
-		if (f->of[i] == fl)
-			v[k++] = t->ev[i].id;
-	for (i = 1; i < k; i++)
-		for (j = i; j > 0 && v[j] < v[j - 1]; j--) {
-			int64_t x = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	buf[0] = 0;
-	for (i = 0; i < k && w + 24 < n; i++)
-		w += (size_t)snprintf(buf + w, n - w, "%s%lld", i ? "," : "",
-				      (long long)v[i]);
-	return buf;
+	return tb_ids(t, f->of, fl, buf, n);
 }
 
 /* a send or recv on channel chan */
