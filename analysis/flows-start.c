@@ -176,12 +176,12 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 		/* the rest of the message the previous recv began */
 		more = c && prev == TK_RECV && e->kind == TK_RECV &&
 		       e->match != TRACE_NONE && e->match == lastm[c];
+		if (e->bytes <= 0)
+			continue; /* EAGAIN, EOF: neither asked nor answered */
 		if (c)
 			last[c] = e->kind;
 		if (c && e->kind == TK_RECV)
 			lastm[c] = e->match;
-		if (e->bytes <= 0)
-			continue;
 		if (r == ROLE_SERVER && e->kind == TK_RECV && !more &&
 		    (e->match != TRACE_NONE || !c || prev != TK_RECV)) {
 			/* after P answered on the channel: a new request,

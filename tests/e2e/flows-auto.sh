@@ -43,10 +43,14 @@
 #                      untraced client sends 6 requests: rule "server", a
 #                      flow per request, each through the front end and the
 #                      back end
+#   flow-map/auto      the exports' flow map (engine/flow-map.c, on the
+#                      cuts; the client rule's on every event) gives every
+#                      event the flow report gives it, on the client-rule
+#                      and the server-rule sessions (tests/unit/test-flow-map)
 # propel-test: takes 30
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 12
+expect_checks 13
 t=$(tmpdir)
 cleanup() {
 	for d in "$t"/b-* ; do
@@ -254,4 +258,12 @@ if bash "$drun" start "$d" >/dev/null 2>&1; then
 	fi
 else
 	fail dist/server-attach "the dist daemons did not start"
+fi
+
+fm=$PROPEL_TOP/$O/tests/unit/test-flow-map
+if [ -s "$t/dist.db" ] && [ -s "$t/srv.db" ] && "$fm" "$t/dist.db" >"$t/fm1" 2>&1 &&
+	"$fm" "$t/srv.db" >"$t/fm2" 2>&1; then
+	pass flow-map/auto
+else
+	fail flow-map/auto "$(grep FAIL "$t/fm1" "$t/fm2" 2>/dev/null | head -3)"
 fi

@@ -168,6 +168,7 @@ static void test_server(void)
 	tb_ev(t, 3, 2, TK_ENTRY, 1, "handle", "h.c:1");
 	tb_ev(t, 4, 3, TK_EXIT, 1, "handle", NULL);
 	comm(t, 5, 4, TK_SEND, 200, K);
+	comm(t, 13, 4, TK_RECV, -11, K); /* EAGAIN: no request yet */
 	comm(t, 6, 5, TK_RECV, 40, K);
 	comm(t, 7, 6, TK_RECV, 10, K); /* the same request's rest */
 	tb_ev(t, 8, 7, TK_ENTRY, 1, "handle", "h.c:1");
@@ -180,7 +181,7 @@ static void test_server(void)
 	CHECK("server/keep-alive",
 	      !flows_build(t, NULL, &f) && f->n == 2 &&
 		      f->rule == FLOWS_RULE_SERVER &&
-		      !strcmp(ids(t, f, 0, a, sizeof(a)), "2,3,4,5") &&
+		      !strcmp(ids(t, f, 0, a, sizeof(a)), "2,3,4,5,13") &&
 		      !strcmp(ids(t, f, 1, b, sizeof(b)),
 			      "6,7,8,9,10,11,12"),
 	      "%zu flows, rule %d: [%s] [%s]", f ? f->n : 0,
