@@ -13,10 +13,15 @@
  * peer the agent missed is still part of the request that waited for it.
  * So does a recv whose sender no flow reached (a process injected by
  * propagation in the middle of its work), once every start is walked.
- * Start events are cut points as well.
+ * The rest of a message (a recv whose first byte is in the send that
+ * held the first byte of its thread's previous recv on the channel) has
+ * no edge from that send: reading one message in several recvs switches
+ * no flow.  Start events are cut points as well.
  * Flow i is every event reachable from start event i and not yet in an
  * earlier flow; starts are taken in time order, and a start already
- * reached by an earlier flow (a reply coming back) belongs to that flow.
+ * reached by an earlier flow (a reply coming back) belongs to that flow,
+ * but for a root (flows-start.h: a server's request after it answered on
+ * the channel), which no other flow enters.
  *
  * Starts: each entry of a named function (--start); else chosen from the
  * traffic of the first traced process (trace->first_pid) by
