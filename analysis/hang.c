@@ -794,18 +794,6 @@ void hang_free(struct hang *h)
 	free(h);
 }
 
-void hang_order_first(size_t *order, size_t n, size_t u)
-{
-	size_t r;
-
-	for (r = 0; r < n && order[r] != u; r++)
-		;
-	for (; r > 0 && r < n; r--)
-		order[r] = order[r - 1];
-	if (n)
-		order[0] = u;
-}
-
 /* text */
 
 struct hg_buf {

@@ -161,8 +161,5 @@ int hang_is_send_call(const char *name);
 char *hang_chain_text(const struct hang_input *in, const struct hang *h,
 		      const struct hang_chain *c, char *buf, size_t len);
 
-/* Put unit u first in a ranking (order[r]: the unit ranked r + 1), the
- * units above it one lower: the hang's head before the scores. */
-void hang_order_first(size_t *order, size_t n, size_t u);
 
 #endif

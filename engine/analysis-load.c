@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/flows.h"
 #include "engine/analysis-load.h"
@@ -24,6 +25,7 @@ struct analysis_load {
 	uint32_t *ord;
 	size_t ordcap;
 	uint32_t seen;
+	int all; /* analysis_load_ord: every event is kept */
 };
 
 static int analysis_load_named(const struct flows_opts *fo, const char *f)
@@ -47,7 +49,7 @@ static int analysis_load_named(const struct flows_opts *fo, const char *f)
 static int analysis_load_cut(struct analysis_load *l,
 			     const struct replay_event *ev, int first)
 {
-	if (first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
+	if (l->all || first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
 		return 1;
 	return analysis_load_named(l->cuts, ev->func);
 }
@@ -102,9 +104,14 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		if (e.site == TRACE_NONE)
 			return -ENOMEM;
 	}
-	if (ev->kind == SK_SEND || ev->kind == SK_RECV)
+	if (ev->kind == SK_SEND || ev->kind == SK_RECV) {
+		uint32_t c = trace_intern(l->t, ev->chan);
+
+		if (c == TRACE_NONE)
+			return -ENOMEM;
 		e.bytes = ev->arg[1];
-	else
+		e.arg = c; /* the channel, for the automatic flow starts */
+	} else
 		e.arg = ev->arg[0];
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) && ev->has_arg[2]) {
 		e.val[0] = ev->arg[2]; /* a directive's value */
@@ -228,6 +235,24 @@ int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 	return 0;
 }
 
+int analysis_load_ord(struct session *s, struct trace **out, uint32_t **ord,
+		      char **cause)
+{
+	static const struct flows_opts none;
+	struct analysis_load l = { 0 };
+	int err;
+
+	l.cuts = &none;
+	l.all = 1;
+	err = analysis_load_walk(s, &l, out, cause);
+	if (err) {
+		free(l.ord);
+		return err;
+	}
+	*ord = l.ord;
+	return 0;
+}
+
 char *analysis_flow_start(struct session *s)
 {
 	char *v = session_meta_get(s, "flow_start");
@@ -250,6 +275,9 @@ int analysis_flows_opts(struct session *s, struct analysis_fo *a,
 	a->fo.start_func = a->start;
 	a->fo.dir = a->ds.d;
 	a->fo.ndir = a->ds.n;
+	analysis_stdio_chans(s, &a->skip);
+	a->fo.skip_chan = (const char *const *)a->skip.chan;
+	a->fo.nskip = a->skip.n;
 	return err;
 }
 
@@ -257,6 +285,7 @@ void analysis_flows_opts_release(struct analysis_fo *a)
 {
 	free(a->start);
 	directives_release(&a->ds);
+	analysis_skip_release(&a->skip);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -279,6 +308,52 @@ int analysis_flows(struct session *s, const struct trace *t,
 	}
 	analysis_flows_opts_release(&a);
 	return err;
+}
+
+int analysis_keep_stdio(const char *db, char **cause)
+{
+	struct session *s = NULL;
+	struct stat sb;
+	char chans[128] = "";
+	size_t n = 0;
+	int fd, err;
+
+	for (fd = 0; fd < 3; fd++)
+		if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
+		    n < sizeof(chans))
+			n += (size_t)snprintf(chans + n, sizeof(chans) - n,
+					      "%spipe:%llu", n ? " " : "",
+					      (unsigned long long)sb.st_ino);
+	if (!chans[0])
+		return 0;
+	err = session_open(db, SESSION_WRITE, &s, cause);
+	if (err)
+		return err;
+	err = session_meta_set(s, "stdio_chans", chans);
+	session_close(s);
+	if (err)
+		return propel_cause(cause, err, "%s: cannot keep %s", db, chans);
+	return 0;
+}
+
+int analysis_stdio_chans(struct session *s, struct analysis_skip *k)
+{
+	char *v = session_meta_get(s, "stdio_chans"), *p, *save = NULL;
+
+	memset(k, 0, sizeof(*k));
+	if (!v)
+		return 0;
+	k->buf = v;
+	for (p = strtok_r(v, " ", &save); p && k->n < ANALYSIS_MAXSKIP;
+	     p = strtok_r(NULL, " ", &save))
+		k->chan[k->n++] = p;
+	return 0;
+}
+
+void analysis_skip_release(struct analysis_skip *k)
+{
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
 }
 
 int analysis_keep_flow_start(const char *db, const char *func, char **cause)

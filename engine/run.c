@@ -409,6 +409,12 @@ static int run_start_follow(struct run *r)
 	capture_remove_dir(r->cap.dir);
 	transport_set_values(o->dirs.values); /* every host's agents */
 	err = follow_begin(r->flags, &r->fl, &cause);
+	if (!err && !o->follow_stdio && follow_own_stdio(r->fl, &cause)) {
+		/* then propel's own pipeline may be followed: said, not fatal */
+		propel_report(o->verb, 0, cause);
+		free(cause);
+		cause = NULL;
+	}
 	if (err) {
 		snprintf(what, sizeof(what), "%s --follow", o->verb);
 		propel_report(what, err, cause);
@@ -715,7 +721,8 @@ static void run_warn_detach(void *arg, pid_t pid, int err, const char *cause)
 	propel_report(what, err, cause);
 }
 
-/* --start FUNC and the directives into the stored session. */
+/* --start FUNC, propel's own stdio channels and the directives into the
+ * stored session. */
 static int run_keep(const struct run_opts *o)
 {
 	char *cause = NULL;
@@ -723,6 +730,8 @@ static int run_keep(const struct run_opts *o)
 
 	if (o->start)
 		err = analysis_keep_flow_start(o->db, o->start, &cause);
+	if (!err && !o->follow_stdio)
+		err = analysis_keep_stdio(o->db, &cause);
 	if (!err && o->dirs.n)
 		err = directives_keep(o->db, &o->dirs, &cause);
 	if (err) {

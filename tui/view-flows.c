@@ -108,9 +108,9 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		fv->order = calloc(fv->f->n + 1, sizeof(*fv->order));
 		err = fv->sc && fv->order ? 0 : -ENOMEM;
 	}
-	if (!err)
-		err = suspects_score(fv->prof, fv->f->n, NULL, 0,
-				     PROFILES_COVERAGE, 0, fv->sc);
+	if (!err) /* as report --suspects ranks them */
+		err = suspects_rank_flows(fv->t, fv->f, fv->prof,
+					  PROFILES_COVERAGE, &fv->fs, fv->sc);
 	if (err) {
 		snprintf(fv->err, sizeof(fv->err), "%s",
 			 cause ? cause
@@ -124,20 +124,21 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		if (fv->sc[i].score > fv->max)
 			fv->max = fv->sc[i].score;
 	}
-	rootcause_failstop(fv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fv->fs);
-	/* a hang: its chain above the list, its flow first */
+	/* a hang: its chain above the list, its flow first (above the
+	 * fail-stop one), as report --suspects ranks them */
 	if (hang_load(s, fv->t, ROOTCAUSE_PRECISION_NS, &fv->hl, &cause) == 0 &&
 	    fv->hl.h->nchain) {
 		const struct hang_chain *c = &fv->hl.h->chain[0];
-		uint32_t u = c->flow_ev < fv->t->nev ? fv->f->of[c->flow_ev]
-						      : TRACE_NONE;
+		size_t u = suspects_unit_back(fv->t, fv->f->of, fv->f->n,
+					      c->flow_ev);
 
 		hang_chain_text(&fv->hl.in, fv->hl.h, c, fv->hang,
 				sizeof(fv->hang));
-		if (u != TRACE_NONE && u < fv->f->n) {
-			hang_order_first(fv->order, fv->f->n, u);
+		if (u < fv->f->n) {
+			suspects_failstop_first(fv->sc, fv->f->n, u);
+			fv->sc[u].why = SUSPECTS_HANG;
 			for (i = 0; i < fv->f->n; i++)
-				fv->sc[fv->order[i]].rank = i + 1;
+				fv->order[fv->sc[i].rank - 1] = i;
 		}
 	}
 	free(cause);
