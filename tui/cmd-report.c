@@ -625,8 +625,12 @@ static int cmd_report_scores(const struct report_run *r,
 	}
 	rs->hang = err ? SIZE_MAX : cmd_report_hang_unit(r, o->by_process);
 	if (rs->hang != SIZE_MAX) { /* a hang's head above fail-stop */
+		/* "why" says hang where it moved another unit than the
+		 * fail-stop one; where both agree, fail-stop (the JSON's
+		 * "hang" names the chain) */
 		suspects_failstop_first(rs->sc, r->nunits, rs->hang);
-		rs->sc[rs->hang].why = SUSPECTS_HANG;
+		if (rs->hang != rs->failstop)
+			rs->sc[rs->hang].why = SUSPECTS_HANG;
 		hang_chain_text(&r->hl.in, r->hl.h, &r->hl.h->chain[0],
 				rs->htext, sizeof(rs->htext));
 	}

@@ -135,8 +135,11 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		hang_chain_text(&fv->hl.in, fv->hl.h, c, fv->hang,
 				sizeof(fv->hang));
 		if (u < fv->f->n) {
+			int agree = fv->sc[u].why == SUSPECTS_FAILSTOP;
+
 			suspects_failstop_first(fv->sc, fv->f->n, u);
-			fv->sc[u].why = SUSPECTS_HANG;
+			if (!agree)
+				fv->sc[u].why = SUSPECTS_HANG;
 			for (i = 0; i < fv->f->n; i++)
 				fv->order[fv->sc[i].rank - 1] = i;
 		}
