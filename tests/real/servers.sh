@@ -9,6 +9,7 @@
 #   nginx_start DIR      sets NGINX_PORT NGINX_MASTER NGINX_WORKER; serves
 #                        DIR/www: index.html (4 KiB, the wrk target) and
 #                        blob.bin (1 MiB of random bytes, for integrity)
+#   nginx_run DIR        nginx on DIR/nginx.conf of the caller's, waited for
 #   nginx_stop           QUIT, then KILL after 5 s
 #   redis_start DIR      sets REDIS_PORT REDIS_PID (no persistence)
 #   redis_stop
@@ -102,6 +103,15 @@ http {
 	}
 }
 EOF
+	nginx_run "$d"
+}
+
+# nginx_run DIR: nginx on DIR/nginx.conf (pid DIR/nginx.pid, log
+# DIR/error.log, listening on NGINX_PORT), waited for: sets NGINX_MASTER,
+# NGINX_WORKER (tests/e2e/three-tier.sh writes a config of its own)
+nginx_run() {
+	local d=$1 i
+	NGINX_DIR=$d
 	"$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -e "$d/error.log" >"$d/start.log" 2>&1 || {
 		echo "nginx_start: $(tail -n 2 "$d/start.log" "$d/error.log" 2>/dev/null)" >&2
 		return 1
