@@ -501,6 +501,11 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 				   (w == HANG_REPLY ||
 				    hang_is_send_call(trace_str(t, g->h->blocked[ts].func)));
 
+			/* a wait that stops something: B stopped (or ended),
+			 * or A's thread stuck in it; bytes a running reader
+			 * never read (it closed the channel) are none */
+			if (B->p->state == HANG_RUNNING && !here)
+				continue;
 			/* its wait: the one its stopped thread is in, else the
 			 * oldest */
 			if (A->p->has_edge &&

@@ -31,7 +31,11 @@
  *   reply   B read it all and has answered on C before (a request/reply
  *           channel): A waits for B's answer since its first send after
  *           B's last one.
- * A wait is an edge A -> B when it has lasted (to the session's end) more
+ * A wait is an edge A -> B when B stopped making progress (a thread of it
+ * stopped, or it crashed or exited) or A's own thread is stuck in the wait
+ * (stopped in a write with bytes unread, or after its request) -- bytes a
+ * running reader never read are most often a channel it closed -- and
+ * when it has lasted (to the session's end) more
  * than floor_ns and more than twice the longest wait of the
  * same kind between the same two programs that did end (a reply that
  * came, bytes that were read: the system's own measure of "slow") -- so

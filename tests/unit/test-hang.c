@@ -23,6 +23,9 @@
  *   chain/killed     the backend crashed (signal 11) on the client's
  *                    second request: the head, killed; the flow event
  *                    its last (the signal)
+ *   chain/closed     the backend answered 1.5 s late, nginx had closed:
+ *                    80 bytes never read by a running nginx, the backend
+ *                    not stuck: no chain
  *   alone/unmatched  a process stopped 5 s in write on pipe:9, which no
  *                    traced process reads: a chain of one, named
  *   alone/idle       a process stopped in read with nobody waiting: in
@@ -277,6 +280,36 @@ static void test_killed(void)
 	trace_free(b.t);
 }
 
+/* the backend answered after nginx had given up and closed: bytes a
+ * running reader never reads, the writer not stuck -- no hang */
+static void test_closed(void)
+{
+	static const char *const chan[] = { "tcp:a>b" };
+	struct hb b = { .t = trace_new() };
+	struct hang_input in;
+	struct hang *h;
+
+	hb_proc(b.t, 100, "/usr/sbin/nginx");
+	hb_proc(b.t, 200, "/opt/backend");
+	tb_thread(b.t, 100, 100);
+	tb_ev(b.t, 100, 0, TK_ENTRY, 0, "main", "n.c:1");
+	hb_comm(&b, 101, 10 * MS, TK_SEND, 50, 0, 0);
+	tb_ev(b.t, 102, 11 * MS, TK_ENTRY, 1, "close", "n.c:3");
+	tb_ev(b.t, 103, 11 * MS + 10, TK_EXIT, 1, "close", NULL);
+	tb_ev(b.t, 104, 3000 * MS, TK_ENTRY, 1, "epoll_wait", "n.c:2");
+	tb_thread(b.t, 200, 200);
+	tb_ev(b.t, 200, 0, TK_ENTRY, 0, "main", "b.c:1");
+	hb_comm(&b, 201, 10 * MS + 100, TK_RECV, 50, 0, 0);
+	hb_comm(&b, 202, 1500 * MS, TK_SEND, 80, 0, 0);
+	tb_ev(b.t, 203, 3000 * MS, TK_ENTRY, 1, "poll", "b.c:2");
+	tb_msg(b.t, 101, 201);
+	h = hb_done(&b, &in, chan, 1);
+	CHECK("chain/closed", h->nchain == 0 && h->nedges == 0,
+	      "%zu chains, %zu edges", h->nchain, h->nedges);
+	hang_free(h);
+	trace_free(b.t);
+}
+
 static void test_alone(void)
 {
 	static const char *const chan[] = { "pipe:9" };
@@ -414,10 +447,11 @@ static void test_nomsg(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(12);
+	CHECKS_EXPECT(13);
 	test_unread();
 	test_reply();
 	test_killed();
+	test_closed();
 	test_alone();
 	test_cycle();
 	test_nomsg();
