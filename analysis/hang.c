@@ -356,6 +356,7 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 	const struct trace *t = g->t;
 	struct hg_party pt[HANG_MAXPARTY];
 	size_t np = 0, i, x, y, first = SIZE_MAX; /* first: who spoke first */
+	size_t client = SIZE_MAX; /* who opened it, when the engine knows */
 
 	for (i = a; i < b; i++) {
 		const struct hang_comm *c = &g->in->comm[g->order[i]];
@@ -377,6 +378,8 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			pt[np++].offsets = 1;
 		}
 		pt[x].last = i;
+		if (c->client == 1 && client == SIZE_MAX)
+			client = x;
 		if (e->kind == TK_SEND) {
 			for (y = 0; y < np; y++) /* a reply ends their wait */
 				if (y != x && pt[y].pending >= 0) {
@@ -471,9 +474,12 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			}
 			w = HANG_UNREAD;
 		}
-		if (w == HANG_NONE && B->nsend && x == first) {
+		if (w == HANG_NONE && B->nsend &&
+		    x == (client != SIZE_MAX ? client : first)) {
 			/* a request not answered: the requester is the one
-			 * that spoke first on the channel */
+			 * that opened the channel (else that spoke first: a
+			 * recording that began mid-conversation can mislead
+			 * it) */
 			for (i = B->last_send + 1; i < b; i++)
 				if (t->ev[g->in->comm[g->order[i]].ev].pid ==
 					    A->p->pid &&

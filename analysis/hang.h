@@ -29,8 +29,9 @@
  *           A's bytes wait on B since the send holding the first unread
  *           byte -- a writer blocked on a full buffer, or bytes queued;
  *   reply   B read it all and has answered on C before (a request/reply
- *           channel): A waits for B's answer since its first send after
- *           B's last one.
+ *           channel), A being the client of C (hang_comm.client; unknown:
+ *           the one that spoke first on it): A waits for B's answer
+ *           since its first send after B's last one.
  * A wait is an edge A -> B when B stopped making progress (a thread of it
  * stopped, or it crashed or exited) or A's own thread is stuck in the wait
  * (stopped in a write with bytes unread, or after its request) -- bytes a
@@ -70,6 +71,9 @@ struct hang_comm {
 	uint32_t ev;	 /* index in trace->ev (a TK_SEND or TK_RECV) */
 	uint32_t chan;	 /* index in hang_input.chan */
 	int64_t offset;	 /* stream offset of its first byte, -1 none */
+	int8_t client;	 /* 1: its process opened the channel (its peer is
+			  * the end many channels share: a listening port),
+			  * 0: accepted it, -1: unknown */
 };
 
 struct hang_input {

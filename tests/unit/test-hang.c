@@ -94,6 +94,7 @@ static struct hang *hb_done(struct hb *b, struct hang_input *in,
 		b->c[i].ev = tb_find(b->t, b->cid[i]);
 		b->c[i].chan = b->cch[i];
 		b->c[i].offset = b->coff[i];
+		b->c[i].client = -1; /* the engine's guess: none here */
 	}
 	memset(in, 0, sizeof(*in));
 	in->t = b->t;
