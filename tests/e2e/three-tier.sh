@@ -41,7 +41,7 @@
 #                    (GET /item/7 through nginx twice, redis PING), their
 #                    pids alive, none traced (TracerPid 0), no nginx worker
 #                    died, the backend's only death the injected crash
-# propel-test: takes 90
+# propel-test: takes 300
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
