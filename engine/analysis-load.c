@@ -181,6 +181,29 @@ static void analysis_load_reserve(struct session *s, struct trace *t)
 	sqlite3_finalize(st);
 }
 
+/* Under attach the first traced process is the first target that has
+ * events (meta attach_pids), not the one whose oldest kept event is
+ * oldest: a flight ring that wrapped keeps only its newest. */
+static void analysis_load_targets(struct session *s, struct trace *t)
+{
+	char *v = session_meta_get(s, "attach_pids"), *p, *end;
+	size_t k;
+
+	for (p = v; p && *p; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		for (k = 0; k < t->nth; k++)
+			if (t->th[k].pid == pid && t->th[k].n) {
+				t->first_pid = pid;
+				free(v);
+				return;
+			}
+	}
+	free(v);
+}
+
 static int analysis_load_walk(struct session *s, struct analysis_load *l,
 			      struct trace **out, char **cause)
 {
@@ -197,6 +220,8 @@ static int analysis_load_walk(struct session *s, struct analysis_load *l,
 		err = analysis_load_tables(s, l->t);
 	if (!err)
 		err = trace_finish(l->t);
+	if (!err)
+		analysis_load_targets(s, l->t);
 	if (err) {
 		trace_free(l->t);
 		l->t = NULL;
@@ -310,29 +335,37 @@ int analysis_flows(struct session *s, const struct trace *t,
 	return err;
 }
 
-int analysis_keep_stdio(const char *db, char **cause)
+int analysis_keep_origin(const char *db, const pid_t *pids, int npids,
+			 int stdio, char **cause)
 {
 	struct session *s = NULL;
 	struct stat sb;
-	char chans[128] = "";
-	size_t n = 0;
-	int fd, err;
+	char chans[128] = "", targets[256] = "";
+	size_t n = 0, w = 0;
+	int fd, i, err;
 
-	for (fd = 0; fd < 3; fd++)
+	for (fd = 0; stdio && fd < 3; fd++)
 		if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
 		    n < sizeof(chans))
 			n += (size_t)snprintf(chans + n, sizeof(chans) - n,
 					      "%spipe:%llu", n ? " " : "",
 					      (unsigned long long)sb.st_ino);
-	if (!chans[0])
+	for (i = 0; i < npids && w < sizeof(targets); i++)
+		w += (size_t)snprintf(targets + w, sizeof(targets) - w, "%s%d",
+				      w ? " " : "", pids[i]);
+	if (!chans[0] && !targets[0])
 		return 0;
 	err = session_open(db, SESSION_WRITE, &s, cause);
 	if (err)
 		return err;
-	err = session_meta_set(s, "stdio_chans", chans);
+	if (chans[0])
+		err = session_meta_set(s, "stdio_chans", chans);
+	if (!err && targets[0])
+		err = session_meta_set(s, "attach_pids", targets);
 	session_close(s);
 	if (err)
-		return propel_cause(cause, err, "%s: cannot keep %s", db, chans);
+		return propel_cause(cause, err, "%s: cannot keep %s %s", db,
+				    chans, targets);
 	return 0;
 }
 

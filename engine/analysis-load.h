@@ -7,6 +7,8 @@
 #ifndef PROPEL_ENGINE_ANALYSIS_LOAD_H
 #define PROPEL_ENGINE_ANALYSIS_LOAD_H
 
+#include <sys/types.h>
+
 #include "analysis/flows.h"
 #include "analysis/trace.h"
 #include "engine/directives.h"
@@ -49,14 +51,17 @@ char *analysis_flow_start(struct session *s);
 /* The channels of propel's own stdio the session was recorded beside
  * (meta stdio_chans: "pipe:INO ..."), which begin no flow
  * (flows_opts.skip_chan): record and attach keep them unless
- * --follow-stdio. */
+ * --follow-stdio (stdio 0); and attach's targets (meta attach_pids), the
+ * first of which is the trace's first process (trace->first_pid, set by
+ * the loader).  0 or -errno with *cause. */
 #define ANALYSIS_MAXSKIP 8
 struct analysis_skip {
 	char *buf;
 	char *chan[ANALYSIS_MAXSKIP];
 	size_t n;
 };
-int analysis_keep_stdio(const char *db, char **cause);
+int analysis_keep_origin(const char *db, const pid_t *pids, int npids,
+			 int stdio, char **cause);
 int analysis_stdio_chans(struct session *s, struct analysis_skip *k);
 void analysis_skip_release(struct analysis_skip *k);
 

@@ -721,8 +721,8 @@ static void run_warn_detach(void *arg, pid_t pid, int err, const char *cause)
 	propel_report(what, err, cause);
 }
 
-/* --start FUNC, propel's own stdio channels and the directives into the
- * stored session. */
+/* --start FUNC, propel's own stdio channels, attach's targets and the
+ * directives into the stored session. */
 static int run_keep(const struct run_opts *o)
 {
 	char *cause = NULL;
@@ -730,8 +730,10 @@ static int run_keep(const struct run_opts *o)
 
 	if (o->start)
 		err = analysis_keep_flow_start(o->db, o->start, &cause);
-	if (!err && !o->follow_stdio)
-		err = analysis_keep_stdio(o->db, &cause);
+	if (!err)
+		err = analysis_keep_origin(o->db, o->pids,
+					   o->kind == RUN_ATTACH ? o->npids : 0,
+					   !o->follow_stdio, &cause);
 	if (!err && o->dirs.n)
 		err = directives_keep(o->db, &o->dirs, &cause);
 	if (err) {
