@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/chan-role.h"
 #include "analysis/flows-start.h"
 
 enum { ROLE_NONE, ROLE_CLIENT, ROLE_SERVER };
@@ -129,7 +130,7 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	uint8_t *role = calloc(nc, 1), *last = calloc(nc, 1);
 	uint8_t *peer = calloc(nc, 1), *head = calloc(t->nev + 1, 1);
 	uint32_t *lastm = malloc(nc * sizeof(*lastm));
-	uint8_t *root = calloc(t->nev + 1, 1);
+	uint8_t *root = calloc(t->nev + 1, 1), *srvend = calloc(nc, 1);
 	uint32_t *pev = malloc((t->nev + 1) * sizeof(*pev));
 	uint32_t *srv = malloc((t->nev + 1) * sizeof(*srv));
 	uint32_t *ct = malloc((t->nev + 1) * sizeof(*ct));
@@ -140,7 +141,8 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 	*nstart = 0;
 	*rule = FLOWS_RULE_NONE;
 	if (!role || !last || !peer || !head || !pev || !srv || !ct || !cu ||
-	    !lastm || !root) {
+	    !lastm || !root || !srvend ||
+	    chan_role_servers((const char *const *)t->str, t->nstr, srvend)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -169,8 +171,15 @@ int flows_start_auto(const struct trace *t, const uint32_t *skip,
 
 		if (c && role[c] == 0xff)
 			continue;
-		if (c && !role[c])
-			role[c] = e->kind == TK_SEND ? ROLE_CLIENT : ROLE_SERVER;
+		if (c && !role[c]) {
+			/* the listening-port rule, else the first speaker */
+			int cl = chan_role_client(srvend[c], e->peer_end);
+
+			role[c] = cl == 1   ? ROLE_CLIENT
+				  : cl == 0 ? ROLE_SERVER
+				  : e->kind == TK_SEND ? ROLE_CLIENT
+						       : ROLE_SERVER;
+		}
 		r = c ? role[c] : e->kind == TK_SEND ? ROLE_CLIENT : ROLE_SERVER;
 		prev = c ? last[c] : 0;
 		/* the rest of the message the previous recv began */
@@ -217,5 +226,6 @@ out:
 	free(cu);
 	free(lastm);
 	free(root);
+	free(srvend);
 	return err;
 }

@@ -5,9 +5,12 @@
  * by analysis/flows.c (flows_build); pure.
  *
  * Roles.  On each channel (trace_event.arg of a send or recv: the
- * interned chan string, 0 = unknown) P is the client when its first
- * event there is a send (it spoke first: it opened the connection), the
- * server when it is a recv.  Channels listed in flows_opts.skip_chan (the
+ * interned chan string, 0 = unknown) P is the client when it opened the
+ * channel by the listening-port rule (analysis/chan-role.h: its peer is
+ * the end other channels share; trace_event.peer_end), the server when it
+ * accepted it; when that is unknown, the client when its first event
+ * there is a send (it spoke first), the server when it is a recv -- a
+ * guess a recording that begins mid-conversation misreads.  Channels listed in flows_opts.skip_chan (the
  * operator's terminal and pipes: propel's own stdio) play no role.
  *
  *   server   each recv of P (>= 1 byte) on a channel it serves that

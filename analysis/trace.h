@@ -67,6 +67,8 @@ struct trace_event {
 	uint8_t kind;	 /* enum propel_kind */
 	uint8_t has_val; /* bit i: val[i] set */
 	uint8_t rebuilt; /* entry rebuilt for a frame lost in a wrapped ring */
+	uint8_t peer_end; /* send/recv: the end of its tcp/udp channel its
+			   * peer is (1, 2; analysis/chan-role.h), 0 unknown */
 };
 
 struct trace_thread {

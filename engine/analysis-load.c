@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/chan-role.h"
 #include "analysis/flows.h"
 #include "engine/analysis-load.h"
 #include "engine/replay.h"
@@ -111,6 +112,7 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 			return -ENOMEM;
 		e.bytes = ev->arg[1];
 		e.arg = c; /* the channel, for the automatic flow starts */
+		e.peer_end = (uint8_t)chan_role_peer_end(ev->chan, ev->peer);
 	} else
 		e.arg = ev->arg[0];
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) && ev->has_arg[2]) {

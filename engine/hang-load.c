@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/chan-role.h"
 #include "engine/hang-load.h"
 #include "engine/session.h"
 #include "share/log.h"
@@ -21,35 +22,6 @@ static int hl_pair_cmp(const void *a, const void *b)
 	const struct hl_pair *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* "tcp:E1>E2" (tcp: and udp:): E1 or E2 as [*e, *e + *n). */
-static int hl_end(const char *ch, int which, const char **e, size_t *n)
-{
-	const char *gt;
-
-	if (strncmp(ch, "tcp:", 4) && strncmp(ch, "udp:", 4))
-		return -1;
-	gt = strchr(ch + 4, '>');
-	if (!gt)
-		return -1;
-	*e = which == 1 ? ch + 4 : gt + 1;
-	*n = which == 1 ? (size_t)(gt - ch - 4) : strlen(gt + 1);
-	return 0;
-}
-
-/* 1 or 2: the end of chan that peer names; -1 none */
-static int hl_peer_end(const char *ch, const char *peer)
-{
-	const char *e;
-	size_t n;
-	int w;
-
-	for (w = 1; peer && w <= 2; w++)
-		if (!hl_end(ch, w, &e, &n) && strlen(peer) == n &&
-		    !strncmp(e, peer, n))
-			return w;
-	return -1;
 }
 
 static int hl_comm(struct session *s, const struct trace *t,
@@ -124,7 +96,7 @@ static int hl_comm(struct session *s, const struct trace *t,
 				    ? -1
 				    : sqlite3_column_int64(st, 1);
 		/* which end its peer is (hl_roles makes it a role) */
-		c->client = (int8_t)hl_peer_end(
+		c->client = (int8_t)chan_role_peer_end(
 			ch, (const char *)sqlite3_column_text(st, 3));
 	}
 	if (!err && rc != SQLITE_DONE)
@@ -134,44 +106,26 @@ static int hl_comm(struct session *s, const struct trace *t,
 	return err;
 }
 
-/* The end of a channel that other channels share (a listening address:
- * each connection to it has an end of its own) is its server's; an event
- * whose peer is that end was made by the client.  Before: client holds
- * hl_peer_end; after: 1 client, 0 server, -1 unknown. */
-static void hl_roles(struct hang_load *l)
+/* Each event's role from its peer end (analysis/chan-role.h's listening-
+ * port rule).  Before: client holds chan_role_peer_end; after: 1 client,
+ * 0 server, -1 unknown. */
+static int hl_roles(struct hang_load *l)
 {
 	uint8_t *srv = calloc(l->in.nchan + 1, 1);
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; srv && i < l->in.nchan; i++) {
-		size_t cnt[3] = { 0, 0, 0 }, n1, n2;
-		const char *e1, *e2, *f, *g;
-		int w;
-
-		if (hl_end(l->chan[i], 1, &e1, &n1) ||
-		    hl_end(l->chan[i], 2, &e2, &n2))
-			continue;
-		for (j = 0; j < l->in.nchan; j++) /* by name: few thousand */
-			for (w = 1; j != i && w <= 2; w++) {
-				size_t n;
-
-				if (hl_end(l->chan[j], w, &f, &n))
-					break;
-				g = f;
-				cnt[1] += n == n1 && !strncmp(g, e1, n);
-				cnt[2] += n == n2 && !strncmp(g, e2, n);
-			}
-		srv[i] = cnt[1] > cnt[2] ? 1 : cnt[2] > cnt[1] ? 2 : 0;
+	if (!srv ||
+	    chan_role_servers((const char *const *)l->chan, l->in.nchan, srv)) {
+		free(srv);
+		return -ENOMEM;
 	}
 	for (i = 0; i < l->in.ncomm; i++) {
 		struct hang_comm *c = &l->comm[i];
-		int end = c->client;
 
-		c->client = -1;
-		if (srv && srv[c->chan] && end > 0)
-			c->client = end == srv[c->chan];
+		c->client = (int8_t)chan_role_client(srv[c->chan], c->client);
 	}
 	free(srv);
+	return 0;
 }
 
 int hang_load(struct session *s, const struct trace *t, int64_t precision_ns,
@@ -184,7 +138,7 @@ int hang_load(struct session *s, const struct trace *t, int64_t precision_ns,
 	l->in.precision_ns = precision_ns;
 	err = hl_comm(s, t, l);
 	if (!err)
-		hl_roles(l);
+		err = hl_roles(l);
 	l->in.comm = l->comm;
 	l->in.chan = (const char *const *)l->chan;
 	if (!err)

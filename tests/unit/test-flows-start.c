@@ -31,6 +31,15 @@
  *   skip        a client that reads its standard input (a pipe from the
  *               operator's shell) first: with the pipe skipped (meta
  *               stdio_chans) it is a client, without it a server
+ *   mid         recordings that begin mid-conversation (attach under
+ *               load), roles by the listening-port rule (chan-role.h):
+ *               a proxy whose first event on a client's connection is
+ *               the answer to a request in flight and whose first on its
+ *               keep-alive back-end connection is a reply's read is the
+ *               server of the first and the client of the second: a flow
+ *               per request read, none at the back end's replies; a
+ *               client whose first event is a reply's read stays a
+ *               client (a flow per message it sends)
  *   kinds       each flow's start function (flows_kinds)
  *   no-messages a trace without communication, and one whose first
  *               process neither receives nor sends a byte: no automatic
@@ -60,6 +69,23 @@ static void comm(struct trace *t, int64_t id, int64_t ts, int kind,
 {
 	tb_full(t, id, ts, kind, 0, NULL, NULL, bytes, trace_intern(t, chan),
 		0, 0);
+}
+
+/* a send or recv on channel chan whose peer is the channel's end pe */
+static void comm_peer(struct trace *t, int64_t id, int64_t ts, int kind,
+		      int64_t bytes, const char *chan, int pe)
+{
+	struct trace_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.id = id;
+	e.ts_ns = ts;
+	e.kind = (uint8_t)kind;
+	e.bytes = bytes;
+	e.arg = trace_intern(t, chan);
+	e.peer_end = (uint8_t)pe;
+	if (trace_add(t, &e))
+		abort();
 }
 
 static struct trace *client_trace(void)
@@ -317,6 +343,78 @@ static void test_both(void)
 	trace_free(t);
 }
 
+/* A proxy attached to with a request in flight on each side. */
+static void test_mid_proxy(void)
+{
+	static const char *K1 = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	static const char *K2 = "tcp:10.0.0.1:80>10.0.0.9:51001";
+	static const char *B1 = "tcp:10.0.0.1:41000>10.0.0.2:9000";
+	static const char *B2 = "tcp:10.0.0.1:41001>10.0.0.2:9000";
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	char a[256], b[256];
+
+	tb_thread(t, 1, 1); /* the proxy: first traced */
+	comm_peer(t, 1, 1, TK_RECV, 20, B1, 2); /* the in-flight reply */
+	comm_peer(t, 2, 2, TK_SEND, 100, K1, 2); /* its answer */
+	comm_peer(t, 3, 3, TK_RECV, 50, K1, 2); /* request 1 */
+	comm_peer(t, 4, 4, TK_SEND, 20, B1, 2);
+	comm_peer(t, 5, 6, TK_RECV, 20, B1, 2);
+	comm_peer(t, 6, 7, TK_SEND, 100, K1, 2);
+	comm_peer(t, 7, 8, TK_RECV, 50, K2, 2); /* request 2 */
+	comm_peer(t, 8, 9, TK_SEND, 20, B2, 2);
+	comm_peer(t, 9, 12, TK_RECV, 20, B2, 2);
+	comm_peer(t, 10, 13, TK_SEND, 100, K2, 2);
+	tb_thread(t, 2, 2); /* the back end */
+	comm_peer(t, 201, 5, TK_RECV, 20, B1, 1);
+	comm_peer(t, 202, 5, TK_SEND, 20, B1, 1);
+	comm_peer(t, 203, 10, TK_RECV, 20, B2, 1);
+	comm_peer(t, 204, 11, TK_SEND, 20, B2, 1);
+	tb_msg(t, 4, 201);
+	tb_msg(t, 202, 5);
+	tb_msg(t, 8, 203);
+	tb_msg(t, 204, 9);
+	if (trace_finish(t))
+		abort();
+	CHECK("mid/proxy",
+	      !flows_build(t, NULL, &f) && f->n == 2 &&
+		      f->rule == FLOWS_RULE_SERVER &&
+		      !strcmp(ids(t, f, 0, a, sizeof(a)), "3,4,5,6,201,202") &&
+		      !strcmp(ids(t, f, 1, b, sizeof(b)), "7,8,9,10,203,204"),
+	      "%zu flows, rule %d: [%s] [%s]", f ? f->n : 0,
+	      f ? f->rule : -1, a, b);
+	flows_free(f);
+	trace_free(t);
+}
+
+/* A client attached to while a reply was on its way. */
+static void test_mid_client(void)
+{
+	static const char *C1 = "tcp:10.0.0.1:41000>10.0.0.2:9000";
+	static const char *C2 = "tcp:10.0.0.1:41001>10.0.0.2:9000";
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	char a[256], b[256];
+
+	tb_thread(t, 1, 1);
+	comm_peer(t, 1, 1, TK_RECV, 20, C1, 2); /* the in-flight reply */
+	comm_peer(t, 2, 2, TK_SEND, 20, C1, 2);
+	comm_peer(t, 3, 3, TK_RECV, 20, C1, 2);
+	comm_peer(t, 4, 4, TK_SEND, 20, C2, 2);
+	comm_peer(t, 5, 5, TK_RECV, 20, C2, 2);
+	if (trace_finish(t))
+		abort();
+	CHECK("mid/client",
+	      !flows_build(t, NULL, &f) && f->n == 2 &&
+		      f->rule == FLOWS_RULE_CLIENT &&
+		      !strcmp(ids(t, f, 0, a, sizeof(a)), "2,3") &&
+		      !strcmp(ids(t, f, 1, b, sizeof(b)), "4,5"),
+	      "%zu flows, rule %d: [%s] [%s]", f ? f->n : 0,
+	      f ? f->rule : -1, a, b);
+	flows_free(f);
+	trace_free(t);
+}
+
 static void test_untraced_receiver(void)
 {
 	static const char *H = "tcp:10.0.0.1:52000>10.0.0.7:80";
@@ -419,12 +517,14 @@ static void test_no_messages(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(10);
+	CHECKS_EXPECT(12);
 	test_client();
 	test_server();
 	test_traced_client();
 	test_reply_pipe();
 	test_both();
+	test_mid_proxy();
+	test_mid_client();
 	test_untraced_receiver();
 	test_skip();
 	test_no_messages();
