@@ -27,7 +27,8 @@ size_t suspects_k(size_t n)
 static int suspects_score_k(const struct profile *T, size_t n,
 			    const uint32_t *group, const struct profile *N,
 			    size_t m, const uint32_t *ngroup, int kind,
-			    size_t kfix, struct suspects_score *out);
+			    size_t kfix, const uint8_t *cut,
+			    struct suspects_score *out);
 
 struct suspects_nb {
 	double d;
@@ -48,7 +49,7 @@ int suspects_score(const struct profile *T, size_t n, const struct profile *N,
 {
 	if (!k)
 		return suspects_score_kinds(T, n, NULL, N, m, NULL, kind, out);
-	return suspects_score_k(T, n, NULL, N, m, NULL, kind, k, out);
+	return suspects_score_k(T, n, NULL, N, m, NULL, kind, k, NULL, out);
 }
 
 int suspects_score_kinds(const struct profile *T, size_t n,
@@ -56,13 +57,23 @@ int suspects_score_kinds(const struct profile *T, size_t n,
 			 size_t m, const uint32_t *ngroup, int kind,
 			 struct suspects_score *out)
 {
-	return suspects_score_k(T, n, group, N, m, ngroup, kind, 0, out);
+	return suspects_score_k(T, n, group, N, m, ngroup, kind, 0, NULL,
+				out);
+}
+
+int suspects_score_cut(const struct profile *T, size_t n,
+		       const uint32_t *group, const struct profile *N,
+		       size_t m, const uint32_t *ngroup, int kind,
+		       const uint8_t *cut, struct suspects_score *out)
+{
+	return suspects_score_k(T, n, group, N, m, ngroup, kind, 0, cut, out);
 }
 
 static int suspects_score_k(const struct profile *T, size_t n,
 			    const uint32_t *group, const struct profile *N,
 			    size_t m, const uint32_t *ngroup, int kind,
-			    size_t kfix, struct suspects_score *out)
+			    size_t kfix, const uint8_t *cut,
+			    struct suspects_score *out)
 {
 	struct suspects_nb *nb;
 	size_t h, i, r;
@@ -78,9 +89,12 @@ static int suspects_score_k(const struct profile *T, size_t n,
 		out[h].nb_ref = -1;
 		out[h].nb = 0;
 		out[h].why = SUSPECTS_KNN;
+		out[h].cut = cut && cut[h];
 		for (i = 0; i < n; i++) {
 			if (group && group[i] != group[h])
 				continue;
+			if (cut && cut[i] && i != h)
+				continue; /* no one's neighbour */
 			g++;
 			if (i != h) {
 				nb[c].d = profiles_distance(&T[h], &T[i], kind);
@@ -113,12 +127,15 @@ static int suspects_score_k(const struct profile *T, size_t n,
 		}
 	}
 	free(nb);
-	/* ranks: by score, descending; ties by index */
+	/* ranks: the complete units first; by score, descending; ties by
+	 * index */
 	for (h = 0; h < n; h++) {
 		r = 1;
 		for (i = 0; i < n; i++)
-			if (out[i].score > out[h].score ||
-			    (out[i].score == out[h].score && i < h))
+			if (out[i].cut < out[h].cut ||
+			    (out[i].cut == out[h].cut &&
+			     (out[i].score > out[h].score ||
+			      (out[i].score == out[h].score && i < h))))
 				r++;
 		out[h].rank = r;
 	}
@@ -300,13 +317,20 @@ int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
 int suspects_rank(const struct profile *T, size_t n, const uint32_t *group,
 		  int kind, size_t failstop, struct suspects_score *out)
 {
+	return suspects_rank_cut(T, n, group, kind, failstop, NULL, out);
+}
+
+int suspects_rank_cut(const struct profile *T, size_t n,
+		      const uint32_t *group, int kind, size_t failstop,
+		      const uint8_t *cut, struct suspects_score *out)
+{
 	struct profile *st = NULL;
 	size_t nd;
 	int err = suspects_steady(T, n, group, &st, &nd);
 
 	if (!err)
-		err = suspects_score_kinds(st, n, group, NULL, 0, NULL, kind,
-					   out);
+		err = suspects_score_cut(st, n, group, NULL, 0, NULL, kind,
+					 cut, out);
 	if (!err && failstop != (size_t)-1)
 		suspects_failstop_first(out, n, failstop);
 	profiles_free(st, n);
@@ -334,16 +358,21 @@ int suspects_rank_flows(const struct trace *t, const struct flows *f,
 			struct suspects_score *out)
 {
 	uint32_t *kinds = NULL;
-	int err;
+	uint8_t *cut = calloc(f->n + 1, 1);
+	int err = cut ? 0 : -ENOMEM;
 
 	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, fs);
-	err = flows_kinds(t, f, &kinds);
 	if (!err)
-		err = suspects_rank(prof, f->n, kinds, kind,
-				    suspects_unit_back(
-					    t, f->of, f->n,
-					    rootcause_failstop_event(t, fs)),
-				    out);
+		err = flows_kinds(t, f, &kinds);
+	if (!err && !f->per_process)
+		err = suspects_cut(t, f, cut);
+	if (!err)
+		err = suspects_rank_cut(prof, f->n, kinds, kind,
+					suspects_unit_back(
+						t, f->of, f->n,
+						rootcause_failstop_event(t, fs)),
+					cut, out);
 	free(kinds);
+	free(cut);
 	return err;
 }

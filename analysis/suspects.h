@@ -26,6 +26,8 @@ struct suspects_score {
 	size_t nb;	/* neighbour that set the score (index in T or N) */
 	int nb_ref;	/* 1: nb indexes N; -1: no neighbour */
 	size_t rank;	/* 1 = most suspect */
+	int cut;	/* 1: a unit the recording's window cut (suspects_cut):
+			 * ranked after the complete ones, no one's neighbour */
 	int why;	/* SUSPECTS_KNN, or SUSPECTS_FAILSTOP: ranked first as
 			 * it holds the process that stopped first, or
 			 * SUSPECTS_HANG: above that, a hang's (given by
@@ -74,6 +76,34 @@ int suspects_score_kinds(const struct profile *T, size_t n,
 			 const uint32_t *group, const struct profile *N,
 			 size_t m, const uint32_t *ngroup, int kind,
 			 struct suspects_score *out);
+
+/*
+ * Cut flows.  A flow the recording's window cut is not compared as if it
+ * were complete: suspects_cut marks cut[i] for each flow of f that
+ *   began before the window: it holds the return of a call entered before
+ *     its thread's first kept event (an exit with no entry in the trace,
+ *     or of an entry rebuilt for a frame lost in a wrapped ring), or a
+ *     message to or from a traced process before that process's first
+ *     kept event that the process did not record (unmatched);
+ *   did not finish in it: a request (the server rule: a recv of the
+ *     first process) with no answer on its channel in the flow; any other
+ *     flow holding a call still open where its thread's recording ended
+ *     (not by the thread's or the process's end); or a message to or
+ *     from a traced process after that process's last kept event that it
+ *     did not record (each agent is switched off in turn: a process's
+ *     window can end before its peers').
+ * suspects_score_cut scores like suspects_score_kinds with cut units left
+ * out of every unit's neighbours (each is still scored against the
+ * complete ones of its kind) and ranks the cut units after the complete
+ * ones (score order within each part); a fail-stop or hang unit still
+ * goes first.  cut NULL: none.  0 or -ENOMEM.
+ */
+struct flows;
+int suspects_cut(const struct trace *t, const struct flows *f, uint8_t *cut);
+int suspects_score_cut(const struct profile *T, size_t n,
+		       const uint32_t *group, const struct profile *N,
+		       size_t m, const uint32_t *ngroup, int kind,
+		       const uint8_t *cut, struct suspects_score *out);
 /* *out: n profiles (profiles_free). 0 or -ENOMEM. */
 int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
 		    struct profile **out, size_t *ndropped);
@@ -84,14 +114,17 @@ void suspects_failstop_first(struct suspects_score *sc, size_t n, size_t u);
 size_t suspects_unit_back(const struct trace *t, const uint32_t *unit_of,
 			  size_t nunits, uint32_t ev);
 /* All three, for a view that shows ranks only: unit failstop ((size_t)-1:
- * none) first.  0 or -ENOMEM. */
+ * none) first, cut units (NULL: none) after the complete ones.  0 or
+ * -ENOMEM. */
 int suspects_rank(const struct profile *T, size_t n, const uint32_t *group,
 		  int kind, size_t failstop, struct suspects_score *out);
+int suspects_rank_cut(const struct profile *T, size_t n,
+		      const uint32_t *group, int kind, size_t failstop,
+		      const uint8_t *cut, struct suspects_score *out);
 /* suspects_rank of flows f (prof: their profiles, flows_kinds their
  * kinds), the flow of fs's fail-stop process first (rootcause.h; fs
- * filled in with the default precision): the order `report --suspects`
- * gives, for the TUI's views.  0 or -ENOMEM. */
-struct flows;
+ * filled in with the default precision), the cut flows last: the order
+ * `report --suspects` gives, for the TUI's views.  0 or -ENOMEM. */
 struct rootcause_failstop;
 int suspects_rank_flows(const struct trace *t, const struct flows *f,
 			const struct profile *prof, int kind,

@@ -498,6 +498,7 @@ struct report_scores {
 	size_t hang;	       /* the hang's unit, above it; SIZE_MAX none */
 	char htext[1024];      /* the hang's first chain in words */
 	uint32_t *group, *ngroup;
+	uint8_t *cut;	       /* flows the window cut (suspects_cut) */
 };
 
 static void cmd_report_scores_release(struct report_scores *rs,
@@ -511,6 +512,7 @@ static void cmd_report_scores_release(struct report_scores *rs,
 	free(rs->sc);
 	free(rs->group);
 	free(rs->ngroup);
+	free(rs->cut);
 	memset(rs, 0, sizeof(*rs));
 }
 
@@ -542,17 +544,23 @@ static int cmd_report_scores(const struct report_run *r,
 	for (i = 0; i < nref; i++)
 		rs->m += ref[i].nunits;
 	rs->sc = calloc(r->nunits + 1, sizeof(*rs->sc));
+	rs->cut = calloc(r->nunits + 1, 1);
 	raw = calloc(rs->m + 1, sizeof(*raw));
 	if (kinds) {
 		rs->group = calloc(r->nunits + 1, sizeof(*rs->group));
 		rs->ngroup = calloc(rs->m + 1, sizeof(*rs->ngroup));
 		names = calloc(r->nunits + rs->m + 1, sizeof(*names));
 	}
-	if (!rs->sc || !raw ||
+	if (!rs->sc || !raw || !rs->cut ||
 	    (kinds && (!rs->group || !rs->ngroup || !names))) {
 		err = -ENOMEM;
 		goto out;
 	}
+	/* flows the window cut rank after the complete ones */
+	if (kinds)
+		err = suspects_cut(r->t, r->f, rs->cut);
+	if (err)
+		goto out;
 	for (i = 0, k = 0; i < nref; i++)
 		for (j = 0; j < ref[i].nunits; j++, k++) {
 			raw[k] = ref[i].prof[j];
@@ -608,8 +616,8 @@ static int cmd_report_scores(const struct report_run *r,
 		raw = NULL;
 		rs->nkinds = 1;
 	}
-	err = suspects_score_kinds(rs->T, r->nunits, rs->group, rs->N, rs->m,
-				   rs->ngroup, o->profile, rs->sc);
+	err = suspects_score_cut(rs->T, r->nunits, rs->group, rs->N, rs->m,
+				 rs->ngroup, o->profile, rs->cut, rs->sc);
 	rs->failstop = (size_t)-1;
 	if (!err && rs->fs.found) {
 		if (o->by_process) {
@@ -690,8 +698,8 @@ static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 		       o->by_process ? "process" : "flow",
 		       profiles_kind_name(o->profile), r->nunits, rs.nkinds,
 		       rs.ndropped, m);
-		printf("%4s %8s %10s  %-9s %s\n", "RANK",
-		       o->by_process ? "PID" : "FLOW", "SCORE", "WHY",
+		printf("%4s %8s %10s  %-9s %-3s %s\n", "RANK",
+		       o->by_process ? "PID" : "FLOW", "SCORE", "WHY", "CUT",
 		       "TOP PATH (largest delta component)");
 	}
 	for (i = 0; i < r->nunits; i++) {
@@ -710,16 +718,19 @@ static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 			k = profiles_max_delta(&rs.T[u], nb, o->profile, NULL);
 		if (o->json) {
 			printf("%s\n {\"%s\": %" PRId64 ", \"score\": %.6g, "
-			       "\"rank\": %zu, \"why\": \"%s\", \"top_path\": ",
+			       "\"rank\": %zu, \"why\": \"%s\", \"cut\": %s, "
+			       "\"top_path\": ",
 			       i ? "," : "", o->by_process ? "pid" : "id",
 			       o->by_process ? r->pids[u] : (int64_t)u + 1,
-			       rs.sc[u].score, rs.sc[u].rank, why);
+			       rs.sc[u].score, rs.sc[u].rank, why,
+			       rs.sc[u].cut ? "true" : "false");
 			cmd_report_kpath(&rs.T[u], nb, k, 1);
 			putchar('}');
 		} else {
-			printf("%4zu %8" PRId64 " %10.4f  %-9s ", rs.sc[u].rank,
+			printf("%4zu %8" PRId64 " %10.4f  %-9s %-3s ",
+			       rs.sc[u].rank,
 			       o->by_process ? r->pids[u] : (int64_t)u + 1,
-			       rs.sc[u].score, why);
+			       rs.sc[u].score, why, rs.sc[u].cut ? "cut" : "");
 			cmd_report_kpath(&rs.T[u], nb, k, 0);
 			putchar('\n');
 		}

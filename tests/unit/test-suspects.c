@@ -32,12 +32,24 @@
  *                      reference of its kind gives it its distance
  *   order/rank         suspects_rank: the fail-stop unit first, then the
  *                      steady-state k-NN order
+ *   cut/flows          suspects_cut on a server (untraced client, a traced
+ *                      back end whose recording ends first): five requests;
+ *                      the first holds the return of a call entered before
+ *                      the window, the fourth talks to the back end after
+ *                      its last kept event (unrecorded), the fifth has no
+ *                      answer: cut 1,0,0,1,1
+ *   cut/rank           {abc} x3, {abcd}, {abcd} and {axyz} cut, k = 1:
+ *                      without cuts {axyz} ranks first and the two {abcd}
+ *                      score 0; with them the complete {abcd} scores 1
+ *                      (the cut one is no neighbour) and ranks first, the
+ *                      cut ones last (5 then 0), marked
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/flows.h"
 #include "analysis/profiles.h"
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
@@ -374,12 +386,105 @@ static void test_order(void)
 	profiles_space_release(&sp);
 }
 
+/* a send or recv on channel chan */
+static void comm(struct trace *t, int64_t id, int64_t ts, int kind,
+		 int64_t bytes, const char *chan)
+{
+	tb_full(t, id, ts, kind, 0, NULL, NULL, bytes, trace_intern(t, chan),
+		0, 0);
+}
+
+static void test_cut(void)
+{
+	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	static const char *B = "tcp:10.0.0.1:41000>10.0.0.2:9000";
+	static const char *const six[] = { "abc", "abc", "abc", "abcd", "abcd",
+					   "axyz" };
+	static const uint8_t cut6[] = { 0, 0, 0, 0, 1, 1 };
+	struct suspects_score sc[6];
+	struct profiles_space sp = { 0 };
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	struct profile *p;
+	uint8_t cut[8] = { 9, 9, 9, 9, 9, 9, 9, 9 };
+	size_t n;
+	int ok;
+
+	tb_thread(t, 1, 1); /* the server: first traced */
+	comm(t, 1, 10, TK_RECV, 50, K); /* request 1 */
+	tb_ev(t, 2, 20, TK_ENTRY, 1, "handle", "h.c:1");
+	comm(t, 3, 30, TK_SEND, 20, B);
+	comm(t, 4, 50, TK_RECV, 20, B);
+	tb_ev(t, 5, 60, TK_EXIT, 1, "handle", NULL);
+	tb_ev(t, 6, 70, TK_EXIT, 0, "loop", NULL); /* entered before */
+	comm(t, 7, 80, TK_SEND, 100, K);
+	comm(t, 8, 100, TK_RECV, 50, K); /* request 2 */
+	tb_ev(t, 9, 110, TK_ENTRY, 1, "handle", "h.c:1");
+	comm(t, 10, 120, TK_SEND, 20, B);
+	comm(t, 11, 140, TK_RECV, 20, B);
+	tb_ev(t, 12, 150, TK_EXIT, 1, "handle", NULL);
+	comm(t, 13, 160, TK_SEND, 100, K);
+	comm(t, 14, 200, TK_RECV, 50, K); /* request 3 */
+	tb_ev(t, 15, 210, TK_ENTRY, 1, "handle", "h.c:1");
+	comm(t, 16, 220, TK_SEND, 20, B);
+	comm(t, 17, 240, TK_RECV, 20, B);
+	tb_ev(t, 18, 250, TK_EXIT, 1, "handle", NULL);
+	comm(t, 19, 260, TK_SEND, 100, K);
+	comm(t, 20, 300, TK_RECV, 50, K); /* request 4: back end gone */
+	tb_ev(t, 21, 310, TK_ENTRY, 1, "handle", "h.c:1");
+	comm(t, 22, 320, TK_SEND, 20, B);
+	comm(t, 23, 340, TK_RECV, 20, B);
+	tb_ev(t, 24, 350, TK_EXIT, 1, "handle", NULL);
+	comm(t, 25, 360, TK_SEND, 100, K);
+	comm(t, 26, 400, TK_RECV, 50, K); /* request 5: no answer */
+	tb_ev(t, 27, 410, TK_ENTRY, 1, "handle", "h.c:1");
+	tb_thread(t, 2, 2); /* the back end, recorded until 230 */
+	comm(t, 101, 35, TK_RECV, 20, B);
+	comm(t, 102, 40, TK_SEND, 20, B);
+	comm(t, 103, 125, TK_RECV, 20, B);
+	comm(t, 104, 130, TK_SEND, 20, B);
+	comm(t, 105, 225, TK_RECV, 20, B);
+	comm(t, 106, 230, TK_SEND, 20, B);
+	tb_msg(t, 3, 101);
+	tb_msg(t, 102, 4);
+	tb_msg(t, 10, 103);
+	tb_msg(t, 104, 11);
+	tb_msg(t, 16, 105);
+	tb_msg(t, 106, 17);
+	if (trace_finish(t))
+		abort();
+	ok = !flows_build(t, NULL, &f) && f->n == 5 &&
+	     f->rule == FLOWS_RULE_SERVER && !suspects_cut(t, f, cut) &&
+	     !memcmp(cut, "\1\0\0\1\1", 5);
+	CHECK("cut/flows", ok, "%zu flows: cut %d %d %d %d %d (%d)",
+	      f ? f->n : 0, cut[0], cut[1], cut[2], cut[3], cut[4], cut[5]);
+	flows_free(f);
+	trace_free(t);
+
+	t = sets(six, 6);
+	p = by_process(&sp, t, &n);
+	ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 1, sc) &&
+	     sc[5].rank == 1 && sc[3].score == 0 && sc[4].score == 0;
+	ok = ok &&
+	     !suspects_score_cut(p, n, NULL, NULL, 0, NULL, PROFILES_COVERAGE,
+				 cut6, sc) &&
+	     sc[3].score == 1 && sc[3].rank == 1 && !sc[3].cut &&
+	     sc[5].rank == 5 && sc[4].rank == 6 && sc[4].cut && sc[5].cut &&
+	     sc[0].rank == 2;
+	CHECK("cut/rank", ok, "ranks %zu %zu %zu, score %g", sc[3].rank,
+	      sc[4].rank, sc[5].rank, sc[3].score);
+	profiles_free(p, n);
+	trace_free(t);
+	profiles_space_release(&sp);
+}
+
 int main(void)
 {
-	CHECKS_EXPECT(14);
+	CHECKS_EXPECT(16);
 	test_profiles();
 	test_knn();
 	test_delta();
 	test_order();
+	test_cut();
 	return failures ? 1 : 0;
 }
