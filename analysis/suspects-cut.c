@@ -22,7 +22,8 @@
 struct sc_state {
 	const struct trace *t;
 	const struct flows *f;
-	uint8_t *cut, *open, *answered, *ended, *msend;
+	uint8_t *cut, *open, *answered, *ended, *born, *msend;
+	uint8_t *sent;		 /* per chan: the first process sent on it */
 	uint32_t *thp;		 /* thread -> process index */
 	int64_t *first, *last;	 /* per process: kept events' bounds */
 	int32_t (*chp)[2];	 /* per chan: its processes, -2 many */
@@ -56,15 +57,23 @@ static void sc_procs(struct sc_state *s, const int64_t *pid)
 	}
 }
 
-/* Calls returned that began before the window, calls open at its end. */
+/* Calls returned that began before the window (in a thread the window
+ * began: not one started or forked in it, whose first events return from
+ * its creator's calls), calls open at its end. */
 static void sc_calls(struct sc_state *s, uint32_t *stack)
 {
 	const struct trace *t = s->t;
 	size_t i, x, sp;
 
+	for (x = 0; x < t->nev; x++) /* a fork's child began in the window */
+		if (t->ev[x].kind == TK_FORK)
+			for (i = 0; i < t->nth; i++)
+				if (t->th[i].pid == t->ev[x].arg)
+					s->born[s->thp[i]] = 1;
 	for (i = 0; i < t->nth; i++) {
 		const struct trace_thread *th = &t->th[i];
-		int by_window;
+		int by_window, began = th->n && !s->born[s->thp[i]] &&
+				      t->ev[th->first].kind != TK_THREAD_START;
 
 		sp = 0;
 		for (x = th->first; x < th->first + th->n; x++) {
@@ -78,7 +87,7 @@ static void sc_calls(struct sc_state *s, uint32_t *stack)
 
 				if (sp)
 					sp--;
-				if (before && F < s->f->n)
+				if (began && before && F < s->f->n)
 					s->cut[F] = 1;
 			}
 		}
@@ -111,6 +120,8 @@ static void sc_messages(struct sc_state *s, size_t nc)
 			s->msend[e->match] = 1;
 		if (e->arg <= 0 || (size_t)e->arg >= nc)
 			continue;
+		if (e->kind == TK_SEND && e->pid == t->first_pid)
+			s->sent[e->arg] = 1;
 		c = s->chp[e->arg];
 		for (w = 0; w < 2 && c[w] != p; w++)
 			if (c[w] == -1) {
@@ -160,13 +171,15 @@ int suspects_cut(const struct trace *t, const struct flows *f, uint8_t *cut)
 	s.open = calloc(f->n + 1, 1);
 	s.answered = calloc(f->n + 1, 1);
 	s.ended = calloc(t->nth + 1, 1);
+	s.born = calloc(t->nth + 1, 1);
 	s.msend = calloc(t->nev + 1, 1);
 	s.thp = calloc(t->nth + 1, sizeof(*s.thp));
 	s.first = calloc(t->nth + 1, sizeof(*s.first));
 	s.last = calloc(t->nth + 1, sizeof(*s.last));
 	s.chp = malloc(nc * sizeof(*s.chp));
-	if (!pid || !stack || !s.open || !s.answered || !s.ended ||
-	    !s.msend || !s.thp || !s.first || !s.last || !s.chp) {
+	s.sent = calloc(nc, 1);
+	if (!pid || !stack || !s.open || !s.answered || !s.ended || !s.born ||
+	    !s.msend || !s.thp || !s.first || !s.last || !s.chp || !s.sent) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -179,10 +192,12 @@ int suspects_cut(const struct trace *t, const struct flows *f, uint8_t *cut)
 		const struct trace_event *st = &t->ev[f->flow[i].start];
 		int request = f->rule == FLOWS_RULE_SERVER &&
 			      st->kind == TK_RECV && st->arg > 0 &&
+			      (size_t)st->arg < nc && s.sent[st->arg] &&
 			      st->pid == t->first_pid;
 
-		/* a request is finished when answered; any other flow when
-		 * its calls returned */
+		/* a request is finished when answered (on a channel the
+		 * server answers on at all: not a pipe in, answered on
+		 * another); any other flow when its calls returned */
 		if (request ? !s.answered[i] : s.open[i])
 			cut[i] = 1;
 	}
@@ -192,10 +207,12 @@ out:
 	free(s.open);
 	free(s.answered);
 	free(s.ended);
+	free(s.born);
 	free(s.msend);
 	free(s.thp);
 	free(s.first);
 	free(s.last);
 	free(s.chp);
+	free(s.sent);
 	return err;
 }
