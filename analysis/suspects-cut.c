@@ -60,10 +60,15 @@ static void sc_procs(struct sc_state *s, const int64_t *pid)
 /* Calls returned that began before the window (in a thread the window
  * began: not one started or forked in it, whose first events return from
  * its creator's calls), calls open at its end. */
-static void sc_calls(struct sc_state *s, uint32_t *stack)
+static int sc_calls(struct sc_state *s, uint32_t *stack)
 {
 	const struct trace *t = s->t;
 	size_t i, x, sp;
+	/* per path: the thread (+1) in which a call of it returned */
+	uint32_t *ret = calloc(t->npath + 1, sizeof(*ret));
+
+	if (!ret)
+		return -ENOMEM;
 
 	for (x = 0; x < t->nev; x++) /* a fork's child began in the window */
 		if (t->ev[x].kind == TK_FORK)
@@ -85,8 +90,12 @@ static void sc_calls(struct sc_state *s, uint32_t *stack)
 			} else if (e->kind == TK_EXIT) {
 				int before = !sp || t->ev[stack[sp - 1]].rebuilt;
 
-				if (sp)
+				if (sp) {
 					sp--;
+					if (t->ev[stack[sp]].path < t->npath)
+						ret[t->ev[stack[sp]].path] =
+							(uint32_t)i + 1;
+				}
 				if (began && before && F < s->f->n)
 					s->cut[F] = 1;
 			}
@@ -95,12 +104,18 @@ static void sc_calls(struct sc_state *s, uint32_t *stack)
 			    t->ev[th->first + th->n - 1].kind != TK_THREAD_EXIT &&
 			    t->ev[th->first + th->n - 1].kind != TK_PROCESS_EXIT;
 		while (by_window && sp--) {
+			const struct trace_event *e = &t->ev[stack[sp]];
 			uint32_t F = s->f->of[stack[sp]];
 
-			if (!t->ev[stack[sp]].rebuilt && F < s->f->n)
+			/* a call of a path that returned before in the
+			 * thread is its loop's wait for work: idle */
+			if (!e->rebuilt && F < s->f->n &&
+			    !(e->path < t->npath && ret[e->path] == i + 1))
 				s->open[F] = 1;
 		}
 	}
+	free(ret);
+	return 0;
 }
 
 /* The messages: channels' processes, answers, unrecorded messages. */
@@ -186,7 +201,9 @@ int suspects_cut(const struct trace *t, const struct flows *f, uint8_t *cut)
 	memset(cut, 0, f->n);
 	memset(s.chp, 0xff, nc * sizeof(*s.chp)); /* -1: none yet */
 	sc_procs(&s, pid);
-	sc_calls(&s, stack);
+	err = sc_calls(&s, stack);
+	if (err)
+		goto out;
 	sc_messages(&s, nc);
 	for (i = 0; i < f->n; i++) {
 		const struct trace_event *st = &t->ev[f->flow[i].start];

@@ -88,7 +88,9 @@ int suspects_score_kinds(const struct profile *T, size_t n,
  *   did not finish in it: a request (the server rule: a recv of the
  *     first process) with no answer on its channel in the flow; any other
  *     flow holding a call still open where its thread's recording ended
- *     (not by the thread's or the process's end); or a message to or
+ *     (not by the thread's or the process's end; not a call of a path
+ *     that returned before in the thread: its loop's wait for work, as
+ *     rootcause.h's idle rule); or a message to or
  *     from a traced process after that process's last kept event that it
  *     did not record (each agent is switched off in turn: a process's
  *     window can end before its peers').

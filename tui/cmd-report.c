@@ -764,7 +764,7 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 	const struct profile *a, *nm = NULL;
 	const struct report_run *nrun = r;
 	struct rootcause rc = { 0 };
-	size_t ai, ni = 0, i, j;
+	size_t ai, ni = 0, i, j, nb = SIZE_MAX;
 	int err;
 
 	if (r->nunits < 1)
@@ -783,6 +783,18 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 		for (ai = 0; !err && ai < r->nunits && rs.sc[ai].rank != 1;
 		     ai++)
 			;
+		/* its normal: the neighbour that set its score (§5.2), not
+		 * the nearest flow, which may be another like it (one slow
+		 * request in 20: the nearest of one is another slow one) */
+		if (!err && ai < r->nunits && rs.sc[ai].nb_ref == 0 &&
+		    rs.sc[ai].why == SUSPECTS_KNN && rs.sc[ai].nb != ai) {
+			size_t g = 0; /* with k = 1 it is the nearest */
+
+			for (i = 0; i < r->nunits; i++)
+				g += !rs.group || rs.group[i] == rs.group[ai];
+			if (suspects_k(g) >= 2)
+				nb = rs.sc[ai].nb;
+		}
 		cmd_report_scores_release(&rs, r);
 		if (err)
 			return err;
@@ -825,7 +837,9 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 					    o->normal, r->path, r->nunits);
 		ni = (size_t)o->normal - 1;
 	} else {
-		ni = suspects_nearest(r->prof, r->nunits, ai, o->profile);
+		ni = nb < r->nunits ? nb
+				    : suspects_nearest(r->prof, r->nunits, ai,
+						       o->profile);
 		if (ni == r->nunits)
 			return propel_cause(cause, -ENOENT,
 					    "%s: one flow only: nothing to "
