@@ -41,6 +41,7 @@
 
 #include "engine/chunk.h"
 #include "engine/cursor.h"
+#include "engine/node-vitals.h"
 #include "engine/reconstruct.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -1015,6 +1016,11 @@ struct tui_live *view_live(struct view *v)
 	return tui_of(v)->live;
 }
 
+struct node_vitals *view_node_vitals(struct view *v)
+{
+	return tui_of(v)->nodev;
+}
+
 /* `x`: stop the run; 1 when its session is stored (then the caller opens
  * it), 0 when the stop failed (said on the message line). */
 static int tui_live_stop(struct tui *t)
@@ -1062,10 +1068,12 @@ int tui_live_main(void)
 		free(cause);
 		return 1;
 	}
+	node_vitals_start(&t.nodev); /* loads in its thread */
 	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
 		if (view_table[k].modes & TUI_LIVE)
 			tui_add_view(&t, view_table[k].ops);
 	if (!t.nviews) {
+		node_vitals_stop(t.nodev);
 		screen_fini();
 		propel_report("top", -EIO, "cannot open the process view");
 		return 1;
@@ -1108,6 +1116,7 @@ int tui_live_main(void)
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
+	node_vitals_stop(t.nodev);
 	if (stopped) {
 		/* the session it stored, in today's trace view; the log
 		 * keeps fd 2 until that TUI is done too */

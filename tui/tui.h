@@ -56,6 +56,8 @@ struct tui {
 	int nfolds, capfolds;
 	uint64_t damage_seen; /* chunk_store_message count shown */
 	struct tui_live *live; /* TUI_LIVE: the capture run, once attached */
+	struct node_vitals *nodev; /* TUI_LIVE: the kernel's view of each
+				    * process (engine/node-vitals.h) */
 };
 
 /* `propel tui [DB]`: the TUI on the session at path; the exit status. */

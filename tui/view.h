@@ -97,6 +97,20 @@ int view_attach(struct view *v, int pid, const char *comm, int follow,
 /* The live console's capture run (tui/live.h), NULL when not attached. */
 struct tui_live *view_live(struct view *v);
 
+/* The live console's kernel view of each process (engine/node-vitals.h),
+ * NULL outside the live console. */
+struct node_vitals;
+struct node_vitals *view_node_vitals(struct view *v);
+
+/* The process view's figures of one process (tui/view-procs.c), shared
+ * with the live pane's traced processes: CPU% (pcpu, < 0 unknown), OFF%
+ * (its threads' time off the CPU) and SYS/s, each n bytes, "-" for what
+ * is not known (yet). */
+struct node_vital;
+void view_procs_figures(double pcpu, int nthreads,
+			const struct node_vital *nvl, char *cpu, char *off,
+			char *sys, size_t n);
+
 /* The views the core knows, one per file (the core's view_table). */
 extern const struct view_ops view_trace_ops;
 extern const struct view_ops view_source_ops;

@@ -11,6 +11,10 @@
 #   attach/events         the status line counts events, and the count grows
 #   attach/flows-10s      the pane lists at least 5 flows, ranked, within
 #                         10 s of `A`
+#   attach/vitals-beside  above the flows, the traced processes with their
+#                         vital signs: dist-front's line (pid, command)
+#                         with CPU%, OFF%, a measured SYS/s (BPF, not "-")
+#                         and what it waits in (engine/node-vitals.h)
 #   attach/no-smear       no "propel: ..." line of the run on the screen;
 #                         they are in the log file named beside the session
 #   attach/tui-cpu        the TUI's own CPU while attached, over 5 s, under
@@ -44,7 +48,7 @@
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 . "$(dirname "$0")/../real/servers.sh"
 set -uo pipefail
-expect_checks 15
+expect_checks 16
 command -v tmux >/dev/null || { skip console-attach "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console-attach "no $PROPEL"; exit 1; }
 if ! is_root; then
@@ -95,7 +99,7 @@ leases() { # the app's processes with a propel-lease thread
 }
 
 tui_start 80 24 "cd $d/empty && $PROPEL"
-if tui_wait_for "PID USER" 3 && tui_screen | grepq "CPU%  COMMAND"; then
+if tui_wait_for "PID USER" 3 && tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND"; then
 	pass attach/process-view
 else
 	fail attach/process-view "$(tui_screen | head -3 | tr '\n' '|')"
@@ -129,6 +133,14 @@ if is_num "$e1" && is_num "$e2" && [ "$e1" -gt 0 ] && [ "$e2" -gt "$e1" ]; then
 	pass "attach/events ($e1 then $e2 events)"
 else
 	fail attach/events "'$e1' then '$e2': $(tui_status)"
+fi
+
+# the vital signs of the traced processes beside the flows
+vl=$(tui_screen | grep -E "^ +$front dist-front +[0-9.]+ +[0-9.]+ +[0-9.]+[kM]? +[a-z]" | head -1)
+if tui_screen | grepq "^TRACED  *PID COMMAND  *CPU%  *OFF%  *SYS/s WAITING" && [ -n "$vl" ]; then
+	pass "attach/vitals-beside:$(sed 's/  */ /g' <<<"$vl")"
+else
+	fail attach/vitals-beside "$(tui_screen | sed -n '2,8p' | tr '\n' '|')"
 fi
 
 log=${db%.db}.log
@@ -229,7 +241,7 @@ tui_keys End
 tui_keys a
 sleep 0.5
 m=$(tui_message)
-if grepq "attach $tr: already traced by pid $sp" <<<"$m" && tui_screen | grepq "CPU%  COMMAND" &&
+if grepq "attach $tr: already traced by pid $sp" <<<"$m" && tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND" &&
    tui_keys q && tui_wait_for "EXITED 0" 3; then
 	pass "bad/refused: $m"
 else
