@@ -15,6 +15,9 @@
 #                         vital signs: dist-front's line (pid, command)
 #                         with CPU%, OFF%, a measured SYS/s (BPF, not "-")
 #                         and what it waits in (engine/node-vitals.h)
+#   attach/resize-live    resized to 120x40 while attached: the pane
+#                         redraws at that size (status on row 39, more
+#                         flows listed than at 80x24), then back
 #   attach/no-smear       no "propel: ..." line of the run on the screen;
 #                         they are in the log file named beside the session
 #   attach/tui-cpu        the TUI's own CPU while attached, over 5 s, under
@@ -48,7 +51,7 @@
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 . "$(dirname "$0")/../real/servers.sh"
 set -uo pipefail
-expect_checks 16
+expect_checks 17
 command -v tmux >/dev/null || { skip console-attach "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console-attach "no $PROPEL"; exit 1; }
 if ! is_root; then
@@ -142,6 +145,21 @@ if tui_screen | grepq "^TRACED  *PID COMMAND  *CPU%  *OFF%  *SYS/s WAITING" && [
 else
 	fail attach/vitals-beside "$(tui_screen | sed -n '2,8p' | tr '\n' '|')"
 fi
+
+# resized live (a terminal window dragged over ssh)
+n80=$(tui_screen | grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  ")
+tmx resize-window -t t -x 120 -y 40
+sleep 1.5
+scr=$(tui_screen)
+n120=$(grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  " <<<"$scr")
+if [ "$(tmx display -p -t t '#{window_height}')" = 40 ] && sed -n 39p <<<"$scr" | grepq "attached to $front" &&
+   [ "$n120" -gt "$n80" ] && grepq "^TRACED" <<<"$scr"; then
+	pass "attach/resize-live ($n80 flows listed at 80x24, $n120 at 120x40)"
+else
+	fail attach/resize-live "$n80 then $n120 flows: $(sed -n '2p;39p' <<<"$scr" | tr '\n' '|')"
+fi
+tmx resize-window -t t -x 80 -y 24
+sleep 0.5
 
 log=${db%.db}.log
 if ! tui_screen | grepq "propel: " && [ -s "$d/empty/$log" ] && grepq "propel: " "$d/empty/$log"; then

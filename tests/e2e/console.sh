@@ -39,13 +39,18 @@
 #   console/cpu                   the console's own CPU over 10 s under 2%
 #                                 of a core (/proc/PID/stat), printed
 #   console/quit-restores         `q`: exit 0, the terminal restored
+#   console/terms                 under TERM=xterm-256color, screen,
+#                                 tmux-256color and vt100 (as ssh brings
+#                                 them): the header, 15 lines, the status
+#                                 line, and `q` exits 0 restoring the
+#                                 terminal
 #   console/not-root-lists        as nobody: still lists processes (the
 #                                 server, dimmed as another user's) and the
 #                                 status line says "not root"
 #   console/not-root-quits        and quits cleanly
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 18
+expect_checks 19
 command -v tmux >/dev/null || { skip console "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console "no $PROPEL"; exit 1; }
 run=$PROPEL_TOP/tests/apps/dist-run.sh
@@ -221,6 +226,27 @@ else
 	fail console/quit-restores "$(tui_screen | tail -3 | tr '\n' '|')"
 fi
 tui_stop
+
+bad=
+for term in xterm-256color screen tmux-256color vt100; do
+	tui_start 80 24 "cd $d/empty && TERM=$term $PROPEL"
+	n=0
+	for _ in $(seq 100); do
+		n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
+		[ "$n" -ge 15 ] && break
+		sleep 0.03
+	done
+	if ! tui_screen | grepq "PID USER .*CPU%  OFF%  SYS/s WAITING      COMMAND" || [ "$n" -lt 15 ] ||
+	   ! tui_status | grepq " procs "; then
+		bad="$bad $term: $n lines, $(tui_screen | sed -n '2p;23p' | tr '\n' '|')"
+	fi
+	tui_keys q
+	if ! tui_wait_for "EXITED 0" 3 || [ "$(tmx display -p -t t '#{alternate_on}')" != 0 ]; then
+		bad="$bad $term: q: $(tui_screen | tail -2 | tr '\n' '|')"
+	fi
+	tui_stop
+done
+[ -z "$bad" ] && pass console/terms || fail console/terms "$bad"
 
 # not root: /proc still, and the status line says what is missing
 if ! is_root || ! command -v setpriv >/dev/null; then
