@@ -93,6 +93,16 @@ flows_within() {
 	done
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
+# select_pid PID: Home, then Down to the line of PID (the filter may
+# leave others: the front end's child shares its command line)
+select_pid() {
+	local i
+	tmx send-keys -t t Home
+	sleep 0.2
+	i=$(tui_screen | sed -n '3,$p' | grep -nE '^ *[0-9]+ ' | awk -v p="$1" '$2 == p { sub(":.*", "", $1); print $1 - 1; exit }')
+	for ((; ${i:-0} > 0; i--)); do tmx send-keys -t t Down; done
+	sleep 0.1
+}
 leases() { # the app's processes with a propel-lease thread
 	local p n=0
 	for p in $app_pids; do
@@ -108,9 +118,12 @@ else
 	fail attach/process-view "$(tui_screen | head -3 | tr '\n' '|')"
 fi
 
-tui_keys / ; tui_keys dist-front Enter
+# the front end of this suite's app (its command line names the run's
+# directory; another suite's dist-front may be running), then its line
+tui_keys / ; tui_keys "$d/run/log.sock" Enter
 sleep 0.3
-tmx send-keys -t t Home A
+select_pid "$front"
+tmx send-keys -t t A
 t0=$(date +%s%N)
 tui_wait_for "attached to $front (dist-front) follow" 10
 st=$(tui_status)
@@ -218,9 +231,12 @@ fi
 loadpid=$!
 tui_start 80 24 "cd $d/hup && $PROPEL"
 tui_wait_for "PID USER" 3
-tui_keys / ; tui_keys dist-front Enter
+# the front end of this suite's app (its command line names the run's
+# directory; another suite's dist-front may be running), then its line
+tui_keys / ; tui_keys "$d/run/log.sock" Enter
 sleep 0.3
-tmx send-keys -t t Home A
+select_pid "$front"
+tmx send-keys -t t A
 tui_wait_for "attached to $front" 10
 sleep 3
 tp=$(tui_pid)
