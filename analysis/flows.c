@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/flows-start.h"
 #include "analysis/flows.h"
 #include "share/log.h"
 
@@ -222,16 +223,59 @@ static int flows_thread_of_tid(const struct trace *t, int64_t tid,
 	return 0;
 }
 
+/*
+ * The rest of a message: a recv whose first byte is in the send that held
+ * the first byte of its thread's previous recv on the same channel, with
+ * no send of the thread on the channel between (a message read in several
+ * recvs).  It is no new message: the thread does not switch flows there
+ * (no edge from the send, so no cut).  Known channels only
+ * (trace_event.arg).  One pass: per channel, the thread's last send or
+ * recv on it.  cont[i] = 1 for those.  0 or -ENOMEM.
+ */
+static int flows_continued(const struct trace *t, uint8_t *cont)
+{
+	size_t nc = t->nstr + 1, i;
+	uint32_t *th = malloc(nc * sizeof(*th)), *m = malloc(nc * sizeof(*m));
+	uint8_t *kind = calloc(nc, 1);
+
+	if (!th || !m || !kind) {
+		free(th);
+		free(m);
+		free(kind);
+		return -ENOMEM;
+	}
+	memset(th, 0xff, nc * sizeof(*th));
+	for (i = 0; i < t->nev; i++) {
+		const struct trace_event *e = &t->ev[i];
+		size_t c = (size_t)e->arg;
+
+		if ((e->kind != TK_RECV && e->kind != TK_SEND) || e->arg <= 0 ||
+		    c >= nc)
+			continue;
+		cont[i] = e->kind == TK_RECV && e->match != TRACE_NONE &&
+			  th[c] == e->thread && kind[c] == TK_RECV &&
+			  m[c] == e->match;
+		th[c] = e->thread;
+		kind[c] = e->kind;
+		m[c] = e->match;
+	}
+	free(th);
+	free(m);
+	free(kind);
+	return 0;
+}
+
 static int flows_graph(const struct trace *t, const struct flows_opts *o,
 		       struct flows_edges *g, size_t *ndir)
 {
 	size_t i, k, c;
-	int err = 0;
+	uint8_t *cont = calloc(t->nev + 1, 1);
+	int err = cont ? flows_continued(t, cont) : -ENOMEM;
 
 	for (i = 0; i < t->nev && !err; i++) {
 		const struct trace_event *e = &t->ev[i];
 
-		if (e->kind == TK_RECV && e->match != TRACE_NONE)
+		if (e->kind == TK_RECV && e->match != TRACE_NONE && !cont[i])
 			err = flows_edge(g, e->match, (uint32_t)i);
 		else if (e->kind == TK_FORK && flows_thread_of_tid(t, e->arg, &k))
 			err = flows_edge(g, (uint32_t)i,
@@ -268,6 +312,7 @@ static int flows_graph(const struct trace *t, const struct flows_opts *o,
 			break;
 		}
 	}
+	free(cont);
 	for (i = 0; i < o->ndir && !err; i++)
 		err = flows_directive_edges(t, &o->dir[i], g, ndir);
 	if (err)
@@ -296,25 +341,31 @@ static int flows_graph(const struct trace *t, const struct flows_opts *o,
 	return 0;
 }
 
-static int flows_is_start(const struct trace *t, const struct flows_opts *o,
-			  const struct trace_event *e)
+static int flows_is_func_start(const struct trace *t,
+			       const struct flows_opts *o,
+			       const struct trace_event *e)
 {
-	if (o->start_func)
-		return e->kind == TK_ENTRY &&
-		       strcmp(trace_str(t, e->func), o->start_func) == 0;
-	return e->kind == TK_RECV && e->bytes > 0 && e->pid == t->first_pid;
+	return e->kind == TK_ENTRY &&
+	       strcmp(trace_str(t, e->func), o->start_func) == 0;
 }
 
-static const struct trace *flows_sort_trace;
-
-static int flows_start_cmp(const void *a, const void *b)
+/* The skipped channels' string indices (those the trace holds). */
+static uint32_t *flows_skip(const struct trace *t, const struct flows_opts *o,
+			    size_t *n)
 {
-	const struct trace_event *x = &flows_sort_trace->ev[*(const uint32_t *)a];
-	const struct trace_event *y = &flows_sort_trace->ev[*(const uint32_t *)b];
+	uint32_t *v = malloc((o->nskip + 1) * sizeof(*v));
+	size_t i, k;
 
-	if (x->ts_ns != y->ts_ns)
-		return x->ts_ns < y->ts_ns ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < o->nskip; i++)
+		for (k = 1; k < t->nstr; k++)
+			if (o->skip_chan[i] && !strcmp(t->str[k], o->skip_chan[i])) {
+				v[(*n)++] = (uint32_t)k;
+				break;
+			}
+	return v;
 }
 
 static int flows_i64_cmp(const void *a, const void *b)
@@ -412,8 +463,9 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 	return 0;
 }
 
-/* Everything reachable from stack[0..sp) joins flow id. */
-static void flows_walk(const struct trace *t, const struct flows_opts *o,
+/* Everything reachable from stack[0..sp) joins flow id.  A root start
+ * (is_start 2, analysis/flows-start.h) no other flow enters. */
+static void flows_walk(const struct trace *t, const uint8_t *is_start,
 		       const struct flows_edges *g, struct flows *f,
 		       uint32_t *stack, size_t sp, uint32_t id)
 {
@@ -425,13 +477,13 @@ static void flows_walk(const struct trace *t, const struct flows_opts *o,
 		/* the intra-thread edge, unless the rules cut it */
 		y = x + 1;
 		if (y < th->first + th->n && !g->indeg[y] &&
-		    !flows_is_start(t, o, &t->ev[y]) && f->of[y] == TRACE_NONE) {
+		    !is_start[y] && f->of[y] == TRACE_NONE) {
 			f->of[y] = id;
 			stack[sp++] = y;
 		}
 		for (c = g->head[x]; c < g->head[x + 1]; c++) {
 			y = g->out[c];
-			if (f->of[y] == TRACE_NONE) {
+			if (f->of[y] == TRACE_NONE && is_start[y] != 2) {
 				f->of[y] = id;
 				stack[sp++] = y;
 			}
@@ -445,7 +497,7 @@ static void flows_walk(const struct trace *t, const struct flows_opts *o,
  * it as the message came) is as if from an untraced sender: it stays in
  * its thread's flow, and what follows with it.  Until nothing changes.
  */
-static void flows_orphans(const struct trace *t, const struct flows_opts *o,
+static void flows_orphans(const struct trace *t, const uint8_t *is_start,
 			  const struct flows_edges *g, struct flows *f,
 			  uint32_t *stack)
 {
@@ -465,11 +517,11 @@ static void flows_orphans(const struct trace *t, const struct flows_opts *o,
 				    e->kind != TK_RECV || e->match == TRACE_NONE ||
 				    g->indeg[y] != 1 ||
 				    f->of[e->match] != TRACE_NONE ||
-				    flows_is_start(t, o, e))
+				    is_start[y])
 					continue;
 				f->of[y] = f->of[y - 1];
 				stack[0] = (uint32_t)y;
-				flows_walk(t, o, g, f, stack, 1, f->of[y]);
+				flows_walk(t, is_start, g, f, stack, 1, f->of[y]);
 				changed = 1;
 			}
 		}
@@ -482,8 +534,9 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	static const struct flows_opts none;
 	struct flows_edges g = { 0 };
 	struct flows *f;
-	uint32_t *starts = NULL, *stack = NULL;
-	size_t nstart = 0, i, s;
+	uint32_t *starts = NULL, *stack = NULL, *skip = NULL;
+	uint8_t *is_start = NULL;
+	size_t nstart = 0, nskip = 0, i, s;
 	int err = 0, comm = 0;
 
 	if (!o)
@@ -492,7 +545,10 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	if (!f)
 		return -ENOMEM;
 	f->of = malloc((t->nev + 1) * sizeof(*f->of));
-	if (!f->of) {
+	is_start = calloc(t->nev + 1, 1);
+	starts = malloc((t->nev + 1) * sizeof(*starts));
+	skip = flows_skip(t, o, &nskip);
+	if (!f->of || !is_start || !starts || !skip) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -500,15 +556,23 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	for (i = 0; i < t->nev; i++)
 		if (t->ev[i].kind == TK_SEND || t->ev[i].kind == TK_RECV)
 			comm = 1;
-	starts = malloc((t->nev + 1) * sizeof(*starts));
-	if (!starts) {
-		err = -ENOMEM;
-		goto out;
+	if (o->start_func) {
+		f->rule = FLOWS_RULE_FUNC;
+		for (i = 0; i < t->nev; i++)
+			if (flows_is_func_start(t, o, &t->ev[i]))
+				is_start[i] = 1;
+	} else if (comm && !o->per_process) {
+		err = flows_start_auto(t, skip, nskip, is_start, &nstart,
+				       &f->rule);
+		if (err)
+			goto out;
 	}
+	nstart = 0;
 	for (i = 0; i < t->nev; i++)
-		if (flows_is_start(t, o, &t->ev[i]))
+		if (is_start[i])
 			starts[nstart++] = (uint32_t)i;
 	if (o->per_process || (!o->start_func && (!comm || !nstart))) {
+		f->rule = FLOWS_RULE_NONE;
 		err = flows_per_process(t, f);
 		if (!err)
 			err = flows_summarize(t, f);
@@ -517,8 +581,7 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	err = flows_graph(t, o, &g, &f->ndirective_edges);
 	if (err)
 		goto out;
-	flows_sort_trace = t;
-	qsort(starts, nstart, sizeof(*starts), flows_start_cmp);
+	flows_start_order(t, starts, nstart);
 	stack = malloc((t->nev + 1) * sizeof(*stack));
 	if (!stack) {
 		err = -ENOMEM;
@@ -545,13 +608,15 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 		f->flow[id].start = starts[s];
 		f->of[starts[s]] = id;
 		stack[sp++] = starts[s];
-		flows_walk(t, o, &g, f, stack, sp, id);
+		flows_walk(t, is_start, &g, f, stack, sp, id);
 	}
-	flows_orphans(t, o, &g, f, stack);
+	flows_orphans(t, is_start, &g, f, stack);
 	err = flows_summarize(t, f);
 out:
 	free(starts);
 	free(stack);
+	free(skip);
+	free(is_start);
 	free(g.head);
 	free(g.out);
 	free(g.indeg);
@@ -561,5 +626,31 @@ out:
 		return err;
 	}
 	*out = f;
+	return 0;
+}
+
+uint32_t flows_start_func(const struct trace *t, const struct flows *f,
+			  size_t i)
+{
+	const struct trace_event *e = &t->ev[f->flow[i].start];
+
+	if (e->kind == TK_ENTRY || e->kind == TK_EXIT)
+		return e->func;
+	return e->path ? t->path[e->path].func : 0;
+}
+
+int flows_kinds(const struct trace *t, const struct flows *f,
+		uint32_t **group)
+{
+	size_t i;
+
+	*group = NULL;
+	if (f->per_process)
+		return 0;
+	*group = malloc((f->n + 1) * sizeof(**group));
+	if (!*group)
+		return -ENOMEM;
+	for (i = 0; i < f->n; i++)
+		(*group)[i] = flows_start_func(t, f, i);
 	return 0;
 }

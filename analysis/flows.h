@@ -13,15 +13,22 @@
  * peer the agent missed is still part of the request that waited for it.
  * So does a recv whose sender no flow reached (a process injected by
  * propagation in the middle of its work), once every start is walked.
- * Start events are cut points as well.
+ * The rest of a message (a recv whose first byte is in the send that
+ * held the first byte of its thread's previous recv on the channel) has
+ * no edge from that send: reading one message in several recvs switches
+ * no flow.  Start events are cut points as well.
  * Flow i is every event reachable from start event i and not yet in an
  * earlier flow; starts are taken in time order, and a start already
- * reached by an earlier flow (a reply coming back) belongs to that flow.
+ * reached by an earlier flow (a reply coming back) belongs to that flow,
+ * but for a root (flows-start.h: a server's request after it answered on
+ * the channel), which no other flow enters.
  *
- * Starts: by default each recv (of at least one byte) in the first traced
- * process (trace->first_pid); or each entry of a named function.  A trace
- * without any recv there, or without communication at all, falls back to
- * one flow per process (flows->per_process = 1).
+ * Starts: each entry of a named function (--start); else chosen from the
+ * traffic of the first traced process (trace->first_pid) by
+ * analysis/flows-start.h: each request it receives (server) or each
+ * message it sends (client); flows->rule says which.  A trace without
+ * any, or without communication at all, falls back to one flow per
+ * process (flows->per_process = 1, rule FLOWS_RULE_NONE).
  *
  * Directives (§3.2): "FUNC:entry,argN -> FUNC:exit,ret" (either side may
  * be entry,argN or exit,ret).  An event named by the left side and one
@@ -36,6 +43,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/flows-start.h"
 #include "analysis/trace.h"
 
 struct flows_directive {
@@ -50,10 +58,14 @@ int flows_directive_parse(const char *spec, struct flows_directive *d,
 void flows_directive_release(struct flows_directive *d);
 
 struct flows_opts {
-	const char *start_func; /* NULL: recvs of the first process */
+	const char *start_func; /* NULL: automatic (flows-start.h) */
 	const struct flows_directive *dir;
 	size_t ndir;
 	int per_process;	/* one flow per process, whatever the trace */
+	/* automatic starts: channels (chan strings) that begin no request,
+	 * the operator's stdio (meta stdio_chans) */
+	const char *const *skip_chan;
+	size_t nskip;
 };
 
 struct flows_flow {
@@ -69,8 +81,19 @@ struct flows {
 	struct flows_flow *flow;
 	size_t n;
 	int per_process;	/* fell back (or asked) to per-process flows */
+	int rule;		/* enum flows_rule (analysis/flows-start.h) */
 	size_t ndirective_edges;
 };
+
+/* The function flow i's start event is in (interned in t; an entry's
+ * own, else its innermost open frame's), 0 unknown. */
+uint32_t flows_start_func(const struct trace *t, const struct flows *f,
+			  size_t i);
+/* Each flow's kind of request for the suspect scores (suspects.h): its
+ * start function, (*group)[i] (malloc'd; NULL for one flow per process:
+ * processes are compared all together).  0 or -ENOMEM. */
+int flows_kinds(const struct trace *t, const struct flows *f,
+		uint32_t **group);
 
 /* 0, -ENOMEM. */
 int flows_build(const struct trace *t, const struct flows_opts *o,

@@ -9,6 +9,53 @@
 #include "analysis/rootcause.h"
 #include "analysis/suspects.h"
 
+/*
+ * Idle: a process still alive when the trace ends (no exit, no signal)
+ * whose thread's last event is inside a wait for input -- a readiness
+ * wait, an accept, a read or receive, a wait for a child or a signal --
+ * that it has waited in before, by the same call path, and come back
+ * from: its loop's wait for work, a daemon between requests when the
+ * recording ended, not a stop.  A wait it never came back from before
+ * (a worker stuck in a read inside its handler) still counts, as does
+ * one blocked in a write, a lock or a sleep.
+ */
+static int rootcause_idle(const struct trace *t, size_t thread)
+{
+	static const char *const waits[] = {
+		"poll", "ppoll", "select", "pselect", "pselect6",
+		"epoll_wait", "epoll_pwait", "epoll_pwait2", "accept",
+		"accept4", "read", "readv", "recv", "recvfrom", "recvmsg",
+		"recvmmsg", "wait", "waitpid", "wait4", "waitid", "sigwait",
+		"sigwaitinfo", "sigtimedwait", "sigsuspend", "msgrcv",
+		"mq_receive", "io_getevents", "io_uring_enter",
+	};
+	const struct trace_thread *th = &t->th[thread];
+	const struct trace_event *last = &t->ev[th->first + th->n - 1];
+	const struct trace_process *p;
+	uint32_t open = last->kind == TK_ENTRY ? last->path : last->after;
+	const char *fn;
+	size_t i;
+
+	p = trace_process_get(t, th->pid);
+	if ((p && (p->exited || p->signal)) || !open)
+		return 0;
+	for (i = th->first; i < th->first + th->n; i++)
+		if (t->ev[i].kind == TK_SIGNAL ||
+		    t->ev[i].kind == TK_PROCESS_EXIT)
+			return 0;
+	fn = trace_str(t, t->path[open].func);
+	for (i = 0; i < sizeof(waits) / sizeof(waits[0]) &&
+		    strcmp(fn, waits[i]);
+	     i++)
+		;
+	if (i == sizeof(waits) / sizeof(waits[0]))
+		return 0;
+	for (i = th->first; i + 1 < th->first + th->n; i++) /* came back */
+		if (t->ev[i].kind == TK_EXIT && t->ev[i].path == open)
+			return 1;
+	return 0;
+}
+
 void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 			struct rootcause_failstop *out)
 {
@@ -86,7 +133,7 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 	out->mean_ns = mean;
 	out->sd_ns = sd;
 	for (i = 0; i < np; i++)
-		if (!pr[i].clean &&
+		if (!pr[i].clean && !rootcause_idle(t, pr[i].thread) &&
 		    (cand == (size_t)-1 || pr[i].last_ts < pr[cand].last_ts))
 			cand = i;
 	if (cand != (size_t)-1 &&

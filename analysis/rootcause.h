@@ -12,7 +12,14 @@
  * when there are two or more (the paper's hosts are long-running daemons:
  * short-lived helpers that exited early would hide the one that stopped),
  * else of all.  It is reported as fail-stop when mean - its timestamp
- * exceeds both the clock precision and z standard deviations.  Its last function is the
+ * exceeds both the clock precision and z standard deviations.  A process
+ * still alive at the end whose last event is inside a wait for input
+ * (poll, accept, read, waitpid...) that it waited in before, by the same
+ * call path, and came back from (rootcause.c, rootcause_idle) is idle, not
+ * stopped: it counts in the mean, it is never the one reported (its
+ * loop's wait for work: a daemon between requests when the recording
+ * ended; a wait it never came back from before, or one blocked in a write,
+ * a lock or a sleep, still is).  Its last function is the
  * innermost frame open at its last event, with the whole call stack
  * (trace paths are rebuilt by depth, so a wrapped ring's rebuilt entries
  * give the stack too).

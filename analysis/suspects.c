@@ -1,10 +1,14 @@
 /*
  * analysis/suspects.c - see analysis/suspects.h.  O(|T|^2 + |T||N|)
- * distances, each a merge of two sparse vectors.
+ * distances, each a merge of two sparse vectors; suspects_steady's look
+ * for a path in the other units of a kind is a binary search each.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "analysis/flows.h"
+#include "analysis/rootcause.h"
 #include "analysis/suspects.h"
 
 size_t suspects_k(size_t n)
@@ -19,6 +23,11 @@ size_t suspects_k(size_t n)
 		k = n - 1;
 	return k;
 }
+
+static int suspects_score_k(const struct profile *T, size_t n,
+			    const uint32_t *group, const struct profile *N,
+			    size_t m, const uint32_t *ngroup, int kind,
+			    size_t kfix, struct suspects_score *out);
 
 struct suspects_nb {
 	double d;
@@ -37,36 +46,65 @@ static int suspects_nb_cmp(const void *a, const void *b)
 int suspects_score(const struct profile *T, size_t n, const struct profile *N,
 		   size_t m, int kind, size_t k, struct suspects_score *out)
 {
+	if (!k)
+		return suspects_score_kinds(T, n, NULL, N, m, NULL, kind, out);
+	return suspects_score_k(T, n, NULL, N, m, NULL, kind, k, out);
+}
+
+int suspects_score_kinds(const struct profile *T, size_t n,
+			 const uint32_t *group, const struct profile *N,
+			 size_t m, const uint32_t *ngroup, int kind,
+			 struct suspects_score *out)
+{
+	return suspects_score_k(T, n, group, N, m, ngroup, kind, 0, out);
+}
+
+static int suspects_score_k(const struct profile *T, size_t n,
+			    const uint32_t *group, const struct profile *N,
+			    size_t m, const uint32_t *ngroup, int kind,
+			    size_t kfix, struct suspects_score *out)
+{
 	struct suspects_nb *nb;
 	size_t h, i, r;
 
-	if (!k)
-		k = suspects_k(n);
-	if (k > (n ? n - 1 : 0))
-		k = n ? n - 1 : 0;
 	nb = malloc((n + 1) * sizeof(*nb));
 	if (!nb)
 		return -ENOMEM;
 	for (h = 0; h < n; h++) {
-		size_t c = 0;
+		size_t c = 0, g = 0, k = kfix;
+		int kin = 0; /* a reference of h's kind exists */
 
 		out[h].score = 0;
 		out[h].nb_ref = -1;
 		out[h].nb = 0;
-		for (i = 0; i < n; i++)
+		out[h].why = SUSPECTS_KNN;
+		for (i = 0; i < n; i++) {
+			if (group && group[i] != group[h])
+				continue;
+			g++;
 			if (i != h) {
 				nb[c].d = profiles_distance(&T[h], &T[i], kind);
 				nb[c++].i = i;
 			}
+		}
+		if (!k)
+			k = suspects_k(g);
+		if (k > (g ? g - 1 : 0))
+			k = g ? g - 1 : 0;
 		qsort(nb, c, sizeof(*nb), suspects_nb_cmp);
 		if (k >= 1 && c >= k) {
 			out[h].score = nb[k - 1].d; /* h_k */
 			out[h].nb = nb[k - 1].i;
 			out[h].nb_ref = 0;
 		}
+		for (i = 0; group && ngroup && i < m; i++)
+			kin |= ngroup[i] == group[h];
 		for (i = 0; i < m; i++) { /* n_1 */
-			double d = profiles_distance(&T[h], &N[i], kind);
+			double d;
 
+			if (kin && ngroup[i] != group[h])
+				continue;
+			d = profiles_distance(&T[h], &N[i], kind);
 			if (out[h].nb_ref < 0 || d < out[h].score) {
 				out[h].score = d;
 				out[h].nb = i;
@@ -104,4 +142,208 @@ size_t suspects_nearest(const struct profile *T, size_t n, size_t a, int kind)
 		}
 	}
 	return best;
+}
+
+void suspects_failstop_first(struct suspects_score *sc, size_t n, size_t u)
+{
+	size_t i, r;
+
+	if (u >= n)
+		return;
+	r = sc[u].rank;
+	for (i = 0; i < n; i++)
+		if (sc[i].rank < r)
+			sc[i].rank++;
+	sc[u].rank = 1;
+	sc[u].why = SUSPECTS_FAILSTOP;
+}
+
+/* Whether path k is in p (entered, timed or sending). */
+static int suspects_has(const struct profile *p, uint32_t k)
+{
+	const struct profiles_entry *e = profiles_find(p, k);
+
+	return e && (e->cov || e->time > 0 || e->comm > 0);
+}
+
+static int suspects_entry_cmp(const void *a, const void *b)
+{
+	const struct profiles_entry *x = a, *y = b;
+
+	return x->k < y->k ? -1 : x->k > y->k;
+}
+
+/* The members of u's kind: how many, and the first (lowest index). */
+static size_t suspects_kind(size_t n, const uint32_t *group, size_t u,
+			    size_t *first)
+{
+	size_t i, g = 0;
+
+	*first = u;
+	for (i = 0; i < n; i++)
+		if (!group || group[i] == group[u]) {
+			if (!g)
+				*first = i;
+			g++;
+		}
+	return g;
+}
+
+/* Whether every unit of u's kind but u has path k. */
+static int suspects_all_others(const struct profile *T, size_t n,
+			       const uint32_t *group, size_t u, uint32_t k)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++)
+		if (j != u && (!group || group[j] == group[u]) &&
+		    !suspects_has(&T[j], k))
+			return 0;
+	return 1;
+}
+
+/* The first unit u of a kind of g units, in steady state into p (room for
+ * T[u].n + T[o].n entries, o another unit of the kind): its paths no
+ * other unit has out, the paths every other unit has and it has not in
+ * (their mean values); *ndropped counts both. */
+static void suspects_steady_one(const struct profile *T, size_t n,
+				const uint32_t *group, size_t u, size_t o,
+				struct profile *p, size_t *ndropped)
+{
+	size_t i, j, w = 0, g = 0;
+	double ts = 0, cs = 0;
+
+	for (i = 0; i < T[u].n; i++) {
+		const struct profiles_entry *e = &T[u].e[i];
+		int other = 0;
+
+		for (j = 0; !other && j < n; j++)
+			other = j != u && (!group || group[j] == group[u]) &&
+				suspects_has(&T[j], e->k);
+		if (!other && suspects_has(&T[u], e->k)) {
+			(*ndropped)++;
+			continue;
+		}
+		p->e[w++] = *e;
+	}
+	for (j = 0; j < n; j++)
+		g += j != u && (!group || group[j] == group[u]);
+	for (i = 0; i < T[o].n; i++) {
+		struct profiles_entry *e;
+		uint32_t k = T[o].e[i].k;
+
+		if (suspects_has(&T[u], k) || !suspects_has(&T[o], k) ||
+		    !suspects_all_others(T, n, group, u, k))
+			continue;
+		e = &p->e[w++];
+		*e = T[o].e[i];
+		e->first_ts = INT64_MAX; /* never entered in u */
+		e->cov = 1;
+		e->time = e->comm = 0;
+		for (j = 0; j < n; j++)
+			if (j != u && (!group || group[j] == group[u])) {
+				const struct profiles_entry *x =
+					profiles_find(&T[j], k);
+
+				e->time += x->time / (double)g;
+				e->comm += x->comm / (double)g;
+			}
+		(*ndropped)++;
+	}
+	p->n = w;
+	qsort(p->e, w, sizeof(*p->e), suspects_entry_cmp);
+	for (i = 0; i < w; i++) {
+		ts += p->e[i].time;
+		cs += p->e[i].comm;
+	}
+	for (i = 0; i < w; i++) { /* renormalized */
+		if (ts > 0)
+			p->e[i].time /= ts;
+		if (cs > 0)
+			p->e[i].comm /= cs;
+	}
+}
+
+int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
+		    struct profile **out, size_t *ndropped)
+{
+	struct profile *p = calloc(n + 1, sizeof(*p));
+	size_t u, first, g, o;
+
+	*ndropped = 0;
+	if (!p)
+		return -ENOMEM;
+	for (u = 0; u < n; u++) {
+		p[u] = T[u];
+		g = suspects_kind(n, group, u, &first);
+		for (o = u + 1; o < n && group && group[o] != group[u]; o++)
+			;
+		if (g < SUSPECTS_STEADY_MIN || first != u)
+			o = n; /* as it is */
+		p[u].e = malloc((T[u].n + (o < n ? T[o].n : 0) + 1) *
+				sizeof(*p[u].e));
+		if (!p[u].e) {
+			profiles_free(p, u);
+			return -ENOMEM;
+		}
+		if (o < n) {
+			suspects_steady_one(T, n, group, u, o, &p[u], ndropped);
+		} else {
+			memcpy(p[u].e, T[u].e, T[u].n * sizeof(*p[u].e));
+			p[u].n = T[u].n;
+		}
+	}
+	*out = p;
+	return 0;
+}
+
+int suspects_rank(const struct profile *T, size_t n, const uint32_t *group,
+		  int kind, size_t failstop, struct suspects_score *out)
+{
+	struct profile *st = NULL;
+	size_t nd;
+	int err = suspects_steady(T, n, group, &st, &nd);
+
+	if (!err)
+		err = suspects_score_kinds(st, n, group, NULL, 0, NULL, kind,
+					   out);
+	if (!err && failstop != (size_t)-1)
+		suspects_failstop_first(out, n, failstop);
+	profiles_free(st, n);
+	return err;
+}
+
+size_t suspects_unit_back(const struct trace *t, const uint32_t *unit_of,
+			  size_t nunits, uint32_t ev)
+{
+	const struct trace_thread *th;
+	size_t j;
+
+	if (ev == TRACE_NONE || ev >= t->nev)
+		return (size_t)-1;
+	th = &t->th[t->ev[ev].thread];
+	for (j = (size_t)ev + 1; j-- > th->first;)
+		if (unit_of[j] != TRACE_NONE && unit_of[j] < nunits)
+			return unit_of[j];
+	return (size_t)-1;
+}
+
+int suspects_rank_flows(const struct trace *t, const struct flows *f,
+			const struct profile *prof, int kind,
+			struct rootcause_failstop *fs,
+			struct suspects_score *out)
+{
+	uint32_t *kinds = NULL;
+	int err;
+
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, fs);
+	err = flows_kinds(t, f, &kinds);
+	if (!err)
+		err = suspects_rank(prof, f->n, kinds, kind,
+				    suspects_unit_back(
+					    t, f->of, f->n,
+					    rootcause_failstop_event(t, fs)),
+				    out);
+	free(kinds);
+	return err;
 }

@@ -15,14 +15,19 @@
 #define PROPEL_ANALYSIS_SUSPECTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/profiles.h"
+
+enum { SUSPECTS_KNN, SUSPECTS_FAILSTOP };
 
 struct suspects_score {
 	double score;
 	size_t nb;	/* neighbour that set the score (index in T or N) */
 	int nb_ref;	/* 1: nb indexes N; -1: no neighbour */
 	size_t rank;	/* 1 = most suspect */
+	int why;	/* SUSPECTS_KNN, or SUSPECTS_FAILSTOP: ranked first as
+			 * it holds the process that stopped first */
 };
 
 /* k for |T| = n: n / 4, clamped to [1, n - 1] (0 when n < 2). */
@@ -34,6 +39,62 @@ size_t suspects_k(size_t n);
  */
 int suspects_score(const struct profile *T, size_t n, const struct profile *N,
 		   size_t m, int kind, size_t k, struct suspects_score *out);
+
+/*
+ * spTracer's order and its comparison of like with like (issue 32), the
+ * steps suspects_rank takes:
+ *
+ * Kinds: group[i] numbers unit i's kind of request (flows: the function
+ * its start event is in; NULL: all one kind), ngroup[j] reference j's in
+ * the same numbering.  A unit is scored against the units of its kind
+ * (k = |G|/4 of them) and, with references, against the nearest
+ * reference of its kind (of any kind when none is of its kind): a
+ * request is compared with requests of its own kind, not with an
+ * end-of-stream marker.  A unit alone in its kind has no neighbour: 0
+ * without references.
+ *
+ * Steady state: a program's first request of a kind does work no later
+ * one does (connections opened, tables filled, code first resolved), and
+ * misses work every later one does (a lookup that finds what the first
+ * left): suspects_steady copies the profiles with, in the first unit of
+ * each kind that has at least SUSPECTS_STEADY_MIN units, the paths no
+ * other unit of that kind entered dropped and the paths every other unit
+ * of it entered added (their mean time and comm), time and comm
+ * renormalized; *ndropped counts those paths.  Every other unit is as it
+ * was: an anomaly of a later request, or of the first one in a path
+ * another request also takes, still scores.
+ *
+ * Fail-stop first: suspects_failstop_first gives unit u rank 1 (why =
+ * SUSPECTS_FAILSTOP), the others keep their order below it.
+ */
+#define SUSPECTS_STEADY_MIN 3
+int suspects_score_kinds(const struct profile *T, size_t n,
+			 const uint32_t *group, const struct profile *N,
+			 size_t m, const uint32_t *ngroup, int kind,
+			 struct suspects_score *out);
+/* *out: n profiles (profiles_free). 0 or -ENOMEM. */
+int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
+		    struct profile **out, size_t *ndropped);
+void suspects_failstop_first(struct suspects_score *sc, size_t n, size_t u);
+/* The unit of event ev (the fail-stop thread's last, rootcause.h), else
+ * of the latest earlier event of its thread that has one; (size_t)-1
+ * when none (ev TRACE_NONE too). */
+size_t suspects_unit_back(const struct trace *t, const uint32_t *unit_of,
+			  size_t nunits, uint32_t ev);
+/* All three, for a view that shows ranks only: unit failstop ((size_t)-1:
+ * none) first.  0 or -ENOMEM. */
+int suspects_rank(const struct profile *T, size_t n, const uint32_t *group,
+		  int kind, size_t failstop, struct suspects_score *out);
+/* suspects_rank of flows f (prof: their profiles, flows_kinds their
+ * kinds), the flow of fs's fail-stop process first (rootcause.h; fs
+ * filled in with the default precision): the order `report --suspects`
+ * gives, for the TUI's views.  0 or -ENOMEM. */
+struct flows;
+struct rootcause_failstop;
+int suspects_rank_flows(const struct trace *t, const struct flows *f,
+			const struct profile *prof, int kind,
+			struct rootcause_failstop *fs,
+			struct suspects_score *out);
 
 /* The index of T's profile nearest to T[a] other than a (n < 2: n). */
 size_t suspects_nearest(const struct profile *T, size_t n, size_t a, int kind);

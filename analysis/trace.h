@@ -49,7 +49,8 @@ struct trace_event {
 	int64_t id, ts_ns;
 	int64_t pid, tid;
 	int64_t bytes;	 /* send/recv: the call's result */
-	int64_t arg;	 /* fork: child pid; signal: signo; process_exit: status */
+	int64_t arg;	 /* fork: child pid; signal: signo; process_exit: status;
+			  * send/recv: the interned chan string (0 unknown) */
 	int64_t val[1];	 /* the value a mapping directive names (the entry's
 			  * argument, the exit's return value), has_val
 			  * bit 0 (one: 8 bytes more per event are 80 MB

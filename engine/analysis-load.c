@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/flows.h"
 #include "engine/analysis-load.h"
@@ -24,6 +25,7 @@ struct analysis_load {
 	uint32_t *ord;
 	size_t ordcap;
 	uint32_t seen;
+	int all; /* analysis_load_ord: every event is kept */
 };
 
 static int analysis_load_named(const struct flows_opts *fo, const char *f)
@@ -47,7 +49,7 @@ static int analysis_load_named(const struct flows_opts *fo, const char *f)
 static int analysis_load_cut(struct analysis_load *l,
 			     const struct replay_event *ev, int first)
 {
-	if (first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
+	if (l->all || first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
 		return 1;
 	return analysis_load_named(l->cuts, ev->func);
 }
@@ -102,9 +104,14 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		if (e.site == TRACE_NONE)
 			return -ENOMEM;
 	}
-	if (ev->kind == SK_SEND || ev->kind == SK_RECV)
+	if (ev->kind == SK_SEND || ev->kind == SK_RECV) {
+		uint32_t c = trace_intern(l->t, ev->chan);
+
+		if (c == TRACE_NONE)
+			return -ENOMEM;
 		e.bytes = ev->arg[1];
-	else
+		e.arg = c; /* the channel, for the automatic flow starts */
+	} else
 		e.arg = ev->arg[0];
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) && ev->has_arg[2]) {
 		e.val[0] = ev->arg[2]; /* a directive's value */
@@ -174,6 +181,29 @@ static void analysis_load_reserve(struct session *s, struct trace *t)
 	sqlite3_finalize(st);
 }
 
+/* Under attach the first traced process is the first target that has
+ * events (meta attach_pids), not the one whose oldest kept event is
+ * oldest: a flight ring that wrapped keeps only its newest. */
+static void analysis_load_targets(struct session *s, struct trace *t)
+{
+	char *v = session_meta_get(s, "attach_pids"), *p, *end;
+	size_t k;
+
+	for (p = v; p && *p; p = end) {
+		long pid = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		for (k = 0; k < t->nth; k++)
+			if (t->th[k].pid == pid && t->th[k].n) {
+				t->first_pid = pid;
+				free(v);
+				return;
+			}
+	}
+	free(v);
+}
+
 static int analysis_load_walk(struct session *s, struct analysis_load *l,
 			      struct trace **out, char **cause)
 {
@@ -190,6 +220,8 @@ static int analysis_load_walk(struct session *s, struct analysis_load *l,
 		err = analysis_load_tables(s, l->t);
 	if (!err)
 		err = trace_finish(l->t);
+	if (!err)
+		analysis_load_targets(s, l->t);
 	if (err) {
 		trace_free(l->t);
 		l->t = NULL;
@@ -228,6 +260,24 @@ int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 	return 0;
 }
 
+int analysis_load_ord(struct session *s, struct trace **out, uint32_t **ord,
+		      char **cause)
+{
+	static const struct flows_opts none;
+	struct analysis_load l = { 0 };
+	int err;
+
+	l.cuts = &none;
+	l.all = 1;
+	err = analysis_load_walk(s, &l, out, cause);
+	if (err) {
+		free(l.ord);
+		return err;
+	}
+	*ord = l.ord;
+	return 0;
+}
+
 char *analysis_flow_start(struct session *s)
 {
 	char *v = session_meta_get(s, "flow_start");
@@ -250,6 +300,9 @@ int analysis_flows_opts(struct session *s, struct analysis_fo *a,
 	a->fo.start_func = a->start;
 	a->fo.dir = a->ds.d;
 	a->fo.ndir = a->ds.n;
+	analysis_stdio_chans(s, &a->skip);
+	a->fo.skip_chan = (const char *const *)a->skip.chan;
+	a->fo.nskip = a->skip.n;
 	return err;
 }
 
@@ -257,6 +310,7 @@ void analysis_flows_opts_release(struct analysis_fo *a)
 {
 	free(a->start);
 	directives_release(&a->ds);
+	analysis_skip_release(&a->skip);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -279,6 +333,60 @@ int analysis_flows(struct session *s, const struct trace *t,
 	}
 	analysis_flows_opts_release(&a);
 	return err;
+}
+
+int analysis_keep_origin(const char *db, const pid_t *pids, int npids,
+			 int stdio, char **cause)
+{
+	struct session *s = NULL;
+	struct stat sb;
+	char chans[128] = "", targets[256] = "";
+	size_t n = 0, w = 0;
+	int fd, i, err;
+
+	for (fd = 0; stdio && fd < 3; fd++)
+		if (fstat(fd, &sb) == 0 && S_ISFIFO(sb.st_mode) &&
+		    n < sizeof(chans))
+			n += (size_t)snprintf(chans + n, sizeof(chans) - n,
+					      "%spipe:%llu", n ? " " : "",
+					      (unsigned long long)sb.st_ino);
+	for (i = 0; i < npids && w < sizeof(targets); i++)
+		w += (size_t)snprintf(targets + w, sizeof(targets) - w, "%s%d",
+				      w ? " " : "", pids[i]);
+	if (!chans[0] && !targets[0])
+		return 0;
+	err = session_open(db, SESSION_WRITE, &s, cause);
+	if (err)
+		return err;
+	if (chans[0])
+		err = session_meta_set(s, "stdio_chans", chans);
+	if (!err && targets[0])
+		err = session_meta_set(s, "attach_pids", targets);
+	session_close(s);
+	if (err)
+		return propel_cause(cause, err, "%s: cannot keep %s %s", db,
+				    chans, targets);
+	return 0;
+}
+
+int analysis_stdio_chans(struct session *s, struct analysis_skip *k)
+{
+	char *v = session_meta_get(s, "stdio_chans"), *p, *save = NULL;
+
+	memset(k, 0, sizeof(*k));
+	if (!v)
+		return 0;
+	k->buf = v;
+	for (p = strtok_r(v, " ", &save); p && k->n < ANALYSIS_MAXSKIP;
+	     p = strtok_r(NULL, " ", &save))
+		k->chan[k->n++] = p;
+	return 0;
+}
+
+void analysis_skip_release(struct analysis_skip *k)
+{
+	free(k->buf);
+	memset(k, 0, sizeof(*k));
 }
 
 int analysis_keep_flow_start(const char *db, const char *func, char **cause)

@@ -7,6 +7,8 @@
 #ifndef PROPEL_ENGINE_ANALYSIS_LOAD_H
 #define PROPEL_ENGINE_ANALYSIS_LOAD_H
 
+#include <sys/types.h>
+
 #include "analysis/flows.h"
 #include "analysis/trace.h"
 #include "engine/directives.h"
@@ -29,6 +31,11 @@ struct flows_opts;
 int analysis_load_cuts(struct session *s, const struct flows_opts *fo,
 		       struct trace **out, uint32_t **ord, char **cause);
 
+/* analysis_load_cuts keeping every event (the calls too): for the client
+ * rule's starts (analysis/flows-start.h), which are calls.  */
+int analysis_load_ord(struct session *s, struct trace **out, uint32_t **ord,
+		      char **cause);
+
 /*
  * The function whose calls begin flows (analysis/flows.h, --start), as
  * given at trace time (`propel record|attach --start FUNC`) and kept in
@@ -41,10 +48,28 @@ char *analysis_flow_start(struct session *s);
  * mapping directives (meta flow_start, directives: engine/directives.h),
  * for flows_build (a->fo).  0, or -errno with *cause; release in any case.
  */
+/* The channels of propel's own stdio the session was recorded beside
+ * (meta stdio_chans: "pipe:INO ..."), which begin no flow
+ * (flows_opts.skip_chan): record and attach keep them unless
+ * --follow-stdio (stdio 0); and attach's targets (meta attach_pids), the
+ * first of which is the trace's first process (trace->first_pid, set by
+ * the loader).  0 or -errno with *cause. */
+#define ANALYSIS_MAXSKIP 8
+struct analysis_skip {
+	char *buf;
+	char *chan[ANALYSIS_MAXSKIP];
+	size_t n;
+};
+int analysis_keep_origin(const char *db, const pid_t *pids, int npids,
+			 int stdio, char **cause);
+int analysis_stdio_chans(struct session *s, struct analysis_skip *k);
+void analysis_skip_release(struct analysis_skip *k);
+
 struct analysis_fo {
 	struct flows_opts fo;
 	char *start;
 	struct directives ds;
+	struct analysis_skip skip;
 };
 int analysis_flows_opts(struct session *s, struct analysis_fo *a,
 			char **cause);

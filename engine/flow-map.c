@@ -1,5 +1,7 @@
 /*
- * engine/flow-map.c - see engine/flow-map.h.  The map keeps, per thread
+ * engine/flow-map.c - see engine/flow-map.h.  (Flows the client rule
+ * starts, analysis/flows-start.h, begin at calls: those are built on every
+ * event.)  The map keeps, per thread
  * of the walk, its kept events' ordinals and flows; an event between two
  * kept ones is joined to the earlier by the thread's intra-thread edge,
  * which only a kept event can cut, so it is in the earlier one's flow.
@@ -69,6 +71,18 @@ static int flow_map_build_fo(struct session *s, const struct flows_opts *fo,
 	if (err)
 		return err;
 	err = flows_build(t, fo, &fl);
+	if (!err && fl->rule == FLOWS_RULE_CLIENT) {
+		/* its starts are calls, which the cuts leave out: every event */
+		flows_free(fl);
+		fl = NULL;
+		trace_free(t);
+		free(ord);
+		ord = NULL;
+		err = analysis_load_ord(s, &t, &ord, cause);
+		if (err)
+			return err;
+		err = flows_build(t, fo, &fl);
+	}
 	m = err ? NULL : calloc(1, sizeof(*m));
 	if (m) {
 		m->th = malloc((t->nth + 1) * sizeof(*m->th));

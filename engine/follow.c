@@ -42,6 +42,7 @@
 #include "engine/capture.h"
 #include "engine/follow.h"
 #include "engine/transport.h"
+#include "inject/peer-stdio.h"
 #include "inject/peer.h"
 #include "share/agent-abi.h"
 #include "share/log.h"
@@ -252,6 +253,14 @@ int follow_begin(uint32_t flags, struct follow **out, char **cause)
 	}
 	*out = f;
 	return 0;
+}
+
+int follow_own_stdio(struct follow *f, char **cause)
+{
+	struct peer_stdio st;
+
+	peer_stdio_self(&st);
+	return peer_stdio_write(follow_local_dir(f), &st, cause);
 }
 
 const char *follow_local_dir(const struct follow *f)

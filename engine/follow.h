@@ -25,6 +25,10 @@ struct capture;
  * (PROPEL_START_FOLLOW is added). */
 int follow_begin(uint32_t flags, struct follow **out, char **cause);
 
+/* Propel's own stdio and ancestors are not followed on this host
+ * (inject/peer-stdio.h): before CMD starts, unless --follow-stdio.  0 or
+ * -errno with *cause. */
+int follow_own_stdio(struct follow *f, char **cause);
 /* This host's session directory (for `record --follow`'s environment). */
 const char *follow_local_dir(const struct follow *f);
 

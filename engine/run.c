@@ -458,6 +458,12 @@ static int run_start_follow(struct run *r)
 	capture_remove_dir(r->cap.dir);
 	transport_set_values(o->dirs.values); /* every host's agents */
 	err = follow_begin(r->flags, &r->fl, &cause);
+	if (!err && !o->follow_stdio && follow_own_stdio(r->fl, &cause)) {
+		/* then propel's own pipeline may be followed: said, not fatal */
+		propel_report(o->verb, 0, cause);
+		free(cause);
+		cause = NULL;
+	}
 	if (err) {
 		snprintf(what, sizeof(what), "%s --follow", o->verb);
 		propel_report(what, err, cause);
@@ -764,7 +770,8 @@ static void run_warn_detach(void *arg, pid_t pid, int err, const char *cause)
 	propel_report(what, err, cause);
 }
 
-/* --start FUNC and the directives into the stored session. */
+/* --start FUNC, propel's own stdio channels, attach's targets and the
+ * directives into the stored session. */
 static int run_keep(const struct run_opts *o)
 {
 	char *cause = NULL;
@@ -772,6 +779,10 @@ static int run_keep(const struct run_opts *o)
 
 	if (o->start)
 		err = analysis_keep_flow_start(o->db, o->start, &cause);
+	if (!err)
+		err = analysis_keep_origin(o->db, o->pids,
+					   o->kind == RUN_ATTACH ? o->npids : 0,
+					   !o->follow_stdio, &cause);
 	if (!err && o->dirs.n)
 		err = directives_keep(o->db, &o->dirs, &cause);
 	if (err) {

@@ -41,6 +41,7 @@ struct run_opts {
 	const char *verb;          /* for messages: "record", "attach" */
 	const char *db;            /* session file (PROPEL_SESSION_DEFAULT) */
 	int follow;                /* --follow: propeld injects the peers */
+	int follow_stdio;          /* --follow-stdio: propel's own stdio too */
 	double duration;           /* attach: S seconds after the injection */
 	int full;                  /* --mode: 1 full (drained), 0 flight */
 	unsigned long ring_kb;     /* --buffer-size KiB (0: the default) */

@@ -67,6 +67,7 @@
 #include "share/drain.h"
 #include "inject/hijack.h"
 #include "inject/inject.h"
+#include "inject/peer-stdio.h"
 #include "inject/peer.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
@@ -105,6 +106,8 @@ struct pd {
 	int ndone;
 	int injected;
 	int watching; /* threads seized, their exec to come (tracer_poll) */
+	uint64_t quiet[8]; /* stdio channels said not followed (once each) */
+	int nquiet;
 };
 
 /* The poll timeout for d, at most t: a seized thread's exec stop comes as
@@ -242,9 +245,24 @@ static int pd_follow_once(struct pd *d, const struct peer_addr *a,
 {
 	pid_t pids[16];
 	char name[96], comm[32];
-	int n, i, ok = 0, err = 0;
+	struct peer_stdio st;
+	int n, i, ok = 0, err = 0, fd;
 
 	peer_name(a, name, sizeof(name));
+	/* the operator's pipeline is not the system (inject/peer-stdio.h) */
+	peer_stdio_read(d->dir, &st);
+	if ((fd = peer_stdio_fd(&st, a)) >= 0) {
+		uint64_t ino = st.ino[fd];
+
+		for (i = 0; i < d->nquiet && d->quiet[i] != ino; i++)
+			;
+		if (i == d->nquiet && d->nquiet < 8) {
+			d->quiet[d->nquiet++] = ino;
+			pd_note(d, "not following %s: propel's own %s", name,
+				fd ? "output" : "input");
+		}
+		return 0;
+	}
 	n = peer_find(a, except, pids, 16, cause);
 	if (n < 0)
 		return n;
@@ -258,7 +276,7 @@ static int pd_follow_once(struct pd *d, const struct peer_addr *a,
 	for (i = 0; i < n; i++) {
 		char *why = NULL;
 
-		if (pd_is_propel(pids[i]))
+		if (pd_is_propel(pids[i]) || peer_stdio_ancestor(&st, pids[i]))
 			continue; /* not a peer of the work */
 		if (pd_was_done(d, pids[i])) {
 			ok++;

@@ -73,7 +73,7 @@ static int cmd_attach_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
-	.usage = "[-o DB] [--follow] [--duration S] [--mode flight|full] "
+	.usage = "[-o DB] [--follow [--follow-stdio]] [--duration S] [--mode flight|full] "
 		 "[--buffer-size KB] [--libc] [--timing=exact|sampled]\n"
 		 "       [--start FUNC] [--directive SPEC]... [--directives FILE] "
 		 "[--vitals[=all]] PID...",
@@ -85,6 +85,8 @@ const struct propel_cmd cmd_attach_entry = {
 		   "host and, through\n"
 		   "                  `ssh HOST propeld --stdio` (PROPEL_SSH), "
 		   "on others\n"
+		   "  --follow-stdio  also propel's own stdio's other ends "
+		   "and its ancestors\n"
 		   "  --duration S    stop after S seconds (default: Ctrl-C, or "
 		   "when the targets exit)\n"
 		   "  --mode flight   keep the newest --buffer-size per thread "

@@ -118,7 +118,7 @@ static int cmd_record_exec(int argc, char **argv)
 
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
-	.usage = "[-o DB] [--follow] [--mode full|flight] [--buffer-size KB] "
+	.usage = "[-o DB] [--follow [--follow-stdio]] [--mode full|flight] [--buffer-size KB] "
 		 "[--libc] [--timing=exact|sampled] [--start FUNC]\n"
 		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]]\n"
 		 "       -- CMD "
@@ -129,6 +129,10 @@ const struct propel_cmd cmd_record_entry = {
 		   "talks to,\n"
 		   "                    here and on other hosts (see propel "
 		   "attach --follow)\n"
+		   "  --follow-stdio    also the readers and writers of propel's "
+		   "own stdio\n"
+		   "                    (`| cat`, a harness), not followed "
+		   "otherwise\n"
 		   "  --mode full       keep every call (default): the rings are\n"
 		   "                    drained while CMD runs; if the drain falls\n"
 		   "                    behind, records are dropped, never waited\n"

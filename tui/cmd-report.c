@@ -62,6 +62,7 @@ struct report_run {
 	struct profile *prof;
 	char *start; /* the session's flow start (record --start) */
 	struct directives dirs; /* the session's (record --directive) */
+	struct analysis_skip skip; /* propel's own stdio channels */
 };
 
 static void cmd_report_run_release(struct report_run *r)
@@ -74,6 +75,7 @@ static void cmd_report_run_release(struct report_run *r)
 	trace_free(r->t);
 	free(r->start);
 	directives_release(&r->dirs);
+	analysis_skip_release(&r->skip);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -108,6 +110,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 					   "(give it to record or attach)",
 					   o->dirs.spec[i], path);
 	if (!err)
+		err = analysis_stdio_chans(s, &r->skip);
+	if (!err)
 		err = analysis_load(s, &r->t, cause);
 	session_close(s);
 	if (err)
@@ -122,6 +126,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 			 r->t->ev[i].kind == TK_RECV;
 	fo.start_func = o->start ? o->start : r->start;
 	fo.per_process = o->per_process;
+	fo.skip_chan = (const char *const *)r->skip.chan;
+	fo.nskip = r->skip.n;
 	fo.dir = o->have_dirs ? o->dirs.d : r->dirs.d;
 	fo.ndir = o->have_dirs ? o->dirs.n : r->dirs.n;
 	err = flows_build(r->t, &fo, &r->f);
@@ -135,7 +141,8 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	if (r->f->per_process && !o->per_process && !quiet)
 		fprintf(stderr,
 			"propel: report: %s: %s; one flow per process\n", path,
-			ncomm ? "no recv in the first process"
+			ncomm ? "no request received or message sent by "
+				"the first process"
 			      : "no communication recorded");
 	if (by_process) {
 		err = profiles_units_by_process(r->t, &r->unit_of, &r->pids,
@@ -213,7 +220,9 @@ static void cmd_report_flows(const struct report_run *r, int json)
 	size_t i, j;
 
 	if (json) {
-		fputs("{\"flows\": [", stdout);
+		printf("{\"rule\": \"%s\", \"rule_pid\": %" PRId64
+		       ", \"flows\": [",
+		       flows_rule_name(r->f->rule), t->first_pid);
 		for (i = 0; i < r->f->n; i++) {
 			const struct flows_flow *fl = &r->f->flow[i];
 			const struct trace_event *e = &t->ev[fl->start];
@@ -238,12 +247,17 @@ static void cmd_report_flows(const struct report_run *r, int json)
 	}
 	if (r->f->per_process)
 		printf("# %zu flows, one per process\n", r->f->n);
-	else if (r->f->n && t->ev[r->f->flow[0].start].kind == TK_ENTRY)
+	else if (r->f->rule == FLOWS_RULE_FUNC && r->f->n)
 		printf("# %zu flows, from each call of %s\n", r->f->n,
 		       trace_str(t, t->ev[r->f->flow[0].start].func));
+	else if (r->f->rule == FLOWS_RULE_SERVER)
+		printf("# %zu flows, from each request the first process (pid "
+		       "%" PRId64 ") receives (automatic: server rule)\n",
+		       r->f->n, t->first_pid);
 	else
-		printf("# %zu flows, from each recv of the first process (pid "
-		       "%" PRId64 ")\n",
+		printf("# %zu flows, from each message the first process (pid "
+		       "%" PRId64 ") sends on a connection it opened (automatic: "
+		       "client rule)\n",
 		       r->f->n, t->first_pid);
 	printf("#  ID  START PID/TID      FUNCTION              EVENTS    "
 	       "DURATION  PIDS\n");
@@ -324,95 +338,215 @@ static void cmd_report_kpath(const struct profile *p, const struct profile *q,
 		cmd_report_tpath(from->t, e->path);
 }
 
-/* A process that stopped first is the anomaly (anomaly-diagnosis §4.1):
- * the unit holding its last event, else def (the top suspect). */
-static size_t cmd_report_failstop_unit(const struct report_run *r,
-				       const struct report_opts *o, size_t def)
-{
+/* What --suspects and --rootcause rank by (analysis/suspects.h): by flow,
+ * each flow against those of its kind (start function), in steady state;
+ * the unit of the fail-stop process first. */
+struct report_scores {
 	struct rootcause_failstop fs;
-	uint32_t e;
+	struct suspects_score *sc;
+	struct profile *T, *N; /* compared: steady copies, or r's (by process) */
+	size_t m, nkinds, ndropped;
+	size_t failstop;       /* its unit, (size_t)-1 none */
+	uint32_t *group, *ngroup;
+};
 
-	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &fs);
-	e = rootcause_failstop_event(r->t, &fs);
-	if (e == TRACE_NONE || r->unit_of[e] == TRACE_NONE ||
-	    r->unit_of[e] >= r->nunits)
-		return def;
-	return r->unit_of[e];
+static void cmd_report_scores_release(struct report_scores *rs,
+				      const struct report_run *r)
+{
+	if (rs->group)
+		profiles_free(rs->T, r->nunits);
+	else
+		free(rs->T);
+	profiles_free(rs->N, rs->group ? rs->m : 0); /* else r's entries */
+	free(rs->sc);
+	free(rs->group);
+	free(rs->ngroup);
+	memset(rs, 0, sizeof(*rs));
+}
+
+/* Kind numbers by start function name across the sessions. */
+static int cmd_report_kind(const char **names, size_t *nn, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < *nn; i++)
+		if (!strcmp(names[i], name))
+			return (int)i;
+	names[*nn] = name;
+	return (int)(*nn)++;
+}
+
+static int cmd_report_scores(const struct report_run *r,
+			     const struct report_run *ref, size_t nref,
+			     const struct report_opts *o,
+			     struct report_scores *rs)
+{
+	const char **names = NULL;
+	struct profile *raw = NULL;
+	size_t i, j, k, nn = 0, nd = 0;
+	int err = 0, kinds = !o->by_process && !r->f->per_process;
+
+	memset(rs, 0, sizeof(*rs));
+	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &rs->fs);
+	for (i = 0; i < nref; i++)
+		rs->m += ref[i].nunits;
+	rs->sc = calloc(r->nunits + 1, sizeof(*rs->sc));
+	raw = calloc(rs->m + 1, sizeof(*raw));
+	if (kinds) {
+		rs->group = calloc(r->nunits + 1, sizeof(*rs->group));
+		rs->ngroup = calloc(rs->m + 1, sizeof(*rs->ngroup));
+		names = calloc(r->nunits + rs->m + 1, sizeof(*names));
+	}
+	if (!rs->sc || !raw ||
+	    (kinds && (!rs->group || !rs->ngroup || !names))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0, k = 0; i < nref; i++)
+		for (j = 0; j < ref[i].nunits; j++, k++) {
+			raw[k] = ref[i].prof[j];
+			if (kinds)
+				rs->ngroup[k] = (uint32_t)cmd_report_kind(
+					names, &nn,
+					ref[i].f->per_process
+						? ""
+						: trace_str(ref[i].t,
+							    flows_start_func(
+								    ref[i].t,
+								    ref[i].f, j)));
+		}
+	for (i = 0; kinds && i < r->nunits; i++)
+		rs->group[i] = (uint32_t)cmd_report_kind(
+			names, &nn,
+			trace_str(r->t, flows_start_func(r->t, r->f, i)));
+	if (kinds) {
+		/* in steady state, the references as the session */
+		err = suspects_steady(r->prof, r->nunits, rs->group, &rs->T,
+				      &rs->ndropped);
+		for (i = 0, k = 0; !err && i < nref; i++) {
+			struct profile *st = NULL;
+
+			err = suspects_steady(ref[i].prof, ref[i].nunits,
+					      rs->ngroup + k, &st, &nd);
+			if (err) { /* the rest are the references' own */
+				for (j = k; j < rs->m; j++)
+					raw[j].e = NULL;
+				break;
+			}
+			memcpy(raw + k, st, ref[i].nunits * sizeof(*st));
+			free(st); /* its entries now raw's */
+			k += ref[i].nunits;
+		}
+		rs->N = raw;
+		raw = NULL;
+		if (err)
+			goto out;
+		for (i = 0; i < r->nunits; i++) {
+			for (j = 0; j < i && rs->group[j] != rs->group[i]; j++)
+				;
+			rs->nkinds += j == i;
+		}
+	} else {
+		rs->T = calloc(r->nunits + 1, sizeof(*rs->T));
+		if (!rs->T) {
+			err = -ENOMEM;
+			goto out;
+		}
+		memcpy(rs->T, r->prof, r->nunits * sizeof(*rs->T));
+		rs->N = raw;
+		raw = NULL;
+		rs->nkinds = 1;
+	}
+	err = suspects_score_kinds(rs->T, r->nunits, rs->group, rs->N, rs->m,
+				   rs->ngroup, o->profile, rs->sc);
+	rs->failstop = (size_t)-1;
+	if (!err && rs->fs.found) {
+		if (o->by_process) {
+			for (i = 0; i < r->nunits && r->pids[i] != rs->fs.pid; i++)
+				;
+			rs->failstop = i < r->nunits ? i : (size_t)-1;
+		} else {
+			rs->failstop = suspects_unit_back(
+				r->t, r->unit_of, r->nunits,
+				rootcause_failstop_event(r->t, &rs->fs));
+		}
+		suspects_failstop_first(rs->sc, r->nunits, rs->failstop);
+	}
+out:
+	free(raw);
+	free(names);
+	return err;
 }
 
 static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 			       size_t nref, const struct report_opts *o)
 {
-	struct rootcause_failstop fs;
-	struct suspects_score *sc;
-	struct profile *N = NULL;
-	size_t m = 0, i, j, *order;
-	int err = 0;
+	struct report_scores rs;
+	struct rootcause_failstop *fs = &rs.fs;
+	size_t m, i, *order;
+	int err;
 
-	rootcause_failstop(r->t, o->precision_ns, ROOTCAUSE_Z, &fs);
-	for (i = 0; i < nref; i++)
-		m += ref[i].nunits;
-	sc = calloc(r->nunits + 1, sizeof(*sc));
+	err = cmd_report_scores(r, ref, nref, o, &rs);
+	m = rs.m;
 	order = calloc(r->nunits + 1, sizeof(*order));
-	N = calloc(m + 1, sizeof(*N));
-	if (!sc || !order || !N) {
+	if (!err && !order)
 		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0, m = 0; i < nref; i++)
-		for (j = 0; j < ref[i].nunits; j++)
-			N[m++] = ref[i].prof[j];
-	err = suspects_score(r->prof, r->nunits, N, m, o->profile, 0, sc);
 	if (err)
 		goto out;
 	for (i = 0; i < r->nunits; i++)
-		order[sc[i].rank - 1] = i;
+		order[rs.sc[i].rank - 1] = i;
 	if (o->json) {
 		printf("{\"by\": \"%s\", \"fail_stop\": ",
 		       o->by_process ? "process" : "flow");
-		cmd_report_failstop(r->t, &fs, 1, o->precision_ns);
-		fputs(", \"scores\": [", stdout);
+		cmd_report_failstop(r->t, fs, 1, o->precision_ns);
+		printf(", \"kinds\": %zu, \"steady_dropped\": %zu, "
+		       "\"scores\": [",
+		       rs.nkinds, rs.ndropped);
 	} else {
-		cmd_report_failstop(r->t, &fs, 0, o->precision_ns);
-		printf("suspects by %s (%s profiles, k = %zu%s%zu reference "
-		       "profile(s))\n",
+		cmd_report_failstop(r->t, fs, 0, o->precision_ns);
+		printf("suspects by %s (%s profiles, k = |kind|/4 of %zu, %zu "
+		       "kind(s) of request, %zu one-time path(s) of first "
+		       "requests left out, %zu reference profile(s))\n",
 		       o->by_process ? "process" : "flow",
-		       profiles_kind_name(o->profile), suspects_k(r->nunits),
-		       ", ", m);
-		printf("%4s %8s %10s  %s\n", "RANK", o->by_process ? "PID" : "FLOW",
-		       "SCORE", "TOP PATH (largest delta component)");
+		       profiles_kind_name(o->profile), r->nunits, rs.nkinds,
+		       rs.ndropped, m);
+		printf("%4s %8s %10s  %-9s %s\n", "RANK",
+		       o->by_process ? "PID" : "FLOW", "SCORE", "WHY",
+		       "TOP PATH (largest delta component)");
 	}
 	for (i = 0; i < r->nunits; i++) {
 		size_t u = order[i];
 		const struct profile *nb = NULL;
 		uint32_t k = TRACE_NONE;
+		const char *why = rs.sc[u].why == SUSPECTS_FAILSTOP ? "fail-stop"
+								  : "k-NN";
 
-		if (sc[u].nb_ref == 0)
-			nb = &r->prof[sc[u].nb];
-		else if (sc[u].nb_ref == 1)
-			nb = &N[sc[u].nb];
+		if (rs.sc[u].nb_ref == 0)
+			nb = &rs.T[rs.sc[u].nb];
+		else if (rs.sc[u].nb_ref == 1)
+			nb = &rs.N[rs.sc[u].nb];
 		if (nb)
-			k = profiles_max_delta(&r->prof[u], nb, o->profile, NULL);
+			k = profiles_max_delta(&rs.T[u], nb, o->profile, NULL);
 		if (o->json) {
 			printf("%s\n {\"%s\": %" PRId64 ", \"score\": %.6g, "
-			       "\"rank\": %zu, \"top_path\": ",
+			       "\"rank\": %zu, \"why\": \"%s\", \"top_path\": ",
 			       i ? "," : "", o->by_process ? "pid" : "id",
 			       o->by_process ? r->pids[u] : (int64_t)u + 1,
-			       sc[u].score, sc[u].rank);
-			cmd_report_kpath(&r->prof[u], nb, k, 1);
+			       rs.sc[u].score, rs.sc[u].rank, why);
+			cmd_report_kpath(&rs.T[u], nb, k, 1);
 			putchar('}');
 		} else {
-			printf("%4zu %8" PRId64 " %10.4f  ", sc[u].rank,
+			printf("%4zu %8" PRId64 " %10.4f  %-9s ", rs.sc[u].rank,
 			       o->by_process ? r->pids[u] : (int64_t)u + 1,
-			       sc[u].score);
-			cmd_report_kpath(&r->prof[u], nb, k, 0);
+			       rs.sc[u].score, why);
+			cmd_report_kpath(&rs.T[u], nb, k, 0);
 			putchar('\n');
 		}
 	}
 	if (o->json) {
 		fputs("\n]}\n", stdout);
 	} else if (o->by_process && r->nunits) {
-		int64_t w0, w1, pid = fs.found ? fs.pid : r->pids[order[0]];
+		int64_t w0, w1, pid = fs->found ? fs->pid : r->pids[order[0]];
 		int64_t win = o->window_ns;
 
 		if (!win) /* 1/32 of the session, at least 1 ms */
@@ -426,9 +560,8 @@ static int cmd_report_suspects(struct report_run *r, struct report_run *ref,
 			       pid, w0, w1, (double)win / 1e6);
 	}
 out:
-	free(sc);
+	cmd_report_scores_release(&rs, r);
 	free(order);
-	free(N);
 	return err;
 }
 
@@ -451,31 +584,16 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 					    "%zu)",
 					    o->flow, r->path, r->nunits);
 		ai = (size_t)o->flow - 1;
-	} else {
-		struct suspects_score *sc = calloc(r->nunits, sizeof(*sc));
-		struct profile *N;
-		size_t m = 0;
+	} else { /* the top suspect: the fail-stop process's flow first */
+		struct report_scores rs;
 
-		for (i = 0; i < nref; i++)
-			m += ref[i].nunits;
-		N = calloc(m + 1, sizeof(*N));
-		if (!sc || !N) {
-			free(sc);
-			free(N);
-			return -ENOMEM;
-		}
-		for (i = 0, m = 0; i < nref; i++)
-			for (j = 0; j < ref[i].nunits; j++)
-				N[m++] = ref[i].prof[j];
-		err = suspects_score(r->prof, r->nunits, N, m, o->profile, 0,
-				     sc);
-		free(N);
-		for (ai = 0; !err && ai < r->nunits && sc[ai].rank != 1; ai++)
+		err = cmd_report_scores(r, ref, nref, o, &rs);
+		for (ai = 0; !err && ai < r->nunits && rs.sc[ai].rank != 1;
+		     ai++)
 			;
-		free(sc);
+		cmd_report_scores_release(&rs, r);
 		if (err)
 			return err;
-		ai = cmd_report_failstop_unit(r, o, ai);
 	}
 	a = &r->prof[ai];
 	if (nref) {
@@ -818,14 +936,19 @@ const struct propel_cmd cmd_report_entry = {
 	.summary =
 		"flows, suspect scores and root-cause call paths of a session\n"
 		"  --flows          one flow per request: the events reachable "
-		"from each recv\n"
-		"                   of the first process (--start FUNC: from "
-		"each call of FUNC;\n"
-		"                   --per-process, or no communication: one per "
-		"process)\n"
-		"  --suspects       fail-stop (earliest last timestamp) and "
-		"suspect scores\n"
-		"                   (k-th nearest neighbour, k = |T|/4; with "
+		"from each request\n"
+		"                   the first process receives, or each message "
+		"it sends on a\n"
+		"                   connection it opened (said which); --start "
+		"FUNC: from each\n"
+		"                   call of FUNC; --per-process, or no "
+		"communication: one per\n"
+		"                   process\n"
+		"  --suspects       fail-stop (earliest last timestamp) first, "
+		"then suspect\n"
+		"                   scores (k-th nearest neighbour among flows of "
+		"the same\n"
+		"                   kind, in steady state, k = |kind|/4; with "
 		"--reference:\n"
 		"                   min(d(h,h_k), d(h,n_1))), by flow or by "
 		"process\n"

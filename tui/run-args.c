@@ -23,6 +23,7 @@ static const struct option run_args_opts[] = {
 	{ "directives", required_argument, NULL, 'D' },
 	{ "start", required_argument, NULL, 'S' },
 	{ "follow", no_argument, NULL, 'f' },
+	{ "follow-stdio", no_argument, NULL, 'F' },
 	{ "libc", no_argument, NULL, 'l' },
 	{ "buffer-size", required_argument, NULL, 'b' },
 	{ "mode", required_argument, NULL, 'm' },
@@ -58,6 +59,9 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 			       : 0;
 	case 'f':
 		o->follow = 1;
+		return 0;
+	case 'F':
+		o->follow_stdio = 1;
 		return 0;
 	case 'l':
 		o->libc = 1;
@@ -128,6 +132,10 @@ int run_args_parse(struct run_opts *o, int argc, char **argv,
 			return err;
 	if (optind >= argc) {
 		fprintf(stderr, "usage: propel %s %s\n", o->verb, usage);
+		return 2;
+	}
+	if (o->follow_stdio && !o->follow) {
+		propel_report(o->verb, 0, "--follow-stdio goes with --follow");
 		return 2;
 	}
 	/* the values the agents record, once every option is read */

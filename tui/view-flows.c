@@ -100,9 +100,9 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		fv->order = calloc(fv->f->n + 1, sizeof(*fv->order));
 		err = fv->sc && fv->order ? 0 : -ENOMEM;
 	}
-	if (!err)
-		err = suspects_score(fv->prof, fv->f->n, NULL, 0,
-				     PROFILES_COVERAGE, 0, fv->sc);
+	if (!err) /* as report --suspects ranks them */
+		err = suspects_rank_flows(fv->t, fv->f, fv->prof,
+					  PROFILES_COVERAGE, &fv->fs, fv->sc);
 	if (err) {
 		snprintf(fv->err, sizeof(fv->err), "%s",
 			 cause ? cause
@@ -116,7 +116,6 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 		if (fv->sc[i].score > fv->max)
 			fv->max = fv->sc[i].score;
 	}
-	rootcause_failstop(fv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fv->fs);
 }
 
 static int flows_view_open(struct view *v, char **cause)

@@ -59,22 +59,17 @@ static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
 				     &rv->prof);
 	if (!err)
 		err = (sc = calloc(rv->f->n, sizeof(*sc))) ? 0 : -ENOMEM;
-	if (!err)
-		err = suspects_score(rv->prof, rv->f->n, NULL, 0,
-				     PROFILES_COVERAGE, 0, sc);
-	if (!err) {
+	if (!err) { /* the top suspect, as report ranks them: a process
+		     * that stopped first makes its flow the anomaly */
 		struct rootcause_failstop fs;
-		uint32_t e;
 
+		err = suspects_rank_flows(rv->t, rv->f, rv->prof,
+					  PROFILES_COVERAGE, &fs, sc);
+	}
+	if (!err) {
 		for (rv->anom = 0; rv->anom < rv->f->n && sc[rv->anom].rank != 1;
 		     rv->anom++)
 			;
-		/* a process that stopped first: its flow is the anomaly */
-		rootcause_failstop(rv->t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z,
-				   &fs);
-		e = rootcause_failstop_event(rv->t, &fs);
-		if (e != TRACE_NONE && rv->f->of[e] != TRACE_NONE)
-			rv->anom = rv->f->of[e];
 		rv->normal = suspects_nearest(rv->prof, rv->f->n, rv->anom,
 					      PROFILES_COVERAGE);
 		err = rootcause_paths(&rv->sp, &rv->prof[rv->anom],

@@ -49,8 +49,10 @@
 #                      in its dynamic loader; every run status 0, "hi"
 #                      printed, nothing faulted, cat's recv matched
 #   record/not-propel  the traced program's stderr shared with propel's
-#                      own down one pipe to cat: cat is followed; propel,
-#                      propeld and its keeper are never traced
+#                      own down one pipe to cat, --follow-stdio (without
+#                      it propel's own pipeline is not followed:
+#                      tests/e2e/flows-auto.sh stdio/*): cat is followed;
+#                      propel, propeld and its keeper are never traced
 #   fault/propeld-killed  kill -9 of this host's propeld mid-session: the
 #                      coordinator says the host was lost; the agents kept
 #                      recording until their lease ended (events after the
@@ -409,7 +411,7 @@ if [ -n "$bad" ]; then fail $name "$bad"; else pass $name; fi
 name=record/not-propel
 d=$t/notself
 mkdir -p "$d"
-timeout 60 "$PROPEL" record --follow -o "$d/s.db" -- sh -c 'echo out; echo err >&2' 2>&1 |
+timeout 60 "$PROPEL" record --follow --follow-stdio -o "$d/s.db" -- sh -c 'echo out; echo err >&2' 2>&1 |
 	cat >"$d/all.out"
 rdr=$(grep -c 'traced pid [0-9]* (cat)' "$d/all.out")
 exes=$(sqlite3 "$d/s.db" "SELECT group_concat(exe, ' ') FROM processes" 2>&1)

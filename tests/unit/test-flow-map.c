@@ -1,9 +1,12 @@
 /*
  * tests/unit/test-flow-map.c - engine/flow-map.c gives every event the
  * flow that analysis/flows.c gives it on the whole trace
- * (engine/analysis-load.c): on a recording of the distributed scenario
- * (tests/apps/dist-all: TCP, a pipe, a UNIX socket, UDP), or on the
- * session given as argument.  Also over a walk with a pid filter, as the
+ * (engine/analysis-load.c), both with the session's own flow options: on
+ * a recording of the distributed scenario (tests/apps/dist-all: TCP, a
+ * pipe, a UNIX socket, UDP; --start client_request, as its launcher is
+ * neither client nor server of the requests), or on the session given as
+ * argument (tests/e2e/flows-auto.sh gives it sessions of the automatic
+ * client and server rules).  Also over a walk with a pid filter, as the
  * exports' --pid walks.
  */
 #include <errno.h>
@@ -71,7 +74,8 @@ int main(int argc, char **argv)
 			return 1;
 		snprintf(db, sizeof(db), "%s/s.db", dir);
 		snprintf(cmd, sizeof(cmd),
-			 "mkdir -p %s/run && timeout 120 %s record -o %s -- "
+			 "mkdir -p %s/run && timeout 120 %s record -o %s "
+			 "--start client_request -- "
 			 "%s/apps/dist-all %s/run -n 6 >%s/out 2>&1",
 			 dir, prop ? prop : "build/propel", db, o ? o : "build",
 			 dir, dir);
@@ -85,7 +89,7 @@ int main(int argc, char **argv)
 	if (err)
 		return 1;
 	err = analysis_load(s, &t, &cause) ||
-	      flows_build(t, NULL, &fl) ||
+	      analysis_flows(s, t, &fl) ||
 	      flow_map_build(s, NULL, &m, &cause);
 	CHECK("flow-map/build", !err, "%s", cause ? cause : "error");
 	if (err)

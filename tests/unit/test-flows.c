@@ -29,28 +29,11 @@
 #include "tests/unit/check.h"
 #include "tests/unit/trace-build.h"
 
-/* The ids of flow fl, as a sorted list, into buf. */
+/* The ids of flow fl, sorted, comma-separated, into buf. */
 static const char *flow_ids(const struct trace *t, const struct flows *f,
-			    uint32_t fl, char *buf, size_t n)
+		      uint32_t fl, char *buf, size_t n)
 {
-	int64_t ids[256];
-	size_t k = 0, i, j, w = 0;
-
-	for (i = 0; i < t->nev && k < 256; i++)
-		if (f->of[i] == fl)
-			ids[k++] = t->ev[i].id;
-	for (i = 1; i < k; i++)
-		for (j = i; j > 0 && ids[j] < ids[j - 1]; j--) {
-			int64_t x = ids[j];
-
-			ids[j] = ids[j - 1];
-			ids[j - 1] = x;
-		}
-	buf[0] = 0;
-	for (i = 0; i < k && w + 24 < n; i++)
-		w += (size_t)snprintf(buf + w, n - w, "%s%lld", i ? "," : "",
-				      (long long)ids[i]);
-	return buf;
+	return tb_ids(t, f->of, fl, buf, n);
 }
 
 static struct trace *fig2(void)

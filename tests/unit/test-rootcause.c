@@ -18,6 +18,10 @@
  *   failstop/first-live  the same four still running when the recording
  *                      ended (no exit): the one that stopped first is
  *                      found, not the last (every one is a candidate)
+ *   failstop/idle      the early one, alive, waits in poll where it
+ *                      waited before and came back (its loop's wait for
+ *                      work: a daemon between requests): none; waiting
+ *                      there for the first time: it is the one
  *   failstop/wrapped   a wrapped ring (rebuilt entries) still gives the
  *                      whole stack of the last function
  *   window             three identical processes; one changes behaviour
@@ -294,6 +298,45 @@ static void test_failstop(void)
 	      (long long)fs.ts_ns, (size_t)fs.nproc);
 	trace_free(t);
 
+	/* idle: the early one waits in poll (live) where it waited before */
+	{
+		int answered;
+
+		for (answered = 1; answered >= 0; answered--) {
+			int64_t pid;
+
+			t = trace_new();
+			for (pid = 1; pid <= 3; pid++) {
+				tb_thread(t, pid, pid);
+				tb_ev(t, pid * 10, 0, TK_ENTRY, 0, "main", NULL);
+				tb_ev(t, pid * 10 + 1, 100 * S, TK_ENTRY, 1,
+				      "poll", "w.c:3");
+			}
+			tb_thread(t, 4, 4);
+			tb_ev(t, 40, 0, TK_ENTRY, 0, "main", NULL);
+			tb_comm(t, 41, 30 * S, TK_RECV, 8);
+			if (answered) { /* its loop's wait, before */
+				tb_ev(t, 43, 30 * S + 1, TK_ENTRY, 1, "poll",
+				      "w.c:4");
+				tb_ev(t, 44, 40 * S - 1, TK_EXIT, 1, "poll",
+				      NULL);
+			}
+			tb_ev(t, 45, 40 * S, TK_ENTRY, 1, "poll", "w.c:4");
+			if (trace_finish(t))
+				abort();
+			rootcause_failstop(t, ROOTCAUSE_PRECISION_NS,
+					   ROOTCAUSE_Z, &fs);
+			if (answered)
+				s[0] = !fs.found;
+			else
+				s[1] = fs.found && fs.pid == 4;
+			trace_free(t);
+		}
+		CHECK("failstop/idle", s[0] && s[1],
+		      "idle daemon reported %d, pending one found %d", !s[0],
+		      s[1]);
+	}
+
 	/* a wrapped ring: the oldest records are gone, the agent rebuilt the
 	 * open frames (main, loop) as entries at the oldest time */
 	t = trace_new();
@@ -369,7 +412,7 @@ static void test_window(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(12);
+	CHECKS_EXPECT(13);
 	test_fig4();
 	test_ranks_callsite();
 	test_failstop();

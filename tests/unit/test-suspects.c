@@ -21,6 +21,17 @@
  *                      generic symptom stops scoring, the specific one
  *                      ranks first
  *   delta/max          eq. 7: the largest component of the delta vector
+ *   order/failstop-first  ranks 3,1,5,2,4 with unit 2 holding the
+ *                      fail-stop process: 4,2,1,3,5, unit 2 says why
+ *   order/steady       one kind {abcs, abd, abd, abd}: the first unit's
+ *                      one-time c and s left out and the d every later
+ *                      one takes put in (3 paths): it scores 0, not 3; a
+ *                      later {abdz} still scores 1 and ranks first
+ *   order/kinds        {abc, abc, abc} and {q} of another kind: q, alone
+ *                      in its kind, scores 0 (4 against the others); a
+ *                      reference of its kind gives it its distance
+ *   order/rank         suspects_rank: the fail-stop unit first, then the
+ *                      steady-state k-NN order
  */
 #include <math.h>
 #include <stdio.h>
@@ -291,11 +302,84 @@ static void test_delta(void)
 	profiles_space_release(&sp);
 }
 
+static void test_order(void)
+{
+	static const char *const one[] = { "abcs", "abd", "abd", "abd" };
+	static const char *const later[] = { "abcs", "abd", "abd", "abd",
+					     "abdz" };
+	static const char *const two[] = { "abc", "abc", "abc", "q" };
+	static const char *const qref[] = { "qr" };
+	static const uint32_t g2[] = { 0, 0, 0, 1 }, gq[] = { 1 };
+	struct suspects_score sc[5] = { { .rank = 3 }, { .rank = 1 },
+					{ .rank = 5 }, { .rank = 2 },
+					{ .rank = 4 } };
+	struct profiles_space sp = { 0 };
+	struct profile *p, *q, *st;
+	struct trace *t, *r;
+	size_t n, m, nd;
+	int ok;
+
+	suspects_failstop_first(sc, 5, 2);
+	CHECK("order/failstop-first",
+	      sc[0].rank == 4 && sc[1].rank == 2 && sc[2].rank == 1 &&
+		      sc[3].rank == 3 && sc[4].rank == 5 &&
+		      sc[2].why == SUSPECTS_FAILSTOP && sc[0].why == SUSPECTS_KNN,
+	      "ranks %zu %zu %zu %zu %zu", sc[0].rank, sc[1].rank, sc[2].rank,
+	      sc[3].rank, sc[4].rank);
+
+	t = sets(one, 4);
+	p = by_process(&sp, t, &n);
+	ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+	     sc[0].score == 3;
+	ok = ok && !suspects_steady(p, n, NULL, &st, &nd) && nd == 3 &&
+	     !suspects_score(st, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+	     sc[0].score == 0 && st[0].n == p[1].n;
+	profiles_free(st, n);
+	profiles_free(p, n);
+	trace_free(t);
+	t = sets(later, 5);
+	p = by_process(&sp, t, &n);
+	ok = ok && !suspects_steady(p, n, NULL, &st, &nd) &&
+	     !suspects_score(st, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+	     sc[0].score == 0 && sc[4].score == 1 && sc[4].rank == 1;
+	profiles_free(st, n);
+	CHECK("order/steady", ok, "dropped %zu, scores %g %g", nd, sc[0].score,
+	      sc[4].score);
+	ok = !suspects_rank(p, n, NULL, PROFILES_COVERAGE, 2, sc) &&
+	     sc[2].rank == 1 && sc[2].why == SUSPECTS_FAILSTOP &&
+	     sc[4].rank == 2 && sc[4].score == 1;
+	CHECK("order/rank", ok, "ranks %zu %zu", sc[2].rank, sc[4].rank);
+	profiles_free(p, n);
+	trace_free(t);
+
+	t = sets(two, 4);
+	r = sets(qref, 1);
+	p = by_process(&sp, t, &n);
+	q = by_process(&sp, r, &m);
+	ok = !suspects_score(p, n, NULL, 0, PROFILES_COVERAGE, 0, sc) &&
+	     sc[3].score == 4 && sc[3].rank == 1;
+	ok = ok &&
+	     !suspects_score_kinds(p, n, g2, NULL, 0, NULL, PROFILES_COVERAGE,
+				   sc) &&
+	     sc[3].score == 0 && sc[3].nb_ref == -1 && sc[0].score == 0;
+	ok = ok &&
+	     !suspects_score_kinds(p, n, g2, q, m, gq, PROFILES_COVERAGE,
+				   sc) &&
+	     sc[3].score == 1 && sc[3].nb_ref == 1 && sc[3].rank == 1;
+	CHECK("order/kinds", ok, "q scores %g", sc[3].score);
+	profiles_free(p, n);
+	profiles_free(q, m);
+	trace_free(t);
+	trace_free(r);
+	profiles_space_release(&sp);
+}
+
 int main(void)
 {
-	CHECKS_EXPECT(10);
+	CHECKS_EXPECT(14);
 	test_profiles();
 	test_knn();
 	test_delta();
+	test_order();
 	return failures ? 1 : 0;
 }

@@ -6,11 +6,14 @@
  *   tb_ev(t, id, ts, kind, depth, "func", "site")  entry/exit/other
  *   tb_comm(t, id, ts, kind, bytes)                 send/recv
  *   tb_msg(t, send_id, recv_id)
- * Ids are the session's event ids; tb_find(t, id) gives an event's index.
+ * Ids are the session's event ids; tb_find(t, id) gives an event's index;
+ * tb_ids(t, of, u, buf, n) the ids of the events whose of[] is u (a flow),
+ * sorted, comma-separated.
  */
 #ifndef PROPEL_TESTS_UNIT_TRACE_BUILD_H
 #define PROPEL_TESTS_UNIT_TRACE_BUILD_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +72,30 @@ static __attribute__((unused)) uint32_t tb_find(const struct trace *t, int64_t i
 		if (t->ev[i].id == id)
 			return (uint32_t)i;
 	abort();
+}
+
+static __attribute__((unused)) const char *
+tb_ids(const struct trace *t, const uint32_t *of, uint32_t u, char *buf,
+       size_t n)
+{
+	int64_t v[256];
+	size_t k = 0, i, j, w = 0;
+
+	for (i = 0; i < t->nev && k < 256; i++)
+		if (of[i] == u)
+			v[k++] = t->ev[i].id;
+	for (i = 1; i < k; i++)
+		for (j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			int64_t x = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	buf[0] = 0;
+	for (i = 0; i < k && w + 24 < n; i++)
+		w += (size_t)snprintf(buf + w, n - w, "%s%lld", i ? "," : "",
+				      (long long)v[i]);
+	return buf;
 }
 
 #endif
