@@ -12,6 +12,13 @@
  * folded call, its folded ancestors open (trace_reveal), so the cursor's
  * line is always visible.  The pane keeps only a top anchor; a frame
  * walks at most one screen of lines from it.
+ *
+ * Each call line shows its duration at the right (uftrace's column, with
+ * units; on the entry and on the exit: one more recon_get, of the partner
+ * the entry's match already located).  Indentation stops at a quarter of
+ * the width; a deeper line shows its true depth (`⋮41`) where the
+ * indentation stops.  The search's hits have their matched text
+ * highlighted (tui/tui-search.c); a click moves the cursor to the line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +26,22 @@
 #include "engine/session.h"
 #include "tui/screen.h"
 #include "tui/tui-core.h"
+#include "tui/tui.h"
 #include "tui/view.h"
+
+#define TRACE_MAXROWS 512
+#define TRACE_DURW 11 /* the duration column: "  14.020 ms" */
 
 struct trace_view {
 	int top_t;
 	int64_t top; /* first visible line (tree mode) */
 	int page;    /* rows last drawn */
+	/* the event on each row last drawn (mouse clicks) */
+	struct {
+		int t;
+		int64_t i;
+	} row[TRACE_MAXROWS];
+	int nrows;
 };
 
 static int64_t trace_vnext(struct view *v, int t, int64_t i)
@@ -93,31 +110,86 @@ static int line_attr(const struct recon_ev *e)
 	return SC_CYAN;
 }
 
+/* the duration of the call whose entry or exit (t, i) is, or -1 */
+static int64_t call_dur(struct recon *rc, int t, const struct recon_ev *e)
+{
+	struct recon_ev m;
+
+	if ((e->kind != SK_ENTRY && e->kind != SK_EXIT) || e->match < 0)
+		return -1;
+	m = recon_get(rc, t, e->match);
+	return e->kind == SK_ENTRY ? m.ts - e->ts : e->ts - m.ts;
+}
+
 static void draw_line(struct view *v, const struct screen_rect *r, int row,
 		      int t, int64_t i, int cur, int focused, int tidcol)
 {
+	struct trace_view *tv = v->priv;
 	struct recon *rc = tui_recon(v);
 	const struct recon_thread *th = &rc->threads[t];
 	const struct recon_ev ev = recon_get(rc, t, i), *e = &ev;
-	char text[256];
-	int attr = line_attr(e), col = 0, ind = e->depth, maxind = r->w / 4;
+	char text[256], dur[32] = "";
+	const char *pat = tui_search_pattern(v), *hit;
+	int attr = line_attr(e), col = 0, ind = e->depth, maxind;
+	struct screen_rect tr = *r; /* the text, left of the durations */
+	int64_t d = call_dur(rc, t, e);
 
+	if (row < TRACE_MAXROWS) {
+		tv->row[row].t = t;
+		tv->row[row].i = i;
+		tv->nrows = row + 1;
+	}
+	if (r->w >= 40)
+		tr.w = r->w - TRACE_DURW;
+	maxind = (tr.w - (tidcol ? 7 : 0)) / 4;
 	if (cur)
-		attr = (focused ? SA_REVERSE : SA_UNDERLINE | SA_BOLD) |
-		       (e->kind == SK_SIGNAL ? SA_HIGHLIGHT : 0);
+		attr = e->kind == SK_SIGNAL /* red stays red under the cursor */
+			       ? SA_HIGHLIGHT | (focused ? 0 : SA_UNDERLINE)
+			       : (focused ? SA_REVERSE : SA_UNDERLINE | SA_BOLD);
 	if (cur)
-		screen_clear_row(r, row, 0, focused ? SA_REVERSE : SA_NORMAL);
+		screen_clear_row(r, row, 0,
+				 e->kind == SK_SIGNAL ? SA_HIGHLIGHT
+				 : focused	      ? SA_REVERSE
+						      : SA_NORMAL);
 	if (tidcol)
-		col += screen_printf(r, row, col, attr | SC_GREEN, "%6d ", th->tid);
-	col += screen_put(r, row, col, attr, cur ? ">" : " ");
-	if (ind > maxind)
-		ind = maxind;
-	col += screen_printf(r, row, col, attr, "%*s", ind * 2, "");
+		col += screen_printf(&tr, row, col, attr | SC_GREEN, "%6d ", th->tid);
+	col += screen_put(&tr, row, col, attr, cur ? ">" : " ");
+	if (ind > maxind) {
+		/* deeper than the indentation shows: its true depth, so no
+		 * two depths read as one column */
+		char mark[16];
+		int mw;
+
+		snprintf(mark, sizeof(mark), "\u22ee%d ", ind);
+		mw = screen_strwidth(mark);
+		col += screen_printf(&tr, row, col, attr, "%*s",
+				     maxind * 2 > mw ? maxind * 2 - mw : 0, "");
+		col += screen_put(&tr, row, col,
+				  cur ? attr : attr | SC_CYAN | SA_BOLD, mark);
+	} else {
+		col += screen_printf(&tr, row, col, attr, "%*s", ind * 2, "");
+	}
 	if (e->kind == SK_ENTRY && e->match >= 0)
-		col += screen_put(r, row, col, attr,
+		col += screen_put(&tr, row, col, attr,
 				  tui_folded(v, t, i) ? "+ " : "- ");
 	tui_describe(v, t, i, text, sizeof(text));
-	screen_put(r, row, col, attr, text);
+	screen_put(&tr, row, col, attr, text);
+	/* a search hit: the matched text highlighted */
+	if (*pat && e->kind != SK_EXIT && (hit = strstr(text, pat)) &&
+	    tui_search_is_hit(v, t, i)) {
+		char pre[256];
+
+		snprintf(pre, sizeof(pre), "%.*s", (int)(hit - text), text);
+		screen_printf(&tr, row, col + screen_strwidth(pre), SA_MATCH,
+			      "%.*s", (int)strlen(pat), hit);
+	}
+	if (d >= 0 && tr.w < r->w) {
+		/* uftrace's column: the call's duration, on its entry and
+		 * its exit */
+		tui_dur(d, dur, sizeof(dur));
+		screen_printf(r, row, tr.w, cur ? attr : attr | SC_GRAY,
+			      "%*s ", TRACE_DURW - 1, dur);
+	}
 }
 
 static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
@@ -190,6 +262,7 @@ static void trace_draw(struct view *v, const struct screen_rect *r, int focused)
 	struct trace_view *tv = v->priv;
 
 	tv->page = r->h;
+	tv->nrows = 0;
 	if (tui_interleaved(v))
 		draw_interleaved(v, r, focused);
 	else
@@ -280,6 +353,16 @@ static int trace_key(struct view *v, int key)
 	return 0;
 }
 
+static void trace_click(struct view *v, int row)
+{
+	struct trace_view *tv = v->priv;
+
+	if (row >= 0 && row < tv->nrows) {
+		cursor_goto(tui_cursor(v), tv->row[row].t, tv->row[row].i, NULL);
+		tui_moved(v->tui);
+	}
+}
+
 const struct view_ops view_trace_ops = {
 	.name = "trace",
 	.title = "trace",
@@ -288,4 +371,5 @@ const struct view_ops view_trace_ops = {
 	.free = trace_free,
 	.draw = trace_draw,
 	.key = trace_key,
+	.click = trace_click,
 };

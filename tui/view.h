@@ -29,6 +29,8 @@
  *   status(v, buf, n)   the status line, when the focused view has one.
  *   search(v, text)     `/ TEXT` while the view is focused (text "" =
  *                       clear); without it `/` searches the trace.
+ *   click(v, row)       optional: a mouse click on row (of the rectangle
+ *                       last drawn); the core has focused the view.
  */
 #ifndef PROPEL_TUI_VIEW_H
 #define PROPEL_TUI_VIEW_H
@@ -55,6 +57,7 @@ struct view_ops {
 	void (*tick)(struct view *v);
 	void (*status)(struct view *v, char *buf, int size);
 	void (*search)(struct view *v, const char *text);
+	void (*click)(struct view *v, int row);
 };
 
 struct view {
