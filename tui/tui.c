@@ -290,7 +290,7 @@ int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
 /* ---- commands: tui/prompt.c ---- */
 
 /* gdb's "[Switching to ...]" when a move lands in another process */
-static void tui_crossed(struct tui *t, int pid0)
+void tui_moved_from(struct tui *t, int pid0)
 {
 	const struct recon_thread *th = &t->r->threads[cursor_thread(t->c)];
 	const char *host = NULL, *cmd;
@@ -313,7 +313,7 @@ void tui_do_move(struct tui *t, int m)
 			     cause ? cause : "cannot move");
 	else {
 		tui_moved(t);
-		tui_crossed(t, pid0);
+		tui_moved_from(t, pid0);
 	}
 	free(cause);
 }
@@ -632,10 +632,15 @@ static int tui_key(struct tui *t, int key)
 		}
 		return 0;
 	}
-	if (t->help || t->popup) {
-		t->help = 0;
+	if (t->popup) { /* a box (bt) goes with any key, which still acts
+			 * (Esc only closes it) */
 		free(t->popup);
 		t->popup = NULL;
+		if (key == SCREEN_KEY_ESC)
+			return 0;
+	}
+	if (t->help) {
+		t->help = 0;
 		if (key != 'q' && key != SCREEN_KEY_F0 + 10)
 			return 0;
 	}
@@ -843,6 +848,7 @@ int tui_session_open(const char *path, int best_flow)
 	if (err)
 		goto out;
 	/* from here on the terminal is the screen's */
+	prompt_attach(&t);
 	chunk_store_quiet(t.r->store, 1);
 	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
 		if (view_table[k].modes & TUI_SESSION)
@@ -973,6 +979,7 @@ int tui_session_open(const char *path, int best_flow)
 			(long long)t.r->nevents, ru.ru_maxrss);
 	}
 out:
+	prompt_attach(NULL);
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
@@ -1085,6 +1092,7 @@ int tui_live_main(void)
 		free(cause);
 		return 1;
 	}
+	prompt_attach(&t);
 	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
 		if (view_table[k].modes & TUI_LIVE)
 			tui_add_view(&t, view_table[k].ops);
@@ -1128,6 +1136,7 @@ int tui_live_main(void)
 			tui_key(&t, key);
 	}
 	screen_fini();
+	prompt_attach(NULL);
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);

@@ -113,6 +113,10 @@ int tui_live_main(void);
  * message line. */
 void prompt_run(struct tui *t, char *line);
 
+/* Tab at the prompt completes commands, views and function names of t
+ * (NULL: none); the core calls it once the screen is up. */
+void prompt_attach(struct tui *t);
+
 /* `:interleave`, also the trace's key `a` (tui/prompt.c) */
 int cmd_interleave_exec(struct tui *t, int argc, char **argv, char **cause);
 
@@ -120,6 +124,9 @@ int cmd_interleave_exec(struct tui *t, int argc, char **argv, char **cause);
 int tui_find_view(struct tui *t, const char *name);
 /* Tell every view the cursor moved. */
 void tui_moved(struct tui *t);
+/* After a move from process pid0: gdb's "[Switching to process ...]" on
+ * the message line when the cursor is in another process now. */
+void tui_moved_from(struct tui *t, int pid0);
 /* A cursor move, its failure on the message line. */
 void tui_do_move(struct tui *t, int move);
 
