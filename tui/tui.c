@@ -193,36 +193,6 @@ int view_focus(struct view *v, const char *name)
 
 /* ---- source locations ---- */
 
-static char *find_source(struct tui *t, const char *file)
-{
-	char buf[2048], *dirs, *d, *save;
-	const char *base;
-	struct stat st;
-
-	if (!file || !*file)
-		return NULL;
-	if (file[0] == '/' && stat(file, &st) == 0)
-		return strdup(file);
-	base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-	dirs = strdup(t->srcpath);
-	if (!dirs)
-		return NULL;
-	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/%s", d, file);
-		if (file[0] != '/' && stat(buf, &st) == 0)
-			goto found;
-		snprintf(buf, sizeof(buf), "%s/%s", d, base);
-		if (stat(buf, &st) == 0)
-			goto found;
-	}
-	free(dirs);
-	return NULL;
-found:
-	free(dirs);
-	return strdup(buf);
-}
-
 int64_t tui_frame(struct view *v, int th, int64_t idx)
 {
 	struct tui *t = tui_of(v);
@@ -260,31 +230,6 @@ void tui_fold(struct view *v, int th, int64_t from, int64_t to, int on)
 		t->capfolds = nc;
 	}
 	t->folds[t->nfolds++] = (struct tui_fold_op){ th, on, from, to };
-}
-
-int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
-	       char **path)
-{
-	struct tui *t = tui_of(v);
-	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
-	struct recon_row row;
-	int err;
-
-	*path = NULL;
-	*file = NULL;
-	*line = 0;
-	/* a signal: the line of its pc, symbolized at ingest with the load
-	 * bias of the module that holds it (engine/ingest.c) */
-	if (e->kind == SK_SIGNAL && !recon_row(t->r, e->id, &row) &&
-	    !session_callsite(t->s, row.site, file, line)) {
-		*path = find_source(t, *file);
-		return 0;
-	}
-	err = recon_event_site(t->r, th, idx, file, line);
-	if (err)
-		return err;
-	*path = find_source(t, *file);
-	return 0;
 }
 
 /* ---- commands: tui/prompt.c ---- */
@@ -520,6 +465,8 @@ static void tui_draw(struct tui *t)
 		return;
 	}
 	thh = t->r->nthreads + 1;
+	if (strcmp(t->views[t->slot[SLOT_THREADS]].ops->name, "threads"))
+		thh = ch / 4 > 3 ? ch / 4 : 3; /* another view below */
 	if (t->r->hang)
 		thh = thh > ch / 2 ? thh : ch / 2;
 	if (thh > ch / 3 && !t->r->hang)
@@ -546,7 +493,8 @@ static void tui_draw(struct tui *t)
 		/* the trace gets at least half the rows (12 of 24), the
 		 * threads at most a fifth; the source the rest (a hang: the
 		 * threads half, as it opens on them) */
-		if (!t->r->hang && thh > ch / 5)
+		if (!t->r->hang && thh > ch / 5 &&
+		    !strcmp(t->views[t->slot[SLOT_THREADS]].ops->name, "threads"))
 			thh = ch / 5 < 2 ? 2 : ch / 5;
 		trh = t->r->hang ? (ch - thh) * 3 / 5 : ch / 2 + 1;
 		srch = ch - thh - trh;
@@ -867,6 +815,10 @@ int tui_session_open(const char *path, int best_flow)
 	 * trace cursor still at the fault) */
 	failed = t.r->crashed && tui_talked(t.r) && !t.r->hang &&
 		 view_focus(&t.views[t.slot[SLOT_TRACE]], "flows") == 0;
+	/* ... and the source of the fault stays in sight, below the trace
+	 * (the threads are a `:view threads` away) */
+	if (failed && tui_find_view(&t, "source") >= 0)
+		t.slot[SLOT_THREADS] = tui_find_view(&t, "source");
 	tui_moved(&t);
 	if (failed)
 		screen_message("the run failed: its flows ranked by suspect "
