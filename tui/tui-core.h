@@ -54,7 +54,6 @@ void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
  * shows it, from the session's first event ("+2.137 ms"); and back (a
  * number with ns, us, ms or s, or seconds alone; a leading '+' allowed):
  * 0 and *ns, or -EINVAL */
-void tui_dur(int64_t ns, char *buf, int size);
 void tui_time(struct view *v, int64_t ts, char *buf, int size);
 int tui_parse_time(const char *text, int64_t *ns);
 const char *tui_signame(int signo);

@@ -82,6 +82,11 @@ const char *tui_proc_command(struct tui *t, int pid, const char **host)
 	return p && p->command && *p->command ? p->command : NULL;
 }
 
+const char *view_proc_command(struct view *v, int pid)
+{
+	return tui_proc_command(v->tui, pid, NULL);
+}
+
 const char *tui_signame(int signo)
 {
 	static const char *const n[] = {

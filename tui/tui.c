@@ -417,18 +417,35 @@ static void tui_status(struct tui *t, char *buf, int size)
 		snprintf(where, sizeof(where), "%s:%d", base ? base + 1 : file,
 			 line);
 	}
-	tui_time(&t->views[0], e.ts, at, sizeof(at));
-	snprintf(buf, size, " %d:%d  %s  %s  event %lld/%lld  %s  %d%%%s%s",
-		 thr->pid,
+	snprintf(buf, size, " %d:%d  %s  %s  event %lld/%lld%s%s", thr->pid,
 		 thr->tid,
 		 f >= 0 ? recon_func_name(t->r, recon_get(t->r, th, f).func)
 			: "-",
 		 where, (long long)(i + 1 - thr->nsynth),
-		 (long long)(thr->n - thr->nsynth), at, pct,
+		 (long long)(thr->n - thr->nsynth),
 		 e.kind == SK_SIGNAL ? "  [fault]"
 		 : e.kind == SK_LOST ? "  [gap]"
 				     : "",
 		 cursor_break_count(t->c) ? "  [break]" : "");
+	/* at the right, where it fits: the time since the session's start
+	 * and the position in the session's time ("+2.137 ms  41%") */
+	{
+		int cols, rows, lw = screen_strwidth(buf), rw;
+		size_t len = strlen(buf);
+		char right[96];
+
+		screen_size(&cols, &rows);
+		tui_time(&t->views[0], e.ts, at, sizeof(at));
+		snprintf(right, sizeof(right), "%s  %3d%% ", at, pct);
+		rw = screen_strwidth(right);
+		if (lw + 2 + rw > cols) {
+			snprintf(right, sizeof(right), "%3d%% ", pct);
+			rw = screen_strwidth(right);
+		}
+		if (lw + 2 + rw <= cols && len + (cols - lw) < (size_t)size)
+			snprintf(buf + len, size - len, "%*s%s", cols - lw - rw,
+				 "", right);
+	}
 	free(file);
 	free(path);
 }

@@ -100,6 +100,11 @@ int view_attach(struct view *v, int pid, const char *comm, int follow,
 /* The live console's capture run (tui/live.h), NULL when not attached. */
 struct tui_live *view_live(struct view *v);
 
+/* The command of process pid in the session (NULL when unknown); a
+ * duration in uftrace's units ("2.137 us"): tui/tui-text.c. */
+const char *view_proc_command(struct view *v, int pid);
+void tui_dur(int64_t ns, char *buf, int size);
+
 /* The views the core knows, one per file (the core's view_table). */
 extern const struct view_ops view_trace_ops;
 extern const struct view_ops view_source_ops;
