@@ -148,14 +148,15 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 	/* values first (when the path first ran, from its flow's start;
 	 * how many frames deep), then the two ranks (by time, by length) */
 	screen_printf(r, row++, 0, SA_BOLD,
-		      "FROM START FRAMES  RANK:TIME LEN  SIDE  PATH");
+		      "FROM START FRAMES   #T  #L SIDE PATH");
 	if (rv->sel < rv->top)
 		rv->top = rv->sel;
 	if (rv->sel >= rv->top + (r->h - row))
 		rv->top = rv->sel - (r->h - row) + 1;
 	for (i = rv->top; i < (long)rv->rc.n && row < r->h; i++, row++) {
 		const struct rootcause_path *p = &rv->rc.p[rv->order[i]];
-		char at[32];
+		char at[32], last[256];
+		size_t len;
 		int attr = i == rv->sel && focused ? SA_REVERSE : SA_NORMAL;
 		const char *fn[64];
 		size_t n = trace_path_funcs(p->t, p->path, fn, 64), j;
@@ -164,26 +165,47 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 		if (attr != SA_NORMAL)
 			screen_clear_row(r, row, 0, attr);
 		tui_dur(p->rel_ts, at, sizeof(at));
-		col = screen_printf(r, row, 0, attr, "%10s %6u  ", at,
+		col = screen_printf(r, row, 0, attr, "%10s %6u ", at,
 				    (unsigned)p->len);
-		col += screen_printf(r, row, col, attr | SA_DIM, "%9zu %3zu  ",
+		col += screen_printf(r, row, col, attr | SA_DIM, "%4zu %3zu ",
 				     p->rank_time, p->rank_length);
 		col += screen_printf(r, row, col,
 				     attr | SA_BOLD | (p->side ? SC_GREEN : SC_RED),
-				     "%-4s  ", p->side ? "norm" : "anom");
-		for (j = 0; j + 1 < n && j < 64; j++)
-			col += screen_printf(r, row, col, attr, "%s > ", fn[j]);
+				     "%-4s ", p->side ? "norm" : "anom");
+		/* the last call(s) in bold; the callers before them, the
+		 * outermost dropped ("… > ") when they do not fit */
+		len = 0;
+		last[0] = 0;
 		if (p->nlast > 1) {
-			col += screen_put(r, row, col, attr | SA_BOLD, "[");
-			for (j = 0; j < p->nlast; j++)
-				col += screen_printf(r, row, col, attr | SA_BOLD,
-						     "%s%s", j ? ", " : "",
-						     trace_str(p->t, p->last[j]));
-			screen_put(r, row, col, attr | SA_BOLD, "]");
+			len = snprintf(last, sizeof(last), "[");
+			for (j = 0; j < p->nlast && len < sizeof(last); j++)
+				len += snprintf(last + len, sizeof(last) - len,
+						"%s%s", j ? ", " : "",
+						trace_str(p->t, p->last[j]));
+			if (len < sizeof(last))
+				snprintf(last + len, sizeof(last) - len, "]");
 		} else {
-			screen_put(r, row, col, attr | SA_BOLD,
-				   trace_str(p->t, p->last[0]));
+			snprintf(last, sizeof(last), "%s",
+				 trace_str(p->t, p->last[0]));
 		}
+		for (j = 0; j + 1 < n && j < 64; j++) {
+			int room = r->w - col - screen_strwidth(last);
+			size_t k, plen = 0;
+
+			/* callers j.. and what they take */
+			for (k = j; k + 1 < n && k < 64; k++)
+				plen += strlen(fn[k]) + 3;
+			if (j && (int)plen + 4 <= room)
+				break;
+			if (!j && (int)plen <= room)
+				break;
+		}
+		if (j)
+			col += screen_put(r, row, col, attr | SA_DIM,
+					  "\u2026 > ");
+		for (; j + 1 < n && j < 64; j++)
+			col += screen_printf(r, row, col, attr, "%s > ", fn[j]);
+		screen_put(r, row, col, attr | SA_BOLD, last);
 	}
 }
 
@@ -264,7 +286,7 @@ static int rootcause_view_key(struct view *v, int key)
 
 const struct view_ops view_rootcause_ops = {
 	.name = "rootcause",
-	.title = "root-cause paths (anomalous first; ranks by time, by length)",
+	.title = "root-cause paths (anomalous first; #T #L: ranks by time, by length)",
 	.help = "Up/Down select, Enter go to the path's first occurrence",
 	.open = rootcause_view_open,
 	.free = rootcause_view_free,

@@ -139,9 +139,11 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 		tv->row[row].i = i;
 		tv->nrows = row + 1;
 	}
-	if (r->w >= 40)
+	/* the indentation as if every line had the column (a line
+	 * without a duration keeps its text's room) */
+	maxind = ((r->w >= 40 ? r->w - TRACE_DURW : r->w) - (tidcol ? 7 : 0)) / 4;
+	if (r->w >= 40 && d >= 0)
 		tr.w = r->w - TRACE_DURW;
-	maxind = (tr.w - (tidcol ? 7 : 0)) / 4;
 	if (cur)
 		attr = e->kind == SK_SIGNAL /* red stays red under the cursor */
 			       ? SA_HIGHLIGHT | (focused ? 0 : SA_UNDERLINE)
