@@ -353,6 +353,16 @@ static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 		if (len < (int)sizeof(buf))
 			snprintf(buf + len, sizeof(buf) - len, "}");
 		screen_message("%s", buf);
+		/* and one field a line, in a box (the message line is
+		 * one row) */
+		len = 0;
+		for (k = 0; k < nf && len < (int)sizeof(buf); k++)
+			len += snprintf(buf + len, sizeof(buf) - len, "%s%-8s = %s",
+					k ? "\n" : "", names[k], fields[k]);
+		free(t->popup);
+		t->popup = strdup(buf);
+		snprintf(t->popup_title, sizeof(t->popup_title), "print $%d",
+			 history);
 	}
 	return 0;
 }
