@@ -838,9 +838,9 @@ int tui_session_open(const char *path, int best_flow)
 		t.slot[SLOT_THREADS] = tui_find_view(&t, "source");
 	tui_moved(&t);
 	if (failed)
-		screen_message("the run failed: its flows ranked by suspect "
-			       "score, Enter opens one (%s)",
-			       "Tab to the trace");
+		/* (fits 80 columns) */
+		screen_message("the run failed: flows ranked by suspect score; "
+			       "Enter opens, Tab: trace");
 	else if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
 		screen_message("the program crashed here: %s (? for help)",
 			       "stack expanded");
