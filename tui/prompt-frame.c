@@ -237,29 +237,28 @@ static int cmd_list(struct tui *t, int argc, char **argv, char **cause)
 	}
 	first = line > 5 ? line - 5 : 1;
 	while ((n = getline(&l, &cap, f)) >= 0 && ++k < first + 11) {
-		char exp[1024];
-		int c = 0;
+		char *exp;
+		int c;
 
 		if (k < first)
 			continue;
-		/* tabs to the next multiple of 8 */
-		for (char *s = l; *s && *s != '\n' && c < (int)sizeof(exp) - 9; s++)
-			if (*s == '\t')
-				do
-					exp[c++] = ' ';
-				while (c % 8);
-			else
-				exp[c++] = *s;
-		exp[c] = 0;
+		if (n && l[n - 1] == '\n')
+			l[n - 1] = 0;
+		if (!(exp = tui_expand_tabs(l)))
+			break;
+		c = (int)strlen(exp);
 		if (len + c + 16 > tcap) {
 			char *nt = realloc(text, tcap = 2 * tcap + c + 64);
 
-			if (!nt)
+			if (!nt) {
+				free(exp);
 				break;
+			}
 			text = nt;
 		}
 		len += snprintf(text + len, tcap - len, "%s%5d%s%s", len ? "\n" : "",
 				k, k == line ? ">" : " ", exp);
+		free(exp);
 	}
 	free(l);
 	fclose(f);

@@ -57,6 +57,8 @@ void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
 void tui_time(struct view *v, int64_t ts, char *buf, int size);
 int tui_parse_time(const char *text, int64_t *ns);
 const char *tui_signame(int signo);
+/* line with its tabs expanded to 8 columns (malloc'd; NULL: ENOMEM) */
+char *tui_expand_tabs(const char *line);
 
 /* the search pattern while it has hits ("" none), and whether the event
  * (t, idx) is one of them (tui/tui-search.c) */

@@ -11,7 +11,9 @@
  * without entries, or without other events, is skipped undecoded; a
  * function-name test is one table look-up per entry), sorted by thread
  * then index, so `>`/`<` and the count are a binary search.  At most
- * TUI_SEARCH_MAX hits are kept (then the count says "more than").
+ * TUI_SEARCH_MAX hits are kept, those of whole threads (then the count
+ * says "more than", and a hit past them is found by scanning from the
+ * cursor, as recon_scan goes).
  *
  * The trace pane highlights the hits (tui_search_is_hit).  Called by
  * tui/tui.c (keys and the `/` prompt).
@@ -100,6 +102,10 @@ static void search_collect(struct tui *t)
 			if (strstr(text, t->find.pat) && search_add(t, th, i))
 				break;
 		}
+		if (t->find.capped) /* its hits would be partial: the kept
+				     * ones are the whole of the threads
+				     * before it, the rest is scanned */
+			t->find.n = from;
 		qsort(t->find.hit + from, t->find.n - from, sizeof(*t->find.hit),
 		      hit_cmp);
 	}
@@ -114,7 +120,7 @@ static int64_t search_pick(struct tui *t, int dir)
 	int64_t lo = 0, hi = t->find.n;
 
 	if (!t->find.n)
-		return -1;
+		return t->find.capped ? 0 : -1;
 	/* lo = the first hit > cur */
 	while (lo < hi) {
 		int64_t mid = (lo + hi) / 2;
@@ -133,11 +139,99 @@ static int64_t search_pick(struct tui *t, int dir)
 	return lo >= 0 ? lo : t->find.n - 1;
 }
 
+/* the first hit of thread th from index i in direction dir, scanning
+ * (the list is capped), or -1 */
+static int64_t search_scan_thread(struct tui *t, const uint8_t *fm, int th,
+				  int64_t i, int dir)
+{
+	struct recon *r = t->r;
+	struct view *v = &t->views[t->slot[SLOT_TRACE]];
+	int64_t e = recon_scan(r, th, i, dir, 1 << SK_ENTRY, search_func_pred,
+			       (void *)fm), o;
+	char text[256];
+
+	for (o = recon_scan(r, th, i, dir, OTHER_KINDS, NULL, NULL); o >= 0;
+	     o = recon_scan(r, th, o + dir, dir, OTHER_KINDS, NULL, NULL)) {
+		if (e >= 0 && (dir > 0 ? o > e : o < e))
+			break; /* the entry comes first */
+		tui_describe(v, th, o, text, sizeof(text));
+		if (strstr(text, t->find.pat))
+			return o;
+	}
+	return e;
+}
+
+/* past the kept hits: the next hit by scanning from the cursor, over
+ * the threads in turn (wrapping); 0 and *th, *idx, or -1 */
+static int search_scan(struct tui *t, int dir, int *th, int64_t *idx)
+{
+	struct recon *r = t->r;
+	uint8_t *fm = calloc(r->nfuncs + 1, 1);
+	int th0 = cursor_thread(t->c), k;
+	uint32_t f;
+
+	if (!fm)
+		return -1;
+	for (f = 0; f < r->nfuncs; f++)
+		fm[f] = strstr(recon_func_name(r, f), t->find.pat) != NULL;
+	for (k = 0; k <= r->nthreads; k++) {
+		int tt = ((th0 + (dir > 0 ? k : -k)) % r->nthreads + r->nthreads) %
+			 r->nthreads;
+		int64_t from = k ? (dir > 0 ? 0 : r->threads[tt].n - 1)
+				 : cursor_index(t->c) + dir;
+		int64_t i = from >= 0 && from < r->threads[tt].n
+				    ? search_scan_thread(t, fm, tt, from, dir)
+				    : -1;
+
+		if (i >= 0) {
+			free(fm);
+			*th = tt;
+			*idx = i;
+			return 0;
+		}
+	}
+	free(fm);
+	return -1;
+}
+
+/* the hit search_pick chose (k) wrapped around, or is the last kept one
+ * going back, while more hits than kept exist: the real next one may lie
+ * past the kept ones */
+static int search_past_kept(const struct tui *t, int64_t k,
+			    const struct tui_hit *cur, int dir)
+{
+	if (!t->find.capped)
+		return 0;
+	if (!t->find.n)
+		return 1;
+	if (dir > 0)
+		return hit_cmp(&t->find.hit[k], cur) <= 0;
+	return k == t->find.n - 1 || hit_cmp(&t->find.hit[k], cur) >= 0;
+}
+
 static void search_go(struct tui *t, int dir)
 {
 	int64_t k = search_pick(t, dir);
 	int th0 = cursor_thread(t->c);
 	const struct tui_hit *h;
+	struct tui_hit cur = { th0, cursor_index(t->c) };
+
+	/* more hits than kept, and the next one is past the kept ones (or
+	 * wraps): scan for it */
+	if (search_past_kept(t, k, &cur, dir)) {
+		struct tui_hit s;
+
+		if (search_scan(t, dir, &s.t, &s.i)) {
+			screen_error("not found: %s", t->find.pat);
+			return;
+		}
+		cursor_goto(t->c, s.t, s.i, NULL);
+		tui_moved(t);
+		screen_message("match (of more than %d): %s  (> next, < "
+			       "previous)",
+			       TUI_SEARCH_MAX, t->find.pat);
+		return;
+	}
 
 	if (k < 0) {
 		screen_error("not found: %s", t->find.pat);
@@ -157,8 +251,8 @@ void tui_search_start(struct tui *t, const char *pat, int dir)
 	if (*pat && strcmp(pat, t->find.pat)) {
 		snprintf(t->find.pat, sizeof(t->find.pat), "%s", pat);
 		search_collect(t);
-	} else if (*pat && !t->find.n) {
-		search_collect(t);
+	} else if (*pat && !t->find.n && !t->find.capped) {
+		search_collect(t); /* the session cannot change: again */
 	}
 	if (!t->find.pat[0]) {
 		screen_error("no search yet: / TEXT searches forward, \\ TEXT "
@@ -181,7 +275,7 @@ void tui_search_free(struct tui *t)
 
 const char *tui_search_pattern(struct view *v)
 {
-	return v->tui->find.n ? v->tui->find.pat : "";
+	return v->tui->find.n || v->tui->find.capped ? v->tui->find.pat : "";
 }
 
 int tui_search_is_hit(struct view *v, int th, int64_t idx)
@@ -189,6 +283,10 @@ int tui_search_is_hit(struct view *v, int th, int64_t idx)
 	struct tui *t = v->tui;
 	struct tui_hit key = { th, idx };
 
+	/* past the kept hits every line that shows the text is one */
+	if (t->find.capped &&
+	    (!t->find.n || hit_cmp(&key, &t->find.hit[t->find.n - 1]) > 0))
+		return 1;
 	return t->find.n && bsearch(&key, t->find.hit, t->find.n,
 				    sizeof(*t->find.hit), hit_cmp) != NULL;
 }

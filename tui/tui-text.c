@@ -5,7 +5,8 @@
  * "1.250 s"), times from the session's start ("+2.137 ms", the status
  * line's), and back (tui_parse_time: what `:goto` takes, as shown), and
  * a process's command for a pid (the processes table, loaded once by the
- * core: sends and receives name their peer's command).
+ * core: sends and receives name their peer's command), and a source line
+ * with its tabs expanded (the source pane, `list`).
  *
  * Called by tui/tui.c, tui/prompt.c and the views (through tui-core.h).
  */
@@ -80,6 +81,30 @@ const char *tui_proc_command(struct tui *t, int pid, const char **host)
 	if (host)
 		*host = p && p->host ? p->host : NULL;
 	return p && p->command && *p->command ? p->command : NULL;
+}
+
+/* a line with its tabs expanded to the next multiple of 8 columns, as an
+ * editor shows it (malloc'd) */
+char *tui_expand_tabs(const char *line)
+{
+	size_t tabs = 0, len = 0, c = 0;
+	const char *p;
+	char *out;
+
+	for (p = line; *p; p++, len++)
+		tabs += *p == '\t';
+	out = malloc(len + 7 * tabs + 1);
+	if (!out)
+		return NULL;
+	for (p = line; *p; p++)
+		if (*p == '\t')
+			do
+				out[c++] = ' ';
+			while (c % 8);
+		else
+			out[c++] = *p;
+	out[c] = 0;
+	return out;
 }
 
 const char *view_proc_command(struct view *v, int pid)

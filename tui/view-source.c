@@ -39,30 +39,6 @@ static void source_drop(struct source_view *sv)
 	sv->nlines = 0;
 }
 
-/* a line with its tabs expanded to the next multiple of 8 columns, as an
- * editor shows it (malloc'd) */
-static char *source_expand(const char *line)
-{
-	size_t tabs = 0, len = 0, c = 0;
-	const char *p;
-	char *out;
-
-	for (p = line; *p; p++, len++)
-		tabs += *p == '\t';
-	out = malloc(len + 7 * tabs + 1);
-	if (!out)
-		return NULL;
-	for (p = line; *p; p++)
-		if (*p == '\t')
-			do
-				out[c++] = ' ';
-			while (c % 8);
-		else
-			out[c++] = *p;
-	out[c] = 0;
-	return out;
-}
-
 static int source_read(struct source_view *sv, const char *path)
 {
 	FILE *f;
@@ -89,7 +65,7 @@ static int source_read(struct source_view *sv, const char *path)
 		}
 		if (n && line[n - 1] == '\n')
 			line[n - 1] = 0;
-		sv->lines[sv->nlines++] = source_expand(line);
+		sv->lines[sv->nlines++] = tui_expand_tabs(line);
 	}
 	free(line);
 	fclose(f);
