@@ -31,9 +31,11 @@
 #   SIZE/search-back     `\SIGSEGV` (backward) finds the signal: match 1/1
 #   SIZE/tab-command     `:fra` Tab completes to `:frame`
 #   SIZE/tab-function    `:break le` Tab completes to `:break leaf`
-#   SIZE/mouse-pane      a click (the terminal's mouse report, as tmux
-#                        sends it to the pane) on the source pane focuses it:
-#                        Up then scrolls the source, not the trace
+#   SIZE/mouse-pane      a click through tmux's mouse events (propel in an
+#                        inner tmux with `mouse on`, its client in the outer
+#                        pane fed the terminal's SGR mouse report) on the
+#                        source pane focuses it: Up then scrolls the source,
+#                        not the trace
 #   SIZE/mouse-line      a click on a trace line moves the cursor there
 # Once (80x24):
 #   goto-time            `:goto` with the time as the status line shows it
@@ -156,18 +158,6 @@ C
 fault=$(grep -n '@fault' "$d/src/deep.c" | cut -d: -f1)
 callleaf=$(grep -n '@call-leaf' "$d/src/deep.c" | cut -d: -f1)
 
-# X10 mouse report of button 1 at (col, row), 0-based: ESC [ M, then
-# button+32, col+33, row+33 -- what tmux writes to a pane that asked for
-# the mouse (ncurses' mousemask); the press, then the release
-click() {
-	local x y
-	x=$(printf '\\x%x' $((33 + $1))) y=$(printf '\\x%x' $((33 + $2)))
-	tmx send-keys -t t -l "$(printf "\033[M\x20$x$y")"
-	tmx send-keys -t t -l "$(printf "\033[M\x23$x$y")"
-	sleep 0.3
-}
-# the screen row (0-based) of the first line matching regex $1
-row_of() { tui_screen | grep -nE -- "$1" | head -1 | cut -d: -f1 | awk '{ print $1 - 1 }'; }
 
 for size in 80x24 120x40; do
 	w=${size%x*} h=${size#*x}
@@ -274,28 +264,57 @@ for size in 80x24 120x40; do
 		fail "tui-browse/$size/tab-function" "$(tui_message)"
 	fi
 	tui_keys Escape
-	# the mouse: a click on the source pane focuses it; Up scrolls it
-	ev0=$(tui_status | sed -n 's/.* event \([0-9]*\)\/.*/\1/p')
-	srow=$(row_of "^ +$fault>")
-	first0=$(tui_screen | sed -n 2p)
-	click 10 "$srow"
-	tui_keys Up
-	if [ "$(tui_screen | sed -n 2p)" != "$first0" ] &&
-		[ "$(tui_status | sed -n 's/.* event \([0-9]*\)\/.*/\1/p')" = "$ev0" ] &&
-		tmx capture-pane -e -p -t t | head -1 | grep -qaE $'\e\\[([0-9;]*;)?7m source'; then
+	tui_stop
+done
+
+# ---- the mouse, through tmux: propel runs in an inner tmux server with
+# `mouse on`, whose client runs in the outer pane; a click is the SGR
+# mouse report the client's terminal (the outer pane) sends it, which
+# the inner server turns into its own mouse event and passes to propel
+# (ncurses' mousemask asked for the mouse) ----
+IN=propel-tui-in-$$
+tin() { tmux -L "$IN" "$@"; }
+trap 'tui_stop; tin kill-server 2>/dev/null; rm -rf "$d"' EXIT
+# SGR report of button 1 at (col, row), 0-based: press, then release
+click() {
+	tmx send-keys -t t -l "$(printf '\033[<0;%d;%dM' $(($1 + 1)) $(($2 + 1)))"
+	tmx send-keys -t t -l "$(printf '\033[<0;%d;%dm' $(($1 + 1)) $(($2 + 1)))"
+	sleep 0.4
+}
+in_screen() { tin capture-pane -p -t t; }
+in_status() { in_screen | tail -n 2 | head -n 1; }
+for size in 80x24 120x40; do
+	w=${size%x*} h=${size#*x}
+	tin kill-server 2>/dev/null
+	tin -f /dev/null new-session -d -s t -x "$w" -y "$h" "cd / && $PROPEL tui $d/deep.db; sleep 60"
+	tin set -g mouse on
+	tin set -g status off
+	tui_start "$w" "$h" "TERM=xterm-256color tmux -L $IN attach -t t"
+	for _ in $(seq 50); do in_screen | grepq '\[fault\]' && tui_screen | grepq '\[fault\]' && break; sleep 0.1; done
+	# a click on the source pane focuses it: Up then scrolls the source
+	ev0=$(in_status | sed -n 's/.* event \([0-9]*\)\/.*/\1/p')
+	srow=$(in_screen | grep -nE "^ +$fault>" | head -1 | cut -d: -f1)
+	first0=$(in_screen | sed -n 2p)
+	click 10 $((srow - 1))
+	tmx send-keys -t t Up
+	sleep 0.4
+	if [ "$(in_screen | sed -n 2p)" != "$first0" ] &&
+		[ "$(in_status | sed -n 's/.* event \([0-9]*\)\/.*/\1/p')" = "$ev0" ] &&
+		tin capture-pane -e -p -t t | head -1 | grep -qaE $'\e\\[([0-9;]*;)?7m source'; then
 		pass "tui-browse/$size/mouse-pane"
 	else
-		fail "tui-browse/$size/mouse-pane" "event $ev0 -> $(tui_status) | $(tui_screen | head -2 | tr '\n' '|')"
+		fail "tui-browse/$size/mouse-pane" "event $ev0 -> $(in_status) | $(in_screen | head -2 | tr '\n' '|')"
 	fi
 	# a click on the line above the cursor's, in the trace
-	crow=$(row_of '^>')
-	click 20 $((crow - 1))
-	if tui_status | grepq -E " event $((ev0 - 1))/"; then
+	crow=$(in_screen | grep -n '^>' | head -1 | cut -d: -f1)
+	click 20 $((crow - 2))
+	if in_status | grepq -E " event $((ev0 - 1))/"; then
 		pass "tui-browse/$size/mouse-line"
 	else
-		fail "tui-browse/$size/mouse-line" "from event $ev0: $(tui_status)"
+		fail "tui-browse/$size/mouse-line" "from event $ev0: $(in_status)"
 	fi
 	tui_stop
+	tin kill-server 2>/dev/null
 done
 
 # ---- once, at 80x24 ----
