@@ -601,23 +601,22 @@ void screen_end_frame(void)
 	refresh();
 }
 
-/* a mouse report: the wheel as a key, a click as SCREEN_KEY_CLICK with
- * its cell kept for screen_mouse() */
+/* a mouse report: the wheel as a key, a click as SCREEN_KEY_CLICK; the
+ * cell of either kept for screen_mouse() */
 static int screen_mouse_event(void)
 {
 	MEVENT me;
 
 	if (getmouse(&me) != OK)
 		return SCREEN_KEY_NONE;
+	screen_mouse_x = me.x;
+	screen_mouse_y = me.y;
 	if (me.bstate & BUTTON4_PRESSED)
 		return SCREEN_KEY_WHEEL_UP;
 	if (me.bstate & BUTTON5_PRESSED)
 		return SCREEN_KEY_WHEEL_DOWN;
-	if (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)) {
-		screen_mouse_x = me.x;
-		screen_mouse_y = me.y;
+	if (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
 		return SCREEN_KEY_CLICK;
-	}
 	return SCREEN_KEY_NONE;
 }
 

@@ -140,7 +140,7 @@ void screen_end_frame(void);
  * timeout; SCREEN_KEY_HANGUP once the terminal has hung up (every read
  * then fails at once: a loop that waited for a key would spin). */
 int screen_getkey(int timeout_ms);
-/* The terminal cell (column, row) of the last SCREEN_KEY_CLICK. */
+/* The terminal cell (column, row) of the last click or wheel turn. */
 void screen_mouse(int *x, int *y);
 /* The status line: `text` on the row above the message line, reversed. */
 void screen_status(const char *text);

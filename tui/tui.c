@@ -548,24 +548,37 @@ static void tui_draw(struct tui *t)
 
 /* ---- main loop ---- */
 
-/* a click: the pane under it takes the focus; its view gets the row */
-static void tui_click(struct tui *t)
+/* the view of the pane under the pointer (its slot in *slot), or NULL */
+static struct view *tui_pane_at(struct tui *t, int *slot)
 {
-	int x, y, slot;
+	int x, y, s;
 
 	screen_mouse(&x, &y);
-	for (slot = 0; slot < (t->mode == TUI_LIVE ? 1 : NSLOTS); slot++) {
-		const struct screen_rect *r = &t->pane[slot];
-		struct view *v = &t->views[t->slot[slot]];
+	for (s = 0; s < (t->mode == TUI_LIVE ? 1 : NSLOTS); s++) {
+		const struct screen_rect *r = &t->pane[s];
 
 		if (r->w <= 0 || x < r->x || x >= r->x + r->w || y < r->y ||
 		    y >= r->y + r->h)
 			continue;
-		t->focus = slot;
-		if (y > r->y && v->ops->click)
-			v->ops->click(v, y - r->y - 1);
-		return;
+		if (slot)
+			*slot = s;
+		return &t->views[t->slot[s]];
 	}
+	return NULL;
+}
+
+/* a click: the pane under it takes the focus; its view gets the row */
+static void tui_click(struct tui *t)
+{
+	int x, y, slot;
+	struct view *v = tui_pane_at(t, &slot);
+
+	if (!v)
+		return;
+	screen_mouse(&x, &y);
+	t->focus = slot;
+	if (y > t->pane[slot].y && v->ops->click)
+		v->ops->click(v, y - t->pane[slot].y - 1);
 }
 
 static int tui_key(struct tui *t, int key)
@@ -617,10 +630,12 @@ static int tui_key(struct tui *t, int key)
 	if (key == 'j' || key == 'k')
 		key = key == 'j' ? SCREEN_KEY_DOWN : SCREEN_KEY_UP;
 	if (key == SCREEN_KEY_WHEEL_UP || key == SCREEN_KEY_WHEEL_DOWN) {
+		/* three lines of the pane under the pointer */
+		struct view *w = tui_pane_at(t, NULL);
 		int k;
 
-		for (k = 0; k < 3 && v->ops->key; k++)
-			v->ops->key(v, key == SCREEN_KEY_WHEEL_UP ? SCREEN_KEY_UP
+		for (k = 0; k < 3 && w && w->ops->key; k++)
+			w->ops->key(w, key == SCREEN_KEY_WHEEL_UP ? SCREEN_KEY_UP
 								   : SCREEN_KEY_DOWN);
 		return 0;
 	}

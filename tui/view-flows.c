@@ -59,6 +59,7 @@ struct flows_view {
 	uint32_t *ev;  /* its events, by time */
 	size_t nev;
 	long sel, top, esel, etop;
+	int row0; /* the list's first row (clicks) */
 };
 
 static const struct trace *flows_view_sort_trace;
@@ -219,6 +220,7 @@ static void flows_view_draw_list(struct view *v, struct flows_view *fv,
 		      "flows%s)",
 		      "", fv->f->n, fv->f->per_process ? ", per process" : "");
 	h = r->h - row;
+	fv->row0 = row;
 	flows_view_scroll(fv->sel, &fv->top, h);
 	for (i = fv->top; i < (long)fv->f->n && row < r->h; i++, row++) {
 		size_t u = fv->order[i];
@@ -630,6 +632,19 @@ int view_flows_rank(struct session *s, FILE *out, char **cause)
 	return 0;
 }
 
+/* a click on the ranked list selects that flow (Enter opens it) */
+static void flows_view_click(struct view *v, int row)
+{
+	struct flows_view *fv = v->priv;
+	long i;
+
+	if (!fv->loaded || fv->err[0] || fv->open || row < fv->row0)
+		return;
+	i = fv->top + row - fv->row0;
+	if (i < (long)fv->f->n)
+		fv->sel = i;
+}
+
 const struct view_ops view_flows_ops = {
 	.name = "flows",
 	.title = "flows by suspect score",
@@ -641,4 +656,5 @@ const struct view_ops view_flows_ops = {
 	.draw = flows_view_draw,
 	.key = flows_view_key,
 	.command = flows_view_command,
+	.click = flows_view_click,
 };

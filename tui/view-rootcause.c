@@ -284,6 +284,16 @@ static int rootcause_view_key(struct view *v, int key)
 	return 0;
 }
 
+/* a click on a path's row selects it (Enter goes there) */
+static void rootcause_view_click(struct view *v, int row)
+{
+	struct rootcause_view *rv = v->priv;
+	long i = rv->top + row - 2; /* below the two heading rows */
+
+	if (rv->loaded && !rv->err[0] && row >= 2 && i < (long)rv->rc.n)
+		rv->sel = i;
+}
+
 const struct view_ops view_rootcause_ops = {
 	.name = "rootcause",
 	.title = "root-cause paths (anomalous first; #T #L: ranks by time, by length)",
@@ -292,4 +302,5 @@ const struct view_ops view_rootcause_ops = {
 	.free = rootcause_view_free,
 	.draw = rootcause_view_draw,
 	.key = rootcause_view_key,
+	.click = rootcause_view_click,
 };
