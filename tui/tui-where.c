@@ -14,6 +14,8 @@
  *      its sources);
  *   4. under the source path: $PROPEL_SOURCE_PATH, `.`, then each
  *      `:directory DIR`, as the name and as its base name.
+ * The answers are kept (by file, process and source path: a `:directory`
+ * asks again), as the status line and the source pane ask every frame.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,7 +89,47 @@ static char *where_comp_dir(const char *path, const char *file)
 	return found;
 }
 
+/* the last answers, by (file, process, source path): the status line and
+ * the source pane ask at every frame */
+#define WHERE_MEMO 16
+static struct where_memo {
+	char *file, *srcpath, *found;
+	int pid;
+} where_memo[WHERE_MEMO];
+static int where_memo_next;
+
+static char *where_lookup(struct tui *t, int th, int64_t idx, const char *file);
+
 static char *where_find(struct tui *t, int th, int64_t idx, const char *file)
+{
+	struct where_memo *m;
+	int pid = t->r->threads[th].pid, k;
+
+	if (!file || !*file)
+		return NULL;
+	for (k = 0; k < WHERE_MEMO; k++) {
+		m = &where_memo[k];
+		if (m->file && m->pid == pid && !strcmp(m->file, file) &&
+		    !strcmp(m->srcpath, t->srcpath))
+			return m->found ? strdup(m->found) : NULL;
+	}
+	m = &where_memo[where_memo_next++ % WHERE_MEMO];
+	free(m->file);
+	free(m->srcpath);
+	free(m->found);
+	m->pid = pid;
+	m->found = where_lookup(t, th, idx, file);
+	m->file = strdup(file);
+	m->srcpath = strdup(t->srcpath);
+	if (!m->file || !m->srcpath) {
+		free(m->file);
+		free(m->srcpath);
+		m->file = m->srcpath = NULL;
+	}
+	return m->found ? strdup(m->found) : NULL;
+}
+
+static char *where_lookup(struct tui *t, int th, int64_t idx, const char *file)
 {
 	char *dirs, *d, *save, *found = NULL, *bin = NULL, *name = NULL;
 	const char *base, *sp;
