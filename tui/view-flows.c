@@ -648,9 +648,8 @@ static void flows_view_click(struct view *v, int row)
 const struct view_ops view_flows_ops = {
 	.name = "flows",
 	.title = "flows by suspect score",
-	.help = "Up/Down select, Enter open the flow's events / go to the "
-		"event, d the flow beside its nearest of the same kind, "
-		"Backspace back",
+	.help = "Enter open a flow / go to an event, d beside its nearest, "
+		"Bksp back",
 	.open = flows_view_open,
 	.free = flows_view_free,
 	.draw = flows_view_draw,

@@ -297,7 +297,7 @@ static void rootcause_view_click(struct view *v, int row)
 const struct view_ops view_rootcause_ops = {
 	.name = "rootcause",
 	.title = "root-cause paths (anomalous first; #T #L: ranks by time, by length)",
-	.help = "Up/Down select, Enter go to the path's first occurrence",
+	.help = "Enter goes to the path's first call (says where)",
 	.open = rootcause_view_open,
 	.free = rootcause_view_free,
 	.draw = rootcause_view_draw,

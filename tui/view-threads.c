@@ -379,7 +379,7 @@ static void threads_moved(struct view *v)
 const struct view_ops view_threads_ops = {
 	.name = "threads",
 	.title = "threads at the cursor's time",
-	.help = "Up/Down select, Enter switch the cursor to that thread",
+	.help = "Enter (or a click, then Enter) switches to that thread",
 	.open = threads_open,
 	.free = threads_free,
 	.draw = threads_draw,

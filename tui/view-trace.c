@@ -368,7 +368,7 @@ static void trace_click(struct view *v, int row)
 const struct view_ops view_trace_ops = {
 	.name = "trace",
 	.title = "trace",
-	.help = "Up/Down line, Enter/Space fold, +/- unfold/fold inside, a interleave",
+	.help = "the cursor's thread as a call tree (a: all threads by time)",
 	.open = trace_open,
 	.free = trace_free,
 	.draw = trace_draw,
