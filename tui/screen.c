@@ -114,8 +114,8 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 	       const char *text)
 {
 	mbstate_t st;
-	int x, cw, written = 0;
-	wchar_t wc;
+	int x, cw, written = 0, x0 = -1, nw = 0;
+	wchar_t wc, run[512];
 	size_t n;
 
 	if (!screen_up || row < 0 || row >= r->h || col >= r->w || r->w <= 0)
@@ -123,7 +123,8 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 	memset(&st, 0, sizeof(st));
 	x = col;
 	screen_attr_set(attr);
-	while (*text && x < r->w) {
+	/* the visible run decoded first, then drawn by one call */
+	while (*text && x < r->w && nw < (int)(sizeof(run) / sizeof(run[0])) - 1) {
 		n = mbrtowc(&wc, text, MB_CUR_MAX, &st);
 		if (n == (size_t)-1 || n == (size_t)-2) {
 			memset(&st, 0, sizeof(st));
@@ -141,12 +142,16 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 		if (x + cw > r->w)
 			break;
 		if (x >= 0) {
-			wchar_t s[2] = { wc, 0 };
-
-			mvaddwstr(r->y + row, r->x + x, s);
+			if (x0 < 0)
+				x0 = x;
+			run[nw++] = wc;
 		}
 		x += cw;
 		written += cw;
+	}
+	if (nw) {
+		run[nw] = 0;
+		mvaddnwstr(r->y + row, r->x + x0, run, nw);
 	}
 	attr_set(A_NORMAL, 0, NULL);
 	return written;

@@ -6,16 +6,28 @@
  * cursor (engine/cursor.h); lays out the panes (one struct view each, from
  * the ops tables of tui/view-*.c, all listed in view_table below), routes
  * keys, hands `:` lines to the prompt (tui/prompt.c: the one command
- * table), and draws the status line
- *   pid:tid  function  file:line  event N/M
+ * table; gdb's frame commands in tui/prompt-frame.c), and draws the status
+ * line
+ *   pid:tid  function  file:line  event N/M  [fault]      +2.137 ms  41%
  * where function is the frame the cursor is in (cursor_frame: after `F`,
- * reverse-finish, the caller, at the call line, as gdb names it).
+ * reverse-finish, the caller, at the call line, as gdb names it), and at
+ * the right, where it fits, the time since the session's first event and
+ * the position in the session's time.  The trace pane's title names the
+ * cursor's process, thread and host; a move into another process says
+ * gdb's "[Switching to process P (cmd) thread T on HOST]".  The event
+ * text is tui/tui-text.c's, the search tui/tui-search.c's (`/`, `\`, `>`,
+ * `<`), the source lookup tui/tui-where.c's.  F1 is help, F10 quits; the
+ * wheel scrolls the pane under the pointer, a click focuses a pane and
+ * hands the row to its view (view_ops.click); j/k are Down/Up everywhere.
  * Every exit path goes through screen_fini(), which restores the terminal.
  *
  * Layout: below 160 columns the panes stack (source above trace above
- * threads); from 160 columns the trace takes the left half.  The aux slot
- * (source by default) can show any other view (`:view vitals`).  A session
- * that crashed opens at the faulting event with its stack expanded; a hang
+ * threads), the trace taking at least half the rows (12 of 24) and the
+ * threads at most a fifth; from 160 columns the trace takes the left
+ * half.  The aux slot (source by default) can show any other view (`:view
+ * vitals`).  A session that crashed opens at the faulting event with its
+ * stack expanded (a failed run of processes that talked: its flows in the
+ * aux slot, focused, and the fault's source below the trace); a hang
  * snapshot opens with the threads pane focused and large, one line per
  * thread.
  *
@@ -35,7 +47,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,7 +202,7 @@ int view_focus(struct view *v, const char *name)
 	return 0;
 }
 
-/* ---- source locations ---- */
+/* ---- frames and folding ---- */
 
 int64_t tui_frame(struct view *v, int th, int64_t idx)
 {

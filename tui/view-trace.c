@@ -31,6 +31,7 @@
 
 #define TRACE_MAXROWS 512
 #define TRACE_DURW 11 /* the duration column: "  14.020 ms" */
+#define TRACE_DURMEMO 1024
 
 struct trace_view {
 	int top_t;
@@ -42,6 +43,12 @@ struct trace_view {
 		int64_t i;
 	} row[TRACE_MAXROWS];
 	int nrows;
+	/* durations already worked out, by event (direct-mapped): a redraw
+	 * after a step shows mostly the same lines */
+	struct {
+		int t;
+		int64_t i, d;
+	} dur[TRACE_DURMEMO];
 };
 
 static int64_t trace_vnext(struct view *v, int t, int64_t i)
@@ -83,8 +90,15 @@ static void trace_reveal(struct view *v, int t, int64_t i)
 
 static int trace_open(struct view *v, char **cause)
 {
-	v->priv = calloc(1, sizeof(struct trace_view));
-	return v->priv ? 0 : -12;
+	struct trace_view *tv = calloc(1, sizeof(*tv));
+	int k;
+
+	if (!tv)
+		return -12;
+	for (k = 0; k < TRACE_DURMEMO; k++)
+		tv->dur[k].t = -1;
+	v->priv = tv;
+	return 0;
 }
 
 static void trace_free(struct view *v)
@@ -111,14 +125,22 @@ static int line_attr(const struct recon_ev *e)
 }
 
 /* the duration of the call whose entry or exit (t, i) is, or -1 */
-static int64_t call_dur(struct recon *rc, int t, const struct recon_ev *e)
+static int64_t call_dur(struct trace_view *tv, struct recon *rc, int t,
+			int64_t i, const struct recon_ev *e)
 {
 	struct recon_ev m;
+	unsigned k = (unsigned)((uint64_t)i * 2654435761u + (unsigned)t) %
+		     TRACE_DURMEMO;
 
 	if ((e->kind != SK_ENTRY && e->kind != SK_EXIT) || e->match < 0)
 		return -1;
+	if (tv->dur[k].t == t && tv->dur[k].i == i)
+		return tv->dur[k].d;
 	m = recon_get(rc, t, e->match);
-	return e->kind == SK_ENTRY ? m.ts - e->ts : e->ts - m.ts;
+	tv->dur[k].t = t;
+	tv->dur[k].i = i;
+	tv->dur[k].d = e->kind == SK_ENTRY ? m.ts - e->ts : e->ts - m.ts;
+	return tv->dur[k].d;
 }
 
 static void draw_line(struct view *v, const struct screen_rect *r, int row,
@@ -132,7 +154,7 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 	const char *pat = tui_search_pattern(v), *hit;
 	int attr = line_attr(e), col = 0, ind = e->depth, maxind;
 	struct screen_rect tr = *r; /* the text, left of the durations */
-	int64_t d = call_dur(rc, t, e);
+	int64_t d = call_dur(tv, rc, t, i, e);
 
 	if (row < TRACE_MAXROWS) {
 		tv->row[row].t = t;
