@@ -120,9 +120,29 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 
 	if (!screen_up || row < 0 || row >= r->h || col >= r->w || r->w <= 0)
 		return 0;
+	screen_attr_set(attr);
+	/* printable ASCII (most of what is drawn): as it is */
+	{
+		const char *p = text;
+		int skip = col < 0 ? -col : 0, room = r->w - (col < 0 ? 0 : col);
+
+		while (*p > 31 && *p < 127)
+			p++;
+		if (!*p) {
+			int len = (int)(p - text), n = len - skip;
+
+			if (n > room)
+				n = room;
+			if (n > 0)
+				mvaddnstr(r->y + row, r->x + (col < 0 ? 0 : col),
+					  text + skip, n);
+			attr_set(A_NORMAL, 0, NULL);
+			/* the columns it advanced (clipped at the right) */
+			return col + len > r->w ? r->w - col : len;
+		}
+	}
 	memset(&st, 0, sizeof(st));
 	x = col;
-	screen_attr_set(attr);
 	/* the visible run decoded first, then drawn by one call */
 	while (*text && x < r->w && nw < (int)(sizeof(run) / sizeof(run[0])) - 1) {
 		n = mbrtowc(&wc, text, MB_CUR_MAX, &st);

@@ -50,6 +50,9 @@ void tui_fold(struct view *v, int t, int64_t from, int64_t to, int on);
 /* one line describing an event for the trace and threads panes
  * (tui/tui-text.c) */
 void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
+/* the same for the event e (recon_get(t, idx)) the caller has already */
+void tui_describe_ev(struct view *v, int t, int64_t idx,
+		     const struct recon_ev *e, char *buf, int size);
 /* a duration in uftrace's units ("2.137 us"); a time as the status line
  * shows it, from the session's first event ("+2.137 ms"); and back (a
  * number with ns, us, ms or s, or seconds alone; a leading '+' allowed):

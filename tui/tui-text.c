@@ -125,8 +125,15 @@ const char *tui_signame(int signo)
 
 void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 {
+	const struct recon_ev ev = recon_get(v->tui->r, th, idx);
+
+	tui_describe_ev(v, th, idx, &ev, buf, size);
+}
+
+void tui_describe_ev(struct view *v, int th, int64_t idx,
+		     const struct recon_ev *e, char *buf, int size)
+{
 	struct tui *t = v->tui;
-	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
 	const char *fn = recon_func_name(t->r, e->func);
 	struct recon_row row;
 

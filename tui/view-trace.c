@@ -14,8 +14,8 @@
  * walks at most one screen of lines from it.
  *
  * Each call line shows its duration at the right (uftrace's column, with
- * units; on the entry and on the exit: one more recon_get, of the partner
- * the entry's match already located).  Indentation stops at a quarter of
+ * units; on the entry and on the exit: the partner's time alone,
+ * recon_ts, from the chunk the match already decoded; kept per event).  Indentation stops at a quarter of
  * the width; a deeper line shows its true depth (`⋮41`) where the
  * indentation stops.  The search's hits have their matched text
  * highlighted (tui/tui-search.c); a click moves the cursor to the line.
@@ -47,7 +47,8 @@ struct trace_view {
 	 * after a step shows mostly the same lines */
 	struct {
 		int t;
-		int64_t i, d;
+		int64_t i;
+		char text[40]; /* right-aligned, "" none */
 	} dur[TRACE_DURMEMO];
 };
 
@@ -124,37 +125,45 @@ static int line_attr(const struct recon_ev *e)
 	return SC_CYAN;
 }
 
-/* the duration of the call whose entry or exit (t, i) is, or -1 */
-static int64_t call_dur(struct trace_view *tv, struct recon *rc, int t,
-			int64_t i, const struct recon_ev *e)
+/* the duration column's text of the call whose entry or exit (t, i)
+ * is ("" for any other line), kept per event */
+static const char *call_dur(struct trace_view *tv, struct recon *rc, int t,
+			    int64_t i, const struct recon_ev *e)
 {
-	struct recon_ev m;
 	unsigned k = (unsigned)((uint64_t)i * 2654435761u + (unsigned)t) %
 		     TRACE_DURMEMO;
+	char d[24];
+	int64_t m;
 
 	if ((e->kind != SK_ENTRY && e->kind != SK_EXIT) || e->match < 0)
-		return -1;
+		return "";
 	if (tv->dur[k].t == t && tv->dur[k].i == i)
-		return tv->dur[k].d;
-	m = recon_get(rc, t, e->match);
+		return tv->dur[k].text;
+	m = recon_ts(rc, t, e->match);
+	tui_dur(e->kind == SK_ENTRY ? m - e->ts : e->ts - m, d, sizeof(d));
+	snprintf(tv->dur[k].text, sizeof(tv->dur[k].text), "%*s ",
+		 TRACE_DURW - 1, d);
 	tv->dur[k].t = t;
 	tv->dur[k].i = i;
-	tv->dur[k].d = e->kind == SK_ENTRY ? m.ts - e->ts : e->ts - m.ts;
-	return tv->dur[k].d;
+	return tv->dur[k].text;
 }
 
-static void draw_line(struct view *v, const struct screen_rect *r, int row,
-		      int t, int64_t i, int cur, int focused, int tidcol)
+/* draws the line of (t, i); returns the index of the next visible line
+ * (past a folded call) */
+static int64_t draw_line(struct view *v, const struct screen_rect *r, int row,
+			 int t, int64_t i, int cur, int focused, int tidcol)
 {
 	struct trace_view *tv = v->priv;
 	struct recon *rc = tui_recon(v);
 	const struct recon_thread *th = &rc->threads[t];
 	const struct recon_ev ev = recon_get(rc, t, i), *e = &ev;
-	char text[256], dur[32] = "";
+	char text[256];
 	const char *pat = tui_search_pattern(v), *hit;
 	int attr = line_attr(e), col = 0, ind = e->depth, maxind;
 	struct screen_rect tr = *r; /* the text, left of the durations */
-	int64_t d = call_dur(tv, rc, t, i, e);
+	const char *d = call_dur(tv, rc, t, i, e);
+	int64_t next = i + 1;
+	int folded = 0;
 
 	if (row < TRACE_MAXROWS) {
 		tv->row[row].t = t;
@@ -164,7 +173,7 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 	/* the indentation as if every line had the column (a line
 	 * without a duration keeps its text's room) */
 	maxind = ((r->w >= 40 ? r->w - TRACE_DURW : r->w) - (tidcol ? 7 : 0)) / 4;
-	if (r->w >= 40 && d >= 0)
+	if (r->w >= 40 && *d)
 		tr.w = r->w - TRACE_DURW;
 	if (cur)
 		attr = e->kind == SK_SIGNAL /* red stays red under the cursor */
@@ -193,10 +202,11 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 	} else {
 		col += screen_printf(&tr, row, col, attr, "%*s", ind * 2, "");
 	}
+	if (e->kind == SK_ENTRY && e->match >= 0 && (folded = tui_folded(v, t, i)))
+		next = e->match + 1;
 	if (e->kind == SK_ENTRY && e->match >= 0)
-		col += screen_put(&tr, row, col, attr,
-				  tui_folded(v, t, i) ? "+ " : "- ");
-	tui_describe(v, t, i, text, sizeof(text));
+		col += screen_put(&tr, row, col, attr, folded ? "+ " : "- ");
+	tui_describe_ev(v, t, i, e, text, sizeof(text));
 	screen_put(&tr, row, col, attr, text);
 	/* a search hit: the matched text highlighted */
 	if (*pat && e->kind != SK_EXIT && (hit = strstr(text, pat)) &&
@@ -207,13 +217,10 @@ static void draw_line(struct view *v, const struct screen_rect *r, int row,
 		screen_printf(&tr, row, col + screen_strwidth(pre), SA_MATCH,
 			      "%.*s", (int)strlen(pat), hit);
 	}
-	if (d >= 0 && tr.w < r->w) {
-		/* uftrace's column: the call's duration, on its entry and
-		 * its exit */
-		tui_dur(d, dur, sizeof(dur));
-		screen_printf(r, row, tr.w, cur ? attr : attr | SC_GRAY,
-			      "%*s ", TRACE_DURW - 1, dur);
-	}
+	if (*d && tr.w < r->w) /* uftrace's column: the call's duration,
+				* on its entry and its exit */
+		screen_put(r, row, tr.w, cur ? attr : attr | SC_GRAY, d);
+	return next;
 }
 
 static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
@@ -251,10 +258,8 @@ static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
 		tv->top = i;
 		tv->top_t = t;
 	}
-	for (i = tv->top, row = 0; i < th->n && row < r->h; row++) {
-		draw_line(v, r, row, t, i, i == ci, focused, 0);
-		i = trace_vnext(v, t, i);
-	}
+	for (i = tv->top, row = 0; i < th->n && row < r->h; row++)
+		i = draw_line(v, r, row, t, i, i == ci, focused, 0);
 	if (row < r->h)
 		screen_put(r, row, 1, SA_DIM, "-- end of trace --");
 }
