@@ -6,7 +6,8 @@
  *
  * What TEXT matches: a call whose function name holds it (its entry line),
  * or any other event whose line as the trace shows it holds it: "SIGSEGV",
- * "send", "fd=5", a peer's "4242:4243" or command.  The hits are
+ * "send", "fd=5", a peer's "4242:4243" or command; a pid or tid, whole,
+ * also hits the first event of those threads.  The hits are
  * collected once per pattern over every thread (recon_scan: a chunk
  * without entries, or without other events, is skipped undecoded; a
  * function-name test is one table look-up per entry), sorted by thread
@@ -86,7 +87,14 @@ static void search_collect(struct tui *t)
 			anyf = fm[k] = 1;
 	for (th = 0; th < r->nthreads && !t->find.capped; th++) {
 		int64_t i, from = t->find.n;
-		char text[256];
+		char text[256], id[24];
+
+		/* a pid or tid, whole: where that thread begins */
+		snprintf(id, sizeof(id), "%d", r->threads[th].pid);
+		if (!strcmp(id, t->find.pat) ||
+		    (snprintf(id, sizeof(id), "%d", r->threads[th].tid),
+		     !strcmp(id, t->find.pat)))
+			search_add(t, th, 0);
 
 		for (i = anyf ? recon_scan(r, th, 0, 1, 1 << SK_ENTRY,
 					   search_func_pred, fm)

@@ -8,11 +8,11 @@
  * keys, hands `:` lines to the prompt (tui/prompt.c: the one command
  * table; gdb's frame commands in tui/prompt-frame.c), and draws the status
  * line
- *   pid:tid  function  file:line  event N/M  [fault]      +2.137 ms  41%
+ *   pid:tid  function  file:line  event N/M  [fault]   cmd  +2.137 ms  41%
  * where function is the frame the cursor is in (cursor_frame: after `F`,
  * reverse-finish, the caller, at the call line, as gdb names it), and at
- * the right, where it fits, the time since the session's first event and
- * the position in the session's time.  The trace pane's title names the
+ * the right, where it fits, the process's command, the time since the
+ * session's first event and the position in the session's time.  The trace pane's title names the
  * cursor's process, thread and host; a move into another process says
  * gdb's "[Switching to process P (cmd) thread T on HOST]".  The event
  * text is tui/tui-text.c's, the search tui/tui-search.c's (`/`, `\`, `>`,
@@ -443,12 +443,20 @@ static void tui_status(struct tui *t, char *buf, int size)
 	{
 		int cols, rows, lw = screen_strwidth(buf), rw;
 		size_t len = strlen(buf);
-		char right[96];
+		char right[128];
+
+		const char *cmd = tui_proc_command(t, thr->pid, NULL);
 
 		screen_size(&cols, &rows);
 		tui_time(&t->views[0], e.ts, at, sizeof(at));
-		snprintf(right, sizeof(right), "%s  %3d%% ", at, pct);
+		/* the process's command first, when there is room */
+		snprintf(right, sizeof(right), "%.40s  %s  %3d%% ",
+			 cmd ? cmd : "", at, pct);
 		rw = screen_strwidth(right);
+		if (!cmd || lw + 2 + rw > cols) {
+			snprintf(right, sizeof(right), "%s  %3d%% ", at, pct);
+			rw = screen_strwidth(right);
+		}
 		if (lw + 2 + rw > cols) {
 			snprintf(right, sizeof(right), "%3d%% ", pct);
 			rw = screen_strwidth(right);

@@ -11,7 +11,8 @@
 # Checks, per size (deep):
 #   SIZE/duration        returned calls show their duration in uftrace's
 #                        units at the right of their line (work() { 75.282 us)
-#   SIZE/status-time     the status line: time since the start and position
+#   SIZE/status-time     the status line: the process's command, the time
+#                        since the start and the position
 #   SIZE/fault-colour    the fault line is drawn with a colour pair: white on
 #                        red (SGR 41 in `capture-pane -e`)
 #   SIZE/depth-marker    lines deeper than the indentation shows carry their
@@ -53,11 +54,13 @@
 #   crossing             `s` at a send lands in the other process and says
 #                        "[Switching to process P (pair) thread T]"
 #   peer-command         the send names its peer by pid:tid and command
+#   search-pid           `/PID` hits where that thread begins and the lines
+#                        naming it as a peer (at least two)
 #   flows-duration       `:view flows`: each flow's duration and processes
 #                        by command ("pair ×2")
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 41
+expect_checks 42
 command -v tmux >/dev/null || { skip tui-browse "tmux not installed"; exit 77; }
 command -v cc >/dev/null || { skip tui-browse "no C compiler"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-browse "no $PROPEL"; exit 1; }
@@ -239,7 +242,7 @@ for size in 80x24 120x40; do
 	else
 		fail "tui-browse/$size/duration" "$(tui_screen | grep work | tr '\n' '|')"
 	fi
-	if tui_status | grepq -E ' event [0-9]+/[0-9]+ +\+[0-9.]+ (ns|us|ms|s) +[0-9]+% *$'; then
+	if tui_status | grepq -E ' event [0-9]+/[0-9]+ +deep  \+[0-9.]+ (ns|us|ms|s) +[0-9]+% *$'; then
 		pass "tui-browse/$size/status-time"
 	else
 		fail "tui-browse/$size/status-time" "$(tui_status)"
@@ -416,6 +419,14 @@ if grepq -E "send fd=[0-9]+ [0-9]+ bytes -> $rpid:$rtid \(pair\)" <<<"$sendline"
 	pass tui-browse/peer-command
 else
 	fail tui-browse/peer-command "$sendline"
+fi
+# a pid: where its thread begins, and the lines naming it as a peer
+tui_keys / $(sed 's/./& /g' <<<"$stid") Enter
+nhit=$(tui_message | sed -n "s/^match [0-9]*\/\([0-9]*\): $stid .*/\1/p")
+if [ "${nhit:-0}" -ge 2 ]; then
+	pass tui-browse/search-pid
+else
+	fail tui-browse/search-pid "$(tui_message)"
 fi
 tui_cmd view flows
 tui_wait_for "DURATION PROCESSES" 10
