@@ -286,6 +286,15 @@ click() {
 }
 in_screen() { tin capture-pane -p -t t; }
 in_status() { in_screen | tail -n 2 | head -n 1; }
+# until the inner screen (-e: with its attributes) matches regex $2; 5 s
+in_wait() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		tin capture-pane $1 -p -t t | grep -qaE -- "$2" && return 0
+		sleep 0.1
+	done
+	return 1
+}
 for size in 80x24 120x40; do
 	w=${size%x*} h=${size#*x}
 	tin kill-server 2>/dev/null
@@ -299,8 +308,9 @@ for size in 80x24 120x40; do
 	srow=$(in_screen | grep -nE "^ +$fault>" | head -1 | cut -d: -f1)
 	first0=$(in_screen | sed -n 2p)
 	click 10 $((srow - 1))
+	in_wait -e $'^\e\\[([0-9;]*;)?7m source'
 	tmx send-keys -t t Up
-	sleep 0.4
+	for _ in $(seq 50); do [ "$(in_screen | sed -n 2p)" != "$first0" ] && break; sleep 0.1; done
 	if [ "$(in_screen | sed -n 2p)" != "$first0" ] &&
 		[ "$(in_status | sed -n 's/.* event \([0-9]*\)\/.*/\1/p')" = "$ev0" ] &&
 		tin capture-pane -e -p -t t | head -1 | grep -qaE $'\e\\[([0-9;]*;)?7m source'; then
@@ -311,6 +321,7 @@ for size in 80x24 120x40; do
 	# a click on the line above the cursor's, in the trace
 	crow=$(in_screen | grep -n '^>' | head -1 | cut -d: -f1)
 	click 20 $((crow - 2))
+	in_wait -p " event $((ev0 - 1))/"
 	if in_status | grepq -E " event $((ev0 - 1))/"; then
 		pass "tui-browse/$size/mouse-line"
 	else
