@@ -84,12 +84,13 @@ static void frame_line(struct tui *t, const int64_t *fr, int k, char *buf,
 static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
 {
 	int64_t fr[FRAME_MAX];
-	int n = frame_list(t, fr), i, len, th = cursor_thread(t->c);
+	int all = cursor_backtrace(t->c, fr, FRAME_MAX), i, len;
+	int n = all < FRAME_MAX ? all : FRAME_MAX, th = cursor_thread(t->c);
 	size_t plen = 0, cap = 256;
 	char buf[512], line[300];
 	char *p = malloc(cap);
 
-	len = snprintf(buf, sizeof(buf), "bt: %d frame%s:", n, n == 1 ? "" : "s");
+	len = snprintf(buf, sizeof(buf), "bt: %d frame%s:", all, all == 1 ? "" : "s");
 	for (i = 0; i < n && len < (int)sizeof(buf); i++)
 		len += snprintf(buf + len, sizeof(buf) - len, " #%d %s", i,
 				recon_func_name(t->r,
@@ -112,6 +113,9 @@ static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
 	}
 	if (!p)
 		return 0;
+	if (all > n && plen + 64 < cap)
+		snprintf(p + plen, cap - plen, "\n(%d more frames, outermost)",
+			 all - n);
 	if (!n)
 		snprintf(p, cap, "no frame: the cursor is outside every call");
 	free(t->popup);
