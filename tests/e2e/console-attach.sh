@@ -144,7 +144,13 @@ else
 fi
 
 ev() { tui_status | sed -n 's/.* \([0-9][0-9]*\) events .*/\1/p'; }
-e1=$(ev); sleep 3; e2=$(ev)
+# (the count moves with each snapshot, every 2 s plus its own time: up
+# to 10 s at a load of 18)
+e1=$(ev); e2=$e1
+for _ in $(seq 50); do
+	sleep 0.2; e2=$(ev)
+	is_num "$e1" && is_num "$e2" && [ "$e2" -gt "$e1" ] && break
+done
 if is_num "$e1" && is_num "$e2" && [ "$e1" -gt 0 ] && [ "$e2" -gt "$e1" ]; then
 	pass "attach/events ($e1 then $e2 events)"
 else
