@@ -9,7 +9,8 @@
  * system library with a code address of a traced module among its argument
  * registers.  The hot path (cb_args_unseen) sends such a call to the slow
  * path once per address; cb_sniff() then hooks every argument that starts a
- * function of a traced module: its call sites are instrumented as usual
+ * function of a traced module (or a GCC nested function's trampoline to
+ * one: cb_tramp_target): its call sites are instrumented as usual
  * and its entry is patched (patch_entry, patch.c) to run ag_tramp_fentry.
  *
  * At the hooked entry, ag_on_fentry() does nothing when an instrumented
@@ -210,14 +211,52 @@ int cb_pure(const char *name)
 		       sizeof(*cb_nowait), cb_name_cmp);
 }
 
+/*
+ * A GCC nested function that uses its parent's variables is handed over
+ * as the address of a trampoline the parent built in its own frame
+ * (gcc's x86-64 layout: movabs $fn, %r11; movabs $chain, %r10;
+ * jmp *%r11).  An argument between the call's frame fr and the caller's
+ * return slot (the shadow stack's top: memory of the live frame, mapped)
+ * that holds one is taken for its function: 0, or that function.
+ */
+static inline uint64_t cb_tramp_target(const struct ag_frame *fr, uint64_t a)
+{
+	const struct athread *t = ag_self;
+	const uint8_t *p = (const uint8_t *)a;
+	uint64_t lo = (uint64_t)fr, top;
+
+	if (!t || !t->depth || a < lo)
+		return 0;
+	top = t->shadow[t->depth - 1].slot;
+	if (top <= lo || a + 23 > top || top - lo > (1ull << 20))
+		return 0;
+	if (p[0] != 0x49 || p[1] != 0xbb || p[10] != 0x49 || p[11] != 0xba ||
+	    p[20] != 0x49 || p[21] != 0xff || p[22] != 0xe3)
+		return 0;
+	return *(const uint64_t *)(p + 2);
+}
+
+/* An argument as a callback: a traced module's code, or a trampoline to
+ * some (0: neither). */
+static inline uint64_t cb_arg_code(const struct ag_frame *fr, uint64_t a)
+{
+	if (cb_in_text(a))
+		return a;
+	a = cb_tramp_target(fr, a);
+	return a && cb_in_text(a) ? a : 0;
+}
+
 /* Hot path, on a call into untraced code: any argument not looked at? */
 int cb_args_unseen(const struct ag_frame *fr)
 {
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
-	for (int i = 0; i < 6; i++)
-		if (cb_in_text(a[i]) && !seen_has(a[i]))
+	for (int i = 0; i < 6; i++) {
+		uint64_t c = cb_arg_code(fr, a[i]);
+
+		if (c && !seen_has(c))
 			return 1;
+	}
 	return 0;
 }
 
@@ -227,20 +266,21 @@ void cb_sniff(const struct ag_frame *fr)
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
 	for (int i = 0; i < 6; i++) {
+		uint64_t c = cb_arg_code(fr, a[i]);
 		struct ag_module *m;
 		const struct ag_sym *s;
 		struct ag_func *f;
 
-		if (!cb_in_text(a[i]) || seen_has(a[i]))
+		if (!c || seen_has(c))
 			continue;
-		seen_add(a[i]);
-		m = module_of(a[i]);
+		seen_add(c);
+		m = module_of(c);
 		if (!m || m->system || m->self)
 			continue;
-		s = module_sym_at(m, a[i]);
+		s = module_sym_at(m, c);
 		if (!s || s->frag)
 			continue;
-		f = func_get(a[i]);
+		f = func_get(c);
 		func_resolve(f);
 		patch_entry(f);
 	}
