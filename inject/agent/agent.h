@@ -166,6 +166,10 @@ enum ag_intercept {
 	IC_PRCTL,
 	IC_SECCOMP,
 	IC_SYSCALL,
+	IC_SWAPCONTEXT, /* context.c: the frames go with the context */
+	IC_SETCONTEXT,
+	IC_MAKECONTEXT,
+	IC_GETCONTEXT,
 	/* communication (comm.c): every kind from IC_COMM_FIRST on */
 	IC_COMM_FIRST,
 	IC_SEND = IC_COMM_FIRST, /* send(fd, buf, len, flags) */
@@ -583,6 +587,14 @@ int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);
+
+/* context.c */
+void ctx_call(struct athread *t, uint32_t kind, const struct ag_frame *fr);
+void ctx_end(struct athread *t, uint64_t slot);
+static inline int ctx_kind(uint32_t kind)
+{
+	return kind >= IC_SWAPCONTEXT && kind <= IC_GETCONTEXT;
+}
 void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r);
 uint64_t ag_on_fret(uint64_t slot, uint64_t *rax);
 

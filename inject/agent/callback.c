@@ -522,6 +522,8 @@ uint64_t ag_on_fret(uint64_t slot, uint64_t *rax)
 				rec_put(t, PROPEL_REC_EXIT, s->func,
 					s->site & SH_SITE);
 		}
+		/* a makecontext function's end: on to its uc_link */
+		ctx_end(t, slot);
 	}
 	t->busy = was_busy;
 	return ra;

@@ -90,6 +90,10 @@ static const struct {
 	{ "prctl", IC_PRCTL },
 	{ "seccomp", IC_SECCOMP },
 	{ "syscall", IC_SYSCALL },
+	{ "swapcontext", IC_SWAPCONTEXT },
+	{ "setcontext", IC_SETCONTEXT },
+	{ "makecontext", IC_MAKECONTEXT },
+	{ "getcontext", IC_GETCONTEXT },
 	/* communication (comm.c) */
 	{ "send", IC_SEND },
 	{ "sendto", IC_SENDTO },
@@ -1260,6 +1264,9 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		    t->comm[t->ncomm - 1].slot == slot)
 			t->comm[t->ncomm - 1].tsc = propel_rdtsc();
 	}
+	/* its frame pushed: the frames go with the context (context.c) */
+	if (ctx_kind(f->intercept))
+		ctx_call(t, f->intercept, fr);
 	t->busy = 0;
 }
 
