@@ -1046,6 +1046,9 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 		comm_hook_libc();
 		map_batch_end();
 	}
+	map_batch_begin();
+	cb_hook_initfini(); /* constructors to come, destructors (callback.c) */
+	map_batch_end();
 	ag_gen++;
 	return 0;
 }

@@ -126,6 +126,7 @@ int ehframe_cfa_sp(struct ag_module *m, uint64_t pc, int64_t *off);
 /* Original bytes of [addr, addr+n) from the file, or NULL. */
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
 uint64_t module_export(struct ag_module *m, const char *name); /* or 0 */
+int module_initfini(struct ag_module *m, uint64_t *out, int max);
 const char *module_got_name(struct ag_module *m, uint64_t got);
 extern struct ag_module *ag_modules;
 
@@ -587,6 +588,7 @@ int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);
+void cb_hook_initfini(void); /* constructors and destructors (start) */
 
 /* context.c */
 void ctx_call(struct athread *t, uint32_t kind, const struct ag_frame *fr);

@@ -9,8 +9,8 @@
  * system library with a code address of a traced module among its argument
  * registers.  The hot path (cb_args_unseen) sends such a call to the slow
  * path once per address; cb_sniff() then hooks every argument that starts a
- * function of a traced module (or a GCC nested function's trampoline to
- * one: cb_tramp_target): its call sites are instrumented as usual
+ * function of a traced module (or, looked at by the slow path only, a GCC
+ * nested function's trampoline to one: cb_tramp_target): its call sites are instrumented as usual
  * and its entry is patched (patch_entry, patch.c) to run ag_tramp_fentry.
  *
  * At the hooked entry, ag_on_fentry() does nothing when an instrumented
@@ -30,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
@@ -215,35 +217,31 @@ int cb_pure(const char *name)
  * A GCC nested function that uses its parent's variables is handed over
  * as the address of a trampoline the parent built in its own frame
  * (gcc's x86-64 layout: movabs $fn, %r11; movabs $chain, %r10;
- * jmp *%r11).  An argument between the call's frame fr and the caller's
- * return slot (the shadow stack's top: memory of the live frame, mapped)
- * that holds one is taken for its function: 0, or that function.
+ * jmp *%r11).  An argument a little above the call's frame fr (the
+ * caller's frame, or its callers') that holds one is taken for its
+ * function: 0, or that function.  Slow path only (cb_sniff: the first
+ * call through a site is always slow): the bytes are read with
+ * process_vm_readv, so an address that only looks like one of the stack
+ * faults nobody.
  */
-static inline uint64_t cb_tramp_target(const struct ag_frame *fr, uint64_t a)
+static uint64_t cb_tramp_target(const struct ag_frame *fr, uint64_t a)
 {
-	const struct athread *t = ag_self;
-	const uint8_t *p = (const uint8_t *)a;
-	uint64_t lo = (uint64_t)fr, top;
+	uint8_t p[24];
+	struct iovec l = { p, sizeof(p) }, r = { (void *)a, sizeof(p) };
+	uint64_t lo = (uint64_t)fr, fn;
+	int saved = errno;
+	long n;
 
-	if (!t || !t->depth || a < lo)
+	if (a < lo || a - lo > (1ull << 20))
 		return 0;
-	top = t->shadow[t->depth - 1].slot;
-	if (top <= lo || a + 23 > top || top - lo > (1ull << 20))
+	n = syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0);
+	errno = saved;
+	if (n != (long)sizeof(p) || p[0] != 0x49 || p[1] != 0xbb ||
+	    p[10] != 0x49 || p[11] != 0xba || p[20] != 0x49 || p[21] != 0xff ||
+	    p[22] != 0xe3)
 		return 0;
-	if (p[0] != 0x49 || p[1] != 0xbb || p[10] != 0x49 || p[11] != 0xba ||
-	    p[20] != 0x49 || p[21] != 0xff || p[22] != 0xe3)
-		return 0;
-	return *(const uint64_t *)(p + 2);
-}
-
-/* An argument as a callback: a traced module's code, or a trampoline to
- * some (0: neither). */
-static inline uint64_t cb_arg_code(const struct ag_frame *fr, uint64_t a)
-{
-	if (cb_in_text(a))
-		return a;
-	a = cb_tramp_target(fr, a);
-	return a && cb_in_text(a) ? a : 0;
+	memcpy(&fn, p + 2, sizeof(fn));
+	return cb_in_text(fn) ? fn : 0;
 }
 
 /* Hot path, on a call into untraced code: any argument not looked at? */
@@ -251,12 +249,23 @@ int cb_args_unseen(const struct ag_frame *fr)
 {
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
-	for (int i = 0; i < 6; i++) {
-		uint64_t c = cb_arg_code(fr, a[i]);
+	const struct athread *t = ag_self;
+	uint64_t lo = (uint64_t)&fr->r11 + 8, top;
 
-		if (c && !seen_has(c))
+	for (int i = 0; i < 6; i++)
+		if (cb_in_text(a[i]) && !seen_has(a[i]))
 			return 1;
-	}
+	/* an address in the caller's own frame (between this call's return
+	 * slot and the caller's): perhaps a nested function's trampoline,
+	 * read by the slow path (cb_tramp_target) */
+	if (!t || !t->depth)
+		return 0;
+	top = t->shadow[t->depth - 1].slot;
+	if (top <= lo || top - lo > (64u << 10))
+		return 0;
+	for (int i = 0; i < 6; i++)
+		if (a[i] >= lo && a[i] + 24 <= top)
+			return 1;
 	return 0;
 }
 
@@ -266,7 +275,7 @@ void cb_sniff(const struct ag_frame *fr)
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
 	for (int i = 0; i < 6; i++) {
-		uint64_t c = cb_arg_code(fr, a[i]);
+		uint64_t c = cb_in_text(a[i]) ? a[i] : cb_tramp_target(fr, a[i]);
 		struct ag_module *m;
 		const struct ag_sym *s;
 		struct ag_func *f;
@@ -283,6 +292,39 @@ void cb_sniff(const struct ag_frame *fr)
 		f = func_get(c);
 		func_resolve(f);
 		patch_entry(f);
+	}
+}
+
+/*
+ * Constructors and destructors (.preinit_array, .init_array, .fini_array
+ * of every traced module: C++ static initialisation, GCC's constructor and
+ * destructor attributes) are called by the loader and libc, untraced, and
+ * handed over by no call the agent sees: hooked at the start (agent.c,
+ * ag_lock held).  Under record the agent starts before the program's
+ * .init_array runs (the __libc_start_main wrapper), so each constructor is
+ * a call at depth 0 before main; under attach and record alike the
+ * destructors after main returned are.
+ */
+void cb_hook_initfini(void)
+{
+	uint64_t fn[64];
+
+	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		int n;
+
+		if (m->system || m->self)
+			continue;
+		n = module_initfini(m, fn, 64);
+		for (int i = 0; i < n; i++) {
+			const struct ag_sym *s = module_sym_at(m, fn[i]);
+			struct ag_func *f;
+
+			if (!s || s->frag)
+				continue;
+			f = func_get(fn[i]);
+			func_resolve(f);
+			patch_entry(f);
+		}
 	}
 }
 
@@ -336,6 +378,10 @@ static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 	uint32_t n;
 	int sys = f->mod && f->mod->system;
 
+	/* a thread that has made no traced call yet (a constructor's,
+	 * before main; one a library started): its ring now */
+	if (!sys && ag_active && (!t || (t->gen != ag_gen && !t->busy)))
+		t = thread_get_hooked();
 	if (sys ? !fentry_comm(&t, f, slot, r)
 		: (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
 		   !t->ring))
