@@ -32,6 +32,8 @@ Rules (the invariants the golden files rely on):
     entry is dropped ("functions before main are not shown") unless
     --before-main is given (the constructor fixtures: then the C++
     static initialisers, `_GLOBAL__sub_I_...`, are shown too);
+  * --main-only keeps the first process and those that ran a main (a
+    process that only ran a stripped /bin/sh, system()'s, is dropped);
   * exits only move the depth; fork/exec/thread/process events are not shown
     (the sections already show them) unless --events is given.
 
@@ -197,16 +199,16 @@ def normalize(events, show_events=False, before_main=False, main_only=False):
                 first_ts[key] = ts
     out = []
     tnum = 0
-    if main_only:  # processes that never ran a main (a stripped /bin/sh)
+    if main_only:  # processes that never ran a main (a stripped /bin/sh),
+        # but the first one (attach: it was found in the middle of main)
+        first = min(procs, key=lambda p: first_ts[("p", p)]) if procs else None
         procs = {p: t for p, t in procs.items()
-                 if any(e["kind"] == "entry" and clean_name(e.get("func")) == "main"
-                        for evs in t.values() for e in evs)}
+                 if p == first or any(e["kind"] == "entry" and
+                                      clean_name(e.get("func")) == "main"
+                                      for evs in t.values() for e in evs)}
     for pnum, pid in enumerate(sorted(procs, key=lambda p: first_ts[("p", p)]), 1):
         threads = []
         for tid, evs in procs[pid].items():
-            if main_only and not any(e["kind"] == "entry" and
-                                     clean_name(e.get("func")) == "main" for e in evs):
-                continue
             lines = thread_lines(evs, show_events, before_main)
             main_first = 0 if tid == pid else 1
             threads.append((main_first, "\n".join(lines), first_ts[("t", pid, tid)], lines))
@@ -263,7 +265,8 @@ def main():
     ap.add_argument("--before-main", action="store_true",
                     help="keep what a thread with main ran before it (constructors)")
     ap.add_argument("--main-only", action="store_true",
-                    help="only the threads that ran a main (drops a stripped shell's)")
+                    help="only the first process and those that ran a main "
+                         "(drops a stripped shell's)")
     ap.add_argument("--from", dest="from_func", metavar="FUNC",
                     help="keep each thread from FUNC's first entry on, FUNC at depth 0")
     ap.add_argument("--text", action="store_true",

@@ -443,6 +443,7 @@ uint32_t intercept_kind(const char *name);
 const char *intercept_at(size_t i, uint32_t *kind); /* NULL past the last */
 extern struct ag_func **ag_funcs_by_id;
 void slow_unlock(sigset_t *old);
+void exec_foreign(const struct ag_fregs *r); /* libc's execve, hooked */
 
 /* agent.c */
 struct ag_config {
@@ -588,7 +589,8 @@ int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);
-void cb_hook_initfini(void); /* constructors and destructors (start) */
+void cb_hook_start(void); /* constructors, destructors, libc's execve */
+void cb_adopt_entry(const struct propel_thread_hint *h); /* stopped at one */
 
 /* context.c */
 void ctx_call(struct athread *t, uint32_t kind, const struct ag_frame *fr);

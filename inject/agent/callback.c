@@ -296,35 +296,64 @@ void cb_sniff(const struct ag_frame *fr)
 }
 
 /*
+ * What untraced code enters, hooked at the start (agent.c, ag_lock held):
+ *
  * Constructors and destructors (.preinit_array, .init_array, .fini_array
  * of every traced module: C++ static initialisation, GCC's constructor and
  * destructor attributes) are called by the loader and libc, untraced, and
- * handed over by no call the agent sees: hooked at the start (agent.c,
- * ag_lock held).  Under record the agent starts before the program's
- * .init_array runs (the __libc_start_main wrapper), so each constructor is
- * a call at depth 0 before main; under attach and record alike the
- * destructors after main returned are.
+ * handed over by no call the agent sees.  Under record the agent starts
+ * before the program's .init_array runs (the __libc_start_main wrapper),
+ * so each constructor is a call at depth 0 before main; under attach and
+ * record alike the destructors after main returned are.
+ *
+ * libc's execve: posix_spawn, system() and popen run it in a child that
+ * shares the parent's memory, inside libc (slow.c exec_foreign).
  */
-void cb_hook_initfini(void)
+static void hook_initfini(struct ag_module *m)
 {
 	uint64_t fn[64];
+	int n = module_initfini(m, fn, 64);
 
-	for (struct ag_module *m = ag_modules; m; m = m->next) {
-		int n;
+	for (int i = 0; i < n; i++) {
+		const struct ag_sym *s = module_sym_at(m, fn[i]);
+		struct ag_func *f;
 
-		if (m->system || m->self)
+		if (!s || s->frag)
 			continue;
-		n = module_initfini(m, fn, 64);
-		for (int i = 0; i < n; i++) {
-			const struct ag_sym *s = module_sym_at(m, fn[i]);
-			struct ag_func *f;
+		f = func_get(fn[i]);
+		func_resolve(f);
+		patch_entry(f);
+	}
+}
 
-			if (!s || s->frag)
-				continue;
-			f = func_get(fn[i]);
-			func_resolve(f);
-			patch_entry(f);
-		}
+static void hook_execve(struct ag_module *m)
+{
+	uint64_t a = module_export(m, "execve");
+	const struct ag_sym *s = a ? module_sym_at(m, a) : NULL;
+	struct ag_func *f;
+
+	if (!s || s->frag)
+		return;
+	f = func_get(a);
+	if (!f->intercept) { /* named after another alias */
+		f->intercept = IC_EXECVE;
+		f->flags |= F_SLOW;
+	}
+	if (f->intercept == IC_EXECVE)
+		patch_entry_system(f);
+}
+
+void cb_hook_start(void)
+{
+	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		const char *b = m->path ? strrchr(m->path, '/') : NULL;
+
+		if (m->self)
+			continue;
+		if (!m->system)
+			hook_initfini(m);
+		else if (b && !strncmp(b, "/libc.so", 8))
+			hook_execve(m);
 	}
 }
 
@@ -378,6 +407,10 @@ static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 	uint32_t n;
 	int sys = f->mod && f->mod->system;
 
+	if (sys && f->intercept == IC_EXECVE) {
+		exec_foreign(r); /* posix_spawn's child: no record */
+		return;
+	}
 	/* a thread that has made no traced call yet (a constructor's,
 	 * before main; one a library started): its ring now */
 	if (!sys && ag_active && (!t || (t->gen != ag_gen && !t->busy)))
@@ -420,6 +453,45 @@ static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 		*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
 	}
 	t->busy = 0;
+}
+
+/*
+ * A thread stopped at a function's first instruction when the agent
+ * starts -- the coordinator follows an exec to the new image's main and
+ * injects there (inject/tracer.c) --: that call is recorded as a hooked
+ * entry records one, its entry now and its exit when it returns (the
+ * return slot at sp goes through ag_tramp_fret), so that what it calls or
+ * tail-calls is under it.  The calling thread's own only (the agent's
+ * start runs on it); ag_lock held, every other thread stopped.
+ */
+void cb_adopt_entry(const struct propel_thread_hint *h)
+{
+	struct ag_module *m = module_of(h->pc);
+	const struct ag_sym *s =
+		m && !m->system && !m->self ? module_sym_at(m, h->pc) : NULL;
+	uint64_t slot = h->sp, ra;
+	struct athread *t;
+	struct ag_func *f;
+	uint32_t n;
+
+	if (!s || s->frag || h->tid != (uint64_t)ag_gettid() ||
+	    (slot & 15) != 8)
+		return;
+	ra = *(const uint64_t *)slot;
+	if (!module_of(ra) || !looks_like_return_address(ra))
+		return;
+	f = func_get(h->pc);
+	if (f->flags & F_NOTRACE)
+		return;
+	t = thread_get();
+	if (!t || !t->ring || t->depth || (n = t->nhijack) >= HIJACK_MAX)
+		return;
+	rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+	shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
+	t->hijack[n].slot = slot;
+	t->hijack[n].ra = ra;
+	t->nhijack = n + 1;
+	*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
 }
 
 /*

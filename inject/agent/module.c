@@ -592,7 +592,7 @@ uint64_t module_export(struct ag_module *m, const char *name)
  * initialisation, destructors), in the order of the arrays: up to max of
  * them into out, read from the loaded arrays (relocated by the loader);
  * how many.  Entered from untraced code, they get entry hooks (callback.c
- * cb_hook_initfini).
+ * cb_hook_start).
  */
 int module_initfini(struct ag_module *m, uint64_t *out, int max)
 {

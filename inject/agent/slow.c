@@ -873,6 +873,33 @@ static void exec_handoff_wait(void)
 	}
 }
 
+/* The process whose exec a traced call handed off (its own pid): libc's
+ * execve inside it must not ask again.  Shared with a vfork child. */
+static pid_t exec_handed;
+
+static void exec_handoff_now(void)
+{
+	exec_handed = (pid_t)syscall(SYS_getpid);
+	exec_handoff_wait();
+}
+
+/*
+ * libc's own execve, hooked at its entry (callback.c cb_hook_start),
+ * reached from code the agent does not trace: posix_spawn's child (and
+ * so system()'s and popen's), which runs libc's __execve on the parent's
+ * memory after clone(CLONE_VM|CLONE_VFORK).  Under attach it asks the
+ * coordinator to follow the exec as a traced exec call does; under record
+ * the new image loads the agent through the environment it inherits.
+ */
+void exec_foreign(const struct ag_fregs *r)
+{
+	if (!ag_active || !exec_attach_mode() ||
+	    exec_handed == (pid_t)syscall(SYS_getpid) ||
+	    exec_setid((const char *)r->rdi, 0))
+		return;
+	exec_handoff_now();
+}
+
 /* ---- exit ---- */
 
 static pid_t exit_noted; /* the process image whose exit is recorded */
@@ -1223,7 +1250,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		slow_unlock(&old);
 		if (exec_handoff) {
 			exec_handoff = 0;
-			exec_handoff_wait();
+			exec_handoff_now();
 		}
 		return;
 	}
@@ -1242,7 +1269,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	slow_unlock(&old);
 	if (exec_handoff) {
 		exec_handoff = 0;
-		exec_handoff_wait();
+		exec_handoff_now();
 	}
 	if (!t || t->dead || (f->flags & F_NOTRACE))
 		return;

@@ -243,7 +243,7 @@ one_attach() { # one_attach NAME LEVEL
 		fail "$t" "replay failed"
 		return
 	fi
-	if ! $norm --from run "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err" ||
+	if ! $norm $(before_main "$name") --from run "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err" ||
 		! $norm --text --from run "$exp" >"$tmp/exp" 2>>"$tmp/err"; then
 		head -5 "$tmp/err"
 		fail "$t" "normalize.py could not read the replay"
