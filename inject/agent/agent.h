@@ -160,6 +160,7 @@ enum ag_intercept {
 	IC_SIGPROCMASK,
 	IC_FORK,
 	IC_VFORK,
+	IC_CLONE, /* clone(CLONE_VM | CLONE_VFORK): as vfork (slow.c) */
 	IC_EXEC,
 	IC_EXECVE,
 	IC_EXECVPE,

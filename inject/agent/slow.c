@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,7 @@ static const struct {
 	{ "sigprocmask", IC_SIGPROCMASK },
 	{ "fork", IC_FORK },
 	{ "vfork", IC_VFORK },
+	{ "clone", IC_CLONE },
 	{ "execv", IC_EXEC },
 	{ "execvp", IC_EXEC },
 	{ "execl", IC_EXEC },
@@ -1037,6 +1039,45 @@ __asm__(".text\n"
 	"	.size	ag_vfork, .-ag_vfork\n");
 long ag_vfork(void);
 
+/*
+ * clone(fn, stack, CLONE_VM | CLONE_VFORK, arg, ...) made by the program
+ * itself (posix_spawn's is libc's own, untraced): as vfork, the child runs
+ * on the parent's memory and thread pointer while the parent waits, so it
+ * runs as vfork_thread (records nothing; an exec in it is handed on) and
+ * the parent gets its own back when clone returns.
+ */
+struct clone_vm {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_vm_start(void *p)
+{
+	struct clone_vm *c = p;
+
+	vfork_enter();
+	return c->fn(c->arg);
+}
+
+static long ag_clone_vm(int (*fn)(void *), void *stack, int flags, void *arg,
+			void *ptid, void *tls, void *ctid)
+{
+	struct clone_vm c = { fn, arg }; /* the parent waits: it lives on */
+	struct athread *t = ag_self;
+	long r = clone(clone_vm_start, stack, flags, &c, ptid, tls, ctid);
+
+	ag_self = t;
+	if (r > 0)
+		vfork_child = (pid_t)r;
+	return r;
+}
+
+static int clone_is_vfork(const struct ag_frame *fr)
+{
+	return fr->rdi && (fr->rdx & CLONE_VM) && (fr->rdx & CLONE_VFORK) &&
+	       !(fr->rdx & (CLONE_THREAD | CLONE_SETTLS));
+}
+
 /* ---- the slow path proper ---- */
 
 /*
@@ -1094,6 +1135,12 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		if (in_vfork_child())
 			break; /* vfork from a vfork child: as it is */
 		fr->target = (uint64_t)ag_vfork;
+		vfork_child = 0;
+		return 1; /* exit hook: record the child's pid */
+	case IC_CLONE:
+		if (in_vfork_child() || !clone_is_vfork(fr))
+			break; /* (a thread, or a copy: not followed here) */
+		fr->target = (uint64_t)ag_clone_vm;
 		vfork_child = 0;
 		return 1; /* exit hook: record the child's pid */
 	case IC_FORK:
