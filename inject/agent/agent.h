@@ -571,6 +571,7 @@ int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
 /* hook the entries of the system C library's communication functions
  * (patch_entry_system): calls made inside untraced libraries */
 void comm_hook_libc(void);
+void comm_hook_export(struct ag_module *m, const char *name, uint32_t kind);
 extern uint64_t comm_self_lo, comm_self_hi; /* the agent's own text */
 /* at such an entry, a call the agent does not record: keep the
  * descriptor table right (close, dup2) */

@@ -326,23 +326,6 @@ static void hook_initfini(struct ag_module *m)
 	}
 }
 
-static void hook_execve(struct ag_module *m)
-{
-	uint64_t a = module_export(m, "execve");
-	const struct ag_sym *s = a ? module_sym_at(m, a) : NULL;
-	struct ag_func *f;
-
-	if (!s || s->frag)
-		return;
-	f = func_get(a);
-	if (!f->intercept) { /* named after another alias */
-		f->intercept = IC_EXECVE;
-		f->flags |= F_SLOW;
-	}
-	if (f->intercept == IC_EXECVE)
-		patch_entry_system(f);
-}
-
 void cb_hook_start(void)
 {
 	for (struct ag_module *m = ag_modules; m; m = m->next) {
@@ -353,7 +336,7 @@ void cb_hook_start(void)
 		if (!m->system)
 			hook_initfini(m);
 		else if (b && !strncmp(b, "/libc.so", 8))
-			hook_execve(m);
+			comm_hook_export(m, "execve", IC_EXECVE);
 	}
 }
 
