@@ -244,6 +244,10 @@ static uint64_t cb_tramp_target(const struct ag_frame *fr, uint64_t a)
 	return cb_in_text(fn) ? fn : 0;
 }
 
+/* A call site whose arguments in its caller's frame were looked at, in
+ * the seen set: a key no code address is (the upper half). */
+#define CB_SITE_KEY(site) (~(uint64_t)(uintptr_t)(site))
+
 /* Hot path, on a call into untraced code: any argument not looked at? */
 int cb_args_unseen(const struct ag_frame *fr)
 {
@@ -257,8 +261,8 @@ int cb_args_unseen(const struct ag_frame *fr)
 			return 1;
 	/* an address in the caller's own frame (between this call's return
 	 * slot and the caller's): perhaps a nested function's trampoline,
-	 * read by the slow path (cb_tramp_target) */
-	if (!t || !t->depth)
+	 * read by the slow path (cb_tramp_target), once per call site */
+	if (!t || !t->depth || seen_has(CB_SITE_KEY(fr->site)))
 		return 0;
 	top = t->shadow[t->depth - 1].slot;
 	if (top <= lo || top - lo > (64u << 10))
@@ -293,6 +297,7 @@ void cb_sniff(const struct ag_frame *fr)
 		func_resolve(f);
 		patch_entry(f);
 	}
+	seen_add(CB_SITE_KEY(fr->site));
 }
 
 /*
