@@ -346,6 +346,27 @@ static void peer_unix_each(const struct nlmsghdr *h, void *arg)
 	}
 }
 
+/* One unix_diag dump of the AF_UNIX sockets in states (a bit per state),
+ * with what show asks for, each answer given to each(h, arg). */
+static int peer_unix_dump(uint32_t states, uint32_t show,
+			  void (*each)(const struct nlmsghdr *h, void *arg),
+			  void *arg)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req r;
+	} req;
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = states;
+	req.r.udiag_show = show;
+	return peer_dump(&req, sizeof(req), each, arg);
+}
+
 /*
  * The listening AF_UNIX socket whose accept queue holds a connection from
  * the socket of inode client (unix_diag UNIX_DIAG_ICONS: the inodes of the
@@ -353,21 +374,10 @@ static void peer_unix_each(const struct nlmsghdr *h, void *arg)
  */
 static int64_t peer_unix_listener(uint64_t client)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct unix_diag_req r;
-	} req;
 	struct peer_unix_find q = { client, 0 };
-	int err;
+	int err = peer_unix_dump(1u << PEER_TCP_LISTEN, UDIAG_SHOW_ICONS,
+				 peer_unix_each, &q);
 
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.r.sdiag_family = AF_UNIX;
-	req.r.udiag_states = 1u << PEER_TCP_LISTEN;
-	req.r.udiag_show = UDIAG_SHOW_ICONS;
-	err = peer_dump(&req, sizeof(req), peer_unix_each, &q);
 	return q.listener ? (int64_t)q.listener : err;
 }
 
@@ -389,20 +399,9 @@ static void peer_unix_seek_each(const struct nlmsghdr *h, void *arg)
  * 0 if none does (every holder closed it), or -errno. */
 static int peer_unix_exists(uint64_t ino)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct unix_diag_req r;
-	} req;
 	struct peer_unix_seek q = { ino, 0 };
-	int err;
+	int err = peer_unix_dump(~0u, 0, peer_unix_seek_each, &q);
 
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.r.sdiag_family = AF_UNIX;
-	req.r.udiag_states = ~0u;
-	err = peer_dump(&req, sizeof(req), peer_unix_seek_each, &q);
 	return q.found ? 1 : err ? err : 0;
 }
 
