@@ -253,13 +253,29 @@ awk -v b0="$b0" -v b1="$b1" -v v="$vit" -v t="${bt:-0}" -v f="${fl:-0}" -v h="$h
 
 }
 
-# bytes of the session's pages in use (a reader beside the writer)
-used_bytes() {
-	python3 - "$1" <<'PY' 2>/dev/null || echo 0
+# bytes of the long-term history in the session (a reader beside the
+# writer): the summaries' pages, the kept samples' share of the samples
+# table (the samples of epochs no longer raw) and the stacks only they use;
+# the raw window (the last 10-70 s whole) is a standing part of its own
+# whose size swings with the machine's sample rate, so it is measured apart
+history_bytes() {
+	python3 - "$1" <<'PY' 2>/dev/null || echo "0 0"
 import sqlite3, sys
 db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True, timeout=10)
-pc, fl, ps = (db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count", "page_size"))
-print((pc - fl) * ps)
+q = lambda s: db.execute(s).fetchone()[0] or 0
+pages = dict(db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall())
+summ = pages.get("vitals_summary", 0) + pages.get("vitals_summary_time", 0)
+rows = q("SELECT count(*) FROM vitals_samples")
+kept = q("SELECT count(*) FROM vitals_samples WHERE epoch NOT IN (SELECT id FROM vitals_epochs)")
+sbytes = sum(v for k, v in pages.items() if k.startswith("vitals_samples"))
+stk = q("SELECT sum(length(frames) + 24) FROM vitals_stacks WHERE id IN"
+        " (SELECT kstack FROM vitals_samples WHERE epoch NOT IN (SELECT id FROM vitals_epochs)"
+        "  UNION SELECT ustack FROM vitals_samples WHERE epoch NOT IN (SELECT id FROM vitals_epochs))"
+        " AND id NOT IN (SELECT kstack FROM vitals_samples WHERE epoch IN (SELECT id FROM vitals_epochs) AND kstack IS NOT NULL"
+        "  UNION SELECT ustack FROM vitals_samples WHERE epoch IN (SELECT id FROM vitals_epochs) AND ustack IS NOT NULL)")
+pc, fl, ps = (q(f"PRAGMA {p}") for p in ("page_count", "freelist_count", "page_size"))
+hist = summ + (sbytes * kept // rows if rows else 0) + stk
+print(hist, (pc - fl) * ps)
 PY
 }
 
@@ -273,11 +289,12 @@ for m in spin fsync alloc signals; do "$d/vitals-load" $m "$LONG" "$d" & done
 # minute; after two epochs in a short run) and at the end: what a day adds
 t1=2.2
 [ "$LONG" -ge 160 ] 2>/dev/null && t1=80
+dwait=$t1
 sleep "$t1"
-dsz1=$(used_bytes "$d/v.db"); dt1=$(date +%s.%N)
+read -r dsz1 used1 < <(history_bytes "$d/v.db"); dt1=$(date +%s.%N)
 sleep "$(awk -v d="$LONG" -v t="$t1" 'BEGIN { print (d > t ? d - t : 0) }')"
 wait $(jobs -p | grep -v "^$vpid$") 2>/dev/null
-dsz2=$(used_bytes "$d/v.db"); dt2=$(date +%s.%N)
+read -r dsz2 used2 < <(history_bytes "$d/v.db"); dt2=$(date +%s.%N)
 stop_vitals
 # what the statistics themselves add to each run (two clock reads): the
 # run time per run of an empty program on a getppid loop
@@ -313,8 +330,9 @@ per=$(sed -n 's/.*(\([0-9]*\) KiB per vital).*/\1/p' "$d/v.err")
 tot=$(sed -n 's/.*kernel maps \([0-9]*\) KiB.*/\1/p' "$d/v.err")
 echo "== 4. memory and disk"
 echo "  kernel maps ${tot} KiB in all: ${per} KiB per vital (goal <= 256 KB) + shared ring and maps"
-awk -v a="$dsz1" -v b="$dsz2" -v t1="$dt1" -v t2="$dt2" -v f="$(stat -c %s "$d/v.db")" 'BEGIN { if (t2 > t1)
-	printf "  disk per day of history: %.1f MB (used pages from %.0f s to the end, %.0f s, extrapolated; goal <= 20, chopstix 16) + the raw window standing: %.1f MB at %.0f s; file %.1f MB at the end\n", (b - a) * 86400 / (t2 - t1) / 1e6, '"$t1"', t2 - t1, a / 1e6, '"$t1"', f / 1e6 }'
+awk -v a="$dsz1" -v b="$dsz2" -v t1="$dt1" -v t2="$dt2" -v w="$dwait" -v u1="${used1:-0}" -v u2="${used2:-0}" -v f="$(stat -c %s "$d/v.db")" 'BEGIN { if (t2 > t1) {
+	printf "  disk per day of history: %.1f MB (its growth from %.0f s to the end, %.0f s, extrapolated; goal <= 20, chopstix 16)\n", (b - a) * 86400 / (t2 - t1) / 1e6, w, t2 - t1
+	printf "  the raw window standing beside it: %.1f MB at %.0f s, %.1f MB at the end (all pages in use %.1f, %.1f MB); file %.1f MB\n", (u1 - a) / 1e6, w, (u2 - b) / 1e6, u1 / 1e6, u2 / 1e6, f / 1e6 } }'
 sqlite3 "$d/v.db" "SELECT (SELECT count(*) FROM vitals_summary), (SELECT sum(nepochs) FROM vitals_summary),
 	(SELECT sum(length(blob)) FROM vitals_summary), (SELECT count(*) FROM vitals_samples),
 	(SELECT count(*) FROM vitals_epochs)" 2>/dev/null |
