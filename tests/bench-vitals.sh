@@ -172,7 +172,7 @@ fi
 
 start_vitals() { # [extra args]
 	rm -f "$d/v.db"
-	"$PROPEL" vitals record -o "$d/v.db" --duration 600 --epoch 1 "$@" 2>"$d/v.err" &
+	"$PROPEL" vitals record -o "$d/v.db" --duration $(( ${BENCH_VITALS_LONG:-0} > 500 ? BENCH_VITALS_LONG + 120 : 600 )) --epoch 1 "$@" 2>"$d/v.err" &
 	vpid=$!
 	for _ in $(seq 300); do grep -q "^propel: vitals via" "$d/v.err" && break; sleep 0.1; done
 	grep -q "^propel: vitals via" "$d/v.err" ||
