@@ -356,9 +356,11 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	used1 = vitals_store_used_bytes(vc->st);
 	if (used1 > used0 && used1 - used0 > vc->burst)
 		vc->burst = used1 - used0;
-	/* beside a trace every sample is of a traced process: all kept */
-	if (vitals_summary_compact(vc->st, se.end_ns, vc->o.raw_window_ns,
-				   vc->o.filter_fd > 0, 4))
+	/* beside a trace every sample and value is of a traced process:
+	 * all kept whole (the size limit still holds) */
+	if (vc->o.filter_fd <= 0 &&
+	    vitals_summary_compact(vc->st, se.end_ns, vc->o.raw_window_ns, 0,
+				   4))
 		pr_dbg("epoch %u: not summarized", e->seq);
 	/* room for the next epoch and its summary: the file stays under
 	 * its limit (the pages freed here are what the next write takes) */

@@ -14,8 +14,10 @@
  * samples kept are those of a process a rule (analysis/vitals-rules.c)
  * flagged in that epoch, alike ones folded across the minute, the heaviest
  * few (VITALS_SUMMARY_KEEP_PID per process, VITALS_SUMMARY_KEEP a
- * minute), and, beside a trace (keep_samples), every sample: they all
- * belong to traced processes.  Everything else of the minute is deleted.
+ * minute), or, with keep_samples, every sample.  Everything else of the
+ * minute is deleted.  (Beside a trace, engine/vitals-trace.c, the
+ * collector summarizes nothing: every value and sample there is of a
+ * traced process.)
  *
  * vitals_store_load_window() (engine/vitals-store.c) reads raw epochs and
  * summarized ones alike, so `vitals report`, the rules and the view read

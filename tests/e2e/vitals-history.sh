@@ -103,7 +103,9 @@ read -r rfirst rlast <<<"$(sqlite3 -separator ' ' "$d/ring.db" \
 	"SELECT min(start_ns), max(end_ns) FROM (SELECT start_ns, end_ns FROM vitals_summary
 	 UNION ALL SELECT start_ns, end_ns FROM vitals_epochs)")"
 rspan=$(( (${rlast:-0} - ${rfirst:-0}) / 1000000000 ))
-# rotated (the week does not fit) but days of it are left
+# rotated (the week does not fit); what is left is the newest part, and
 num_lt vitals-history-ring-rotated "$rspan" $((week * 95 / 100))
 "$PROPEL" vitals report --format=jsonl --from -1d "$d/ring.db" | grep -c '"kind":"value"' >"$d/n"
-num_ge vitals-history-ring-report "$(cat "$d/n")" 50
+# the report reads it (how much is left depends on the largest epoch the
+# machine made: room for it is kept free)
+num_ge vitals-history-ring-report "$(cat "$d/n")" 3
