@@ -284,7 +284,8 @@ LONG=${BENCH_VITALS_LONG:-$DUR}
 echo "== 2. collector CPU on the mixed workload, ${LONG}s (load $(load))"
 echo 1 >/proc/sys/kernel/bpf_stats_enabled
 start_vitals --profile
-for m in spin fsync alloc signals; do "$d/vitals-load" $m "$LONG" "$d" & done
+wl=()
+for m in spin fsync alloc signals; do "$d/vitals-load" $m "$LONG" "$d" & wl+=($!); done
 # the file once the first minute is summarized (raw window 10 s + a
 # minute; after two epochs in a short run) and at the end: what a day adds
 t1=2.2
@@ -293,7 +294,7 @@ dwait=$t1
 sleep "$t1"
 read -r dsz1 used1 < <(history_bytes "$d/v.db"); dt1=$(date +%s.%N)
 sleep "$(awk -v d="$LONG" -v t="$t1" 'BEGIN { print (d > t ? d - t : 0) }')"
-wait $(jobs -p | grep -v "^$vpid$") 2>/dev/null
+wait "${wl[@]}" 2>/dev/null # (not the recorder: `jobs` in $(...) lists none)
 read -r dsz2 used2 < <(history_bytes "$d/v.db"); dt2=$(date +%s.%N)
 stop_vitals
 # what the statistics themselves add to each run (two clock reads): the
