@@ -118,9 +118,10 @@ else
 	fail attach/process-view "$(tui_screen | head -3 | tr '\n' '|')"
 fi
 
-# the front end of this suite's app (its command line names the run's
-# directory; another suite's dist-front may be running), then its line
-tui_keys / ; tui_keys "$d/run/log.sock" Enter
+# the front end of this suite's app by its pid (another suite's
+# dist-front may be running; the front end's child shares its command
+# line), then its line among any other the filter leaves
+tui_keys / ; tui_keys "$front" Enter
 sleep 0.3
 select_pid "$front"
 tmx send-keys -t t A
@@ -237,9 +238,10 @@ fi
 loadpid=$!
 tui_start 80 24 "cd $d/hup && $PROPEL"
 tui_wait_for "PID USER" 3
-# the front end of this suite's app (its command line names the run's
-# directory; another suite's dist-front may be running), then its line
-tui_keys / ; tui_keys "$d/run/log.sock" Enter
+# the front end of this suite's app by its pid (another suite's
+# dist-front may be running; the front end's child shares its command
+# line), then its line among any other the filter leaves
+tui_keys / ; tui_keys "$front" Enter
 sleep 0.3
 select_pid "$front"
 tmx send-keys -t t A
