@@ -223,7 +223,7 @@ int node_vitals_start(struct node_vitals **out)
 		nv->missing = why;
 		return 0;
 	}
-	nv->missing = "starting";
+	nv->missing = "BPF loading";
 	if (pthread_create(&nv->thread, NULL, node_vitals_main, nv)) {
 		nv->missing = "no thread";
 		return 0;

@@ -30,7 +30,7 @@
 struct node_vitals;
 
 /* Always 0 with *out (-ENOMEM when out of memory); the collectors load
- * in the thread: node_vitals_missing says "starting" until then. */
+ * in the thread: node_vitals_missing says "BPF loading" until then. */
 int node_vitals_start(struct node_vitals **out);
 /* NULL is a no-op. */
 void node_vitals_stop(struct node_vitals *nv);

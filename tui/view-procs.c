@@ -9,7 +9,8 @@
  * Figures come from /proc (share/procs.h) once a second (the core's tick,
  * TUI_TICK_MS): CPU% is the process's utime + stime over the last tick,
  * as top counts it (100 = one core); "-" until a rate can be measured
- * (the first screen, up to the first tick 250 ms later; a new process).  Busiest first (ties: lower pid);
+ * (the first screen, up to the first tick 250 ms later; a new process).  Busiest first (ties: the
+ * processes propel may trace, then lower pid);
  * the selection follows its pid across refreshes.  `/ TEXT` keeps the
  * lines that hold TEXT (any case; `/` alone: all again).
  *
@@ -212,6 +213,10 @@ static int procs_cmp(const void *a, const void *b)
 		return x->gone_at ? 1 : -1;
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? 1 : -1;
+	/* on an idle node most lines tie at 0.0: the ones propel may trace
+	 * first, not a screenful of kernel threads */
+	if (!x->why_not != !y->why_not)
+		return x->why_not ? 1 : -1;
 	return x->st.pid - y->st.pid;
 }
 

@@ -111,6 +111,8 @@ done
 [ $found = 1 ] && pass console/server-listed ||
 	fail console/server-listed "no line of pid $back: $(tui_screen | sed -n 3p)"
 tui_keys Home
+# (the collectors load in the background: "BPF loading" until then)
+tui_wait_for "vital signs: BPF (off-CPU spans, syscalls)" 5
 if tui_status | grepq "vital signs: BPF (off-CPU spans, syscalls)"; then
 	pass "console/status-says-source: $(tui_status | sed 's/.*vital signs/vital signs/')"
 else
