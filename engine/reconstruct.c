@@ -627,6 +627,16 @@ struct recon_ev recon_get(const struct recon *r, int t, int64_t i)
 	return chunk_cache_get(r, t, i);
 }
 
+int64_t recon_ts(const struct recon *r, int t, int64_t i)
+{
+	const struct recon_ev *e;
+
+	if (!r->lazy)
+		return r->threads[t].ev[i].ts;
+	e = chunk_cache_at_ts(r, t, i);
+	return e ? e->ts : 0;
+}
+
 int64_t recon_match(const struct recon *r, int t, int64_t i)
 {
 	return recon_get(r, t, i).match;

@@ -128,6 +128,9 @@ int64_t recon_at_ts(const struct recon *r, int t, int64_t ts_ns);
 /* The event at index i (0 <= i < n) of thread t, with match and up
  * resolved.  By value: a later call may evict the chunk it came from. */
 struct recon_ev recon_get(const struct recon *r, int t, int64_t i);
+/* Its order time alone: no match or caller looked up (the trace pane's
+ * call durations). */
+int64_t recon_ts(const struct recon *r, int t, int64_t i);
 /* Its entry <-> exit partner, its caller's entry (-1 for none). */
 int64_t recon_match(const struct recon *r, int t, int64_t i);
 int64_t recon_up(const struct recon *r, int t, int64_t i);

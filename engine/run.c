@@ -160,23 +160,36 @@ static void run_vitals_begin(struct run *r)
 	propel_report(line, 0, vitals_trace_summary(r->vt));
 }
 
-static void run_vitals_scan(struct vitals_trace *vt, const char *dir)
+/* fn(arg, pid) for each traced process image of a session directory: it
+ * names its map file "<pid>.<nonce>.map" (engine/capture.h); propel's
+ * own children (propeld) have none */
+static void run_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
+			 void *arg)
 {
 	struct dirent *de;
 	DIR *d;
 
-	if (!vt || !dir || !(d = opendir(dir)))
+	if (!dir || !(d = opendir(dir)))
 		return;
-	/* a traced process image names its map file "<pid>.<nonce>.map"
-	 * (engine/capture.h); propel's own children (propeld) have none */
 	while ((de = readdir(d))) {
 		const char *dot = strrchr(de->d_name, '.');
 		long pid = strtol(de->d_name, NULL, 10);
 
 		if (pid > 0 && dot && !strcmp(dot, ".map"))
-			vitals_trace_add(vt, (pid_t)pid, 0);
+			fn(arg, (pid_t)pid);
 	}
 	closedir(d);
+}
+
+static void run_vitals_add(void *arg, pid_t pid)
+{
+	vitals_trace_add(arg, pid, 0);
+}
+
+static void run_vitals_scan(struct vitals_trace *vt, const char *dir)
+{
+	if (vt)
+		run_each_map(dir, run_vitals_add, vt);
 }
 
 /* the hosts on another kernel said so far, each in one line once (a
@@ -308,6 +321,42 @@ static void run_scan(struct run *r, double now)
 		run_scan_dir(p, r->cap.dir);
 	if (r->fl)
 		follow_counts(r->fl, &p->processes, &p->hosts);
+}
+
+struct run_pid_set {
+	pid_t *out;
+	int n, max;
+};
+
+static void run_pid_add(void *arg, pid_t pid)
+{
+	struct run_pid_set *ps = arg;
+	int i;
+
+	for (i = 0; i < ps->n; i++)
+		if (ps->out[i] == pid)
+			return; /* an image per exec: one pid */
+	if (ps->n < ps->max)
+		ps->out[ps->n++] = pid;
+}
+
+static void run_pids_host(void *arg, const char *host, const char *dir,
+			  int this_kernel)
+{
+	(void)host;
+	if (this_kernel)
+		run_each_map(dir, run_pid_add, arg);
+}
+
+int run_pids(const struct run *r, pid_t *out, int max)
+{
+	struct run_pid_set ps = { out, 0, max };
+
+	if (r->fl)
+		follow_each_host(r->fl, run_pids_host, &ps);
+	else
+		run_each_map(r->cap.dir, run_pid_add, &ps);
+	return ps.n;
 }
 
 void run_progress(const struct run *r, struct run_progress *p)

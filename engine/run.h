@@ -105,6 +105,11 @@ int run_start(struct run_opts *o, struct run **out);
  */
 int run_poll(struct run *r, int ms, struct run_progress *p);
 
+/* The processes traced so far on this kernel (--follow: every host that
+ * shares it), up to max of them into out: how many.  Reads the session
+ * directories (a readdir each). */
+int run_pids(const struct run *r, pid_t *out, int max);
+
 /* The figures now, without serving (cheap: cached by run_poll). */
 void run_progress(const struct run *r, struct run_progress *p);
 

@@ -20,10 +20,12 @@
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/symbols.h"
 #include "share/log.h"
@@ -299,4 +301,50 @@ int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 	}
 	free(scopes);
 	return err;
+}
+
+int symbols_comp_dirs(const char *path, char ***dirs, size_t *n)
+{
+	Dwarf *dw;
+	Dwarf_Off off = 0, next;
+	size_t hsize, k;
+	char **v = NULL;
+	int fd;
+
+	*dirs = NULL;
+	*n = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dw = dwarf_begin(fd, DWARF_C_READ);
+	if (!dw) {
+		close(fd);
+		return -ENOENT;
+	}
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Attribute a;
+		const char *d;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) &&
+		    (d = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &a)))) {
+			for (k = 0; k < *n && strcmp(v[k], d); k++)
+				;
+			if (k == *n) {
+				char **nv = realloc(v, (*n + 1) * sizeof(*v));
+
+				if (!nv)
+					break;
+				v = nv;
+				if (!(v[*n] = strdup(d)))
+					break;
+				(*n)++;
+			}
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+	close(fd);
+	*dirs = v;
+	return 0;
 }

@@ -67,4 +67,12 @@ int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 /* Demangle a C++ symbol (malloc'd copy of name when it is not mangled). */
 char *symbols_demangle(const char *name);
 
+/*
+ * The compilation directories (DW_AT_comp_dir) of the file at path's
+ * compile units, each once, in *dirs (malloc'd array of malloc'd strings):
+ * where a relative source name of that binary is found, as gdb looks.
+ * 0 (maybe none), or -errno when the file cannot be read as DWARF.
+ */
+int symbols_comp_dirs(const char *path, char ***dirs, size_t *n);
+
 #endif

@@ -4,8 +4,9 @@
  * (or when the kernel's sample ring is half full, or to stop), symbolizes
  * the samples that came (engine/vitals-sym.c; a process that ended within
  * the epoch keeps its user addresses), then writes the epoch, its totals,
- * per-process values and samples in one transaction (engine/vitals-store.c)
- * and applies the retention budget.
+ * per-process values and samples in one transaction (engine/vitals-store.c),
+ * summarizes the minutes older than the raw window (engine/vitals-summary.c)
+ * and keeps the file under its size limit.
  *
  * Threads: the caller calls start/stop; everything else runs on the
  * collector thread, which owns its own session handle.  `stopping` is the
@@ -23,6 +24,7 @@
 
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
+#include "engine/vitals-summary.h"
 #include "engine/vitals-sym.h"
 #include "kmod/vitals-collector.h"
 #include "share/clock.h"
@@ -55,7 +57,22 @@ struct vitals_collect {
 	char *cause;
 	struct vitals_collect_stats stats;
 	uint64_t t0;
+	uint64_t burst;	    /* the most bytes one epoch's write added */
+	double warp;	    /* PROPEL_VITALS_WARP (1: off) */
+	uint64_t warp_base; /* CLOCK_REALTIME at the start */
 };
+
+/* A time of the epoch that starts at start as stored: with the test
+ * switch (vitals-collect.h) the epoch keeps its length (rates stay true,
+ * so the rules see what they would) and moves F times as far from the
+ * collector's start. */
+static uint64_t warped(const struct vitals_collect *vc, uint64_t start,
+		       uint64_t t)
+{
+	if (vc->warp == 1 || start < vc->warp_base)
+		return t;
+	return t + (uint64_t)((double)(start - vc->warp_base) * (vc->warp - 1));
+}
 
 /* Join names of a stack into a malloc'd '\n'-separated string; with
  * user == 2 a user stack is written as addresses (no time left for libdw). */
@@ -262,8 +279,8 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	struct vitals_store_epoch se = {
 		.run = vc->run,
 		.seq = e->seq,
-		.start_ns = e->start_ns,
-		.end_ns = e->end_ns,
+		.start_ns = warped(vc, e->start_ns, e->start_ns),
+		.end_ns = warped(vc, e->start_ns, e->end_ns),
 		.bpf_run_ns = e->bpf_run_ns,
 		.user_run_ns = e->user_run_ns,
 		.memfree_kb = e->memfree_kb,
@@ -271,10 +288,12 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	};
 	int64_t id;
 	size_t i, keep = 0;
-	int err;
+	uint64_t used0, used1, target;
+	int err, full;
 
 	pend_symbolize(vc, 100, 1);
 	pend_fold(vc, e->seq);
+	used0 = vitals_store_used_bytes(vc->st);
 	err = vitals_store_begin(vc->st);
 	if (err) {
 		pr_dbg("epoch %u: cannot begin a transaction", e->seq);
@@ -292,7 +311,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	for (i = 0; i < e->nrows; i++) {
 		const struct vitals_row *r = &e->rows[i];
 
-		if (vitals_store_value(vc->st, id, e->start_ns,
+		if (vitals_store_value(vc->st, id, se.start_ns,
 				       vitals_name(r->vital), r->tgid, r->uid,
 				       r->comm, r->value, r->count, r->aux,
 				       r->short_io))
@@ -312,7 +331,7 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 			continue;
 		}
 		ss.n = p->n;
-		ss.ts_ns = p->raw.ts_ns;
+		ss.ts_ns = warped(vc, e->start_ns, p->raw.ts_ns);
 		ss.weight = p->raw.weight;
 		ss.counter = p->raw.counter;
 		ss.label = p->raw.label;
@@ -334,7 +353,23 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	vc->nsym = keep;
 	if (vitals_store_commit(vc->st))
 		goto fail;
-	vitals_store_retain(vc->st, vc->o.budget_bytes);
+	used1 = vitals_store_used_bytes(vc->st);
+	if (used1 > used0 && used1 - used0 > vc->burst)
+		vc->burst = used1 - used0;
+	/* beside a trace every sample and value is of a traced process:
+	 * all kept whole (the size limit still holds) */
+	if (vc->o.filter_fd <= 0 &&
+	    vitals_summary_compact(vc->st, se.end_ns, vc->o.raw_window_ns, 0,
+				   4))
+		pr_dbg("epoch %u: not summarized", e->seq);
+	/* room for the next epoch and its summary: the file stays under
+	 * its limit (the pages freed here are what the next write takes) */
+	target = vc->o.budget_bytes / 10 * 9;
+	if (target > 2 * vc->burst && target - 2 * vc->burst > vc->o.budget_bytes / 2)
+		target -= 2 * vc->burst;
+	else if (target > vc->o.budget_bytes / 2)
+		target = vc->o.budget_bytes / 2;
+	vitals_store_retain(vc->st, target);
 	vc->stats.epochs++;
 	vc->stats.bpf_run_ns += e->bpf_run_ns;
 	vc->stats.user_run_ns += e->user_run_ns;
@@ -346,7 +381,14 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 fail:
 	pr_dbg("epoch %u not stored: %s", e->seq,
 	       sqlite3_errmsg(session_db(vc->sess)));
+	full = sqlite3_errcode(session_db(vc->sess)) == SQLITE_FULL;
 	session_exec(vc->sess, "ROLLBACK", NULL);
+	if (full) {
+		/* at the size limit: make more room for the next ones */
+		vc->stats.epochs_full++;
+		vc->burst += vc->burst / 2 + 4096;
+		vitals_store_retain(vc->st, vc->o.budget_bytes / 2);
+	}
 }
 
 static void on_epoch(void *arg, const struct vitals_epoch *e)
@@ -405,7 +447,19 @@ int vitals_collect_start(struct session *s,
 	if (!vc->o.epoch_ms)
 		vc->o.epoch_ms = 1000;
 	if (!vc->o.budget_bytes)
-		vc->o.budget_bytes = 256ull << 20;
+		vc->o.budget_bytes = 64ull << 20;
+	if (!vc->o.raw_window_ns)
+		vc->o.raw_window_ns = 10ull * 1000000000ull;
+	vc->warp = 1;
+	if (getenv("PROPEL_VITALS_WARP")) {
+		vc->warp = atof(getenv("PROPEL_VITALS_WARP"));
+		if (!(vc->warp >= 1 && vc->warp <= 1e7)) {
+			err = propel_cause(cause, -EINVAL,
+					   "PROPEL_VITALS_WARP: want 1 to 1e7");
+			goto fail;
+		}
+	}
+	vc->warp_base = propel_real_ns();
 	vo.epoch_ms = vc->o.epoch_ms;
 	vo.cpu_hz = vc->o.cpu_hz;
 	vo.proc_only = vc->o.proc_only;
@@ -424,6 +478,10 @@ int vitals_collect_start(struct session *s,
 	 * kernel has, a crash of the machine at most the last epochs, as for a
 	 * session this command created (engine/session.c) */
 	session_exec(vc->sess, "PRAGMA synchronous=OFF", NULL);
+	/* the hard limit, vitals_store_retain keeping below it (not on a
+	 * session that other data already made larger: retention alone) */
+	if (vitals_store_used_bytes(vc->st) < vc->o.budget_bytes / 2)
+		vitals_store_limit(vc->st, vc->o.budget_bytes);
 	vc->sym = vitals_sym_new();
 	if (!vc->sym) {
 		err = propel_cause(cause, -ENOMEM, "out of memory");

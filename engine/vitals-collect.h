@@ -15,6 +15,11 @@
  * may keep writing the same file through its own handle.  Samples carry
  * CLOCK_REALTIME ns and the pid, to be joined with trace events by time and
  * pid.  The collector never counts its own process.  Nothing here exits.
+ *
+ * Test switch: PROPEL_VITALS_WARP=F stores each epoch (and its samples) F
+ * times as far from the collector's start as it is, its length unchanged
+ * (so rates, and the rules, are what they were), so that a test simulates
+ * a week of history in a minute (tests/e2e/vitals-history.sh).
  */
 #ifndef PROPEL_ENGINE_VITALS_COLLECT_H
 #define PROPEL_ENGINE_VITALS_COLLECT_H
@@ -27,7 +32,11 @@
 struct vitals_collect_opts {
 	unsigned epoch_ms;     /* default 1000 */
 	unsigned cpu_hz;       /* default 1000 */
-	uint64_t budget_bytes; /* retention budget of the file, 0 = 256 MiB */
+	uint64_t budget_bytes; /* the file's size limit (--max-size), 0 = 64
+				  MiB: the oldest history goes first */
+	uint64_t raw_window_ns; /* epochs kept whole this long, then
+				   summarized (engine/vitals-summary.h);
+				   0 = 10 s */
 	int proc_only;         /* force the /proc fallback */
 	const char *disable;   /* comma-separated vitals not to collect */
 	int profile;           /* BPF run-time statistics per program */
@@ -58,6 +67,7 @@ struct vitals_collect_stats {
 	uint64_t epochs, samples, bpf_run_ns, user_run_ns, wall_ns;
 	uint64_t kernel_bytes, kernel_bytes_vital, file_bytes;
 	uint64_t unsymbolized; /* samples stored with user addresses only */
+	uint64_t epochs_full;  /* epochs lost: the file was at --max-size */
 	unsigned ncpus;
 	/* with opts.profile (or kernel.bpf_stats_enabled): per program */
 	struct vitals_prog_stat progs[VITALS_COLLECT_MAX_PROGS];

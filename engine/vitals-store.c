@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "engine/vitals-store.h"
+#include "engine/vitals-summary.h"
 #include "share/hash.h"
 #include "share/log.h"
 
@@ -38,16 +39,19 @@ static const char vitals_schema[] =
 	" uid INTEGER, comm TEXT, weight INTEGER, counter INTEGER,"
 	" label INTEGER, d0 INTEGER, d1 INTEGER, d2 INTEGER, d3 INTEGER,"
 	" kstack INTEGER, ustack INTEGER, n INTEGER);"
-	"CREATE INDEX IF NOT EXISTS vitals_samples_epoch ON vitals_samples(epoch);"
-	"CREATE TABLE IF NOT EXISTS vitals_agg(scale INTEGER, bucket_ns INTEGER,"
-	" vital TEXT, pid INTEGER, comm TEXT, value INTEGER, count INTEGER,"
-	" PRIMARY KEY(scale, bucket_ns, vital, pid));";
+	"CREATE INDEX IF NOT EXISTS vitals_samples_epoch ON vitals_samples(epoch);";
+
+/* Added later: a session from before it, opened read-only, has none. */
+static const char vitals_schema_summary[] =
+	"CREATE TABLE IF NOT EXISTS vitals_summary(id INTEGER PRIMARY KEY,"
+	" start_ns INTEGER, end_ns INTEGER, nepochs INTEGER, blob BLOB);"
+	"CREATE INDEX IF NOT EXISTS vitals_summary_time ON"
+	" vitals_summary(start_ns);";
 
 enum {
 	ST_EPOCH,
 	ST_TOTAL,
 	ST_VALUE,
-	ST_AGG,
 	ST_STACK_INS,
 	ST_STACK_GET,
 	ST_STACK_OLD,
@@ -61,9 +65,6 @@ static const char *const vitals_sql[ST_NR] = {
 	[ST_TOTAL] = "INSERT INTO vitals_totals VALUES(?,?,?,?,?,?,?)",
 	[ST_VALUE] = "INSERT INTO vitals_values(epoch,vital,pid,uid,comm,value,"
 		     "count,aux,short) VALUES(?,?,?,?,?,?,?,?,?)",
-	[ST_AGG] = "INSERT INTO vitals_agg VALUES(?,?,?,?,?,?,?) ON CONFLICT"
-		   "(scale,bucket_ns,vital,pid) DO UPDATE SET"
-		   " value=value+excluded.value, count=count+excluded.count",
 	/* by hash: the text is stored once, not again in a unique index
 	 * (a session from before the hash column keeps that index: a text
 	 * already there is then found by ST_STACK_OLD) */
@@ -89,8 +90,6 @@ struct vitals_store {
 		int64_t id;
 	} stacks[VITALS_STACK_CACHE];
 };
-
-static const unsigned vitals_scales[] = { 300, 3600, 86400 };
 
 static int column_exists(sqlite3 *db, const char *table, const char *col)
 {
@@ -138,6 +137,7 @@ int vitals_store_new(struct session *s, struct vitals_store **out,
 			     NULL);
 	session_exec(s, "CREATE INDEX IF NOT EXISTS vitals_stacks_hash ON"
 			" vitals_stacks(hash)", NULL);
+	session_exec(s, vitals_schema_summary, NULL);
 	*out = st;
 	return 0;
 }
@@ -277,8 +277,8 @@ int vitals_store_value(struct vitals_store *st, int64_t epoch,
 		       uint64_t count, uint64_t aux, uint64_t short_io)
 {
 	sqlite3_stmt *q = stmt(st, ST_VALUE);
-	size_t i;
 
+	(void)start_ns; /* the scales are summed on read */
 	if (!q)
 		return -EIO;
 	sqlite3_bind_int64(q, 1, epoch);
@@ -290,25 +290,7 @@ int vitals_store_value(struct vitals_store *st, int64_t epoch,
 	sqlite3_bind_int64(q, 7, (int64_t)count);
 	sqlite3_bind_int64(q, 8, (int64_t)aux);
 	sqlite3_bind_int64(q, 9, (int64_t)short_io);
-	if (step_done(q))
-		return -EIO;
-	for (i = 0; i < sizeof(vitals_scales) / sizeof(vitals_scales[0]); i++) {
-		uint64_t w = (uint64_t)vitals_scales[i] * 1000000000ull;
-
-		q = stmt(st, ST_AGG);
-		if (!q)
-			return -EIO;
-		sqlite3_bind_int(q, 1, vitals_scales[i]);
-		sqlite3_bind_int64(q, 2, (int64_t)(start_ns / w * w));
-		sqlite3_bind_text(q, 3, vital, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(q, 4, pid);
-		sqlite3_bind_text(q, 5, comm, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_int64(q, 6, (int64_t)value);
-		sqlite3_bind_int64(q, 7, (int64_t)count);
-		if (step_done(q))
-			return -EIO;
-	}
-	return 0;
+	return step_done(q);
 }
 
 /* The id of a stored stack, stored now if it is new; 0 on error. */
@@ -415,16 +397,79 @@ uint64_t vitals_store_used_bytes(struct vitals_store *st)
 	return (uint64_t)((pages - freep) * psize);
 }
 
+int vitals_store_limit(struct vitals_store *st, uint64_t bytes)
+{
+	int64_t psize = query_int(st->db, "PRAGMA page_size");
+	char sql[96];
+
+	if (psize <= 0)
+		return -EIO;
+	snprintf(sql, sizeof(sql), "PRAGMA max_page_count=%llu",
+		 (unsigned long long)(bytes / (uint64_t)psize));
+	query_int(st->db, sql); /* returns the limit in force */
+	return 0;
+}
+
+sqlite3 *vitals_store_db(struct vitals_store *st)
+{
+	return st->db;
+}
+
+void vitals_store_forget_stacks(struct vitals_store *st)
+{
+	memset(st->stacks, 0, sizeof(st->stacks));
+}
+
+int vitals_store_gc_stacks(struct vitals_store *st)
+{
+	vitals_store_forget_stacks(st); /* ids may be gone */
+	return session_exec(st->s,
+			    "DELETE FROM vitals_stacks WHERE id NOT IN"
+			    " (SELECT kstack FROM vitals_samples WHERE kstack"
+			    " IS NOT NULL UNION SELECT ustack FROM"
+			    " vitals_samples WHERE ustack IS NOT NULL)",
+			    NULL);
+}
+
+/* Delete the oldest tenth of the summaries and the samples kept with
+ * them (their epochs are gone from vitals_epochs).  1: deleted some. */
+static int retain_summaries(struct vitals_store *st)
+{
+	int64_t n = query_int(st->db, "SELECT count(*) FROM vitals_summary");
+	int64_t cut;
+	char sql[512];
+
+	if (n <= 0)
+		return 0;
+	snprintf(sql, sizeof(sql),
+		 "SELECT end_ns FROM vitals_summary ORDER BY start_ns"
+		 " LIMIT 1 OFFSET %lld",
+		 (long long)(n / 10 > 0 ? n / 10 - 1 : 0));
+	cut = query_int(st->db, sql);
+	snprintf(sql, sizeof(sql),
+		 "DELETE FROM vitals_summary WHERE end_ns <= %lld;"
+		 "DELETE FROM vitals_samples WHERE ts_ns < %lld AND epoch NOT IN"
+		 " (SELECT id FROM vitals_epochs);",
+		 (long long)cut, (long long)cut);
+	if (session_exec(st->s, sql, NULL))
+		return 0;
+	vitals_store_gc_stacks(st);
+	return 1;
+}
+
 int vitals_store_retain(struct vitals_store *st, uint64_t budget)
 {
 	int rounds = 0;
 
 	while (budget && vitals_store_used_bytes(st) > budget && rounds++ < 64) {
-		int64_t n = query_int(st->db, "SELECT count(*) FROM vitals_epochs");
-		int64_t cut, nsamples;
+		int64_t n, cut, nsamples;
 		char sql[512];
 		int err;
 
+		/* the oldest history first: the summaries, a ring by size */
+		if (retain_summaries(st))
+			continue;
+		n = query_int(st->db, "SELECT count(*) FROM vitals_epochs");
 		nsamples = query_int(st->db, "SELECT count(*) FROM vitals_samples");
 		if (n <= 1 && nsamples == 0)
 			break;
@@ -436,11 +481,7 @@ int vitals_store_retain(struct vitals_store *st, uint64_t budget)
 				st->db, "SELECT min(epoch) FROM vitals_samples");
 
 			snprintf(sql, sizeof(sql),
-				 "DELETE FROM vitals_samples WHERE epoch <= %lld;"
-				 "DELETE FROM vitals_stacks WHERE id NOT IN"
-				 " (SELECT kstack FROM vitals_samples WHERE kstack"
-				 " IS NOT NULL UNION SELECT ustack FROM"
-				 " vitals_samples WHERE ustack IS NOT NULL);",
+				 "DELETE FROM vitals_samples WHERE epoch <= %lld;",
 				 (long long)(scut + (n / 10 > 0 ? n / 10 : 1)));
 		} else {
 			snprintf(sql, sizeof(sql),
@@ -450,9 +491,11 @@ int vitals_store_retain(struct vitals_store *st, uint64_t budget)
 				 (long long)cut, (long long)cut, (long long)cut);
 		}
 		err = session_exec(st->s, sql, NULL);
+		if (!err && nsamples > 0)
+			err = vitals_store_gc_stacks(st);
 		if (err)
 			return err;
-		memset(st->stacks, 0, sizeof(st->stacks)); /* ids may be gone */
+		vitals_store_forget_stacks(st);
 	}
 	return 0;
 }
@@ -470,7 +513,7 @@ static int table_exists(sqlite3 *db)
 			     " name='vitals_epochs'") > 0;
 }
 
-static int hist_add_epoch(struct vitals_hist *h, size_t *cap)
+int vitals_hist_add_epoch(struct vitals_hist *h, size_t *cap)
 {
 	if (h->n == *cap) {
 		struct vitals_hepoch *n;
@@ -486,7 +529,7 @@ static int hist_add_epoch(struct vitals_hist *h, size_t *cap)
 	return 0;
 }
 
-static int epoch_add_row(struct vitals_hepoch *e, size_t *cap)
+int vitals_hepoch_add_row(struct vitals_hepoch *e, size_t *cap)
 {
 	if (e->nrows == *cap) {
 		struct vitals_hrow *n;
@@ -502,8 +545,107 @@ static int epoch_add_row(struct vitals_hepoch *e, size_t *cap)
 	return 0;
 }
 
+static int epoch_cmp(const void *a, const void *b)
+{
+	const struct vitals_hepoch *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int hrow_cmp(const void *a, const void *b)
+{
+	const struct vitals_hrow *x = a, *y = b;
+	int c = strcmp(x->vital, y->vital);
+
+	if (c)
+		return c;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* Sum the epochs of h (in time order) into buckets of scale seconds: one
+ * row per vital and process, the totals summed.  0 or -ENOMEM. */
+static int hist_rescale(struct vitals_hist *h, unsigned scale)
+{
+	uint64_t w = (uint64_t)scale * 1000000000ull;
+	size_t i = 0, j, k, n = 0, m;
+	struct vitals_hepoch *out;
+
+	if (!h->n)
+		return 0;
+	out = calloc(h->n, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	while (i < h->n) {
+		uint64_t b = h->ep[i].start_ns / w * w;
+		struct vitals_hepoch *o = &out[n++];
+		size_t nr = 0, v;
+
+		for (j = i; j < h->n && h->ep[j].start_ns / w * w == b; j++)
+			nr += h->ep[j].nrows;
+		o->start_ns = b;
+		o->end_ns = b + w;
+		o->rows = malloc((nr ? nr : 1) * sizeof(*o->rows));
+		if (!o->rows) {
+			for (k = 0; k < n; k++)
+				free(out[k].rows);
+			free(out);
+			return -ENOMEM;
+		}
+		for (k = i; k < j; k++) {
+			const struct vitals_hepoch *e = &h->ep[k];
+
+			memcpy(o->rows + o->nrows, e->rows,
+			       e->nrows * sizeof(*e->rows));
+			o->nrows += e->nrows;
+			if (e->ncpus > o->ncpus)
+				o->ncpus = e->ncpus;
+			o->bpf_run_ns += e->bpf_run_ns;
+			o->user_run_ns += e->user_run_ns;
+			o->summarized |= e->summarized;
+			for (v = 0; v < PROPEL_VITAL_NR; v++) {
+				o->tot[v].events += e->tot[v].events;
+				o->tot[v].weight += e->tot[v].weight;
+				o->tot[v].sampled += e->tot[v].sampled;
+				o->tot[v].dropped += e->tot[v].dropped;
+			}
+		}
+		qsort(o->rows, o->nrows, sizeof(*o->rows), hrow_cmp);
+		for (k = 0, m = 0; k < o->nrows; k++) {
+			struct vitals_hrow *r = &o->rows[k];
+
+			if (m && !hrow_cmp(&o->rows[m - 1], r)) {
+				o->rows[m - 1].value += r->value;
+				o->rows[m - 1].count += r->count;
+				o->rows[m - 1].aux += r->aux;
+				o->rows[m - 1].short_io += r->short_io;
+			} else {
+				o->rows[m++] = *r;
+				o->rows[m - 1].uid = 0;
+			}
+		}
+		o->nrows = m;
+		i = j;
+	}
+	for (i = 0; i < h->n; i++)
+		free(h->ep[i].rows);
+	free(h->ep);
+	h->ep = out;
+	h->n = n;
+	return 0;
+}
+
 int vitals_store_load(struct vitals_store *st, unsigned scale,
 		      struct vitals_hist *h, char **cause)
+{
+	return vitals_store_load_window(st, scale, 0, UINT64_MAX >> 1, h,
+					cause);
+}
+
+int vitals_store_load_window(struct vitals_store *st, unsigned scale,
+			     uint64_t from_ns, uint64_t to_ns,
+			     struct vitals_hist *h, char **cause)
 {
 	sqlite3_stmt *q;
 	size_t cap = 0, rcap = 0;
@@ -551,51 +693,43 @@ int vitals_store_load(struct vitals_store *st, unsigned scale,
 	ncpus = (unsigned)query_int(st->db, "SELECT max(ncpus) FROM vitals_epochs");
 	if (!ncpus)
 		ncpus = 1;
-	if (scale == 0)
-		rc = sqlite3_prepare_v2(
-			st->db,
-			"SELECT e.id, e.start_ns, e.end_ns, e.ncpus, e.bpf_run_ns,"
-			" e.user_run_ns, v.vital, v.pid, v.uid, v.comm, v.value,"
-			" v.count, v.aux, v.short FROM vitals_epochs e"
-			" LEFT JOIN vitals_values v"
-			" ON v.epoch = e.id ORDER BY e.start_ns, e.id",
-			-1, &q, NULL);
-	else
-		rc = sqlite3_prepare_v2(
-			st->db,
-			"SELECT bucket_ns, bucket_ns, bucket_ns + scale*1000000000,"
-			" 0, 0, 0, vital, pid, 0, comm, value, count, 0, 0"
-			" FROM vitals_agg"
-			" WHERE scale=? ORDER BY bucket_ns",
-			-1, &q, NULL);
+	rc = sqlite3_prepare_v2(
+		st->db,
+		"SELECT e.id, e.start_ns, e.end_ns, e.ncpus, e.bpf_run_ns,"
+		" e.user_run_ns, v.vital, v.pid, v.uid, v.comm, v.value,"
+		" v.count, v.aux, v.short FROM vitals_epochs e"
+		" LEFT JOIN vitals_values v ON v.epoch = e.id"
+		" WHERE e.start_ns < ?2 AND e.end_ns > ?1"
+		" ORDER BY e.start_ns, e.id",
+		-1, &q, NULL);
 	if (rc != SQLITE_OK)
 		return propel_cause(cause, -EIO, "reading vitals: %s",
 				    sqlite3_errmsg(st->db));
-	if (scale)
-		sqlite3_bind_int(q, 1, scale);
+	sqlite3_bind_int64(q, 1, (int64_t)from_ns);
+	sqlite3_bind_int64(q, 2, (int64_t)to_ns);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t key = sqlite3_column_int64(q, 0);
 		struct vitals_hepoch *e;
 		struct vitals_hrow *r;
 
 		if (key != last_key) {
-			err = hist_add_epoch(h, &cap);
+			err = vitals_hist_add_epoch(h, &cap);
 			if (err)
 				break;
 			rcap = 0;
 			last_key = key;
 			e = &h->ep[h->n - 1];
-			e->id = scale ? 0 : key;
+			e->id = key;
 			e->start_ns = sqlite3_column_int64(q, 1);
 			e->end_ns = sqlite3_column_int64(q, 2);
-			e->ncpus = scale ? ncpus : (unsigned)sqlite3_column_int(q, 3);
+			e->ncpus = (unsigned)sqlite3_column_int(q, 3);
 			e->bpf_run_ns = sqlite3_column_int64(q, 4);
 			e->user_run_ns = sqlite3_column_int64(q, 5);
 		}
 		e = &h->ep[h->n - 1];
 		if (sqlite3_column_type(q, 6) == SQLITE_NULL)
 			continue;
-		err = epoch_add_row(e, &rcap);
+		err = vitals_hepoch_add_row(e, &rcap);
 		if (err)
 			break;
 		r = &e->rows[e->nrows - 1];
@@ -611,6 +745,17 @@ int vitals_store_load(struct vitals_store *st, unsigned scale,
 	sqlite3_finalize(q);
 	if (!err && rc != SQLITE_DONE)
 		err = -EIO;
+	/* the minutes older than the raw window, then time order */
+	if (!err && (err = vitals_summary_load(st, from_ns, to_ns, h)) == 0) {
+		size_t i;
+
+		for (i = 0; i < h->n; i++)
+			if (!h->ep[i].ncpus)
+				h->ep[i].ncpus = ncpus;
+		qsort(h->ep, h->n, sizeof(h->ep[0]), epoch_cmp);
+		if (scale)
+			err = hist_rescale(h, scale);
+	}
 	if (err) {
 		vitals_hist_release(h);
 		return propel_cause(cause, err, "reading vitals: %s",
@@ -636,6 +781,17 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 			 int (*cb)(void *arg, const struct vitals_hsample *s),
 			 void *arg)
 {
+	return vitals_store_samples_window(st, epoch, vital, by_weight, 0,
+					   UINT64_MAX >> 1, cb, arg);
+}
+
+int vitals_store_samples_window(struct vitals_store *st, int64_t epoch,
+				const char *vital, int by_weight,
+				uint64_t from_ns, uint64_t to_ns,
+				int (*cb)(void *arg,
+					  const struct vitals_hsample *s),
+				void *arg)
+{
 	char sql[1024];
 	sqlite3_stmt *q;
 	int rc, ret = 0, i;
@@ -643,13 +799,15 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 	if (!table_exists(st->db))
 		return 0;
 	snprintf(sql, sizeof(sql),
-		 "SELECT s.id, s.epoch, s.ts_ns, e.start_ns, s.weight, s.vital,"
+		 "SELECT s.id, s.epoch, s.ts_ns, coalesce(e.start_ns, s.ts_ns),"
+		 " s.weight, s.vital,"
 		 " s.comm, s.pid, s.tid, s.uid, s.d0, s.d1, s.d2, s.d3,"
 		 " k.frames, u.frames, s.n FROM vitals_samples s"
-		 " JOIN vitals_epochs e ON e.id = s.epoch"
+		 " LEFT JOIN vitals_epochs e ON e.id = s.epoch"
 		 " LEFT JOIN vitals_stacks k ON k.id = s.kstack"
 		 " LEFT JOIN vitals_stacks u ON u.id = s.ustack"
 		 " WHERE (?1 <= 0 OR s.epoch = ?1) AND (?2 IS NULL OR s.vital = ?2)"
+		 " AND s.ts_ns >= ?3 AND s.ts_ns < ?4"
 		 " ORDER BY %s",
 		 by_weight ? "s.weight DESC, s.id" : "s.ts_ns, s.id");
 	if (sqlite3_prepare_v2(st->db, sql, -1, &q, NULL) != SQLITE_OK)
@@ -657,6 +815,8 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 	sqlite3_bind_int64(q, 1, epoch);
 	if (vital)
 		sqlite3_bind_text(q, 2, vital, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(q, 3, (int64_t)from_ns);
+	sqlite3_bind_int64(q, 4, (int64_t)to_ns);
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		struct vitals_hsample s = { 0 };
 
@@ -685,4 +845,22 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 	if (!ret && rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return -EIO;
 	return ret;
+}
+
+int vitals_store_span(struct vitals_store *st, uint64_t *first_ns,
+		      uint64_t *last_ns)
+{
+	int64_t a, b, c, d;
+
+	*first_ns = *last_ns = 0;
+	if (!table_exists(st->db))
+		return 0;
+	a = query_int(st->db, "SELECT coalesce(min(start_ns), 0) FROM vitals_epochs");
+	b = query_int(st->db, "SELECT coalesce(max(end_ns), 0) FROM vitals_epochs");
+	c = query_int(st->db, "SELECT coalesce(min(start_ns), 0) FROM vitals_summary");
+	d = query_int(st->db, "SELECT coalesce(max(end_ns), 0) FROM vitals_summary");
+	/* (query_int gives 0 where an old session has no such table) */
+	*first_ns = (uint64_t)(a && c ? (a < c ? a : c) : a ? a : c);
+	*last_ns = (uint64_t)(b > d ? b : d);
+	return 0;
 }

@@ -18,13 +18,17 @@
  *                  n (NULL = 1): samples of one epoch folded into this
  *                  row, alike in vital, pid, label and both stacks (the
  *                  first one's time, thread and data; the last counter)
- *   vitals_agg(scale, bucket_ns, vital, pid, comm, value, count)
- *       the 5 min / 1 h / 1 day history (scale = 300, 3600, 86400 s)
+ *   vitals_summary(id, start_ns, end_ns, nepochs, blob)
+ *       a minute of epochs older than the raw window, summarized
+ *       (engine/vitals-summary.h): the long-term history
+ *   vitals_agg   (sessions written before the summaries; no longer written:
+ *       the 5 min / 1 h / 1 day scales are summed from the epochs on read)
  * Vitals are stored by name (cpu, l2miss, ...); times are CLOCK_REALTIME ns.
  *
- * Retention: vitals_store_retain() deletes the oldest raw epochs (samples
- * first, then values) until the file's used pages fit the budget; the
- * aggregates are kept.  Writers use one transaction per epoch.
+ * Retention (the file is a ring by size): vitals_store_retain() deletes
+ * the oldest summaries (and the samples kept with them), then, when there
+ * are none, the oldest raw epochs (samples first, then values), until the
+ * file's used pages fit the budget.  Writers use one transaction per epoch.
  */
 #ifndef PROPEL_ENGINE_VITALS_STORE_H
 #define PROPEL_ENGINE_VITALS_STORE_H
@@ -33,6 +37,7 @@
 #include <stdint.h>
 
 #include "engine/session.h"
+#include "share/kinds.h"
 
 struct vitals_store;
 
@@ -82,6 +87,15 @@ int vitals_store_commit(struct vitals_store *st);
 int vitals_store_retain(struct vitals_store *st, uint64_t budget);
 /* Bytes in use in the file (pages minus free pages). */
 uint64_t vitals_store_used_bytes(struct vitals_store *st);
+/* Never let this connection grow the file past bytes (a write that would
+ * fails with SQLITE_FULL).  0 or -errno. */
+int vitals_store_limit(struct vitals_store *st, uint64_t bytes);
+/* The store's connection (engine/vitals-summary.c runs its queries on it). */
+sqlite3 *vitals_store_db(struct vitals_store *st);
+/* Stack ids may have been deleted: empty the cache of stored stacks. */
+void vitals_store_forget_stacks(struct vitals_store *st);
+/* Delete the stacks no sample refers to any more.  0 or -errno. */
+int vitals_store_gc_stacks(struct vitals_store *st);
 
 /* ---- reading ---- */
 struct vitals_hrow {
@@ -94,13 +108,22 @@ struct vitals_hrow {
 	uint64_t short_io; /* blkio: unsatisfied requests (rule 3) */
 };
 
+/* A summarized epoch's figures per vital (engine/vitals-summary.h). */
+struct vitals_htotal {
+	uint64_t events, weight, sampled, dropped;
+	uint32_t tshift;
+	uint64_t q[3]; /* p50, p90, p99 of its samples' weights (0: none) */
+};
+
 struct vitals_hepoch {
 	int64_t id;
 	uint64_t start_ns, end_ns;
 	unsigned ncpus;
 	uint64_t bpf_run_ns, user_run_ns;
-	struct vitals_hrow *rows;
+	struct vitals_hrow *rows; /* summarized: the top processes only */
 	size_t nrows;
+	int summarized; /* from vitals_summary: tot[] is filled */
+	struct vitals_htotal tot[PROPEL_VITAL_NR];
 };
 
 struct vitals_hist {
@@ -122,7 +145,20 @@ struct vitals_hist {
  */
 int vitals_store_load(struct vitals_store *st, unsigned scale,
 		      struct vitals_hist *h, char **cause);
+/* The same, of the epochs that overlap [from_ns, to_ns): raw and
+ * summarized alike (with a scale: summed into buckets of that many s). */
+int vitals_store_load_window(struct vitals_store *st, unsigned scale,
+			     uint64_t from_ns, uint64_t to_ns,
+			     struct vitals_hist *h, char **cause);
 void vitals_hist_release(struct vitals_hist *h);
+/* Append an epoch (zeroed) / a row (zeroed); *cap is the caller's
+ * capacity counter.  0 or -ENOMEM. */
+int vitals_hist_add_epoch(struct vitals_hist *h, size_t *cap);
+int vitals_hepoch_add_row(struct vitals_hepoch *e, size_t *cap);
+/* The first and last time of the history (raw and summarized); 0 when
+ * there is none. */
+int vitals_store_span(struct vitals_store *st, uint64_t *first_ns,
+		      uint64_t *last_ns);
 
 struct vitals_hsample {
 	int64_t id, epoch;
@@ -143,5 +179,12 @@ int vitals_store_samples(struct vitals_store *st, int64_t epoch,
 			 const char *vital, int by_weight,
 			 int (*cb)(void *arg, const struct vitals_hsample *s),
 			 void *arg);
+/* The same, of the samples taken in [from_ns, to_ns). */
+int vitals_store_samples_window(struct vitals_store *st, int64_t epoch,
+				const char *vital, int by_weight,
+				uint64_t from_ns, uint64_t to_ns,
+				int (*cb)(void *arg,
+					  const struct vitals_hsample *s),
+				void *arg);
 
 #endif

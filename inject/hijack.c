@@ -700,12 +700,16 @@ fail:
 	return err;
 }
 
-static void hj_unstage(struct hijack *h)
+/* The staged bytes' old contents put back (put_back), or only forgotten:
+ * the call thread ran the program's code since, and the stack below its
+ * old sp is its own again (hijack_call, escaped). */
+static void hj_unstage(struct hijack *h, int put_back)
 {
 	while (h->nstage > 0) {
 		struct hj_saved *s = &h->stage[--h->nstage];
 
-		hijack_write(h, s->addr, s->bytes, s->n);
+		if (put_back)
+			hijack_write(h, s->addr, s->bytes, s->n);
 		free(s->bytes);
 	}
 	h->stage_used = 0;
@@ -831,7 +835,7 @@ int hijack_detach(struct hijack *h)
 	 * that dies meanwhile must be reaped (a traced zombie is not
 	 * released to its parent until its tracer waits for it) */
 	if (h->memfd >= 0)
-		hj_unstage(h);
+		hj_unstage(h, 1);
 	end = hj_now_ms() + HJ_STOP_TIMEOUT_MS;
 	do {
 		left = 0;
@@ -1142,14 +1146,14 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 	struct hj_thread *t = hj_call_thread(h);
 	struct user_regs_struct saved, regs;
 	struct iovec xio = { NULL, HJ_XSTATE_MAX };
-	int xnote = NT_X86_XSTATE, err = 0, status, restored = 0;
+	int xnote = NT_X86_XSTATE, err = 0, status;
 	uint64_t sp, zero = 0, slot_old = 0, end, sigmask = 0;
 	unsigned long long *argreg[6];
 	struct hj_ret_frame fr = { 0 };
 	/* safe: the call returns through a signal frame (hijack-ret.c), and
 	 * the thread runs under PTRACE_SYSCALL until its rt_sigreturn;
 	 * at_entry: the call ended at that syscall's entry stop */
-	int safe = h->ret_pad != 0, at_entry = 0, escaped = 0;
+	int safe = h->ret_pad != 0, at_entry = 0, escaped = 0, put_back = 1;
 	/* poll: the pad says it is back (ret_result + 8), we take it there */
 	int poll = 0;
 	struct hijack_nap nap = { 0 };
@@ -1280,6 +1284,15 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 				 * ran on a moment) */
 				escaped = t->regs.rip < h->ret_pad ||
 					  t->regs.rip >= h->ret_pad + HIJACK_PAD_SIZE;
+				if (escaped)
+					pr_dbg("call thread %d came back by "
+					       "itself: rip %#llx sp %#llx, the "
+					       "call's frame %#llx-%#llx",
+					       t->tid,
+					       (unsigned long long)t->regs.rip,
+					       (unsigned long long)t->regs.rsp,
+					       (unsigned long long)fr.lo,
+					       (unsigned long long)(fr.lo + fr.n));
 				break;
 			}
 			if (err == -ETIMEDOUT && poll && left > 0) {
@@ -1363,9 +1376,8 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 	}
 
 restore:
-	if (t->state == HJ_STOPPED && escaped) {
-		restored = 1; /* by its own rt_sigreturn */
-	} else if (t->state == HJ_STOPPED) {
+	/* (an escaped thread put itself back by its own rt_sigreturn) */
+	if (t->state == HJ_STOPPED && !escaped) {
 		/* at a syscall's entry stop, the syscall is skipped (orig_rax
 		 * -1) and the thread goes on as if released from its hold:
 		 * an interrupted call restarted (hj_regs_resumed); at any
@@ -1384,7 +1396,6 @@ restore:
 					   "cannot restore FP state of %d",
 					   t->tid);
 		t->regs = saved;
-		restored = 1;
 	}
 others:
 	if (flags & HIJACK_OTHERS_RUN) {
@@ -1394,14 +1405,28 @@ others:
 			err = e2;
 	}
 slot:
-	if (restored || t->state != HJ_GONE) {
+	/*
+	 * The bytes under the thread's sp (the call's frame, the staged
+	 * data) go back only while they are still ours: the thread held and
+	 * about to resume from saved (or never resumed).  A thread that came
+	 * back by itself (escaped: the pad's rt_sigreturn ran because we were
+	 * late, a loaded machine starving propel for the pad's ~0.1 s) has
+	 * run the program since, and that stack is its own again: its live
+	 * frames may lie there now, and the old bytes written over them were
+	 * its next return address -- spin's worker jumped to the base of its
+	 * stack mapping, nginx's to 0 (capture attach/200-cycles, real-software
+	 * nginx/cycles under make test J=2).  A thread still running (not
+	 * taken back) is on its way out through the frame: not touched either.
+	 */
+	put_back = t->state == HJ_STOPPED && !escaped;
+	if (put_back) {
 		if (frame_old)
 			hijack_write(h, fr.lo, frame_old, fr.n);
 		else
 			hijack_write(h, sp, &slot_old, 8);
 	}
 unstage:
-	hj_unstage(h);
+	hj_unstage(h, put_back);
 	free(frame_old);
 	free(fr.bytes);
 	free(xbuf);

@@ -459,6 +459,9 @@ int inject_find_agent(char *buf, size_t n, char **cause)
 	ssize_t len;
 	char *slash;
 
+	/* (and gcc -fsanitize=address sees buf is no null destination) */
+	if (!buf || !n)
+		return propel_cause(cause, -EINVAL, "no room for the agent's path");
 	if (env && *env) {
 		if (access(env, R_OK) != 0)
 			return propel_cause(cause, -ENOENT,

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -345,6 +346,27 @@ static void peer_unix_each(const struct nlmsghdr *h, void *arg)
 	}
 }
 
+/* One unix_diag dump of the AF_UNIX sockets in states (a bit per state),
+ * with what show asks for, each answer given to each(h, arg). */
+static int peer_unix_dump(uint32_t states, uint32_t show,
+			  void (*each)(const struct nlmsghdr *h, void *arg),
+			  void *arg)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req r;
+	} req;
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	req.r.sdiag_family = AF_UNIX;
+	req.r.udiag_states = states;
+	req.r.udiag_show = show;
+	return peer_dump(&req, sizeof(req), each, arg);
+}
+
 /*
  * The listening AF_UNIX socket whose accept queue holds a connection from
  * the socket of inode client (unix_diag UNIX_DIAG_ICONS: the inodes of the
@@ -352,22 +374,62 @@ static void peer_unix_each(const struct nlmsghdr *h, void *arg)
  */
 static int64_t peer_unix_listener(uint64_t client)
 {
-	struct {
-		struct nlmsghdr nlh;
-		struct unix_diag_req r;
-	} req;
 	struct peer_unix_find q = { client, 0 };
-	int err;
+	int err = peer_unix_dump(1u << PEER_TCP_LISTEN, UDIAG_SHOW_ICONS,
+				 peer_unix_each, &q);
 
-	memset(&req, 0, sizeof(req));
-	req.nlh.nlmsg_len = sizeof(req);
-	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	req.r.sdiag_family = AF_UNIX;
-	req.r.udiag_states = 1u << PEER_TCP_LISTEN;
-	req.r.udiag_show = UDIAG_SHOW_ICONS;
-	err = peer_dump(&req, sizeof(req), peer_unix_each, &q);
 	return q.listener ? (int64_t)q.listener : err;
+}
+
+struct peer_unix_seek {
+	uint64_t ino;
+	int found;
+};
+
+static void peer_unix_seek_each(const struct nlmsghdr *h, void *arg)
+{
+	struct peer_unix_seek *q = arg;
+	const struct unix_diag_msg *m = NLMSG_DATA(h);
+
+	if (m->udiag_ino == q->ino)
+		q->found = 1;
+}
+
+/* 1 if an AF_UNIX socket of inode ino exists in this network namespace,
+ * 0 if none does (every holder closed it), or -errno. */
+static int peer_unix_exists(uint64_t ino)
+{
+	struct peer_unix_seek q = { ino, 0 };
+	int err = peer_unix_dump(~0u, 0, peer_unix_seek_each, &q);
+
+	return q.found ? 1 : err ? err : 0;
+}
+
+/* 1 if what sock_diag shows here is what pid's sockets are: pid lives in
+ * this process's network namespace, or has ended (its conversation is
+ * over: judged from here); 0 if it lives in another, or pid is 0. */
+static int peer_netns_here(pid_t pid)
+{
+	struct stat a, b;
+	char path[64];
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (stat(path, &a) < 0)
+		return errno == ENOENT || errno == ESRCH;
+	return stat("/proc/self/ns/net", &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
+}
+
+/* A peer that no process holds because its end is closed (a socketpair's
+ * far end whose process exited, a connection closed and no listener on
+ * its port): nothing to follow, and no failure -- said as such. */
+static int peer_closed(const char *name, char **cause)
+{
+	return propel_cause(cause, -EPIPE, "%s: its peer closed its end "
+				   "before propel looked: nothing to follow",
+			    name);
 }
 
 /* ---- inodes to processes ---- */
@@ -603,14 +665,29 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 		if (l < 0)
 			return propel_cause(cause, (int)l, "sock_diag: %s",
 					    strerror((int)-l));
-		return l ? peer_holders("socket", (uint64_t)l, except, 0, pids,
-					max)
-			 : 0;
+		if (l)
+			return peer_holders("socket", (uint64_t)l, except, 0,
+					    pids, max);
+		/* in no listener's queue, and no peer: the far end (or the
+		 * listener, with the connection queued) closed */
+		if (peer_netns_here(except)) {
+			snprintf(name, sizeof(name), "unix:%llu",
+				 (unsigned long long)a->lino);
+			return peer_closed(name, cause);
+		}
+		return 0;
 	}
-	if (!strcmp(a->kind, "unix") || !strcmp(a->kind, "unixd"))
-		return a->pino ? peer_holders("socket", a->pino, except, 0, pids,
-					      max)
-			       : 0;
+	if (!strcmp(a->kind, "unix") || !strcmp(a->kind, "unixd")) {
+		if (!a->pino)
+			return 0;
+		n = peer_holders("socket", a->pino, except, 0, pids, max);
+		/* (seen from the asker's network namespace only: another's
+		 * sockets are not in this one's sock_diag) */
+		if (n == 0 && peer_netns_here(except) &&
+		    peer_unix_exists(a->pino) == 0)
+			return peer_closed(name, cause);
+		return n;
+	}
 	if (!strcmp(a->kind, "tcp"))
 		proto = IPPROTO_TCP;
 	else if (!strcmp(a->kind, "udp"))
@@ -628,6 +705,8 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 		n = peer_holders("socket", ino[1], except, 0, pids, max);
 	if (n == 0 && ino[0])
 		n = peer_holders("socket", ino[0], except, 0, pids, max);
+	if (proto == IPPROTO_TCP && !ino[0] && !ino[1] && peer_netns_here(except))
+		return peer_closed(name, cause);
 	pr_dbg("%s: sockets %llu %llu, %d process(es)", name,
 	       (unsigned long long)ino[1], (unsigned long long)ino[0], n);
 	return n;

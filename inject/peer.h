@@ -46,7 +46,10 @@ void peer_host(const struct peer_addr *a, char *buf, size_t size);
 int peer_is_local(const struct peer_addr *a);
 
 /* The processes (other than except) holding the peer's end, at most max,
- * in pids; returns how many (0: none found), or -errno with *cause. */
+ * in pids; returns how many (0: none found), or -errno with *cause:
+ * -EPIPE when nobody holds it because it is closed (a unix peer socket
+ * gone, a TCP connection gone with no listener on its port), as seen from
+ * except's network namespace (the asker's; unknown when except is 0). */
 int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 	      char **cause);
 

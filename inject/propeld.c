@@ -338,6 +338,7 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 	struct pd *d = arg;
 	struct peer_addr a;
 	char *cause = NULL;
+	int r;
 
 	if (peer_parse(req->line, &a)) {
 		tracer_peer_done(d->tr, req->name);
@@ -358,7 +359,8 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 		wire_sendf(d->out, WIRE_PEER, "%u %s", p->id, req->line);
 		return;
 	}
-	if (pd_follow_peer(d, &a, req->pid, NULL, &cause) == -ENOENT) {
+	r = pd_follow_peer(d, &a, req->pid, NULL, &cause);
+	if (r == -ENOENT) {
 		char name[96];
 
 		peer_name(&a, name, sizeof(name));
@@ -366,6 +368,10 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 			d->uid == getuid() && getuid() != 0
 				? " (or not visible to this user)"
 				: "");
+	} else if (r == -EPIPE && cause) {
+		/* a peer that closed its end: normal, said, not a refusal
+		 * (no "follow X:" line, which names a peer not traced) */
+		pd_note(d, "%s", cause);
 	}
 	free(cause);
 	tracer_peer_done(d->tr, req->name);

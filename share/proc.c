@@ -66,6 +66,23 @@ int propel_proc_stat(int pid, char *state, unsigned long *flags)
 	return 0;
 }
 
+long propel_proc_syscall(int pid)
+{
+	char path[64], buf[256], *end;
+	long nr;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/syscall", pid);
+	n = propel_read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	/* "230 0x0 ...", "-1 SP PC" (not in a call), or "running" */
+	nr = strtol(buf, &end, 10);
+	if (end == buf || nr < 0)
+		return -1;
+	return nr;
+}
+
 int propel_maps_each(int pid, int (*fn)(const struct propel_map *m, void *arg),
 		     void *arg)
 {

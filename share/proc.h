@@ -25,6 +25,12 @@ int propel_boot_id(char *buf, size_t n);
  * it cannot be read. */
 int propel_proc_stat(int pid, char *state, unsigned long *flags);
 
+/* The system call pid's main thread is blocked in (/proc/PID/syscall):
+ * its number; -1 when it is in none (running, or stopped in a fault);
+ * -errno when it cannot be read (gone; another user's without
+ * CAP_SYS_PTRACE: -EACCES/-EPERM). */
+long propel_proc_syscall(int pid);
+
 /* One line of /proc/PID/maps. */
 struct propel_map {
 	unsigned long long lo, hi, off;

@@ -42,8 +42,7 @@ for n in ${sizes:-1000000 10000000}; do
 done
 bp=$PROPEL_TOP/$O/tests/bench-paths
 (cd "$PROPEL_TOP" && ${CC:-cc} -O2 -D_GNU_SOURCE -I. -o "$bp" tests/fixtures/report/bench-paths.c \
-	analysis/trace.c analysis/profiles.c analysis/suspects.c analysis/rootcause.c \
-	share/log.c -lm) || exit 1
+	analysis/*.c share/log.c share/kinds.c -lm) || exit 1
 set -o pipefail
 "$bp" "${npaths:-100000}" 8 | sed 's/^/paths: /' || { echo "bench-analysis: bench-paths failed"; rc=1; }
 rm -f "$PROPEL_TOP/$O"/tests/big-chunked-*.db.time "$PROPEL_TOP/$O"/tests/big-chunked-*.db.err

@@ -2,10 +2,13 @@
  * tui/cmd-vitals.c - `propel vitals record|report|tui`: collect the kernel's
  * vital signs into a session, print them, or browse them.
  *
- *   record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc]
+ *   record [-o DB] [--duration S] [--epoch S] [--max-size MB] [--proc]
  *          [--disable V,V] [--profile]  collect until the duration or ^C
- *          (--profile: BPF run-time statistics, then a line per program)
- *   report [--format=text|jsonl] [--scale S] [--vital V] [--no-samples] [DB]
+ *          (--profile: BPF run-time statistics, then a line per program;
+ *          --max-size, alias --budget: the file's limit, default 64 MiB)
+ *   report [--format=text|jsonl] [--scale S] [--vital V] [--no-samples]
+ *          [--from T] [--to T] [DB]   T: ns since 1970, -N[smhd] before
+ *          the history's end, or YYYY-MM-DD[THH:MM[:SS]] (UTC)
  *          jsonl: {"kind":"value",...} per (epoch, vital, process),
  *          {"kind":"sample",...,"stack":[...]} per sample,
  *          {"kind":"flag",...} per rule that fired, {"kind":"status",...}
@@ -28,6 +31,7 @@
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
 #include "engine/vitals-store.h"
+#include "engine/vitals-summary.h"
 #include "share/clock.h"
 #include "share/json.h"
 #include "share/log.h"
@@ -43,10 +47,10 @@ static void cmd_vitals_on_signal(int sig)
 }
 
 static const char cmd_vitals_usage[] =
-	"record [-o DB] [--duration S] [--epoch S] [--budget MB] [--proc] "
+	"record [-o DB] [--duration S] [--epoch S] [--max-size MB] [--proc] "
 	"[--disable V,...] [--profile]\n"
 	"       propel vitals report [--format=text|jsonl] [--scale 0|300|3600|86400] "
-	"[--vital V] [--no-samples] [DB]\n"
+	"[--vital V] [--no-samples] [--from T] [--to T] [DB]\n"
 	"       propel vitals tui [--live] [DB]";
 
 static int cmd_vitals_record(int argc, char **argv)
@@ -56,6 +60,7 @@ static int cmd_vitals_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "epoch", required_argument, NULL, 'e' },
 		{ "budget", required_argument, NULL, 'b' },
+		{ "max-size", required_argument, NULL, 'b' },
 		{ "proc", no_argument, NULL, 'p' },
 		{ "disable", required_argument, NULL, 'x' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -94,7 +99,7 @@ static int cmd_vitals_record(int argc, char **argv)
 				return 2;
 			break;
 		case 'b':
-			if (opt_number("vitals record", "--budget", optarg, 1,
+			if (opt_number("vitals record", "--max-size", optarg, 0.1,
 				       1 << 20, "MiB", &budget))
 				return 2;
 			o.budget_bytes = (uint64_t)(budget * 1048576);
@@ -168,6 +173,11 @@ static int cmd_vitals_record(int argc, char **argv)
 				 : 0,
 			stats.ncpus, stats.kernel_bytes >> 10,
 			stats.kernel_bytes_vital >> 10, stats.file_bytes >> 10);
+		if (stats.epochs_full)
+			fprintf(stderr,
+				"propel: vitals: %" PRIu64 " epochs not stored: the"
+				" file was at --max-size\n",
+				stats.epochs_full);
 		for (c = 0; c < stats.nprogs; c++) {
 			const struct vitals_prog_stat *ps = &stats.progs[c];
 
@@ -215,70 +225,55 @@ static void json_frames(FILE *f, const char *frames, int *first)
 int cmd_vitals_rules_epochs(const struct vitals_hist *h,
 			    struct vitals_rules_epoch **out)
 {
-	struct vitals_rules_epoch *ep = calloc(h->n ? h->n : 1, sizeof(*ep));
-	size_t i, j, k;
-
-	if (!ep)
-		return -ENOMEM;
-	for (i = 0; i < h->n; i++) {
-		const struct vitals_hepoch *he = &h->ep[i];
-		struct vitals_rules_epoch *e = &ep[i];
-
-		e->start_ns = he->start_ns;
-		e->end_ns = he->end_ns;
-		e->ncpus = he->ncpus;
-		e->procs = calloc(he->nrows ? he->nrows : 1, sizeof(*e->procs));
-		if (!e->procs) {
-			vitals_rules_epochs_free(ep, h->n);
-			return -ENOMEM;
-		}
-		for (j = 0; j < he->nrows; j++) {
-			const struct vitals_hrow *r = &he->rows[j];
-			int v = vitals_rules_vital(r->vital);
-
-			if (v < 0)
-				continue;
-			for (k = 0; k < e->nprocs; k++)
-				if (e->procs[k].pid == r->pid)
-					break;
-			if (k == e->nprocs) {
-				e->nprocs++;
-				e->procs[k].pid = r->pid;
-				snprintf(e->procs[k].comm, sizeof(e->procs[k].comm),
-					 "%s", r->comm);
-			}
-			e->procs[k].v[v] += r->value;
-			if (v == VR_BLKIO) {
-				e->procs[k].blkio_reqs += r->count;
-				e->procs[k].short_io += r->short_io;
-			}
-		}
-	}
-	*out = ep;
-	return 0;
+	return vitals_hist_rules_epochs(h, out);
 }
 
 int cmd_vitals_flags(const struct vitals_hist *h, struct vitals_rules_flag **f,
 		     size_t *nf)
 {
-	struct vitals_rules_epoch *ep;
-	struct vitals_rules_opts o;
-	int i, err;
+	return vitals_hist_flags(h, f, nf);
+}
 
-	*f = NULL;
-	*nf = 0;
-	err = cmd_vitals_rules_epochs(h, &ep);
-	if (err)
-		return err;
-	vitals_rules_defaults(&o);
-	o.have_l2 = 0;
-	for (i = 0; i < h->nstatus; i++)
-		if (strcmp(h->status[i].vital, "l2miss") == 0 &&
-		    strcmp(h->status[i].state, "on") == 0)
-			o.have_l2 = 1;
-	err = vitals_rules_run(ep, h->n, &o, f, nf);
-	vitals_rules_epochs_free(ep, h->n);
-	return err;
+/*
+ * A time of --from/--to: ns since 1970, -N[smhd] before the history's end
+ * (last_ns), or YYYY-MM-DD[THH:MM[:SS]] in UTC.  0 or -EINVAL.
+ */
+static int cmd_vitals_when(const char *arg, uint64_t last_ns, uint64_t *out)
+{
+	struct tm tm = { 0 };
+	char *end;
+	double n;
+	const char *rest;
+
+	if (arg[0] == '-') {
+		n = strtod(arg + 1, &end);
+		if (end == arg + 1 || n < 0)
+			return -EINVAL;
+		if (!strcmp(end, "m"))
+			n *= 60;
+		else if (!strcmp(end, "h"))
+			n *= 3600;
+		else if (!strcmp(end, "d"))
+			n *= 86400;
+		else if (strcmp(end, "s") && *end)
+			return -EINVAL;
+		*out = n * 1e9 >= (double)last_ns ? 0
+						  : last_ns - (uint64_t)(n * 1e9);
+		return 0;
+	}
+	if (strchr(arg, '-')) {
+		rest = strptime(arg, "%Y-%m-%d", &tm);
+		if (rest && *rest == 'T')
+			rest = strptime(rest + 1, "%H:%M", &tm);
+		if (rest && *rest == ':')
+			rest = strptime(rest + 1, "%S", &tm);
+		if (!rest || *rest)
+			return -EINVAL;
+		*out = (uint64_t)timegm(&tm) * 1000000000ull;
+		return 0;
+	}
+	*out = strtoull(arg, &end, 10);
+	return *end || end == arg ? -EINVAL : 0;
 }
 
 struct report_ctx {
@@ -337,6 +332,35 @@ static int report_sample(void *arg, const struct vitals_hsample *s)
 	return 0;
 }
 
+/* A summarized epoch's totals and quantiles per vital. */
+static void report_summary(const struct vitals_hepoch *e, const char *vital,
+			   int jsonl)
+{
+	int v;
+
+	for (v = 0; v < PROPEL_VITAL_NR; v++) {
+		const struct vitals_htotal *t = &e->tot[v];
+		const char *name = vitals_rules_name(v);
+
+		if (!t->events || (vital && strcmp(vital, name)))
+			continue;
+		if (jsonl)
+			printf("{\"kind\":\"summary\",\"vital\":\"%s\","
+			       "\"epoch_start_ns\":%" PRIu64 ",\"epoch_end_ns\":%" PRIu64
+			       ",\"events\":%" PRIu64 ",\"weight\":%" PRIu64
+			       ",\"sampled\":%" PRIu64 ",\"p50\":%" PRIu64
+			       ",\"p90\":%" PRIu64 ",\"p99\":%" PRIu64 "}\n",
+			       name, e->start_ns, e->end_ns, t->events, t->weight,
+			       t->sampled, t->q[0], t->q[1], t->q[2]);
+		else
+			printf("  %-7s %12" PRIu64 " in %" PRIu64 " events, %" PRIu64
+			       " sampled; sample weights p50 %" PRIu64 " p90 %" PRIu64
+			       " p99 %" PRIu64 "\n",
+			       name, t->weight, t->events, t->sampled, t->q[0],
+			       t->q[1], t->q[2]);
+	}
+}
+
 static int cmd_vitals_report(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -344,9 +368,13 @@ static int cmd_vitals_report(int argc, char **argv)
 		{ "scale", required_argument, NULL, 's' },
 		{ "vital", required_argument, NULL, 'v' },
 		{ "no-samples", no_argument, NULL, 'n' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = PROPEL_SESSION_DEFAULT, *vital = NULL;
+	const char *from_arg = NULL, *to_arg = NULL;
+	uint64_t from_ns = 0, to_ns = UINT64_MAX >> 1, first_ns, last_ns;
 	struct session *s = NULL;
 	struct vitals_store *st = NULL;
 	struct vitals_hist h = { 0 };
@@ -378,6 +406,8 @@ static int cmd_vitals_report(int argc, char **argv)
 			break;
 		case 'v': vital = optarg; break;
 		case 'n': samples = 0; break;
+		case 'F': from_arg = optarg; break;
+		case 'T': to_arg = optarg; break;
 		default:
 			propel_report("vitals report", 0, "bad option (see --help)");
 			return 2;
@@ -402,9 +432,24 @@ static int cmd_vitals_report(int argc, char **argv)
 				   path);
 		goto out;
 	}
-	err = vitals_store_load(st, scale, &h, &cause);
+	vitals_store_span(st, &first_ns, &last_ns);
+	if ((from_arg && cmd_vitals_when(from_arg, last_ns, &from_ns)) ||
+	    (to_arg && cmd_vitals_when(to_arg, last_ns, &to_ns))) {
+		err = propel_cause(&cause, -EINVAL,
+				   "--from/--to: want ns, -N[smhd] or "
+				   "YYYY-MM-DD[THH:MM[:SS]]");
+		goto out;
+	}
+	err = vitals_store_load_window(st, scale, from_ns, to_ns, &h, &cause);
 	if (err)
 		goto out;
+	if (h.n == 0 && (from_arg || to_arg) && first_ns) {
+		err = propel_cause(&cause, -ENOENT,
+				   "%s: no vital signs in that window (the history"
+				   " holds %" PRIu64 " to %" PRIu64 ")",
+				   path, first_ns, last_ns);
+		goto out;
+	}
 	if (h.n == 0) {
 		err = propel_cause(&cause, -ENOENT,
 				   "%s: no vital signs in this session", path);
@@ -432,8 +477,11 @@ static int cmd_vitals_report(int argc, char **argv)
 		const struct vitals_hepoch *e = &h.ep[i];
 
 		if (!jsonl)
-			printf("epoch %zu start %" PRIu64 " (%.2f s)\n", i, e->start_ns,
-			       (e->end_ns - e->start_ns) / 1e9);
+			printf("epoch %zu start %" PRIu64 " (%.2f s)%s\n", i,
+			       e->start_ns, (e->end_ns - e->start_ns) / 1e9,
+			       e->summarized ? " summarized: the top processes" : "");
+		if (e->summarized)
+			report_summary(e, vital, jsonl);
 		for (j = 0; j < e->nrows; j++) {
 			const struct vitals_hrow *r = &e->rows[j];
 
@@ -451,7 +499,7 @@ static int cmd_vitals_report(int argc, char **argv)
 				       r->vital, r->pid, r->comm, r->value, r->count);
 			}
 		}
-		if (samples && !scale && !jsonl)
+		if (samples && !scale && !jsonl && e->id > 0)
 			vitals_store_samples(st, e->id, vital, 1, report_sample, &rc);
 		for (j = 0; j < nfl; j++) {
 			if (fl[j].epoch != i)
@@ -471,7 +519,8 @@ static int cmd_vitals_report(int argc, char **argv)
 		}
 	}
 	if (samples && !scale && jsonl)
-		vitals_store_samples(st, 0, vital, 0, report_sample, &rc);
+		vitals_store_samples_window(st, 0, vital, 0, from_ns, to_ns,
+					    report_sample, &rc);
 	fflush(stdout);
 out:
 	free(fl);

@@ -5,7 +5,8 @@
  * cmd_table[] (tui/prompt.c); tui/propel.c's main() and the prompt both
  * look commands up there (cmd_find).  A command of the command line lives
  * in tui/cmd-<verb>.c; the prompt's commands, which act on the open TUI,
- * live in tui/prompt.c.
+ * live in tui/prompt.c (gdb's frame and data commands in
+ * tui/prompt-frame.c).
  *
  * exec() runs it from the command line: argv with argv[0] = the verb,
  * returns the process exit status, and prints its own one-line error
@@ -49,6 +50,13 @@ extern const struct propel_cmd cmd_detach_entry;
 extern const struct propel_cmd cmd_report_entry;
 extern const struct propel_cmd cmd_export_entry;
 extern const struct propel_cmd cmd_top_entry;
+/* the prompt's gdb frame and data commands (tui/prompt-frame.c) */
+extern const struct propel_cmd cmd_bt_entry;
+extern const struct propel_cmd cmd_up_entry;
+extern const struct propel_cmd cmd_down_entry;
+extern const struct propel_cmd cmd_frame_entry;
+extern const struct propel_cmd cmd_list_entry;
+extern const struct propel_cmd cmd_print_entry;
 
 /* `propel --help`: the commands of the command line, then the prompt's
  * (tui/prompt.c). */

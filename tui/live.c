@@ -439,6 +439,11 @@ void live_progress(const struct tui_live *l, struct run_progress *p)
 	*p = l->p;
 }
 
+int live_pids(const struct tui_live *l, pid_t *out, int max)
+{
+	return l->r ? run_pids(l->r, out, max) : 0;
+}
+
 int live_flows(const struct tui_live *l, const struct live_flow **flows,
 	       uint64_t *events, double *age_s, double *took_s,
 	       const char **note)

@@ -61,6 +61,8 @@ void live_target(const struct tui_live *l, int *pid, const char **comm,
 		 int *follow);
 int live_running(const struct tui_live *l);
 void live_progress(const struct tui_live *l, struct run_progress *p);
+/* The processes traced so far on this kernel (up to max): how many. */
+int live_pids(const struct tui_live *l, pid_t *out, int max);
 /* The newest snapshot's flows (n of them, *events its events, *age_s
  * since it was taken, *took_s what the last one took; *flows NULL and n
  * -1 before the first); *note: a

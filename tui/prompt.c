@@ -25,25 +25,10 @@
 #include "share/log.h"
 #include "tui/cmd.h"
 #include "tui/screen.h"
+#include "tui/tui-core.h"
 #include "tui/tui.h"
 
 /* ---- the prompt's commands (a TUI is open) ---- */
-
-static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
-{
-	int64_t fr[64];
-	int n = cursor_backtrace(t->c, fr, 64), i, len;
-	int th = cursor_thread(t->c);
-	char buf[512];
-
-	len = snprintf(buf, sizeof(buf), "bt: %d frame%s:", n, n == 1 ? "" : "s");
-	for (i = 0; i < n && i < 64 && len < (int)sizeof(buf); i++)
-		len += snprintf(buf + len, sizeof(buf) - len, " #%d %s", i,
-				recon_func_name(t->r,
-						recon_get(t->r, th, fr[i]).func));
-	screen_message("%s", buf);
-	return 0;
-}
 
 static int cmd_thread(struct tui *t, int argc, char **argv, char **cause)
 {
@@ -63,24 +48,100 @@ static int cmd_thread(struct tui *t, int argc, char **argv, char **cause)
 	return cursor_switch_thread(t->c, strtol(argv[1], NULL, 0), cause);
 }
 
+/* the breakpoints as gdb numbers them (never reused); the cursor holds
+ * them by function id (one name may be several functions: one per
+ * process), rebuilt from this list on `delete N` */
+static struct prompt_break {
+	int num;
+	char name[128];
+} prompt_brk[64];
+static int prompt_nbrk, prompt_brk_seq;
+
 static int cmd_break(struct tui *t, int argc, char **argv, char **cause)
 {
-	int err;
+	int err, k;
 
 	if (argc < 2)
 		return propel_cause(cause, -EINVAL, "usage: break FUNC");
+	for (k = 0; k < prompt_nbrk; k++)
+		if (!strcmp(prompt_brk[k].name, argv[1])) {
+			screen_message("breakpoint %d is already at %s",
+				       prompt_brk[k].num, argv[1]);
+			return 0;
+		}
+	if (prompt_nbrk == (int)(sizeof(prompt_brk) / sizeof(prompt_brk[0])))
+		return propel_cause(cause, -ENOSPC,
+				    "break: %d breakpoints already (delete N)",
+				    prompt_nbrk);
 	err = cursor_break_add(t->c, argv[1], cause);
-	if (!err)
-		screen_message("breakpoint at %s (%d set); `continue` stops there",
-			       argv[1], cursor_break_count(t->c));
-	return err;
+	if (err)
+		return err;
+	prompt_brk[prompt_nbrk].num = ++prompt_brk_seq;
+	snprintf(prompt_brk[prompt_nbrk].name, sizeof(prompt_brk[0].name), "%s",
+		 argv[1]);
+	prompt_nbrk++;
+	screen_message("Breakpoint %d at %s (%d set); `continue` stops there",
+		       prompt_brk_seq, argv[1], prompt_nbrk);
+	return 0;
 }
 
 static int cmd_delete(struct tui *t, int argc, char **argv, char **cause)
 {
+	int k, j, num, found = 0;
+	char *end;
+
+	if (argc < 2) {
+		cursor_break_clear(t->c);
+		prompt_nbrk = 0;
+		screen_message("breakpoints deleted");
+		return 0;
+	}
+	num = (int)strtol(argv[1], &end, 10);
+	if (*end)
+		return propel_cause(cause, -EINVAL, "usage: delete [N]");
 	cursor_break_clear(t->c);
-	screen_message("breakpoints deleted");
+	for (k = j = 0; k < prompt_nbrk; k++) {
+		if (prompt_brk[k].num == num) {
+			found = 1;
+			continue;
+		}
+		prompt_brk[j++] = prompt_brk[k];
+		cursor_break_add(t->c, prompt_brk[k].name, NULL);
+	}
+	prompt_nbrk = j;
+	if (!found)
+		return propel_cause(cause, -ENOENT,
+				    "no breakpoint number %d (info breakpoints)",
+				    num);
+	screen_message("breakpoint %d deleted (%d left)", num, prompt_nbrk);
 	return 0;
+}
+
+static int cmd_info(struct tui *t, int argc, char **argv, char **cause)
+{
+	char buf[512];
+	int len = 0, k;
+
+	if (argc >= 2 && !strncmp(argv[1], "breakpoints", strlen(argv[1]))) {
+		if (!prompt_nbrk) {
+			screen_message("No breakpoints.");
+			return 0;
+		}
+		len = snprintf(buf, sizeof(buf), "Num  What");
+		for (k = 0; k < prompt_nbrk && len < (int)sizeof(buf); k++)
+			len += snprintf(buf + len, sizeof(buf) - len, "\n%-4d %s",
+					prompt_brk[k].num, prompt_brk[k].name);
+		free(t->popup);
+		t->popup = strdup(buf);
+		snprintf(t->popup_title, sizeof(t->popup_title), "breakpoints");
+		screen_message("%d breakpoint%s", prompt_nbrk,
+			       prompt_nbrk == 1 ? "" : "s");
+		return 0;
+	}
+	if (argc >= 2 && !strncmp(argv[1], "threads", strlen(argv[1])))
+		return cmd_thread(t, 1, argv, cause);
+	return propel_cause(cause, -EINVAL,
+			    "usage: info breakpoints | info threads");
 }
 
 static int cmd_goto(struct tui *t, int argc, char **argv, char **cause)
@@ -90,7 +151,25 @@ static int cmd_goto(struct tui *t, int argc, char **argv, char **cause)
 
 	if (argc < 2)
 		return propel_cause(cause, -EINVAL,
-				    "usage: goto EVENT-ID | goto @TIME-NS");
+				    "usage: goto +TIME (as the status line shows "
+				    "it: +2.137 ms) | goto EVENT-ID | goto @TS-NS");
+	/* a time as shown: "+2.137 ms", "2.137ms", "1.5 s" (from the
+	 * session's first event) */
+	if (argv[1][0] == '+' || argc > 2 || strpbrk(argv[1], "nums.")) {
+		char text[128] = "";
+		int64_t ns;
+		int k;
+
+		for (k = 1; k < argc; k++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text),
+				 "%s%s", k > 1 ? " " : "", argv[k]);
+		if (tui_parse_time(text, &ns))
+			return propel_cause(cause, -EINVAL,
+					    "bad time \"%s\" (usage: goto +TIME: "
+					    "a number and ns, us, ms or s)",
+					    text);
+		return cursor_goto_ts(t->c, t->r->first_ts + ns, cause);
+	}
 	if (argv[1][0] == '@') {
 		v = strtoll(argv[1] + 1, &end, 0);
 		if (*end)
@@ -121,11 +200,21 @@ static int cmd_view(struct tui *t, int argc, char **argv, char **cause)
 {
 	int i;
 
-	if (argc < 2)
-		return propel_cause(cause, -EINVAL, "usage: view NAME");
-	i = tui_find_view(t, argv[1]);
-	if (i < 0)
-		return propel_cause(cause, -ENOENT, "no view \"%s\"", argv[1]);
+	if (argc < 2 || (i = tui_find_view(t, argv[1])) < 0) {
+		char names[256];
+		int len = 0;
+
+		for (i = 0; i < t->nviews; i++)
+			len += snprintf(names + len, sizeof(names) - len, "%s%s",
+					i ? " " : "", t->views[i].ops->name);
+		if (argc < 2) {
+			screen_message("views: %s  (usage: view NAME)", names);
+			return 0;
+		}
+		return propel_cause(cause, -ENOENT,
+				    "no view \"%s\" (usage: view NAME: %s)",
+				    argv[1], names);
+	}
 	return view_focus(&t->views[i], argv[1]);
 }
 
@@ -156,10 +245,6 @@ static int cmd_quit(struct tui *t, int argc, char **argv, char **cause)
 	return 0;
 }
 
-static const struct propel_cmd cmd_bt_entry = {
-	"bt", "backtrace", "", "the frames the cursor is in",
-	NULL, cmd_bt, CMD_SESSION,
-};
 static const struct propel_cmd cmd_thread_entry = {
 	"thread", "t", "[N]", "list the threads, or move the cursor to thread N",
 	NULL, cmd_thread, CMD_SESSION,
@@ -169,11 +254,16 @@ static const struct propel_cmd cmd_break_entry = {
 	NULL, cmd_break, CMD_SESSION,
 };
 static const struct propel_cmd cmd_delete_entry = {
-	"delete", "d", "", "delete all breakpoints",
+	"delete", "d", "[N]", "delete breakpoint N (all without N)",
 	NULL, cmd_delete, CMD_SESSION,
 };
+static const struct propel_cmd cmd_info_entry = {
+	"info", "i", "breakpoints | threads", "list the breakpoints or threads",
+	NULL, cmd_info, CMD_SESSION,
+};
 static const struct propel_cmd cmd_goto_entry = {
-	"goto", "g", "EVENT-ID | @TIME-NS", "move the cursor to an event or a time",
+	"goto", "g", "+TIME | EVENT-ID | @TS-NS",
+	"move the cursor to a time as shown (+2.137 ms) or an event",
 	NULL, cmd_goto, CMD_SESSION,
 };
 static const struct propel_cmd cmd_directory_entry = {
@@ -213,6 +303,12 @@ const struct propel_cmd *const cmd_table[] = {
 	&cmd_export_entry,
 	/* the `:` prompt (above) */
 	&cmd_bt_entry,
+	&cmd_up_entry,
+	&cmd_down_entry,
+	&cmd_frame_entry,
+	&cmd_list_entry,
+	&cmd_print_entry,
+	&cmd_info_entry,
 	&cmd_thread_entry,
 	&cmd_break_entry,
 	&cmd_delete_entry,
@@ -280,6 +376,105 @@ void cmd_print_usage(FILE *f)
 
 /* ---- the `:` prompt ---- */
 
+/* ---- Tab at the `:` prompt ---- */
+
+static struct tui *prompt_tui;
+
+static const char *const prompt_moves[] = {
+	"step", "next", "finish", "continue", "reverse-step", "reverse-next",
+	"reverse-finish", "reverse-continue",
+};
+
+/* the k-th word that may follow `before` (NULL past the last) */
+static const char *prompt_word(struct tui *t, const char *first, int k)
+{
+	static const char *const info[] = { "breakpoints", "threads" };
+	unsigned i, n = 0;
+
+	if (!first) { /* the command: the table's, then the moves */
+		for (i = 0; i < cmd_table_size; i++)
+			if (cmd_table[i]->tui_exec && (t->c || !(cmd_table[i]->flags & CMD_SESSION)) &&
+			    n++ == (unsigned)k)
+				return cmd_table[i]->name;
+		k -= n;
+		if (t->c && k < (int)(sizeof(prompt_moves) / sizeof(prompt_moves[0])))
+			return prompt_moves[k];
+		return NULL;
+	}
+	if (!strcmp(first, "view"))
+		return k < t->nviews ? t->views[k].ops->name : NULL;
+	if (!strcmp(first, "info") || !strcmp(first, "i"))
+		return k < 2 ? info[k] : NULL;
+	if (t->r && (!strcmp(first, "break") || !strcmp(first, "b")))
+		return k < (int)t->r->nfuncs ? recon_func_name(t->r, k) : NULL;
+	return NULL;
+}
+
+static char *prompt_complete(const char *before, const char *text, int state)
+{
+	static int k;
+	static char first[64];
+	struct tui *t = prompt_tui;
+	const char *w;
+	size_t len = strlen(text);
+
+	if (!t)
+		return NULL;
+	if (!state) {
+		k = 0;
+		first[0] = 0;
+		sscanf(before, "%63s", first);
+	}
+	while ((w = prompt_word(t, first[0] ? first : NULL, k++)))
+		if (!strncmp(w, text, len) && w[0] != '?' &&
+		    strncmp(w, "0x", 2))
+			return strdup(w);
+	return NULL;
+}
+
+void prompt_attach(struct tui *t)
+{
+	prompt_tui = t;
+	screen_prompt_completer(t ? prompt_complete : NULL);
+}
+
+/* a move by gdb's name, N times (`step 5`); the count on the message
+ * line when it stopped early (end of trace, outermost frame) */
+static void prompt_move(struct tui *t, int m, int argc, char **argv)
+{
+	char *end;
+	long n = 1, k;
+
+	if (argc > 1) {
+		n = strtol(argv[1], &end, 10);
+		if (*end || n < 1 || n > 1000000) {
+			screen_error("usage: %s [N] (N a count from 1)",
+				     cursor_move_name((enum cursor_move)m));
+			return;
+		}
+	}
+	for (k = 0; k < n; k++) {
+		char *cause = NULL;
+		int pid0 = t->r->threads[cursor_thread(t->c)].pid;
+
+		if (cursor_move(t->c, (enum cursor_move)m, &cause)) {
+			screen_error("%s: %s (after %ld of %ld)",
+				     cursor_move_name((enum cursor_move)m),
+				     cause ? cause : "cannot move", k, n);
+			free(cause);
+			break;
+		}
+		if (k == n - 1 || t->r->threads[cursor_thread(t->c)].pid != pid0) {
+			/* the last, or a crossing (said at once) */
+			tui_moved(t);
+			tui_moved_from(t, pid0);
+		}
+	}
+	if (k == n && n > 1 && !screen_message_text()[0])
+		screen_message("%s %ld: %ld moves", cursor_move_name((enum cursor_move)m),
+			       n, n);
+}
+
 void prompt_run(struct tui *t, char *line)
 {
 	const struct propel_cmd *c;
@@ -295,7 +490,7 @@ void prompt_run(struct tui *t, char *line)
 		return;
 	m = t->c ? cursor_move_parse(argv[0]) : -1;
 	if (m >= 0 && strlen(argv[0]) > 1) {
-		tui_do_move(t, m);
+		prompt_move(t, m, argc, argv);
 		return;
 	}
 	c = cmd_find(argv[0]);
@@ -306,7 +501,7 @@ void prompt_run(struct tui *t, char *line)
 		used = 1;
 	}
 	if (m >= 0 && !used) { /* one-letter gdb abbreviations: s, n, c */
-		tui_do_move(t, m);
+		prompt_move(t, m, argc, argv);
 		return;
 	}
 	for (i = -1; !used && i < t->nviews; i++) {
@@ -316,6 +511,15 @@ void prompt_run(struct tui *t, char *line)
 			continue;
 		err = v->ops->command(v, argc, argv, &cause);
 		used = err != 0;
+	}
+	if (used && err == -EINVAL && c && cause && !strstr(cause, "usage")) {
+		/* an error names the usage */
+		char *u = NULL;
+
+		propel_cause(&u, err, "%s (usage: %s %s)", cause, c->name,
+			     c->usage);
+		free(cause);
+		cause = u;
 	}
 	if (!used && c && c->tui_exec)
 		err = propel_cause(&cause, -EINVAL,

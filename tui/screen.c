@@ -30,8 +30,14 @@
 #include "share/log.h"
 #include "tui/screen.h"
 
+/* colour pairs: 1..SC_NCOLORS-1 a foreground on the default background,
+ * then the fault line (white on red) and a search hit (black on yellow) */
+#define SCREEN_PAIR_FAULT SC_NCOLORS
+#define SCREEN_PAIR_MATCH (SC_NCOLORS + 1)
+
 static int screen_up;
 static int screen_has_colors;
+static int screen_mouse_x, screen_mouse_y;
 static char screen_msg[512];
 static int screen_msg_err;
 
@@ -57,13 +63,29 @@ static int attr_to_curses(int attr)
 		a |= A_DIM;
 	if (attr & SA_HIGHLIGHT) {
 		a |= A_BOLD;
-		c = SC_RED;
 		if (!screen_has_colors)
 			a |= A_REVERSE;
+		if (screen_has_colors)
+			a |= (int)COLOR_PAIR(SCREEN_PAIR_FAULT);
+		return a;
+	}
+	if (attr & SA_MATCH) {
+		if (!screen_has_colors)
+			return a | A_REVERSE | A_UNDERLINE;
+		return (a & ~(int)A_REVERSE) | (int)COLOR_PAIR(SCREEN_PAIR_MATCH);
 	}
 	if (screen_has_colors && c > 0 && c < SC_NCOLORS)
-		a |= COLOR_PAIR(c + ((attr & SA_HIGHLIGHT) ? SC_NCOLORS : 0));
+		a |= COLOR_PAIR(c);
 	return a;
+}
+
+/* curses attributes to attr_set: the colour pair goes in its own argument
+ * (wattr_set takes the pair from there, not from the attribute bits) */
+static void screen_attr_set(int attr)
+{
+	attr_t a = (attr_t)attr_to_curses(attr);
+
+	attr_set(a & ~A_COLOR, (short)PAIR_NUMBER(a), NULL);
 }
 
 int screen_strwidth(const char *text)
@@ -92,16 +114,37 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 	       const char *text)
 {
 	mbstate_t st;
-	int x, cw, written = 0;
-	wchar_t wc;
+	int x, cw, written = 0, x0 = -1, nw = 0;
+	wchar_t wc, run[512];
 	size_t n;
 
 	if (!screen_up || row < 0 || row >= r->h || col >= r->w || r->w <= 0)
 		return 0;
+	screen_attr_set(attr);
+	/* printable ASCII (most of what is drawn): as it is */
+	{
+		const char *p = text;
+		int skip = col < 0 ? -col : 0, room = r->w - (col < 0 ? 0 : col);
+
+		while (*p > 31 && *p < 127)
+			p++;
+		if (!*p) {
+			int len = (int)(p - text), n = len - skip;
+
+			if (n > room)
+				n = room;
+			if (n > 0)
+				mvaddnstr(r->y + row, r->x + (col < 0 ? 0 : col),
+					  text + skip, n);
+			attr_set(A_NORMAL, 0, NULL);
+			/* the columns it advanced (clipped at the right) */
+			return col + len > r->w ? r->w - col : len;
+		}
+	}
 	memset(&st, 0, sizeof(st));
 	x = col;
-	attr_set(attr_to_curses(attr), 0, NULL);
-	while (*text && x < r->w) {
+	/* the visible run decoded first, then drawn by one call */
+	while (*text && x < r->w && nw < (int)(sizeof(run) / sizeof(run[0])) - 1) {
 		n = mbrtowc(&wc, text, MB_CUR_MAX, &st);
 		if (n == (size_t)-1 || n == (size_t)-2) {
 			memset(&st, 0, sizeof(st));
@@ -119,12 +162,16 @@ int screen_put(const struct screen_rect *r, int row, int col, int attr,
 		if (x + cw > r->w)
 			break;
 		if (x >= 0) {
-			wchar_t s[2] = { wc, 0 };
-
-			mvaddwstr(r->y + row, r->x + x, s);
+			if (x0 < 0)
+				x0 = x;
+			run[nw++] = wc;
 		}
 		x += cw;
 		written += cw;
+	}
+	if (nw) {
+		run[nw] = 0;
+		mvaddnwstr(r->y + row, r->x + x0, run, nw);
 	}
 	attr_set(A_NORMAL, 0, NULL);
 	return written;
@@ -157,7 +204,7 @@ void screen_clear_row(const struct screen_rect *r, int row, int col, int attr)
 
 	if (!screen_up || row < 0 || row >= r->h)
 		return;
-	attr_set(attr_to_curses(attr), 0, NULL);
+	screen_attr_set(attr);
 	for (x = col < 0 ? 0 : col; x < r->w; x++)
 		mvaddch(r->y + row, r->x + x, ' ');
 	attr_set(A_NORMAL, 0, NULL);
@@ -308,6 +355,47 @@ static void rl_redisplay_cb(void)
 {
 }
 
+/* Tab: the completer (screen_prompt_completer) gives the words that may
+ * follow the line before the word; several matches are listed on the
+ * message line (readline's own listing would go to /dev/null) */
+static char *(*screen_completer)(const char *before, const char *text,
+				 int state);
+static char screen_before[256];
+
+static char *rl_gen_cb(const char *text, int state)
+{
+	return screen_completer ? screen_completer(screen_before, text, state)
+				: NULL;
+}
+
+static char **rl_complete_cb(const char *text, int start, int end)
+{
+	(void)end;
+	snprintf(screen_before, sizeof(screen_before), "%.*s", start,
+		 rl_line_buffer ? rl_line_buffer : "");
+	rl_attempted_completion_over = 1; /* never file names */
+	return rl_completion_matches(text, rl_gen_cb);
+}
+
+static void rl_matches_cb(char **matches, int n, int maxlen)
+{
+	size_t len = 0;
+	int i;
+
+	(void)maxlen;
+	len = snprintf(screen_msg, sizeof(screen_msg), "%d:", n);
+	for (i = 1; i <= n && len < sizeof(screen_msg); i++)
+		len += snprintf(screen_msg + len, sizeof(screen_msg) - len,
+				" %s", matches[i]);
+	screen_msg_err = 0;
+}
+
+void screen_prompt_completer(char *(*fn)(const char *before, const char *text,
+					 int state))
+{
+	screen_completer = fn;
+}
+
 static void rl_line_cb(char *line)
 {
 	prompt_done = 1;
@@ -354,6 +442,8 @@ int screen_prompt_key(int key, char **line)
 	*line = NULL;
 	if (!prompt_on)
 		return 1;
+	if (key != SCREEN_KEY_TAB)
+		screen_msg[0] = 0; /* a completion listing goes with the key */
 	switch (key) {
 	case SCREEN_KEY_ESC:
 	case 'C' & 0x1f:
@@ -437,16 +527,21 @@ int screen_init(char **cause)
 	nonl();
 	keypad(stdscr, TRUE);
 	curs_set(0);
-	if (has_colors()) {
+	/* NO_COLOR (no-color.org): set and not empty = monochrome */
+	if (has_colors() && !(getenv("NO_COLOR") && *getenv("NO_COLOR"))) {
 		start_color();
 		use_default_colors();
 		screen_has_colors = 1;
-		for (i = 1; i < SC_NCOLORS; i++) {
+		for (i = 1; i < SC_NCOLORS; i++)
 			init_pair(i, i == SC_GRAY && COLORS > 8 ? 8 : colors[i], -1);
-			init_pair(i + SC_NCOLORS, COLOR_WHITE, COLOR_RED);
-		}
-		init_pair(SC_NCOLORS, COLOR_WHITE, COLOR_RED);
+		init_pair(SCREEN_PAIR_FAULT, COLOR_WHITE, COLOR_RED);
+		init_pair(SCREEN_PAIR_MATCH, COLOR_BLACK, COLOR_YELLOW);
 	}
+	/* the wheel and clicks (tmux and xterm report them) */
+	mousemask(BUTTON1_PRESSED | BUTTON1_CLICKED | BUTTON4_PRESSED |
+			  BUTTON5_PRESSED,
+		  NULL);
+	mouseinterval(0);
 	/* readline: fed by us, silent */
 	rl_null = fopen("/dev/null", "w");
 	rl_instream = NULL;
@@ -459,7 +554,11 @@ int screen_init(char **cause)
 	rl_catch_signals = 0;
 	rl_catch_sigwinch = 0;
 	rl_change_environment = 0;
-	rl_bind_key('\t', rl_insert);
+	rl_attempted_completion_function = rl_complete_cb;
+	rl_completion_display_matches_hook = rl_matches_cb;
+	rl_completion_query_items = 1000;
+	rl_bind_key('\t', rl_complete);
+	rl_variable_bind("show-all-if-ambiguous", "on");
 	return 0;
 }
 
@@ -513,12 +612,43 @@ void screen_end_frame(void)
 		w = screen_strwidth(buf);
 		screen_printf(&r, 0, 0, SA_NORMAL, "%s%s", prompt_text,
 			      rl_line_buffer ? rl_line_buffer : "");
+		if (screen_msg[0]) { /* Tab's matches, above the prompt */
+			struct screen_rect m = { 0, LINES - 2, COLS, 1 };
+
+			screen_clear_row(&m, 0, 0, SA_NORMAL);
+			screen_put(&m, 0, 0, SC_CYAN, screen_msg);
+		}
 		move(LINES - 1, w < COLS ? w : COLS - 1);
 	} else if (screen_msg[0]) {
 		screen_put(&r, 0, 0, screen_msg_err ? SC_RED | SA_BOLD : SA_NORMAL,
 			   screen_msg);
 	}
 	refresh();
+}
+
+/* a mouse report: the wheel as a key, a click as SCREEN_KEY_CLICK; the
+ * cell of either kept for screen_mouse() */
+static int screen_mouse_event(void)
+{
+	MEVENT me;
+
+	if (getmouse(&me) != OK)
+		return SCREEN_KEY_NONE;
+	screen_mouse_x = me.x;
+	screen_mouse_y = me.y;
+	if (me.bstate & BUTTON4_PRESSED)
+		return SCREEN_KEY_WHEEL_UP;
+	if (me.bstate & BUTTON5_PRESSED)
+		return SCREEN_KEY_WHEEL_DOWN;
+	if (me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED))
+		return SCREEN_KEY_CLICK;
+	return SCREEN_KEY_NONE;
+}
+
+void screen_mouse(int *x, int *y)
+{
+	*x = screen_mouse_x;
+	*y = screen_mouse_y;
 }
 
 int screen_getkey(int timeout_ms)
@@ -556,6 +686,7 @@ int screen_getkey(int timeout_ms)
 		case KEY_BTAB: return SCREEN_KEY_BTAB;
 		case KEY_DC: return SCREEN_KEY_DELETE;
 		case KEY_RESIZE: return SCREEN_KEY_RESIZE;
+		case KEY_MOUSE: return screen_mouse_event();
 		default:
 			if (wc >= KEY_F(1) && wc <= KEY_F(12))
 				return SCREEN_KEY_F0 + (wc - KEY_F0);

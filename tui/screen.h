@@ -10,8 +10,10 @@
  * counted in terminal columns (wide characters take two).
  *
  * Attributes: one int = a color (enum screen_color, low byte) OR'd with
- * flags (SA_BOLD ...).  SA_NORMAL is the default colors.  Colors degrade to
- * plain text on a terminal without colors.
+ * flags (SA_BOLD ...).  SA_NORMAL is the default colors.  Colours are
+ * ncurses colour pairs (one per colour on the default background, plus the
+ * fault's and the search hit's); they degrade to bold/reverse on a
+ * terminal without colours or when NO_COLOR is set (no-color.org).
  *
  * Keys: handle_key() gets an int = a Unicode code point for a printable
  * key, or one of SCREEN_KEY_* below (all >= SCREEN_KEY_BASE).  Ctrl-X
@@ -50,7 +52,9 @@ enum screen_color {
 #define SA_REVERSE 0x200  /* selection / cursor line */
 #define SA_UNDERLINE 0x400
 #define SA_DIM 0x800
-#define SA_HIGHLIGHT 0x1000 /* the faulting line / search hit: bold on red */
+#define SA_HIGHLIGHT 0x1000 /* the faulting line: bold white on red */
+#define SA_MATCH 0x2000 /* a search hit: black on yellow (monochrome:
+			 * reverse and underlined) */
 #define SA_COLOR_MASK 0xff
 
 enum screen_key {
@@ -71,6 +75,9 @@ enum screen_key {
 	SCREEN_KEY_RESIZE,
 	SCREEN_KEY_DELETE,
 	SCREEN_KEY_HANGUP, /* the terminal is gone (a dropped ssh): quit */
+	SCREEN_KEY_WHEEL_UP,
+	SCREEN_KEY_WHEEL_DOWN,
+	SCREEN_KEY_CLICK, /* button 1: its cell from screen_mouse() */
 	SCREEN_KEY_F0, /* F1 = SCREEN_KEY_F0 + 1, ... F12 */
 	SCREEN_KEY_NONE = SCREEN_KEY_F0 + 64, /* timeout, nothing pressed */
 };
@@ -133,6 +140,8 @@ void screen_end_frame(void);
  * timeout; SCREEN_KEY_HANGUP once the terminal has hung up (every read
  * then fails at once: a loop that waited for a key would spin). */
 int screen_getkey(int timeout_ms);
+/* The terminal cell (column, row) of the last click or wheel turn. */
+void screen_mouse(int *x, int *y);
 /* The status line: `text` on the row above the message line, reversed. */
 void screen_status(const char *text);
 /* The current message, if any ("" when none); cleared by screen_getkey. */
@@ -147,6 +156,12 @@ const char *screen_message_text(void);
  */
 void screen_prompt_begin(const char *prompt);
 int screen_prompt_key(int key, char **line);
+/* Tab in a prompt: fn(before, text, state) is readline's generator (state
+ * 0 first, then 1, 2, ...: each call one malloc'd word starting with text,
+ * NULL when done); before = the line up to the word.  Several matches are
+ * listed on the message line. */
+void screen_prompt_completer(char *(*fn)(const char *before, const char *text,
+					 int state));
 /* True while a prompt is open (draws it at the bottom row). */
 int screen_prompt_active(void);
 

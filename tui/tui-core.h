@@ -47,7 +47,25 @@ int tui_disasm(struct view *v, int t, int64_t idx, char ***out, int *cur,
 int tui_folded(struct view *v, int t, int64_t idx);
 void tui_fold(struct view *v, int t, int64_t from, int64_t to, int on);
 
-/* one line describing an event for the trace and threads panes */
+/* one line describing an event for the trace and threads panes
+ * (tui/tui-text.c) */
 void tui_describe(struct view *v, int t, int64_t idx, char *buf, int size);
+/* the same for the event e (recon_get(t, idx)) the caller has already */
+void tui_describe_ev(struct view *v, int t, int64_t idx,
+		     const struct recon_ev *e, char *buf, int size);
+/* a duration in uftrace's units ("2.137 us"); a time as the status line
+ * shows it, from the session's first event ("+2.137 ms"); and back (a
+ * number with ns, us, ms or s, or seconds alone; a leading '+' allowed):
+ * 0 and *ns, or -EINVAL */
+void tui_time(struct view *v, int64_t ts, char *buf, int size);
+int tui_parse_time(const char *text, int64_t *ns);
+const char *tui_signame(int signo);
+/* line with its tabs expanded to 8 columns (malloc'd; NULL: ENOMEM) */
+char *tui_expand_tabs(const char *line);
+
+/* the search pattern while it has hits ("" none), and whether the event
+ * (t, idx) is one of them (tui/tui-search.c) */
+const char *tui_search_pattern(struct view *v);
+int tui_search_is_hit(struct view *v, int t, int64_t idx);
 
 #endif

@@ -6,16 +6,28 @@
  * cursor (engine/cursor.h); lays out the panes (one struct view each, from
  * the ops tables of tui/view-*.c, all listed in view_table below), routes
  * keys, hands `:` lines to the prompt (tui/prompt.c: the one command
- * table), and draws the status line
- *   pid:tid  function  file:line  event N/M
+ * table; gdb's frame commands in tui/prompt-frame.c), and draws the status
+ * line
+ *   pid:tid  function  file:line  event N/M  [fault]   cmd  +2.137 ms  41%
  * where function is the frame the cursor is in (cursor_frame: after `F`,
- * reverse-finish, the caller, at the call line, as gdb names it).
+ * reverse-finish, the caller, at the call line, as gdb names it), and at
+ * the right, where it fits, the process's command, the time since the
+ * session's first event and the position in the session's time.  The trace pane's title names the
+ * cursor's process, thread and host; a move into another process says
+ * gdb's "[Switching to process P (cmd) thread T on HOST]".  The event
+ * text is tui/tui-text.c's, the search tui/tui-search.c's (`/`, `\`, `>`,
+ * `<`), the source lookup tui/tui-where.c's.  F1 is help, F10 quits; the
+ * wheel scrolls the pane under the pointer, a click focuses a pane and
+ * hands the row to its view (view_ops.click); j/k are Down/Up everywhere.
  * Every exit path goes through screen_fini(), which restores the terminal.
  *
  * Layout: below 160 columns the panes stack (source above trace above
- * threads); from 160 columns the trace takes the left half.  The aux slot
- * (source by default) can show any other view (`:view vitals`).  A session
- * that crashed opens at the faulting event with its stack expanded; a hang
+ * threads), the trace taking at least half the rows (12 of 24) and the
+ * threads at most a fifth; from 160 columns the trace takes the left
+ * half.  The aux slot (source by default) can show any other view (`:view
+ * vitals`).  A session that crashed opens at the faulting event with its
+ * stack expanded (a failed run of processes that talked: its flows in the
+ * aux slot, focused, and the fault's source below the trace); a hang
  * snapshot opens with the threads pane focused and large, one line per
  * thread.
  *
@@ -35,12 +47,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "engine/chunk.h"
 #include "engine/cursor.h"
+#include "engine/node-vitals.h"
 #include "engine/reconstruct.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -191,37 +203,7 @@ int view_focus(struct view *v, const char *name)
 	return 0;
 }
 
-/* ---- source locations ---- */
-
-static char *find_source(struct tui *t, const char *file)
-{
-	char buf[2048], *dirs, *d, *save;
-	const char *base;
-	struct stat st;
-
-	if (!file || !*file)
-		return NULL;
-	if (file[0] == '/' && stat(file, &st) == 0)
-		return strdup(file);
-	base = strrchr(file, '/');
-	base = base ? base + 1 : file;
-	dirs = strdup(t->srcpath);
-	if (!dirs)
-		return NULL;
-	for (d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/%s", d, file);
-		if (file[0] != '/' && stat(buf, &st) == 0)
-			goto found;
-		snprintf(buf, sizeof(buf), "%s/%s", d, base);
-		if (stat(buf, &st) == 0)
-			goto found;
-	}
-	free(dirs);
-	return NULL;
-found:
-	free(dirs);
-	return strdup(buf);
-}
+/* ---- frames and folding ---- */
 
 int64_t tui_frame(struct view *v, int th, int64_t idx)
 {
@@ -262,186 +244,51 @@ void tui_fold(struct view *v, int th, int64_t from, int64_t to, int on)
 	t->folds[t->nfolds++] = (struct tui_fold_op){ th, on, from, to };
 }
 
-int tui_locate(struct view *v, int th, int64_t idx, char **file, int *line,
-	       char **path)
-{
-	struct tui *t = tui_of(v);
-	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
-	struct recon_row row;
-	int err;
-
-	*path = NULL;
-	*file = NULL;
-	*line = 0;
-	/* a signal: the line of its pc, symbolized at ingest with the load
-	 * bias of the module that holds it (engine/ingest.c) */
-	if (e->kind == SK_SIGNAL && !recon_row(t->r, e->id, &row) &&
-	    !session_callsite(t->s, row.site, file, line)) {
-		*path = find_source(t, *file);
-		return 0;
-	}
-	err = recon_event_site(t->r, th, idx, file, line);
-	if (err)
-		return err;
-	*path = find_source(t, *file);
-	return 0;
-}
-
-/* ---- event text ---- */
-
-static const char *signame(int signo)
-{
-	static const char *const n[] = {
-		[4] = "SIGILL", [6] = "SIGABRT", [7] = "SIGBUS", [8] = "SIGFPE",
-		[9] = "SIGKILL", [11] = "SIGSEGV", [13] = "SIGPIPE",
-		[15] = "SIGTERM", [2] = "SIGINT",
-	};
-
-	return signo > 0 && signo < 16 && n[signo] ? n[signo] : "signal";
-}
-
-void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
-{
-	struct tui *t = tui_of(v);
-	const struct recon_ev ev = recon_get(t->r, th, idx), *e = &ev;
-	const char *fn = recon_func_name(t->r, e->func);
-	struct recon_row row;
-
-	switch (e->kind) {
-	case SK_ENTRY:
-		if (e->match >= 0 && tui_folded(v, th, idx))
-			snprintf(buf, size, "%s() { ... }  %lld events%s", fn,
-				 (long long)(e->match - idx + 1),
-				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
-							    "wrapped)"
-							  : "");
-		else
-			snprintf(buf, size, "%s() {%s", fn,
-				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
-							    "wrapped)"
-							  : "");
-		return;
-	case SK_EXIT:
-		snprintf(buf, size, "} /* %s */", fn);
-		return;
-	}
-	recon_row(t->r, e->id, &row);
-	switch (e->kind) {
-	case SK_SIGNAL:
-		snprintf(buf, size, "*** %s (signal %lld) addr 0x%llx ***",
-			 signame((int)row.arg0), (long long)row.arg0,
-			 (unsigned long long)row.arg1);
-		break;
-	case SK_SEND:
-	case SK_RECV: {
-		int ot;
-		int64_t oi;
-
-		if (!recon_peer(t->r, th, idx, &ot, &oi))
-			snprintf(buf, size, "%s fd=%lld %lld bytes %s %d:%d",
-				 e->kind == SK_SEND ? "send" : "recv",
-				 (long long)row.arg0, (long long)row.arg1,
-				 e->kind == SK_SEND ? "->" : "<-",
-				 t->r->threads[ot].pid, t->r->threads[ot].tid);
-		else
-			snprintf(buf, size, "%s fd=%lld %lld bytes",
-				 e->kind == SK_SEND ? "send" : "recv",
-				 (long long)row.arg0, (long long)row.arg1);
-		break;
-	}
-	case SK_FORK:
-		snprintf(buf, size, "fork -> pid %lld", (long long)row.arg0);
-		break;
-	case SK_PROCESS_EXIT:
-		snprintf(buf, size, "process exit (status %lld)",
-			 (long long)row.arg0);
-		break;
-	case SK_LOST:
-		if (e->id < 0) /* engine/reconstruct.c: a damaged chunk */
-			snprintf(buf, size, "~~~ gap: a damaged chunk (events "
-					    "unreadable) ~~~");
-		else
-			snprintf(buf, size,
-				 "~~~ gap: %lld records lost (the drain fell "
-				 "behind) ~~~",
-				 (long long)row.arg0);
-		break;
-	default:
-		snprintf(buf, size, "%s",
-			 session_kind_name(e->kind) ? session_kind_name(e->kind)
-						    : "?");
-	}
-}
-
 /* ---- commands: tui/prompt.c ---- */
+
+/* gdb's "[Switching to ...]" when a move lands in another process */
+void tui_moved_from(struct tui *t, int pid0)
+{
+	const struct recon_thread *th = &t->r->threads[cursor_thread(t->c)];
+	const char *host = NULL, *cmd;
+
+	if (th->pid == pid0)
+		return;
+	cmd = tui_proc_command(t, th->pid, &host);
+	screen_message("[Switching to process %d (%s) thread %d%s%s]", th->pid,
+		       cmd ? cmd : th->name ? th->name : "?", th->tid,
+		       host ? " on " : "", host ? host : "");
+}
 
 void tui_do_move(struct tui *t, int m)
 {
 	char *cause = NULL;
+	int pid0 = t->r->threads[cursor_thread(t->c)].pid;
 
 	if (cursor_move(t->c, (enum cursor_move)m, &cause))
 		screen_error("%s: %s", cursor_move_name((enum cursor_move)m),
 			     cause ? cause : "cannot move");
-	else
+	else {
 		tui_moved(t);
-	free(cause);
-}
-
-static int search_pred(const struct recon_ev *e, void *arg)
-{
-	struct tui *t = arg;
-
-	return strstr(recon_func_name(t->r, e->func), t->search) != NULL;
-}
-
-static void tui_search(struct tui *t, const char *what)
-{
-	const struct recon *r = t->r;
-	int th0 = cursor_thread(t->c), k;
-
-	if (*what)
-		snprintf(t->search, sizeof(t->search), "%s", what);
-	if (!t->search[0])
-		return;
-	/* forward from the cursor in its thread, then the other threads */
-	for (k = 0; k <= r->nthreads; k++) {
-		int th = (th0 + k) % r->nthreads;
-		const struct recon_thread *thr = &r->threads[th];
-		int64_t i = k == 0 ? cursor_index(t->c) + 1 : 0;
-		int64_t end = k == r->nthreads ? cursor_index(t->c) : thr->n;
-
-		i = i < end ? recon_scan(r, th, i, 1, 1 << SK_ENTRY,
-					 search_pred, t)
-			    : -1;
-		if (i >= 0 && i < end) {
-			cursor_goto(t->c, th, i, NULL);
-			tui_moved(t);
-			if (k)
-				screen_message("search: found in thread %d", th + 1);
-			return;
-		}
+		tui_moved_from(t, pid0);
 	}
-	screen_error("not found: %s", t->search);
+	free(cause);
 }
 
 /* ---- drawing ---- */
 
 static const char tui_help_text[] =
-	"propel TUI - keys (gdb single-key style; uppercase = reverse)\n"
-	"  s / S      step / reverse-step (s at a send: into its recv in the\n"
-	"             receiving process; S at a recv: back to its send)\n"
-	"  n / N      next / reverse-next (over calls)\n"
-	"  f / F      finish / reverse-finish (out of the function)\n"
-	"  c / C      continue / reverse-continue (to a signal or break)\n"
-	"  Up/Down    move the cursor line   PgUp/PgDn  page   Home/End\n"
-	"  Enter/Spc  fold or unfold the call at the cursor\n"
-	"  + / -      unfold / fold all calls inside it\n"
-	"  a          all threads interleaved by time (toggle)\n"
-	"  Tab        next pane          / TEXT   search a function\n"
-	"  :          command line: step reverse-step next reverse-next finish\n"
-	"             reverse-finish continue reverse-continue bt thread N\n"
-	"             break FUNC delete goto ID|@NS directory DIR view NAME\n"
-	"  ?          this help (any key closes)        q  quit\n";
+	"propel TUI - gdb's single keys; uppercase steps back\n"
+	" s/S step/back (a send: into its recv)  n/N next/back (over calls)\n"
+	" f/F finish/back (out of the call)      c/C continue/back (signal)\n"
+	" Up/Down j/k line  PgUp/PgDn page  Home/End  (every pane; mouse too)\n"
+	" Enter/Space fold the call   +/- unfold/fold all inside   a threads\n"
+	" / TEXT search  \\ TEXT search back  > next hit  < previous hit\n"
+	" Tab next pane  : gdb's commands (Tab completes names):\n"
+	"   step [N] next finish continue reverse-step ... bt up down\n"
+	"   frame N break FUNC info breakpoints delete [N] list print\n"
+	"   goto +TIME|ID|@NS thread N directory DIR view NAME\n"
+	" ?/F1 this help (any key closes)          q/F10 quit\n";
 
 static const char tui_live_help_text[] =
 	"propel - the live console: this node's processes, busiest first\n"
@@ -458,9 +305,9 @@ static const char tui_live_help_text[] =
 
 static void draw_help(struct tui *t, int cols, int rows)
 {
-	struct screen_rect r;
+	struct screen_rect r, in;
 	const char *p = t->mode == TUI_LIVE ? tui_live_help_text : tui_help_text;
-	int y = 1, i;
+	int y, i;
 
 	r.w = cols < 76 ? cols : 76;
 	r.h = rows - 2 < 20 ? rows - 2 : 20;
@@ -468,19 +315,59 @@ static void draw_help(struct tui *t, int cols, int rows)
 	r.y = (rows - 2 - r.h) / 2;
 	screen_clear(&r);
 	screen_box(&r, "help", SC_CYAN);
-	while (*p && y < r.h - 1) {
+	/* inside the border: a long line is cut, never drawn over it */
+	in = (struct screen_rect){ r.x + 2, r.y + 1, r.w - 3, r.h - 2 };
+	y = 0;
+	while (*p && y < in.h) {
 		const char *nl = strchr(p, '\n');
 		char line[128];
 		int len = nl ? (int)(nl - p) : (int)strlen(p);
 
 		snprintf(line, sizeof(line), "%.*s", len, p);
-		screen_put(&r, y++, 2, SA_NORMAL, line);
+		screen_put(&in, y++, 0, SA_NORMAL, line);
 		p += len + (nl ? 1 : 0);
 	}
-	for (i = 0; i < t->nviews && y < r.h - 1; i++)
+	for (i = 0; i < t->nviews && y < in.h; i++)
 		if (t->views[i].ops->help)
-			screen_printf(&r, y++, 2, SA_DIM, "[%s] %s",
+			screen_printf(&in, y++, 0, SA_DIM, "[%s] %s",
 				      t->views[i].ops->name, t->views[i].ops->help);
+}
+
+/* a box over the panes (`bt`), until the next key */
+static void draw_popup(struct tui *t, int cols, int rows)
+{
+	struct screen_rect r, in;
+	const char *p = t->popup;
+	int n = 1, w = screen_strwidth(t->popup_title) + 6, y = 0;
+
+	for (const char *q = p; *q; q++)
+		if (*q == '\n')
+			n++;
+	for (const char *q = p; *q;) {
+		const char *nl = strchr(q, '\n');
+		int len = nl ? (int)(nl - q) : (int)strlen(q);
+
+		if (len + 4 > w)
+			w = len + 4;
+		q += len + (nl ? 1 : 0);
+	}
+	r.w = w < cols ? w : cols;
+	r.h = n + 2 < rows - 2 ? n + 2 : rows - 2;
+	r.x = (cols - r.w) / 2;
+	r.y = (rows - 2 - r.h) / 2;
+	screen_clear(&r);
+	screen_box(&r, t->popup_title, SC_CYAN);
+	in = (struct screen_rect){ r.x + 2, r.y + 1, r.w - 3, r.h - 2 };
+	while (*p && y < in.h) {
+		const char *nl = strchr(p, '\n');
+		char line[256];
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		snprintf(line, sizeof(line), "%.*s", len, p);
+		screen_put(&in, y, 0, y == 0 ? SA_BOLD : SA_NORMAL, line);
+		y++;
+		p += len + (nl ? 1 : 0);
+	}
 }
 
 static void draw_pane(struct tui *t, int slot, struct screen_rect r)
@@ -490,9 +377,25 @@ static void draw_pane(struct tui *t, int slot, struct screen_rect r)
 	int focused = slot == t->focus;
 	char title[128];
 
-	snprintf(title, sizeof(title), " %s%s", v->ops->title,
-		 slot == SLOT_TRACE && t->interleave ? " (all threads by time)"
-						     : "");
+	if (t->r && !strcmp(v->ops->name, "trace") && !t->interleave) {
+		/* where am I: the process, its thread and host */
+		const struct recon_thread *th = &t->r->threads[cursor_thread(t->c)];
+		const char *host = NULL, *cmd = tui_proc_command(t, th->pid, &host);
+
+		snprintf(title, sizeof(title), " %s  %s %d  thread %d%s%s%s%s",
+			 v->ops->title, cmd ? cmd : th->name ? th->name : "?",
+			 th->pid, th->tid,
+			 th->name && cmd && strncmp(th->name, cmd, 15) ? " " : "",
+			 th->name && cmd && strncmp(th->name, cmd, 15) ? th->name
+								      : "",
+			 host ? "  on " : "", host ? host : "");
+	} else {
+		snprintf(title, sizeof(title), " %s%s", v->ops->title,
+			 slot == SLOT_TRACE && t->interleave
+				 ? " (all threads by time)"
+				 : "");
+	}
+	t->pane[slot] = r;
 	screen_clear_row(&head, 0, 0, focused ? SA_REVERSE : SC_CYAN | SA_UNDERLINE);
 	screen_put(&head, 0, 0, (focused ? SA_REVERSE : SC_CYAN) | SA_BOLD, title);
 	body = (struct screen_rect){ r.x, r.y + 1, r.w, r.h - 1 };
@@ -515,7 +418,11 @@ static void tui_status(struct tui *t, char *buf, int size)
 	char *file = NULL, *path = NULL;
 	const char *base;
 	int line = 0;
-	char where[256] = "??";
+	char where[256] = "??", at[48];
+	int pct = t->r->last_ts > t->r->first_ts
+			  ? (int)((e.ts - t->r->first_ts) * 100 /
+				  (t->r->last_ts - t->r->first_ts))
+			  : 100;
 
 	if (!tui_locate(&t->views[0], th, i, &file, &line, &path)) {
 		base = strrchr(file, '/');
@@ -532,6 +439,33 @@ static void tui_status(struct tui *t, char *buf, int size)
 		 : e.kind == SK_LOST ? "  [gap]"
 				     : "",
 		 cursor_break_count(t->c) ? "  [break]" : "");
+	/* at the right, where it fits: the time since the session's start
+	 * and the position in the session's time ("+2.137 ms  41%") */
+	{
+		int cols, rows, lw = screen_strwidth(buf), rw;
+		size_t len = strlen(buf);
+		char right[128];
+
+		const char *cmd = tui_proc_command(t, thr->pid, NULL);
+
+		screen_size(&cols, &rows);
+		tui_time(&t->views[0], e.ts, at, sizeof(at));
+		/* the process's command first, when there is room */
+		snprintf(right, sizeof(right), "%.40s  %s  %3d%% ",
+			 cmd ? cmd : "", at, pct);
+		rw = screen_strwidth(right);
+		if (!cmd || lw + 2 + rw > cols) {
+			snprintf(right, sizeof(right), "%s  %3d%% ", at, pct);
+			rw = screen_strwidth(right);
+		}
+		if (lw + 2 + rw > cols) {
+			snprintf(right, sizeof(right), "%3d%% ", pct);
+			rw = screen_strwidth(right);
+		}
+		if (lw + 2 + rw <= cols && len + (cols - lw) < (size_t)size)
+			snprintf(buf + len, size - len, "%*s%s", cols - lw - rw,
+				 "", right);
+	}
 	free(file);
 	free(path);
 }
@@ -568,6 +502,8 @@ static void tui_draw(struct tui *t)
 		return;
 	}
 	thh = t->r->nthreads + 1;
+	if (strcmp(t->views[t->slot[SLOT_THREADS]].ops->name, "threads"))
+		thh = ch / 4 > 3 ? ch / 4 : 3; /* another view below */
 	if (t->r->hang)
 		thh = thh > ch / 2 ? thh : ch / 2;
 	if (thh > ch / 3 && !t->r->hang)
@@ -589,12 +525,17 @@ static void tui_draw(struct tui *t)
 			screen_vline(&sep, 0, 0, ch, SC_CYAN);
 		}
 	} else {
-		int srch = (ch - thh) * 2 / 5;
+		int srch;
 
-		if (srch < 3)
-			srch = 3;
-		trh = ch - thh - srch;
-		if (trh < 3) {
+		/* the trace gets at least half the rows (12 of 24), the
+		 * threads at most a fifth; the source the rest (a hang: the
+		 * threads half, as it opens on them) */
+		if (!t->r->hang && thh > ch / 5 &&
+		    !strcmp(t->views[t->slot[SLOT_THREADS]].ops->name, "threads"))
+			thh = ch / 5 < 2 ? 2 : ch / 5;
+		trh = t->r->hang ? (ch - thh) * 3 / 5 : ch / 2 + 1;
+		srch = ch - thh - trh;
+		if (srch < 3) {
 			trh = ch - thh;
 			srch = 0;
 		}
@@ -604,6 +545,8 @@ static void tui_draw(struct tui *t)
 		draw_pane(t, SLOT_THREADS,
 			  (struct screen_rect){ 0, srch + trh, cols, thh });
 	}
+	if (t->popup)
+		draw_popup(t, cols, rows);
 	if (t->help)
 		draw_help(t, cols, rows);
 	tui_status(t, status, sizeof(status));
@@ -625,6 +568,39 @@ static void tui_draw(struct tui *t)
 
 /* ---- main loop ---- */
 
+/* the view of the pane under the pointer (its slot in *slot), or NULL */
+static struct view *tui_pane_at(struct tui *t, int *slot)
+{
+	int x, y, s;
+
+	screen_mouse(&x, &y);
+	for (s = 0; s < (t->mode == TUI_LIVE ? 1 : NSLOTS); s++) {
+		const struct screen_rect *r = &t->pane[s];
+
+		if (r->w <= 0 || x < r->x || x >= r->x + r->w || y < r->y ||
+		    y >= r->y + r->h)
+			continue;
+		if (slot)
+			*slot = s;
+		return &t->views[t->slot[s]];
+	}
+	return NULL;
+}
+
+/* a click: the pane under it takes the focus; its view gets the row */
+static void tui_click(struct tui *t)
+{
+	int x, y, slot;
+	struct view *v = tui_pane_at(t, &slot);
+
+	if (!v)
+		return;
+	screen_mouse(&x, &y);
+	t->focus = slot;
+	if (y > t->pane[slot].y && v->ops->click)
+		v->ops->click(v, y - t->pane[slot].y - 1);
+}
+
 static int tui_key(struct tui *t, int key)
 {
 	struct view *v = &t->views[t->slot[t->focus]];
@@ -632,32 +608,61 @@ static int tui_key(struct tui *t, int key)
 
 	if (screen_prompt_active()) {
 		if (screen_prompt_key(key, &line)) {
-			if (line && t->search[0] == '\x01' && v->ops->search) {
+			/* search[0]: 1 = the `/` prompt, 2 = `\` */
+			int dir = t->search[0] == '\x02' ? -1 : 1;
+
+			if (line && t->search[0] && v->ops->search) {
 				t->search[0] = 0;
 				v->ops->search(v, line);
-			} else if (line && t->search[0] == '\x01' && !t->r) {
+			} else if (line && t->search[0] && !t->r) {
 				t->search[0] = 0; /* live: a pane without search */
 				screen_error("/: the %s pane has no search",
 					     v->ops->name);
-			} else if (line && t->search[0] == '\x01') {
+			} else if (line && t->search[0]) {
 				t->search[0] = 0;
-				tui_search(t, line);
+				tui_search_start(t, line, dir);
 			} else if (line) {
 				prompt_run(t, line);
-			} else if (t->search[0] == '\x01') {
+			} else if (t->search[0]) {
 				t->search[0] = 0;
 			}
 			free(line);
 		}
 		return 0;
 	}
+	if (t->popup) { /* a box (bt) goes with any key, which still acts
+			 * (Esc only closes it) */
+		free(t->popup);
+		t->popup = NULL;
+		if (key == SCREEN_KEY_ESC)
+			return 0;
+	}
 	if (t->help) {
 		t->help = 0;
-		if (key != 'q')
+		if (key != 'q' && key != SCREEN_KEY_F0 + 10)
 			return 0;
 	}
 	if (key == SCREEN_KEY_RESIZE || key == SCREEN_KEY_NONE)
 		return 0;
+	/* the same movement keys in every pane: vi's j/k are Down/Up; the
+	 * wheel moves three lines of the focused pane; a click focuses the
+	 * pane under it and, in a list, picks the line */
+	if (key == 'j' || key == 'k')
+		key = key == 'j' ? SCREEN_KEY_DOWN : SCREEN_KEY_UP;
+	if (key == SCREEN_KEY_WHEEL_UP || key == SCREEN_KEY_WHEEL_DOWN) {
+		/* three lines of the pane under the pointer */
+		struct view *w = tui_pane_at(t, NULL);
+		int k;
+
+		for (k = 0; k < 3 && w && w->ops->key; k++)
+			w->ops->key(w, key == SCREEN_KEY_WHEEL_UP ? SCREEN_KEY_UP
+								   : SCREEN_KEY_DOWN);
+		return 0;
+	}
+	if (key == SCREEN_KEY_CLICK) {
+		tui_click(t);
+		return 0;
+	}
 	if (v->ops->key && v->ops->key(v, key)) {
 		return 0;
 	}
@@ -677,6 +682,16 @@ static int tui_key(struct tui *t, int key)
 			t->focus = (t->focus + NSLOTS - 1) % NSLOTS;
 			return 0;
 		}
+	if (t->c)
+		switch (key) {
+		case '\\':
+			t->search[0] = '\x02';
+			t->search[1] = 0;
+			screen_prompt_begin("\\");
+			return 0;
+		case '>': tui_search_next(t, 1); return 0;
+		case '<': tui_search_next(t, -1); return 0;
+		}
 	switch (key) {
 	case ':': screen_prompt_begin(":"); break;
 	case '/':
@@ -684,8 +699,10 @@ static int tui_key(struct tui *t, int key)
 		t->search[1] = 0;
 		screen_prompt_begin("/");
 		break;
-	case '?': t->help = 1; break;
-	case 'q': t->quit = 1; break;
+	case '?':
+	case SCREEN_KEY_F0 + 1: t->help = 1; break;
+	case 'q':
+	case SCREEN_KEY_F0 + 10: t->quit = 1; break;
 	case 'L' & 0x1f: break;
 	default:
 		if (key < 128 && key > 32)
@@ -819,10 +836,19 @@ int tui_session_open(const char *path, int best_flow)
 	}
 	if (err || vitals_only)
 		goto out;
+	/* the commands and hosts, for names (an old session has none) */
+	{
+		char *why = NULL;
+
+		if (session_processes(t.s, &t.procs, &t.nprocs, &why))
+			t.nprocs = 0;
+		free(why);
+	}
 	err = screen_init(&cause);
 	if (err)
 		goto out;
 	/* from here on the terminal is the screen's */
+	prompt_attach(&t);
 	chunk_store_quiet(t.r->store, 1);
 	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
 		if (view_table[k].modes & TUI_SESSION)
@@ -841,11 +867,15 @@ int tui_session_open(const char *path, int best_flow)
 	 * trace cursor still at the fault) */
 	failed = t.r->crashed && tui_talked(t.r) && !t.r->hang &&
 		 view_focus(&t.views[t.slot[SLOT_TRACE]], "flows") == 0;
+	/* ... and the source of the fault stays in sight, below the trace
+	 * (the threads are a `:view threads` away) */
+	if (failed && tui_find_view(&t, "source") >= 0)
+		t.slot[SLOT_THREADS] = tui_find_view(&t, "source");
 	tui_moved(&t);
 	if (failed)
-		screen_message("the run failed: its flows ranked by suspect "
-			       "score, Enter opens one (%s)",
-			       "Tab to the trace");
+		/* (fits 80 columns) */
+		screen_message("the run failed: flows ranked by suspect score; "
+			       "Enter opens, Tab: trace");
 	else if (t.r->crashed && cursor_event(t.c)->kind == SK_SIGNAL)
 		screen_message("the program crashed here: %s (? for help)",
 			       "stack expanded");
@@ -953,6 +983,7 @@ int tui_session_open(const char *path, int best_flow)
 			(long long)t.r->nevents, ru.ru_maxrss);
 	}
 out:
+	prompt_attach(NULL);
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
@@ -960,6 +991,9 @@ out:
 	recon_free(t.r);
 	session_close(t.s);
 	free(t.folds);
+	free(t.popup);
+	tui_search_free(&t);
+	session_processes_free(t.procs, t.nprocs);
 	if (err) {
 		propel_report("tui", err, cause);
 		free(cause);
@@ -1015,6 +1049,11 @@ struct tui_live *view_live(struct view *v)
 	return tui_of(v)->live;
 }
 
+struct node_vitals *view_node_vitals(struct view *v)
+{
+	return tui_of(v)->nodev;
+}
+
 /* `x`: stop the run; 1 when its session is stored (then the caller opens
  * it), 0 when the stop failed (said on the message line). */
 static int tui_live_stop(struct tui *t)
@@ -1062,10 +1101,13 @@ int tui_live_main(void)
 		free(cause);
 		return 1;
 	}
+	node_vitals_start(&t.nodev); /* loads in its thread */
+	prompt_attach(&t);
 	for (k = 0; k < sizeof(view_table) / sizeof(view_table[0]); k++)
 		if (view_table[k].modes & TUI_LIVE)
 			tui_add_view(&t, view_table[k].ops);
 	if (!t.nviews) {
+		node_vitals_stop(t.nodev);
 		screen_fini();
 		propel_report("top", -EIO, "cannot open the process view");
 		return 1;
@@ -1105,9 +1147,11 @@ int tui_live_main(void)
 			tui_key(&t, key);
 	}
 	screen_fini();
+	prompt_attach(NULL);
 	for (i = 0; i < t.nviews; i++)
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
+	node_vitals_stop(t.nodev);
 	if (stopped) {
 		/* the session it stored, in today's trace view; the log
 		 * keeps fd 2 until that TUI is done too */

@@ -20,6 +20,8 @@
 
 #include "tui/view.h"
 
+struct session_proc;
+
 #define TUI_MAXVIEWS 8
 #define TUI_TICK_MS 1000 /* live mode: the views' tick (refresh) period */
 #define TUI_FIRST_TICK_MS 250 /* ... and the first, soon after the first
@@ -56,7 +58,45 @@ struct tui {
 	int nfolds, capfolds;
 	uint64_t damage_seen; /* chunk_store_message count shown */
 	struct tui_live *live; /* TUI_LIVE: the capture run, once attached */
+	struct node_vitals *nodev; /* TUI_LIVE: the kernel's view of each
+				    * process (engine/node-vitals.h) */
+	/* the session's processes (commands, hosts), for names */
+	struct session_proc *procs;
+	size_t nprocs;
+	/* the search (tui/tui-search.c): its pattern and every hit, by
+	 * thread then index (at most TUI_SEARCH_MAX; capped says more) */
+	struct tui_find {
+		char pat[128];
+		struct tui_hit {
+			int t;
+			int64_t i;
+		} *hit;
+		int64_t n, cap;
+		int capped;
+	} find;
+	/* frame commands (tui/prompt.c): the position `up`, `down` and
+	 * `frame N` count from, the level shown, and where that left the
+	 * cursor (a move elsewhere starts again from the cursor) */
+	int fr_t, fr_level, fr_at_t;
+	int64_t fr_i, fr_at_i;
+	/* a box over the panes until the next key (`bt`): title and text */
+	char popup_title[64];
+	char *popup;
+	/* where the panes were drawn (mouse clicks) */
+	struct screen_rect pane[NSLOTS];
 };
+
+#define TUI_SEARCH_MAX 1000000
+
+/* tui/tui-search.c: `/`, `\` (backward), `>` and `<` (next, previous).
+ * Set the pattern and go to its first hit from the cursor in direction
+ * dir (1 forward, -1 backward); "" repeats the last pattern. */
+void tui_search_start(struct tui *t, const char *pat, int dir);
+void tui_search_next(struct tui *t, int dir);
+void tui_search_free(struct tui *t);
+
+/* tui/tui-text.c: the command of pid (NULL when unknown), its host */
+const char *tui_proc_command(struct tui *t, int pid, const char **host);
 
 /* `propel tui [DB]`: the TUI on the session at path; the exit status. */
 int tui_session_main(const char *path);
@@ -75,6 +115,10 @@ int tui_live_main(void);
  * message line. */
 void prompt_run(struct tui *t, char *line);
 
+/* Tab at the prompt completes commands, views and function names of t
+ * (NULL: none); the core calls it once the screen is up. */
+void prompt_attach(struct tui *t);
+
 /* `:interleave`, also the trace's key `a` (tui/prompt.c) */
 int cmd_interleave_exec(struct tui *t, int argc, char **argv, char **cause);
 
@@ -82,6 +126,9 @@ int cmd_interleave_exec(struct tui *t, int argc, char **argv, char **cause);
 int tui_find_view(struct tui *t, const char *name);
 /* Tell every view the cursor moved. */
 void tui_moved(struct tui *t);
+/* After a move from process pid0: gdb's "[Switching to process ...]" on
+ * the message line when the cursor is in another process now. */
+void tui_moved_from(struct tui *t, int pid0);
 /* A cursor move, its failure on the message line. */
 void tui_do_move(struct tui *t, int move);
 

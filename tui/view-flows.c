@@ -67,6 +67,7 @@ struct flows_view {
 	uint32_t *ev;  /* its events, by time */
 	size_t nev;
 	long sel, top, esel, etop;
+	int row0; /* the list's first row (clicks) */
 };
 
 static const struct trace *flows_view_sort_trace;
@@ -191,7 +192,46 @@ static void flows_view_scroll(long sel, long *top, int h)
 		*top = sel - h + 1;
 }
 
-static void flows_view_draw_list(struct flows_view *fv,
+/* the flow's processes by command, its starting one first, a command
+ * run by several processes once with their count: "front → back ×3" */
+static void flows_view_procs(struct view *v, const struct trace *t,
+			     const struct flows_flow *fl, char *buf, size_t n)
+{
+	const char *name[16];
+	int count[16], nn = 0, i;
+	size_t p, len = 0;
+	int64_t first = t->ev[fl->start].pid;
+
+	for (p = 0; p <= fl->npids; p++) {
+		/* the start's process, then the others by pid */
+		int64_t pid = p == 0 ? first : fl->pids[p - 1];
+		const char *c;
+
+		if (p && pid == first)
+			continue;
+		c = view_proc_command(v, (int)pid);
+		if (!c)
+			c = "?";
+		for (i = 0; i < nn && strcmp(name[i], c); i++)
+			;
+		if (i == nn) {
+			if (nn == 16)
+				continue;
+			name[nn] = c;
+			count[nn++] = 0;
+		}
+		count[i]++;
+	}
+	buf[0] = 0;
+	for (i = 0; i < nn && len < n; i++) {
+		len += snprintf(buf + len, n - len, "%s%s", i ? " \u2192 " : "",
+				name[i]);
+		if (count[i] > 1 && len < n)
+			len += snprintf(buf + len, n - len, " \u00d7%d", count[i]);
+	}
+}
+
+static void flows_view_draw_list(struct view *v, struct flows_view *fv,
 				 const struct screen_rect *r, int focused)
 {
 	const struct trace *t = fv->t;
@@ -214,9 +254,11 @@ static void flows_view_draw_list(struct flows_view *fv,
 			      fv->fs.last_func ? trace_str(t, fv->fs.last_func)
 					       : "?");
 	screen_printf(r, row++, 0, SA_BOLD,
-		      "RANK FLOW    SCORE %-16s PIDS  (%zu flows%s)", "",
-		      fv->f->n, fv->f->per_process ? ", per process" : "");
+		      "RANK FLOW    SCORE %-16s  DURATION PROCESSES  (%zu "
+		      "flows%s)",
+		      "", fv->f->n, fv->f->per_process ? ", per process" : "");
 	h = r->h - row;
+	fv->row0 = row;
 	flows_view_scroll(fv->sel, &fv->top, h);
 	for (i = fv->top; i < (long)fv->f->n && row < r->h; i++, row++) {
 		size_t u = fv->order[i];
@@ -224,7 +266,7 @@ static void flows_view_draw_list(struct flows_view *fv,
 		int attr = i == fv->sel && focused ? SA_REVERSE : SA_NORMAL;
 		int bar = fv->max > 0 ? (int)(16 * fv->sc[u].score / fv->max + 0.5)
 				      : 0;
-		char bars[16 * 3 + 1];
+		char bars[16 * 3 + 1], dur[32], procs[256];
 		int col, b;
 		size_t p;
 
@@ -240,9 +282,16 @@ static void flows_view_draw_list(struct flows_view *fv,
 							: SC_YELLOW),
 			   bars);
 		col += 17;
+		/* how long it ran, and who: "dist-front → dist-back ×3" */
+		tui_dur(fl->last_ts - fl->first_ts, dur, sizeof(dur));
+		col += screen_printf(r, row, col, attr, "%10s ", dur);
+		flows_view_procs(v, t, fl, procs, sizeof(procs));
+		col += screen_put(r, row, col, attr, procs);
 		for (p = 0; p < fl->npids; p++)
-			col += screen_printf(r, row, col, attr, "%s%" PRId64,
-					     p ? "," : "", fl->pids[p]);
+			col += screen_printf(r, row, col, attr | SA_DIM, "%s%" PRId64,
+					     p ? "," : " (", fl->pids[p]);
+		if (fl->npids)
+			screen_put(r, row, col, attr | SA_DIM, ")");
 	}
 }
 
@@ -325,7 +374,7 @@ static void flows_view_draw(struct view *v, const struct screen_rect *r,
 	else if (fv->open)
 		flows_view_draw_events(fv, r, focused);
 	else
-		flows_view_draw_list(fv, r, focused);
+		flows_view_draw_list(v, fv, r, focused);
 }
 
 static int flows_view_enter(struct view *v, struct flows_view *fv)
@@ -621,15 +670,28 @@ int view_flows_rank(struct session *s, FILE *out, char **cause)
 	return 0;
 }
 
+/* a click on the ranked list selects that flow (Enter opens it) */
+static void flows_view_click(struct view *v, int row)
+{
+	struct flows_view *fv = v->priv;
+	long i;
+
+	if (!fv->loaded || fv->err[0] || fv->open || row < fv->row0)
+		return;
+	i = fv->top + row - fv->row0;
+	if (i < (long)fv->f->n)
+		fv->sel = i;
+}
+
 const struct view_ops view_flows_ops = {
 	.name = "flows",
 	.title = "flows by suspect score",
-	.help = "Up/Down select, Enter open the flow's events / go to the "
-		"event, d the flow beside its nearest of the same kind, "
-		"Backspace back",
+	.help = "Enter open a flow / go to an event, d beside its nearest, "
+		"Bksp back",
 	.open = flows_view_open,
 	.free = flows_view_free,
 	.draw = flows_view_draw,
 	.key = flows_view_key,
 	.command = flows_view_command,
+	.click = flows_view_click,
 };

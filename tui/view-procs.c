@@ -2,14 +2,15 @@
  * tui/view-procs.c - the live console's process view (`propel`, `propel
  * top`): this node's processes, one line each, like htop and csysdig.
  *
- *     PID USER      THR   CPU%  COMMAND
- *    4242 alice       4   37.5  ./dist-back --port 0
- *       2 root        1    0.0  [kthreadd]  (kernel thread)      <- dimmed
+ *     PID USER      THR   CPU%  OFF%  SYS/s WAITING      COMMAND
+ *    4242 alice       4   37.5  90.6  12.3k sock recvfrom ./dist-back
+ *       2 root        1    0.0 100.0 [kthreadd]  (kernel thread)  <- dimmed
  *
  * Figures come from /proc (share/procs.h) once a second (the core's tick,
  * TUI_TICK_MS): CPU% is the process's utime + stime over the last tick,
  * as top counts it (100 = one core); "-" until a rate can be measured
- * (the first screen, up to the first tick 250 ms later; a new process).  Busiest first (ties: lower pid);
+ * (the first screen, up to the first tick 250 ms later; a new process).  Busiest first (ties: the
+ * processes propel may trace, then lower pid);
  * the selection follows its pid across refreshes.  `/ TEXT` keeps the
  * lines that hold TEXT (any case; `/` alone: all again).
  *
@@ -18,10 +19,12 @@
  * stop propel), another user's without CAP_SYS_PTRACE, and what Yama's
  * ptrace_scope forbids.
  *
- * The kernel's per-process figures (off-CPU share, syscalls/s) need the
- * BPF collector and are not shown here yet: the status line says so, and
- * says why BPF is out of reach when it is (not root, ...), rather than
- * showing an empty column as if it had been measured.
+ * OFF% is the share of its threads' time off the CPU over the last tick
+ * (100 - CPU% / threads, /proc); WAITING what held most of that time
+ * and SYS/s its system calls per second: the kernel's view of the core
+ * (engine/node-vitals.h: BPF over every process where it is allowed;
+ * without it WAITING comes from /proc/PID/syscall alone, SYS/s is "-",
+ * and the status line says what is missing and why).
  *
  * `a` attaches to the selected process, `A` with --follow, through the
  * core's view_attach() (tui/tui.c tui_attach: the capture run of
@@ -41,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/node-vitals.h"
 #include "share/clock.h"
 #include "share/proc.h"
 #include "share/procs.h"
@@ -51,6 +55,8 @@
 #define PROCS_NUSERS 64
 #define CAP_SYS_PTRACE 19
 #define PROCS_UID_EVERY 8 /* passes between two reads of the owners */
+#define PROCS_HEADER \
+	"    PID USER      THR   CPU%  OFF%  SYS/s WAITING      COMMAND"
 
 struct proc_row {
 	struct procs_stat st;
@@ -77,7 +83,6 @@ struct procs {
 	int myuid, cap_ptrace, scope;
 	int *ancestors; /* propel and its parents up to init */
 	int nancestors;
-	const char *bpf_why; /* NULL when BPF could be used */
 	struct {
 		int uid;
 		char name[16];
@@ -208,6 +213,10 @@ static int procs_cmp(const void *a, const void *b)
 		return x->gone_at ? 1 : -1;
 	if (x->cpu != y->cpu)
 		return x->cpu < y->cpu ? 1 : -1;
+	/* on an idle node most lines tie at 0.0: the ones propel may trace
+	 * first, not a screenful of kernel threads */
+	if (!x->why_not != !y->why_not)
+		return x->why_not ? 1 : -1;
 	return x->st.pid - y->st.pid;
 }
 
@@ -391,7 +400,6 @@ static int procs_open(struct view *v, char **cause)
 	p->myuid = (int)geteuid();
 	p->cap_ptrace = procs_have_cap(CAP_SYS_PTRACE);
 	p->scope = procs_ptrace_scope();
-	procs_bpf_allowed(&p->bpf_why);
 	for (pid = getpid(); pid > 0 && p->nancestors < 64;) {
 		int *a = realloc(p->ancestors, (p->nancestors + 1) * sizeof(*a));
 
@@ -451,6 +459,30 @@ static const char *procs_fit(const char *cmd, int room)
 	return sl;
 }
 
+void view_procs_figures(double pcpu, int nthreads,
+			const struct node_vital *nvl, char *cpu, char *off,
+			char *sys, size_t n)
+{
+	double o;
+
+	if (pcpu < 0 || nthreads <= 0) {
+		snprintf(cpu, n, "     -");
+		snprintf(off, n, "    -");
+	} else {
+		o = 100.0 - pcpu / nthreads;
+		snprintf(cpu, n, "%6.1f", pcpu);
+		snprintf(off, n, "%5.1f", o < 0 ? 0 : o);
+	}
+	if (nvl->syscalls_s < 0)
+		snprintf(sys, n, "     -");
+	else if (nvl->syscalls_s < 100000)
+		snprintf(sys, n, "%6.0f", nvl->syscalls_s);
+	else if (nvl->syscalls_s < 1e7)
+		snprintf(sys, n, "%5.0fk", nvl->syscalls_s / 1e3);
+	else
+		snprintf(sys, n, "%5.0fM", nvl->syscalls_s / 1e6);
+}
+
 static void procs_draw(struct view *v, const struct screen_rect *r,
 		       int focused)
 {
@@ -458,8 +490,7 @@ static void procs_draw(struct view *v, const struct screen_rect *r,
 	int row, i, w;
 
 	screen_clear_row(r, 0, 0, SA_BOLD | SA_UNDERLINE);
-	screen_put(r, 0, 0, SA_BOLD | SA_UNDERLINE,
-		   "    PID USER      THR   CPU%  COMMAND");
+	screen_put(r, 0, 0, SA_BOLD | SA_UNDERLINE, PROCS_HEADER);
 	p->page = r->h - 1 > 1 ? r->h - 1 : 1;
 	if (p->sel < p->top)
 		p->top = p->sel;
@@ -475,18 +506,31 @@ static void procs_draw(struct view *v, const struct screen_rect *r,
 	for (row = 1, i = p->top; i < p->nshown && row < r->h; i++, row++) {
 		const struct proc_row *pr = &p->rows[p->order[i]];
 		int attr = pr->why_not ? SA_DIM : SA_NORMAL;
-		char head[64], cpu[16], cmd[PROCS_CMDLINE + 80];
+		char head[96], cpu[16], off[16], sys[16], cmd[PROCS_CMDLINE + 80];
+		struct node_vital nvl;
 		const char *c;
 		int room;
 
 		if (i == p->sel && focused)
 			attr = SA_REVERSE | (pr->why_not ? SA_DIM : 0);
-		if (pr->cpu < 0)
-			snprintf(cpu, sizeof(cpu), "     -");
+		/* a kernel thread is in no system call */
+		node_vitals_get(view_node_vitals(v), pr->st.pid,
+				pr->st.flags & PROPEL_PF_KTHREAD ? 0
+								 : pr->st.state,
+				&nvl);
+		view_procs_figures(pr->cpu, pr->st.nthreads, &nvl, cpu, off,
+				   sys, sizeof(cpu));
+		/* a line propel may not trace gives SYS/s's and WAITING's
+		 * room to its reason: at 80 columns they would not fit */
+		if (pr->why_not)
+			snprintf(head, sizeof(head), "%7d %-8.8s %4d %s %s ",
+				 pr->st.pid, procs_user(p, pr->uid),
+				 pr->st.nthreads, cpu, off);
 		else
-			snprintf(cpu, sizeof(cpu), "%6.1f", pr->cpu);
-		snprintf(head, sizeof(head), "%7d %-8.8s %4d %s  ", pr->st.pid,
-			 procs_user(p, pr->uid), pr->st.nthreads, cpu);
+			snprintf(head, sizeof(head),
+				 "%7d %-8.8s %4d %s %s %s %-12.12s ", pr->st.pid,
+				 procs_user(p, pr->uid), pr->st.nthreads, cpu,
+				 off, sys, nvl.why);
 		w = screen_strwidth(head);
 		room = r->w - w;
 		c = procs_fit(pr->cmd, room - (pr->why_not
@@ -569,6 +613,7 @@ static void procs_search(struct view *v, const char *text)
 static void procs_status(struct view *v, char *buf, int size)
 {
 	struct procs *p = v->priv;
+	const char *m;
 	int len;
 
 	len = snprintf(buf, size, " %d procs", p->n);
@@ -576,9 +621,13 @@ static void procs_status(struct view *v, char *buf, int size)
 		len += snprintf(buf + len, size - len, ", %d match /%.16s%s",
 				p->nshown, p->filter,
 				strlen(p->filter) > 16 ? "..." : "");
-	if (len < size)
-		snprintf(buf + len, size - len, "  vital signs: /proc only (%s)",
-			 p->bpf_why ? p->bpf_why : "BPF view not wired yet");
+	m = node_vitals_missing(view_node_vitals(v));
+	if (len < size && m)
+		snprintf(buf + len, size - len,
+			 "  vital signs: /proc only (%s): no SYS/s", m);
+	else if (len < size)
+		snprintf(buf + len, size - len,
+			 "  vital signs: BPF (off-CPU spans, syscalls)");
 }
 
 const struct view_ops view_procs_ops = {

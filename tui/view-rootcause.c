@@ -2,9 +2,12 @@
  * tui/view-rootcause.c - the root-cause pane (`:view rootcause`): the call
  * paths only in the anomalous flow (the fail-stop process's, else the top
  * suspect) or only in its nearest normal flow (analysis/rootcause.h:
- * prefix-pruned, merged, both ranks shown), as
- * `propel report --rootcause` prints them.  Enter moves the cursor to the
- * path's first occurrence and focuses the trace pane.
+ * prefix-pruned, merged), as `propel report --rootcause` prints them:
+ * the anomalous side's paths first, each with its values (when it first
+ * ran, from its flow's start; its frames) and apart from them its two
+ * ranks (by that time, by length).  Enter moves the cursor to the path's
+ * first occurrence, focuses the trace pane and says which flow, side and
+ * process it went to.
  *
  * The analysis runs on the first draw, as in tui/view-flows.c.
  */
@@ -31,6 +34,7 @@ struct rootcause_view {
 	struct profiles_space sp;
 	struct profile *prof;
 	struct rootcause rc;
+	size_t *order; /* rows: the anomalous side's paths, then the normal */
 	size_t anom, normal;
 	long sel, top;
 };
@@ -76,6 +80,17 @@ static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
 				      &rv->prof[rv->normal], &rv->rc);
 	}
 	free(sc);
+	if (!err && !(rv->order = calloc(rv->rc.n + 1, sizeof(*rv->order))))
+		err = -ENOMEM;
+	if (!err) {
+		size_t k, n = 0;
+		int side;
+
+		for (side = 0; side < 2; side++)
+			for (k = 0; k < rv->rc.n; k++)
+				if (rv->rc.p[k].side == side)
+					rv->order[n++] = k;
+	}
 	if (err)
 		snprintf(rv->err, sizeof(rv->err), "%s", cause ? cause : why);
 	free(cause);
@@ -98,6 +113,7 @@ static void rootcause_view_free(struct view *v)
 	if (!rv)
 		return;
 	rootcause_release(&rv->rc);
+	free(rv->order);
 	if (rv->f)
 		profiles_free(rv->prof, rv->f->n);
 	profiles_space_release(&rv->sp);
@@ -124,13 +140,18 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 		      "%zu pruned, %zu kept",
 		      rv->anom + 1, rv->normal + 1, rv->rc.delta_raw,
 		      rv->rc.delta_pruned, rv->rc.n);
-	screen_printf(r, row++, 0, SA_BOLD, "TIME LEN SIDE  PATH");
+	/* values first (when the path first ran, from its flow's start;
+	 * how many frames deep), then the two ranks (by time, by length) */
+	screen_printf(r, row++, 0, SA_BOLD,
+		      "FROM START FRAMES   #T  #L SIDE PATH");
 	if (rv->sel < rv->top)
 		rv->top = rv->sel;
 	if (rv->sel >= rv->top + (r->h - row))
 		rv->top = rv->sel - (r->h - row) + 1;
 	for (i = rv->top; i < (long)rv->rc.n && row < r->h; i++, row++) {
-		const struct rootcause_path *p = &rv->rc.p[i];
+		const struct rootcause_path *p = &rv->rc.p[rv->order[i]];
+		char at[32], last[256];
+		size_t len;
 		int attr = i == rv->sel && focused ? SA_REVERSE : SA_NORMAL;
 		const char *fn[64];
 		size_t n = trace_path_funcs(p->t, p->path, fn, 64), j;
@@ -138,23 +159,48 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 
 		if (attr != SA_NORMAL)
 			screen_clear_row(r, row, 0, attr);
-		col = screen_printf(r, row, 0,
-				    attr | (p->side ? SC_GREEN : SC_RED),
-				    "%4zu %3zu %-5s ", p->rank_time,
-				    p->rank_length, p->side ? "norm" : "anom");
-		for (j = 0; j + 1 < n && j < 64; j++)
-			col += screen_printf(r, row, col, attr, "%s > ", fn[j]);
+		tui_dur(p->rel_ts, at, sizeof(at));
+		col = screen_printf(r, row, 0, attr, "%10s %6u ", at,
+				    (unsigned)p->len);
+		col += screen_printf(r, row, col, attr | SA_DIM, "%4zu %3zu ",
+				     p->rank_time, p->rank_length);
+		col += screen_printf(r, row, col,
+				     attr | SA_BOLD | (p->side ? SC_GREEN : SC_RED),
+				     "%-4s ", p->side ? "norm" : "anom");
+		/* the last call(s) in bold; the callers before them, the
+		 * outermost dropped ("… > ") when they do not fit */
+		len = 0;
+		last[0] = 0;
 		if (p->nlast > 1) {
-			col += screen_put(r, row, col, attr | SA_BOLD, "[");
-			for (j = 0; j < p->nlast; j++)
-				col += screen_printf(r, row, col, attr | SA_BOLD,
-						     "%s%s", j ? ", " : "",
-						     trace_str(p->t, p->last[j]));
-			screen_put(r, row, col, attr | SA_BOLD, "]");
+			len = snprintf(last, sizeof(last), "[");
+			for (j = 0; j < p->nlast && len < sizeof(last); j++)
+				len += snprintf(last + len, sizeof(last) - len,
+						"%s%s", j ? ", " : "",
+						trace_str(p->t, p->last[j]));
+			if (len < sizeof(last))
+				snprintf(last + len, sizeof(last) - len, "]");
 		} else {
-			screen_put(r, row, col, attr | SA_BOLD,
-				   trace_str(p->t, p->last[0]));
+			snprintf(last, sizeof(last), "%s",
+				 trace_str(p->t, p->last[0]));
 		}
+		for (j = 0; j + 1 < n && j < 64; j++) {
+			int room = r->w - col - screen_strwidth(last);
+			size_t k, plen = 0;
+
+			/* callers j.. and what they take */
+			for (k = j; k + 1 < n && k < 64; k++)
+				plen += strlen(fn[k]) + 3;
+			if (j && (int)plen + 4 <= room)
+				break;
+			if (!j && (int)plen <= room)
+				break;
+		}
+		if (j)
+			col += screen_put(r, row, col, attr | SA_DIM,
+					  "\u2026 > ");
+		for (; j + 1 < n && j < 64; j++)
+			col += screen_printf(r, row, col, attr, "%s > ", fn[j]);
+		screen_put(r, row, col, attr | SA_BOLD, last);
 	}
 }
 
@@ -180,6 +226,7 @@ static int rootcause_view_key(struct view *v, int key)
 	struct rootcause_view *rv = v->priv;
 	long n = (long)rv->rc.n;
 	char *cause = NULL;
+	const struct rootcause_path *p;
 	int64_t id;
 
 	if (!rv->loaded || rv->err[0])
@@ -191,6 +238,12 @@ static int rootcause_view_key(struct view *v, int key)
 	case SCREEN_KEY_DOWN:
 		rv->sel = rv->sel + 1 < n ? rv->sel + 1 : rv->sel;
 		return 1;
+	case SCREEN_KEY_PGUP:
+		rv->sel = rv->sel > 10 ? rv->sel - 10 : 0;
+		return 1;
+	case SCREEN_KEY_PGDN:
+		rv->sel = rv->sel + 10 < n ? rv->sel + 10 : (n ? n - 1 : 0);
+		return 1;
 	case SCREEN_KEY_HOME:
 		rv->sel = 0;
 		return 1;
@@ -200,25 +253,49 @@ static int rootcause_view_key(struct view *v, int key)
 	case SCREEN_KEY_ENTER:
 		if (rv->sel >= n)
 			return 1;
-		id = rootcause_view_event(rv, &rv->rc.p[rv->sel]);
-		if (id < 0)
+		p = &rv->rc.p[rv->order[rv->sel]];
+		id = rootcause_view_event(rv, p);
+		if (id < 0) {
 			screen_error("no event for that path");
-		else if (view_goto_event(v, id, &cause))
+		} else if (view_goto_event(v, id, &cause)) {
 			screen_error("%s", cause ? cause : "cannot go there");
-		else
+		} else {
+			int pid, tid;
+			const char *cmd;
+
 			view_focus(v, "trace");
+			view_cursor_thread(v, &pid, &tid);
+			cmd = view_proc_command(v, pid);
+			/* where Enter went: the flow, its side, the process */
+			screen_message("flow %zu (%s), process %d (%s) thread "
+				       "%d: the path's first call",
+				       (p->side ? rv->normal : rv->anom) + 1,
+				       p->side ? "normal" : "anomalous", pid,
+				       cmd ? cmd : "?", tid);
+		}
 		free(cause);
 		return 1;
 	}
 	return 0;
 }
 
+/* a click on a path's row selects it (Enter goes there) */
+static void rootcause_view_click(struct view *v, int row)
+{
+	struct rootcause_view *rv = v->priv;
+	long i = rv->top + row - 2; /* below the two heading rows */
+
+	if (rv->loaded && !rv->err[0] && row >= 2 && i < (long)rv->rc.n)
+		rv->sel = i;
+}
+
 const struct view_ops view_rootcause_ops = {
 	.name = "rootcause",
-	.title = "root-cause paths (rank by time, by length)",
-	.help = "Up/Down select, Enter go to the path's first occurrence",
+	.title = "root-cause paths (anomalous first; #T #L: ranks by time, by length)",
+	.help = "Enter goes to the path's first call (says where)",
 	.open = rootcause_view_open,
 	.free = rootcause_view_free,
 	.draw = rootcause_view_draw,
 	.key = rootcause_view_key,
+	.click = rootcause_view_click,
 };

@@ -3,7 +3,8 @@
  * (TraceBack §4.3): the file of the cursor event's location (tui_locate:
  * DWARF line of a fault, the call site of an entry/exit, the function's
  * declaration otherwise) with that line marked, found through the source
- * path (`:directory DIR`, $PROPEL_SOURCE_PATH).  Where the file is not on
+ * path as gdb looks (tui/tui-where.c: comp_dir, the session's directory,
+ * `:directory DIR`, $PROPEL_SOURCE_PATH), tabs expanded to 8 columns.  Where the file is not on
  * this machine it says so, and shows the disassembly when the binary is
  * there (tui_disasm).  Keeps the last file it read (one file in memory).
  */
@@ -64,10 +65,7 @@ static int source_read(struct source_view *sv, const char *path)
 		}
 		if (n && line[n - 1] == '\n')
 			line[n - 1] = 0;
-		for (char *p = line; *p; p++)
-			if (*p == '\t')
-				*p = ' ';
-		sv->lines[sv->nlines++] = strdup(line);
+		sv->lines[sv->nlines++] = tui_expand_tabs(line);
 	}
 	free(line);
 	fclose(f);
@@ -139,6 +137,7 @@ static void source_draw(struct view *v, const struct screen_rect *r, int focused
 		first = sv->nlines - r->h;
 	if (first < 1)
 		first = 1;
+	sv->scroll = first - (line - r->h / 2); /* Home/End: no overshoot */
 	for (row = 0, k = first; row < r->h && k <= sv->nlines; row++, k++) {
 		int attr = SA_NORMAL;
 
@@ -148,7 +147,7 @@ static void source_draw(struct view *v, const struct screen_rect *r, int focused
 			screen_clear_row(r, row, 0, attr);
 		screen_printf(r, row, 0, k == line ? attr : SC_GRAY, "%5d%s", k,
 			      k == line ? ">" : " ");
-		screen_put(r, row, 6, attr, sv->lines[k - 1]);
+		screen_put(r, row, 6, attr, sv->lines[k - 1] ? sv->lines[k - 1] : "");
 	}
 out:
 	free(file);
@@ -160,6 +159,8 @@ static int source_key(struct view *v, int key)
 	struct source_view *sv = v->priv;
 
 	switch (key) {
+	case SCREEN_KEY_HOME: sv->scroll = -100000; return 1;
+	case SCREEN_KEY_END: sv->scroll = 100000; return 1;
 	case SCREEN_KEY_UP: sv->scroll--; return 1;
 	case SCREEN_KEY_DOWN: sv->scroll++; return 1;
 	case SCREEN_KEY_PGUP: sv->scroll -= 10; return 1;

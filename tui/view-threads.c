@@ -32,6 +32,7 @@
 
 struct threads_view {
 	int sel; /* selected line; -1 = follow the cursor */
+	int first, first_row, page; /* thread on the first list row, that row */
 	struct session_proc *procs;
 	size_t nprocs;
 	int kernel; /* the session has off-CPU spans (--vitals) */
@@ -251,6 +252,8 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 	int64_t ts = cursor_event(c)->ts;
 	int sel = tv->sel < 0 ? ct : tv->sel, h = r->h;
 
+	tv->page = r->h;
+
 	if (tv->kernel && r->h > 1) {
 		/* the kernel strip, then the threads */
 		threads_kernel_update(v, tv);
@@ -258,8 +261,16 @@ static void threads_draw(struct view *v, const struct screen_rect *r,
 		row = 1;
 		h = r->h - 1;
 	}
+	if (h > 2) { /* what the columns are */
+		screen_put(r, row++, 0, SA_BOLD | SA_DIM,
+			   "  # PID:TID HOST COMMAND [THREAD]  in FUNCTION  "
+			   "EVENT AT THE CURSOR'S TIME");
+		h--;
+	}
+	tv->first_row = row;
 	if (sel >= h)
 		first = sel - h + 1;
+	tv->first = first;
 	for (t = first; t < rc->nthreads && row < r->h; t++, row++) {
 		const struct recon_thread *th = &rc->threads[t];
 		int64_t i = t == ct ? cursor_index(c) : recon_at_ts(rc, t, ts);
@@ -316,6 +327,7 @@ static int threads_key(struct view *v, int key)
 	struct recon *rc = tui_recon(v);
 	struct cursor *c = tui_cursor(v);
 	int sel = tv->sel < 0 ? cursor_thread(c) : tv->sel;
+	int page = tv->page > 1 ? tv->page - 1 : 1;
 
 	switch (key) {
 	case SCREEN_KEY_UP:
@@ -323,6 +335,18 @@ static int threads_key(struct view *v, int key)
 		return 1;
 	case SCREEN_KEY_DOWN:
 		tv->sel = sel + 1 < rc->nthreads ? sel + 1 : sel;
+		return 1;
+	case SCREEN_KEY_PGUP:
+		tv->sel = sel > page ? sel - page : 0;
+		return 1;
+	case SCREEN_KEY_PGDN:
+		tv->sel = sel + page < rc->nthreads ? sel + page : rc->nthreads - 1;
+		return 1;
+	case SCREEN_KEY_HOME:
+		tv->sel = 0;
+		return 1;
+	case SCREEN_KEY_END:
+		tv->sel = rc->nthreads - 1;
 		return 1;
 	case SCREEN_KEY_ENTER: {
 		char *cause = NULL;
@@ -337,6 +361,16 @@ static int threads_key(struct view *v, int key)
 	return 0;
 }
 
+/* a click selects the thread of that line (Enter switches to it) */
+static void threads_click(struct view *v, int row)
+{
+	struct threads_view *tv = v->priv;
+	int t = tv->first + row - tv->first_row;
+
+	if (row >= tv->first_row && t < tui_recon(v)->nthreads)
+		tv->sel = t;
+}
+
 static void threads_moved(struct view *v)
 {
 	((struct threads_view *)v->priv)->sel = -1;
@@ -345,10 +379,11 @@ static void threads_moved(struct view *v)
 const struct view_ops view_threads_ops = {
 	.name = "threads",
 	.title = "threads at the cursor's time",
-	.help = "Up/Down select, Enter switch the cursor to that thread",
+	.help = "Enter (or a click, then Enter) switches to that thread",
 	.open = threads_open,
 	.free = threads_free,
 	.draw = threads_draw,
 	.key = threads_key,
 	.moved = threads_moved,
+	.click = threads_click,
 };

@@ -12,6 +12,13 @@
  * folded call, its folded ancestors open (trace_reveal), so the cursor's
  * line is always visible.  The pane keeps only a top anchor; a frame
  * walks at most one screen of lines from it.
+ *
+ * Each call line shows its duration at the right (uftrace's column, with
+ * units; on the entry and on the exit: the partner's time alone,
+ * recon_ts, from the chunk the match already decoded; kept per event).  Indentation stops at a quarter of
+ * the width; a deeper line shows its true depth (`⋮41`) where the
+ * indentation stops.  The search's hits have their matched text
+ * highlighted (tui/tui-search.c); a click moves the cursor to the line.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,12 +26,30 @@
 #include "engine/session.h"
 #include "tui/screen.h"
 #include "tui/tui-core.h"
+#include "tui/tui.h"
 #include "tui/view.h"
+
+#define TRACE_MAXROWS 512
+#define TRACE_DURW 11 /* the duration column: "  14.020 ms" */
+#define TRACE_DURMEMO 1024
 
 struct trace_view {
 	int top_t;
 	int64_t top; /* first visible line (tree mode) */
 	int page;    /* rows last drawn */
+	/* the event on each row last drawn (mouse clicks) */
+	struct {
+		int t;
+		int64_t i;
+	} row[TRACE_MAXROWS];
+	int nrows;
+	/* durations already worked out, by event (direct-mapped): a redraw
+	 * after a step shows mostly the same lines */
+	struct {
+		int t;
+		int64_t i;
+		char text[40]; /* right-aligned, "" none */
+	} dur[TRACE_DURMEMO];
 };
 
 static int64_t trace_vnext(struct view *v, int t, int64_t i)
@@ -66,8 +91,15 @@ static void trace_reveal(struct view *v, int t, int64_t i)
 
 static int trace_open(struct view *v, char **cause)
 {
-	v->priv = calloc(1, sizeof(struct trace_view));
-	return v->priv ? 0 : -12;
+	struct trace_view *tv = calloc(1, sizeof(*tv));
+	int k;
+
+	if (!tv)
+		return -12;
+	for (k = 0; k < TRACE_DURMEMO; k++)
+		tv->dur[k].t = -1;
+	v->priv = tv;
+	return 0;
 }
 
 static void trace_free(struct view *v)
@@ -93,31 +125,102 @@ static int line_attr(const struct recon_ev *e)
 	return SC_CYAN;
 }
 
-static void draw_line(struct view *v, const struct screen_rect *r, int row,
-		      int t, int64_t i, int cur, int focused, int tidcol)
+/* the duration column's text of the call whose entry or exit (t, i)
+ * is ("" for any other line), kept per event */
+static const char *call_dur(struct trace_view *tv, struct recon *rc, int t,
+			    int64_t i, const struct recon_ev *e)
 {
+	unsigned k = (unsigned)((uint64_t)i * 2654435761u + (unsigned)t) %
+		     TRACE_DURMEMO;
+	char d[24];
+	int64_t m;
+
+	if ((e->kind != SK_ENTRY && e->kind != SK_EXIT) || e->match < 0)
+		return "";
+	if (tv->dur[k].t == t && tv->dur[k].i == i)
+		return tv->dur[k].text;
+	m = recon_ts(rc, t, e->match);
+	tui_dur(e->kind == SK_ENTRY ? m - e->ts : e->ts - m, d, sizeof(d));
+	snprintf(tv->dur[k].text, sizeof(tv->dur[k].text), "%*s ",
+		 TRACE_DURW - 1, d);
+	tv->dur[k].t = t;
+	tv->dur[k].i = i;
+	return tv->dur[k].text;
+}
+
+/* draws the line of (t, i); returns the index of the next visible line
+ * (past a folded call) */
+static int64_t draw_line(struct view *v, const struct screen_rect *r, int row,
+			 int t, int64_t i, int cur, int focused, int tidcol)
+{
+	struct trace_view *tv = v->priv;
 	struct recon *rc = tui_recon(v);
 	const struct recon_thread *th = &rc->threads[t];
 	const struct recon_ev ev = recon_get(rc, t, i), *e = &ev;
 	char text[256];
-	int attr = line_attr(e), col = 0, ind = e->depth, maxind = r->w / 4;
+	const char *pat = tui_search_pattern(v), *hit;
+	int attr = line_attr(e), col = 0, ind = e->depth, maxind;
+	struct screen_rect tr = *r; /* the text, left of the durations */
+	const char *d = call_dur(tv, rc, t, i, e);
+	int64_t next = i + 1;
+	int folded = 0;
 
+	if (row < TRACE_MAXROWS) {
+		tv->row[row].t = t;
+		tv->row[row].i = i;
+		tv->nrows = row + 1;
+	}
+	/* the indentation as if every line had the column (a line
+	 * without a duration keeps its text's room) */
+	maxind = ((r->w >= 40 ? r->w - TRACE_DURW : r->w) - (tidcol ? 7 : 0)) / 4;
+	if (r->w >= 40 && *d)
+		tr.w = r->w - TRACE_DURW;
 	if (cur)
-		attr = (focused ? SA_REVERSE : SA_UNDERLINE | SA_BOLD) |
-		       (e->kind == SK_SIGNAL ? SA_HIGHLIGHT : 0);
+		attr = e->kind == SK_SIGNAL /* red stays red under the cursor */
+			       ? SA_HIGHLIGHT | (focused ? 0 : SA_UNDERLINE)
+			       : (focused ? SA_REVERSE : SA_UNDERLINE | SA_BOLD);
 	if (cur)
-		screen_clear_row(r, row, 0, focused ? SA_REVERSE : SA_NORMAL);
+		screen_clear_row(r, row, 0,
+				 e->kind == SK_SIGNAL ? SA_HIGHLIGHT
+				 : focused	      ? SA_REVERSE
+						      : SA_NORMAL);
 	if (tidcol)
-		col += screen_printf(r, row, col, attr | SC_GREEN, "%6d ", th->tid);
-	col += screen_put(r, row, col, attr, cur ? ">" : " ");
-	if (ind > maxind)
-		ind = maxind;
-	col += screen_printf(r, row, col, attr, "%*s", ind * 2, "");
+		col += screen_printf(&tr, row, col, attr | SC_GREEN, "%6d ", th->tid);
+	col += screen_put(&tr, row, col, attr, cur ? ">" : " ");
+	if (ind > maxind) {
+		/* deeper than the indentation shows: its true depth, so no
+		 * two depths read as one column */
+		char mark[16];
+		int mw;
+
+		snprintf(mark, sizeof(mark), "\u22ee%d ", ind);
+		mw = screen_strwidth(mark);
+		col += screen_printf(&tr, row, col, attr, "%*s",
+				     maxind * 2 > mw ? maxind * 2 - mw : 0, "");
+		col += screen_put(&tr, row, col,
+				  cur ? attr : attr | SC_CYAN | SA_BOLD, mark);
+	} else {
+		col += screen_printf(&tr, row, col, attr, "%*s", ind * 2, "");
+	}
+	if (e->kind == SK_ENTRY && e->match >= 0 && (folded = tui_folded(v, t, i)))
+		next = e->match + 1;
 	if (e->kind == SK_ENTRY && e->match >= 0)
-		col += screen_put(r, row, col, attr,
-				  tui_folded(v, t, i) ? "+ " : "- ");
-	tui_describe(v, t, i, text, sizeof(text));
-	screen_put(r, row, col, attr, text);
+		col += screen_put(&tr, row, col, attr, folded ? "+ " : "- ");
+	tui_describe_ev(v, t, i, e, text, sizeof(text));
+	screen_put(&tr, row, col, attr, text);
+	/* a search hit: the matched text highlighted */
+	if (*pat && e->kind != SK_EXIT && (hit = strstr(text, pat)) &&
+	    tui_search_is_hit(v, t, i)) {
+		char pre[256];
+
+		snprintf(pre, sizeof(pre), "%.*s", (int)(hit - text), text);
+		screen_printf(&tr, row, col + screen_strwidth(pre), SA_MATCH,
+			      "%.*s", (int)strlen(pat), hit);
+	}
+	if (*d && tr.w < r->w) /* uftrace's column: the call's duration,
+				* on its entry and its exit */
+		screen_put(r, row, tr.w, cur ? attr : attr | SC_GRAY, d);
+	return next;
 }
 
 static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
@@ -155,10 +258,8 @@ static void draw_tree(struct view *v, const struct screen_rect *r, int focused)
 		tv->top = i;
 		tv->top_t = t;
 	}
-	for (i = tv->top, row = 0; i < th->n && row < r->h; row++) {
-		draw_line(v, r, row, t, i, i == ci, focused, 0);
-		i = trace_vnext(v, t, i);
-	}
+	for (i = tv->top, row = 0; i < th->n && row < r->h; row++)
+		i = draw_line(v, r, row, t, i, i == ci, focused, 0);
 	if (row < r->h)
 		screen_put(r, row, 1, SA_DIM, "-- end of trace --");
 }
@@ -190,6 +291,7 @@ static void trace_draw(struct view *v, const struct screen_rect *r, int focused)
 	struct trace_view *tv = v->priv;
 
 	tv->page = r->h;
+	tv->nrows = 0;
 	if (tui_interleaved(v))
 		draw_interleaved(v, r, focused);
 	else
@@ -280,12 +382,23 @@ static int trace_key(struct view *v, int key)
 	return 0;
 }
 
+static void trace_click(struct view *v, int row)
+{
+	struct trace_view *tv = v->priv;
+
+	if (row >= 0 && row < tv->nrows) {
+		cursor_goto(tui_cursor(v), tv->row[row].t, tv->row[row].i, NULL);
+		tui_moved(v->tui);
+	}
+}
+
 const struct view_ops view_trace_ops = {
 	.name = "trace",
 	.title = "trace",
-	.help = "Up/Down line, Enter/Space fold, +/- unfold/fold inside, a interleave",
+	.help = "the cursor's thread as a call tree (a: all threads by time)",
 	.open = trace_open,
 	.free = trace_free,
 	.draw = trace_draw,
 	.key = trace_key,
+	.click = trace_click,
 };

@@ -638,8 +638,8 @@ static int vv_key(struct view *v, int key)
 const struct view_ops view_vitals_ops = {
 	.name = "vitals",
 	.title = "vitals",
-	.help = "Left/Right epoch  Enter samples/stack/trace  t sample's "
-		"time in the trace  Bksp back  1-9 vital A  v vital B",
+	.help = "Left/Right epoch, Enter samples, t to the trace, 1-9/v "
+		"vitals",
 	.open = vv_open,
 	.free = vv_free,
 	.draw = vv_draw,

@@ -29,6 +29,8 @@
  *   status(v, buf, n)   the status line, when the focused view has one.
  *   search(v, text)     `/ TEXT` while the view is focused (text "" =
  *                       clear); without it `/` searches the trace.
+ *   click(v, row)       optional: a mouse click on row (of the rectangle
+ *                       last drawn); the core has focused the view.
  */
 #ifndef PROPEL_TUI_VIEW_H
 #define PROPEL_TUI_VIEW_H
@@ -55,6 +57,7 @@ struct view_ops {
 	void (*tick)(struct view *v);
 	void (*status)(struct view *v, char *buf, int size);
 	void (*search)(struct view *v, const char *text);
+	void (*click)(struct view *v, int row);
 };
 
 struct view {
@@ -96,6 +99,24 @@ int view_attach(struct view *v, int pid, const char *comm, int follow,
 
 /* The live console's capture run (tui/live.h), NULL when not attached. */
 struct tui_live *view_live(struct view *v);
+
+/* The live console's kernel view of each process (engine/node-vitals.h),
+ * NULL outside the live console. */
+struct node_vitals;
+struct node_vitals *view_node_vitals(struct view *v);
+
+/* The process view's figures of one process (tui/view-procs.c), shared
+ * with the live pane's traced processes: CPU% (pcpu, < 0 unknown), OFF%
+ * (its threads' time off the CPU) and SYS/s, each n bytes, "-" for what
+ * is not known (yet). */
+struct node_vital;
+void view_procs_figures(double pcpu, int nthreads,
+			const struct node_vital *nvl, char *cpu, char *off,
+			char *sys, size_t n);
+/* The command of process pid in the session (NULL when unknown); a
+ * duration in uftrace's units ("2.137 us"): tui/tui-text.c. */
+const char *view_proc_command(struct view *v, int pid);
+void tui_dur(int64_t ns, char *buf, int size);
 
 /* The views the core knows, one per file (the core's view_table). */
 extern const struct view_ops view_trace_ops;

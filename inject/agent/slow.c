@@ -556,8 +556,13 @@ static void sig_wrapper(int sig, siginfo_t *si, void *ucv)
 					    : (void *)pa->sa_handler;
 	int saved_errno = errno;
 
-	if (sig == SIGTRAP && (quiesce_signal(si, uc) || patch_trap(uc)))
+	/* every return restores errno: a handler that changes it turns the
+	 * EINTR of the call it interrupted into another error (redis's
+	 * event loop panics on epoll_wait failing with anything else) */
+	if (sig == SIGTRAP && (quiesce_signal(si, uc) || patch_trap(uc))) {
+		errno = saved_errno;
 		return;
+	}
 	if (t && t->ring && !t->busy && t->gen == ag_gen && ag_active) {
 		t->busy = 1;
 		rec_put(t, PROPEL_REC_SIGNAL, (uint32_t)sig,
@@ -569,8 +574,10 @@ static void sig_wrapper(int sig, siginfo_t *si, void *ucv)
 	if (h == (void *)SIG_DFL || h == (void *)SIG_IGN) {
 		struct sigaction dfl;
 
-		if (h == (void *)SIG_IGN && !is_fault(sig))
+		if (h == (void *)SIG_IGN && !is_fault(sig)) {
+			errno = saved_errno;
 			return;
+		}
 		/* the default action, exactly as without the agent */
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;

@@ -11,6 +11,13 @@
 #   attach/events         the status line counts events, and the count grows
 #   attach/flows-10s      the pane lists at least 5 flows, ranked, within
 #                         10 s of `A`
+#   attach/vitals-beside  above the flows, the traced processes with their
+#                         vital signs: dist-front's line (pid, command)
+#                         with CPU%, OFF%, a measured SYS/s (BPF, not "-")
+#                         and what it waits in (engine/node-vitals.h)
+#   attach/resize-live    resized to 120x40 while attached: the pane
+#                         redraws at that size (status on row 39, more
+#                         flows listed than at 80x24), then back
 #   attach/no-smear       no "propel: ..." line of the run on the screen;
 #                         they are in the log file named beside the session
 #   attach/tui-cpu        the TUI's own CPU while attached, over 5 s, under
@@ -44,7 +51,7 @@
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 . "$(dirname "$0")/../real/servers.sh"
 set -uo pipefail
-expect_checks 15
+expect_checks 17
 command -v tmux >/dev/null || { skip console-attach "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console-attach "no $PROPEL"; exit 1; }
 if ! is_root; then
@@ -86,6 +93,16 @@ flows_within() {
 	done
 	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 }
+# select_pid PID: Home, then Down to the line of PID (the filter may
+# leave others: the front end's child shares its command line)
+select_pid() {
+	local i
+	tmx send-keys -t t Home
+	sleep 0.2
+	i=$(tui_screen | sed -n '3,$p' | grep -nE '^ *[0-9]+ ' | awk -v p="$1" '$2 == p { sub(":.*", "", $1); print $1 - 1; exit }')
+	for ((; ${i:-0} > 0; i--)); do tmx send-keys -t t Down; done
+	sleep 0.1
+}
 leases() { # the app's processes with a propel-lease thread
 	local p n=0
 	for p in $app_pids; do
@@ -95,15 +112,19 @@ leases() { # the app's processes with a propel-lease thread
 }
 
 tui_start 80 24 "cd $d/empty && $PROPEL"
-if tui_wait_for "PID USER" 3 && tui_screen | grepq "CPU%  COMMAND"; then
+if tui_wait_for "PID USER" 3 && tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND"; then
 	pass attach/process-view
 else
 	fail attach/process-view "$(tui_screen | head -3 | tr '\n' '|')"
 fi
 
-tui_keys / ; tui_keys dist-front Enter
+# the front end of this suite's app by its pid (another suite's
+# dist-front may be running; the front end's child shares its command
+# line), then its line among any other the filter leaves
+tui_keys / ; tui_keys "$front" Enter
 sleep 0.3
-tmx send-keys -t t Home A
+select_pid "$front"
+tmx send-keys -t t A
 t0=$(date +%s%N)
 tui_wait_for "attached to $front (dist-front) follow" 10
 st=$(tui_status)
@@ -124,12 +145,41 @@ else
 fi
 
 ev() { tui_status | sed -n 's/.* \([0-9][0-9]*\) events .*/\1/p'; }
-e1=$(ev); sleep 3; e2=$(ev)
+# (the count moves with each snapshot, every 2 s plus its own time: up
+# to 10 s at a load of 18)
+e1=$(ev); e2=$e1
+for _ in $(seq 50); do
+	sleep 0.2; e2=$(ev)
+	is_num "$e1" && is_num "$e2" && [ "$e2" -gt "$e1" ] && break
+done
 if is_num "$e1" && is_num "$e2" && [ "$e1" -gt 0 ] && [ "$e2" -gt "$e1" ]; then
 	pass "attach/events ($e1 then $e2 events)"
 else
 	fail attach/events "'$e1' then '$e2': $(tui_status)"
 fi
+
+# the vital signs of the traced processes beside the flows
+vl=$(tui_screen | grep -E "^ +$front dist-front +[0-9.]+ +[0-9.]+ +[0-9.]+[kM]? +[a-z]" | head -1)
+if tui_screen | grepq "^TRACED  *PID COMMAND  *CPU%  *OFF%  *SYS/s WAITING" && [ -n "$vl" ]; then
+	pass "attach/vitals-beside:$(sed 's/  */ /g' <<<"$vl")"
+else
+	fail attach/vitals-beside "$(tui_screen | sed -n '2,8p' | tr '\n' '|')"
+fi
+
+# resized live (a terminal window dragged over ssh)
+n80=$(tui_screen | grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  ")
+tmx resize-window -t t -x 120 -y 40
+sleep 1.5
+scr=$(tui_screen)
+n120=$(grep -cE "^ +[0-9]+ +[0-9]+\.[0-9]+ +[0-9]+ +[0-9.]+  " <<<"$scr")
+if [ "$(tmx display -p -t t '#{window_height}')" = 40 ] && sed -n 39p <<<"$scr" | grepq "attached to $front" &&
+   [ "$n120" -gt "$n80" ] && grepq "^TRACED" <<<"$scr"; then
+	pass "attach/resize-live ($n80 flows listed at 80x24, $n120 at 120x40)"
+else
+	fail attach/resize-live "$n80 then $n120 flows: $(sed -n '2p;39p' <<<"$scr" | tr '\n' '|')"
+fi
+tmx resize-window -t t -x 80 -y 24
+sleep 0.5
 
 log=${db%.db}.log
 if ! tui_screen | grepq "propel: " && [ -s "$d/empty/$log" ] && grepq "propel: " "$d/empty/$log"; then
@@ -188,9 +238,13 @@ fi
 loadpid=$!
 tui_start 80 24 "cd $d/hup && $PROPEL"
 tui_wait_for "PID USER" 3
-tui_keys / ; tui_keys dist-front Enter
+# the front end of this suite's app by its pid (another suite's
+# dist-front may be running; the front end's child shares its command
+# line), then its line among any other the filter leaves
+tui_keys / ; tui_keys "$front" Enter
 sleep 0.3
-tmx send-keys -t t Home A
+select_pid "$front"
+tmx send-keys -t t A
 tui_wait_for "attached to $front" 10
 sleep 3
 tp=$(tui_pid)
@@ -229,7 +283,7 @@ tui_keys End
 tui_keys a
 sleep 0.5
 m=$(tui_message)
-if grepq "attach $tr: already traced by pid $sp" <<<"$m" && tui_screen | grepq "CPU%  COMMAND" &&
+if grepq "attach $tr: already traced by pid $sp" <<<"$m" && tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND" &&
    tui_keys q && tui_wait_for "EXITED 0" 3; then
 	pass "bad/refused: $m"
 else

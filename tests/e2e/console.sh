@@ -11,9 +11,17 @@
 #                                 of processes
 #   console/server-listed         the server's line, with its pid and
 #                                 command (paging down from the busiest)
-#   console/status-says-missing   the status line says the figures are
-#                                 /proc only, and why
-#   console/filter                `/dist-back` Enter leaves only its line
+#   console/status-says-source    the status line says where the
+#                                 kernel's figures come from (as root: BPF)
+#   console/waiting-spans         a shell looping on `sleep 0.05`: WAITING
+#                                 "child wait4", from the off-CPU spans
+#   console/waiting-proc          a cat blocked on a FIFO nobody writes
+#                                 (no span ever ends): "in read", from
+#                                 /proc/PID/syscall
+#   console/syscalls-rate         dd copying one byte at a time: SYS/s
+#                                 over 10k
+#   console/filter                `/dist-back` Enter leaves only the lines
+#                                 of dist-back processes, the server's too
 #   console/dimmed-reason         a kernel thread and propel itself are
 #                                 shown with why they may not be traced
 #   console/hangup-exits          a TUI whose terminal hangs up (tmux's
@@ -32,13 +40,18 @@
 #   console/cpu                   the console's own CPU over 10 s under 2%
 #                                 of a core (/proc/PID/stat), printed
 #   console/quit-restores         `q`: exit 0, the terminal restored
+#   console/terms                 under TERM=xterm-256color, screen,
+#                                 tmux-256color and vt100 (as ssh brings
+#                                 them): the header, 15 lines, the status
+#                                 line, and `q` exits 0 restoring the
+#                                 terminal
 #   console/not-root-lists        as nobody: still lists processes (the
 #                                 server, dimmed as another user's) and the
 #                                 status line says "not root"
 #   console/not-root-quits        and quits cleanly
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 15
+expect_checks 19
 command -v tmux >/dev/null || { skip console "tmux not installed"; exit 77; }
 [ -x "$PROPEL" ] || { fail console "no $PROPEL"; exit 1; }
 run=$PROPEL_TOP/tests/apps/dist-run.sh
@@ -80,7 +93,7 @@ tui_start 80 24 "cd $d/empty && $PROPEL"
 n=0
 for _ in $(seq 100); do
 	n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
-	[ "$n" -ge 15 ] && tui_screen | grepq "PID USER .*CPU%  COMMAND" && break
+	[ "$n" -ge 15 ] && tui_screen | grepq "PID USER .*CPU%  OFF%  SYS/s WAITING      COMMAND" && break
 	sleep 0.01
 done
 ms=$(( ($(date +%s%N) - t0) / 1000000 ))
@@ -98,18 +111,50 @@ done
 [ $found = 1 ] && pass console/server-listed ||
 	fail console/server-listed "no line of pid $back: $(tui_screen | sed -n 3p)"
 tui_keys Home
-if tui_status | grepq "vital signs: /proc only (.\+)"; then
-	pass "console/status-says-missing: $(tui_status | sed 's/.*vital signs/vital signs/')"
+# (the collectors load in the background: "BPF loading" until then)
+tui_wait_for "vital signs: BPF (off-CPU spans, syscalls)" 5
+if tui_status | grepq "vital signs: BPF (off-CPU spans, syscalls)"; then
+	pass "console/status-says-source: $(tui_status | sed 's/.*vital signs/vital signs/')"
 else
-	fail console/status-says-missing "$(tui_status)"
+	fail console/status-says-source "$(tui_status)"
 fi
+
+# the kernel's view of three processes of known behaviour, each found by
+# the filter on a command line no other process has
+tag=$$
+bash -c "while :; do sleep 0.05; done; : waitspan$tag" & kv_loop=$!
+mkfifo "$d/fifo$tag"
+sleep 1000 >"$d/fifo$tag" & kv_w=$!
+cat "$d/fifo$tag" >/dev/null & kv_cat=$!
+dd if=/dev/zero of=/dev/null bs=1 count=999999999$tag 2>/dev/null & kv_dd=$!
+kv_line() { # pid filter-text: the process's line after 2.5 s of figures
+	tui_keys / ; tui_keys "$2" Enter
+	sleep 2.5
+	tui_screen | grep -E "^ *$1 " | head -1
+}
+l=$(kv_line $kv_loop "waitspan$tag")
+grepq " child wait4 " <<<"$l" && pass "console/waiting-spans:$(sed 's/  */ /g' <<<"$l")" ||
+	fail console/waiting-spans "$l"
+l=$(kv_line $kv_cat "fifo$tag")
+grepq " in read " <<<"$l" && pass "console/waiting-proc:$(sed 's/  */ /g' <<<"$l")" ||
+	fail console/waiting-proc "$l"
+l=$(kv_line $kv_dd "count=999999999$tag")
+sys=$(awk '{ v = $6; if (v ~ /k$/) v *= 1000; else if (v ~ /M$/) v *= 1000000; print v + 0 }' <<<"$l")
+off=$(awk '{ print $5 }' <<<"$l")
+if is_num "$sys" && is_num "$off" && awk -v s="$sys" 'BEGIN { exit !(s > 10000) }'; then
+	pass "console/syscalls-rate:$(sed 's/  */ /g' <<<"$l")"
+else
+	fail console/syscalls-rate "sys=$sys off=$off: $l"
+fi
+kill $kv_loop $kv_w $kv_cat $kv_dd 2>/dev/null
+tui_keys / Enter
 
 # 80x24: nothing wraps or overflows
 scr=$(tui_screen)
 rows=$(tmx capture-pane -p -t t | awk 'END { print NR }')
 wide=$(awk 'length($0) > 80' <<<"$scr" | wc -l)
 if [ "$rows" -eq 24 ] && [ "$wide" -eq 0 ] && sed -n 23p <<<"$scr" | grepq " procs .*vital signs" &&
-   sed -n 2p <<<"$scr" | grepq "^    PID USER      THR   CPU%  COMMAND"; then
+   sed -n 2p <<<"$scr" | grepq "^    PID USER      THR   CPU%  OFF%  SYS/s WAITING      COMMAND"; then
 	pass console/80x24-fits
 else
 	fail console/80x24-fits "rows=$rows wide=$wide: $(sed -n '2p;23p' <<<"$scr" | tr '\n' '|')"
@@ -126,9 +171,12 @@ fi
 
 tui_keys / ; tui_keys dist-back Enter
 sleep 0.3
+# (other suites may run a dist-back too: every line shown is one, the
+# server's among them, and the status counts them)
 n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
-if [ "$n" -eq 1 ] && tui_screen | grep -E "^ *$back .*dist-back" >/dev/null &&
-   tui_status | grepq "1 match /dist-back"; then
+other=$(tui_screen | sed -n '3,22p' | grep -E '^ *[0-9]+ ' | grep -vc 'dist-back')
+if [ "$n" -ge 1 ] && [ "$other" -eq 0 ] && tui_screen | grep -E "^ *$back .*dist-back" >/dev/null &&
+   tui_status | grepq "$n match /dist-back"; then
 	pass console/filter
 else
 	fail console/filter "$n lines: $(tui_screen | sed -n '3,5p' | tr '\n' '|')"
@@ -148,7 +196,7 @@ m1=$(tui_message)
 # (the line stays 2 s, dimmed "exited", once a refresh has seen it go:
 # then the key says so instead of the attach)
 if [ "$sel" = 1 ] && grepq -E "attach $gone: no such process|cannot attach to $gone \(sleep\): exited" <<<"$m1" &&
-   tui_screen | grepq "PID USER .*CPU%  COMMAND" && ! tui_status | grepq "attached"; then
+   tui_screen | grepq "PID USER .*CPU%  OFF%  SYS/s WAITING      COMMAND" && ! tui_status | grepq "attached"; then
 	pass "console/attach-gone: $m1"
 else
 	fail console/attach-gone "listed=$sel: $m1 | $(tui_status)"
@@ -177,13 +225,34 @@ fi
 tmx resize-window -t t -x 80 -y 24
 
 tui_keys q
-if tui_wait_for "EXITED 0" 3 && ! tui_screen | grepq "CPU%  COMMAND" &&
+if tui_wait_for "EXITED 0" 3 && ! tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND" &&
    [ "$(tmx display -p -t t '#{alternate_on}')" = 0 ]; then
 	pass console/quit-restores
 else
 	fail console/quit-restores "$(tui_screen | tail -3 | tr '\n' '|')"
 fi
 tui_stop
+
+bad=
+for term in xterm-256color screen tmux-256color vt100; do
+	tui_start 80 24 "cd $d/empty && TERM=$term $PROPEL"
+	n=0
+	for _ in $(seq 100); do
+		n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
+		[ "$n" -ge 15 ] && break
+		sleep 0.03
+	done
+	if ! tui_screen | grepq "PID USER .*CPU%  OFF%  SYS/s WAITING      COMMAND" || [ "$n" -lt 15 ] ||
+	   ! tui_status | grepq " procs "; then
+		bad="$bad $term: $n lines, $(tui_screen | sed -n '2p;23p' | tr '\n' '|')"
+	fi
+	tui_keys q
+	if ! tui_wait_for "EXITED 0" 3 || [ "$(tmx display -p -t t '#{alternate_on}')" != 0 ]; then
+		bad="$bad $term: q: $(tui_screen | tail -2 | tr '\n' '|')"
+	fi
+	tui_stop
+done
+[ -z "$bad" ] && pass console/terms || fail console/terms "$bad"
 
 # not root: /proc still, and the status line says what is missing
 if ! is_root || ! command -v setpriv >/dev/null; then

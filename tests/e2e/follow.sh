@@ -61,11 +61,19 @@
 #   fault/coordinator-killed  kill -9 of propel: the service goes on
 #                      unharmed, propeld switched the agents off, and
 #                      `propel recover` makes a session of the rings
+#   fault/peer-closed  sends on UNIX streams whose far end is closed (a
+#                      socketpair whose other process exited; a connection
+#                      whose listener closed before accepting it): nothing
+#                      to follow, and that is no failure -- propel's status
+#                      is the program's, one line per channel says the peer
+#                      closed its end, no "follow ...: no process holds"
+#                      line (sshd/record in follow-real.sh failed so once
+#                      under load: ssh was gone before propeld looked)
 # propel-test: takes 55
 #   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 11
+expect_checks 12
 t=$(tmpdir)
 chmod 755 "$t"
 user=
@@ -500,4 +508,59 @@ elif ! stop_service "$d"; then
 	fail $name "a part saw a bad byte: $(cat "$d/all.out" | tr '\n' ';')"
 else
 	pass $name
+fi
+
+# ---- a peer that closed its end: nothing to follow, no failure ----
+name=fault/peer-closed
+d=$t/closed
+mkdir -p "$d"
+cat >"$d/c.c" <<'EOF'
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+	struct sockaddr_un sa = { AF_UNIX, "" };
+	int sv[2], l, c, st;
+	pid_t p;
+
+	/* a socketpair whose other end's only holder exited */
+	if (argc < 2 || socketpair(AF_UNIX, SOCK_STREAM, 0, sv) || (p = fork()) < 0)
+		return 1;
+	if (p == 0)
+		_exit(0);
+	close(sv[1]);
+	waitpid(p, &st, 0);
+	printf("pair %zd\n", send(sv[0], "hello", 5, MSG_NOSIGNAL));
+	/* a connection whose listener closed before accepting it */
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[1]);
+	l = socket(AF_UNIX, SOCK_STREAM, 0);
+	c = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    connect(c, (struct sockaddr *)&sa, sizeof(sa)))
+		return 2;
+	close(l);
+	printf("queued %zd\n", send(c, "hello", 5, MSG_NOSIGNAL));
+	return 7;
+}
+EOF
+if ! $cc -O2 -o "$d/closed" "$d/c.c" 2>"$d/cc.err"; then
+	fail $name "cannot build: $(head -c 200 "$d/cc.err")"
+else
+	timeout 60 "$PROPEL" record --follow -o "$d/s.db" -- "$d/closed" "$d/l.sock" \
+		>"$d/out" 2>"$d/err"
+	rc=$?
+	said=$(grep -c 'its peer closed its end before propel looked: nothing to follow' "$d/err")
+	if [ $rc -ne 7 ] || [ "$(tr '\n' ' ' <"$d/out")" != "pair -1 queued -1 " ]; then
+		fail $name "status $rc (want 7), output '$(cat "$d/out")': $(head -c 300 "$d/err")"
+	elif grep -q ': follow \|no process holds' "$d/err"; then
+		fail $name "a closed peer taken for a failure: $(grep -m1 ': follow \|no process holds' "$d/err")"
+	elif [ "$said" -ne 2 ] || [ "$(grep -vc '^propel: ' "$d/err")" -ne 0 ]; then
+		fail $name "want 2 'peer closed its end' lines, got $said: $(head -c 300 "$d/err")"
+	else
+		pass $name
+	fi
 fi

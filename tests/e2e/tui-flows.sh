@@ -11,9 +11,11 @@
 #                        the server's pid and read), the trace pane focused
 #   tui-flows/back       Backspace returns to the ranked list
 #   tui-rootcause/list   `:view rootcause`: the reduction line and the rare
-#                        path first
+#                        path first: its values (time from the flow's start,
+#                        5 frames) apart from its ranks (1 by time)
 #   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
-#                        quota_exceeded in the odd request's worker
+#                        quota_exceeded in the odd request's worker, and the
+#                        message says which flow and process it went to
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
 expect_checks 6
@@ -72,17 +74,18 @@ else
 fi
 
 tui_cmd view rootcause
-tui_wait_for "TIME LEN SIDE" 10
+tui_wait_for "#T  #L SIDE" 10
 scr=$(tui_screen)
 if grep -qE '^flow 5 \(anomalous\) vs flow [0-9]+: [0-9]+ paths differ, [0-9]+ pruned, [0-9]+ kept' <<<"$scr" &&
-	grep -qE '^ +1 +[0-9]+ anom +main > worker_loop > handle_request > check_quota > quota_exc' <<<"$scr"; then
+	grep -qE '^ +[0-9.]+ (ns|us|ms|s) +5 +1 +[0-9]+ anom +(main > worker_loop > handle_request|…( > worker_loop)?( > handle_request)?) > check_quota > quota_exceeded *$' <<<"$scr"; then
 	pass tui-rootcause/list
 else
 	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
 fi
 tui_keys Enter
 if tui_status | grepq -E "^ *$odd:$odd +quota_exceeded " &&
-	tui_screen | grepq -E '^>.*quota_exceeded\(\) \{'; then
+	tui_screen | grepq -E '^>.*quota_exceeded\(\) \{' &&
+	tui_message | grepq -E "^flow 5 \(anomalous\), process $odd \([a-z-]+\) thread $odd"; then
 	pass tui-rootcause/goto
 else
 	fail tui-rootcause/goto "want $odd in quota_exceeded: $(tui_status)"

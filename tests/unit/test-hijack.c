@@ -9,7 +9,7 @@
  * itself with int3 like the agent), churn (one thread busy in malloc and
  * free: the agent may be loaded only at a safe point), slow-ctor (a
  * library constructor that runs 600 ms before main; slow-init, the same
- * in a DT_INIT without CFI), setxid (threads
+ * in a DT_INIT without CFI), deep (late: test-hijack-late.h), setxid (threads
  * while main changes its ids: kept signals must come back as they were).  Cases print
  * PASS/FAIL/SKIP lines; needs root for the permission case (skips
  * otherwise).
@@ -1433,10 +1433,12 @@ static void th_case_setxid(void)
 	th_kill(pid);
 }
 
+#include "tests/unit/test-hijack-late.h"
+
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 39\n");
+	printf("CHECKS 40\n");
 	fflush(stdout);
 	static const struct {
 		const char *name;
@@ -1448,6 +1450,7 @@ int main(int argc, char **argv)
 		{ "agent", th_case_agent },   { "int3", th_case_int3 },
 		{ "churn", th_case_churn },   { "ctor", th_case_ctor },
 		{ "setxid", th_case_setxid }, { "dies", th_case_dies },
+		{ "late", th_case_late },
 	};
 	size_t i;
 

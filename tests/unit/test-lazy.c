@@ -295,7 +295,7 @@ static long long compare_events(struct recon *er, struct recon *lr, char *buf,
 
 int main(void)
 {
-	CHECKS_EXPECT(9);
+	CHECKS_EXPECT(10);
 	const char *pr = CHECK_TMP("lazy-rows.db");
 	const char *pc = CHECK_TMP("lazy-chunks.db");
 	struct session *sr, *sc;
@@ -336,6 +336,23 @@ int main(void)
 	 * into chunks not decoded yet */
 	bad = compare_events(er, lr, buf, sizeof(buf));
 	CHECK("lazy/events-equal", !bad, "%lld differ, first %s", bad, buf);
+
+	/* recon_ts (the time alone, no match or caller looked up; the trace
+	 * pane's durations) is recon_get's time, in both forms; asked first,
+	 * from the end backward, in a cache that has moved on */
+	bad = 0;
+	for (t = 0; t < lr->nthreads; t++)
+		for (i = lr->threads[t].n; i-- > 0;) {
+			int64_t ts = recon_ts(lr, t, i);
+
+			if ((ts != recon_get(lr, t, i).ts ||
+			     recon_ts(er, t, i) != recon_get(er, t, i).ts) &&
+			    !bad++)
+				snprintf(buf, sizeof(buf), "t%d/%lld: %lld vs %lld",
+					 t, i, (long long)ts,
+					 (long long)recon_get(lr, t, i).ts);
+		}
+	CHECK("lazy/ts-alone", !bad, "%lld differ, first %s", bad, buf);
 
 	/* the gap: the frames open before it have no exit after it */
 	t = recon_thread_find(lr, 100, 2);
