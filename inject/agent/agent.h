@@ -193,9 +193,10 @@ enum ag_intercept {
 	IC_SOCKETPAIR, /* socketpair(d, t, p, sv[2]) */
 	IC_COMM_LAST = IC_SOCKETPAIR,
 	/* a function a mapping directive names (directive.c): the kind
-	 * holds what to record, IC_DIR_FIRST + (argument + 1 | 8 for rax) */
+	 * holds what to record, IC_DIR_FIRST + (argument + 1 | 8 for rax
+	 * | 16 for the six argument registers: --args) */
 	IC_DIR_FIRST,
-	IC_DIR_LAST = IC_DIR_FIRST + 15,
+	IC_DIR_LAST = IC_DIR_FIRST + 31,
 };
 
 struct ag_func {
@@ -529,7 +530,7 @@ static inline int dir_kind(uint32_t kind)
 /* directive.c: the values mapping directives name (share/agent-abi.h) */
 void directive_load(const char *dir); /* at start: PROPEL_VALUES_FILE */
 void directive_classify(struct ag_func *f); /* a new function, by name */
-unsigned directive_map_flags(const struct ag_func *f); /* F line: 4, 8 */
+unsigned directive_map_flags(const struct ag_func *f); /* F line: 4, 8, 16 */
 /* after f's ENTRY record: ARG(the argument); 1 if rax is wanted at exit */
 int directive_entry(struct athread *t, const struct ag_func *f,
 		    const struct ag_frame *fr);

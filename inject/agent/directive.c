@@ -7,11 +7,19 @@
  * (PROPEL_VALUES_FILE, share/agent-abi.h); directive_load reads them at
  * every start, before any function is classified.  A function whose
  * symbol name matches gets f->intercept = IC_DIR_FIRST + code (code =
- * argument + 1, | 8 when rax is wanted) and F_SLOW, so every call of it
+ * argument + 1, | 8 when rax is wanted, | 16 for the six argument
+ * registers) and F_SLOW, so every call of it
  * takes the slow path (slow.c: enter_slow), which records ENTRY and then
  * directive_entry's ARG; when rax is wanted the frame is hooked and
  * ag_on_exit (hot.c) calls intercept_exit, which records the ARG after
  * EXIT.  The hot path is unchanged.
+ *
+ * The line "*@args" (record|attach --args, uftrace's -a) names every
+ * function: each traced call records its six integer argument registers
+ * (rdi, rsi, rdx, rcx, r8, r9, after a directive's own ARG) and rax at its
+ * exit; its F line has flag 16 (and 8; 4 as well when a directive names
+ * one of its arguments, whose ARG comes first: share/ring.h).  Which of the six are arguments, and of
+ * what type, the engine reads from DWARF (engine/symbols.h).
  *
  * Names are matched against the agent's own view of the function: the
  * imported name of a PLT entry or system function, else the module's
@@ -37,6 +45,7 @@ static struct dir_value {
 	unsigned code; /* argument + 1 (0: none) | 8: rax */
 } dir_values[DIR_MAX];
 static int dir_n;
+static int dir_args; /* "*@args": every function's arguments and rax */
 
 /* "name@N" or "name@ret" into the table (merging a function's two). */
 static void directive_add(const char *s, size_t n)
@@ -46,6 +55,10 @@ static void directive_add(const char *s, size_t n)
 	unsigned code;
 	int i;
 
+	if (nl == 1 && *s == '*' && n == 6 && !memcmp(at + 1, "args", 4)) {
+		dir_args = 1;
+		return;
+	}
 	if (!at || !nl || nl >= DIR_NAME)
 		return;
 	if (n - nl - 1 == 3 && !memcmp(at + 1, "ret", 3))
@@ -93,14 +106,17 @@ void directive_classify(struct ag_func *f)
 		f->intercept = IC_NONE;
 		f->flags &= ~(uint32_t)F_SLOW;
 	}
-	if (!dir_n || f->intercept != IC_NONE || (f->flags & F_NOTRACE))
+	if ((!dir_n && !dir_args) || f->intercept != IC_NONE ||
+	    (f->flags & F_NOTRACE))
 		return;
-	if (!name && f->mod) {
+	if (dir_n && !name && f->mod) {
 		const struct ag_sym *sym = module_sym_at(f->mod, f->addr);
 
 		name = sym ? sym->name : NULL;
 	}
-	code = directive_code(name);
+	code = dir_n ? directive_code(name) : 0;
+	if (dir_args)
+		code |= 8 | 16;
 	if (!code)
 		return;
 	f->intercept = IC_DIR_FIRST + code;
@@ -116,6 +132,8 @@ void directive_load(const char *dir)
 	uint32_t k;
 
 	dir_n = 0;
+	had |= dir_args;
+	dir_args = 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_VALUES_FILE);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
@@ -132,7 +150,7 @@ void directive_load(const char *dir)
 			directive_add(buf + i, n);
 		i += n + 1;
 	}
-	if (!had && !dir_n)
+	if (!had && !dir_n && !dir_args)
 		return;
 	/* functions known from an earlier session of this process */
 	for (k = 0; k < ag_nfuncs; k++)
@@ -146,7 +164,8 @@ unsigned directive_map_flags(const struct ag_func *f)
 	if (!dir_kind(f->intercept))
 		return 0;
 	code = f->intercept - IC_DIR_FIRST;
-	return ((code & 7) ? 4u : 0u) | ((code & 8) ? 8u : 0u);
+	return ((code & 7) ? 4u : 0u) | ((code & 8) ? 8u : 0u) |
+	       ((code & 16) ? 16u : 0u);
 }
 
 int directive_entry(struct athread *t, const struct ag_func *f,
@@ -160,6 +179,9 @@ int directive_entry(struct athread *t, const struct ag_func *f,
 		return 0;
 	if (code & 7)
 		rec_put64(t, arg[(code & 7) - 1]);
+	if (code & 16)
+		for (int i = 0; i < 6; i++)
+			rec_put64(t, arg[i]);
 	return (code & 8) != 0;
 }
 
