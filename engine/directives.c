@@ -237,8 +237,9 @@ static int directives_value(struct directives *ds, const char *func, int exit,
 			    int arg, size_t *at)
 {
 	char one[256];
-	int n = exit ? snprintf(one, sizeof(one), "%s@ret", func)
-		     : snprintf(one, sizeof(one), "%s@%d", func, arg);
+	int n = exit	 ? snprintf(one, sizeof(one), "%s@ret", func)
+		: arg < 0 ? snprintf(one, sizeof(one), "%s@args", func)
+			  : snprintf(one, sizeof(one), "%s@%d", func, arg);
 	const char *p = ds->values;
 	size_t l = (size_t)n;
 
@@ -273,6 +274,9 @@ int directives_values(struct directives *ds, char **cause)
 						    "functions named (at "
 						    "most %zu bytes of them)",
 						    sizeof(ds->values) - 1);
+	if (ds->args && directives_value(ds, "*", 0, -1, &at))
+		return propel_cause(cause, -E2BIG, "directives: too many "
+				    "functions named");
 	return 0;
 }
 
@@ -282,7 +286,7 @@ int directives_write(const struct directives *ds, const char *dir, char **cause)
 	FILE *f;
 	int bad;
 
-	if (!ds->n)
+	if (!ds->n && !ds->args)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_VALUES_FILE);
 	f = fopen(path, "we");

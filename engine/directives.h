@@ -31,6 +31,8 @@ struct directives {
 	struct flows_directive *d;
 	char **spec; /* as given, trimmed */
 	size_t n;
+	int args; /* record|attach --args: every function's arguments and
+		   * return value ("*@args", share/agent-abi.h) */
 	char values[1024]; /* directives_values */
 };
 
@@ -43,7 +45,7 @@ void directives_release(struct directives *ds);
 /* ds->values from the directives (the agents' form).  0, -E2BIG. */
 int directives_values(struct directives *ds, char **cause);
 /* PROPEL_VALUES_FILE in a session directory (nothing when ds has no
- * directives).  0, or -errno with *cause. */
+ * directives and no args).  0, or -errno with *cause. */
 int directives_write(const struct directives *ds, const char *dir,
 		     char **cause);
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "engine/callvals.h"
 #include "engine/event.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -27,8 +28,13 @@ static void event_call(const struct replay_event *ev, FILE *out)
 		event_where(ev, out); /* the call site */
 	if (ev->rebuilt) /* its entry record was lost: ingest made it */
 		fputs(",\"rebuilt\":true", out);
-	if (ev->has_arg[2]) /* the value a mapping directive names */
+	if (ev->has_arg[2] && /* the value a mapping directive names */
+	    (ev->kind == SK_ENTRY || !callvals_has(ev->cv, ev->func_id)))
 		fprintf(out, ",\"value\":%" PRId64, ev->arg[2]);
+	if (ev->kind == SK_ENTRY) /* --args */
+		callvals_json_args(ev->cv, ev->func_id, ev->id, out);
+	else if (ev->has_arg[2])
+		callvals_json_ret(ev->cv, ev->func_id, ev->arg[2], out);
 }
 
 static void event_signal(const struct replay_event *ev, FILE *out)

@@ -65,12 +65,11 @@ struct ingest_proc {
 	int64_t first_ns, last_ns;
 	int crash_signo;
 	struct chan_table chans; /* its C lines (engine/chan.h) */
-	/* functions whose ENTRY/EXIT records carry a directive's value (F
-	 * flags 4, 8: share/ring.h), few: ingest_valued */
-	struct ingest_valued {
-		uint32_t func;
-		unsigned flags;
-	} *valued;
+	/* each function id's F flags 4, 8, 16 (share/ring.h): its ENTRY
+	 * records carry a directive's value and/or --args' six registers,
+	 * its EXIT records rax (ingest_valued); nvalued: ids with any */
+	uint8_t *valued;
+	uint32_t nvalcap;
 	size_t nvalued;
 	/* callsites rows made for signal pcs (ingest_signal_site) */
 	struct ingest_pcsite {
@@ -93,6 +92,7 @@ struct ingest {
 	struct ingest_stats *st;
 	struct symbols *sy;
 	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_comm;
+	sqlite3_stmt *ins_args, *ins_params; /* --args: tables argvals, params */
 	struct chunk_writer *cw; /* events, compressed per thread */
 	struct ingest_proc **procs;
 	size_t nprocs;
@@ -117,7 +117,7 @@ struct ingest_walk {
 	unsigned pend_type;
 	uint64_t pend_tsc;
 	uint32_t pend_a, pend_b;
-	uint64_t pend_arg[3];
+	uint64_t pend_arg[7]; /* a directive's value and --args' six */
 	int pend_n, pend_want;
 	int64_t last_id; /* of the event stored last (pass 2) */
 	/* sampled time (share/agent-abi.h PROPEL_STAMP_EVERY): call records

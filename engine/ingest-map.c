@@ -104,6 +104,24 @@ static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
 	return 0;
 }
 
+/* --args: what DWARF says of the function's arguments and return value
+ * (symbols_params), for replay and the TUI to read its registers by. */
+static int ingest_map_params(struct ingest *in, int64_t func,
+			     struct symbols_mod *sm, uint64_t addr)
+{
+	sqlite3_stmt *st = in->ins_params;
+	char *sig = NULL;
+	int err;
+
+	if (!st || symbols_params(sm, addr, &sig))
+		return 0; /* none known: replay shows the registers */
+	sqlite3_bind_int64(st, 1, func);
+	sqlite3_bind_text(st, 2, sig, -1, SQLITE_TRANSIENT);
+	err = ingest_step(st);
+	free(sig);
+	return err;
+}
+
 static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 			   const char *line)
 {
@@ -160,14 +178,15 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
 	p->func_mod[funcid] = mi;
-	if (flags & 12) {
-		struct ingest_valued *nv =
-			realloc(p->valued, (p->nvalued + 1) * sizeof(*nv));
-
-		if (!nv)
+	if (flags & 28) {
+		if (ingest_grow((void **)&p->valued, &p->nvalcap, funcid, 1, 0))
 			return -ENOMEM;
-		p->valued = nv;
-		nv[p->nvalued++] = (struct ingest_valued){ funcid, flags & 12 };
+		p->valued[funcid] = (uint8_t)(flags & 28);
+		p->nvalued++;
+		if ((flags & 16) && m && m->sm &&
+		    (err = ingest_map_params(in, p->func_row[funcid], m->sm,
+					     addr)))
+			return err;
 	}
 	in->st->functions++;
 	return 0;

@@ -36,7 +36,10 @@
  *
  * A function whose F line has flag 4 or 8 (a mapping directive names it,
  * share/agent-abi.h) has one ARG after its ENTRY or EXIT records: the
- * value, stored as the event's arg2.
+ * value, stored as the event's arg2.  Flag 16 (--args): six more after
+ * the ENTRY, the argument registers, stored in table argvals by the
+ * entry's id (rax at the exit is its arg2, flag 8); what DWARF says of
+ * the arguments goes to table params (ingest-map.c).
  *
  * The hot loop (pass 2) appends to the chunk writer's buffer and does no
  * allocation and no query per event.
@@ -475,18 +478,29 @@ static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	return ingest_step(st);
 }
 
-/* Whether an ENTRY (EXIT) record of func is followed by ARG(a directive's
- * value): F flag 4 (8). */
+/* How many ARGs follow an ENTRY (EXIT) record of func: a directive's
+ * value (F flag 4; 8 at the exit) and --args' six registers (16). */
 static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
 				uint32_t func)
 {
-	unsigned want = type == PROPEL_REC_ENTRY ? 4 : 8;
-	size_t i;
+	unsigned f = func < p->nvalcap ? p->valued[func] : 0;
 
-	for (i = 0; i < p->nvalued; i++)
-		if (p->valued[i].func == func)
-			return (p->valued[i].flags & want) != 0;
-	return 0;
+	if (type != PROPEL_REC_ENTRY)
+		return (f & 8) ? 1 : 0;
+	return ((f & 4) ? 1 : 0) + ((f & 16) ? 6 : 0);
+}
+
+/* --args: an entry's six argument registers, by its event's id. */
+static int ingest_args(struct ingest_walk *w, const uint64_t *v)
+{
+	sqlite3_stmt *st = w->in->ins_args;
+
+	if (!st)
+		return 0;
+	sqlite3_bind_int64(st, 1, w->last_id);
+	for (int i = 0; i < 6; i++)
+		sqlite3_bind_int64(st, 2 + i, (int64_t)v[i]);
+	return ingest_step(st);
 }
 
 /* One decoded event (ARGs folded in). */
@@ -554,11 +568,17 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		return 0;
 	}
 	switch (type) {
-	case PROPEL_REC_ENTRY: /* arg2: a directive's value, when recorded */
-		return ingest_insert(w, tsc, SK_ENTRY, w->depth++,
-				     ingest_func(p, a), ingest_site(p, b),
-				     narg ? 3 : 0, 0, 0,
-				     narg ? (int64_t)arg[0] : 0);
+	case PROPEL_REC_ENTRY: { /* arg2: a directive's value, when recorded */
+		int dir = a < p->nvalcap && (p->valued[a] & 4) && narg > 0;
+		int err = ingest_insert(w, tsc, SK_ENTRY, w->depth++,
+					ingest_func(p, a), ingest_site(p, b),
+					dir ? 3 : 0, 0, 0,
+					dir ? (int64_t)arg[0] : 0);
+
+		if (!err && narg == dir + 6) /* --args' registers */
+			err = ingest_args(w, arg + dir);
+		return err;
+	}
 	case PROPEL_REC_EXIT:
 		if (w->depth > 0)
 			w->depth--;
@@ -637,7 +657,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 		w->pend_a = r->a;
 		w->pend_b = r->b;
 		w->pend_n = 0;
-		w->pend_want = 1;
+		w->pend_want = ingest_valued(w->p, type, r->a);
 		return 0;
 	}
 	switch (type) {
@@ -851,9 +871,13 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"wrapped) VALUES(?,?,?,?,?,?,?,?)",
 		"INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,chan,dir,"
 		"peer,offset,hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
+		"INSERT INTO argvals(event,a0,a1,a2,a3,a4,a5)"
+		" VALUES(?,?,?,?,?,?,?)",
+		"INSERT OR REPLACE INTO params(func,sig) VALUES(?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
-				 &in->ins_thread, &in->ins_comm };
+				 &in->ins_thread, &in->ins_comm, &in->ins_args,
+				 &in->ins_params };
 	size_t i;
 
 	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -1068,6 +1092,8 @@ out:
 	sqlite3_finalize(in.ins_site);
 	sqlite3_finalize(in.ins_thread);
 	sqlite3_finalize(in.ins_comm);
+	sqlite3_finalize(in.ins_args);
+	sqlite3_finalize(in.ins_params);
 	if (began) {
 		if (err)
 			sqlite3_exec(in.db, "ROLLBACK", NULL, NULL, NULL);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/callvals.h"
 #include "engine/chunk.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -46,6 +47,7 @@ struct replay_walker {
 	sqlite3_stmt *kern; /* a thread's offcpu rows; NULL: not asked/none */
 	int kern_row;	    /* kern is on a row not yet handed out */
 	char reason[16], op[32];
+	struct callvals *cv; /* --args' values (engine/callvals.h) */
 };
 
 /* Step to the thread's next offcpu row (w->kern_row says if there is). */
@@ -245,6 +247,7 @@ static void replay_fill(const struct replay_names *nm, int64_t pid,
 	/* the name as ingest stored it: every reader shows the same one */
 	if (se->func > 0 && (uint64_t)se->func < nm->nfunc)
 		ev->func = nm->func[se->func];
+	ev->func_id = se->func;
 	if (se->site > 0 && (uint64_t)se->site < nm->nsite &&
 	    nm->site[se->site].file) {
 		ev->file = nm->site[se->site].file;
@@ -307,8 +310,10 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 		rc = chunk_iter_next(it, &se);
 		if (rc < 0)
 			return -EIO;
-		if (rc == 1)
+		if (rc == 1) {
 			replay_fill(&w->nm, it->pid, it->tid, se, next);
+			next->cv = w->cv;
+		}
 		if (have_cur) {
 			struct replay_event *ev = cur;
 
@@ -319,6 +324,8 @@ static int replay_thread(struct replay_walker *w, struct chunk_iter *it,
 				if (rc == 1 && next->kind == SK_EXIT &&
 				    next->depth == ev->depth) {
 					ev->leaf = 1;
+					ev->has_ret = next->has_arg[2];
+					ev->ret = next->arg[2];
 					if (!ev->rebuilt)
 						ev->dur_ns = replay_span(
 							ev->ts_ns, next->ts_ns);
@@ -408,6 +415,8 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 			       -1, &w.kern, NULL) != SQLITE_OK)
 		w.kern = NULL;
 	ret = replay_load_names(db, &w.nm);
+	if (!ret || ret == -EIO)
+		ret = callvals_open(s, &w.cv) ? -ENOMEM : ret;
 	if (ret == -ENOMEM) {
 		ret = propel_cause(cause, ret, "%s: out of memory",
 				   session_path(s));
@@ -487,6 +496,7 @@ out:
 	sqlite3_finalize(w.comm);
 	sqlite3_finalize(w.exec);
 	sqlite3_finalize(w.kern);
+	callvals_free(w.cv);
 	chunk_store_free(cs);
 	replay_free_names(&w.nm);
 	free(w.stack);

@@ -65,6 +65,15 @@ struct replay_event {
 	int64_t runq_ns;
 	int fd;
 	const char *program; /* exec: the new image's executable; NULL: unknown */
+	/*
+	 * --args (engine/callvals.h): entry and exit: func_id (functions.id)
+	 * and the session's values reader cv (NULL: none); a leaf entry:
+	 * has_ret, ret = its exit's rax (for one-line printers).
+	 */
+	int64_t func_id;
+	struct callvals *cv;
+	int has_ret;
+	int64_t ret;
 };
 
 struct replay_filter {

@@ -348,3 +348,121 @@ int symbols_comp_dirs(const char *path, char ***dirs, size_t *n)
 	*dirs = v;
 	return 0;
 }
+
+/* ---- --args: a function's arguments as DWARF gives them ---- */
+
+/* One type's code (symbols.h, symbols_params): through typedefs and
+ * qualifiers to what decides how its value is passed and printed. */
+static void symbols_type_code(Dwarf_Die *die, char *out, size_t n)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die t = *die, next;
+	Dwarf_Word size = 0, enc = 0;
+	int hops = 0;
+
+	for (;;) {
+		if (!dwarf_attr_integrate(&t, DW_AT_type, &a) ||
+		    !dwarf_formref_die(&a, &next)) {
+			snprintf(out, n, "v"); /* no type: void */
+			return;
+		}
+		t = next;
+		switch (dwarf_tag(&t)) {
+		case DW_TAG_typedef:
+		case DW_TAG_const_type:
+		case DW_TAG_volatile_type:
+		case DW_TAG_restrict_type:
+		case DW_TAG_atomic_type:
+			if (++hops < 32)
+				continue;
+			snprintf(out, n, "s");
+			return;
+		case DW_TAG_pointer_type:
+		case DW_TAG_reference_type:
+		case DW_TAG_rvalue_reference_type:
+		case DW_TAG_ptr_to_member_type:
+			snprintf(out, n, "p");
+			return;
+		case DW_TAG_enumeration_type:
+			size = dwarf_bytesize(&t) > 0 ? (Dwarf_Word)dwarf_bytesize(&t)
+						      : 4;
+			snprintf(out, n, "i%u", (unsigned)size);
+			return;
+		case DW_TAG_base_type:
+			size = dwarf_bytesize(&t) > 0 ? (Dwarf_Word)dwarf_bytesize(&t)
+						      : 0;
+			if (dwarf_attr(&t, DW_AT_encoding, &a))
+				dwarf_formudata(&a, &enc);
+			if (enc == DW_ATE_float || enc == DW_ATE_complex_float)
+				snprintf(out, n, "x"); /* in xmm: not recorded */
+			else if (size > 8 || !size)
+				snprintf(out, n, "s");
+			else if (enc == DW_ATE_boolean)
+				snprintf(out, n, "b");
+			else if (enc == DW_ATE_signed ||
+				 enc == DW_ATE_signed_char)
+				snprintf(out, n, "i%u", (unsigned)size);
+			else
+				snprintf(out, n, "u%u", (unsigned)size);
+			return;
+		default: /* struct, union, class, array: by value */
+			size = dwarf_bytesize(&t) > 0 ? (Dwarf_Word)dwarf_bytesize(&t)
+						      : 0;
+			snprintf(out, n, size > 16 ? "S" : "s");
+			return;
+		}
+	}
+}
+
+int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
+{
+	Dwarf_Addr bias = 0, entry;
+	Dwarf_Die *cu, *scopes = NULL, *fn = NULL, child;
+	Dwarf_Attribute a;
+	Dwarf_Word cc = 0;
+	char buf[1024], code[8];
+	size_t at = 0;
+	int n, i, k, err = -ENOENT;
+
+	*sig = NULL;
+	if (!m || !m->mod)
+		return -ENOENT;
+	cu = dwfl_module_addrdie(m->mod, addr, &bias);
+	if (!cu)
+		return -ENOENT;
+	n = dwarf_getscopes(cu, addr - bias, &scopes);
+	for (i = 0; i < n && !fn; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
+			fn = &scopes[i];
+	/* the function that starts here, called as declared (gcc marks a
+	 * clone whose arguments it changed DW_CC_nocall: not trusted) */
+	if (!fn || dwarf_entrypc(fn, &entry) || entry != addr - bias ||
+	    (dwarf_attr_integrate(fn, DW_AT_calling_convention, &a) &&
+	     !dwarf_formudata(&a, &cc) && cc == DW_CC_nocall))
+		goto out;
+	symbols_type_code(fn, code, sizeof(code));
+	at = (size_t)snprintf(buf, sizeof(buf), "%s|", code);
+	k = 0;
+	if (dwarf_child(fn, &child) == 0) {
+		do {
+			const char *name;
+
+			if (dwarf_tag(&child) != DW_TAG_formal_parameter)
+				continue;
+			name = dwarf_diename(&child);
+			if (!name && dwarf_attr_integrate(&child, DW_AT_name, &a))
+				name = dwarf_formstring(&a);
+			symbols_type_code(&child, code, sizeof(code));
+			if (at + strlen(name ? name : "?") + 12 >= sizeof(buf))
+				break;
+			at += (size_t)snprintf(buf + at, sizeof(buf) - at,
+					       "%s%s:%s", k++ ? "," : "",
+					       name ? name : "?", code);
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	*sig = strdup(buf);
+	err = *sig ? 0 : -ENOMEM;
+out:
+	free(scopes);
+	return err;
+}

@@ -64,6 +64,19 @@ int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
 int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 		 int *line);
 
+/*
+ * --args: the arguments and return value of the function that starts at
+ * addr, as DWARF declares them, in *sig (malloc'd): "RET|name:T,..." with
+ * each T one of i1 i2 i4 i8 (signed integer of that size; enums too),
+ * u1..u8 (unsigned), b (bool), p (pointer or reference), x (floating:
+ * passed in an xmm register), s (a struct or union of at most 16 bytes:
+ * its registers are not known), S (larger: passed in memory; returned
+ * through a hidden pointer in rdi) and, for RET, v (void).  Read by
+ * engine/callvals.h.  0, -ENOENT (no DWARF for it, or a clone whose
+ * arguments the compiler changed), -ENOMEM.
+ */
+int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig);
+
 /* Demangle a C++ symbol (malloc'd copy of name when it is not mangled). */
 char *symbols_demangle(const char *name);
 

@@ -70,7 +70,10 @@
  * rdi) or "FUNC@ret" (rax at FUNC's exit), e.g. "enqueue@1,dequeue@ret".
  * Every call of such a function takes the slow path; its ENTRY or EXIT
  * record is followed by one ARG with the value, and its map F line has
- * flag 4 (entry value) or 8 (exit value) (share/ring.h).
+ * flag 4 (entry value) or 8 (exit value) (share/ring.h).  "*@args"
+ * (record|attach --args) names every function: its ENTRY is followed by
+ * six ARGs (rdi, rsi, rdx, rcx, r8, r9; after a directive's one), its EXIT
+ * by ARG(rax), and its F line has flags 16 and 8.
  */
 #ifndef PROPEL_SHARE_AGENT_ABI_H
 #define PROPEL_SHARE_AGENT_ABI_H

@@ -62,7 +62,9 @@
  *                                (inject/agent/comm.c)
  * F flags: 1 = PLT entry (name is the imported symbol), 2 = system library,
  * 4 = its ENTRY records are followed by ARG(an argument), 8 = its EXIT
- * records by ARG(rax): values a mapping directive names (share/agent-abi.h).
+ * records by ARG(rax): values a mapping directive names (share/agent-abi.h),
+ * 16 = its ENTRY records are followed (after flag 4's one) by six ARGs, the
+ * argument registers rdi, rsi, rdx, rcx, r8, r9 (--args).
  */
 #ifndef PROPEL_SHARE_RING_H
 #define PROPEL_SHARE_RING_H

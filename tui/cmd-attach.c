@@ -74,7 +74,7 @@ static int cmd_attach_exec(int argc, char **argv)
 const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow [--follow-stdio]] [--duration S] [--mode flight|full] "
-		 "[--buffer-size KB] [--libc] [--timing=exact|sampled]\n"
+		 "[--buffer-size KB] [--libc] [--args] [--timing=exact|sampled]\n"
 		 "       [--start FUNC] [--directive SPEC]... [--directives FILE] "
 		 "[--vitals[=all]] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
@@ -100,6 +100,8 @@ const struct propel_cmd cmd_attach_entry = {
 		   "32768 in full\n"
 		   "                  mode, the drain's headroom)\n"
 		   "  --libc          trace inside libc too\n"
+		   "  --args          record each call's arguments and return\n"
+		   "                  value (uftrace -a; every call slower)\n"
 		   "  --timing=sampled  (default) one call record in up to 64 "
 		   "stamped (every\n"
 		   "                  one where calls are sparse), and every call "

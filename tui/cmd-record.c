@@ -119,7 +119,7 @@ static int cmd_record_exec(int argc, char **argv)
 const struct propel_cmd cmd_record_entry = {
 	.name = "record",
 	.usage = "[-o DB] [--follow [--follow-stdio]] [--mode full|flight] [--buffer-size KB] "
-		 "[--libc] [--timing=exact|sampled] [--start FUNC]\n"
+		 "[--libc] [--args] [--timing=exact|sampled] [--start FUNC]\n"
 		 "       [--directive SPEC]... [--directives FILE] [--vitals[=all]]\n"
 		 "       -- CMD "
 		 "[ARG...]",
@@ -142,6 +142,8 @@ const struct propel_cmd cmd_record_entry = {
 		   "full mode, the\n"
 		   "                    drain's headroom; 8192 in flight mode)\n"
 		   "  --libc            trace inside libc too\n"
+		   "  --args            record each call's arguments and return\n"
+		   "                    value (uftrace -a; every call slower)\n"
 		   "  --timing=exact    every call record stamped with its own "
 		   "time (default)\n"
 		   "  --timing=sampled  one call record in up to 64 stamped (every "

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/callvals.h"
 #include "engine/chunk.h"
 #include "engine/event.h"
 #include "engine/replay.h"
@@ -68,12 +69,26 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 		       ev->kind == SK_EXIT || ev->leaf ? ev->dur_ns : -1);
 	printf(" %s [%6" PRId64 "] | %*s", dur, ev->tid, ind, "");
 	switch (ev->kind) {
-	case SK_ENTRY:
-		printf(ev->leaf ? "%s();\n" : "%s() {\n", fn);
+	case SK_ENTRY: { /* uftrace's form, values with --args */
+		char a[512] = "", r[64];
+		int ret = ev->leaf && ev->has_ret &&
+			  callvals_ret(ev->cv, ev->func_id, ev->ret, r, sizeof(r));
+
+		callvals_args(ev->cv, ev->func_id, ev->id, a, sizeof(a));
+		printf(ev->leaf ? "%s(%s)%s%s;\n" : "%s(%s) {\n", fn, a,
+		       ret ? " = " : "", ret ? r : "");
 		break;
-	case SK_EXIT:
-		printf("} /* %s */\n", fn);
+	}
+	case SK_EXIT: {
+		char r[64];
+
+		if (ev->has_arg[2] &&
+		    callvals_ret(ev->cv, ev->func_id, ev->arg[2], r, sizeof(r)))
+			printf("} = %s; /* %s */\n", r, fn);
+		else
+			printf("} /* %s */\n", fn);
 		break;
+	}
 	case SK_SIGNAL:
 		printf("/* signal: SIG%s (%" PRId64 ") addr=0x%" PRIx64
 		       " pc=0x%" PRIx64 " */\n",

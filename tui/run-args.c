@@ -29,6 +29,7 @@ static const struct option run_args_opts[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "vitals", optional_argument, NULL, 'K' },
 	{ "timing", required_argument, NULL, 'T' },
+	{ "args", no_argument, NULL, 'A' },
 	{ "duration", required_argument, NULL, 'd' }, /* attach only: last */
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +66,9 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 		return 0;
 	case 'l':
 		o->libc = 1;
+		return 0;
+	case 'A':
+		o->dirs.args = 1;
 		return 0;
 	case 'b':
 		return capture_buffer_opt(verb, optarg, &o->ring_kb) ? 2 : 0;
@@ -139,7 +143,8 @@ int run_args_parse(struct run_opts *o, int argc, char **argv,
 		return 2;
 	}
 	/* the values the agents record, once every option is read */
-	if (o->dirs.n && directives_values(&o->dirs, &cause)) {
+	if ((o->dirs.n || o->dirs.args) &&
+	    directives_values(&o->dirs, &cause)) {
 		propel_report(o->verb, 0, cause);
 		free(cause);
 		return 2;
