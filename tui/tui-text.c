@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/callvals.h"
 #include "engine/reconstruct.h"
 #include "engine/session.h"
 #include "tui/tui-core.h"
@@ -130,6 +131,29 @@ void tui_describe(struct view *v, int th, int64_t idx, char *buf, int size)
 	tui_describe_ev(v, th, idx, &ev, buf, size);
 }
 
+/* --args (engine/callvals.h): the arguments of the call whose entry or
+ * exit (th, idx) is into args (an entry: "n=30"), its return value into
+ * ret (" = 832040"); both empty when the session has none for it. */
+static void tui_call_values(struct tui *t, int th, int64_t idx,
+			    const struct recon_ev *e, char *args, size_t na,
+			    char *ret, size_t nr)
+{
+	struct recon_row row;
+	int64_t x = e->kind == SK_EXIT ? idx : e->match;
+	char v[64];
+
+	if (na)
+		*args = 0;
+	*ret = 0;
+	if (!callvals_has(t->cv, e->func))
+		return;
+	if (na && e->kind == SK_ENTRY)
+		callvals_args(t->cv, e->func, e->id, args, na);
+	if (x >= 0 && !recon_row(t->r, recon_get(t->r, th, x).id, &row) &&
+	    callvals_ret(t->cv, e->func, row.arg2, v, sizeof(v)))
+		snprintf(ret, nr, " = %s", v);
+}
+
 void tui_describe_ev(struct view *v, int th, int64_t idx,
 		     const struct recon_ev *e, char *buf, int size)
 {
@@ -137,22 +161,27 @@ void tui_describe_ev(struct view *v, int th, int64_t idx,
 	const char *fn = recon_func_name(t->r, e->func);
 	struct recon_row row;
 
+	char args[200], ret[72];
+
 	switch (e->kind) {
-	case SK_ENTRY:
+	case SK_ENTRY: /* with --args: fib(n=30) = 832040 { */
+		tui_call_values(t, th, idx, e, args, sizeof(args), ret,
+				sizeof(ret));
 		if (e->match >= 0 && tui_folded(v, th, idx))
-			snprintf(buf, size, "%s() { ... }  %lld events%s", fn,
-				 (long long)(e->match - idx + 1),
+			snprintf(buf, size, "%s(%s)%s { ... }  %lld events%s",
+				 fn, args, ret, (long long)(e->match - idx + 1),
 				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
 							    "wrapped)"
 							  : "");
 		else
-			snprintf(buf, size, "%s() {%s", fn,
+			snprintf(buf, size, "%s(%s)%s {%s", fn, args, ret,
 				 e->flags & RECON_F_SYNTH ? "   (entry lost: ring "
 							    "wrapped)"
 							  : "");
 		return;
 	case SK_EXIT:
-		snprintf(buf, size, "} /* %s */", fn);
+		tui_call_values(t, th, idx, e, NULL, 0, ret, sizeof(ret));
+		snprintf(buf, size, "}%s /* %s */", ret, fn);
 		return;
 	}
 	recon_row(t->r, e->id, &row);

@@ -50,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/callvals.h"
 #include "engine/chunk.h"
 #include "engine/cursor.h"
 #include "engine/node-vitals.h"
@@ -822,6 +823,8 @@ int tui_session_open(const char *path, int best_flow)
 	t_open = now_s();
 	if (!err)
 		err = recon_load(t.s, &t.r, &cause);
+	if (!err && callvals_open(t.s, &t.cv))
+		err = propel_cause(&cause, -ENOMEM, "out of memory");
 	t_load = now_s();
 	if (!err && !(t.c = cursor_new(t.r)))
 		err = propel_cause(&cause, -ENOMEM, "out of memory");
@@ -988,6 +991,7 @@ out:
 		if (t.views[i].ops->free)
 			t.views[i].ops->free(&t.views[i]);
 	cursor_free(t.c);
+	callvals_free(t.cv);
 	recon_free(t.r);
 	session_close(t.s);
 	free(t.folds);

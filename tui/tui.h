@@ -36,6 +36,7 @@ struct tui {
 	struct session *s;  /* TUI_SESSION only (NULL when live) */
 	struct recon *r;    /* TUI_SESSION only */
 	struct cursor *c;   /* TUI_SESSION only */
+	struct callvals *cv; /* --args' values (engine/callvals.h); NULL none */
 	struct view views[TUI_MAXVIEWS];
 	int nviews;
 	int slot[NSLOTS]; /* index into views; live mode: slot[0] only */
