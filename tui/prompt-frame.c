@@ -8,8 +8,10 @@
  * come back to where `up` started), `list` (the source lines around the
  * cursor's line, tabs expanded), `print [FIELD]` (what the trace holds
  * of the event at the cursor: kind, function, time, depth, thread, and
- * per kind fd, bytes, peer, signal, address, duration).  The values of
- * arguments are not recorded yet: `print` says which fields it has.
+ * per kind fd, bytes, peer, signal, address, duration; with record
+ * --args the call's args and retval, and `print NAME` an argument of the
+ * cursor's frame, by its DWARF name: engine/callvals.h).  `bt` shows the
+ * arguments of each frame as gdb does (`#1 fib (n=11) at fib.c:7`).
  *
  * Descriptors listed in cmd_table[] (tui/prompt.c); state in struct tui
  * (fr_*: the frame the cursor was put in).
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/callvals.h"
 #include "engine/cursor.h"
 #include "engine/reconstruct.h"
 #include "engine/session.h"
@@ -70,15 +73,17 @@ static void frame_line(struct tui *t, const int64_t *fr, int k, char *buf,
 		       int size)
 {
 	int th = cursor_thread(t->c);
-	char where[256];
+	struct recon_ev e = recon_get(t->r, th, fr[k]);
+	char where[256], args[200] = "";
 
 	if (k == 0)
 		frame_where(t, th, cursor_index(t->c), cursor_at_call(t->c),
 			    where, sizeof(where));
 	else
 		frame_where(t, th, fr[k - 1], 1, where, sizeof(where));
-	snprintf(buf, size, "#%-2d %s () at %s", k,
-		 recon_func_name(t->r, recon_get(t->r, th, fr[k]).func), where);
+	callvals_args(t->cv, e.func, e.id, args, sizeof(args)); /* --args */
+	snprintf(buf, size, "#%-2d %s (%s) at %s", k,
+		 recon_func_name(t->r, e.func), args, where);
 }
 
 static int cmd_bt(struct tui *t, int argc, char **argv, char **cause)
@@ -278,6 +283,32 @@ static int cmd_list(struct tui *t, int argc, char **argv, char **cause)
 }
 
 /* `print [FIELD]`: the event at the cursor as the trace holds it */
+/* `print NAME`: the argument NAME of the frame (th, i) is in, as
+ * record --args recorded it.  0 with its value in buf, or -ENOENT. */
+static int print_arg(struct tui *t, int th, int64_t i, const char *name,
+		     char *buf, size_t size)
+{
+	int64_t f = recon_frame(t->r, th, i);
+	struct recon_ev e;
+	char all[400], *p, *tok, *save = NULL;
+	size_t n = strlen(name);
+
+	if (f < 0)
+		return -ENOENT;
+	e = recon_get(t->r, th, f);
+	if (!callvals_args(t->cv, e.func, e.id, all, sizeof(all)))
+		return -ENOENT;
+	for (p = all; (tok = strtok_r(p, ",", &save)); p = NULL) {
+		while (*tok == ' ')
+			tok++;
+		if (!strncmp(tok, name, n) && tok[n] == '=') {
+			snprintf(buf, size, "%s", tok + n + 1);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 {
 	static int history;
@@ -311,6 +342,23 @@ static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 			sizeof(dur));
 		FIELD("duration", "%s", dur);
 	}
+	if ((e.kind == SK_ENTRY || e.kind == SK_EXIT) &&
+	    callvals_has(t->cv, e.func)) { /* record --args */
+		struct recon_ev en = e.kind == SK_ENTRY || e.match < 0
+					     ? e
+					     : recon_get(t->r, th, e.match);
+		struct recon_row xr;
+		int64_t x = e.kind == SK_EXIT ? i : e.match;
+		char v[64];
+
+		if (callvals_args(t->cv, en.func, en.id, fields[nf],
+				  sizeof(fields[0])))
+			names[nf++] = "args";
+		if (x >= 0 &&
+		    !recon_row(t->r, recon_get(t->r, th, x).id, &xr) &&
+		    callvals_ret(t->cv, e.func, xr.arg2, v, sizeof(v)))
+			FIELD("retval", "%s", v);
+	}
 	if (e.kind == SK_SEND || e.kind == SK_RECV) {
 		int ot;
 		int64_t oi;
@@ -330,6 +378,11 @@ static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 	if (argc >= 2) {
 		for (k = 0; k < nf && strcmp(names[k], argv[1]); k++)
 			;
+		if (k == nf && !print_arg(t, th, i, argv[1], fields[0],
+					  sizeof(fields[0]))) {
+			screen_message("$%d = %s", ++history, fields[0]);
+			return 0;
+		}
 		if (k == nf) {
 			char have[512];
 			int len = 0, j;
@@ -339,9 +392,13 @@ static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 						"%s%s", j ? " " : "", names[j]);
 			return propel_cause(cause, -ENOENT,
 					    "print: no \"%s\" in this event "
-					    "(it has: %s; argument values are "
-					    "not recorded)",
-					    argv[1], have);
+					    "or its frame's arguments (it "
+					    "has: %s%s)",
+					    argv[1], have,
+					    t->cv && callvals_has(t->cv, e.func)
+						    ? ""
+						    : "; record --args for "
+						      "argument values");
 		}
 		screen_message("$%d = %s", ++history, fields[k]);
 		return 0;

@@ -21,14 +21,18 @@
 #   OLVL/attach         attach --args -d 1: each square(x=X, tag=7) = R in
 #                       replay's text as the program printed it
 #   replay-text         `fib(n=12) {` ... `} = 144; /* fib */` (O0)
-#   SIZE/tui            the TUI's trace line `fib(n=12) = 144 {` and a leaf
-#                       `fib(n=1) = 1`
+#   SIZE/tui            the TUI's trace line `fib(n=12) = 144 {` and
+#                       `fib(n=11) = 89 {`
+#   bt-args             (120x40, the cursor on fib(n=10)) `:bt`: one frame a
+#                       line with gdb's arguments, `#1  fib (n=11) at args.c:LINE`
+#   print-arg           `:print n` = 10 (an argument of the cursor's frame)
+#   print-fields        `:print`: the fields' box has args = n=10, retval = 55
 #   no-args             without --args nothing changes: `fib() {`, no
 #                       "args" in jsonl
 # propel-test: takes 40
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 12
+expect_checks 15
 command -v cc >/dev/null || { skip args "no C compiler"; exit 77; }
 command -v jq >/dev/null || { skip args "no jq"; exit 77; }
 [ -x "$PROPEL" ] || { fail args "no $PROPEL"; exit 1; }
@@ -170,11 +174,40 @@ if command -v tmux >/dev/null; then
 		else
 			fail "args/$size/tui" "$(tr '\n' '|' <<<"$scr")"
 		fi
+		[ "$size" = 120x40 ] || { tui_stop; continue; }
+		# the cursor on fib(n=10): gdb's frame commands with values
+		tui_cmd bt
+		scr=$(tui_screen)
+		fl=$(grep -n 'return n < 2' "$d/args.c" | cut -d: -f1)
+		if grep -qE "#0 +fib \\(n=10\\) at args\\.c:$fl " <<<"$scr" &&
+			grep -qE "#1 +fib \\(n=11\\) at args\\.c:$fl " <<<"$scr" &&
+			grep -qE "#2 +fib \\(n=12\\) at args\\.c:$fl " <<<"$scr"; then
+			pass args/bt-args
+		else
+			fail args/bt-args "$(tr '\n' '|' <<<"$scr")"
+		fi
+		tui_keys Escape
+		tui_cmd print n
+		if tui_message | grepq -E '^\$[0-9]+ = 10 *$'; then
+			pass args/print-arg
+		else
+			fail args/print-arg "$(tui_message)"
+		fi
+		tui_cmd print
+		scr=$(tui_screen)
+		if grep -qE '│ args +=  ?n=10 +│' <<<"$scr" && grep -qE '│ retval +=  ?55 +│' <<<"$scr"; then
+			pass args/print-fields
+		else
+			fail args/print-fields "$(grep -E 'args|retval' <<<"$scr" | tr '\n' '|')"
+		fi
 		tui_stop
 	done
 else
 	skip args/80x24/tui "tmux not installed"
 	skip args/120x40/tui "tmux not installed"
+	skip args/bt-args "tmux not installed"
+	skip args/print-arg "tmux not installed"
+	skip args/print-fields "tmux not installed"
 fi
 
 (cd "$d" && timeout 60 "$PROPEL" record -o "$d/plain.db" -- ./args-O0 5 >/dev/null 2>&1)
