@@ -311,6 +311,45 @@ static inline int comm_hot(struct ag_frame *fr, int tail)
 	return f && comm_kind(f->intercept) && comm_fast(fr, tail);
 }
 
+/*
+ * A call of a function --args or a directive names (directive.c) whose
+ * thread and callee are set up: its ENTRY and values recorded here,
+ * without the slow path's lock and xsave.  Unlike a send's, its
+ * arguments may be in vector registers (a double): only code built
+ * -mgeneral-regs-only runs here (this file, directive.c).  Not a system
+ * function's (its callbacks are sniffed on the slow path).  1 if it was
+ * handled.
+ */
+static inline int dir_hot(struct athread *t, struct ag_frame *fr, int tail)
+{
+	struct ag_site *site = fr->site;
+	struct ag_func *f = site_callee(site, fr->target);
+	uint64_t slot = (uint64_t)&fr->r11 + (tail ? 8 : 0);
+	int hook;
+
+	if (!f || !dir_kind(f->intercept) || !t || t->gen != ag_gen ||
+	    t->dead || t->busy || !t->ring ||
+	    (f->flags & (F_READY | F_NOTRACE | F_SYSTEM | F_PLT | F_FOREIGN)) !=
+		    F_READY)
+		return 0;
+	t->busy = 1;
+	if (tail) {
+		tail_enter(t, f, site, slot);
+		if (t->depth && t->shadow[t->depth - 1].slot == slot &&
+		    t->shadow[t->depth - 1].func == f->id &&
+		    directive_entry(t, f, fr))
+			t->shadow[t->depth - 1].site |= SH_HOOK;
+	} else {
+		shadow_unwind(t, slot);
+		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
+		hook = directive_entry(t, f, fr);
+		shadow_push(t, slot, f->id,
+			    site->id | (hook ? SH_HOOK : 0) | sh_exact(f));
+	}
+	t->busy = 0;
+	return 1;
+}
+
 int ag_on_enter(struct ag_frame *fr)
 {
 	struct athread *t = ag_self;
@@ -320,7 +359,7 @@ int ag_on_enter(struct ag_frame *fr)
 
 	int r = enter_check(t, fr, &f);
 
-	if (r == 1 && comm_hot(fr, 0))
+	if (r == 1 && (comm_hot(fr, 0) || dir_hot(t, fr, 0)))
 		return 0;
 	if (r != 2)
 		return r;
@@ -364,7 +403,7 @@ int ag_on_tail(struct ag_frame *fr)
 
 	int r = enter_check(t, fr, &f);
 
-	if (r == 1 && comm_hot(fr, 1))
+	if (r == 1 && (comm_hot(fr, 1) || dir_hot(t, fr, 1)))
 		return 0;
 	if (r != 2)
 		return r;
@@ -405,7 +444,12 @@ void ag_on_exit(struct ag_site *site, uint64_t sp, uint64_t *rax)
 					comm_exit(t, s->slot, rax);
 			}
 			rec_put(t, PROPEL_REC_EXIT, s->func, s->site & SH_SITE);
-			if (unlikely(s->site & SH_HOOK))
+			/* a directive's or --args' rax: by directive.c, built
+			 * as this file is (a double's xmm0 is live here) */
+			if (unlikely(s->site & SH_HOOK) && f &&
+			    dir_kind(f->intercept))
+				directive_exit(t, f, *rax);
+			else if (unlikely(s->site & SH_HOOK))
 				intercept_exit(t, f, rax);
 		}
 	}

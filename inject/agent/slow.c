@@ -1198,41 +1198,6 @@ static void directive_tail(struct athread *t, struct ag_func *f,
 		s->site |= SH_HOOK;
 }
 
-/* A call of a function --args or a directive names (directive.c), of a
- * thread and callee already set up: its records without the global lock,
- * as comm_fast does for a send (a system function still takes the lock:
- * cb_sniff).  1 if it was handled here. */
-static int dir_fast(struct ag_frame *fr, int tail)
-{
-	struct athread *t = ag_self;
-	struct ag_site *site = fr->site;
-	struct ag_func *f;
-	uint64_t slot = (uint64_t)&fr->r11;
-	int hook;
-
-	if (!ag_active || !t || t->gen != ag_gen || t->dead || !t->ring ||
-	    t->busy || in_vfork_child())
-		return 0;
-	f = site->target ? site->target : func_find(fr->target);
-	if (!f || !dir_kind(f->intercept) ||
-	    (f->flags & (F_READY | F_NOTRACE | F_SYSTEM | F_PLT | F_FOREIGN)) !=
-		    F_READY)
-		return 0;
-	t->busy = 1;
-	if (tail) {
-		tail_enter(t, f, site, slot + 8);
-		directive_tail(t, f, fr);
-	} else {
-		shadow_unwind(t, slot);
-		rec_put(t, PROPEL_REC_ENTRY, f->id, site->id);
-		hook = directive_entry(t, f, fr);
-		shadow_push(t, slot, f->id,
-			    site->id | (hook ? SH_HOOK : 0) | sh_exact(f));
-	}
-	t->busy = 0;
-	return 1;
-}
-
 static void enter_slow(struct ag_frame *fr, int tail)
 {
 	struct ag_site *site = fr->site;
@@ -1243,7 +1208,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 
 	if (fr->target >= site->olo && fr->target < site->ohi)
 		return; /* jmp * back into its own function (hot.c) */
-	if (comm_fast(fr, tail) || dir_fast(fr, tail))
+	if (comm_fast(fr, tail))
 		return;
 	slow_lock(&old);
 	if (!ag_active) {
