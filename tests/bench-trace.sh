@@ -10,6 +10,8 @@
 #      skips functions shorter than 5 bytes, fib is not one of them).
 #      Median of BENCH_REPS runs (default 5); ns per call =
 #      (median traced - median untraced) / calls.
+#   1b. the same with every call's arguments and return value: propel's
+#      --args against uftrace record -a.
 #   2. "a real program": CPython (the pyenv python3.11, which has symbols,
 #      or BENCH_PY) running tests/real/py-work.py, end to end including
 #      storing the session, propel record against uftrace record patching
@@ -136,6 +138,33 @@ echo "  propel: the traced run (agent recording into its rings), as propel recor
 printf '%-44s %12s %12s %8s\n' "ns/call incl. storing the session (sqlite)" \
 	"$p_ns" "$u_ns" "$(ratio "$p_ns" "$u_ns")"
 echo "  peer: uftrace record -P . (dynamic patching of the same unmodified -O2 binary)"
+
+# --- --args: every call's arguments and return value (uftrace -a) ----------
+# The same fib($fibn) with values: the traced run alone as propel record
+# --args starts it (the values file "*@args" in the session dir) against
+# uftrace record -a -P . (its arguments from the binary's DWARF too).
+ra_ns=n/a
+if [ -z "$propel_why" ] && [ -f "$agent" ]; then
+	sd=/dev/shm/propel/bench-args-$$
+	t=$(median_ms env LD_PRELOAD="$agent" PROPEL_SESSION_DIR="$sd" \
+		sh -c 'rm -rf "$PROPEL_SESSION_DIR"; mkdir -p "$PROPEL_SESSION_DIR"; echo "*@args" >"$PROPEL_SESSION_DIR/values"; exec "$0" "$@"' "$fib" "$fibn")
+	rm -rf "$sd"
+	ra_ns=$(percall "$t")
+fi
+pa_ns=n/a
+[ -z "$propel_why" ] &&
+	pa_ns=$(percall "$(median_ms "$PROPEL" record --args -o "$work/run/fiba.db" -- "$fib" "$fibn")")
+ua_ns=n/a
+if command -v uftrace >/dev/null; then
+	t=$(median_ms uftrace record -a -d "$work/run/uftrace-a.data" -P . "$fib" "$fibn")
+	ua_ns=$(percall "$t")
+fi
+pcheck "the traced run of fib($fibn) with --args" "$ra_ns"
+printf '%-44s %12s %12s %8s\n' "ns/call fib($fibn) with arguments (--args)" \
+	"$ra_ns" "$ua_ns" "$(ratio "$ra_ns" "$ua_ns")"
+printf '%-44s %12s %12s %8s\n' "ns/call --args incl. storing the session" \
+	"$pa_ns" "$ua_ns" "$(ratio "$pa_ns" "$ua_ns")"
+echo "  peer: uftrace record -a -P . (fib(n) and its return value from DWARF as well)"
 
 # --- the session store: bytes per event and replay speed -------------------
 # One more recording by each tool of the same fib($fibn): propel's session
