@@ -422,10 +422,16 @@ int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
 	Dwarf_Word cc = 0;
 	char buf[1024], code[8];
 	size_t at = 0;
+	const char *name;
 	int n, i, k, err = -ENOENT;
 
 	*sig = NULL;
 	if (!m || !m->mod)
+		return -ENOENT;
+	/* a clone gcc made (fib.constprop.0, .isra.N, .part.N): arguments
+	 * dropped or reshaped, its DWARF the original's: not trusted */
+	name = dwfl_module_addrname(m->mod, addr);
+	if (name && strchr(name, '.'))
 		return -ENOENT;
 	cu = dwfl_module_addrdie(m->mod, addr, &bias);
 	if (!cu)

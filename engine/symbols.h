@@ -73,7 +73,8 @@ int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
  * its registers are not known), S (larger: passed in memory; returned
  * through a hidden pointer in rdi) and, for RET, v (void).  Read by
  * engine/callvals.h.  0, -ENOENT (no DWARF for it, or a clone whose
- * arguments the compiler changed), -ENOMEM.
+ * arguments the compiler may have changed: its symbol has gcc's suffix,
+ * .constprop.N .isra.N .part.N, or DWARF says DW_CC_nocall), -ENOMEM.
  */
 int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig);
 

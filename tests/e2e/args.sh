@@ -18,6 +18,10 @@
 #                       the pointer in hex) and its return value: as printed
 #   OLVL/record-float   half: the double argument is null (in xmm, not
 #                       recorded), k = 5, no retval (a double)
+#   OLVL/record-clone   scale(v, k) always called with k = 3: at -O0
+#                       scale(v=V, k=3); at -O2 gcc's scale.constprop.0
+#                       (v alone) is shown by its registers (rdi = V), not
+#                       by DWARF names that no longer fit it
 #   OLVL/attach         attach --args -d 1: each square(x=X, tag=7) = R in
 #                       replay's text as the program printed it
 #   replay-text         `fib(n=12) {` ... `} = 144; /* fib */` (O0)
@@ -32,7 +36,7 @@
 # propel-test: takes 40
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 15
+expect_checks 17
 command -v cc >/dev/null || { skip args "no C compiler"; exit 77; }
 command -v jq >/dev/null || { skip args "no jq"; exit 77; }
 [ -x "$PROPEL" ] || { fail args "no $PROPEL"; exit 1; }
@@ -45,6 +49,8 @@ cat >"$d/args.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static volatile int argc_seen;
 
 __attribute__((noinline)) long fib(int n)
 {
@@ -62,6 +68,12 @@ __attribute__((noinline)) double half(double d, int k)
 	return d / 2 + k;
 }
 
+/* always k = 3: gcc -O2 clones it as scale.constprop.0(v) */
+static __attribute__((noinline)) int scale(int v, int k)
+{
+	return v * k + argc_seen;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10;
@@ -73,6 +85,9 @@ int main(int argc, char **argv)
 	printf("fib %d %ld\n", n, r);
 	printf("mix 200 -3 -1234567890123 4000000000 %p -7 %u\n", (void *)s, m);
 	printf("half 5 %g\n", h);
+	argc_seen = argc;
+	printf("scale %d %d\n", n + 1, scale(n + 1, 3));
+	printf("scale %d %d\n", n + 2, scale(n + 2, 3));
 	return 0;
 }
 C
@@ -135,6 +150,23 @@ for lvl in O0 O2; do
 		pass "args/$lvl/record-float"
 	else
 		fail "args/$lvl/record-float" "$got"
+	fi
+	# scale(v, 3): at -O0 by its DWARF names; at -O2 gcc's clone
+	# scale.constprop.0 takes v alone: its registers, rdi = v, not
+	# DWARF's names (which would read k from a register it does not use)
+	got=$(jq -r 'select((.func | startswith("scale")) and .kind == "entry") | "\(.func) \(.args.v // .args.rdi) \(.args.k // "-")"' "$d/$lvl.jsonl" | tr '\n' ' ')
+	ret=$(jq -r 'select((.func | startswith("scale")) and .kind == "exit") | .retval' "$d/$lvl.jsonl" | tr '\n' ' ')
+	want=$(awk '$1 == "scale" { printf "%s ", $2 }' "$d/out-$lvl")
+	wret=$(awk '$1 == "scale" { printf "%s ", $3 }' "$d/out-$lvl")
+	case $lvl in
+	O0) wgot=$(for v in $want; do printf 'scale %s 3 ' "$v"; done) ;;
+	*) wgot=$(for v in $want; do printf 'scale.constprop.0 %s - ' "$v"; done) ;;
+	esac
+	if [ "$got" = "$wgot" ] && [ "$ret" = "$wret" ] &&
+		{ [ "$lvl" = O0 ] || jq -r 'select(.func == "scale.constprop.0" and .kind == "entry") | .args | has("rsi")' "$d/$lvl.jsonl" | grep -qx true; }; then
+		pass "args/$lvl/record-clone"
+	else
+		fail "args/$lvl/record-clone" "got '$got' = '$ret', want '$wgot' = '$wret'"
 	fi
 	# attach: a second of a live process
 	"$d/loop-$lvl" >"$d/loop-$lvl.out" 2>&1 &
