@@ -829,7 +829,10 @@ int tui_session_open(const char *path, int best_flow)
 	if (!err && !(t.c = cursor_new(t.r)))
 		err = propel_cause(&cause, -ENOMEM, "out of memory");
 	if (!err && !t.r->nevents)
-		err = propel_cause(&cause, -ENOENT, "%s: the session has no events",
+		err = propel_cause(&cause, -ENOENT,
+				   session_truncated(t.s)
+					   ? "%s: truncated, no events left"
+					   : "%s: the session has no events",
 				   path);
 	if (err && t.s && view_vitals_present(t.s)) {
 		free(cause);
