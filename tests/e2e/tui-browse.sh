@@ -38,9 +38,13 @@
 #                        source pane focuses it: Up then scrolls the source,
 #                        not the trace
 #   SIZE/mouse-line      a click on a trace line moves the cursor there
+#   SIZE/mouse-wheel     the wheel up over the trace: three lines up
 # Once (80x24):
 #   goto-time            `:goto` with the time as the status line shows it
 #                        comes back to that event
+#   list                 `:list` at the fault: the lines around it, the
+#                        fault's marked
+#   tab-view             `:view roo` Tab completes to `:view rootcause`
 #   step-count           `:step 5` from the first event: event 6
 #   info-breakpoints     two breaks listed with gdb's numbers; `delete 1`
 #                        leaves one
@@ -56,11 +60,16 @@
 #   peer-command         the send names its peer by pid:tid and command
 #   search-pid           `/PID` hits where that thread begins and the lines
 #                        naming it as a peer (at least two)
+#   search-fd            `/fd=N` (the send's fd): "match 1/K", K = the sends
+#                        and recvs on fd N in replay
+#   threads-keys         the threads pane: its header, both processes by
+#                        command; Tab to it, `j` and Enter switch to the
+#                        second thread (the status line says it)
 #   flows-duration       `:view flows`: each flow's duration and processes
 #                        by command ("pair ×2")
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 42
+expect_checks 48
 command -v tmux >/dev/null || { skip tui-browse "tmux not installed"; exit 77; }
 command -v cc >/dev/null || { skip tui-browse "no C compiler"; exit 77; }
 [ -x "$PROPEL" ] || { fail tui-browse "no $PROPEL"; exit 1; }
@@ -327,6 +336,14 @@ for size in 80x24 120x40; do
 	else
 		fail "tui-browse/$size/mouse-line" "from event $ev0: $(in_status)"
 	fi
+	# the wheel up over the trace: three lines up
+	tmx send-keys -t t -l "$(printf '\033[<64;%d;%dM' 21 $((crow - 1)))"
+	in_wait -p " event $((ev0 - 4))/"
+	if in_status | grepq -E " event $((ev0 - 4))/"; then
+		pass "tui-browse/$size/mouse-wheel"
+	else
+		fail "tui-browse/$size/mouse-wheel" "from event $((ev0 - 1)): $(in_status)"
+	fi
 	tui_stop
 	tin kill-server 2>/dev/null
 done
@@ -346,6 +363,25 @@ if [ -n "$at" ] && tui_status | grepq " event $ev/.* $at "; then
 else
 	fail tui-browse/goto-time "goto '$at' (event $ev): $(tui_status) | $(tui_message)"
 fi
+# list: the source around the cursor's line, the fault's marked
+tui_keys End
+tui_cmd list
+scr=$(tui_screen)
+if grep -qE "│ +$fault> +v = \*p; /\* @fault \*/ +│" <<<"$scr" &&
+	grep -qE "│ +$((fault - 3)) " <<<"$scr" && grep -qE "│ +$((fault + 3)) " <<<"$scr"; then
+	pass tui-browse/list
+else
+	fail tui-browse/list "$(tr '\n' '|' <<<"$scr")"
+fi
+tui_keys Escape
+# Tab completes a view's name after :view
+tui_keys : v i e w Space r o o Tab
+if tui_message | grepq -E '^:view rootcause *$'; then
+	pass tui-browse/tab-view
+else
+	fail tui-browse/tab-view "$(tui_message)"
+fi
+tui_keys C-u Escape
 tui_keys Home
 tui_cmd step 5
 tui_status | grepq ' event 6/' && pass tui-browse/step-count ||
@@ -439,6 +475,30 @@ if [ "${nhit:-0}" -ge 2 ]; then
 else
 	fail tui-browse/search-pid "$(tui_message)"
 fi
+# an fd: every send and recv on it (the trace's "fd=N"), counted
+fd=$(sed -n 's/.*send fd=\([0-9]*\) .*/\1/p' <<<"$sendline")
+nfd=$(jq -r 'select((.kind == "send" or .kind == "recv") and .fd == '"${fd:-0}"') | .kind' "$d/pair.jsonl" | wc -l)
+tui_keys / f d = "$fd" Enter
+if [ -n "$fd" ] && [ "$nfd" -ge 2 ] && tui_message | grepq -E "^match [0-9]+/$nfd: fd=$fd "; then
+	pass tui-browse/search-fd
+else
+	fail tui-browse/search-fd "fd=$fd: $nfd in replay; $(tui_message)"
+fi
+# the threads pane: its header, each thread's command; j there moves its
+# selection as in every pane, Enter switches to that thread
+tui_keys Home
+tui_keys Tab
+tui_keys j Enter
+scr=$(tui_screen)
+two=$(sed -n 's/^\* \+2 \([0-9]*:[0-9]*\) .* pair in .*/\1/p' <<<"$scr")
+if grep -qE '^ threads at the cursor' <<<"$scr" && grep -qE "^ +1 [0-9]+:[0-9]+ .* pair in " <<<"$scr" &&
+	[ -n "$two" ] && tui_status | grepq "^ $two " &&
+	{ [ "$two" = "$spid:$stid" ] || [ "$two" = "$rpid:$rtid" ]; }; then
+	pass tui-browse/threads-keys
+else
+	fail tui-browse/threads-keys "send $spid:$stid recv $rpid:$rtid: $(tail -6 <<<"$scr" | tr '\n' '|')"
+fi
+tui_keys BTab
 tui_cmd view flows
 tui_wait_for "DURATION PROCESSES" 10
 if tui_screen | grepq -E '^ +1 +[0-9]+ +[0-9.]+ .* [0-9.]+ (ns|us|ms|s) pair ×2 \('; then
