@@ -13,12 +13,14 @@
 #   tui-rootcause/list   `:view rootcause`: the reduction line and the rare
 #                        path first: its values (time from the flow's start,
 #                        5 frames) apart from its ranks (1 by time)
+#   tui-rootcause/sides  the anomalous side's rows red, the normal side's
+#                        green (colour pairs: SGR 31 and 32, capture-pane -e)
 #   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
 #                        quota_exceeded in the odd request's worker, and the
 #                        message says which flow and process it went to
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 6
+expect_checks 7
 command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -77,10 +79,18 @@ tui_cmd view rootcause
 tui_wait_for "#T  #L SIDE" 10
 scr=$(tui_screen)
 if grep -qE '^flow 5 \(anomalous\) vs flow [0-9]+: [0-9]+ paths differ, [0-9]+ pruned, [0-9]+ kept' <<<"$scr" &&
-	grep -qE '^ +[0-9.]+ (ns|us|ms|s) +5 +1 +[0-9]+ anom +(main > worker_loop > handle_request|…( > worker_loop)?( > handle_request)?) > check_quota > quota_exceeded *$' <<<"$scr"; then
+	grep -qE '^ *[0-9.]+ (ns|us|ms|s) +5 +1 +[0-9]+ anom +(main > worker_loop > handle_request|…( > worker_loop)?( > handle_request)?) > check_quota > quota_exceeded *$' <<<"$scr"; then
 	pass tui-rootcause/list
 else
 	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
+fi
+# the sides in colour pairs: anomalous red (SGR 31), normal green (32)
+scre=$(tmx capture-pane -e -p -t t)
+if grep -aE 'anom ' <<<"$scre" | grep -qaE $'\e\\[([0-9;]*;)?31m(\e\\[[0-9;]*m)*anom ' &&
+	grep -aE 'norm ' <<<"$scre" | grep -qaE $'\e\\[([0-9;]*;)?32m(\e\\[[0-9;]*m)*norm '; then
+	pass tui-rootcause/sides
+else
+	fail tui-rootcause/sides "$(grep -aE '(anom|norm) ' <<<"$scre" | head -3 | cat -v | tr '\n' '|')"
 fi
 tui_keys Enter
 if tui_status | grepq -E "^ *$odd:$odd +quota_exceeded " &&
