@@ -448,6 +448,6 @@ const struct propel_cmd cmd_list_entry = {
 	NULL, cmd_list, CMD_SESSION,
 };
 const struct propel_cmd cmd_print_entry = {
-	"print", "p", "[FIELD]", "what the trace holds of the event at the cursor",
+	"print", "p", "[FIELD|ARG]", "what the trace holds of the event (an argument: --args)",
 	NULL, cmd_print, CMD_SESSION,
 };
