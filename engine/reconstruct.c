@@ -857,6 +857,7 @@ int recon_row(const struct recon *r, int64_t id, struct recon_row *row)
 	row->arg0 = ev.arg[0];
 	row->arg1 = ev.arg[1];
 	row->arg2 = ev.arg[2];
+	row->has = ev.has;
 	if (ev.site > 0)
 		row->site = ev.site;
 	row->stored_depth = ev.depth;

@@ -179,6 +179,7 @@ struct recon_row {
 	int64_t ts_ns, arg0, arg1, arg2;
 	int64_t site;
 	int stored_depth;
+	int has; /* SE_ARG0.. (engine/session.h): which args were stored */
 };
 int recon_row(const struct recon *r, int64_t id, struct recon_row *row);
 

@@ -356,6 +356,7 @@ static int cmd_print(struct tui *t, int argc, char **argv, char **cause)
 			names[nf++] = "args";
 		if (x >= 0 &&
 		    !recon_row(t->r, recon_get(t->r, th, x).id, &xr) &&
+		    (xr.has & SE_ARG2) &&
 		    callvals_ret(t->cv, e.func, xr.arg2, v, sizeof(v)))
 			FIELD("retval", "%s", v);
 	}

@@ -150,6 +150,7 @@ static void tui_call_values(struct tui *t, int th, int64_t idx,
 	if (na && e->kind == SK_ENTRY)
 		callvals_args(t->cv, e->func, e->id, args, na);
 	if (x >= 0 && !recon_row(t->r, recon_get(t->r, th, x).id, &row) &&
+	    (row.has & SE_ARG2) &&
 	    callvals_ret(t->cv, e->func, row.arg2, v, sizeof(v)))
 		snprintf(ret, nr, " = %s", v);
 }

@@ -26,7 +26,8 @@
 #                       replay's text as the program printed it
 #   replay-text         `fib(n=12) {` ... `} = 144; /* fib */` (O0)
 #   SIZE/tui            the TUI's trace line `fib(n=12) = 144 {` and
-#                       `fib(n=11) = 89 {`
+#                       `fib(n=11) = 89 {`; main, which the agent calls
+#                       (no values recorded), `main() {` with no value
 #   bt-args             (120x40, the cursor on fib(n=10)) `:bt`: one frame a
 #                       line with gdb's arguments, `#1  fib (n=11) at args.c:LINE`
 #   print-arg           `:print n` = 10 (an argument of the cursor's frame)
@@ -201,7 +202,8 @@ if command -v tmux >/dev/null; then
 		tui_wait_for "main()" 10
 		tui_keys s s s s s
 		scr=$(tui_screen)
-		if grep -qF 'fib(n=12) = 144 {' <<<"$scr" && grep -qF 'fib(n=11) = 89 {' <<<"$scr"; then
+		if grep -qF 'fib(n=12) = 144 {' <<<"$scr" && grep -qF 'fib(n=11) = 89 {' <<<"$scr" &&
+			grep -qF -- '- main() {' <<<"$scr"; then
 			pass "args/$size/tui"
 		else
 			fail "args/$size/tui" "$(tr '\n' '|' <<<"$scr")"
