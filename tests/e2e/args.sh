@@ -34,7 +34,7 @@
 #   print-fields        `:print`: the fields' box has args = n=10, retval = 55
 #   no-args             without --args nothing changes: `fib() {`, no
 #                       "args" in jsonl
-# propel-test: takes 40
+# propel-test: takes 10
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
 expect_checks 17
