@@ -102,6 +102,17 @@ struct vitals_cell {
 
 #define VITALS_NCELLS (2 * VITALS_NR * VITALS_HCA_CHUNKS)
 
+/* The labels a vital has seen in this run, on any CPU and in either copy
+ * of the cells: a 16-bit fingerprint in one of two slots chosen by the
+ * label's hash (value of the array `seen`, one per vital).  Consulted
+ * only when a cell's sketch takes a label for new, so that a label is
+ * sampled as new once per run, not once per CPU, parity and eviction from
+ * a crowded sketch. */
+#define VITALS_SEEN 32768
+struct vitals_seen {
+	unsigned short fp[VITALS_SEEN];
+};
+
 /* One sample as the user side sees it (kmod/vitals.c unpacks the record
  * of the ring buffer, struct vitals_wire, into this). */
 struct vitals_sample {
