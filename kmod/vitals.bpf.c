@@ -561,8 +561,10 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * all of their labels again every second.  A label new to this cell
 	 * but seen before by the vital (seen_before: on the other CPU, in the
 	 * other copy, or pushed out of a crowded sketch) is no new label. */
-	if (old == 0 && !mine && !seen_before(vital, h))
+	if (old == 0 && !mine && !seen_before(vital, h)) {
+		*counter = new | VITALS_FRESH; /* says so to the loader */
 		return 2;
+	}
 	/* the common case, in two instructions: no power of 2 was passed
 	 * (the highest bit of the estimate did not move), so no power of
 	 * t = 2^k either */
@@ -592,11 +594,12 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 
 	s->ts_ns = bpf_ktime_get_ns();
 	s->weight = weight;
-	s->counter = counter;
+	s->counter = counter & ~VITALS_FRESH;
 	s->label = label;
 	s->epoch = epoch;
 	s->vital = vital;
-	s->tshift = tshift[vital < VITALS_NR ? vital : 0];
+	s->tshift = tshift[vital < VITALS_NR ? vital : 0] |
+		    (counter & VITALS_FRESH ? VITALS_TSHIFT_FRESH : 0);
 	s->tgid = w->tgid;
 	s->tid = w->tid;
 	s->uid = w->uid;

@@ -143,6 +143,7 @@ struct vitals {
 	struct vitals_proc *proc;
 	int wake_fd; /* eventfd: vitals_wake() ends a vitals_poll() early */
 	uint64_t nrecv[VITALS_NR]; /* samples read from the ring this epoch */
+	uint64_t npow[VITALS_NR];  /* of them at a power of t (not new labels) */
 #ifndef VITALS_SKEL_MISSING
 	struct vitals_bpf *skel;
 	struct ring_buffer *rb;
@@ -334,8 +335,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 	memcpy(s.kstack, w->stack, kb);
 	memcpy(s.ustack, (const char *)w->stack + kb, ub);
 	s.ts_ns += v->mono_to_real;
-	if (s.vital < VITALS_NR)
+	if (s.vital < VITALS_NR) {
 		v->nrecv[s.vital]++;
+		if (!(s.tshift & VITALS_TSHIFT_FRESH))
+			v->npow[s.vital]++;
+	}
+	s.tshift &= ~VITALS_TSHIFT_FRESH;
 	if (v->ops && v->ops->sample)
 		v->ops->sample(v->arg, &s);
 	return 0;
@@ -664,7 +669,7 @@ static uint64_t vitals_take_cost(struct vitals *v)
 static void vitals_check_high(struct vitals *v)
 {
 	uint64_t now = propel_mono_ns(), wall, user, ns, cost;
-	const uint64_t *sampled = v->nrecv;
+	const uint64_t *sampled = v->npow;
 	int i, worst = -1;
 	double over;
 
@@ -675,7 +680,7 @@ static void vitals_check_high(struct vitals *v)
 		return;
 	user = thread_cpu_ns();
 	for (ns = 0, i = 0; i < VITALS_NR; i++)
-		ns += sampled[i];
+		ns += v->nrecv[i];
 	cost = (user - v->check_user) +
 	       (ns >= v->check_samples ? ns - v->check_samples : ns) *
 		       VITALS_SAMPLE_NS;
@@ -690,9 +695,12 @@ static void vitals_check_high(struct vitals *v)
 			worst = i;
 	/* a label of count N is sampled log2(N) / k times (t = 2^k): k
 	 * times `over` (at most 4) brings the later powers of t under the
-	 * watermark at once, for each vital that samples a quarter as much
-	 * as the worst or more (one step at a time for one vital took a
-	 * busy machine's collector minutes to bring down) */
+	 * watermark at once, for each vital whose powers of t are a quarter
+	 * of the worst's or more (one step at a time for one vital took a
+	 * busy machine's collector minutes to bring down).  Samples of new
+	 * labels count in the cost but choose no vital: t does not move
+	 * them, and a vital of few events (cpu ticks) whose samples are
+	 * mostly new labels would lose its powers of t for nothing. */
 	for (i = 0; worst >= 0 && i < VITALS_NR; i++) {
 		uint32_t k = v->skel->bss->tshift[i], nk;
 
@@ -913,6 +921,7 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 		e->tshift[i] = bss->tshift[i];
 	v->check_samples = 0; /* counted again from zero */
 	memset(v->nrecv, 0, sizeof(v->nrecv));
+	memset(v->npow, 0, sizeof(v->npow));
 
 	/* cost (where BPF statistics are on) and the low watermark */
 	if (v->stats_fd >= 0 || bpf_stats_on())

@@ -155,6 +155,12 @@ struct vitals_wire {
 	unsigned long long stack[2 * VITALS_STACK_DEPTH];
 };
 
+/* A sample of a label new to the run (not one of a power of t): the
+ * kernel side marks its counter, the wire its tshift (the loader takes
+ * the mark off; only the powers of t are what the watermark can move). */
+#define VITALS_FRESH (1ULL << 63)
+#define VITALS_TSHIFT_FRESH 0x8000
+
 #define VITALS_WIRE_HEAD (sizeof(struct vitals_wire) - \
 			  2 * VITALS_STACK_DEPTH * sizeof(unsigned long long))
 
