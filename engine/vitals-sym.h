@@ -1,8 +1,9 @@
 /*
  * engine/vitals-sym.h - names for the stack addresses of vital-sign samples:
- * kernel addresses from /proc/kallsyms, user addresses of a live process
- * with libdwfl (dwfl_linux_proc_report: the process must still exist, so
- * the recorder symbolizes samples as they arrive).  Never fails hard: an
+ * kernel addresses from /proc/kallsyms, user addresses by the process's
+ * executable mappings (read while it lives, so the recorder symbolizes
+ * samples as they arrive) and each file's symbols, read once per file with
+ * libdwfl and kept for the run.  Never fails hard: an
  * address without a name comes back as "0x..." (or "module+0x...").
  *
  * Used by engine/vitals-collect.c only.
@@ -21,10 +22,11 @@ void vitals_sym_free(struct vitals_sym *vs);
 /* Name of a kernel text address (pointer into the table, or buf). */
 const char *vitals_sym_kernel(struct vitals_sym *vs, uint64_t addr, char *buf,
 			      size_t n);
-/* Name of a user address in process pid (pointer into libdw, or buf). */
+/* Name of a user address in process pid (pointer into a cache, or buf). */
 const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
 			    uint64_t addr, char *buf, size_t n);
-/* Drop the per-process caches (at an epoch's end: pids come and go). */
+/* Drop the per-process caches (at an epoch's end: pids come and go);
+ * the files' symbols stay. */
 void vitals_sym_forget(struct vitals_sym *vs);
 
 #endif

@@ -67,7 +67,7 @@ struct vitals_sink_ops {
 struct vitals_opts {
 	unsigned epoch_ms;   /* default 1000 */
 	unsigned cpu_hz;     /* cpu-clock sampling rate, default 1000 */
-	double high_wm;      /* collector CPU share that doubles t (0.01) */
+	double high_wm;      /* collector CPU share that raises t (0.005) */
 	double low_wm;       /* share under which t halves (0.002) */
 	unsigned tshift;     /* initial log2 t, default 1 (t = 2) */
 	int proc_only;       /* use the /proc fallback even if BPF works */

@@ -23,7 +23,8 @@
  *            cheapest hook; tp_btf/sys_enter where fentry is refused)
  *            label: stack depth & ~0xff, syscall nr
  *   signal   signal_deliver           label: signo, handler
- *   sock     sock_send/recv_length    label: peer address; weight: bytes
+ *   sock     sock_send/recv_length    label: peer address, service port
+ *            (the lower of the two ports); weight: bytes
  *   lock     contention_begin/end     label: lock address; weight: us
  *
  * The per-event path is who_current (the current task's ids from a per-CPU
@@ -32,7 +33,10 @@
  * array lookup, a hash, VITALS_HCA_ROWS plain adds and the process's cached
  * sums, and a two-instruction test that no power of 2 was passed: no
  * atomic, no hash map, no ring-buffer traffic, no stack walk; a label's
- * counters sit in one 64-byte block of the sketch.  (On a getppid loop the
+ * counters sit in one 64-byte block of the sketch.  A sample walks the
+ * kernel stack only where the trigger's kernel path varies
+ * (kstack_wanted: not at a syscall's entry, a user page fault or a tick in
+ * user code).  (On a getppid loop the
  * syscall program's body costs ~12 ns, against ~57 ns before the cache and
  * the direct loads: bpf_get_current_uid_gid alone cost 26 ns.)  Only a
  * sampled event walks stacks and copies the frames it took into the ring,
@@ -132,6 +136,15 @@ struct {
 	__type(key, int);
 	__type(value, struct vitals_wire);
 } pending SEC(".maps");
+
+/* Labels seen in this run, per vital (struct vitals_seen): not per CPU,
+ * written only when a label is new to a cell. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VITALS_NR);
+	__type(key, __u32);
+	__type(value, struct vitals_seen);
+} seen SEC(".maps");
 
 /* Where a sample is built before it is sent. */
 struct {
@@ -471,6 +484,30 @@ static __always_inline __u32 hca_add(struct vitals_cell *c, __u64 h, __u32 w,
 }
 
 /*
+ * Has this vital seen the label of hash h in this run (on another CPU, in
+ * the other copy of the cells, or before a crowded sketch gave its
+ * counters to others)?  If not it is remembered now: in a free one of its
+ * two slots, else over one of them chosen by the hash.  Plain loads and a
+ * store (two CPUs racing on a slot lose at most one label: sampled once
+ * more later).  Called only for a label new to its cell.
+ */
+static __always_inline int seen_before(__u32 vital, __u64 h)
+{
+	struct vitals_seen *s = bpf_map_lookup_elem(&seen, &vital);
+	__u32 i = (__u32)(h >> 33) & (VITALS_SEEN - 2);
+	__u16 fp = (__u16)(h >> 17) | 1;
+
+	if (!s)
+		return 0;
+	if (s->fp[i] == fp || s->fp[i + 1] == fp)
+		return 1;
+	if (s->fp[i] && (!s->fp[i + 1] || (h >> 32) & 1))
+		i++;
+	s->fp[i & (VITALS_SEEN - 1)] = fp;
+	return 0;
+}
+
+/*
  * Count one event; return non-zero when it is to be sampled (2: the first
  * of its label, 1: its estimate passed a power of t), filling *counter.
  */
@@ -521,9 +558,13 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * clears the counters, not the fingerprints): it is sampled at the
 	 * powers of t like any other, so that under cost pressure (t high) a
 	 * machine that runs the same programs over and over does not sample
-	 * all of their labels again every second. */
-	if (old == 0 && !mine)
+	 * all of their labels again every second.  A label new to this cell
+	 * but seen before by the vital (seen_before: on the other CPU, in the
+	 * other copy, or pushed out of a crowded sketch) is no new label. */
+	if (old == 0 && !mine && !seen_before(vital, h)) {
+		*counter = new | VITALS_FRESH; /* says so to the loader */
 		return 2;
+	}
 	/* the common case, in two instructions: no power of 2 was passed
 	 * (the highest bit of the estimate did not move), so no power of
 	 * t = 2^k either */
@@ -553,11 +594,12 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 
 	s->ts_ns = bpf_ktime_get_ns();
 	s->weight = weight;
-	s->counter = counter;
+	s->counter = counter & ~VITALS_FRESH;
 	s->label = label;
 	s->epoch = epoch;
 	s->vital = vital;
-	s->tshift = tshift[vital < VITALS_NR ? vital : 0];
+	s->tshift = tshift[vital < VITALS_NR ? vital : 0] |
+		    (counter & VITALS_FRESH ? VITALS_TSHIFT_FRESH : 0);
 	s->tgid = w->tgid;
 	s->tid = w->tid;
 	s->uid = w->uid;
@@ -602,6 +644,22 @@ static __always_inline long send_wire(void *ctx, struct vitals_wire *s)
 	return bpf_ringbuf_output(&samples, s, size, wake_flags());
 }
 
+/*
+ * Is the kernel stack of a sample of the current task worth its walk (the
+ * costliest part of a sample)?  Not where the trigger's kernel path is
+ * the same every time: a syscall's entry, a user page fault's, a cpu or
+ * l2miss tick that interrupted user code (d0: the PC) -- those frames are
+ * the entry and interrupt code the loader strips anyway.
+ */
+static __always_inline int kstack_wanted(__u32 vital, __u64 d0)
+{
+	if (vital == VITALS_SYSCALL || vital == VITALS_UMEM)
+		return 0;
+	if (vital == VITALS_CPU || vital == VITALS_L2MISS)
+		return d0 >= 0xffff800000000000ULL;
+	return 1;
+}
+
 static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 					 __u64 label, __u64 weight,
 					 __u64 counter, struct vitals_cell *c,
@@ -617,8 +675,10 @@ static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 	s->data[1] = d1;
 	s->data[2] = d2;
 	s->data[3] = d3;
-	s->kstack_bytes = bpf_get_stack(ctx, s->stack,
-					VITALS_STACK_DEPTH * 8, 0);
+	s->kstack_bytes = kstack_wanted(vital, d0)
+				  ? bpf_get_stack(ctx, s->stack,
+						  VITALS_STACK_DEPTH * 8, 0)
+				  : 0;
 	if (send_wire(ctx, s))
 		c->ndropped++;
 	else
@@ -941,16 +1001,21 @@ int BPF_PROG(vitals_signal_deliver, int sig, struct kernel_siginfo *info,
 static __always_inline int on_sock(void *ctx, struct sock *sk, int ret,
 				   __u64 dir)
 {
-	__u64 daddr, dport, family, proto;
+	__u64 daddr, dport, sport, service, family, proto;
 
 	if (ret <= 0)
 		return 0;
 	family = sk->__sk_common.skc_family;
 	daddr = sk->__sk_common.skc_daddr;
 	dport = bpf_ntohs(sk->__sk_common.skc_dport);
+	sport = sk->__sk_common.skc_num;
 	proto = sk->sk_protocol;
+	/* labelled by the peer and the service's port, the lower of the two
+	 * (the other end's is drawn from the ephemeral range, above it): a
+	 * server's every client connection is not a label of its own */
+	service = sport && sport < dport ? sport : dport;
 	event_current(ctx, VITALS_SOCK,
-		      (daddr << 16) ^ (dport << 48),
+		      (daddr << 16) ^ (service << 48),
 		      ret, daddr, dport, (family << 16) | proto, dir);
 	return 0;
 }

@@ -28,9 +28,12 @@
  * estimated as this thread's CPU time plus VITALS_SAMPLE_NS per sample.
  * Counting every event costs the same whatever t is, so it does not move
  * t (a machine busy with syscalls must not lose the rare ones, chopstix
- * §5.3).  Above the high watermark (checked at every poll) t doubles for
- * the vital that samples most; under the low watermark at an epoch's end
- * it halves (never below 2).  BPF run-time statistics are read where they
+ * §5.3).  Above the high watermark (0.5% of the machine; checked at every
+ * poll) the exponent k of t = 2^k grows by the factor the cost is over it
+ * (at most 4) for the vitals that sample most, which divides their later
+ * powers of t by that factor; under the low watermark at an epoch's end t
+ * halves (never below 2).  Labels new to the run are sampled whatever t
+ * is (coverage).  BPF run-time statistics are read where they
  * are on (kernel.bpf_stats_enabled, or vitals_opts.profile): they cost
  * two clock reads per program run, so the collector does not turn them on
  * by itself.
@@ -140,6 +143,7 @@ struct vitals {
 	struct vitals_proc *proc;
 	int wake_fd; /* eventfd: vitals_wake() ends a vitals_poll() early */
 	uint64_t nrecv[VITALS_NR]; /* samples read from the ring this epoch */
+	uint64_t npow[VITALS_NR];  /* of them at a power of t (not new labels) */
 #ifndef VITALS_SKEL_MISSING
 	struct vitals_bpf *skel;
 	struct ring_buffer *rb;
@@ -331,8 +335,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 	memcpy(s.kstack, w->stack, kb);
 	memcpy(s.ustack, (const char *)w->stack + kb, ub);
 	s.ts_ns += v->mono_to_real;
-	if (s.vital < VITALS_NR)
+	if (s.vital < VITALS_NR) {
 		v->nrecv[s.vital]++;
+		if (!(s.tshift & VITALS_TSHIFT_FRESH))
+			v->npow[s.vital]++;
+	}
+	s.tshift &= ~VITALS_TSHIFT_FRESH;
 	if (v->ops && v->ops->sample)
 		v->ops->sample(v->arg, &s);
 	return 0;
@@ -661,8 +669,9 @@ static uint64_t vitals_take_cost(struct vitals *v)
 static void vitals_check_high(struct vitals *v)
 {
 	uint64_t now = propel_mono_ns(), wall, user, ns, cost;
-	const uint64_t *sampled = v->nrecv;
+	const uint64_t *sampled = v->npow;
 	int i, worst = -1;
+	double over;
 
 	if (v->o.high_wm >= 1)
 		return;
@@ -671,22 +680,39 @@ static void vitals_check_high(struct vitals *v)
 		return;
 	user = thread_cpu_ns();
 	for (ns = 0, i = 0; i < VITALS_NR; i++)
-		ns += sampled[i];
+		ns += v->nrecv[i];
 	cost = (user - v->check_user) +
 	       (ns >= v->check_samples ? ns - v->check_samples : ns) *
 		       VITALS_SAMPLE_NS;
 	v->check_mono = now;
 	v->check_user = user;
 	v->check_samples = ns;
-	if ((double)cost / ((double)wall * v->ncpus) < v->o.high_wm)
+	over = (double)cost / ((double)wall * v->ncpus) / v->o.high_wm;
+	if (over < 1)
 		return;
 	for (i = 0; i < VITALS_NR; i++)
 		if (worst < 0 || sampled[i] > sampled[worst])
 			worst = i;
-	if (worst >= 0 && v->skel->bss->tshift[worst] < 20) {
-		v->skel->bss->tshift[worst]++;
-		pr_dbg("high watermark: t of %s -> 2^%u", propel_vital_name(worst),
-		       v->skel->bss->tshift[worst]);
+	/* a label of count N is sampled log2(N) / k times (t = 2^k): k
+	 * times `over` (at most 4) brings the later powers of t under the
+	 * watermark at once, for each vital whose powers of t are a quarter
+	 * of the worst's or more (one step at a time for one vital took a
+	 * busy machine's collector minutes to bring down).  Samples of new
+	 * labels count in the cost but choose no vital: t does not move
+	 * them, and a vital of few events (cpu ticks) whose samples are
+	 * mostly new labels would lose its powers of t for nothing. */
+	for (i = 0; worst >= 0 && i < VITALS_NR; i++) {
+		uint32_t k = v->skel->bss->tshift[i], nk;
+
+		if (!sampled[i] || sampled[i] * 4 < sampled[worst])
+			continue;
+		nk = (uint32_t)(k * (over > 4 ? 4 : over) + 0.999);
+		if (nk <= k)
+			nk = k + 1;
+		if (nk > 20)
+			nk = 20;
+		v->skel->bss->tshift[i] = nk;
+		pr_dbg("high watermark: t of %s -> 2^%u", propel_vital_name(i), nk);
 	}
 }
 
@@ -895,6 +921,7 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 		e->tshift[i] = bss->tshift[i];
 	v->check_samples = 0; /* counted again from zero */
 	memset(v->nrecv, 0, sizeof(v->nrecv));
+	memset(v->npow, 0, sizeof(v->npow));
 
 	/* cost (where BPF statistics are on) and the low watermark */
 	if (v->stats_fd >= 0 || bpf_stats_on())
@@ -974,7 +1001,7 @@ int vitals_open(const struct vitals_opts *o, struct vitals **out,
 	if (v->o.high_wm <= 0)
 		v->o.high_wm = getenv("PROPEL_VITALS_HIGH_WM")
 				       ? atof(getenv("PROPEL_VITALS_HIGH_WM"))
-				       : 0.01;
+				       : 0.005;
 	if (v->o.low_wm <= 0)
 		v->o.low_wm = 0.002;
 	if (!v->o.tshift)
@@ -1216,8 +1243,9 @@ uint64_t vitals_kernel_bytes(struct vitals *v, uint64_t *per_vital)
 		else
 			b = (uint64_t)info.max_entries *
 			    (info.key_size + info.value_size);
-		if (per_vital && m == v->skel->maps.cells)
-			*per_vital = b / VITALS_NR;
+		if (per_vital && (m == v->skel->maps.cells ||
+				  m == v->skel->maps.seen))
+			*per_vital += b / VITALS_NR;
 		sum += b;
 	}
 #else

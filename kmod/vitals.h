@@ -102,6 +102,17 @@ struct vitals_cell {
 
 #define VITALS_NCELLS (2 * VITALS_NR * VITALS_HCA_CHUNKS)
 
+/* The labels a vital has seen in this run, on any CPU and in either copy
+ * of the cells: a 16-bit fingerprint in one of two slots chosen by the
+ * label's hash (value of the array `seen`, one per vital).  Consulted
+ * only when a cell's sketch takes a label for new, so that a label is
+ * sampled as new once per run, not once per CPU, parity and eviction from
+ * a crowded sketch. */
+#define VITALS_SEEN 32768
+struct vitals_seen {
+	unsigned short fp[VITALS_SEEN];
+};
+
 /* One sample as the user side sees it (kmod/vitals.c unpacks the record
  * of the ring buffer, struct vitals_wire, into this). */
 struct vitals_sample {
@@ -143,6 +154,12 @@ struct vitals_wire {
 	char comm[VITALS_COMM_LEN];
 	unsigned long long stack[2 * VITALS_STACK_DEPTH];
 };
+
+/* A sample of a label new to the run (not one of a power of t): the
+ * kernel side marks its counter, the wire its tshift (the loader takes
+ * the mark off; only the powers of t are what the watermark can move). */
+#define VITALS_FRESH (1ULL << 63)
+#define VITALS_TSHIFT_FRESH 0x8000
 
 #define VITALS_WIRE_HEAD (sizeof(struct vitals_wire) - \
 			  2 * VITALS_STACK_DEPTH * sizeof(unsigned long long))

@@ -23,7 +23,9 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$t/vvspin" \
 
 "$PROPEL" vitals record -o "$t/v.db" --duration 4 --epoch 1 2>"$t/rec.err" &
 rec=$!
-sleep 0.3
+# the spinners start once the collector is attached (loading its programs
+# took 5 s at a load of 11: spinners started beside it were gone before)
+for _ in $(seq 300); do grep -q "vitals via" "$t/rec.err" && break; sleep 0.1; done
 # the spinners outlive the 4 s recording: their last epoch's stacks are
 # symbolized from their maps at the epoch's end, and a process gone by
 # then keeps only addresses (engine/vitals-sym.c)
