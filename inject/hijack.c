@@ -1045,6 +1045,13 @@ pid_t hijack_call_thread(struct hijack *h)
 	return t ? t->tid : 0;
 }
 
+uint64_t hijack_call_thread_tp(struct hijack *h)
+{
+	struct hj_thread *t = hj_call_thread(h);
+
+	return t ? (uint64_t)t->regs.fs_base : 0;
+}
+
 int hijack_call_thread_hint(struct hijack *h, struct propel_thread_hint *out)
 {
 	struct hj_thread *t = hj_call_thread(h);

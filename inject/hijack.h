@@ -106,6 +106,9 @@ long hijack_call_thread_syscall(struct hijack *h);
  * restartable syscall, else one in user code). */
 int hijack_set_call_thread(struct hijack *h, pid_t tid);
 pid_t hijack_call_thread(struct hijack *h);
+/* The call thread's thread pointer (fs_base, as it was stopped), 0 if
+ * there is no call thread (inject.c: where its errno lives). */
+uint64_t hijack_call_thread_tp(struct hijack *h);
 
 /* Per-call timeout in ms (default HIJACK_CALL_TIMEOUT_MS). */
 void hijack_set_timeout(struct hijack *h, int ms);

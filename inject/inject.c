@@ -107,6 +107,56 @@ static void inject_agent_return(struct hijack *h, const char *so)
 		hijack_set_return(h, pad, res);
 }
 
+/*
+ * The call thread's errno, kept across a hold's calls.  They open, map and
+ * fail (dlopen's search path, the agent's start and stop), and the call
+ * thread may have been stopped between a call of its own that failed and
+ * its look at errno: it saw ENOENT or EEXIST instead of EINTR
+ * (tests/e2e/signal-errno.sh; an event loop such as redis's panics on
+ * epoll_wait failing with anything but EINTR).  Where errno lives is
+ * read, not asked by a call (a call the plain way would kill the target
+ * if propel died during it; the safe way loses rax): glibc's
+ * __errno_location is `mov TPOFF(%rip), %rax; add %fs:0, %rax; ret`, so
+ * errno is at the call thread's fs_base + the offset in that GOT slot.
+ * The value goes back with one write before the detach.  A libc whose
+ * code is another (or a static target) is left as it was.
+ */
+struct inject_errno {
+	uint64_t at;
+	int32_t v;
+};
+
+static void inject_errno_save(struct hijack *h, struct inject_errno *e)
+{
+	static const uint8_t add_fs[] = { 0x64, 0x48, 0x03, 0x04, 0x25,
+					  0,    0,    0,    0,    0xc3 };
+	uint8_t code[4 + 7 + sizeof(add_fs)];
+	uint64_t fn, off, tp = hijack_call_thread_tp(h);
+	size_t i = 0;
+	int32_t rel;
+
+	e->at = 0;
+	if (!tp || hijack_sym(h, "libc.so.6", "__errno_location", &fn, NULL) ||
+	    hijack_read(h, fn, code, sizeof(code)))
+		return;
+	if (memcmp(code, "\xf3\x0f\x1e\xfa", 4) == 0)
+		i = 4; /* endbr64 */
+	if (code[i] != 0x48 || code[i + 1] != 0x8b || code[i + 2] != 0x05 ||
+	    memcmp(code + i + 7, add_fs, sizeof(add_fs)) != 0)
+		return;
+	memcpy(&rel, code + i + 3, sizeof(rel));
+	if (hijack_read(h, fn + i + 7 + (uint64_t)(int64_t)rel, &off, sizeof(off)) ||
+	    hijack_read(h, tp + off, &e->v, sizeof(e->v)))
+		return;
+	e->at = tp + off;
+}
+
+static void inject_errno_restore(struct hijack *h, const struct inject_errno *e)
+{
+	if (e->at)
+		hijack_write(h, e->at, &e->v, sizeof(e->v));
+}
+
 /* dlopen of the agent in the target. */
 static int inject_dlopen(struct hijack *h, const char *so, char **cause)
 {
@@ -359,11 +409,15 @@ int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 	/* -EAGAIN: a thread of an earlier session's agent was stopped inside
 	 * the agent's lock; let the process run a moment and ask again */
 	for (int tries = 0;; tries++) {
+		struct inject_errno e;
+
 		err = hijack_attach(pid, &h, cause);
 		if (err)
 			return err;
+		inject_errno_save(h, &e);
 		err = inject_agent_start_held(h, agent_so, session_dir, flags,
 					      cause);
+		inject_errno_restore(h, &e);
 		e2 = hijack_detach(h);
 		h = NULL;
 		if (err != -EAGAIN || tries == 200)
@@ -401,8 +455,12 @@ static int inject_agent_call(pid_t pid, const char *sym, int safe,
 	if (!err)
 		err = hijack_sym(h, so, sym, &fn, cause);
 	if (!err) {
+		struct inject_errno e;
+
+		inject_errno_save(h, &e);
 		inject_agent_return(h, so);
 		err = hijack_call(h, fn, NULL, 0, 0, &ret, cause);
+		inject_errno_restore(h, &e);
 	}
 	if (!err)
 		*res = (int32_t)ret;

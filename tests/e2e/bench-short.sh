@@ -12,9 +12,10 @@
 # A benchmark that needs root, or tmux, says so and counts as skipped.
 # BENCH_SHORT_ONLY="tui export" runs only those.
 # Each script's output follows its result, indented.  About 2 min here.
-# propel-test: alone
-# (tests/run.sh runs it with nothing beside it: it measures throughput and
-# CPU cost, which other suites would skew, and its load would slow theirs)
+# propel-test: takes 110
+#   (seconds, alone.  Not run alone: it judges no figure, so a suite beside
+#   it skews nothing it checks; alone it left one core idle for ~2 min of
+#   every `make test -j2`.  `make bench` measures, with nothing beside it.)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 # one check per benchmark of the list at the end (or of BENCH_SHORT_ONLY)

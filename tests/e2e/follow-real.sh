@@ -307,6 +307,26 @@ else
 			sed 's/^/  /' "$t/ssh.err"
 			conn=$(sed -n 's/.*traced pid \([0-9]*\) (sshd), the peer at 127\.0\.0\.1:'"$port"'$/\1/p' "$t/ssh.err" | tail -1)
 			ssh_pid=$(sqlite3 "$t/ssh.db" "select pid from processes where exe like '%/ssh' limit 1" 2>/dev/null)
+			# ssh spoke while its connection still waited in the
+			# listener's queue: propel traced the listener, its owner
+			# then, and the connection's process is its child (fork,
+			# re-exec), traced from it: the sshd process that received
+			# on the connection (the run was judged on the listener's
+			# one matched pipe recv: 'matched recvs 68 1' under load)
+			if [ -n "$conn" ] && [ "$conn" = "$sshd_pid" ] && [ -n "$ssh_pid" ]; then
+				conn=$(python3 - "$t/ssh.jsonl" "$ssh_pid" "$sshd_pid" <<'PYEOF'
+import collections, json, sys
+skip = {int(sys.argv[2]), int(sys.argv[3])}
+n = collections.Counter()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e["kind"] == "recv" and e["pid"] not in skip and e.get("chan", "").startswith("tcp:"):
+        n[e["pid"]] += 1
+print(n.most_common(1)[0][0] if n else "")
+PYEOF
+)
+				echo "  the listener $sshd_pid was traced (the connection still queued); its connection's process: ${conn:-none}"
+			fi
 			nf=0
 			[ -n "$conn" ] && nf=$(python3 "$t/funcs.py" "$t/ssh.jsonl" "$conn" | grep -c .)
 			why=

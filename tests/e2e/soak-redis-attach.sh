@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# tests/e2e/soak-redis-attach.sh - the never-harm soak (tests/soak/soak.sh, 10 rounds;
+# tests/soak/suite.sh), case redis-attach: `propel attach` of Debian's
+# redis-server under load killed with SIGKILL at a random moment
+# propel-test: takes 60
+#   (seconds, alone: tests/run.sh -j starts the longest suites first; one
+#   case a suite, so that two run side by side)
+. "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+. "$PROPEL_TOP/tests/soak/suite.sh"
+soak_suite soak-redis-attach redis-attach
