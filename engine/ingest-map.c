@@ -6,6 +6,7 @@
  * reads by id.  Shares engine/ingest-int.h with ingest.c.
  */
 #include "engine/ingest-int.h"
+#include "engine/untraced.h"
 
 #define PR_DOMAIN "ingest"
 
@@ -306,6 +307,16 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		case 'C': /* a channel (engine/chan.h) */
 			err = chan_table_line(&p->chans, line);
 			break;
+		case 'B': { /* the cost budget left a function untraced */
+			unsigned fid;
+
+			err = sscanf(line, "B %u", &fid) == 1 ? 0 : -EINVAL;
+			if (!err)
+				err = untraced_line(in->db, p->row,
+						    fid < p->nfunc ? p->func_row[fid] : 0,
+						    line);
+			break;
+		}
 		case 'X': /* detached: sites restored */
 			p->detached = 1;
 			break;

@@ -101,6 +101,9 @@ void run_opts_init(struct run_opts *o, enum run_kind kind)
 	o->db = PROPEL_SESSION_DEFAULT;
 	o->full = kind == RUN_RECORD;
 	o->exact = kind == RUN_RECORD;
+	o->budget = kind == RUN_ATTACH;
+	o->budget_pct = BUDGET_PCT_DEFAULT;
+	o->leaf_insns = BUDGET_LEAF_DEFAULT;
 }
 
 void run_opts_release(struct run_opts *o)
@@ -374,6 +377,7 @@ static uint32_t run_flags(const struct run_opts *o)
 	return (o->libc ? PROPEL_START_TRACE_LIBC : 0) |
 	       (o->exact ? PROPEL_START_EXACT_TIME : 0) |
 	       (o->full ? PROPEL_START_KEEP_ALL : 0) |
+	       (o->budget ? PROPEL_START_BUDGET : 0) |
 	       capture_ring_flags(o->ring_kb);
 }
 
@@ -528,6 +532,27 @@ static int run_start_local(struct run *r)
 	return 0;
 }
 
+/* The cost budget's parameters for the agents (share/agent-abi.h
+ * PROPEL_BUDGET_FILE). */
+static int run_budget_write(const struct run_opts *o, const char *dir,
+			    char **cause)
+{
+	char path[1024];
+	FILE *f;
+	int bad;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_BUDGET_FILE);
+	f = fopen(path, "we");
+	if (!f)
+		return propel_cause(cause, -errno, "%s: %s", path,
+				    strerror(errno));
+	bad = fprintf(f, "%u %u\n", o->budget_pct, o->leaf_insns) < 0;
+	bad |= fclose(f) != 0;
+	if (bad)
+		return propel_cause(cause, -EIO, "%s: cannot write", path);
+	return 0;
+}
+
 int run_start(struct run_opts *o, struct run **out)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -545,11 +570,15 @@ int run_start(struct run_opts *o, struct run **out)
 	r->pr.flows = -1;
 	r->pr.hosts = 1;
 	r->t0 = run_now();
-	if (o->kind == RUN_RECORD) /* CMD's agents read it */
+	if (o->kind == RUN_RECORD) { /* CMD's agents read them */
 		setenv("PROPEL_TIMING", o->exact ? "exact" : "sampled", 1);
+		setenv("PROPEL_BUDGET", o->budget ? "1" : "0", 1);
+	}
 	err = capture_begin(&r->cap, o->db, &cause);
 	if (!err && !o->follow)
 		err = directives_write(&o->dirs, r->cap.dir, &cause);
+	if (!err && o->budget)
+		err = run_budget_write(o, r->cap.dir, &cause);
 	if (err) {
 		propel_report(o->verb, err, cause);
 		free(cause);

@@ -49,6 +49,9 @@
  *                                                    unixd, pipe) that SEND/RECV
  *                                                    records name (engine/chan.h)
  *       E <status>                                   clean exit seen
+ *       B <funcid> leaf <ns> <insns>                 the cost budget left it
+ *       B <funcid> rate <ns> <calls/s> <mean-ns> <sites>   untraced (inject/
+ *                                                    agent/budget.c)
  *   <pid>.<nonce>.<tid>.ring     the thread's ring
  *   chan.<pipe|unix>.<inode>     byte counts of a pipe or UNIX stream
  *                                direction (the pipe's inode, the sending

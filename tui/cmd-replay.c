@@ -22,6 +22,7 @@
 #include "engine/event.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "engine/untraced.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
@@ -150,6 +151,21 @@ static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 	return ferror(stdout) ? -EIO : 0;
 }
 
+/* After the trace: what the agent's cost budget left out (engine/
+ * untraced.h), as comments. */
+static int cmd_replay_untraced(const struct untraced_row *r, void *arg)
+{
+	char line[512];
+	int *first = arg;
+
+	if (!*first)
+		printf("# untraced by the cost budget (propel attach --help):\n");
+	*first = 1;
+	untraced_format(r, line, sizeof(line));
+	printf("#   %s\n", line);
+	return ferror(stdout) ? -EIO : 0;
+}
+
 static int cmd_replay_num(const char *opt, const char *s, int64_t *out)
 {
 	char *end;
@@ -240,6 +256,13 @@ static int cmd_replay_exec(int argc, char **argv)
 	err = replay_walk(s, &filt,
 			  fmt == REPLAY_TEXT ? cmd_replay_text : cmd_replay_jsonl,
 			  NULL, &cause);
+	if (!err && fmt == REPLAY_TEXT && !filt.tid) {
+		int first = 0;
+		int u = untraced_each(session_db(s), filt.pid,
+				      cmd_replay_untraced, &first);
+
+		err = u == -ENOENT ? 0 : u;
+	}
 	if (fflush(stdout) != 0 && !err)
 		err = -EIO;
 	session_close(s);
