@@ -537,20 +537,21 @@ static int run_start_local(struct run *r)
 static int run_budget_write(const struct run_opts *o, const char *dir,
 			    char **cause)
 {
-	char path[1024];
-	FILE *f;
-	int bad;
+	char path[1024], line[64];
+	int fd, n, err = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_BUDGET_FILE);
-	f = fopen(path, "we");
-	if (!f)
+	n = snprintf(line, sizeof(line), "%u %u\n", o->budget_pct,
+		     o->leaf_insns);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return propel_cause(cause, -errno, "%s: %s", path,
 				    strerror(errno));
-	bad = fprintf(f, "%u %u\n", o->budget_pct, o->leaf_insns) < 0;
-	bad |= fclose(f) != 0;
-	if (bad)
-		return propel_cause(cause, -EIO, "%s: cannot write", path);
-	return 0;
+	if (write(fd, line, (size_t)n) != n)
+		err = -EIO;
+	if (close(fd) != 0)
+		err = -EIO;
+	return err ? propel_cause(cause, err, "%s: cannot write", path) : 0;
 }
 
 int run_start(struct run_opts *o, struct run **out)
