@@ -317,6 +317,15 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 						    line);
 			break;
 		}
+		case 'U': { /* a caller whose calls of it are left out */
+			unsigned a, b;
+
+			err = sscanf(line, "U %u %u", &a, &b) == 2 ? 0 : -EINVAL;
+			if (!err && a < p->nfunc && b < p->nfunc)
+				err = untraced_call(in->db, p->row, p->func_row[a],
+						    p->func_row[b]);
+			break;
+		}
 		case 'X': /* detached: sites restored */
 			p->detached = 1;
 			break;

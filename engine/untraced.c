@@ -7,6 +7,7 @@
  * session without a budget has none (untraced_each: -ENOENT).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,7 +17,19 @@
 static const char untraced_schema[] =
 	"CREATE TABLE IF NOT EXISTS untraced(proc INTEGER, func INTEGER,"
 	" reason TEXT, ts_ns INTEGER, insns INTEGER, rate INTEGER,"
-	" mean_ns INTEGER, sites INTEGER);";
+	" mean_ns INTEGER, sites INTEGER);"
+	"CREATE TABLE IF NOT EXISTS untraced_calls(proc INTEGER,"
+	" caller INTEGER, callee INTEGER, UNIQUE(proc, caller, callee));";
+
+struct untraced_mark {
+	int64_t pid;
+	char *caller, *callees;
+};
+
+struct untraced_marks {
+	struct untraced_mark *v;
+	size_t n;
+};
 
 int untraced_line(sqlite3 *db, int64_t proc, int64_t func_row,
 		  const char *line)
@@ -110,4 +123,102 @@ void untraced_format(const struct untraced_row *r, char *buf, size_t size)
 			 " ns mean: untraced%s (%" PRId64 " call site%s)",
 			 r->pid, r->func, r->rate, r->mean_ns, after, r->sites,
 			 r->sites == 1 ? "" : "s");
+}
+
+int untraced_call(sqlite3 *db, int64_t proc, int64_t caller, int64_t callee)
+{
+	sqlite3_stmt *st = NULL;
+	int err = 0;
+
+	if (!caller || !callee)
+		return 0;
+	if (sqlite3_exec(db, untraced_schema, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "INSERT OR IGNORE INTO untraced_calls"
+			       " VALUES(?,?,?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_int64(st, 1, proc);
+	sqlite3_bind_int64(st, 2, caller);
+	sqlite3_bind_int64(st, 3, callee);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(st);
+	return err;
+}
+
+static int untraced_mark_cmp(const void *a, const void *b)
+{
+	const struct untraced_mark *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return strcmp(x->caller, y->caller);
+}
+
+struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid)
+{
+	struct untraced_marks *m;
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(
+		    db,
+		    "SELECT p.pid, a.name, group_concat(DISTINCT b.name)"
+		    " FROM untraced_calls u JOIN processes p ON p.id = u.proc"
+		    " JOIN functions a ON a.id = u.caller"
+		    " JOIN functions b ON b.id = u.callee"
+		    " WHERE ?1 <= 0 OR p.pid = ?1 GROUP BY p.pid, a.name",
+		    -1, &st, NULL) != SQLITE_OK)
+		return NULL; /* no table: nothing left out */
+	sqlite3_bind_int64(st, 1, pid);
+	m = calloc(1, sizeof(*m));
+	while (m && sqlite3_step(st) == SQLITE_ROW) {
+		struct untraced_mark *nv = realloc(m->v, (m->n + 1) * sizeof(*nv));
+		const char *a = (const char *)sqlite3_column_text(st, 1);
+		const char *b = (const char *)sqlite3_column_text(st, 2);
+
+		if (!nv || !a || !b)
+			break;
+		m->v = nv;
+		nv[m->n].pid = sqlite3_column_int64(st, 0);
+		nv[m->n].caller = strdup(a);
+		nv[m->n].callees = strdup(b);
+		if (!nv[m->n].caller || !nv[m->n].callees) {
+			free(nv[m->n].caller);
+			free(nv[m->n].callees);
+			break;
+		}
+		m->n++;
+	}
+	sqlite3_finalize(st);
+	if (m && !m->n) {
+		untraced_marks_free(m);
+		return NULL;
+	}
+	if (m)
+		qsort(m->v, m->n, sizeof(*m->v), untraced_mark_cmp);
+	return m;
+}
+
+const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,
+				const char *caller)
+{
+	struct untraced_mark key = { pid, (char *)caller, NULL }, *r;
+
+	if (!m || !caller)
+		return NULL;
+	r = bsearch(&key, m->v, m->n, sizeof(*m->v), untraced_mark_cmp);
+	return r ? r->callees : NULL;
+}
+
+void untraced_marks_free(struct untraced_marks *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].caller);
+		free(m->v[i].callees);
+	}
+	free(m->v);
+	free(m);
 }

@@ -6,6 +6,7 @@
 #ifndef PROPEL_ENGINE_UNTRACED_H
 #define PROPEL_ENGINE_UNTRACED_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
 
@@ -24,6 +25,19 @@ struct untraced_row {
  * its function): 0, -EINVAL for a line it cannot read, -EIO. */
 int untraced_line(sqlite3 *db, int64_t proc, int64_t func_row,
 		  const char *line);
+/* A U line: a caller (its functions row) whose calls of callee are left
+ * out; 0 or -EIO (the pair kept once). */
+int untraced_call(sqlite3 *db, int64_t proc, int64_t caller, int64_t callee);
+
+/* For replay's marker: per (pid, caller name), the callees left out, in
+ * one string ("memcpy,ngx_palloc").  NULL when there are none (or no
+ * table). */
+struct untraced_marks;
+struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid);
+const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,
+				const char *caller);
+void untraced_marks_free(struct untraced_marks *m);
+
 /* Each row, the process pid's only if pid > 0, by process then time:
  * fn's non-zero return ends the walk and is returned; -ENOENT: the
  * session has no such table (older than the budget). */

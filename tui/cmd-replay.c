@@ -60,17 +60,23 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 {
 	char dur[32], name[512];
 	int ind = ev->depth > 0 ? ev->depth * 2 : 0;
-	const char *fn;
+	const char *fn, *out = NULL;
 
 	if (ev->kind == SK_EXIT && ev->leaf)
 		return 0;
+	/* calls the cost budget left out inside this one (engine/untraced.h) */
+	if (ev->kind == SK_ENTRY)
+		out = untraced_marks_find(arg, ev->pid, ev->func);
 	fn = ev->func ? replay_short_name(ev->func, name, sizeof(name)) : "?";
 	cmd_replay_dur(dur, sizeof(dur),
 		       ev->kind == SK_EXIT || ev->leaf ? ev->dur_ns : -1);
 	printf(" %s [%6" PRId64 "] | %*s", dur, ev->tid, ind, "");
 	switch (ev->kind) {
 	case SK_ENTRY:
-		printf(ev->leaf ? "%s();\n" : "%s() {\n", fn);
+		printf(ev->leaf ? "%s();" : "%s() {", fn);
+		if (out)
+			printf(" /* untraced inside: %s */", out);
+		putchar('\n');
 		break;
 	case SK_EXIT:
 		printf("} /* %s */\n", fn);
@@ -196,6 +202,7 @@ static int cmd_replay_exec(int argc, char **argv)
 	/* the kernel's events too: off-CPU spans of a --vitals recording */
 	struct replay_filter filt = { 0, 0, 1 };
 	struct session *s = NULL;
+	struct untraced_marks *marks;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	char *cause = NULL, what[64];
 	int fmt = REPLAY_TEXT, c, err;
@@ -253,9 +260,12 @@ static int cmd_replay_exec(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (fmt == REPLAY_TEXT)
 		printf("# DURATION     TID     FUNCTION\n");
+	marks = fmt == REPLAY_TEXT ? untraced_marks_load(session_db(s), filt.pid)
+				   : NULL;
 	err = replay_walk(s, &filt,
 			  fmt == REPLAY_TEXT ? cmd_replay_text : cmd_replay_jsonl,
-			  NULL, &cause);
+			  marks, &cause);
+	untraced_marks_free(marks);
 	if (!err && fmt == REPLAY_TEXT && !filt.tid) {
 		int first = 0;
 		int u = untraced_each(session_db(s), filt.pid,

@@ -50,6 +50,7 @@
  * into the session's `untraced` table and shown by `propel replay`:
  *   B <funcid> leaf <ns> <insns>                 static rule
  *   B <funcid> rate <ns> <calls/s> <mean ns> <sites>   dynamic rule
+ *   U <caller funcid> <funcid>    a caller whose calls of it are left out
  * (<ns>: when decided, since the agent started in the process).  `--all` patches everything.
  *
  * Called: budget_start (agent.c start_common, ag_lock held, threads held);
@@ -189,22 +190,27 @@ static uint32_t leaf_small(const struct ag_func *f)
 	return n;
 }
 
-int budget_skip_call(struct ag_func *f)
+int budget_skip_call(struct ag_func *owner, struct ag_func *f)
 {
 	uint32_t fl, n;
 
 	if (!cfg.on || !f)
 		return 0;
 	fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
-	if (fl & F_BUDGETED)
-		return !!(fl & F_UNTRACED);
-	n = leaf_small(f);
-	__atomic_or_fetch(&f->flags, F_BUDGETED | (n ? F_UNTRACED : 0),
-			  __ATOMIC_RELEASE);
-	if (n)
-		map_line("B %u leaf %llu %u", f->id,
-			 (unsigned long long)(ag_mono_ns() - cfg.t0), n);
-	return !!n;
+	if (!(fl & F_BUDGETED)) {
+		n = leaf_small(f);
+		fl = __atomic_or_fetch(&f->flags,
+				       F_BUDGETED | (n ? F_UNTRACED : 0),
+				       __ATOMIC_RELEASE);
+		if (n)
+			map_line("B %u leaf %llu %u", f->id,
+				 (unsigned long long)(ag_mono_ns() - cfg.t0),
+				 n);
+	}
+	if (!(fl & F_UNTRACED))
+		return 0;
+	map_line("U %u %u", owner->id, f->id);
+	return 1;
 }
 
 /* ---- the dynamic rule ---- */
@@ -389,7 +395,14 @@ static void thread_decide(uint64_t calls, double dur_ns)
 	ag_sort(cands, nc, sizeof(cands[0]), cand_cmp);
 	for (uint32_t i = 0; i < nc && share > limit; i++) {
 		struct ag_func *f = cands[i].f;
-		int sites = patch_untrace(f);
+		int sites;
+
+		/* the callers whose calls of f are left out (replay marks
+		 * them): before the restore, which clears `patched` */
+		for (struct ag_site *c = f->callers; c; c = c->cnext)
+			if (c->patched && c->owner)
+				map_line("U %u %u", c->owner->id, f->id);
+		sites = patch_untrace(f);
 
 		__atomic_or_fetch(&f->flags, F_UNTRACED | F_BUDGETED,
 				  __ATOMIC_RELEASE);

@@ -13,9 +13,9 @@
 /* At a session's start (ag_lock held): PROPEL_START_BUDGET in flags turns
  * it on, with the session directory's PROPEL_BUDGET_FILE. */
 void budget_start(const char *dir, uint32_t flags);
-/* A direct call to f is about to be patched (ag_lock held): 1 to leave it
- * alone (f untraced: the static rule, or decided earlier). */
-int budget_skip_call(struct ag_func *f);
+/* A direct call from owner to f is about to be patched (ag_lock held): 1
+ * to leave it alone (f untraced: the static rule, or decided earlier). */
+int budget_skip_call(struct ag_func *owner, struct ag_func *f);
 /* The lease thread, every BUDGET_TICK_MS (returns at once when off). */
 void budget_tick(void);
 

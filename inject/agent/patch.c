@@ -776,7 +776,7 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 			continue;
 		/* the cost budget: a call left untraced (budget.c) */
 		if (pi->kind == SITE_CALL && pi->direct &&
-		    budget_skip_call(func_get(pi->direct)))
+		    budget_skip_call(fn->f, func_get(pi->direct)))
 			continue;
 		s = site_find(pi->addr);
 		if (s) {
