@@ -103,6 +103,9 @@ void budget_start(const char *dir, uint32_t flags)
 		__atomic_and_fetch(&ag_funcs_by_id[i]->flags,
 				   ~(uint32_t)(F_UNTRACED | F_BUDGETED),
 				   __ATOMIC_RELEASE);
+	/* each thread gets a new ring, its commits counted from 0 */
+	for (struct athread *t = ag_threads; t; t = t->next)
+		t->budget_seen = 0;
 	if (!cfg.on)
 		return;
 	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_BUDGET_FILE);

@@ -14,6 +14,10 @@
 #                         request) are in the trace and never untraced
 #     hot/restored        after the detach every byte of its text equals
 #                         the file (the run-time untracing included)
+#     hot/cycles          10 more attaches of 1.2 s on the same process
+#                         (each untraces mix at run time beside the two
+#                         threads, then detaches): every one exits 0 and
+#                         untraced mix, the program saw no wrong result
 #     hot/all             attach --all: nothing untraced, mix in the trace
 #     hot/record-keeps    record (no --budget) keeps every call: mix's
 #                         calls are all there, nothing untraced
@@ -29,12 +33,12 @@
 #   options:
 #     options/refused     --all with --budget, and --budget 0 or 2.5, are
 #                         refused with one line and exit 2
-# Needs root (ptrace of a server).  About 40 s.
-# propel-test: takes 40
+# Needs root (ptrace of a server).  About 60 s.
+# propel-test: takes 60
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
-expect_checks 14
+expect_checks 15
 need_root || exit 0
 t=$(tmpdir)
 chmod 755 "$t"
@@ -77,6 +81,15 @@ hot_start "$t/stop"
 check hot/attach test $? -eq 0
 text_restored "$hot_pid" >"$t/hot-restored.txt"
 restored=$?
+cyc=0
+for i in $(seq 10); do
+	"$PROPEL" attach -o "$t/cyc.db" --duration 1.2 "$hot_pid" >"$t/cyc.log" 2>&1 &&
+		"$PROPEL" replay "$t/cyc.db" 2>/dev/null | grep -qE '^#   pid [0-9]+ mix: .*untraced after' &&
+		cyc=$((cyc + 1))
+	rm -f "$t/cyc.db"
+done
+echo "  cycles: $cyc of 10 attaches untraced mix; $(grep -c WRONG "$t/hot.out") wrong results"
+check hot/cycles eval "[ $cyc -eq 10 ] && ! grep -q WRONG '$t/hot.out' && kill -0 $hot_pid"
 hot_stop "$t/stop"
 hot_rc=$?
 check hot/correct eval "[ $hot_rc -eq 0 ] && grep -q '^ok ' '$t/hot.out' && ! grep -q WRONG '$t/hot.out'"
