@@ -221,7 +221,7 @@ int budget_skip_call(struct ag_func *owner, struct ag_func *f)
 struct fstat {
 	uint32_t calls, timed;
 	uint64_t dur_ns; /* of the timed calls */
-	uint64_t inside; /* records inside its calls, in all */
+	uint32_t empty;  /* calls that recorded nothing inside */
 };
 
 static struct fstat *fst;    /* by function id */
@@ -263,7 +263,7 @@ static void fstat_call(uint32_t id, uint32_t inside, uint32_t t)
 	if (!s)
 		return;
 	s->calls++;
-	s->inside += inside;
+	s->empty += !inside;
 	if (t && t <= BUDGET_BLOCKED_NS) {
 		s->timed++;
 		s->dur_ns += (uint64_t)(inside + 1) * t;
@@ -385,7 +385,7 @@ static void thread_decide(uint64_t calls, double dur_ns)
 
 		if (share > limit && s->calls > BUDGET_MEDIAN_X * med &&
 		    s->calls * 1e9 / dur_ns >= BUDGET_RATE_MIN &&
-		    mean < BUDGET_DUR_NS && 2 * s->inside < s->calls &&
+		    mean < BUDGET_DUR_NS && 2 * s->empty > s->calls &&
 		    untraceable(f)) {
 			cands[nc].key = ~(uint64_t)s->calls;
 			cands[nc].f = f;
