@@ -309,7 +309,7 @@ static uint64_t sub_scan(uint32_t n)
 				stk[depth].func = sub[i].a;
 				stk[depth++].at = i;
 			} else {
-				fstat_call(sub[i].a, 0, 0);
+				fstat_call(sub[i].a, 1, 0); /* unknown inside */
 			}
 		} else if (type == PROPEL_REC_EXIT) {
 			uint32_t d = depth;
@@ -319,15 +319,16 @@ static uint64_t sub_scan(uint32_t n)
 			if (!d)
 				continue; /* entered before the sample */
 			d--;
-			/* frames above it were left without exits: counted */
+			/* frames above it were left without exits: counted,
+			 * untimed, not as empty */
 			for (uint32_t k = d + 1; k < depth; k++)
-				fstat_call(stk[k].func, 0, 0);
+				fstat_call(stk[k].func, 1, 0);
 			fstat_call(sub[i].a, i - stk[d].at - 1, tau[i]);
 			depth = d;
 		}
 	}
 	for (uint32_t k = 0; k < depth; k++)
-		fstat_call(stk[k].func, 0, 0);
+		fstat_call(stk[k].func, 1, 0); /* still open */
 	return calls;
 }
 
