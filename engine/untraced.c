@@ -156,19 +156,15 @@ static int untraced_mark_cmp(const void *a, const void *b)
 	return strcmp(x->caller, y->caller);
 }
 
-struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid)
+/* Marks from sql, whose rows are (pid, caller, text) and whose ?1 is
+ * pid. */
+static struct untraced_marks *untraced_marks_sql(sqlite3 *db, const char *sql,
+						 int64_t pid)
 {
 	struct untraced_marks *m;
 	sqlite3_stmt *st = NULL;
 
-	if (sqlite3_prepare_v2(
-		    db,
-		    "SELECT p.pid, a.name, group_concat(DISTINCT b.name)"
-		    " FROM untraced_calls u JOIN processes p ON p.id = u.proc"
-		    " JOIN functions a ON a.id = u.caller"
-		    " JOIN functions b ON b.id = u.callee"
-		    " WHERE ?1 <= 0 OR p.pid = ?1 GROUP BY p.pid, a.name",
-		    -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
 		return NULL; /* no table: nothing left out */
 	sqlite3_bind_int64(st, 1, pid);
 	m = calloc(1, sizeof(*m));
@@ -198,6 +194,29 @@ struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid)
 	if (m)
 		qsort(m->v, m->n, sizeof(*m->v), untraced_mark_cmp);
 	return m;
+}
+
+struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid)
+{
+	return untraced_marks_sql(
+		db,
+		"SELECT p.pid, a.name, group_concat(DISTINCT b.name)"
+		" FROM untraced_calls u JOIN processes p ON p.id = u.proc"
+		" JOIN functions a ON a.id = u.caller"
+		" JOIN functions b ON b.id = u.callee"
+		" WHERE ?1 <= 0 OR p.pid = ?1 GROUP BY p.pid, a.name",
+		pid);
+}
+
+struct untraced_marks *untraced_marks_dynamic(sqlite3 *db)
+{
+	return untraced_marks_sql(
+		db,
+		"SELECT DISTINCT p.pid, f.name, 'rate' FROM untraced u"
+		" JOIN processes p ON p.id = u.proc"
+		" JOIN functions f ON f.id = u.func"
+		" WHERE u.reason = 'rate' AND (?1 <= 0 OR p.pid = ?1)",
+		0);
 }
 
 const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,

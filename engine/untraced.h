@@ -37,6 +37,11 @@ struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid);
 const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,
 				const char *caller);
 void untraced_marks_free(struct untraced_marks *m);
+/* The functions the dynamic rule untraced, as marks (find: non-NULL when
+ * (pid, name) is one): traced before the decision, not after, so the
+ * analyses drop them from the whole session (engine/analysis-load.c)
+ * and flows before and after the decision compare alike. */
+struct untraced_marks *untraced_marks_dynamic(sqlite3 *db);
 
 /* Each row, the process pid's only if pid > 0, by process then time:
  * fn's non-zero return ends the walk and is returned; -ENOENT: the
