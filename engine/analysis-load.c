@@ -14,6 +14,7 @@
 #include "engine/analysis-load.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "engine/untraced.h"
 #include "share/log.h"
 
 struct analysis_load {
@@ -27,7 +28,36 @@ struct analysis_load {
 	size_t ordcap;
 	uint32_t seen;
 	int all; /* analysis_load_ord: every event is kept */
+	/* functions the cost budget untraced mid-session (engine/
+	 * untraced.h): left out of the whole session, their frames' depths
+	 * with them (the open ones of the walked thread, outermost first) */
+	struct untraced_marks *gone;
+	int gone_depth[64];
+	int ngone;
 };
+
+/* ev is a call of a function the budget untraced: drop it (1), keeping
+ * the depths below it as if it had never been traced; else adjust
+ * ev's depth (0). */
+static int analysis_load_gone(struct analysis_load *l,
+			      const struct replay_event *ev, int *depth)
+{
+	int n = 0;
+
+	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) &&
+	    untraced_marks_find(l->gone, ev->pid, ev->func)) {
+		if (ev->kind == SK_ENTRY && !ev->leaf && l->ngone < 64)
+			l->gone_depth[l->ngone++] = ev->depth;
+		else if (ev->kind == SK_EXIT && l->ngone &&
+			 l->gone_depth[l->ngone - 1] == ev->depth)
+			l->ngone--;
+		return 1;
+	}
+	while (n < l->ngone && l->gone_depth[n] < ev->depth)
+		n++;
+	*depth = ev->depth - n;
+	return 0;
+}
 
 static int analysis_load_named(const struct flows_opts *fo, const char *f)
 {
@@ -60,7 +90,7 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 	struct analysis_load *l = arg;
 	struct trace_event e;
 	char site[4096];
-	int err, first = 0;
+	int err, first = 0, depth = ev->depth;
 
 	if (!l->begun || ev->pid != l->pid || ev->tid != l->tid) {
 		err = trace_thread_begin(l->t, ev->pid, ev->tid);
@@ -70,7 +100,13 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		l->pid = ev->pid;
 		l->tid = ev->tid;
 		l->seen = 0;
+		l->ngone = 0;
 		first = 1;
+	}
+	if (l->gone && analysis_load_gone(l, ev, &depth)) {
+		if (l->cuts)
+			l->seen++; /* the ordinals are replay's */
+		return 0;
 	}
 	if (l->cuts) {
 		uint32_t at = l->seen++;
@@ -92,7 +128,7 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 	e.id = ev->id;
 	e.ts_ns = ev->ts_ns;
 	e.kind = (uint8_t)ev->kind;
-	e.depth = ev->depth;
+	e.depth = depth;
 	e.rebuilt = (uint8_t)ev->rebuilt;
 	if (ev->kind == SK_ENTRY || ev->kind == SK_EXIT) {
 		e.func = trace_intern(l->t, ev->func);
@@ -217,7 +253,10 @@ static int analysis_load_walk(struct session *s, struct analysis_load *l,
 				    session_path(s));
 	if (!l->cuts)
 		analysis_load_reserve(s, l->t);
+	l->gone = untraced_marks_dynamic(session_db(s));
 	err = replay_walk(s, NULL, analysis_load_event, l, cause);
+	untraced_marks_free(l->gone);
+	l->gone = NULL;
 	if (!err)
 		err = analysis_load_tables(s, l->t);
 	if (!err)

@@ -6,6 +6,7 @@
  * reads by id.  Shares engine/ingest-int.h with ingest.c.
  */
 #include "engine/ingest-int.h"
+#include "engine/untraced.h"
 
 #define PR_DOMAIN "ingest"
 
@@ -325,6 +326,25 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		case 'C': /* a channel (engine/chan.h) */
 			err = chan_table_line(&p->chans, line);
 			break;
+		case 'B': { /* the cost budget left a function untraced */
+			unsigned fid;
+
+			err = sscanf(line, "B %u", &fid) == 1 ? 0 : -EINVAL;
+			if (!err)
+				err = untraced_line(in->db, p->row,
+						    fid < p->nfunc ? p->func_row[fid] : 0,
+						    line);
+			break;
+		}
+		case 'U': { /* a caller whose calls of it are left out */
+			unsigned a, b;
+
+			err = sscanf(line, "U %u %u", &a, &b) == 2 ? 0 : -EINVAL;
+			if (!err && a < p->nfunc && b < p->nfunc)
+				err = untraced_call(in->db, p->row, p->func_row[a],
+						    p->func_row[b]);
+			break;
+		}
 		case 'X': /* detached: sites restored */
 			p->detached = 1;
 			break;

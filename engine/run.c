@@ -101,6 +101,9 @@ void run_opts_init(struct run_opts *o, enum run_kind kind)
 	o->db = PROPEL_SESSION_DEFAULT;
 	o->full = kind == RUN_RECORD;
 	o->exact = kind == RUN_RECORD;
+	o->budget = kind == RUN_ATTACH;
+	o->budget_pct = BUDGET_PCT_DEFAULT;
+	o->leaf_insns = BUDGET_LEAF_DEFAULT;
 }
 
 void run_opts_release(struct run_opts *o)
@@ -374,6 +377,7 @@ static uint32_t run_flags(const struct run_opts *o)
 	return (o->libc ? PROPEL_START_TRACE_LIBC : 0) |
 	       (o->exact ? PROPEL_START_EXACT_TIME : 0) |
 	       (o->full ? PROPEL_START_KEEP_ALL : 0) |
+	       (o->budget ? PROPEL_START_BUDGET : 0) |
 	       capture_ring_flags(o->ring_kb);
 }
 
@@ -528,6 +532,28 @@ static int run_start_local(struct run *r)
 	return 0;
 }
 
+/* The cost budget's parameters for the agents (share/agent-abi.h
+ * PROPEL_BUDGET_FILE). */
+static int run_budget_write(const struct run_opts *o, const char *dir,
+			    char **cause)
+{
+	char path[1024], line[64];
+	int fd, n, err = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, PROPEL_BUDGET_FILE);
+	n = snprintf(line, sizeof(line), "%u %u\n", o->budget_pct,
+		     o->leaf_insns);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return propel_cause(cause, -errno, "%s: %s", path,
+				    strerror(errno));
+	if (write(fd, line, (size_t)n) != n)
+		err = -EIO;
+	if (close(fd) != 0)
+		err = -EIO;
+	return err ? propel_cause(cause, err, "%s: cannot write", path) : 0;
+}
+
 int run_start(struct run_opts *o, struct run **out)
 {
 	struct run *r = calloc(1, sizeof(*r));
@@ -545,11 +571,15 @@ int run_start(struct run_opts *o, struct run **out)
 	r->pr.flows = -1;
 	r->pr.hosts = 1;
 	r->t0 = run_now();
-	if (o->kind == RUN_RECORD) /* CMD's agents read it */
+	if (o->kind == RUN_RECORD) { /* CMD's agents read them */
 		setenv("PROPEL_TIMING", o->exact ? "exact" : "sampled", 1);
+		setenv("PROPEL_BUDGET", o->budget ? "1" : "0", 1);
+	}
 	err = capture_begin(&r->cap, o->db, &cause);
 	if (!err && !o->follow)
 		err = directives_write(&o->dirs, r->cap.dir, &cause);
+	if (!err && o->budget)
+		err = run_budget_write(o, r->cap.dir, &cause);
 	if (err) {
 		propel_report(o->verb, err, cause);
 		free(cause);

@@ -47,6 +47,12 @@ struct run_opts {
 	unsigned long ring_kb;     /* --buffer-size KiB (0: the default) */
 	int libc;                  /* --libc */
 	int exact;                 /* --timing: 1 exact, 0 sampled */
+	int budget;                /* the agent's cost budget (attach; --all:
+				    * 0; record: --budget or --leaf-insns) */
+	unsigned budget_pct;       /* --budget PCT (inject/agent/budget.c) */
+	unsigned leaf_insns;       /* --leaf-insns N: the static rule's */
+	int budget_given;          /* --budget or --leaf-insns was given */
+	int all;                   /* --all */
 	const char *start;         /* --start FUNC, or NULL */
 	struct directives dirs;    /* --directive, --directives */
 	int vitals;                /* --vitals[=all] */

@@ -118,6 +118,15 @@ struct propel_thread_hint {
  * between the two (share/record.h) */
 #define PROPEL_START_EXACT_TIME 8u
 #define PROPEL_STAMP_EVERY 64
+/* the cost budget (inject/agent/budget.c; attach's default, --all turns it
+ * off): short leaves and short frequent calls are left untraced, each
+ * decision a B line of the map.  Its parameters are PROPEL_BUDGET_FILE in
+ * the session directory, "PCT LEAF_INSNS" (the budget, % of each thread's
+ * time; the static rule's threshold, 0 = none); absent: the defaults. */
+#define PROPEL_START_BUDGET 16u
+#define PROPEL_BUDGET_FILE "budget"
+#define BUDGET_PCT_DEFAULT 5
+#define BUDGET_LEAF_DEFAULT 200
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

@@ -49,6 +49,11 @@
  *                                                    unixd, pipe) that SEND/RECV
  *                                                    records name (engine/chan.h)
  *       E <status>                                   clean exit seen
+ *       B <funcid> leaf <ns> <insns>                 the cost budget left it
+ *       B <funcid> rate <ns> <calls/s> <mean-ns> <sites>   untraced (inject/
+ *                                                    agent/budget.c)
+ *       U <caller-funcid> <funcid>                   its calls of funcid are
+ *                                                    left out (the same)
  *   <pid>.<nonce>.<tid>.ring     the thread's ring
  *   chan.<pipe|unix>.<inode>     byte counts of a pipe or UNIX stream
  *                                direction (the pipe's inode, the sending

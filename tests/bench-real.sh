@@ -14,6 +14,8 @@
 #           total_commands_processed over BENCH_REAL_SECS s untraced, then
 #           over the BENCH_REAL_SECS s that start with `propel attach`.
 #
+# BENCH_REAL_OPTS: more options for every `propel attach` (e.g. --all: no
+# cost budget, inject/agent/budget.c; the default is attach's budget).
 # Each pair is measured BENCH_REAL_REPS (default 3) times; the line shows
 # the medians and the median of the per-pair ratios.  A second nginx line
 # is the steady state, robust on a shared machine (nginx_steady below):
@@ -72,7 +74,7 @@ row name propel peer ratio
 
 # attach_bg PID DB: propel attach for $secs s in the background
 attach_bg() {
-	timeout -k 5 $((secs + 120)) "$PROPEL" attach -o "$2" --duration "$secs" "$1" >>"$t/attach.log" 2>&1 &
+	timeout -k 5 $((secs + 120)) "$PROPEL" attach ${BENCH_REAL_OPTS:-} -o "$2" --duration "$secs" "$1" >>"$t/attach.log" 2>&1 &
 	attach_pid=$!
 }
 attach_done() {
@@ -117,7 +119,7 @@ nginx_steady() {
 	nginx_start "$t/nginx-b" 2>"$t/nginx.err" || { oops "nginx: $(cat "$t/nginx.err")"; return; }
 	bport=$NGINX_PORT bmaster=$NGINX_MASTER
 	wrk_run 1 "$t/warm"
-	timeout -k 5 $((2 * w + 120)) "$PROPEL" attach -o "$t/s.db" --duration $((2 * w + 4)) "$NGINX_WORKER" >>"$t/attach.log" 2>&1 &
+	timeout -k 5 $((2 * w + 120)) "$PROPEL" attach ${BENCH_REAL_OPTS:-} -o "$t/s.db" --duration $((2 * w + 4)) "$NGINX_WORKER" >>"$t/attach.log" 2>&1 &
 	attach_pid=$!
 	sleep 2
 	for ((i = 0; i < w; i++)); do

@@ -6,7 +6,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/tests/install-deps.sh" bench || echo "propel: could not install the bench peers" >&2
 export O=${O:-build}
 rc=0
-for b in trace real tui console vitals follow analysis export; do
+for b in trace real budget tui console vitals follow analysis export; do
 	echo "== bench-$b"
 	bash "$top/tests/bench-$b.sh" || rc=1
 done

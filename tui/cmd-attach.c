@@ -10,10 +10,13 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/run.h"
+#include "engine/session.h"
+#include "engine/untraced.h"
 #include "tui/cmd.h"
 #include "tui/run-args.h"
 
@@ -23,6 +26,33 @@ static void attach_on_signal(int sig)
 {
 	(void)sig;
 	attach_stop = 1;
+}
+
+static int attach_count(const struct untraced_row *r, void *arg)
+{
+	(void)r;
+	++*(int *)arg;
+	return 0;
+}
+
+/* On a terminal: how many functions the cost budget left out. */
+static void attach_say_untraced(const struct run_opts *o)
+{
+	struct session *s = NULL;
+	char *cause = NULL;
+	int n = 0;
+
+	if (!o->budget || !isatty(2) ||
+	    session_open(o->db, SESSION_READ, &s, &cause)) {
+		free(cause);
+		return;
+	}
+	untraced_each(session_db(s), 0, attach_count, &n);
+	session_close(s);
+	if (n)
+		fprintf(stderr, "propel: the cost budget left %d function%s "
+			"untraced (listed by propel replay; --all traces "
+			"every call)\n", n, n == 1 ? "" : "s");
 }
 
 static int attach_go(struct run_opts *o)
@@ -51,6 +81,7 @@ static int attach_go(struct run_opts *o)
 	run_progress(r, &p); /* the processes reached, before the detach */
 	if (run_stop(r))
 		return 1;
+	attach_say_untraced(o);
 	if (o->follow && isatty(2))
 		fprintf(stderr, "propel: %d process%s traced on %d host%s\n",
 			p.processes, p.processes == 1 ? "" : "es", p.hosts,
@@ -75,6 +106,7 @@ const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow [--follow-stdio]] [--duration S] [--mode flight|full] "
 		 "[--buffer-size KB] [--libc] [--args] [--timing=exact|sampled]\n"
+		 "       [--budget PCT] [--leaf-insns N] [--all]\n"
 		 "       [--start FUNC] [--directive SPEC]... [--directives FILE] "
 		 "[--vitals[=all]] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
@@ -112,6 +144,18 @@ const struct propel_cmd cmd_attach_entry = {
 		   "gets its\n"
 		   "                  share of the time around it\n"
 		   "  --timing=exact  every call record stamped with its own time\n"
+		   "  --budget PCT    the agent's cost budget: short frequent "
+		   "calls are left\n"
+		   "                  untraced while its estimated share of a "
+		   "thread's time\n"
+		   "                  exceeds PCT %% (default 5; 100: only the "
+		   "leaf rule);\n"
+		   "                  each decision is kept in the session "
+		   "(propel replay)\n"
+		   "  --leaf-insns N  leaves without loops under N instructions "
+		   "are not\n"
+		   "                  traced (XRay's rule; default 200, 0: none)\n"
+		   "  --all           trace every call (no budget)\n"
 		   "  --start FUNC    each call of FUNC begins a flow (kept in "
 		   "the session\n"
 		   "                  for propel report and the TUI's flows)\n"

@@ -23,6 +23,7 @@
 #include "engine/event.h"
 #include "engine/replay.h"
 #include "engine/session.h"
+#include "engine/untraced.h"
 #include "share/log.h"
 #include "tui/cmd.h"
 
@@ -60,10 +61,13 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 {
 	char dur[32], name[512];
 	int ind = ev->depth > 0 ? ev->depth * 2 : 0;
-	const char *fn;
+	const char *fn, *out = NULL;
 
 	if (ev->kind == SK_EXIT && ev->leaf)
 		return 0;
+	/* calls the cost budget left out inside this one (engine/untraced.h) */
+	if (ev->kind == SK_ENTRY)
+		out = untraced_marks_find(arg, ev->pid, ev->func);
 	fn = ev->func ? replay_short_name(ev->func, name, sizeof(name)) : "?";
 	cmd_replay_dur(dur, sizeof(dur),
 		       ev->kind == SK_EXIT || ev->leaf ? ev->dur_ns : -1);
@@ -75,8 +79,11 @@ static int cmd_replay_text(const struct replay_event *ev, void *arg)
 			  callvals_ret(ev->cv, ev->func_id, ev->ret, r, sizeof(r));
 
 		callvals_args(ev->cv, ev->func_id, ev->id, a, sizeof(a));
-		printf(ev->leaf ? "%s(%s)%s%s;\n" : "%s(%s) {\n", fn, a,
+		printf(ev->leaf ? "%s(%s)%s%s;" : "%s(%s) {", fn, a,
 		       ret ? " = " : "", ret ? r : "");
+		if (out)
+			printf(" /* untraced inside: %s */", out);
+		putchar('\n');
 		break;
 	}
 	case SK_EXIT: {
@@ -165,6 +172,21 @@ static int cmd_replay_jsonl(const struct replay_event *ev, void *arg)
 	return ferror(stdout) ? -EIO : 0;
 }
 
+/* After the trace: what the agent's cost budget left out (engine/
+ * untraced.h), as comments. */
+static int cmd_replay_untraced(const struct untraced_row *r, void *arg)
+{
+	char line[512];
+	int *first = arg;
+
+	if (!*first)
+		printf("# untraced by the cost budget (propel attach --help):\n");
+	*first = 1;
+	untraced_format(r, line, sizeof(line));
+	printf("#   %s\n", line);
+	return ferror(stdout) ? -EIO : 0;
+}
+
 static int cmd_replay_num(const char *opt, const char *s, int64_t *out)
 {
 	char *end;
@@ -195,6 +217,7 @@ static int cmd_replay_exec(int argc, char **argv)
 	/* the kernel's events too: off-CPU spans of a --vitals recording */
 	struct replay_filter filt = { 0, 0, 1 };
 	struct session *s = NULL;
+	struct untraced_marks *marks;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	char *cause = NULL, what[64];
 	int fmt = REPLAY_TEXT, c, err;
@@ -252,9 +275,19 @@ static int cmd_replay_exec(int argc, char **argv)
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	if (fmt == REPLAY_TEXT)
 		printf("# DURATION     TID     FUNCTION\n");
+	marks = fmt == REPLAY_TEXT ? untraced_marks_load(session_db(s), filt.pid)
+				   : NULL;
 	err = replay_walk(s, &filt,
 			  fmt == REPLAY_TEXT ? cmd_replay_text : cmd_replay_jsonl,
-			  NULL, &cause);
+			  marks, &cause);
+	untraced_marks_free(marks);
+	if (!err && fmt == REPLAY_TEXT && !filt.tid) {
+		int first = 0;
+		int u = untraced_each(session_db(s), filt.pid,
+				      cmd_replay_untraced, &first);
+
+		err = u == -ENOENT ? 0 : u;
+	}
 	if (fflush(stdout) != 0 && !err)
 		err = -EIO;
 	session_close(s);

@@ -29,7 +29,10 @@ static const struct option run_args_opts[] = {
 	{ "mode", required_argument, NULL, 'm' },
 	{ "vitals", optional_argument, NULL, 'K' },
 	{ "timing", required_argument, NULL, 'T' },
-	{ "args", no_argument, NULL, 'A' },
+	{ "args", no_argument, NULL, 'a' },
+	{ "budget", required_argument, NULL, 'B' },
+	{ "leaf-insns", required_argument, NULL, 'L' },
+	{ "all", no_argument, NULL, 'A' },
 	{ "duration", required_argument, NULL, 'd' }, /* attach only: last */
 	{ NULL, 0, NULL, 0 },
 };
@@ -40,6 +43,7 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 {
 	const char *verb = o->verb;
 	char what[64];
+	double v;
 
 	switch (c) {
 	case 'o':
@@ -67,7 +71,7 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 	case 'l':
 		o->libc = 1;
 		return 0;
-	case 'A':
+	case 'a':
 		o->dirs.args = 1;
 		return 0;
 	case 'b':
@@ -82,6 +86,27 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 			return 0;
 		propel_report(verb, 0, "--timing: exact or sampled");
 		return 2;
+	case 'B':
+	case 'L':
+		if (opt_number(verb, c == 'B' ? "--budget" : "--leaf-insns",
+			       optarg, c == 'B' ? 1 : 0, c == 'B' ? 100 : 100000,
+			       c == 'B' ? "percent" : "instructions", &v))
+			return 2;
+		if (v != (double)(unsigned)v) {
+			snprintf(what, sizeof(what), "%s: %s", verb,
+				 c == 'B' ? "--budget" : "--leaf-insns");
+			propel_report(what, 0, "a whole number");
+			return 2;
+		}
+		if (c == 'B')
+			o->budget_pct = (unsigned)v;
+		else
+			o->leaf_insns = (unsigned)v;
+		o->budget_given = 1;
+		return 0;
+	case 'A':
+		o->all = 1;
+		return 0;
 	case 'K':
 		o->vitals = 1;
 		o->vitals_scope = optarg;
@@ -138,6 +163,23 @@ int run_args_parse(struct run_opts *o, int argc, char **argv,
 		fprintf(stderr, "usage: propel %s %s\n", o->verb, usage);
 		return 2;
 	}
+	if (o->all && o->budget_given) {
+		propel_report(o->verb, 0, "--all traces every call: no --budget "
+			      "or --leaf-insns with it");
+		return 2;
+	}
+	if (o->all && o->kind == RUN_RECORD) {
+		propel_report(o->verb, 0, "--all: record traces every call "
+			      "already (the budget is --budget)");
+		return 2;
+	}
+	if (o->follow && o->budget_given) {
+		propel_report(o->verb, 0, "--budget and --leaf-insns do not "
+			      "reach --follow's peers yet: the default budget "
+			      "applies there (or --all)");
+		return 2;
+	}
+	o->budget = o->all ? 0 : o->kind == RUN_ATTACH || o->budget_given;
 	if (o->follow_stdio && !o->follow) {
 		propel_report(o->verb, 0, "--follow-stdio goes with --follow");
 		return 2;

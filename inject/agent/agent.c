@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/budget.h"
 #include "share/clock.h"
 
 __thread struct athread *ag_self __attribute__((tls_model("initial-exec")));
@@ -803,6 +804,10 @@ static void *lease_main(void *arg)
 		/* a descriptor the program closed: /proc, once a second */
 		if (pfd < 0 || rfd < 0)
 			timeout = 1000;
+		/* the cost budget decides on its own clock (budget.c); the
+		 * thread may have begun before the start that set it on */
+		if (timeout < 0 || timeout > BUDGET_TICK_MS)
+			timeout = BUDGET_TICK_MS;
 		if (gone_at) {
 			uint64_t el = (ag_mono_ns() - gone_at) / 1000000;
 
@@ -818,6 +823,8 @@ static void *lease_main(void *arg)
 			break;
 		if (l->gen != lease_gen || (rfd >= 0 && p[1].revents))
 			break; /* a stop */
+		if (r == 0 && !gone_at)
+			budget_tick();
 		if (!gone_at && !lease_coord_alive(l)) {
 			gone_at = ag_mono_ns();
 			/* a propagation request waiting now goes on at once */
@@ -1015,6 +1022,7 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	if (err)
 		return err;
 	directive_load(dir);
+	budget_start(dir, flags);
 	lerr = lease_find(dir);
 	if (lerr == -ESRCH && need_coord)
 		return lerr;
@@ -1308,6 +1316,7 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 	const char *libc = getenv("PROPEL_TRACE_LIBC");
 	const char *follow = getenv("PROPEL_FOLLOW");
 	const char *timing = getenv("PROPEL_TIMING");
+	const char *budget = getenv("PROPEL_BUDGET");
 
 	if (!real)
 		return 127;
@@ -1322,6 +1331,9 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 					       : 0) |
 					      (timing && !strcmp(timing, "exact")
 					       ? PROPEL_START_EXACT_TIME
+					       : 0) |
+					      (budget && *budget == '1'
+					       ? PROPEL_START_BUDGET
 					       : 0), 1) == 0) {
 			ag_active = 1;
 			ag_live = ag_gen;

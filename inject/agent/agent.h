@@ -148,6 +148,9 @@ enum {
 	F_HOOKED = 128,   /* its entry was looked at for a hook (callback.c) */
 	F_NOCB = 256,     /* PLT or system, takes no function pointer */
 	F_PURE = 512,     /* F_NOCB and never blocks: sampled time (hot.c) */
+	F_BUDGETED = 1024, /* the budget's static rule looked at it (budget.c) */
+	F_UNTRACED = 2048, /* left untraced by the budget: its direct call
+			    * sites are not patched (budget.c) */
 };
 
 enum ag_intercept {
@@ -282,6 +285,9 @@ void patch_ready(struct ag_func *f);
 int patch_restore_all(int (*held)(void), int *cut);
 int patch_trap(ucontext_t *uc);          /* SIGTRAP at one of our int3s */
 int patch_entry(struct ag_func *f);      /* hook f's entry (callback.c) */
+/* f's direct call sites back to their original bytes (budget.c, ag_lock
+ * held): how many */
+int patch_untrace(struct ag_func *f);
 int patch_entry_system(struct ag_func *f); /* a system library's (comm.c) */
 /* an indirect site (or jump) that reached f: its lean way, if f may take
  * it (ag_lock held) */
@@ -382,6 +388,7 @@ struct athread {
 	 * and records to drop before asking again after a refusal */
 	uint32_t ring_pop;
 	uint32_t pop_skip;
+	uint64_t budget_seen; /* its ring's commits the budget sampled */
 };
 
 extern __thread struct athread *ag_self

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/budget.h"
 #include "inject/agent/offsets.h"
 #include "inject/agent/stub.h"
 
@@ -773,6 +774,10 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 
 		if (pi->kind < 0)
 			continue;
+		/* the cost budget: a call left untraced (budget.c) */
+		if (pi->kind == SITE_CALL && pi->direct &&
+		    budget_skip_call(fn->f, func_get(pi->direct)))
+			continue;
 		s = site_find(pi->addr);
 		if (s) {
 			if (!s->patched)
@@ -1020,6 +1025,25 @@ int patch_entry_system(struct ag_func *f)
 	    !m->system || m->self || !m->file)
 		return 0;
 	return entry_hook(f);
+}
+
+/* The cost budget untraces f (budget.c): each of its direct call sites
+ * back to its original bytes, by the same int3 protocol as any patch.  A
+ * direct call is one instruction (5 bytes, no window): no thread can be
+ * inside it.  Its stub stays: a thread inside f returns through it. */
+int patch_untrace(struct ag_func *f)
+{
+	static struct ag_site *v[MAX_SITES_PER_BATCH];
+	size_t n = 0;
+
+	for (struct ag_site *s = f->callers; s && n < MAX_SITES_PER_BATCH;
+	     s = s->cnext)
+		if (s->patched && s->kind == SITE_CALL && s->target == f &&
+		    !s->trap && s->at == s->addr && s->plen == s->len)
+			v[n++] = s;
+	if (n && sites_write(v, n, 1) < 0)
+		return -1;
+	return (int)n;
 }
 
 int patch_restore_all(int (*held)(void), int *cut)

@@ -300,6 +300,13 @@ int quiesce_alone(void)
 	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	long got, n = 0;
 
+	/* the lease thread patching for the cost budget (budget.c) is never
+	 * the program's only thread: the one it does not count runs */
+	if (ag_lease_tid && ag_gettid() == ag_lease_tid) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
 	if (fd < 0)
 		return 0;
 	while ((got = syscall(SYS_getdents64, fd, dents, sizeof(dents))) > 0)

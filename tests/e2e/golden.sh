@@ -150,7 +150,9 @@ run_attach() {
 		rc=$?
 		return
 	fi
-	timeout -k 5 60 "$PROPEL" attach -o "$db" "$pid" \
+	# --all: compared with record's every call (attach's cost budget
+	# would leave short leaves out: tests/e2e/budget.sh)
+	timeout -k 5 60 "$PROPEL" attach --all -o "$db" "$pid" \
 		>"$tmp/attach.out" 2>"$tmp/err" &
 	apid=$!
 	injected "$pid" "$apid" 20 ||
