@@ -16,8 +16,10 @@
 #                    writes each request in one call) start a flow of
 #                    their own that holds nginx, a backend worker and redis
 #   FAULT/first      the faulty flow ranks first in --suspects (slow:
-#                    --profile composite, a performance problem; the
-#                    others the default coverage): slow and
+#                    --profile composite, a performance problem, with
+#                    --reference a session of the same stack and load
+#                    with no fault; the others the default coverage,
+#                    alone): slow and
 #                    crash: the default --rootcause takes the top flow
 #                    (and for crash the flow of the crashed worker's last
 #                    event) and its delta holds the faulty function; hang:
@@ -192,18 +194,11 @@ faulty_func() {
 	esac
 }
 
-run_fault() {
-	local f=$1 d=$t/$1 db=$t/$1.db why= ok fn taker rate errs prof
-	fn=$(faulty_func "$f")
-	mkdir -p "$d"
-	if ! stack_start "$d" "$f" 2>"$d/start.err"; then
-		for c in flows first rootcause requests unharmed; do
-			fail "$f/$c" "the stack did not start: $(head -c 300 "$d/start.err") $(tail -n 3 "$d"/nginx/error.log 2>/dev/null)"
-		done
-		stack_stop
-		return
-	fi
-	echo "$f: nginx worker $NGINX_WORKER :$NGINX_PORT, backend $BACKEND_MASTER :$BACKEND_PORTS ($(awk '$1 == "worker" { printf "%s ", $3 }' "$BACKEND_DIR/pids")), redis $REDIS_PID :$REDIS_PORT"
+# load_attach DIR DB FAULT: wrk through the stack for 14 s, and 1 s into it
+# propel attach --follow to nginx's worker for 8 s; crash and hang are
+# armed 4.5 s into the attach
+load_attach() {
+	local d=$1 db=$2 f=$3
 	# wrk stands for clients on other machines: it runs under a tracer of
 	# its own (strace, its seccomp filter stopping no system call), so
 	# propel's --follow may not inject it and says so in one line
@@ -216,7 +211,7 @@ run_fault() {
 	timeout -k 5 90 "$PROPEL" attach --follow --mode full --duration 8 -o "$db" "$NGINX_WORKER" \
 		>"$d/attach.out" 2>"$d/attach.err" &
 	ATTACH_PID=$!
-	if [ "$f" != slow ]; then
+	if [ "$f" != slow ] && [ "$f" != none ]; then
 		sleep 4.5
 		: >"$d/arm"
 	fi
@@ -225,16 +220,50 @@ run_fault() {
 	ATTACH_PID=
 	wait "$WRK_PID"
 	WRK_PID=
+}
+
+# reference DIR: a session of the stack with no fault (the same load and
+# attach), the known-good run the slow fault is compared with
+reference() {
+	local d=$1
+	mkdir -p "$d"
+	stack_start "$d" none 2>"$d/start.err" || { stack_stop; return 1; }
+	load_attach "$d" "$d.db" none
+	stack_stop
+	[ -s "$d.db" ]
+}
+
+run_fault() {
+	local f=$1 d=$t/$1 db=$t/$1.db why= ok fn taker rate errs prof
+	fn=$(faulty_func "$f")
+	mkdir -p "$d"
+	if [ "$f" = slow ] && ! reference "$t/ref"; then
+		for c in flows first rootcause requests unharmed; do
+			fail "$f/$c" "the reference stack did not run: $(head -c 300 "$t/ref/start.err") $(tail -n 2 "$t/ref/attach.err" 2>/dev/null)"
+		done
+		return
+	fi
+	if ! stack_start "$d" "$f" 2>"$d/start.err"; then
+		for c in flows first rootcause requests unharmed; do
+			fail "$f/$c" "the stack did not start: $(head -c 300 "$d/start.err") $(tail -n 3 "$d"/nginx/error.log 2>/dev/null)"
+		done
+		stack_stop
+		return
+	fi
+	echo "$f: nginx worker $NGINX_WORKER :$NGINX_PORT, backend $BACKEND_MASTER :$BACKEND_PORTS ($(awk '$1 == "worker" { printf "%s ", $3 }' "$BACKEND_DIR/pids")), redis $REDIS_PID :$REDIS_PORT"
+	load_attach "$d" "$db" "$f"
 	taker=$(head -1 "$d/arm.taken" 2>/dev/null)
 	[ "$f" = slow ] || echo "$f: worker $taker took the fault"
 
 	"$PROPEL" report --flows --format=json "$db" >"$d/flows.json" 2>"$d/flows.err"
 	"$PROPEL" replay --format=jsonl "$db" >"$d/replay.jsonl" 2>/dev/null
 	# a slow path is a performance problem: the composite profile (time
-	# and bytes), as self-propelled §4 says; crash and hang, a change of
-	# control flow, the default coverage (README: which profile)
+	# and bytes), as self-propelled §4 says, against a known-good run of
+	# the same stack (§5.2, Fig. 6b: the normal variations a run holds --
+	# redis's timers, a new upstream connection -- are in it too); crash
+	# and hang, a change of control flow, the default coverage, alone
 	prof=()
-	[ "$f" = slow ] && prof=(--profile composite)
+	[ "$f" = slow ] && prof=(--profile composite --reference "$t/ref.db")
 	"$PROPEL" report --suspects "${prof[@]}" --format=json "$db" >"$d/suspects.json" 2>"$d/suspects.err"
 	"$PROPEL" report --suspects --by process --format=json "$db" >"$d/suspects-p.json" 2>/dev/null
 	"$PROPEL" report --rootcause "${prof[@]}" --format=json "$db" >"$d/rc.json" 2>"$d/rc.err"
