@@ -283,6 +283,30 @@ static int profiles_thread_ended(const struct trace *t, size_t i)
 	return 0;
 }
 
+/*
+ * The idle tail of the run of thread events in one unit that holds event
+ * i ([first, end) the thread's events): the index from which the run's
+ * time is no unit's, or SIZE_MAX.  A run that began with a recv (the
+ * thread was given the unit's work by a message) and ends with the
+ * thread going on to another unit's events: after its last send (the
+ * answer, or the request passed on), the thread waits for its next work.
+ */
+static size_t profiles_idle_from(const struct trace *t, const uint32_t *unit_of,
+				 size_t first, size_t end, size_t i)
+{
+	uint32_t u = unit_of[i];
+	size_t r0 = i, r1 = i, last = SIZE_MAX;
+
+	while (r0 > first && unit_of[r0 - 1] == u)
+		r0--;
+	for (r1 = r0; r1 < end && unit_of[r1] == u; r1++)
+		if (t->ev[r1].kind == TK_SEND)
+			last = r1;
+	if (t->ev[r0].kind != TK_RECV || r1 == end)
+		return SIZE_MAX;
+	return last;
+}
+
 /* The first event of [lo, hi) (one thread's) at or after ts. */
 static size_t profiles_first_at(const struct trace *t, size_t lo, size_t hi,
 				int64_t ts)
@@ -352,6 +376,9 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 				lo--;
 			hi = profiles_first_at(t, lo, hi, w1);
 		}
+		size_t end = t->th[th].first + t->th[th].n;
+		size_t idle = SIZE_MAX;
+
 		for (i = lo; i < hi; i++) {
 			const struct trace_event *e = &t->ev[i];
 			uint32_t u = unit_of[i], k;
@@ -359,6 +386,10 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 
 			if (u == TRACE_NONE || u >= nunits)
 				continue;
+			if (i == lo || unit_of[i - 1] != u)
+				idle = profiles_idle_from(t, unit_of,
+							  t->th[th].first, end,
+							  i);
 			if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
 				p[u].nevents++;
 				if (e->ts_ns < p[u].first_ts)
@@ -391,7 +422,7 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 			}
 			/* the time to the thread's next event, both in the unit; from
 			 * a thread's last event in a call, to the end of the trace */
-			if (e->after) {
+			if (e->after && i < idle) {
 				int64_t a = e->ts_ns, b = a, dt;
 
 				if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {

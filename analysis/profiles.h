@@ -8,7 +8,13 @@
  *              innermost frame: the time from an event to the next event
  *              of its thread, when both are in the unit, goes to the path
  *              open after the first (self time, so the components sum
- *              to 1)
+ *              to 1); but a thread's wait for its next work is no
+ *              unit's: in a run of a thread's events in one unit that
+ *              began with a recv (the work came by a message) and ends
+ *              with the thread going on to another unit's events (the
+ *              message-switch rule), the time after the run's last send
+ *              (a server's loop waiting in poll after its answer, the
+ *              time until another request arrives, which load sets)
  *   comm       the fraction of the unit's bytes sent from the path
  *   composite  time and comm side by side (two vectors, one distance)
  * The distance is the L1 (Manhattan) norm of the difference.

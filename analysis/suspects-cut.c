@@ -10,7 +10,7 @@
  * event); one pass over the sends and recvs finds each channel's traced
  * processes (two at most: a channel shared by more has no one peer), the
  * requests answered, and the messages a peer did not record outside its
- * window.
+ * window, and the flows in which a traced peer's recording began.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -163,7 +163,16 @@ static void sc_messages(struct sc_state *s, size_t nc)
 			s->answered[F] = 1;
 		c = s->chp[e->arg];
 		q = c[0] == p ? c[1] : c[0];
-		if (q < 0 || s->ended[q])
+		if (q < 0)
+			continue;
+		/* the peer's recording began inside this flow (not a child
+		 * born in the window): the flow waited while propel injected
+		 * it (a send to a process --follow reaches is held until its
+		 * agent runs), propel's time, not the program's */
+		if (!s->born[q] && s->first[q] > s->f->flow[F].first_ts &&
+		    s->first[q] <= s->f->flow[F].last_ts)
+			s->cut[F] = 1;
+		if (s->ended[q])
 			continue;
 		unrec = e->kind == TK_SEND ? !s->msend[x] : e->match == TRACE_NONE;
 		if (unrec && (e->ts_ns < s->first[q] || e->ts_ns > s->last[q]))

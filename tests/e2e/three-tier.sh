@@ -15,7 +15,11 @@
 #                    connections in the window (its recvs on them: wrk
 #                    writes each request in one call) start a flow of
 #                    their own that holds nginx, a backend worker and redis
-#   FAULT/first      the faulty flow ranks first in --suspects: slow and
+#   FAULT/first      the faulty flow ranks first in --suspects (slow:
+#                    --profile composite, a performance problem, with
+#                    --reference a session of the same stack and load
+#                    with no fault; the others the default coverage,
+#                    alone): slow and
 #                    crash: the default --rootcause takes the top flow
 #                    (and for crash the flow of the crashed worker's last
 #                    event) and its delta holds the faulty function; hang:
@@ -27,7 +31,9 @@
 #                    redis_await_async) within the first five by time
 #   FAULT/requests   no request failed beyond the injected fault: wrk
 #                    counts no error and no non-2xx response, nginx's
-#                    access log no non-200 status, the backend's workers no
+#                    access log no non-200 status (but the 499s of the
+#                    requests in flight on wrk's connections when it
+#                    stops, its last lines), the backend's workers no
 #                    redis error (a crash, or a hang past nginx's 5 s read
 #                    timeout, is retried on the other upstream server by
 #                    nginx: proxy_next_upstream; 5 s, not less: on this
@@ -134,13 +140,15 @@ EOF
 	nginx_run "$d/nginx"
 }
 
-get_item() { # OUT: GET /item/7 through nginx, 200 and the value
+get_item() { # OUT: GET /item/7 through nginx, 200 and the value (the
+	# slow path's answer, 1 in 20 under TIER_FAULT=slow, adds its checksum)
 	python3 - "http://127.0.0.1:$NGINX_PORT/item/7" "$1" <<'EOF'
-import sys, urllib.request
+import re, sys, urllib.request
 with urllib.request.urlopen(sys.argv[1], timeout=10) as r:
     body = r.read()
     open(sys.argv[2], "wb").write(body)
-    sys.exit(0 if r.status == 200 and body == b"item 7: a cup of tea" else 1)
+    ok = re.fullmatch(rb"item 7: a cup of tea( \([0-9a-f]{16}\))?", body)
+    sys.exit(0 if r.status == 200 and ok else 1)
 EOF
 }
 
@@ -186,18 +194,11 @@ faulty_func() {
 	esac
 }
 
-run_fault() {
-	local f=$1 d=$t/$1 db=$t/$1.db why= ok fn taker rate errs
-	fn=$(faulty_func "$f")
-	mkdir -p "$d"
-	if ! stack_start "$d" "$f" 2>"$d/start.err"; then
-		for c in flows first rootcause requests unharmed; do
-			fail "$f/$c" "the stack did not start: $(head -c 300 "$d/start.err") $(tail -n 3 "$d"/nginx/error.log 2>/dev/null)"
-		done
-		stack_stop
-		return
-	fi
-	echo "$f: nginx worker $NGINX_WORKER :$NGINX_PORT, backend $BACKEND_MASTER :$BACKEND_PORTS ($(awk '$1 == "worker" { printf "%s ", $3 }' "$BACKEND_DIR/pids")), redis $REDIS_PID :$REDIS_PORT"
+# load_attach DIR DB FAULT: wrk through the stack for 14 s, and 1 s into it
+# propel attach --follow to nginx's worker for 8 s; crash and hang are
+# armed 4.5 s into the attach
+load_attach() {
+	local d=$1 db=$2 f=$3
 	# wrk stands for clients on other machines: it runs under a tracer of
 	# its own (strace, its seccomp filter stopping no system call), so
 	# propel's --follow may not inject it and says so in one line
@@ -210,7 +211,7 @@ run_fault() {
 	timeout -k 5 90 "$PROPEL" attach --follow --mode full --duration 8 -o "$db" "$NGINX_WORKER" \
 		>"$d/attach.out" 2>"$d/attach.err" &
 	ATTACH_PID=$!
-	if [ "$f" != slow ]; then
+	if [ "$f" != slow ] && [ "$f" != none ]; then
 		sleep 4.5
 		: >"$d/arm"
 	fi
@@ -219,14 +220,53 @@ run_fault() {
 	ATTACH_PID=
 	wait "$WRK_PID"
 	WRK_PID=
+}
+
+# reference DIR: a session of the stack with no fault (the same load and
+# attach), the known-good run the slow fault is compared with
+reference() {
+	local d=$1
+	mkdir -p "$d"
+	stack_start "$d" none 2>"$d/start.err" || { stack_stop; return 1; }
+	load_attach "$d" "$d.db" none
+	stack_stop
+	[ -s "$d.db" ]
+}
+
+run_fault() {
+	local f=$1 d=$t/$1 db=$t/$1.db why= ok fn taker rate errs prof
+	fn=$(faulty_func "$f")
+	mkdir -p "$d"
+	if [ "$f" = slow ] && ! reference "$t/ref"; then
+		for c in flows first rootcause requests unharmed; do
+			fail "$f/$c" "the reference stack did not run: $(head -c 300 "$t/ref/start.err") $(tail -n 2 "$t/ref/attach.err" 2>/dev/null)"
+		done
+		return
+	fi
+	if ! stack_start "$d" "$f" 2>"$d/start.err"; then
+		for c in flows first rootcause requests unharmed; do
+			fail "$f/$c" "the stack did not start: $(head -c 300 "$d/start.err") $(tail -n 3 "$d"/nginx/error.log 2>/dev/null)"
+		done
+		stack_stop
+		return
+	fi
+	echo "$f: nginx worker $NGINX_WORKER :$NGINX_PORT, backend $BACKEND_MASTER :$BACKEND_PORTS ($(awk '$1 == "worker" { printf "%s ", $3 }' "$BACKEND_DIR/pids")), redis $REDIS_PID :$REDIS_PORT"
+	load_attach "$d" "$db" "$f"
 	taker=$(head -1 "$d/arm.taken" 2>/dev/null)
 	[ "$f" = slow ] || echo "$f: worker $taker took the fault"
 
 	"$PROPEL" report --flows --format=json "$db" >"$d/flows.json" 2>"$d/flows.err"
 	"$PROPEL" replay --format=jsonl "$db" >"$d/replay.jsonl" 2>/dev/null
-	"$PROPEL" report --suspects --format=json "$db" >"$d/suspects.json" 2>"$d/suspects.err"
+	# a slow path is a performance problem: the composite profile (time
+	# and bytes), as self-propelled §4 says, against a known-good run of
+	# the same stack (§5.2, Fig. 6b: the normal variations a run holds --
+	# redis's timers, a new upstream connection -- are in it too); crash
+	# and hang, a change of control flow, the default coverage, alone
+	prof=()
+	[ "$f" = slow ] && prof=(--profile composite --reference "$t/ref.db")
+	"$PROPEL" report --suspects "${prof[@]}" --format=json "$db" >"$d/suspects.json" 2>"$d/suspects.err"
 	"$PROPEL" report --suspects --by process --format=json "$db" >"$d/suspects-p.json" 2>/dev/null
-	"$PROPEL" report --rootcause --format=json "$db" >"$d/rc.json" 2>"$d/rc.err"
+	"$PROPEL" report --rootcause "${prof[@]}" --format=json "$db" >"$d/rc.json" 2>"$d/rc.err"
 	"$PROPEL" report --hang --format=json "$db" >"$d/hang.json" 2>"$d/hang.err"
 	"$PROPEL" report --hang "$db" >"$d/hang.txt" 2>&1
 
@@ -284,7 +324,11 @@ run_fault() {
 
 	# requests
 	errs=$(wrk_errors "$d/wrk.out")
-	bad=$(awk '$1 != 200' "$d/nginx/access.log" 2>/dev/null | wc -l)
+	# wrk stops at its duration with a request in flight on each of its 4
+	# connections: nginx logs those 499 (client closed) as its last lines;
+	# a 499 before them, or any other status, is a failed request
+	bad=$(awk -v n="$(grep -c . "$d/nginx/access.log" 2>/dev/null)" \
+		'$1 != 200 && !($1 == 499 && NR > n - 4)' "$d/nginx/access.log" 2>/dev/null | wc -l)
 	berr=$(awk '/^tier-backend: worker/ { s += $NF } END { print s + 0 }' "$BACKEND_DIR/out")
 	echo "$f: wrk $(grep '^propel-wrk' "$d/wrk.out"); nginx non-200: $bad; backend errors: $berr"
 	if [ -n "$errs" ] && [ "$errs" = 0 ] && [ "$bad" = 0 ]; then

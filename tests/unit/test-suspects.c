@@ -38,6 +38,16 @@
  *                      the window, the fourth talks to the back end after
  *                      its last kept event (unrecorded), the fifth has no
  *                      answer: cut 1,0,0,1,1
+ *   cut/began          a server and a back end injected by --follow while
+ *                      the first of three requests waits on it (the back
+ *                      end's first kept event inside that flow): cut 1,0,0;
+ *                      the same back end forked by the server: 0,0,0
+ *   profiles/idle      a server's two requests, each answered, then a wait
+ *                      in poll (950 ns after the first, to the end after
+ *                      the second): the first flow's time is its 10 ns in
+ *                      handle, not its loop's wait for the second request
+ *                      (10 + 950 before); the second keeps its open poll
+ *                      (the thread stopped in it: 10 + 960)
  *   cut/rank           {abc} x3, {abcd}, {abcd} and {axyz} cut, k = 1:
  *                      without cuts {axyz} ranks first and the two {abcd}
  *                      score 0; with them the complete {abcd} scores 1
@@ -394,6 +404,92 @@ static void comm(struct trace *t, int64_t id, int64_t ts, int kind,
 		0, 0);
 }
 
+/* Three requests through a back end whose first event is at 35: a
+ * peer injected while request 1 waits (born 0), or a child forked at 5
+ * (born 1). */
+static void test_cut_began_one(int born, uint8_t *cut, size_t *nflows)
+{
+	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	static const char *B = "tcp:10.0.0.1:41000>10.0.0.2:9000";
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	int64_t i;
+
+	tb_thread(t, 1, 1);
+	if (born)
+		tb_full(t, 900, 5, TK_FORK, 0, NULL, NULL, 0, 2, 0, 0);
+	for (i = 0; i < 3; i++) {
+		comm(t, 10 * i + 1, 100 * i + 10, TK_RECV, 50, K);
+		comm(t, 10 * i + 2, 100 * i + 30, TK_SEND, 20, B);
+		comm(t, 10 * i + 3, 100 * i + 50, TK_RECV, 20, B);
+		comm(t, 10 * i + 4, 100 * i + 80, TK_SEND, 100, K);
+	}
+	tb_thread(t, 2, 2);
+	for (i = 0; i < 3; i++) {
+		comm(t, 100 + 2 * i, 100 * i + 35, TK_RECV, 20, B);
+		comm(t, 101 + 2 * i, 100 * i + 40, TK_SEND, 20, B);
+		tb_msg(t, 10 * i + 2, 100 + 2 * i);
+		tb_msg(t, 101 + 2 * i, 10 * i + 3);
+	}
+	if (trace_finish(t))
+		abort();
+	*nflows = 0;
+	if (!flows_build(t, NULL, &f) && !suspects_cut(t, f, cut))
+		*nflows = f->n;
+	flows_free(f);
+	trace_free(t);
+}
+
+static void test_cut_began(void)
+{
+	uint8_t a[4] = { 9, 9, 9, 9 }, b[4] = { 9, 9, 9, 9 };
+	size_t na, nb;
+
+	test_cut_began_one(0, a, &na);
+	test_cut_began_one(1, b, &nb);
+	CHECK("cut/began", na == 3 && nb == 3 && !memcmp(a, "\1\0\0", 3) &&
+	      !memcmp(b, "\0\0\0", 3),
+	      "%zu flows: cut %d %d %d; forked: %zu flows: cut %d %d %d", na,
+	      a[0], a[1], a[2], nb, b[0], b[1], b[2]);
+}
+
+static void test_idle(void)
+{
+	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	struct profiles_space sp = { 0 };
+	struct trace *t = trace_new();
+	struct flows *f = NULL;
+	struct profile *p = NULL;
+	int64_t i;
+	int ok;
+
+	tb_thread(t, 1, 1);
+	for (i = 0; i < 2; i++) {
+		comm(t, 10 * i + 1, 1000 * i + 10, TK_RECV, 50, K);
+		tb_ev(t, 10 * i + 2, 1000 * i + 20, TK_ENTRY, 0, "handle", "h.c:1");
+		tb_ev(t, 10 * i + 3, 1000 * i + 30, TK_EXIT, 0, "handle", NULL);
+		comm(t, 10 * i + 4, 1000 * i + 40, TK_SEND, 100, K);
+		tb_ev(t, 10 * i + 5, 1000 * i + 50, TK_ENTRY, 0, "poll", "l.c:1");
+		if (i == 0)
+			tb_ev(t, 6, 1000, TK_EXIT, 0, "poll", NULL);
+	}
+	tb_thread(t, 2, 2); /* the trace ends at 2010 */
+	tb_ev(t, 100, 2010, TK_ENTRY, 0, "other", "o.c:1");
+	if (trace_finish(t))
+		abort();
+	ok = !flows_build(t, NULL, &f) && f->n == 2 &&
+	     !profiles_build(&sp, t, f->of, f->n, &p) && p[0].total_ns == 10 &&
+	     p[1].total_ns == 10 + 960;
+	CHECK("profiles/idle", ok, "%zu flows, time %lld and %lld ns",
+	      f ? f->n : 0, p ? (long long)p[0].total_ns : -1,
+	      p && f && f->n > 1 ? (long long)p[1].total_ns : -1);
+	if (p)
+		profiles_free(p, f->n);
+	profiles_space_release(&sp);
+	flows_free(f);
+	trace_free(t);
+}
+
 static void test_cut(void)
 {
 	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
@@ -480,11 +576,13 @@ static void test_cut(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(16);
+	CHECKS_EXPECT(18);
 	test_profiles();
 	test_knn();
 	test_delta();
 	test_order();
 	test_cut();
+	test_cut_began();
+	test_idle();
 	return failures ? 1 : 0;
 }
