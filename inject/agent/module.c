@@ -586,6 +586,42 @@ uint64_t module_export(struct ag_module *m, const char *name)
 	return 0;
 }
 
+/*
+ * The functions the dynamic loader and libc call before main and after it
+ * (.preinit_array, .init_array, .fini_array: constructors, C++ static
+ * initialisation, destructors), in the order of the arrays: up to max of
+ * them into out, read from the loaded arrays (relocated by the loader);
+ * how many.  Entered from untraced code, they get entry hooks (callback.c
+ * cb_hook_start).
+ */
+int module_initfini(struct ag_module *m, uint64_t *out, int max)
+{
+	const Elf64_Ehdr *eh = m->file;
+	const Elf64_Shdr *sh;
+	int n = 0;
+
+	if ((uintptr_t)m->file <= 1 || !eh->e_shoff ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > m->file_size)
+		return 0;
+	sh = (const Elf64_Shdr *)((const char *)m->file + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		uint64_t a = m->bias + sh[i].sh_addr;
+
+		if ((sh[i].sh_type != SHT_PREINIT_ARRAY &&
+		     sh[i].sh_type != SHT_INIT_ARRAY &&
+		     sh[i].sh_type != SHT_FINI_ARRAY) ||
+		    !sh[i].sh_addr || !module_readable(m, a, sh[i].sh_size))
+			continue;
+		for (uint64_t j = 0; j + 8 <= sh[i].sh_size && n < max; j += 8) {
+			uint64_t fn = *(const uint64_t *)(a + j);
+
+			if (fn >= m->text_lo && fn < m->text_hi)
+				out[n++] = fn;
+		}
+	}
+	return n;
+}
+
 /* Read the chunks of the executable segment that [v, v+n) (file
  * addresses, inside it) needs and are not read yet; 0 when the file is
  * gone or is no longer the one loaded (replaced by an upgrade).  It runs

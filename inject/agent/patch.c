@@ -946,6 +946,19 @@ static int entry_hook(struct ag_func *f)
 	for (i = 0; len < 5; i++) {
 		const struct pinsn *pi = &fn.ins[i];
 
+		/* a short call or tail jump's window that begins at the entry
+		 * (it took the entry's instructions along): the same bytes,
+		 * and the stub goes on into that site's stub */
+		for (struct ag_site *o = i ? NULL : win_tab[win_hash(f->addr)];
+		     o && !via; o = o->wnext)
+			if (o->at == f->addr && o->kind != SITE_ENTRY &&
+			    o->stub && o->plen >= 5 && o->plen <= cap)
+				via = o;
+		if (via) {
+			len = via->plen;
+			break;
+		}
+
 		/* a call site (patched on its own, at its own address): the
 		 * entry's bytes end with its window, and the stub goes on
 		 * into the site's stub */
