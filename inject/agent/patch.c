@@ -959,10 +959,12 @@ static int entry_hook(struct ag_func *f)
 			break;
 		}
 
-		/* a call site (patched on its own, at its own address): the
+		/* a call or tail jump site (patched on its own, at its own
+		 * address: crtstuff's frame_dummy is endbr64; jmp): the
 		 * entry's bytes end with its window, and the stub goes on
 		 * into the site's stub */
-		if (i < fn.nins && pi->kind == SITE_CALL &&
+		if (i < fn.nins &&
+		    (pi->kind == SITE_CALL || pi->kind == SITE_TAIL) &&
 		    (via = site_find(pi->addr)) && via->at == pi->addr &&
 		    via->stub && (!i || !fn_is_target(&fn, pi->addr)) &&
 		    (!i || (pi->addr == fn.ins[i - 1].addr + fn.ins[i - 1].len &&
