@@ -959,12 +959,15 @@ static int entry_hook(struct ag_func *f)
 			break;
 		}
 
-		/* a call or tail jump site (patched on its own, at its own
-		 * address: crtstuff's frame_dummy is endbr64; jmp): the
-		 * entry's bytes end with its window, and the stub goes on
-		 * into the site's stub */
+		/* a call site, or a direct jmp's tail site of its own 5
+		 * bytes (crtstuff's frame_dummy is endbr64; jmp), patched on
+		 * its own at its own address: the entry's bytes end with its
+		 * window, and the stub goes on into the site's stub */
 		if (i < fn.nins &&
-		    (pi->kind == SITE_CALL || pi->kind == SITE_TAIL) &&
+		    (pi->kind == SITE_CALL ||
+		     (pi->kind == SITE_TAIL && pi->rel == REL_JMP &&
+		      pi->direct && pi->len == 5 &&
+		      (via = site_find(pi->addr)) && via->plen == 5)) &&
 		    (via = site_find(pi->addr)) && via->at == pi->addr &&
 		    via->stub && (!i || !fn_is_target(&fn, pi->addr)) &&
 		    (!i || (pi->addr == fn.ins[i - 1].addr + fn.ins[i - 1].len &&
