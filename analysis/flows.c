@@ -13,6 +13,7 @@
 
 #include "analysis/flows-start.h"
 #include "analysis/flows.h"
+#include "analysis/lifecycle.h"
 #include "share/log.h"
 
 void flows_directive_release(struct flows_directive *d)
@@ -463,6 +464,9 @@ static int flows_per_process(const struct trace *t, struct flows *f)
 	return 0;
 }
 
+/* of[] of a set-up or tear-down event while the flows are walked */
+#define FLOWS_LIFE (TRACE_NONE - 1)
+
 /* Everything reachable from stack[0..sp) joins flow id.  A root start
  * (is_start 2, analysis/flows-start.h) no other flow enters. */
 static void flows_walk(const struct trace *t, const uint8_t *is_start,
@@ -513,10 +517,10 @@ static void flows_orphans(const struct trace *t, const uint8_t *is_start,
 				const struct trace_event *e = &t->ev[y];
 
 				if (f->of[y] != TRACE_NONE ||
-				    f->of[y - 1] == TRACE_NONE ||
+				    f->of[y - 1] >= f->n /* none, lifecycle */ ||
 				    e->kind != TK_RECV || e->match == TRACE_NONE ||
 				    g->indeg[y] != 1 ||
-				    f->of[e->match] != TRACE_NONE ||
+				    f->of[e->match] < f->n ||
 				    is_start[y])
 					continue;
 				f->of[y] = f->of[y - 1];
@@ -535,7 +539,7 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	struct flows_edges g = { 0 };
 	struct flows *f;
 	uint32_t *starts = NULL, *stack = NULL, *skip = NULL;
-	uint8_t *is_start = NULL;
+	uint8_t *is_start = NULL, *life = NULL;
 	size_t nstart = 0, nskip = 0, i, s;
 	int err = 0, comm = 0;
 
@@ -546,9 +550,11 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 		return -ENOMEM;
 	f->of = malloc((t->nev + 1) * sizeof(*f->of));
 	is_start = calloc(t->nev + 1, 1);
+	life = malloc(t->nev + 1);
 	starts = malloc((t->nev + 1) * sizeof(*starts));
 	skip = flows_skip(t, o, &nskip);
-	if (!f->of || !is_start || !starts || !skip) {
+	if (!f->of || !is_start || !life || !starts || !skip ||
+	    lifecycle_mark(t, life) < 0) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -569,7 +575,7 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	}
 	nstart = 0;
 	for (i = 0; i < t->nev; i++)
-		if (is_start[i])
+		if (is_start[i] && !life[i]) /* no request starts in set-up */
 			starts[nstart++] = (uint32_t)i;
 	if (o->per_process || (!o->start_func && (!comm || !nstart))) {
 		f->rule = FLOWS_RULE_NONE;
@@ -581,6 +587,11 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 	err = flows_graph(t, o, &g, &f->ndirective_edges);
 	if (err)
 		goto out;
+	/* set-up and tear-down (analysis/lifecycle.h) join no flow: no walk
+	 * enters them, and no flow goes on through them */
+	for (i = 0; i < t->nev; i++)
+		if (life[i])
+			f->of[i] = FLOWS_LIFE;
 	flows_start_order(t, starts, nstart);
 	stack = malloc((t->nev + 1) * sizeof(*stack));
 	if (!stack) {
@@ -611,12 +622,16 @@ int flows_build(const struct trace *t, const struct flows_opts *o,
 		flows_walk(t, is_start, &g, f, stack, sp, id);
 	}
 	flows_orphans(t, is_start, &g, f, stack);
+	for (i = 0; i < t->nev; i++)
+		if (f->of[i] == FLOWS_LIFE)
+			f->of[i] = TRACE_NONE;
 	err = flows_summarize(t, f);
 out:
 	free(starts);
 	free(stack);
 	free(skip);
 	free(is_start);
+	free(life);
 	free(g.head);
 	free(g.out);
 	free(g.indeg);

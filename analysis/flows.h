@@ -23,6 +23,10 @@
  * but for a root (flows-start.h: a server's request after it answered on
  * the channel), which no other flow enters.
  *
+ * A process's set-up and tear-down (analysis/lifecycle.h: before main,
+ * after it returns or exit begins) is in no flow and starts none, unless
+ * one flow per process.
+ *
  * Starts: each entry of a named function (--start); else chosen from the
  * traffic of the first traced process (trace->first_pid) by
  * analysis/flows-start.h: each request it receives (server) or each

@@ -11,6 +11,7 @@
 
 #include "analysis/chan-role.h"
 #include "analysis/flows.h"
+#include "analysis/lifecycle.h"
 #include "engine/analysis-load.h"
 #include "engine/replay.h"
 #include "engine/session.h"
@@ -34,6 +35,7 @@ struct analysis_load {
 	struct untraced_marks *gone;
 	int gone_depth[64];
 	int ngone;
+	int next; /* keep the thread's next event (analysis/lifecycle.h) */
 };
 
 /* ev is a call of a function the budget untraced: drop it (1), keeping
@@ -76,13 +78,19 @@ static int analysis_load_named(const struct flows_opts *fo, const char *f)
 
 /* analysis_load_cuts: whether ev may begin a flow's part of a thread or
  * join two parts (analysis/flows.c): everything but the calls, a thread's
- * first event, and the calls a start or a directive names */
+ * first event, the calls a start or a directive names, and where a
+ * process's set-up or tear-down begins or ends (analysis/lifecycle.h) */
 static int analysis_load_cut(struct analysis_load *l,
 			     const struct replay_event *ev, int first)
 {
-	if (l->all || first || (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
+	int next = l->next;
+
+	l->next = lifecycle_cut_after(ev->kind, ev->func);
+	if (l->all || first || next ||
+	    (ev->kind != SK_ENTRY && ev->kind != SK_EXIT))
 		return 1;
-	return analysis_load_named(l->cuts, ev->func);
+	return analysis_load_named(l->cuts, ev->func) ||
+	       lifecycle_cut_name(ev->func);
 }
 
 static int analysis_load_event(const struct replay_event *ev, void *arg)

@@ -561,6 +561,10 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			w->d += ingest_lost_depth(a, b);
 			if (w->d < w->min)
 				w->min = w->d;
+		} else if (type == PROPEL_REC_SWITCH) {
+			w->d += (int32_t)b;
+			if (w->d < w->min)
+				w->min = w->d;
 		} else if (type == PROPEL_REC_PROCESS_EXIT) {
 			p->has_exit_rec = 1;
 			p->exit_rec_status = (int32_t)a;
@@ -608,6 +612,11 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		if (w->depth < 0)
 			w->depth = 0;
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
+	case PROPEL_REC_SWITCH: /* no event: the frames now open are others */
+		w->depth += (int32_t)b;
+		if (w->depth < 0)
+			w->depth = 0;
+		return 0;
 	case PROPEL_REC_THREAD_START:
 		return ingest_insert(w, tsc, type, w->depth, 0, 0, 1, a, 0, 0);
 	case PROPEL_REC_PROCESS_EXIT:
@@ -679,6 +688,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 	case PROPEL_REC_EXEC:
 	case PROPEL_REC_PROCESS_EXIT:
 	case PROPEL_REC_LOST:
+	case PROPEL_REC_SWITCH:
 		if (ingest_event(w, type, propel_rec_tsc(r), r->a, r->b, NULL,
 				 0))
 			return 1;

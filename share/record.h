@@ -33,6 +33,10 @@
  *   CALL           function id          call-site id: a whole call of a function
  *                                       that records nothing inside (an ENTRY and
  *                                       its EXIT at once: inject/agent/tramp.S)
+ *   SWITCH         0                    the depth's change (int32): the thread
+ *                                       switched to another context's frames
+ *                                       (swapcontext/setcontext, a makecontext
+ *                                       function's end: inject/agent/context.c)
  *
  * Function and call-site ids index the per-process map file (share/ring.h).
  */
@@ -61,6 +65,7 @@ enum propel_rec_type {
 	PROPEL_REC_RECV = PROPEL_KIND_RECV,
 	PROPEL_REC_LOST = PROPEL_KIND_LOST,
 	PROPEL_REC_CALL = 13, /* never a session's kind: ingest splits it */
+	PROPEL_REC_SWITCH = 14, /* never a session's kind: ingest moves depth */
 	PROPEL_REC_NTYPES
 };
 
@@ -72,7 +77,8 @@ _Static_assert(PROPEL_REC_EMPTY == 0 && PROPEL_REC_ENTRY == 1 &&
 		       PROPEL_REC_THREAD_EXIT == 6 && PROPEL_REC_FORK == 7 &&
 		       PROPEL_REC_EXEC == 8 && PROPEL_REC_PROCESS_EXIT == 9 &&
 		       PROPEL_REC_SEND == 10 && PROPEL_REC_RECV == 11 &&
-		       PROPEL_REC_LOST == 12 && PROPEL_REC_CALL == 13,
+		       PROPEL_REC_LOST == 12 && PROPEL_REC_CALL == 13 &&
+		       PROPEL_REC_SWITCH == 14,
 	       "the ring ABI's record types");
 _Static_assert(PROPEL_REC_NTYPES <= 16, "a record type fits in four bits");
 

@@ -62,8 +62,9 @@ for lvl in O0 O2 O3; do
 		[ "$name" = fixlib ] && continue
 		libs=()
 		case $name in
-		threads | cb_thread) libs=(-pthread) ;;
+		threads | cb_thread | cb_static) libs=(-pthread) ;;
 		shlib | ind_got) libs=(-L"$d" -lfixlib -Wl,-rpath,'$ORIGIN') ;;
+		cb_nested) libs=(-Wl,-z,execstack) ;; # its nested function's trampoline
 		esac
 		dep=()
 		[ ${#libs[@]} -gt 1 ] && dep=("$d/libfixlib.so")

@@ -29,7 +29,11 @@ Rules (the invariants the golden files rely on):
     frame_dummy, register_tm_clones, __do_global_dtors_aux, static
     initializers...) are dropped with everything called under them, and in a
     thread that contains an entry of `main`, everything before main's first
-    entry is dropped ("functions before main are not shown");
+    entry is dropped ("functions before main are not shown") unless
+    --before-main is given (the constructor fixtures: then the C++
+    static initialisers, `_GLOBAL__sub_I_...`, are shown too);
+  * --main-only keeps the first process and those that ran a main (a
+    process that only ran a stripped /bin/sh, system()'s, is dropped);
   * exits only move the depth; fork/exec/thread/process events are not shown
     (the sections already show them) unless --events is given.
 
@@ -96,7 +100,9 @@ def signame(signo):
         return "SIG%s" % signo
 
 
-def is_toolchain(name):
+def is_toolchain(name, before_main=False):
+    if before_main:  # the static initialisers are what is compared
+        return name in TOOLCHAIN
     return name in TOOLCHAIN or name.startswith(TOOLCHAIN_PREFIXES)
 
 
@@ -141,10 +147,10 @@ def read_uftrace(datadir):
     return events
 
 
-def thread_lines(evs, show_events):
+def thread_lines(evs, show_events, before_main=False):
     """Normalized lines of one thread's events (in their given order)."""
     has_main = any(e["kind"] == "entry" and clean_name(e.get("func")) == "main" for e in evs)
-    started = not has_main
+    started = before_main or not has_main
     cur = 0          # depth of the next entry, from the events seen so far
     skip_at = None   # depth of a dropped toolchain entry: drop what is under it
     lines = []
@@ -163,7 +169,7 @@ def thread_lines(evs, show_events):
                 if d > skip_at:
                     continue
                 skip_at = None
-            if is_toolchain(name):
+            if is_toolchain(name, before_main):
                 skip_at = d
                 continue
             lines.append("  " * d + name)
@@ -181,7 +187,7 @@ def thread_lines(evs, show_events):
     return lines
 
 
-def normalize(events, show_events=False):
+def normalize(events, show_events=False, before_main=False, main_only=False):
     procs = {}    # pid -> {tid -> [events]}, insertion order = first appearance
     first_ts = {}
     for i, e in enumerate(events):
@@ -193,10 +199,17 @@ def normalize(events, show_events=False):
                 first_ts[key] = ts
     out = []
     tnum = 0
+    if main_only:  # processes that never ran a main (a stripped /bin/sh),
+        # but the first one (attach: it was found in the middle of main)
+        first = min(procs, key=lambda p: first_ts[("p", p)]) if procs else None
+        procs = {p: t for p, t in procs.items()
+                 if p == first or any(e["kind"] == "entry" and
+                                      clean_name(e.get("func")) == "main"
+                                      for evs in t.values() for e in evs)}
     for pnum, pid in enumerate(sorted(procs, key=lambda p: first_ts[("p", p)]), 1):
         threads = []
         for tid, evs in procs[pid].items():
-            lines = thread_lines(evs, show_events)
+            lines = thread_lines(evs, show_events, before_main)
             main_first = 0 if tid == pid else 1
             threads.append((main_first, "\n".join(lines), first_ts[("t", pid, tid)], lines))
         threads.sort(key=lambda t: t[:3])
@@ -249,6 +262,11 @@ def main():
     ap.add_argument("--from-uftrace", metavar="DIR", help="read a uftrace data directory instead")
     ap.add_argument("--events", action="store_true",
                     help="also show fork/exec/thread_start/thread_exit/process_exit")
+    ap.add_argument("--before-main", action="store_true",
+                    help="keep what a thread with main ran before it (constructors)")
+    ap.add_argument("--main-only", action="store_true",
+                    help="only the first process and those that ran a main "
+                         "(drops a stripped shell's)")
     ap.add_argument("--from", dest="from_func", metavar="FUNC",
                     help="keep each thread from FUNC's first entry on, FUNC at depth 0")
     ap.add_argument("--text", action="store_true",
@@ -273,7 +291,7 @@ def main():
         return 1
     try:
         if not args.text:
-            lines = normalize(events, args.events)
+            lines = normalize(events, args.events, args.before_main, args.main_only)
         if args.from_func:
             lines = cut_from(lines, args.from_func)
         for line in lines:

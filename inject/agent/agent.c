@@ -1054,6 +1054,9 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 		comm_hook_libc();
 		map_batch_end();
 	}
+	map_batch_begin();
+	cb_hook_start(); /* constructors, destructors, execve (callback.c) */
+	map_batch_end();
 	ag_gen++;
 	return 0;
 }
@@ -1089,6 +1092,7 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 			/* (first: the slot it finds is still unpatched) */
 			ag_adopt(&hints[i], hi);
 			found += stack_activate(&hints[i], hi);
+			cb_adopt_entry(&hints[i]); /* at main (callback.c) */
 		}
 		/* (the program's calls are followed from these: without one,
 		 * only its messages through libc are recorded) */

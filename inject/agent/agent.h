@@ -126,6 +126,7 @@ int ehframe_cfa_sp(struct ag_module *m, uint64_t pc, int64_t *off);
 /* Original bytes of [addr, addr+n) from the file, or NULL. */
 const uint8_t *module_code(struct ag_module *m, uint64_t addr, uint64_t n);
 uint64_t module_export(struct ag_module *m, const char *name); /* or 0 */
+int module_initfini(struct ag_module *m, uint64_t *out, int max);
 const char *module_got_name(struct ag_module *m, uint64_t got);
 extern struct ag_module *ag_modules;
 
@@ -162,6 +163,7 @@ enum ag_intercept {
 	IC_SIGPROCMASK,
 	IC_FORK,
 	IC_VFORK,
+	IC_CLONE, /* clone(CLONE_VM | CLONE_VFORK): as vfork (slow.c) */
 	IC_EXEC,
 	IC_EXECVE,
 	IC_EXECVPE,
@@ -169,6 +171,10 @@ enum ag_intercept {
 	IC_PRCTL,
 	IC_SECCOMP,
 	IC_SYSCALL,
+	IC_SWAPCONTEXT, /* context.c: the frames go with the context */
+	IC_SETCONTEXT,
+	IC_MAKECONTEXT,
+	IC_GETCONTEXT,
 	/* communication (comm.c): every kind from IC_COMM_FIRST on */
 	IC_COMM_FIRST,
 	IC_SEND = IC_COMM_FIRST, /* send(fd, buf, len, flags) */
@@ -446,6 +452,7 @@ uint32_t intercept_kind(const char *name);
 const char *intercept_at(size_t i, uint32_t *kind); /* NULL past the last */
 extern struct ag_func **ag_funcs_by_id;
 void slow_unlock(sigset_t *old);
+void exec_foreign(const struct ag_fregs *r); /* libc's execve, hooked */
 
 /* agent.c */
 struct ag_config {
@@ -572,6 +579,7 @@ int comm_fast(struct ag_frame *fr, int tail); /* slow.c: 1 if handled */
 /* hook the entries of the system C library's communication functions
  * (patch_entry_system): calls made inside untraced libraries */
 void comm_hook_libc(void);
+void comm_hook_export(struct ag_module *m, const char *name, uint32_t kind);
 extern uint64_t comm_self_lo, comm_self_hi; /* the agent's own text */
 /* at such an entry, a call the agent does not record: keep the
  * descriptor table right (close, dup2) */
@@ -591,6 +599,16 @@ int cb_pure(const char *name); /* ... that never blocks (F_PURE) */
 void cb_sniff(const struct ag_frame *fr);      /* slow: hook what's new */
 void cb_range_update(void);                    /* after module_scan */
 void cb_reset(void);
+void cb_hook_start(void); /* constructors, destructors, libc's execve */
+void cb_adopt_entry(const struct propel_thread_hint *h); /* stopped at one */
+
+/* context.c */
+void ctx_call(struct athread *t, uint32_t kind, const struct ag_frame *fr);
+void ctx_end(struct athread *t, uint64_t slot);
+static inline int ctx_kind(uint32_t kind)
+{
+	return kind >= IC_SWAPCONTEXT && kind <= IC_GETCONTEXT;
+}
 void ag_on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r);
 uint64_t ag_on_fret(uint64_t slot, uint64_t *rax);
 

@@ -9,7 +9,8 @@
  * system library with a code address of a traced module among its argument
  * registers.  The hot path (cb_args_unseen) sends such a call to the slow
  * path once per address; cb_sniff() then hooks every argument that starts a
- * function of a traced module: its call sites are instrumented as usual
+ * function of a traced module (or, looked at by the slow path only, a GCC
+ * nested function's trampoline to one: cb_tramp_target): its call sites are instrumented as usual
  * and its entry is patched (patch_entry, patch.c) to run ag_tramp_fentry.
  *
  * At the hooked entry, ag_on_fentry() does nothing when an instrumented
@@ -29,6 +30,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
@@ -210,13 +213,62 @@ int cb_pure(const char *name)
 		       sizeof(*cb_nowait), cb_name_cmp);
 }
 
+/*
+ * A GCC nested function that uses its parent's variables is handed over
+ * as the address of a trampoline the parent built in its own frame
+ * (gcc's x86-64 layout: movabs $fn, %r11; movabs $chain, %r10;
+ * jmp *%r11).  An argument a little above the call's frame fr (the
+ * caller's frame, or its callers') that holds one is taken for its
+ * function: 0, or that function.  Slow path only (cb_sniff: the first
+ * call through a site is always slow): the bytes are read with
+ * process_vm_readv, so an address that only looks like one of the stack
+ * faults nobody.
+ */
+static uint64_t cb_tramp_target(const struct ag_frame *fr, uint64_t a)
+{
+	uint8_t p[24];
+	struct iovec l = { p, sizeof(p) }, r = { (void *)a, sizeof(p) };
+	uint64_t lo = (uint64_t)fr, fn;
+	int saved = errno;
+	long n;
+
+	if (a < lo || a - lo > (1ull << 20))
+		return 0;
+	n = syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0);
+	errno = saved;
+	if (n != (long)sizeof(p) || p[0] != 0x49 || p[1] != 0xbb ||
+	    p[10] != 0x49 || p[11] != 0xba || p[20] != 0x49 || p[21] != 0xff ||
+	    p[22] != 0xe3)
+		return 0;
+	memcpy(&fn, p + 2, sizeof(fn));
+	return cb_in_text(fn) ? fn : 0;
+}
+
+/* A call site whose arguments in its caller's frame were looked at, in
+ * the seen set: a key no code address is (the upper half). */
+#define CB_SITE_KEY(site) (~(uint64_t)(uintptr_t)(site))
+
 /* Hot path, on a call into untraced code: any argument not looked at? */
 int cb_args_unseen(const struct ag_frame *fr)
 {
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
+	const struct athread *t = ag_self;
+	uint64_t lo = (uint64_t)&fr->r11 + 8, top;
+
 	for (int i = 0; i < 6; i++)
 		if (cb_in_text(a[i]) && !seen_has(a[i]))
+			return 1;
+	/* an address in the caller's own frame (between this call's return
+	 * slot and the caller's): perhaps a nested function's trampoline,
+	 * read by the slow path (cb_tramp_target), once per call site */
+	if (!t || !t->depth || seen_has(CB_SITE_KEY(fr->site)))
+		return 0;
+	top = t->shadow[t->depth - 1].slot;
+	if (top <= lo || top - lo > (64u << 10))
+		return 0;
+	for (int i = 0; i < 6; i++)
+		if (a[i] >= lo && a[i] + 24 <= top)
 			return 1;
 	return 0;
 }
@@ -227,22 +279,69 @@ void cb_sniff(const struct ag_frame *fr)
 	const uint64_t a[6] = { fr->rdi, fr->rsi, fr->rdx, fr->rcx, fr->r8, fr->r9 };
 
 	for (int i = 0; i < 6; i++) {
+		uint64_t c = cb_in_text(a[i]) ? a[i] : cb_tramp_target(fr, a[i]);
 		struct ag_module *m;
 		const struct ag_sym *s;
 		struct ag_func *f;
 
-		if (!cb_in_text(a[i]) || seen_has(a[i]))
+		if (!c || seen_has(c))
 			continue;
-		seen_add(a[i]);
-		m = module_of(a[i]);
+		seen_add(c);
+		m = module_of(c);
 		if (!m || m->system || m->self)
 			continue;
-		s = module_sym_at(m, a[i]);
+		s = module_sym_at(m, c);
 		if (!s || s->frag)
 			continue;
-		f = func_get(a[i]);
+		f = func_get(c);
 		func_resolve(f);
 		patch_entry(f);
+	}
+	seen_add(CB_SITE_KEY(fr->site));
+}
+
+/*
+ * What untraced code enters, hooked at the start (agent.c, ag_lock held):
+ *
+ * Constructors and destructors (.preinit_array, .init_array, .fini_array
+ * of every traced module: C++ static initialisation, GCC's constructor and
+ * destructor attributes) are called by the loader and libc, untraced, and
+ * handed over by no call the agent sees.  Under record the agent starts
+ * before the program's .init_array runs (the __libc_start_main wrapper),
+ * so each constructor is a call at depth 0 before main; under attach and
+ * record alike the destructors after main returned are.
+ *
+ * libc's execve: posix_spawn, system() and popen run it in a child that
+ * shares the parent's memory, inside libc (slow.c exec_foreign).
+ */
+static void hook_initfini(struct ag_module *m)
+{
+	uint64_t fn[64];
+	int n = module_initfini(m, fn, 64);
+
+	for (int i = 0; i < n; i++) {
+		const struct ag_sym *s = module_sym_at(m, fn[i]);
+		struct ag_func *f;
+
+		if (!s || s->frag)
+			continue;
+		f = func_get(fn[i]);
+		func_resolve(f);
+		patch_entry(f);
+	}
+}
+
+void cb_hook_start(void)
+{
+	for (struct ag_module *m = ag_modules; m; m = m->next) {
+		const char *b = m->path ? strrchr(m->path, '/') : NULL;
+
+		if (m->self)
+			continue;
+		if (!m->system)
+			hook_initfini(m);
+		else if (b && !strncmp(b, "/libc.so", 8))
+			comm_hook_export(m, "execve", IC_EXECVE);
 	}
 }
 
@@ -296,6 +395,14 @@ static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 	uint32_t n;
 	int sys = f->mod && f->mod->system;
 
+	if (sys && f->intercept == IC_EXECVE) {
+		exec_foreign(r); /* posix_spawn's child: no record */
+		return;
+	}
+	/* a thread that has made no traced call yet (a constructor's,
+	 * before main; one a library started): its ring now */
+	if (!sys && ag_active && (!t || (t->gen != ag_gen && !t->busy)))
+		t = thread_get_hooked();
 	if (sys ? !fentry_comm(&t, f, slot, r)
 		: (!ag_active || !t || t->gen != ag_gen || t->dead || t->busy ||
 		   !t->ring))
@@ -334,6 +441,45 @@ static void on_fentry(struct ag_site *hook, uint64_t slot, struct ag_fregs *r)
 		*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
 	}
 	t->busy = 0;
+}
+
+/*
+ * A thread stopped at a function's first instruction when the agent
+ * starts -- the coordinator follows an exec to the new image's main and
+ * injects there (inject/tracer.c) --: that call is recorded as a hooked
+ * entry records one, its entry now and its exit when it returns (the
+ * return slot at sp goes through ag_tramp_fret), so that what it calls or
+ * tail-calls is under it.  The calling thread's own only (the agent's
+ * start runs on it); ag_lock held, every other thread stopped.
+ */
+void cb_adopt_entry(const struct propel_thread_hint *h)
+{
+	struct ag_module *m = module_of(h->pc);
+	const struct ag_sym *s =
+		m && !m->system && !m->self ? module_sym_at(m, h->pc) : NULL;
+	uint64_t slot = h->sp, ra;
+	struct athread *t;
+	struct ag_func *f;
+	uint32_t n;
+
+	if (!s || s->frag || h->tid != (uint64_t)ag_gettid() ||
+	    (slot & 15) != 8)
+		return;
+	ra = *(const uint64_t *)slot;
+	if (!module_of(ra) || !looks_like_return_address(ra))
+		return;
+	f = func_get(h->pc);
+	if (f->flags & F_NOTRACE)
+		return;
+	t = thread_get();
+	if (!t || !t->ring || t->depth || (n = t->nhijack) >= HIJACK_MAX)
+		return;
+	rec_put(t, PROPEL_REC_ENTRY, f->id, PROPEL_SITE_NONE);
+	shadow_push(t, slot, f->id, PROPEL_SITE_NONE);
+	t->hijack[n].slot = slot;
+	t->hijack[n].ra = ra;
+	t->nhijack = n + 1;
+	*(uint64_t *)slot = (uint64_t)ag_tramp_fret;
 }
 
 /*
@@ -482,6 +628,8 @@ uint64_t ag_on_fret(uint64_t slot, uint64_t *rax)
 				rec_put(t, PROPEL_REC_EXIT, s->func,
 					s->site & SH_SITE);
 		}
+		/* a makecontext function's end: on to its uc_link */
+		ctx_end(t, slot);
 	}
 	t->busy = was_busy;
 	return ra;

@@ -361,26 +361,29 @@ void comm_hook_libc(void)
 	/* every communication function interposed at call sites (slow.c),
 	 * but those whose work is at the return: a new descriptor is on a
 	 * number the hooked close has freed */
-	for (k = 0; (name = intercept_at(k, &kind)); k++) {
-		uint64_t a;
-		const struct ag_sym *sy;
-		struct ag_func *f;
+	for (k = 0; (name = intercept_at(k, &kind)); k++)
+		if (comm_kind(kind) && kind != IC_FDRET && kind != IC_FDPAIR &&
+		    kind != IC_SOCKETPAIR)
+			comm_hook_export(m, name, kind);
+}
 
-		if (!comm_kind(kind) || kind == IC_FDRET || kind == IC_FDPAIR ||
-		    kind == IC_SOCKETPAIR)
-			continue;
-		a = module_export(m, name);
-		sy = a ? module_sym_at(m, a) : NULL;
-		if (!sy || sy->frag)
-			continue;
-		f = func_get(a);
-		if (!f->intercept) { /* named after another alias */
-			f->intercept = kind;
-			f->flags |= F_SLOW;
-		}
-		if (f->intercept == kind)
-			patch_entry_system(f);
+/* Hook the entry of the function system library m exports as name, as
+ * an interposed function of that kind (also callback.c: execve). */
+void comm_hook_export(struct ag_module *m, const char *name, uint32_t kind)
+{
+	uint64_t a = module_export(m, name);
+	const struct ag_sym *sy = a ? module_sym_at(m, a) : NULL;
+	struct ag_func *f;
+
+	if (!sy || sy->frag)
+		return;
+	f = func_get(a);
+	if (!f->intercept) { /* named after another alias */
+		f->intercept = kind;
+		f->flags |= F_SLOW;
 	}
+	if (f->intercept == kind)
+		patch_entry_system(f);
 }
 
 /* close, connect, dup2: the number names another file (or peer) now */

@@ -10,6 +10,7 @@
  * A module is "system" when it lives under /lib or /usr/lib: the agent
  * records calls into it but does not instrument inside it.
  */
+#include <capstone/capstone.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +112,93 @@ static void link_cold_parts(struct ag_module *m)
 }
 
 /*
+ * A stripped object's constructors and destructors: the toolchain's own
+ * (crtstuff's frame_dummy and __do_global_dtors_aux) have no FDE, yet
+ * they are function entries the loader and libc call (module_initfini),
+ * and so is every direct call or jump target of theirs no FDE covers
+ * (deregister_tm_clones, register_tm_clones): each is a function of its
+ * own, sized up to the next one (load_elf), as the named object's .symtab
+ * makes it, so a stripped run traces the calls a named one does.
+ */
+#define INITFINI_MAX 64
+
+static int in_fde(const struct ag_module *m, uint64_t a)
+{
+	for (size_t k = 0; k < m->nfdes; k++)
+		if (a >= m->fdes[k].lo && a < m->fdes[k].hi)
+			return 1;
+	return 0;
+}
+
+/* Where the function at a ends at the latest: the next symbol's start. */
+static uint64_t next_start(const struct ag_module *m, uint64_t a)
+{
+	uint64_t e = m->text_hi;
+
+	for (size_t k = 0; k < m->nsyms; k++)
+		if (m->syms[k].addr > a && m->syms[k].addr < e)
+			e = m->syms[k].addr;
+	return e;
+}
+
+static int sym_known(const struct ag_module *m, uint64_t a)
+{
+	for (size_t k = 0; k < m->nsyms; k++)
+		if (m->syms[k].addr == a)
+			return 1;
+	return 0;
+}
+
+static void add_initfini_syms(struct ag_module *m)
+{
+	static csh cs;
+	static cs_insn *insn;
+	uint64_t fn[INITFINI_MAX];
+	size_t first = m->nsyms, w;
+	int n = module_initfini(m, fn, INITFINI_MAX), added = 0;
+
+	for (int i = 0; i < n; i++)
+		if (!in_fde(m, fn[i]) && !sym_known(m, fn[i])) {
+			m->syms[m->nsyms].addr = fn[i];
+			m->syms[m->nsyms].size = 0;
+			m->syms[m->nsyms].name = "";
+			m->nsyms++;
+			added++;
+		}
+	if (!insn && (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK ||
+		      cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+		      !(insn = cs_malloc(cs))))
+		return;
+	/* their direct targets, and those targets' own, in turn */
+	for (w = first; w < m->nsyms; w++) {
+		uint64_t lo = m->syms[w].addr, a = lo, hi = next_start(m, lo);
+		const uint8_t *code = hi > lo ? module_code(m, lo, hi - lo) : NULL;
+		size_t left = code ? hi - lo : 0;
+
+		while (left && cs_disasm_iter(cs, &code, &left, &a, insn)) {
+			cs_x86_op *op = &insn->detail->x86.operands[0];
+			uint64_t t;
+
+			if ((insn->id != X86_INS_CALL && insn->id != X86_INS_JMP) ||
+			    insn->detail->x86.op_count != 1 ||
+			    op->type != X86_OP_IMM)
+				continue;
+			t = (uint64_t)op->imm;
+			if ((t >= lo && t < hi) || t < m->text_lo ||
+			    t >= m->text_hi || module_in_plt(m, t) ||
+			    in_fde(m, t) || sym_known(m, t) ||
+			    added >= INITFINI_MAX)
+				continue;
+			m->syms[m->nsyms].addr = t;
+			m->syms[m->nsyms].size = 0;
+			m->syms[m->nsyms].name = "";
+			m->nsyms++;
+			added++;
+		}
+	}
+}
+
+/*
  * A stripped object: every FDE not named by .dynsym is a function of its
  * own (named later by the engine, from debug files or as module+offset),
  * and FDEs of .cold parts are fragments.  The symbols so far come from
@@ -144,6 +232,7 @@ static void add_fde_syms(struct ag_module *m)
 		m->syms[m->nsyms].frag = fd->frag;
 		m->nsyms++;
 	}
+	add_initfini_syms(m);
 }
 
 #define X_CHUNK (64u << 10) /* the executable segment is read this much at a time */
@@ -277,7 +366,7 @@ static void load_elf(struct ag_module *m)
 			nrel += sh[i].sh_size / sizeof(Elf64_Rela);
 	}
 	if (!has_symtab)
-		nsyms += m->nfdes;
+		nsyms += m->nfdes + INITFINI_MAX;
 	m->syms = ag_alloc((nsyms + 1) * sizeof(*m->syms));
 	m->relocs = ag_alloc((nrel + 1) * sizeof(*m->relocs));
 	for (i = 0; i < eh->e_shnum; i++) {
@@ -584,6 +673,42 @@ uint64_t module_export(struct ag_module *m, const char *name)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The functions the dynamic loader and libc call before main and after it
+ * (.preinit_array, .init_array, .fini_array: constructors, C++ static
+ * initialisation, destructors), in the order of the arrays: up to max of
+ * them into out, read from the loaded arrays (relocated by the loader);
+ * how many.  Entered from untraced code, they get entry hooks (callback.c
+ * cb_hook_start).
+ */
+int module_initfini(struct ag_module *m, uint64_t *out, int max)
+{
+	const Elf64_Ehdr *eh = m->file;
+	const Elf64_Shdr *sh;
+	int n = 0;
+
+	if ((uintptr_t)m->file <= 1 || !eh->e_shoff ||
+	    eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > m->file_size)
+		return 0;
+	sh = (const Elf64_Shdr *)((const char *)m->file + eh->e_shoff);
+	for (unsigned i = 0; i < eh->e_shnum; i++) {
+		uint64_t a = m->bias + sh[i].sh_addr;
+
+		if ((sh[i].sh_type != SHT_PREINIT_ARRAY &&
+		     sh[i].sh_type != SHT_INIT_ARRAY &&
+		     sh[i].sh_type != SHT_FINI_ARRAY) ||
+		    !sh[i].sh_addr || !module_readable(m, a, sh[i].sh_size))
+			continue;
+		for (uint64_t j = 0; j + 8 <= sh[i].sh_size && n < max; j += 8) {
+			uint64_t fn = *(const uint64_t *)(a + j);
+
+			if (fn >= m->text_lo && fn < m->text_hi)
+				out[n++] = fn;
+		}
+	}
+	return n;
 }
 
 /* Read the chunks of the executable segment that [v, v+n) (file

@@ -951,10 +951,28 @@ static int entry_hook(struct ag_func *f)
 	for (i = 0; len < 5; i++) {
 		const struct pinsn *pi = &fn.ins[i];
 
-		/* a call site (patched on its own, at its own address): the
-		 * entry's bytes end with its window, and the stub goes on
-		 * into the site's stub */
-		if (i < fn.nins && pi->kind == SITE_CALL &&
+		/* a short call or tail jump's window that begins at the entry
+		 * (it took the entry's instructions along): the same bytes,
+		 * and the stub goes on into that site's stub */
+		for (struct ag_site *o = i ? NULL : win_tab[win_hash(f->addr)];
+		     o && !via; o = o->wnext)
+			if (o->at == f->addr && o->kind != SITE_ENTRY &&
+			    o->stub && o->plen >= 5 && o->plen <= cap)
+				via = o;
+		if (via) {
+			len = via->plen;
+			break;
+		}
+
+		/* a call site, or a direct jmp's tail site of its own 5
+		 * bytes (crtstuff's frame_dummy is endbr64; jmp), patched on
+		 * its own at its own address: the entry's bytes end with its
+		 * window, and the stub goes on into the site's stub */
+		if (i < fn.nins &&
+		    (pi->kind == SITE_CALL ||
+		     (pi->kind == SITE_TAIL && pi->rel == REL_JMP &&
+		      pi->direct && pi->len == 5 &&
+		      (via = site_find(pi->addr)) && via->plen == 5)) &&
 		    (via = site_find(pi->addr)) && via->at == pi->addr &&
 		    via->stub && (!i || !fn_is_target(&fn, pi->addr)) &&
 		    (!i || (pi->addr == fn.ins[i - 1].addr + fn.ins[i - 1].len &&

@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,7 @@ static const struct {
 	{ "sigprocmask", IC_SIGPROCMASK },
 	{ "fork", IC_FORK },
 	{ "vfork", IC_VFORK },
+	{ "clone", IC_CLONE },
 	{ "execv", IC_EXEC },
 	{ "execvp", IC_EXEC },
 	{ "execl", IC_EXEC },
@@ -90,6 +92,10 @@ static const struct {
 	{ "prctl", IC_PRCTL },
 	{ "seccomp", IC_SECCOMP },
 	{ "syscall", IC_SYSCALL },
+	{ "swapcontext", IC_SWAPCONTEXT },
+	{ "setcontext", IC_SETCONTEXT },
+	{ "makecontext", IC_MAKECONTEXT },
+	{ "getcontext", IC_GETCONTEXT },
 	/* communication (comm.c) */
 	{ "send", IC_SEND },
 	{ "sendto", IC_SENDTO },
@@ -876,6 +882,33 @@ static void exec_handoff_wait(void)
 	}
 }
 
+/* The process whose exec a traced call handed off (its own pid): libc's
+ * execve inside it must not ask again.  Shared with a vfork child. */
+static pid_t exec_handed;
+
+static void exec_handoff_now(void)
+{
+	exec_handed = (pid_t)syscall(SYS_getpid);
+	exec_handoff_wait();
+}
+
+/*
+ * libc's own execve, hooked at its entry (callback.c cb_hook_start),
+ * reached from code the agent does not trace: posix_spawn's child (and
+ * so system()'s and popen's), which runs libc's __execve on the parent's
+ * memory after clone(CLONE_VM|CLONE_VFORK).  Under attach it asks the
+ * coordinator to follow the exec as a traced exec call does; under record
+ * the new image loads the agent through the environment it inherits.
+ */
+void exec_foreign(const struct ag_fregs *r)
+{
+	if (!ag_active || !exec_attach_mode() ||
+	    exec_handed == (pid_t)syscall(SYS_getpid) ||
+	    exec_setid((const char *)r->rdi, 0))
+		return;
+	exec_handoff_now();
+}
+
 /* ---- exit ---- */
 
 static pid_t exit_noted; /* the process image whose exit is recorded */
@@ -1013,6 +1046,45 @@ __asm__(".text\n"
 	"	.size	ag_vfork, .-ag_vfork\n");
 long ag_vfork(void);
 
+/*
+ * clone(fn, stack, CLONE_VM | CLONE_VFORK, arg, ...) made by the program
+ * itself (posix_spawn's is libc's own, untraced): as vfork, the child runs
+ * on the parent's memory and thread pointer while the parent waits, so it
+ * runs as vfork_thread (records nothing; an exec in it is handed on) and
+ * the parent gets its own back when clone returns.
+ */
+struct clone_vm {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_vm_start(void *p)
+{
+	struct clone_vm *c = p;
+
+	vfork_enter();
+	return c->fn(c->arg);
+}
+
+static long ag_clone_vm(int (*fn)(void *), void *stack, int flags, void *arg,
+			void *ptid, void *tls, void *ctid)
+{
+	struct clone_vm c = { fn, arg }; /* the parent waits: it lives on */
+	struct athread *t = ag_self;
+	long r = clone(clone_vm_start, stack, flags, &c, ptid, tls, ctid);
+
+	ag_self = t;
+	if (r > 0)
+		vfork_child = (pid_t)r;
+	return r;
+}
+
+static int clone_is_vfork(const struct ag_frame *fr)
+{
+	return fr->rdi && (fr->rdx & CLONE_VM) && (fr->rdx & CLONE_VFORK) &&
+	       !(fr->rdx & (CLONE_THREAD | CLONE_SETTLS));
+}
+
 /* ---- the slow path proper ---- */
 
 /*
@@ -1070,6 +1142,12 @@ int intercept_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f)
 		if (in_vfork_child())
 			break; /* vfork from a vfork child: as it is */
 		fr->target = (uint64_t)ag_vfork;
+		vfork_child = 0;
+		return 1; /* exit hook: record the child's pid */
+	case IC_CLONE:
+		if (in_vfork_child() || !clone_is_vfork(fr))
+			break; /* (a thread, or a copy: not followed here) */
+		fr->target = (uint64_t)ag_clone_vm;
 		vfork_child = 0;
 		return 1; /* exit hook: record the child's pid */
 	case IC_FORK:
@@ -1226,7 +1304,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		slow_unlock(&old);
 		if (exec_handoff) {
 			exec_handoff = 0;
-			exec_handoff_wait();
+			exec_handoff_now();
 		}
 		return;
 	}
@@ -1245,7 +1323,7 @@ static void enter_slow(struct ag_frame *fr, int tail)
 	slow_unlock(&old);
 	if (exec_handoff) {
 		exec_handoff = 0;
-		exec_handoff_wait();
+		exec_handoff_now();
 	}
 	if (!t || t->dead || (f->flags & F_NOTRACE))
 		return;
@@ -1267,6 +1345,9 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		    t->comm[t->ncomm - 1].slot == slot)
 			t->comm[t->ncomm - 1].tsc = propel_rdtsc();
 	}
+	/* its frame pushed: the frames go with the context (context.c) */
+	if (ctx_kind(f->intercept))
+		ctx_call(t, f->intercept, fr);
 	t->busy = 0;
 }
 

@@ -200,7 +200,7 @@ one() { # one NAME LEVEL
 		fail "$t" "replay failed$([ "$name" = crash ] && echo ': session not kept after the crash')"
 		return
 	fi
-	if ! $norm "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err"; then
+	if ! $norm $(before_main "$name") "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err"; then
 		head -5 "$tmp/err"
 		fail "$t" "normalize.py could not read the replay"
 		return
@@ -245,7 +245,7 @@ one_attach() { # one_attach NAME LEVEL
 		fail "$t" "replay failed"
 		return
 	fi
-	if ! $norm --from run "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err" ||
+	if ! $norm $(before_main "$name") --from run "$tmp/replay.jsonl" >"$tmp/got" 2>"$tmp/err" ||
 		! $norm --text --from run "$exp" >"$tmp/exp" 2>>"$tmp/err"; then
 		head -5 "$tmp/err"
 		fail "$t" "normalize.py could not read the replay"
@@ -257,6 +257,16 @@ one_attach() { # one_attach NAME LEVEL
 		head -60 "$tmp/diff"
 		fail "$t" "trace differs from $exp cut to run's subtree"
 	fi
+}
+
+# A fixture whose source says "golden: before-main" is compared with what
+# ran before main (its constructors): normalize.py --before-main.
+# "golden: main-only": only processes that ran a main (--main-only).
+before_main() {
+	grep -qs 'golden: before-main' "$PROPEL_TOP/tests/fixtures/capture/$1".c* &&
+		echo --before-main
+	grep -qs 'golden: main-only' "$PROPEL_TOP/tests/fixtures/capture/$1".c* &&
+		echo --main-only
 }
 
 # A fixture runs under attach when it follows golden-wait.h's contract.

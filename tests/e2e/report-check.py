@@ -11,7 +11,9 @@ next event follows it unless it is a recv of at least one byte (a matched
 recv has the send as a second predecessor; an unmatched one an untraced
 sender); a send leads to the recvs matched to it, a fork to the child's
 first event; starts are the recvs of the first traced process, in time
-order, each taking what it reaches and is not yet taken.  Then:
+order, each taking what it reaches and is not yet taken; a process's
+set-up and tear-down (README: before main's entry; after main returns,
+an exit call is entered or process_exit) are in no flow.  Then:
   - as many flows as requests, in request order;
   - flow i's pids are exactly {server, the worker FARM.out names for
     request i-1, submitter};
@@ -21,6 +23,51 @@ Prints what differs and exits 1, or exits 0.
 """
 import json
 import sys
+
+
+def lifecycle(evs):
+    """Per event: is it its process's set-up or tear-down?  Per thread and
+    image (split at exec): before the first entry of main; after main's
+    return, an entry of exit/quick_exit/_exit/_Exit, or process_exit (an
+    exit call right after it ends it instead)."""
+    enders = ("exit", "quick_exit", "_exit", "_Exit")
+    life = [False] * len(evs)
+    threads = {}
+    for i, e in enumerate(evs):
+        threads.setdefault((e["pid"], e["tid"]), []).append(i)
+    for idx in threads.values():
+        images, cur = [], []
+        for i in idx:
+            if evs[i]["kind"] == "exec":
+                images.append(cur)
+                cur = []
+            else:
+                cur.append(i)
+        images.append(cur)
+        for img in images:
+            mains = [p for p, i in enumerate(img) if evs[i]["kind"] == "entry"
+                     and evs[i].get("func") == "main"]
+            for p in range(mains[0] if mains else 0):
+                life[img[p]] = True
+            end = len(img)
+            for p, i in enumerate(img):
+                e = evs[i]
+                if e["kind"] == "entry" and e.get("func") in enders:
+                    end = p
+                elif e["kind"] == "exit" and e.get("func") == "main" and (
+                        not mains or (p > mains[0] and
+                                      e["depth"] <= evs[img[mains[0]]]["depth"])):
+                    end = p
+                elif e["kind"] == "process_exit":
+                    nx = evs[img[p + 1]] if p + 1 < len(img) else {}
+                    end = p + 1 if (nx.get("kind") == "entry" and
+                                    nx.get("func") in enders) else p
+                else:
+                    continue
+                break
+            for p in range(end + 1, len(img)):
+                life[img[p]] = True
+    return life
 
 
 def main():
@@ -62,6 +109,7 @@ def main():
             if e["child"] in first_of_tid:
                 out[i].append(first_of_tid[e["child"]])
     cut = [e["kind"] == "recv" and e["bytes"] > 0 for e in evs]
+    life = lifecycle(evs)
     roots = {}
     for e in evs:
         if e["pid"] not in children:
@@ -70,7 +118,7 @@ def main():
     starts = sorted((i for i, e in enumerate(evs)
                      if e["kind"] == "recv" and e["bytes"] > 0 and
                      e["pid"] == first), key=lambda i: evs[i]["ts_ns"])
-    flow = [None] * len(evs)
+    flow = ["life" if x else None for x in life]
     flows = []
     for s in starts:
         if flow[s] is not None:
