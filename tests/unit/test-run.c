@@ -75,6 +75,8 @@ int main(void)
 
 	/* ---- attach, local, as the console: run_poll(r, 0) in a loop ---- */
 	run_opts_init(&o, RUN_ATTACH);
+	o.budget = 0; /* every call (--all): the cost budget leaves tr_work,
+		       * a leaf of a few instructions, untraced */
 	o.db = db;
 	o.pids = calloc(1, sizeof(*o.pids));
 	o.pids[0] = pid;
