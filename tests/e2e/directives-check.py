@@ -5,7 +5,8 @@
 # replay JSONL by the fixture's structure, against `propel report --flows
 # --format=json`:
 #   - each recv (bytes > 0) of the first process starts a flow, in time
-#     order; the main thread's events from one start to the next are its;
+#     order; the main thread's events from one start to the next are its,
+#     but the process's set-up and tear-down (lifecycle_rule.py);
 #   - with the directive 'enqueue:entry,arg1 -> dequeue:exit,ret', the
 #     worker's events from an exit of dequeue whose value an earlier
 #     enqueue entry had, to the next such exit, are that enqueue's flow
@@ -13,12 +14,18 @@
 #     worker's events are in no flow, nor are the client's.
 # Exit 0 when the report's flows (count, start time, events) are these.
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from lifecycle_rule import lifecycle  # noqa: E402
 
 evs = [json.loads(l) for l in open(sys.argv[1])]
 rep = json.load(open(sys.argv[2]))["flows"]
 mode = sys.argv[3]
 bad = []
+# set-up and tear-down are no flow's (README)
+life = {id(e) for e, x in zip(evs, lifecycle(evs)) if x}
 
 threads = {}
 for e in evs:
@@ -35,7 +42,7 @@ start_no = {id(e): k + 1 for k, e in enumerate(starts)}
 cur = None
 for e in main:
     cur = start_no.get(id(e), cur)
-    if cur:
+    if cur and id(e) not in life:
         flow_of[id(e)] = cur
 enq = [e for e in main if e["kind"] == "entry" and e["func"] == "enqueue"]
 if mode == "with":
@@ -49,7 +56,7 @@ if mode == "with":
                        and x["ts_ns"] <= e["ts_ns"]]
                 if src:
                     cur = flow_of.get(id(src[-1]))
-            if cur:
+            if cur and id(e) not in life:
                 flow_of[id(e)] = cur
 
 want = {}
