@@ -200,6 +200,11 @@ if command -v tmux >/dev/null; then
 	for size in 80x24 120x40; do
 		tui_start "${size%x*}" "${size#*x}" "$PROPEL tui $d/args-O0.db"
 		tui_wait_for "main()" 10
+		# from main's entry (the trace opens at the constructors before it)
+		tui_cmd "break main"
+		tui_keys c
+		tui_wait_for "  main  " 5
+		tui_cmd delete
 		tui_keys s s s s s
 		scr=$(tui_screen)
 		if grep -qF 'fib(n=12) = 144 {' <<<"$scr" && grep -qF 'fib(n=11) = 89 {' <<<"$scr" &&

@@ -40,6 +40,7 @@ tui_wait_for "event 1/" 5 || { fail tui-vitals-trace/open "$(tui_screen | tr '\n
 tui_cmd "break main"
 tui_keys c
 tui_wait_for "  main  " 5
+tui_cmd delete # (the forked child runs main too)
 tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
 	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]* ms" && pass tui-vitals-trace/main-by-reason ||
 	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
