@@ -10,7 +10,8 @@
  * event); one pass over the sends and recvs finds each channel's traced
  * processes (two at most: a channel shared by more has no one peer), the
  * requests answered, and the messages a peer did not record outside its
- * window, and the flows in which a traced peer's recording began.
+ * window, and the flows whose send was held while propel injected its
+ * peer.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct sc_state {
 	uint8_t *cut, *open, *answered, *ended, *born, *msend;
 	uint8_t *sent;		 /* per chan: the first process sent on it */
 	uint32_t *thp;		 /* thread -> process index */
+	const int64_t *pid;	 /* process index -> pid */
 	int64_t *first, *last;	 /* per process: kept events' bounds */
 	int32_t (*chp)[2];	 /* per chan: its processes, -2 many */
 	size_t np;
@@ -118,6 +120,43 @@ static int sc_calls(struct sc_state *s, uint32_t *stack)
 	return 0;
 }
 
+/* A process --follow reached (not the first process, not born in the
+ * window), whose recording began after the flow did: the message its
+ * first matched recv read was held while propel injected it (the agent
+ * holds a send to a process it follows until that process's agent runs):
+ * the sender's flow holds propel's time, not the program's.  One flow a
+ * process at most. */
+static int sc_injected(struct sc_state *s)
+{
+	const struct trace *t = s->t;
+	uint32_t *rv = malloc((s->np + 1) * sizeof(*rv));
+	size_t x, q;
+
+	if (!rv)
+		return -ENOMEM;
+	for (q = 0; q < s->np; q++)
+		rv[q] = TRACE_NONE;
+	for (x = 0; x < t->nev; x++) {
+		const struct trace_event *e = &t->ev[x];
+
+		q = s->thp[e->thread];
+		if (e->kind == TK_RECV && e->match != TRACE_NONE &&
+		    (rv[q] == TRACE_NONE || e->ts_ns < t->ev[rv[q]].ts_ns))
+			rv[q] = (uint32_t)x;
+	}
+	for (q = 0; q < s->np; q++) {
+		uint32_t m = rv[q] != TRACE_NONE ? t->ev[rv[q]].match : TRACE_NONE;
+		uint32_t F = m != TRACE_NONE ? s->f->of[m] : TRACE_NONE;
+
+		if (F < s->f->n && !s->born[q] && s->pid[q] != t->first_pid &&
+		    s->thp[t->ev[m].thread] != q &&
+		    s->f->flow[F].first_ts < s->first[q])
+			s->cut[F] = 1;
+	}
+	free(rv);
+	return 0;
+}
+
 /* The messages: channels' processes, answers, unrecorded messages. */
 static void sc_messages(struct sc_state *s, size_t nc)
 {
@@ -165,13 +204,6 @@ static void sc_messages(struct sc_state *s, size_t nc)
 		q = c[0] == p ? c[1] : c[0];
 		if (q < 0)
 			continue;
-		/* the peer's recording began inside this flow (not a child
-		 * born in the window): the flow waited while propel injected
-		 * it (a send to a process --follow reaches is held until its
-		 * agent runs), propel's time, not the program's */
-		if (!s->born[q] && s->first[q] > s->f->flow[F].first_ts &&
-		    s->first[q] <= s->f->flow[F].last_ts)
-			s->cut[F] = 1;
 		if (s->ended[q])
 			continue;
 		unrec = e->kind == TK_SEND ? !s->msend[x] : e->match == TRACE_NONE;
@@ -209,11 +241,15 @@ int suspects_cut(const struct trace *t, const struct flows *f, uint8_t *cut)
 	}
 	memset(cut, 0, f->n);
 	memset(s.chp, 0xff, nc * sizeof(*s.chp)); /* -1: none yet */
+	s.pid = pid;
 	sc_procs(&s, pid);
 	err = sc_calls(&s, stack);
 	if (err)
 		goto out;
 	sc_messages(&s, nc);
+	err = sc_injected(&s);
+	if (err)
+		goto out;
 	for (i = 0; i < f->n; i++) {
 		const struct trace_event *st = &t->ev[f->flow[i].start];
 		int request = f->rule == FLOWS_RULE_SERVER &&

@@ -85,10 +85,9 @@ int suspects_score_kinds(const struct profile *T, size_t n,
  *     or of an entry rebuilt for a frame lost in a wrapped ring), or a
  *     message to or from a traced process before that process's first
  *     kept event that the process did not record (unmatched), or
- *     a message with a traced peer whose recording began inside the
- *     flow (after its start; a process not forked in the window): the
- *     flow waited while --follow injected that peer (its send held
- *     until the peer's agent ran), propel's time in its profile;
+ *     the send that a process --follow reached (not forked in the
+ *     window) read first: the agent held it while propel injected that
+ *     process, propel's time in the flow's profile (one flow a process);
  *   did not finish in it: a request (the server rule: a recv of the
  *     first process) with no answer on its channel in the flow; any other
  *     flow holding a call still open where its thread's recording ended

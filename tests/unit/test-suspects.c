@@ -40,8 +40,8 @@
  *                      answer: cut 1,0,0,1,1
  *   cut/began          a server and a back end injected by --follow while
  *                      the first of three requests waits on it (the back
- *                      end's first kept event inside that flow): cut 1,0,0;
- *                      the same back end forked by the server: 0,0,0
+ *                      end's first recv reads request 1's send): cut
+ *                      1,0,0; the same back end forked by the server: 0,0,0
  *   profiles/idle      a server's two requests, each answered, then a wait
  *                      in poll (950 ns after the first, to the end after
  *                      the second): the first flow's time is its 10 ns in
@@ -404,9 +404,9 @@ static void comm(struct trace *t, int64_t id, int64_t ts, int kind,
 		0, 0);
 }
 
-/* Three requests through a back end whose first event is at 35: a
- * peer injected while request 1 waits (born 0), or a child forked at 5
- * (born 1). */
+/* Three requests through a back end whose first event is at 33: a
+ * peer injected while request 1's send waits (born 0), or a child forked
+ * at 5 (born 1). */
 static void test_cut_began_one(int born, uint8_t *cut, size_t *nflows)
 {
 	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
@@ -425,12 +425,14 @@ static void test_cut_began_one(int born, uint8_t *cut, size_t *nflows)
 		comm(t, 10 * i + 4, 100 * i + 80, TK_SEND, 100, K);
 	}
 	tb_thread(t, 2, 2);
+	tb_ev(t, 99, 33, TK_ENTRY, 0, "serve", "s.c:1"); /* its agent runs */
 	for (i = 0; i < 3; i++) {
 		comm(t, 100 + 2 * i, 100 * i + 35, TK_RECV, 20, B);
 		comm(t, 101 + 2 * i, 100 * i + 40, TK_SEND, 20, B);
 		tb_msg(t, 10 * i + 2, 100 + 2 * i);
 		tb_msg(t, 101 + 2 * i, 10 * i + 3);
 	}
+	tb_ev(t, 199, 290, TK_EXIT, 0, "serve", NULL);
 	if (trace_finish(t))
 		abort();
 	*nflows = 0;
