@@ -35,14 +35,14 @@ tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 5 || { fail tui-vitals-trace/open "$(tui_screen | tr '\n' '|')"; exit 1; }
 # at main's entry (the trace opens at its first event: the program's
 # constructors, frame_dummy, come before main): main() left the CPU for
-# the reasons of its callees, each one's time, largest first (the fourth
-# may be cut at 80 columns)
+# the reasons of its callees, each one's time, largest first (at 80
+# columns the third may be cut after its figure: "lock 59 m")
 tui_cmd "break main"
 tui_keys c
 tui_wait_for "  main  " 5
 tui_cmd delete # (the forked child runs main too)
 tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
-	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]* ms" && pass tui-vitals-trace/main-by-reason ||
+	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]+( ms| m?$)" && pass tui-vitals-trace/main-by-reason ||
 	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
 # the strip: "FUNC() DUR: on-CPU X, off-CPU Y: WHY", Y >= 40 ms
 strip_ok() { # FUNC WHY
