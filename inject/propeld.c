@@ -333,6 +333,23 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 
 /* ---- requests from the agents (inject/tracer.h) ---- */
 
+/* A test switch: PROPEL_TEST_PEER_DELAY_MS makes each local peer's
+ * injection that much slower, as a large process on a loaded host is
+ * (tests/e2e/comm-libs.sh: the agent must wait for a taken request past
+ * PROPEL_PROPAGATE_MS). */
+static void pd_test_delay(void)
+{
+	const char *v = getenv("PROPEL_TEST_PEER_DELAY_MS");
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms < 60000) {
+		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+		while (nanosleep(&t, &t) < 0 && errno == EINTR)
+			;
+	}
+}
+
 static void pd_on_peer(const struct tracer_peer *req, void *arg)
 {
 	struct pd *d = arg;
@@ -359,6 +376,7 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 		wire_sendf(d->out, WIRE_PEER, "%u %s", p->id, req->line);
 		return;
 	}
+	pd_test_delay();
 	r = pd_follow_peer(d, &a, req->pid, NULL, &cause);
 	if (r == -ENOENT) {
 		char name[96];
@@ -647,6 +665,7 @@ static int pd_keep_name(const char *n)
 		return 0;
 	return !(l > 5 && (!strcmp(n + l - 5, ".peer") ||
 			   !strcmp(n + l - 5, ".exec") ||
+			   !strcmp(n + l - 6, ".taken") ||
 			   !strcmp(n + l - 4, ".tmp")));
 }
 

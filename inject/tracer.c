@@ -351,7 +351,7 @@ static void tr_request(struct tracer *tr, const char *name)
 static void tr_peer(struct tracer *tr, const char *name)
 {
 	struct tracer_peer req;
-	char path[1024], *end, *nl;
+	char path[1024], taken[1040], *end, *nl;
 	ssize_t n;
 	int fd;
 
@@ -376,6 +376,10 @@ static void tr_peer(struct tracer *tr, const char *name)
 		unlink(path);
 		return;
 	}
+	/* taken: the agent waits for an injection under way longer (tracer.h) */
+	snprintf(taken, sizeof(taken), "%s.taken", path);
+	if (rename(path, taken) < 0)
+		return; /* the agent gave up meanwhile */
 	pr_dbg("peer request %s: %s", name, req.line);
 	tr->peer(&req, tr->peer_arg);
 }
@@ -391,6 +395,8 @@ void tracer_peer_done(struct tracer *tr, const char *name)
 	char path[1024];
 
 	snprintf(path, sizeof(path), "%s/%s", tr->dir, name);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%s.taken", tr->dir, name);
 	unlink(path);
 }
 

@@ -19,7 +19,11 @@
  * its owner (tracer_peer_fn; inject/propeld.c finds and injects the peer,
  * here or through the coordinator on another host), which answers with
  * tracer_peer_done: the file goes, and the agent's send goes on.  The
- * agent waits for that at most PROPEL_PROPAGATE_MS.
+ * agent waits for that at most PROPEL_PROPAGATE_MS, or, once the tracer
+ * has taken the request (renamed it <...>.peer.taken before it starts the
+ * injection), at most PROPEL_PROPAGATE_TAKEN_MS: injecting a large
+ * process on a loaded host (python3: 0.6-0.9 s here idle) outlasts the
+ * first bound, and the peer's agent must run before it reads the bytes.
  *
  * Also here: which processes trace into a session directory
  * (tracer_traced_pids), shared by record, attach and propeld.

@@ -111,6 +111,9 @@ struct propel_thread_hint {
  * for the answer at most PROPEL_PROPAGATE_MS */
 #define PROPEL_START_FOLLOW 4u
 #define PROPEL_PROPAGATE_MS 1000
+/* ... or at most this, once the tracer has taken the request (renamed it
+ * <...>.peer.taken) and is injecting the peer */
+#define PROPEL_PROPAGATE_TAKEN_MS 5000
 /* --timing=exact: every record stamped with its own rdtsc; without it a
  * thread stamps one call record in PROPEL_STAMP_EVERY (and every other
  * record: communication, signals, calls into untraced code that may

@@ -12,7 +12,10 @@
  * <lino> <pino>"), written under a .tmp name and renamed, so the tracer
  * (inotify, IN_MOVED_TO) reads it whole; the tracer removes it when the
  * peer is traced, refused or not found.  The wait is bounded by
- * PROPEL_PROPAGATE_MS: a host without a tracer, or one busy reaching
+ * PROPEL_PROPAGATE_MS, or by PROPEL_PROPAGATE_TAKEN_MS once the tracer
+ * took the request (renamed it .peer.taken: it is injecting the peer,
+ * which takes longer than the first bound for a large process on a
+ * loaded host): a host without a tracer, or one busy reaching
  * another host, costs the first send that much once per channel, and the
  * send then goes on with its peer untraced.  A request left unanswered
  * that long says the tracer is gone or stuck (propeld killed: until the
@@ -41,14 +44,15 @@ static volatile uint64_t propagate_quiet_until;
 void propagate_ask(uint32_t chan, const char *line)
 {
 	struct timespec nap = { 0, 50 * 1000 };
-	char tmp[720], path[700];
+	char tmp[720], path[700], taken[720];
 	int saved = errno, fd;
 	size_t n = strlen(line);
-	uint64_t end;
+	uint64_t start;
 
 	snprintf(path, sizeof(path), "%s/%d.%d.%u.peer", ag_cfg.dir,
 		 (int)syscall(SYS_getpid), (int)ag_gettid(), chan);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	snprintf(taken, sizeof(taken), "%s.taken", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto out;
@@ -64,12 +68,21 @@ void propagate_ask(uint32_t chan, const char *line)
 	}
 	if (ag_mono_ns() < propagate_quiet_until || ag_coord_gone)
 		goto out; /* asked; not waited for */
-	end = ag_mono_ns() + (uint64_t)PROPEL_PROPAGATE_MS * 1000 * 1000;
-	while (access(path, F_OK) == 0) {
+	start = ag_mono_ns();
+	for (;;) {
+		uint64_t bound = PROPEL_PROPAGATE_MS;
+
+		if (access(path, F_OK) < 0) {
+			if (access(taken, F_OK) < 0)
+				break; /* answered */
+			bound = PROPEL_PROPAGATE_TAKEN_MS; /* injecting */
+		}
 		if (ag_coord_gone)
 			break; /* the tracer ended (the lease saw it) */
-		if (ag_mono_ns() > end) {
-			unlink(path); /* no answer: the send goes on */
+		if (ag_mono_ns() > start + bound * 1000 * 1000) {
+			/* no answer: the send goes on */
+			unlink(path);
+			unlink(taken);
 			propagate_quiet_until =
 				ag_mono_ns() +
 				(uint64_t)PROPEL_PROPAGATE_MS * 5 * 1000 * 1000;
