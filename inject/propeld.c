@@ -23,8 +23,11 @@
  *   READY --an agent's request (pd_on_peer)--> the peer found here and
  *       injected, or, not on this host, PEER to the coordinator
  *       (pd_pending until PEER_DONE or PROPEL_PROPAGATE_MS)
+ *   READY --VITALS (pd_vitals: this host runs another kernel than the
+ *       coordinator's)--> READY, `propel vitals host DIR` beside it
  *   READY --STOP (pd_stop)--> every agent of the directory switched off
- *       (patched bytes restored), the files streamed, END; gone
+ *       (patched bytes restored), the collectors' output stored
+ *       (pd_vitals_end), the files streamed, END; gone
  *   READY --end of stream (the coordinator died: pd_lost)--> every agent
  *       switched off, the directory kept for `propel recover`; gone
  *
@@ -108,6 +111,8 @@ struct pd {
 	int watching; /* threads seized, their exec to come (tracer_poll) */
 	uint64_t quiet[8]; /* stdio channels said not followed (once each) */
 	int nquiet;
+	pid_t vitals;  /* `propel vitals host DIR` (pd_vitals), or 0 */
+	int vitals_fd; /* its stdin: closed, it stores and ends */
 };
 
 /* The poll timeout for d, at most t: a seized thread's exec stop comes as
@@ -610,6 +615,82 @@ static void pd_end_keeper(struct pd *d)
 	}
 }
 
+/*
+ * VITALS: the kernel collectors over the processes traced into d->dir, in
+ * a child running `propel vitals host DIR` (engine/vitals-host.h; propeld
+ * links inject/ and share/ only), the propel next to propeld.  It ends,
+ * its output in DIR/vitals.db, when its stdin (our pipe) ends: at STOP
+ * (pd_vitals_end), or when propeld does.
+ */
+static void pd_vitals(struct pd *d, const char *payload)
+{
+	char exe[PATH_MAX], *slash;
+	int all = payload && !strcmp(payload, "all"), p[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (d->vitals > 0)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 8);
+	exe[n > 0 ? n : 0] = 0;
+	if (!(slash = strrchr(exe, '/'))) {
+		pd_note(d, "--vitals: cannot find propel: no vital signs here");
+		return;
+	}
+	strcpy(slash + 1, "propel");
+	if (access(exe, X_OK) || pipe2(p, O_CLOEXEC)) {
+		pd_note(d, "--vitals: %s: %s: no vital signs here", exe,
+			strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[0], 0);
+		dup2(2, 1); /* never the coordinator's stream */
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl(exe, "propel", "vitals", "host", d->dir,
+		      all ? "--all" : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		pd_note(d, "--vitals: fork: %s: no vital signs here",
+			strerror(errno));
+		return;
+	}
+	d->vitals = pid;
+	d->vitals_fd = p[1];
+}
+
+/* The collectors told to end; with wait, until their output is stored
+ * (at most PD_VITALS_WAIT_MS, then killed). */
+#define PD_VITALS_WAIT_MS 60000
+static void pd_vitals_end(struct pd *d, int wait)
+{
+	uint64_t end = pd_ms() + PD_VITALS_WAIT_MS;
+	int st;
+
+	if (d->vitals <= 0)
+		return;
+	close(d->vitals_fd);
+	d->vitals_fd = -1;
+	while (wait && waitpid(d->vitals, &st, WNOHANG) == 0) {
+		if (pd_ms() > end) {
+			pd_note(d, "--vitals: the collectors did not end in "
+				   "%d s: killed", PD_VITALS_WAIT_MS / 1000);
+			kill(d->vitals, SIGKILL);
+			waitpid(d->vitals, &st, 0);
+			break;
+		}
+		usleep(20000);
+	}
+	if (!wait)
+		waitpid(d->vitals, &st, WNOHANG);
+	d->vitals = 0;
+}
+
 static int pd_stream_file(struct pd *d, const char *name)
 {
 	char path[1024], *buf;
@@ -674,6 +755,7 @@ static void pd_stop(struct pd *d)
 	struct dirent *e;
 
 	pd_end_keeper(d);
+	pd_vitals_end(d, 1); /* after the detach: the spans of its calls */
 	dd = opendir(d->dir);
 	while (!err && dd && (e = readdir(dd)))
 		if (pd_keep_name(e->d_name))
@@ -700,6 +782,7 @@ static void pd_lost(struct pd *d)
 		return;
 	pd_detach_all(d);
 	pd_end_keeper(d);
+	pd_vitals_end(d, 0);
 	dd = opendir(d->dir);
 	while (dd && (e = readdir(dd))) {
 		size_t l = strlen(e->d_name);
@@ -754,6 +837,9 @@ static int pd_serve(struct pd *d)
 		if (sscanf(buf, "%u %d", &id, &res) >= 1)
 			pd_peer_done(d, id);
 		break;
+	case WIRE_VITALS:
+		pd_vitals(d, buf);
+		break;
 	case WIRE_STOP:
 		pd_stop(d);
 		return -1;
@@ -771,6 +857,7 @@ static void pd_free(struct pd *d)
 	if (d->dr)
 		drain_stop(d->dr, NULL);
 	pd_end_keeper(d);
+	pd_vitals_end(d, 0);
 	free(d);
 }
 
