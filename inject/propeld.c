@@ -588,7 +588,11 @@ static void pd_follow(struct pd *d, const char *payload)
 
 static void pd_detach_warn(void *arg, pid_t pid, int err, const char *cause)
 {
-	pd_note(arg, "detach %d: %s", (int)pid, cause ? cause : strerror(-err));
+	char comm[32];
+
+	pd_comm(pid, comm, sizeof(comm));
+	pd_note(arg, "detach %d (%s): %s", (int)pid, comm,
+		cause ? cause : strerror(-err));
 }
 
 /* Switch off every agent tracing into the directory; how many. */
