@@ -25,9 +25,9 @@
  *       (pd_pending until PEER_DONE or PROPEL_PROPAGATE_MS)
  *   READY --VITALS (pd_vitals: this host runs another kernel than the
  *       coordinator's)--> READY, `propel vitals host DIR` beside it
- *   READY --STOP (pd_stop)--> every agent of the directory switched off
- *       (patched bytes restored), the collectors' output stored
- *       (pd_vitals_end), the files streamed, END; gone
+ *   READY --STOP (pd_stop)--> the collectors' output stored
+ *       (pd_vitals_end), every agent of the directory switched off
+ *       (patched bytes restored), the files streamed, END; gone
  *   READY --end of stream (the coordinator died: pd_lost)--> every agent
  *       switched off, the directory kept for `propel recover`; gone
  *
@@ -669,7 +669,8 @@ static void pd_vitals(struct pd *d, const char *payload)
 }
 
 /* The collectors told to end; with wait, until their output is stored
- * (at most PD_VITALS_WAIT_MS, then killed). */
+ * (at most PD_VITALS_WAIT_MS, then killed); without (the coordinator is
+ * gone: nobody wants it), killed. */
 #define PD_VITALS_WAIT_MS 60000
 static void pd_vitals_end(struct pd *d, int wait)
 {
@@ -690,8 +691,10 @@ static void pd_vitals_end(struct pd *d, int wait)
 		}
 		usleep(20000);
 	}
-	if (!wait)
-		waitpid(d->vitals, &st, WNOHANG);
+	if (!wait) {
+		kill(d->vitals, SIGKILL);
+		waitpid(d->vitals, &st, 0);
+	}
 	d->vitals = 0;
 }
 
@@ -754,12 +757,16 @@ static void pd_remove_dir(const char *dir)
 
 static void pd_stop(struct pd *d)
 {
-	int n = pd_detach_all(d), err = 0;
+	int n, err = 0;
 	DIR *dd;
 	struct dirent *e;
 
+	/* before the detach: the collectors' symbolizer maps the agent
+	 * library of the processes it reads, which would make the child
+	 * look traced to tracer_detach_all */
+	pd_vitals_end(d, 1);
+	n = pd_detach_all(d);
 	pd_end_keeper(d);
-	pd_vitals_end(d, 1); /* after the detach: the spans of its calls */
 	dd = opendir(d->dir);
 	while (!err && dd && (e = readdir(dd)))
 		if (pd_keep_name(e->d_name))
@@ -784,9 +791,9 @@ static void pd_lost(struct pd *d)
 	d->gone = 1;
 	if (!d->ready)
 		return;
+	pd_vitals_end(d, 0);
 	pd_detach_all(d);
 	pd_end_keeper(d);
-	pd_vitals_end(d, 0);
 	dd = opendir(d->dir);
 	while (dd && (e = readdir(dd))) {
 		size_t l = strlen(e->d_name);

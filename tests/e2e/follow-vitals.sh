@@ -12,8 +12,9 @@
 # the collectors on A do not cover its processes.  The service
 # (tests/fixtures/follow/svc.c): a client on A -> front end on B -> back
 # end on B (and the front end's worker child and logger), the client
-# napping 20 ms between requests.  On A, `propel attach --follow --vitals`
-# of the client:
+# napping 20 ms between requests.  On A, `propel attach --follow --vitals
+# --timing=exact` of the client (every event stamped: sampled timing dates
+# the calls between two stamps evenly, which can put one inside a sleep):
 #
 #   fv/attach   status 0, the client unharmed; the client on A, the front
 #               end and the back end on B; one line says B runs another
@@ -30,7 +31,8 @@
 #               the client's request and after the client's send of it
 #               (A's send, B's kernel's wake-up: across the hosts)
 #   fv/unharmed every traced process has its agent off afterwards, and no
-#               part of the service saw a bad byte
+#               part of the service saw a bad byte; propeld detached none
+#               but the traced processes (not its collectors)
 # propel-test: alone
 #   (three sets of BPF collectors load here, a few seconds each under load,
 #   and fv/order holds cross-host times to the clock exchange's bound)
@@ -80,7 +82,7 @@ netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 700 20 >"$d/cl.out" 2>
 cl=$NETNS_PID
 sleep 0.3
 netns_run A env PROPEL_SSH="$NETNS_SSH" PROPEL_TEST_FOREIGN=1 timeout 120 \
-	"$PROPEL" attach --follow --vitals --duration 11 -o "$d/s.db" $cl >"$d/attach.out" 2>&1
+	"$PROPEL" attach --follow --vitals --timing=exact --duration 11 -o "$d/s.db" $cl >"$d/attach.out" 2>&1
 arc=$?
 wait $cl
 crc=$?
@@ -193,6 +195,8 @@ sleep 0.2
 grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out "$d"/cl.out >"$d/all.out"
 if [ -n "$bad" ]; then
 	fail fv/unharmed "$bad"
+elif grep -q 'detach [0-9]* (propel)' "$d/attach.out"; then
+	fail fv/unharmed "propeld took its collectors for a traced process: $(grep 'detach [0-9]* (propel)' "$d/attach.out")"
 elif [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grepq .; then
 	fail fv/unharmed "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
 else
