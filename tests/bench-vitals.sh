@@ -51,41 +51,24 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 cat >"$d/sysloop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-/* ns of CPU time (user + system) per getppid */
+/* ns of CPU time (user + system) per getppid; with "faults", per page
+ * first touched: one user page fault and one page allocation each (mmap,
+ * touch, munmap 256 pages) */
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 1000000, i;
+	long n = argc > 1 ? atol(argv[1]) : 1000000, i, k;
+	int faults = argc > 2 && !strcmp(argv[2], "faults");
 	struct rusage a, b;
 
 	getrusage(RUSAGE_SELF, &a);
-	for (i = 0; i < n; i++)
+	for (i = 0; !faults && i < n; i++)
 		syscall(SYS_getppid);
-	getrusage(RUSAGE_SELF, &b);
-	printf("%.1f\n", ((b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1e6 +
-			  (b.ru_utime.tv_usec - a.ru_utime.tv_usec) +
-			  (b.ru_stime.tv_sec - a.ru_stime.tv_sec) * 1e6 +
-			  (b.ru_stime.tv_usec - a.ru_stime.tv_usec)) * 1000 / n);
-	return 0;
-}
-C
-gcc -O2 -o "$d/sysloop" "$d/sysloop.c" || exit 1
-cat >"$d/faultloop.c" <<'C'
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <sys/resource.h>
-/* ns of CPU time (user + system) per page first touched: one user page
- * fault and one page allocation each (mmap, touch, munmap 256 pages) */
-int main(int argc, char **argv)
-{
-	long n = argc > 1 ? atol(argv[1]) : 200000, i, k;
-	struct rusage a, b;
-
-	getrusage(RUSAGE_SELF, &a);
-	for (i = 0; i < n; i += 256) {
+	for (i = 0; faults && i < n; i += 256) {
 		char *p = mmap(NULL, 256 * 4096, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
@@ -102,7 +85,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 C
-gcc -O2 -o "$d/faultloop" "$d/faultloop.c" || exit 1
+gcc -O2 -o "$d/sysloop" "$d/sysloop.c" || exit 1
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	tests/fixtures/vitals/vitals-load.c -lpthread -lm || exit 1
 
@@ -223,7 +206,7 @@ stop_vitals() {
 	wait $vpid || oops "vitals record exited $?: $(grep -iE 'error|cannot|fail' "$d/v.err" | head -2 | tr '\n' ' ')"
 }
 best() { for _ in $(seq "${nruns:-5}"); do "$d/sysloop" $ncalls; done | sort -n | head -1; }
-bestf() { for _ in $(seq "${nruns:-5}"); do "$d/faultloop" ${ncalls:+$((ncalls / 5))}; done | sort -n | head -1; }
+bestf() { for _ in $(seq "${nruns:-5}"); do "$d/sysloop" $(( ${ncalls:-1000000} / 5 )) faults; done | sort -n | head -1; }
 
 phase_syscall() {
 echo "== 1. added CPU ns per getppid (smallest of ${npasses:-2} passes x ${nruns:-5} runs of ${ncalls:-1000000} calls; load $(load))"
