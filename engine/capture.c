@@ -118,6 +118,24 @@ void capture_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+void capture_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
+		      void *arg)
+{
+	struct dirent *de;
+	DIR *d;
+
+	if (!dir || !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d))) {
+		const char *dot = strrchr(de->d_name, '.');
+		long pid = strtol(de->d_name, NULL, 10);
+
+		if (pid > 0 && dot && !strcmp(dot, ".map"))
+			fn(arg, (pid_t)pid);
+	}
+	closedir(d);
+}
+
 void capture_abort(struct capture *c)
 {
 	if (c->dir[0])

@@ -67,6 +67,12 @@ int capture_traced_pids(const struct capture *c, pid_t **pids);
 unsigned long long capture_proc_start(pid_t pid);
 /* Remove a session directory and the files in it. */
 void capture_remove_dir(const char *dir);
+/* fn(arg, pid) for each traced process image of a session directory dir:
+ * each names its map file "<pid>.<nonce>.map"; propel's own children
+ * (propeld, the collectors) have none.  --vitals puts them in the
+ * collectors' set (engine/run.c, engine/vitals-host.c). */
+void capture_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
+		      void *arg);
 int capture_traced_left(const struct capture *c, pid_t *one);
 
 /*

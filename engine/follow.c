@@ -25,6 +25,11 @@
  * then traced a little late).  Ids of our own requests are unique across
  * hosts.
  *
+ * --vitals (follow_set_vitals): a host up on another kernel is sent VITALS
+ * (fl_host_up); at STOP its directory holds the collectors' file
+ * (engine/vitals-host.h), which follow_end moves beside the session for
+ * the caller to merge.
+ *
  * Clocks: each host's CLOCK_MONOTONIC plus the offset measured while it
  * is reached (engine/transport.h); stored per host in the session meta as
  * "clock.<host>" = "offset_ns=N err_ns=E method=same-kernel|exchange".
@@ -42,6 +47,7 @@
 #include "engine/capture.h"
 #include "engine/follow.h"
 #include "engine/transport.h"
+#include "engine/vitals-host.h"
 #include "inject/peer-stdio.h"
 #include "inject/peer.h"
 #include "share/agent-abi.h"
@@ -81,6 +87,7 @@ struct fl_result {
 
 struct follow {
 	uint32_t flags;
+	int vitals; /* follow_set_vitals: 1, or 2 with all */
 	struct fhost h[FL_MAX_HOSTS];
 	int nh;
 	char failed[FL_MAX_HOSTS][64]; /* addresses that could not be reached */
@@ -136,6 +143,12 @@ static void fl_host_up(struct follow *f, int i)
 	h->this_kernel = i == 0 || (h->t->same_clock && fl_same_pidns(h->t) &&
 				    access(h->t->dir, R_OK | X_OK) == 0);
 	pr_dbg("host %s (%s): %s", h->t->host, h->t->name, h->clock);
+	if (f->vitals && !h->this_kernel &&
+	    wire_sendf(h->t->to, WIRE_VITALS, "%s",
+		       f->vitals == 2 ? "all" : "traced") < 0) {
+		fl_lost(f, i);
+		return;
+	}
 	for (int k = 0; k < f->nfwd; k++) {
 		struct fl_fwd *w = &f->fwd[k];
 
@@ -266,6 +279,11 @@ int follow_own_stdio(struct follow *f, char **cause)
 const char *follow_local_dir(const struct follow *f)
 {
 	return f->h[0].t->dir;
+}
+
+void follow_set_vitals(struct follow *f, int all)
+{
+	f->vitals = all ? 2 : 1;
 }
 
 void follow_each_host(const struct follow *f,
@@ -530,12 +548,70 @@ static int fl_collect(struct follow *f, int i, const char *top)
 	return err;
 }
 
+/* Copy file from to a new file to (another file system: the session's
+ * directory is on /dev/shm); 0 or -1 with errno. */
+static int fl_copy(const char *from, const char *to)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, e = 0;
+	ssize_t n = 0;
+
+	if (in >= 0)
+		out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	if (in < 0 || out < 0 || n < 0)
+		e = errno ? errno : EIO;
+	if (out >= 0 && close(out) < 0 && !e)
+		e = errno;
+	if (in >= 0)
+		close(in);
+	if (e) {
+		unlink(to);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* The vital signs host i streamed (a host on another kernel), moved
+ * beside the session for the caller (follow_end). */
+static void fl_vitals(struct follow *f, int i, const char *db,
+		      struct follow_vitals *vit, size_t *nvit)
+{
+	struct fhost *h = &f->h[i];
+	struct follow_vitals *v = &vit[*nvit];
+	char from[700];
+
+	snprintf(from, sizeof(from), "%s/%s", h->dir, VITALS_HOST_FILE);
+	if (access(from, F_OK))
+		return;
+	snprintf(v->path, sizeof(v->path), "%s.host%d.vitals", db, i);
+	snprintf(v->host, sizeof(v->host), "%s", h->t->host);
+	v->offset_ns = h->t->offset_ns;
+	if (rename(from, v->path) == 0 || fl_copy(from, v->path) == 0)
+		(*nvit)++;
+	else
+		propel_reportf("follow", "host %s: its vital signs: %s: %s",
+			       h->t->host, v->path, strerror(errno));
+}
+
 int follow_end(struct follow *f, struct capture *cap, int argc,
-	       char *const *argv, char **cause)
+	       char *const *argv, struct follow_vitals **vit, size_t *nvit,
+	       char **cause)
 {
 	struct capture_host ch[FL_MAX_HOSTS];
 	size_t nch = 0;
 	int i, err, lost_local = 0;
+
+	*vit = NULL;
+	*nvit = 0;
+	if (f->vitals && cap->db &&
+	    !(*vit = calloc(FL_MAX_HOSTS, sizeof(**vit))))
+		return propel_cause(cause, -ENOMEM, "out of memory");
 
 	mkdir(cap->dir, 0700);
 	/* hosts still being reached are given up */
@@ -575,6 +651,8 @@ int follow_end(struct follow *f, struct capture *cap, int argc,
 
 		if (h->state == FH_DONE) {
 			ch[nch].dir = h->dir;
+			if (*vit)
+				fl_vitals(f, i, cap->db, *vit, nvit);
 		} else if (h->t->same_clock && access(h->t->dir, F_OK) == 0) {
 			propel_reportf("follow", "host %s: its rings read from %s",
 				       h->t->host, h->t->dir);

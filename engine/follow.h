@@ -56,10 +56,28 @@ int follow_poll(struct follow *f, int ms);
 /* Processes injected so far (every host), and hosts reached. */
 void follow_counts(const struct follow *f, int *processes, int *hosts);
 
+/* --vitals (all: every process there): each host up on another kernel
+ * (this_kernel 0) is told to run the kernel collectors over the processes
+ * it traces (its propeld: engine/vitals-host.h); their output comes back
+ * with its rings at follow_end.  Before any other host is reached. */
+void follow_set_vitals(struct follow *f, int all);
+
+/* A host's vital signs as follow_end leaves them, for vitals_host_merge
+ * once the session holds this host's own: a file beside the session
+ * (remove it when done), the host, its clock offset. */
+struct follow_vitals {
+	char path[1100];
+	char host[65];
+	int64_t offset_ns;
+};
+
 /* Stop: every host detaches its agents and streams its directory into
- * cap's; the session is stored (capture_end_hosts).  f is freed. */
+ * cap's; the session is stored (capture_end_hosts).  f is freed.  *vit
+ * (malloc'd, free() it; NULL and *nvit 0 when none) gets the hosts'
+ * vital signs (follow_set_vitals). */
 int follow_end(struct follow *f, struct capture *cap, int argc,
-	       char *const *argv, char **cause);
+	       char *const *argv, struct follow_vitals **vit, size_t *nvit,
+	       char **cause);
 
 /* Give up without a session (f freed, hosts told to stop). */
 void follow_abort(struct follow *f);

@@ -45,6 +45,7 @@
 #include "engine/run.h"
 #include "engine/session.h"
 #include "engine/transport.h"
+#include "engine/vitals-host.h"
 #include "engine/vitals-trace.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
@@ -154,34 +155,14 @@ static void run_vitals_begin(struct run *r)
 	if (r->o->follow &&
 	    asprintf(&l,
 		     "%s; --follow: the processes of this host and of the "
-		     "hosts on its kernel (network namespaces)",
+		     "hosts on its kernel (network namespaces); a host on "
+		     "another kernel: its propeld's collectors",
 		     vitals_trace_summary(r->vt)) > 0) {
 		propel_report(line, 0, l);
 		free(l);
 		return;
 	}
 	propel_report(line, 0, vitals_trace_summary(r->vt));
-}
-
-/* fn(arg, pid) for each traced process image of a session directory: it
- * names its map file "<pid>.<nonce>.map" (engine/capture.h); propel's
- * own children (propeld) have none */
-static void run_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
-			 void *arg)
-{
-	struct dirent *de;
-	DIR *d;
-
-	if (!dir || !(d = opendir(dir)))
-		return;
-	while ((de = readdir(d))) {
-		const char *dot = strrchr(de->d_name, '.');
-		long pid = strtol(de->d_name, NULL, 10);
-
-		if (pid > 0 && dot && !strcmp(dot, ".map"))
-			fn(arg, (pid_t)pid);
-	}
-	closedir(d);
 }
 
 static void run_vitals_add(void *arg, pid_t pid)
@@ -192,7 +173,7 @@ static void run_vitals_add(void *arg, pid_t pid)
 static void run_vitals_scan(struct vitals_trace *vt, const char *dir)
 {
 	if (vt)
-		run_each_map(dir, run_vitals_add, vt);
+		capture_each_map(dir, run_vitals_add, vt);
 }
 
 /* the hosts on another kernel said so far, each in one line once (a
@@ -232,8 +213,8 @@ static void run_vitals_host(void *arg, const char *host, const char *dir,
 		return;
 	snprintf(line, sizeof(line), "%s: --vitals", r->o->verb);
 	snprintf(why, sizeof(why),
-		 "host %s runs another kernel: its processes have no vital "
-		 "signs", host);
+		 "host %s runs another kernel: its propeld runs the "
+		 "collectors there", host);
 	propel_report(line, 0, why);
 }
 
@@ -263,6 +244,31 @@ static void run_vitals_end(struct run *r)
 		propel_report(line, err, cause);
 		free(cause);
 	}
+}
+
+/* After run_vitals_end: the vital signs of the hosts on another kernel
+ * (engine/vitals-host.h), each said in one line; their files removed. */
+static void run_vitals_hosts(struct run *r, struct follow_vitals *v,
+			     size_t n, int store)
+{
+	char *cause = NULL, *sum = NULL, line[160];
+	int err;
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "%s: --vitals: host %s",
+			 r->o->verb, v[i].host);
+		err = store ? vitals_host_merge(r->o->db, v[i].path,
+						v[i].offset_ns, &sum, &cause)
+			    : 0;
+		if (store)
+			propel_report(line, err,
+				      err ? cause : sum ? sum : "?");
+		free(cause);
+		free(sum);
+		cause = sum = NULL;
+		unlink(v[i].path);
+	}
+	free(v);
 }
 
 /* ---- progress: the rings' headers ---- */
@@ -348,7 +354,7 @@ static void run_pids_host(void *arg, const char *host, const char *dir,
 {
 	(void)host;
 	if (this_kernel)
-		run_each_map(dir, run_pid_add, arg);
+		capture_each_map(dir, run_pid_add, arg);
 }
 
 int run_pids(const struct run *r, pid_t *out, int max)
@@ -358,7 +364,7 @@ int run_pids(const struct run *r, pid_t *out, int max)
 	if (r->fl)
 		follow_each_host(r->fl, run_pids_host, &ps);
 	else
-		run_each_map(r->cap.dir, run_pid_add, &ps);
+		capture_each_map(r->cap.dir, run_pid_add, &ps);
 	return ps.n;
 }
 
@@ -475,6 +481,8 @@ static int run_start_follow(struct run *r)
 		r->fl = NULL;
 		return err;
 	}
+	if (o->vitals) /* hosts on another kernel: their propelds' */
+		follow_set_vitals(r->fl, o->vitals_scope != NULL);
 	if (o->kind == RUN_RECORD) {
 		/* --vitals: after propeld is up (not one of ours to trace);
 		 * CMD and what it forks from its start, the peers propeld
@@ -825,12 +833,15 @@ static int run_keep(const struct run_opts *o)
 int run_stop(struct run *r)
 {
 	struct run_opts *o = r->o;
+	struct follow_vitals *vit = NULL;
 	struct drain_stats dst;
 	char *cause = NULL;
+	size_t nvit = 0;
 	int err;
 
 	if (r->fl) {
-		err = follow_end(r->fl, &r->cap, o->argc, o->argv, &cause);
+		err = follow_end(r->fl, &r->cap, o->argc, o->argv, &vit, &nvit,
+				 &cause);
 	} else {
 		tracer_free(r->tr);
 		if (o->kind == RUN_ATTACH)
@@ -853,10 +864,12 @@ int run_stop(struct run *r)
 		propel_report(o->verb, err, cause);
 		free(cause);
 		vitals_trace_abort(r->vt);
+		run_vitals_hosts(r, vit, nvit, 0);
 		free(r);
 		return err;
 	}
 	run_vitals_end(r);
+	run_vitals_hosts(r, vit, nvit, 1);
 	free(r);
 	return run_keep(o);
 }

@@ -9,6 +9,11 @@
  *   PROPEL_PROPELD   the local propeld (default: next to the propel binary)
  *   PROPEL_REMOTE_PROPELD  propeld's path on other hosts (default: the
  *                    local one's absolute path)
+ *   PROPEL_TEST_FOREIGN=1  every host reached by ssh counts as one on
+ *                    another kernel (same_clock 0: its clock exchanged,
+ *                    its rings only streamed, its vital signs collected
+ *                    by its own propeld), so that path is tested on one
+ *                    machine with network namespaces
  *   PROPEL_PROPELD_SOCKET  this host's propeld socket (default
  *                    /run/propel/propeld.sock): when a propeld serves
  *                    there (root's: it sees and may inject more than the

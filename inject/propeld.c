@@ -23,7 +23,10 @@
  *   READY --an agent's request (pd_on_peer)--> the peer found here and
  *       injected, or, not on this host, PEER to the coordinator
  *       (pd_pending until PEER_DONE or PROPEL_PROPAGATE_MS)
- *   READY --STOP (pd_stop)--> every agent of the directory switched off
+ *   READY --VITALS (pd_vitals: this host runs another kernel than the
+ *       coordinator's)--> READY, `propel vitals host DIR` beside it
+ *   READY --STOP (pd_stop)--> the collectors' output stored
+ *       (pd_vitals_end), every agent of the directory switched off
  *       (patched bytes restored), the files streamed, END; gone
  *   READY --end of stream (the coordinator died: pd_lost)--> every agent
  *       switched off, the directory kept for `propel recover`; gone
@@ -108,6 +111,8 @@ struct pd {
 	int watching; /* threads seized, their exec to come (tracer_poll) */
 	uint64_t quiet[8]; /* stdio channels said not followed (once each) */
 	int nquiet;
+	pid_t vitals;  /* `propel vitals host DIR` (pd_vitals), or 0 */
+	int vitals_fd; /* its stdin: closed, it stores and ends */
 };
 
 /* The poll timeout for d, at most t: a seized thread's exec stop comes as
@@ -601,7 +606,11 @@ static void pd_follow(struct pd *d, const char *payload)
 
 static void pd_detach_warn(void *arg, pid_t pid, int err, const char *cause)
 {
-	pd_note(arg, "detach %d: %s", (int)pid, cause ? cause : strerror(-err));
+	char comm[32];
+
+	pd_comm(pid, comm, sizeof(comm));
+	pd_note(arg, "detach %d (%s): %s", (int)pid, comm,
+		cause ? cause : strerror(-err));
 }
 
 /* Switch off every agent tracing into the directory; how many. */
@@ -626,6 +635,85 @@ static void pd_end_keeper(struct pd *d)
 		waitpid(d->keeper, NULL, 0);
 		d->keeper = 0;
 	}
+}
+
+/*
+ * VITALS: the kernel collectors over the processes traced into d->dir, in
+ * a child running `propel vitals host DIR` (engine/vitals-host.h; propeld
+ * links inject/ and share/ only), the propel next to propeld.  It ends,
+ * its output in DIR/vitals.db, when its stdin (our pipe) ends: at STOP
+ * (pd_vitals_end), or when propeld does.
+ */
+static void pd_vitals(struct pd *d, const char *payload)
+{
+	char exe[PATH_MAX], *slash;
+	int all = payload && !strcmp(payload, "all"), p[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (d->vitals > 0)
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 8);
+	exe[n > 0 ? n : 0] = 0;
+	if (!(slash = strrchr(exe, '/'))) {
+		pd_note(d, "--vitals: cannot find propel: no vital signs here");
+		return;
+	}
+	strcpy(slash + 1, "propel");
+	if (access(exe, X_OK) || pipe2(p, O_CLOEXEC)) {
+		pd_note(d, "--vitals: %s: %s: no vital signs here", exe,
+			strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[0], 0);
+		dup2(2, 1); /* never the coordinator's stream */
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
+		execl(exe, "propel", "vitals", "host", d->dir,
+		      all ? "--all" : (char *)NULL, (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		pd_note(d, "--vitals: fork: %s: no vital signs here",
+			strerror(errno));
+		return;
+	}
+	d->vitals = pid;
+	d->vitals_fd = p[1];
+}
+
+/* The collectors told to end; with wait, until their output is stored
+ * (at most PD_VITALS_WAIT_MS, then killed); without (the coordinator is
+ * gone: nobody wants it), killed. */
+#define PD_VITALS_WAIT_MS 60000
+static void pd_vitals_end(struct pd *d, int wait)
+{
+	uint64_t end = pd_ms() + PD_VITALS_WAIT_MS;
+	int st;
+
+	if (d->vitals <= 0)
+		return;
+	close(d->vitals_fd);
+	d->vitals_fd = -1;
+	while (wait && waitpid(d->vitals, &st, WNOHANG) == 0) {
+		if (pd_ms() > end) {
+			pd_note(d, "--vitals: the collectors did not end in "
+				   "%d s: killed", PD_VITALS_WAIT_MS / 1000);
+			kill(d->vitals, SIGKILL);
+			waitpid(d->vitals, &st, 0);
+			break;
+		}
+		usleep(20000);
+	}
+	if (!wait) {
+		kill(d->vitals, SIGKILL);
+		waitpid(d->vitals, &st, 0);
+	}
+	d->vitals = 0;
 }
 
 static int pd_stream_file(struct pd *d, const char *name)
@@ -688,10 +776,15 @@ static void pd_remove_dir(const char *dir)
 
 static void pd_stop(struct pd *d)
 {
-	int n = pd_detach_all(d), err = 0;
+	int n, err = 0;
 	DIR *dd;
 	struct dirent *e;
 
+	/* before the detach: the collectors' symbolizer maps the agent
+	 * library of the processes it reads, which would make the child
+	 * look traced to tracer_detach_all */
+	pd_vitals_end(d, 1);
+	n = pd_detach_all(d);
 	pd_end_keeper(d);
 	dd = opendir(d->dir);
 	while (!err && dd && (e = readdir(dd)))
@@ -717,6 +810,7 @@ static void pd_lost(struct pd *d)
 	d->gone = 1;
 	if (!d->ready)
 		return;
+	pd_vitals_end(d, 0);
 	pd_detach_all(d);
 	pd_end_keeper(d);
 	dd = opendir(d->dir);
@@ -773,6 +867,9 @@ static int pd_serve(struct pd *d)
 		if (sscanf(buf, "%u %d", &id, &res) >= 1)
 			pd_peer_done(d, id);
 		break;
+	case WIRE_VITALS:
+		pd_vitals(d, buf);
+		break;
 	case WIRE_STOP:
 		pd_stop(d);
 		return -1;
@@ -790,6 +887,7 @@ static void pd_free(struct pd *d)
 	if (d->dr)
 		drain_stop(d->dr, NULL);
 	pd_end_keeper(d);
+	pd_vitals_end(d, 0);
 	free(d);
 }
 

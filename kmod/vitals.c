@@ -363,6 +363,48 @@ static int fentry_exists(const struct btf *btf, const char *name)
 	return btf && btf__find_by_name_kind(btf, name, BTF_KIND_FUNC) >= 0;
 }
 
+/*
+ * May a program trace `name` with fentry here?  Asked once per process
+ * with the smallest such program (r0 = 0; exit) against the function's
+ * BTF id: a kernel that refuses fentry (lockdown, no trampoline; EPERM on
+ * this one) says so in a millisecond, where the whole object's load found
+ * out only after verifying every program and then loaded them all again
+ * (2.5-5.5 s under load).  0 allowed, or -errno with *why ("Operation not
+ * permitted").  The full load and attach still fall back if they fail.
+ */
+static int fentry_probe(const struct btf *btf, const char *name,
+			const char **why)
+{
+	static int known; /* 1 allowed, -errno refused, 0 not asked */
+	struct bpf_insn insns[2];
+	int id, fd, r = __atomic_load_n(&known, __ATOMIC_RELAXED);
+
+	if (!r) {
+		id = btf ? btf__find_by_name_kind(btf, name, BTF_KIND_FUNC)
+			 : -ENOENT;
+		memset(insns, 0, sizeof(insns));
+		insns[0].code = BPF_ALU64 | BPF_MOV | BPF_K; /* r0 = 0 */
+		insns[1].code = BPF_JMP | BPF_EXIT;
+		if (id < 0) {
+			r = -ENOENT;
+		} else {
+			LIBBPF_OPTS(bpf_prog_load_opts, o,
+				    .expected_attach_type = BPF_TRACE_FENTRY,
+				    .attach_btf_id = (__u32)id);
+
+			fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "propel_probe",
+					   "GPL", insns, 2, &o);
+			r = fd >= 0 ? 1 : -errno;
+			if (fd >= 0)
+				close(fd);
+		}
+		__atomic_store_n(&known, r, __ATOMIC_RELAXED);
+	}
+	if (r < 0)
+		*why = strerror(-r);
+	return r < 0 ? r : 0;
+}
+
 /* One try at open -> rodata -> load -> attach; with use_fentry == 0 the
  * syscall vital uses its tracepoint.  *fentry_failed says a retry without
  * fentry may do better. */
@@ -371,6 +413,7 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 {
 	struct vitals_bpf *skel;
 	struct btf *btf;
+	const char *pwhy = "";
 	char buf[256];
 	int err, i, any = 0, fentry = 0, switch_on = 0;
 	struct tpdef {
@@ -413,6 +456,14 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
 	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
 	TP(vitals_page_fault_user, "page_fault_user", VITALS_UMEM);
+	if (use_fentry && fentry_exists(btf, "x64_sys_call") &&
+	    fentry_probe(btf, "x64_sys_call", &pwhy)) {
+		snprintf(buf, sizeof(buf),
+			 "fentry on x64_sys_call refused (a probe program: %s):"
+			 " syscalls through tp_btf/sys_enter", pwhy);
+		note(v, buf);
+		use_fentry = 0;
+	}
 	if (use_fentry && fentry_exists(btf, "x64_sys_call")) {
 		fentry = 1;
 		bpf_program__set_autoload(skel->progs.vitals_sys_enter, false);

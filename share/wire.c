@@ -145,6 +145,7 @@ const char *wire_type_name(int type)
 		[WIRE_PEER_DONE] = "PEER_DONE", [WIRE_NOTE] = "NOTE",
 		[WIRE_STOP] = "STOP",	  [WIRE_FILE] = "FILE",
 		[WIRE_DATA] = "DATA",	  [WIRE_END] = "END",
+		[WIRE_VITALS] = "VITALS",
 	};
 
 	if (type > 0 && type < (int)(sizeof(names) / sizeof(names[0])) &&

@@ -26,6 +26,12 @@
  *                                     is not on D's host; C finds the host)
  *   D: NOTE "<text>"              (one line for the user: a process
  *                                  injected, a peer refused)
+ *   C: VITALS "<all>"             D: (a host on another kernel, --vitals)
+ *                                  runs the kernel collectors over the
+ *                                  processes it traces (`propel vitals
+ *                                  host DIR`, engine/vitals-host.h); at
+ *                                  STOP their output is the file
+ *                                  vitals.db of the session dir
  *   C: STOP ""                    D: every agent detached, then for each
  *                                  file of the session dir FILE "<size>
  *                                  <name>" and DATA frames, then END
@@ -64,6 +70,7 @@ enum wire_type {
 	WIRE_FILE,
 	WIRE_DATA,
 	WIRE_END,
+	WIRE_VITALS,
 };
 
 struct wire_hdr {

@@ -51,18 +51,32 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 cat >"$d/sysloop.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-/* ns of CPU time (user + system) per getppid */
+/* ns of CPU time (user + system) per getppid; with "faults", per page
+ * first touched: one user page fault and one page allocation each (mmap,
+ * touch, munmap 256 pages) */
 int main(int argc, char **argv)
 {
-	long n = argc > 1 ? atol(argv[1]) : 1000000, i;
+	long n = argc > 1 ? atol(argv[1]) : 1000000, i, k;
+	int faults = argc > 2 && !strcmp(argv[2], "faults");
 	struct rusage a, b;
 
 	getrusage(RUSAGE_SELF, &a);
-	for (i = 0; i < n; i++)
+	for (i = 0; !faults && i < n; i++)
 		syscall(SYS_getppid);
+	for (i = 0; faults && i < n; i += 256) {
+		char *p = mmap(NULL, 256 * 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return 1;
+		for (k = 0; k < 256; k++)
+			p[k * 4096] = 1;
+		munmap(p, 256 * 4096);
+	}
 	getrusage(RUSAGE_SELF, &b);
 	printf("%.1f\n", ((b.ru_utime.tv_sec - a.ru_utime.tv_sec) * 1e6 +
 			  (b.ru_utime.tv_usec - a.ru_utime.tv_usec) +
@@ -85,6 +99,10 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 #                    BPF: the kernel counts every call
 #   perf-sample P    the same with sample_period P: the user side would read
 #                    one record in P (tid, syscall nr) from a mmap'd ring
+#   pf, pa           an empty program on the collector's page-fault
+#                    (page_fault_user) or page-allocation (mm_page_alloc)
+#                    attach point: what a fault or an allocation costs
+#                    more (figure 2's floor counts those events too)
 floor=
 if command -v clang >/dev/null && command -v bpftool >/dev/null &&
 	[ -s "$O/kmod/vmlinux.h" ] && pkg-config --exists libbpf; then
@@ -99,6 +117,10 @@ SEC("raw_tp/sys_enter")
 int floor_raw_tp(void *ctx) { return 0; }
 SEC("fentry/x64_sys_call")
 int BPF_PROG(floor_fentry, struct pt_regs *regs, unsigned int nr) { return 0; }
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(floor_pf, unsigned long address, struct pt_regs *regs, unsigned long ec) { return 0; }
+SEC("tp_btf/mm_page_alloc")
+int BPF_PROG(floor_pa, struct page *page, unsigned int order, gfp_t gfp, int mt) { return 0; }
 C
 	cat >"$d/floor.c" <<'C'
 #include <errno.h>
@@ -184,6 +206,7 @@ stop_vitals() {
 	wait $vpid || oops "vitals record exited $?: $(grep -iE 'error|cannot|fail' "$d/v.err" | head -2 | tr '\n' ' ')"
 }
 best() { for _ in $(seq "${nruns:-5}"); do "$d/sysloop" $ncalls; done | sort -n | head -1; }
+bestf() { for _ in $(seq "${nruns:-5}"); do "$d/sysloop" $(( ${ncalls:-1000000} / 5 )) faults; done | sort -n | head -1; }
 
 phase_syscall() {
 echo "== 1. added CPU ns per getppid (smallest of ${npasses:-2} passes x ${nruns:-5} runs of ${ncalls:-1000000} calls; load $(load))"
@@ -219,7 +242,25 @@ for pass in $(seq "${npasses:-2}"); do
 		done
 	fi
 	b1=$(min2 "$b1" "$(best)")
+	# the page-fault and page-allocation attach points, on a fault loop
+	if [ -n "$floor" ]; then
+		fb=$(min2 "${fb:-}" "$(bestf)")
+		for m in pf pa; do
+			"$floor" 60 $m >"$d/fl.out" & flpid=$!
+			for _ in $(seq 50); do [ -s "$d/fl.out" ] && break; sleep 0.1; done
+			if grep -q attached "$d/fl.out"; then
+				sleep 0.3
+				eval "f$m=\$(min2 \"\${f$m:-}\" \"\$(bestf)\")"
+			fi
+			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+		done
+		fb=$(min2 "$fb" "$(bestf)")
+	fi
 done
+# ns more per fault / per allocation with an empty program there (>= 0)
+pf_ns=${fpf:+$(awk -v f="$fpf" -v b="$fb" 'BEGIN { print (f > b ? f - b : 0) }')}
+pa_ns=${fpa:+$(awk -v f="$fpa" -v b="$fb" 'BEGIN { print (f > b ? f - b : 0) }')}
+[ -n "${fb:-}" ] && echo "  fault loop: $fb ns per page touched; an empty program on page_fault_user +${pf_ns:-?} ns, on mm_page_alloc +${pa_ns:-?} ns"
 # each floor's smallest over the passes, in the order measured
 awk -F'|' '!($1 in v) { o[++n] = $1; v[$1] = $2; next }
 	$2 !~ /^refused/ && (v[$1] ~ /^refused/ || $2 + 0 < v[$1] + 0) { v[$1] = $2 }
@@ -316,15 +357,34 @@ sed -n 's/.*collector cpu \([0-9.]*\)% (bpf \([0-9.]*\)%, thread \([0-9.]*\)%) o
 	awk '{ printf "  collector cpu %.2f%% of one core (bpf %.2f%%, thread %.2f%%) (goal <= 1%%)\n", $1 * $4, $2 * $4, $3 * $4 }'
 # the same, net of the statistics' own cost, and the attach points' floor
 thr=$(sed -n 's/.*collector cpu [0-9.]*% (bpf [0-9.]*%, thread \([0-9.]*\)%) of \([0-9]*\) cores.*/\1 \2/p' "$d/v.err" | awk '{ print $1 * $2 }')
-grep "prog vitals_" "$d/v.err" | awk -v s="${secs:-$DUR}" -v sns="$sns" -v fl="${floor_ns:-}" -v thr="${thr:-0}" '
+# The floor is what empty programs on the collector's attach points cost
+# the machine: every syscall's (figure 1's tp_btf), and every user page
+# fault's and page allocation's (figure 1's fault loop) -- the collector's
+# bpf figure holds its programs on those events too (every process's page
+# faults and allocations: the page toucher makes ~1e5/s), so a floor of
+# the syscalls alone would ask those programs to cost nothing.  The other
+# attach points (sched, sock, signal, cpu sampling...) are left out of
+# the floor (their empty programs' cost is not measured): the ratio errs
+# against the collector.
+grep "prog vitals_" "$d/v.err" | awk -v s="${secs:-$DUR}" -v sns="$sns" -v fl="${floor_ns:-}" -v thr="${thr:-0}" \
+	-v pf="${pf_ns:-}" -v pa="${pa_ns:-}" '
 	{ for (i = 1; i < NF; i++) { if ($i == "runs") r = $(i + 1); if ($i == "time") t = $(i + 1) }
-	  runs += r; ms += t; if ($4 == "vitals_sys_enter") sys = r }
+	  runs += r; ms += t; if ($4 == "vitals_sys_enter") sys = r
+	  if ($4 == "vitals_page_fault_user") flt = r; if ($4 == "vitals_mm_page_alloc") pal = r }
 	END {
 		net = ms - runs * sns / 1e6
-		printf "  events: %.0f/s to the programs, %.0f syscalls/s (the whole machine: other work counts too)\n", runs / s, sys / s
+		printf "  events: %.0f/s to the programs, %.0f syscalls/s, %.0f user page faults/s, %.0f page allocations/s (the whole machine: other work counts too)\n", runs / s, sys / s, flt / s, pal / s
 		if (sns > 0) printf "  bpf net of the statistics'"'"' own %.0f ns per run (an empty program'"'"'s): %.2f%% of one core\n", sns, net / 10 / s
-		if (fl != "") printf "  attach floor: %.0f syscalls/s x %.0f ns (an empty tp_btf program, figure 1) = %.2f%% of one core before any program runs\n", sys / s, fl, sys / s * fl / 1e7
-		if (fl != "" && sns > 0 && sys > 0) printf "  collector (bpf net %.2f%% + thread %.2f%%) / attach floor: %.2f (goal <= 1.3)\n", net / 10 / s, thr, (net / 10 / s + thr) / (sys / s * fl / 1e7)
+		if (fl == "")
+			exit
+		fs = sys / s * fl / 1e7
+		printf "  attach floor of the syscalls: %.0f/s x %.0f ns (an empty tp_btf program, figure 1) = %.2f%% of one core\n", sys / s, fl, fs
+		if (sns > 0 && sys > 0) printf "  collector (bpf net %.2f%% + thread %.2f%%) / the syscalls'"'"' floor alone: %.2f\n", net / 10 / s, thr, (net / 10 / s + thr) / fs
+		if (pf == "" || pa == "")
+			exit
+		ff = flt / s * pf / 1e7 + pal / s * pa / 1e7
+		printf "  attach floor of the faults and allocations: %.0f/s x %.0f ns + %.0f/s x %.0f ns (figure 1'"'"'s fault loop) = %.2f%% of one core\n", flt / s, pf, pal / s, pa, ff
+		if (sns > 0 && sys > 0) printf "  collector (bpf net %.2f%% + thread %.2f%%) / attach floor (%.2f%%): %.2f (goal <= 1.3)\n", net / 10 / s, thr, fs + ff, (net / 10 / s + thr) / (fs + ff)
 	}'
 grep -q "collector cpu" "$d/v.err" || oops "the collector said no CPU figure (--profile)"
 per=$(sed -n 's/.*(\([0-9]*\) KiB per vital).*/\1/p' "$d/v.err")

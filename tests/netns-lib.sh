@@ -17,6 +17,9 @@
 #   netns_bg NAME CMD...   the same in the background; NETNS_PID is CMD's
 #                          own pid (the namespace tools exec, no shell stays)
 #   netns_down             remove every host, bridge and sshd made here
+#   detached PID...        the agent is off in each (`propel detach` says
+#                          so) and no thread of it is ptraced; else one
+#                          line why on stdout and status 1
 #
 # Nothing outside DIR is written but the namespaces and links themselves,
 # which netns_down removes; root's ~/.ssh is never touched.
@@ -138,4 +141,14 @@ netns_down() {
 	done
 	[ -n "$NETNS_BR" ] && ip link del "$NETNS_BR" 2>/dev/null
 	NETNS_LIST=()
+}
+
+detached() {
+	local p s
+	for p in "$@"; do
+		"$PROPEL" detach $p 2>&1 | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p"; return 1; }
+		for s in /proc/"$p"/task/*/status; do
+			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
+		done
+	done
 }

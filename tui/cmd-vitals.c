@@ -13,6 +13,9 @@
  *          {"kind":"sample",...,"stack":[...]} per sample,
  *          {"kind":"flag",...} per rule that fired, {"kind":"status",...}
  *   tui [DB] [--live]           the vitals view (tui/view-vitals.c)
+ *   host DIR [--all]            what propeld runs on a host of another
+ *          kernel under `--follow --vitals` (engine/vitals-host.h): the
+ *          collectors over the processes traced into DIR until stdin ends
  *
  * Only this layer prints and exits (via its return value).
  */
@@ -30,6 +33,7 @@
 #include "analysis/vitals-rules.h"
 #include "engine/session.h"
 #include "engine/vitals-collect.h"
+#include "engine/vitals-host.h"
 #include "engine/vitals-store.h"
 #include "engine/vitals-summary.h"
 #include "share/clock.h"
@@ -536,6 +540,27 @@ out:
 	return 0;
 }
 
+/* `vitals host DIR [--all]`: started by propeld (inject/propeld.c), not
+ * by hand; its stdin is propeld's pipe. */
+static int cmd_vitals_host(int argc, char **argv)
+{
+	char *cause = NULL;
+	int err, all = argc == 3 && !strcmp(argv[2], "--all");
+
+	if (argc < 2 || argc > 3 || (argc == 3 && !all)) {
+		propel_report("vitals host", 0, "usage: vitals host DIR [--all]");
+		return 2;
+	}
+	signal(SIGINT, SIG_IGN); /* the end is propeld's: stdin closed */
+	err = vitals_host_run(argv[1], all, &cause);
+	if (err) {
+		propel_report("vitals host", err, cause);
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
+
 static int cmd_vitals_exec(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -548,6 +573,8 @@ static int cmd_vitals_exec(int argc, char **argv)
 		return cmd_vitals_report(argc - 1, argv + 1);
 	if (strcmp(argv[1], "tui") == 0)
 		return cmd_vitals_tui(argc - 1, argv + 1);
+	if (strcmp(argv[1], "host") == 0)
+		return cmd_vitals_host(argc - 1, argv + 1);
 	propel_report("vitals", 0, "unknown subcommand (record, report, tui)");
 	return 2;
 }

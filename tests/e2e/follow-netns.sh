@@ -205,16 +205,6 @@ else
 	pass multi/slow-host
 fi
 
-# detached PID...: the agent is off in each and no thread is ptraced
-detached() {
-	local p s
-	for p in "$@"; do
-		"$PROPEL" detach $p 2>&1 | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p"; return 1; }
-		for s in /proc/"$p"/task/*/status; do
-			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
-		done
-	done
-}
 
 bad=
 why=$(detached $fe $wk $lg $be) || bad=$why # (the client has ended)
