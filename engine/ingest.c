@@ -712,16 +712,36 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 static int ingest_est_flush(struct ingest_walk *w, uint64_t t1)
 {
 	int n = w->nest;
+	uint64_t t0, span, q, r, qstep, rstep, m = (uint64_t)n + 1;
 
 	w->nest = 0;
+	if (!n)
+		return 0;
+	/* every record of the group has the stamp t0: record i is dated
+	 * t0 + span * (i+1) / (n+1), stepped without a division per record
+	 * (q, r: the quotient and remainder so far); a span so long that
+	 * span * n overflows (a damaged stamp) is divided as it was */
+	t0 = propel_rec_tsc(&w->est[0]);
+	span = t1 > t0 ? t1 - t0 : 0;
+	qstep = span / m;
+	rstep = span % m;
+	q = r = 0;
 	for (int i = 0; i < n; i++) {
 		struct propel_rec c = w->est[i];
-		uint64_t t0 = propel_rec_tsc(&c);
 
-		if (t1 > t0)
-			c.w0 = propel_rec_w0(t0 + (t1 - t0) * (uint64_t)(i + 1) /
-							  (uint64_t)(n + 1),
-					     propel_rec_type(&c));
+		if (span) {
+			if (span <= (UINT64_MAX >> 9)) {
+				q += qstep;
+				r += rstep;
+				if (r >= m) {
+					q++;
+					r -= m;
+				}
+			} else {
+				q = span * (uint64_t)(i + 1) / m;
+			}
+			c.w0 = propel_rec_w0(t0 + q, propel_rec_type(&c));
+		}
 		if (ingest_rec1(&c, w))
 			return 1;
 	}
