@@ -157,6 +157,18 @@ int chunk_writer_flush(struct chunk_writer *w)
 	return 0;
 }
 
+int64_t chunk_writer_next(const struct chunk_writer *w)
+{
+	return w->next_seq;
+}
+
+void chunk_writer_rewind(struct chunk_writer *w, int64_t seq)
+{
+	memset(&w->c, 0, sizeof(w->c));
+	w->len = 0;
+	w->next_seq = seq;
+}
+
 int chunk_writer_thread(struct chunk_writer *w, int64_t pid, int64_t tid)
 {
 	int err = chunk_writer_flush(w);

@@ -519,7 +519,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 {
 	struct ingest_proc *p = w->p;
 
-	if (w->pass == 1) {
+	if (w->pass != 2) { /* pass 1, or 3: both at once */
 		if (!w->n++)
 			w->first_tsc = tsc;
 		w->last_tsc = tsc;
@@ -543,7 +543,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 
 					nl = realloc(w->lost, nc * sizeof(*nl));
 					if (!nl)
-						return -ENOMEM;
+						return w->err = -ENOMEM;
 					w->lost = nl;
 					w->caplost = nc;
 				}
@@ -569,7 +569,8 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			p->has_exit_rec = 1;
 			p->exit_rec_status = (int32_t)a;
 		}
-		return 0;
+		if (w->pass == 1)
+			return 0;
 	}
 	switch (type) {
 	case PROPEL_REC_ENTRY: { /* arg2: a directive's value, when recorded */
@@ -651,7 +652,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 				(uint64_t)r->b << 32 | (uint64_t)r->a;
 			if (w->pend_n == w->pend_want)
 				return ingest_flush(w) ? 1 : 0;
-		} else if (w->pass == 1) {
+		} else if (w->pass != 2) {
 			w->in->st->unknown_records++;
 		}
 		return 0;
@@ -701,7 +702,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 			return 1;
 		return 0;
 	default:
-		if (w->pass == 1)
+		if (w->pass != 2)
 			w->in->st->unknown_records++;
 		return 0;
 	}
@@ -785,6 +786,65 @@ static int ingest_walk(struct ingest_walk *w)
 	return ret;
 }
 
+/*
+ * One walk instead of two.  A drained ring (or one on its first lap)
+ * nearly always holds its thread from its first frame: its depth never
+ * goes below where it began, no frame's entry is lost, and no traced
+ * caller was open -- pass 2 would shift by nothing and rebuild nothing.
+ * So pass 2's events are stored during pass 1's walk (pass 3, from
+ * depth 0) and kept when the walk confirms that; otherwise what the walk
+ * stored is deleted (ingest_spec_undo: its chunks, comm and argvals
+ * rows, the callsites rows its signals made) and pass 2 runs as ever.
+ * Either way the session is the same, row for row.
+ */
+struct ingest_spec {
+	int64_t seq;      /* the writer's next id before the walk */
+	size_t npcsites;  /* the process's signal sites before it */
+	uint64_t callsites;
+};
+
+static void ingest_spec_mark(struct ingest *in, struct ingest_proc *p,
+			     struct ingest_spec *sp)
+{
+	sp->seq = chunk_writer_next(in->cw);
+	sp->npcsites = p->npcsites;
+	sp->callsites = in->st->callsites;
+}
+
+static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
+			    const struct ingest_spec *sp)
+{
+	static const char *const sql[] = {
+		"DELETE FROM chunk_data WHERE id IN"
+		" (SELECT id FROM chunks WHERE first_seq >= ?1)",
+		"DELETE FROM chunks WHERE first_seq >= ?1",
+		"DELETE FROM comm WHERE event >= ?1",
+		"DELETE FROM argvals WHERE event >= ?1",
+		"DELETE FROM callsites WHERE id = ?1",
+	};
+	sqlite3_stmt *st;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		size_t k = i == 4 ? sp->npcsites : 0, n = i == 4 ? p->npcsites : 1;
+
+		if (sqlite3_prepare_v2(in->db, sql[i], -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+		for (; !err && k < n; k++) {
+			if (i == 4 && !p->pcsites[k].row)
+				continue;
+			sqlite3_bind_int64(st, 1, i == 4 ? p->pcsites[k].row
+							  : sp->seq);
+			err = ingest_step(st);
+		}
+		sqlite3_finalize(st);
+	}
+	p->npcsites = sp->npcsites;
+	in->st->callsites = sp->callsites;
+	chunk_writer_rewind(in->cw, sp->seq);
+	return err;
+}
+
 static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 {
 	const struct propel_ring_hdr *h = r->h;
@@ -796,10 +856,20 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	uint32_t psite;
 	char comm[17];
 	int wrapped, err = 0;
+	int one = h->keep_all || h->commits < h->sub_count;
+	struct ingest_spec sp = { 0, 0, 0 };
 	size_t i;
 
+	if (one) {
+		if (chunk_writer_thread(in->cw, h->pid, h->tid)) {
+			err = -EIO;
+			goto out;
+		}
+		ingest_spec_mark(in, p, &sp);
+		w.pass = 3;
+	}
 	if (ingest_walk(&w)) {
-		err = -ENOMEM;
+		err = w.err ? w.err : one ? -EIO : -ENOMEM;
 		goto out;
 	}
 	/* The outermost visible frame's caller, if traced, is open too. */
@@ -814,13 +884,22 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
 	shift = -w.min + (parent ? 1 : 0);
 
-	w.pass = 2;
-	w.depth = 0;
-	if (chunk_writer_thread(in->cw, h->pid, h->tid)) {
+	if (one && (shift || parent || w.nlost)) {
+		pr_dbg("%s: depth from %" PRId64 ": walked again", r->path,
+			 shift);
+		err = ingest_spec_undo(in, p, &sp);
+		if (err)
+			goto out;
+		one = 0;
+		w.nins = 0;
+		w.last_id = 0;
+	} else if (!one && chunk_writer_thread(in->cw, h->pid, h->tid)) {
 		err = -EIO;
 		goto out;
 	}
-	if (w.n && parent) {
+	w.pass = 2;
+	w.depth = 0;
+	if (!one && w.n && parent) {
 		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++, parent,
 				    0, 1, 1, 0, 0);
 		in->st->rebuilt_frames++;
@@ -833,7 +912,7 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	}
 	if (!err && w.depth != shift)
 		w.depth = shift;
-	if (!err && ingest_walk(&w))
+	if (!err && !one && ingest_walk(&w))
 		err = -EIO;
 	/* records dropped after the last gap the agent closed: at the end */
 	if (h->flags & PROPEL_RING_F_NOSPACE)
