@@ -628,6 +628,68 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	}
 }
 
+/*
+ * A plain call record -- ENTRY, EXIT or CALL of a function without
+ * values -- in pass 2 or 3: what ingest_event does for it (pass 1's count
+ * and depth in pass 3, the events), without its switch and with one
+ * date for a CALL's two events.  An exit below the lowest depth so far
+ * (a lost frame) goes the long way.
+ */
+static inline __attribute__((always_inline)) int
+ingest_call(struct ingest_walk *w, unsigned type, uint64_t tsc, uint32_t a,
+	    uint32_t b)
+{
+	const struct ingest_proc *p = w->p;
+	struct chunk_writer *cw = w->in->cw;
+	struct session_event ev = { .has = SE_DEPTH };
+	int64_t func, site;
+
+	if (w->pass == 3) {
+		if (type == PROPEL_REC_EXIT && w->d - 1 < w->min)
+			return ingest_event(w, type, tsc, a, b, NULL, 0);
+		if (!w->n)
+			w->first_tsc = tsc;
+		w->n += type == PROPEL_REC_CALL ? 2 : 1;
+		w->last_tsc = tsc;
+		w->last_type = type == PROPEL_REC_CALL ? PROPEL_REC_EXIT : type;
+		w->last_a = a;
+		if (type != PROPEL_REC_EXIT && !w->saw_call)
+			w->first_entry_site = b;
+		w->saw_call = 1;
+		w->d += type == PROPEL_REC_ENTRY ? 1
+			: type == PROPEL_REC_EXIT ? -1 : 0;
+	}
+	func = ingest_func(p, a);
+	ev.func = func > 0 ? func : 0;
+	ev.ts_ns = ingest_ns(w, tsc);
+	if (type != PROPEL_REC_EXIT) {
+		site = ingest_site(p, b);
+		ev.site = site > 0 ? site : 0;
+		ev.depth = (int32_t)w->depth++;
+		ev.kind = SK_ENTRY;
+		if ((w->last_id = chunk_writer_add(cw, &ev)) < 0)
+			return -EIO;
+		if (!w->nins++)
+			w->first_ns = ev.ts_ns;
+	}
+	if (type != PROPEL_REC_ENTRY) {
+		if (w->depth > 0)
+			w->depth--;
+		site = ingest_site(p, b & ~PROPEL_EXIT_UNWOUND);
+		ev.site = site > 0 ? site : 0;
+		ev.depth = (int32_t)w->depth;
+		ev.kind = SK_EXIT;
+		ev.has = SE_DEPTH | SE_ARG0;
+		ev.arg[0] = !!(b & PROPEL_EXIT_UNWOUND);
+		if ((w->last_id = chunk_writer_add(cw, &ev)) < 0)
+			return -EIO;
+		if (!w->nins++)
+			w->first_ns = ev.ts_ns;
+	}
+	w->last_ns = ev.ts_ns;
+	return 0;
+}
+
 static int ingest_flush(struct ingest_walk *w)
 {
 	int err;
@@ -670,6 +732,10 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 		w->pend_want = ingest_valued(w->p, type, r->a);
 		return 0;
 	}
+	if (w->pass != 1 && (type == PROPEL_REC_ENTRY || type == PROPEL_REC_EXIT ||
+			     type == PROPEL_REC_CALL))
+		return ingest_call(w, type, propel_rec_tsc(r), r->a, r->b) ? 1
+									   : 0;
 	switch (type) {
 	case PROPEL_REC_SIGNAL:
 	case PROPEL_REC_SEND:
