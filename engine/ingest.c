@@ -12,7 +12,10 @@
  *   4. each ring is read twice (propel_ring_walk): pass 1 finds the lowest
  *      relative depth and the exits whose entries were overwritten, pass 2
  *      inserts the events with their final depth, after the rebuilt entries
- *      (a signal's pc becomes a callsites row, ingest_signal_site);
+ *      (a signal's pc becomes a callsites row, ingest_signal_site); a
+ *      drained ring, or one on its first lap, is read once, both passes
+ *      in one walk, and again only when its depth went below its start
+ *      (ingest_spec_undo);
  *   5. process rows get their times, exit status and crash signal; meta gets
  *      tsc_hz and crashed.
  * Events go through one engine/chunk.h writer: compressed chunks of up to
@@ -42,7 +45,9 @@
  * the arguments goes to table params (ingest-map.c).
  *
  * The hot loop (pass 2) appends to the chunk writer's buffer and does no
- * allocation and no query per event.
+ * allocation and no query per event; plain call records go the short way
+ * (ingest_call), and the writer's thread compresses a full chunk while
+ * the next is encoded (engine/chunk.c).
  */
 #include <dirent.h>
 #include <errno.h>
