@@ -4,6 +4,11 @@
  * The writer encodes into a growing buffer and compresses it with zstd
  * when CHUNK_WRITE_EVENTS events are in it (or the thread ends); session.c
  * stores the index row and the body (with the kinds seen, a bit each).
+ * A full chunk is compressed by the writer's own thread (chunk_job_run)
+ * while the caller encodes the next one, and stored -- by the caller, the
+ * only thread that touches the session -- when that next one is handed
+ * over or at a flush (chunk_job_store): the same rows in the same order
+ * as compressing in line, which the writer falls back to without a thread.
  * The reader sorts the index by
  * (pid, tid, first_seq) for iteration and keeps a second order by
  * first_seq for lookups by id.  Decoding never trusts the body: every
@@ -13,6 +18,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +110,109 @@ struct chunk_writer {
 	size_t len, cap;
 	void *z;
 	size_t zcap;
+	/* the chunk handed to the thread: JOB_NONE -> JOB_QUEUED
+	 * (chunk_job_hand) -> JOB_DONE (chunk_job_run) -> JOB_NONE
+	 * (chunk_job_store, or dropped by chunk_writer_rewind) */
+	pthread_t th;
+	int have_th, stop, cv_made;
+	int handed; /* the caller's own note: a chunk is with the thread */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	enum { JOB_NONE, JOB_QUEUED, JOB_DONE } job;
+	ZSTD_CCtx *jcctx;
+	struct session_chunk jc;
+	uint8_t *jbuf;
+	size_t jlen, jzn;
+	void *jz;
 };
+
+static void *chunk_job_run(void *arg)
+{
+	struct chunk_writer *w = arg;
+
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->stop && w->job != JOB_QUEUED)
+			pthread_cond_wait(&w->cv, &w->mu);
+		if (w->stop)
+			break;
+		pthread_mutex_unlock(&w->mu);
+		w->jzn = ZSTD_compress2(w->jcctx, w->jz, w->zcap, w->jbuf,
+					w->jlen);
+		if (!ZSTD_isError(w->jzn))
+			w->jc.checksum = chunk_fnv(w->jz, w->jzn);
+		pthread_mutex_lock(&w->mu);
+		w->job = JOB_DONE;
+		pthread_cond_broadcast(&w->cv);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* Wait for the thread to finish the handed chunk, and take it back. */
+static void chunk_job_take(struct chunk_writer *w)
+{
+	pthread_mutex_lock(&w->mu);
+	while (w->job == JOB_QUEUED)
+		pthread_cond_wait(&w->cv, &w->mu);
+	w->job = JOB_NONE;
+	pthread_mutex_unlock(&w->mu);
+	w->handed = 0;
+}
+
+/* Store the chunk the thread compressed, once it has.  0 or -EIO. */
+static int chunk_job_store(struct chunk_writer *w)
+{
+	if (!w->handed)
+		return 0;
+	chunk_job_take(w);
+	if (ZSTD_isError(w->jzn))
+		return -EIO;
+	w->jc.codec = CHUNK_CODEC_ZSTD1;
+	return session_chunk_put(w->s, &w->jc, w->jz, w->jzn) ? -EIO : 0;
+}
+
+/* Compress and store the pending chunk here.  0 or -EIO. */
+static int chunk_store_inline(struct chunk_writer *w)
+{
+	size_t zn = ZSTD_compress2(w->cctx, w->z, w->zcap, w->buf, w->len);
+
+	if (ZSTD_isError(zn))
+		return -EIO;
+	w->c.codec = CHUNK_CODEC_ZSTD1;
+	w->c.checksum = chunk_fnv(w->z, zn);
+	if (session_chunk_put(w->s, &w->c, w->z, zn))
+		return -EIO;
+	return 0;
+}
+
+/* The pending chunk is full: to the thread (after storing the one it
+ * had), or stored here without one.  0 or -EIO. */
+static int chunk_job_hand(struct chunk_writer *w)
+{
+	uint8_t *b;
+
+	if (!w->have_th) {
+		if (chunk_store_inline(w))
+			return -EIO;
+	} else {
+		if (chunk_job_store(w))
+			return -EIO;
+		b = w->jbuf;
+		w->jbuf = w->buf;
+		w->buf = b;
+		w->jlen = w->len;
+		w->jc = w->c;
+		w->handed = 1;
+		pthread_mutex_lock(&w->mu);
+		w->job = JOB_QUEUED;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+	}
+	memset(&w->c, 0, sizeof(w->c));
+	w->len = 0;
+	return 0;
+}
 
 int chunk_writer_new(struct session *s, struct chunk_writer **out)
 {
@@ -119,12 +227,20 @@ int chunk_writer_new(struct session *s, struct chunk_writer **out)
 	w->buf = malloc(w->cap);
 	w->zcap = ZSTD_compressBound(w->cap);
 	w->z = malloc(w->zcap);
-	if (!w->cctx || !w->buf || !w->z) {
+	w->jcctx = ZSTD_createCCtx();
+	w->jbuf = malloc(w->cap);
+	w->jz = malloc(w->zcap);
+	if (!w->cctx || !w->buf || !w->z || !w->jcctx || !w->jbuf || !w->jz) {
 		chunk_writer_free(w);
 		return -ENOMEM;
 	}
 	ZSTD_CCtx_setParameter(w->cctx, ZSTD_c_compressionLevel, CHUNK_LEVEL);
+	ZSTD_CCtx_setParameter(w->jcctx, ZSTD_c_compressionLevel, CHUNK_LEVEL);
 	w->next_seq = session_max_seq(s) + 1;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	w->cv_made = 1;
+	w->have_th = pthread_create(&w->th, NULL, chunk_job_run, w) == 0;
 	*out = w;
 	return 0;
 }
@@ -133,28 +249,51 @@ void chunk_writer_free(struct chunk_writer *w)
 {
 	if (!w)
 		return;
+	if (w->have_th) {
+		pthread_mutex_lock(&w->mu);
+		w->stop = 1;
+		pthread_cond_broadcast(&w->cv);
+		pthread_mutex_unlock(&w->mu);
+		pthread_join(w->th, NULL);
+	}
+	if (w->cv_made) {
+		pthread_mutex_destroy(&w->mu);
+		pthread_cond_destroy(&w->cv);
+	}
 	ZSTD_freeCCtx(w->cctx);
+	ZSTD_freeCCtx(w->jcctx);
 	free(w->buf);
 	free(w->z);
+	free(w->jbuf);
+	free(w->jz);
 	free(w);
 }
 
 int chunk_writer_flush(struct chunk_writer *w)
 {
-	size_t zn;
-
+	if (chunk_job_store(w))
+		return -EIO;
 	if (!w->c.count)
 		return 0;
-	zn = ZSTD_compress2(w->cctx, w->z, w->zcap, w->buf, w->len);
-	if (ZSTD_isError(zn))
-		return -EIO;
-	w->c.codec = CHUNK_CODEC_ZSTD1;
-	w->c.checksum = chunk_fnv(w->z, zn);
-	if (session_chunk_put(w->s, &w->c, w->z, zn))
+	if (chunk_store_inline(w))
 		return -EIO;
 	memset(&w->c, 0, sizeof(w->c));
 	w->len = 0;
 	return 0;
+}
+
+int64_t chunk_writer_next(const struct chunk_writer *w)
+{
+	return w->next_seq;
+}
+
+void chunk_writer_rewind(struct chunk_writer *w, int64_t seq)
+{
+	if (w->handed)
+		chunk_job_take(w);
+	memset(&w->c, 0, sizeof(w->c));
+	w->len = 0;
+	w->next_seq = seq;
 }
 
 int chunk_writer_thread(struct chunk_writer *w, int64_t pid, int64_t tid)
@@ -172,7 +311,7 @@ int64_t chunk_writer_add(struct chunk_writer *w, const struct session_event *ev)
 	uint8_t *p;
 	int i;
 
-	if (c->count == CHUNK_WRITE_EVENTS && chunk_writer_flush(w))
+	if (c->count == CHUNK_WRITE_EVENTS && chunk_job_hand(w))
 		return -EIO;
 	if (!c->count) {
 		c->pid = w->pid;

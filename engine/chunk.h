@@ -60,6 +60,11 @@ int chunk_writer_thread(struct chunk_writer *w, int64_t pid, int64_t tid);
 int64_t chunk_writer_add(struct chunk_writer *w, const struct session_event *ev);
 /* Store the pending chunk.  0 or -EIO. */
 int chunk_writer_flush(struct chunk_writer *w);
+/* The id the next event will get; rewinding to such an id forgets the
+ * pending chunk and numbers from there again (the caller deletes what
+ * was stored past it: engine/ingest.c's one-walk ingest). */
+int64_t chunk_writer_next(const struct chunk_writer *w);
+void chunk_writer_rewind(struct chunk_writer *w, int64_t seq);
 void chunk_writer_free(struct chunk_writer *w);
 
 /* ---- reading ---- */

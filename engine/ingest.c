@@ -12,7 +12,10 @@
  *   4. each ring is read twice (propel_ring_walk): pass 1 finds the lowest
  *      relative depth and the exits whose entries were overwritten, pass 2
  *      inserts the events with their final depth, after the rebuilt entries
- *      (a signal's pc becomes a callsites row, ingest_signal_site);
+ *      (a signal's pc becomes a callsites row, ingest_signal_site); a
+ *      drained ring, or one on its first lap, is read once, both passes
+ *      in one walk, and again only when its depth went below its start
+ *      (ingest_spec_undo);
  *   5. process rows get their times, exit status and crash signal; meta gets
  *      tsc_hz and crashed.
  * Events go through one engine/chunk.h writer: compressed chunks of up to
@@ -42,7 +45,9 @@
  * the arguments goes to table params (ingest-map.c).
  *
  * The hot loop (pass 2) appends to the chunk writer's buffer and does no
- * allocation and no query per event.
+ * allocation and no query per event; plain call records go the short way
+ * (ingest_call), and the writer's thread compresses a full chunk while
+ * the next is encoded (engine/chunk.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -519,7 +524,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 {
 	struct ingest_proc *p = w->p;
 
-	if (w->pass == 1) {
+	if (w->pass != 2) { /* pass 1, or 3: both at once */
 		if (!w->n++)
 			w->first_tsc = tsc;
 		w->last_tsc = tsc;
@@ -543,7 +548,7 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 
 					nl = realloc(w->lost, nc * sizeof(*nl));
 					if (!nl)
-						return -ENOMEM;
+						return w->err = -ENOMEM;
 					w->lost = nl;
 					w->caplost = nc;
 				}
@@ -569,7 +574,8 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			p->has_exit_rec = 1;
 			p->exit_rec_status = (int32_t)a;
 		}
-		return 0;
+		if (w->pass == 1)
+			return 0;
 	}
 	switch (type) {
 	case PROPEL_REC_ENTRY: { /* arg2: a directive's value, when recorded */
@@ -627,6 +633,68 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	}
 }
 
+/*
+ * A plain call record -- ENTRY, EXIT or CALL of a function without
+ * values -- in pass 2 or 3: what ingest_event does for it (pass 1's count
+ * and depth in pass 3, the events), without its switch and with one
+ * date for a CALL's two events.  An exit below the lowest depth so far
+ * (a lost frame) goes the long way.
+ */
+static inline __attribute__((always_inline)) int
+ingest_call(struct ingest_walk *w, unsigned type, uint64_t tsc, uint32_t a,
+	    uint32_t b)
+{
+	const struct ingest_proc *p = w->p;
+	struct chunk_writer *cw = w->in->cw;
+	struct session_event ev = { .has = SE_DEPTH };
+	int64_t func, site;
+
+	if (w->pass == 3) {
+		if (type == PROPEL_REC_EXIT && w->d - 1 < w->min)
+			return ingest_event(w, type, tsc, a, b, NULL, 0);
+		if (!w->n)
+			w->first_tsc = tsc;
+		w->n += type == PROPEL_REC_CALL ? 2 : 1;
+		w->last_tsc = tsc;
+		w->last_type = type == PROPEL_REC_CALL ? PROPEL_REC_EXIT : type;
+		w->last_a = a;
+		if (type != PROPEL_REC_EXIT && !w->saw_call)
+			w->first_entry_site = b;
+		w->saw_call = 1;
+		w->d += type == PROPEL_REC_ENTRY ? 1
+			: type == PROPEL_REC_EXIT ? -1 : 0;
+	}
+	func = ingest_func(p, a);
+	ev.func = func > 0 ? func : 0;
+	ev.ts_ns = ingest_ns(w, tsc);
+	if (type != PROPEL_REC_EXIT) {
+		site = ingest_site(p, b);
+		ev.site = site > 0 ? site : 0;
+		ev.depth = (int32_t)w->depth++;
+		ev.kind = SK_ENTRY;
+		if ((w->last_id = chunk_writer_add(cw, &ev)) < 0)
+			return -EIO;
+		if (!w->nins++)
+			w->first_ns = ev.ts_ns;
+	}
+	if (type != PROPEL_REC_ENTRY) {
+		if (w->depth > 0)
+			w->depth--;
+		site = ingest_site(p, b & ~PROPEL_EXIT_UNWOUND);
+		ev.site = site > 0 ? site : 0;
+		ev.depth = (int32_t)w->depth;
+		ev.kind = SK_EXIT;
+		ev.has = SE_DEPTH | SE_ARG0;
+		ev.arg[0] = !!(b & PROPEL_EXIT_UNWOUND);
+		if ((w->last_id = chunk_writer_add(cw, &ev)) < 0)
+			return -EIO;
+		if (!w->nins++)
+			w->first_ns = ev.ts_ns;
+	}
+	w->last_ns = ev.ts_ns;
+	return 0;
+}
+
 static int ingest_flush(struct ingest_walk *w)
 {
 	int err;
@@ -651,7 +719,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 				(uint64_t)r->b << 32 | (uint64_t)r->a;
 			if (w->pend_n == w->pend_want)
 				return ingest_flush(w) ? 1 : 0;
-		} else if (w->pass == 1) {
+		} else if (w->pass != 2) {
 			w->in->st->unknown_records++;
 		}
 		return 0;
@@ -669,6 +737,10 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 		w->pend_want = ingest_valued(w->p, type, r->a);
 		return 0;
 	}
+	if (w->pass != 1 && (type == PROPEL_REC_ENTRY || type == PROPEL_REC_EXIT ||
+			     type == PROPEL_REC_CALL))
+		return ingest_call(w, type, propel_rec_tsc(r), r->a, r->b) ? 1
+									   : 0;
 	switch (type) {
 	case PROPEL_REC_SIGNAL:
 	case PROPEL_REC_SEND:
@@ -701,7 +773,7 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 			return 1;
 		return 0;
 	default:
-		if (w->pass == 1)
+		if (w->pass != 2)
 			w->in->st->unknown_records++;
 		return 0;
 	}
@@ -712,16 +784,36 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 static int ingest_est_flush(struct ingest_walk *w, uint64_t t1)
 {
 	int n = w->nest;
+	uint64_t t0, span, q, r, qstep, rstep, m = (uint64_t)n + 1;
 
 	w->nest = 0;
+	if (!n)
+		return 0;
+	/* every record of the group has the stamp t0: record i is dated
+	 * t0 + span * (i+1) / (n+1), stepped without a division per record
+	 * (q, r: the quotient and remainder so far); a span so long that
+	 * span * n overflows (a damaged stamp) is divided as it was */
+	t0 = propel_rec_tsc(&w->est[0]);
+	span = t1 > t0 ? t1 - t0 : 0;
+	qstep = span / m;
+	rstep = span % m;
+	q = r = 0;
 	for (int i = 0; i < n; i++) {
 		struct propel_rec c = w->est[i];
-		uint64_t t0 = propel_rec_tsc(&c);
 
-		if (t1 > t0)
-			c.w0 = propel_rec_w0(t0 + (t1 - t0) * (uint64_t)(i + 1) /
-							  (uint64_t)(n + 1),
-					     propel_rec_type(&c));
+		if (span) {
+			if (span <= (UINT64_MAX >> 9)) {
+				q += qstep;
+				r += rstep;
+				if (r >= m) {
+					q++;
+					r -= m;
+				}
+			} else {
+				q = span * (uint64_t)(i + 1) / m;
+			}
+			c.w0 = propel_rec_w0(t0 + q, propel_rec_type(&c));
+		}
 		if (ingest_rec1(&c, w))
 			return 1;
 	}
@@ -765,6 +857,65 @@ static int ingest_walk(struct ingest_walk *w)
 	return ret;
 }
 
+/*
+ * One walk instead of two.  A drained ring (or one on its first lap)
+ * nearly always holds its thread from its first frame: its depth never
+ * goes below where it began, no frame's entry is lost, and no traced
+ * caller was open -- pass 2 would shift by nothing and rebuild nothing.
+ * So pass 2's events are stored during pass 1's walk (pass 3, from
+ * depth 0) and kept when the walk confirms that; otherwise what the walk
+ * stored is deleted (ingest_spec_undo: its chunks, comm and argvals
+ * rows, the callsites rows its signals made) and pass 2 runs as ever.
+ * Either way the session is the same, row for row.
+ */
+struct ingest_spec {
+	int64_t seq;      /* the writer's next id before the walk */
+	size_t npcsites;  /* the process's signal sites before it */
+	uint64_t callsites;
+};
+
+static void ingest_spec_mark(struct ingest *in, struct ingest_proc *p,
+			     struct ingest_spec *sp)
+{
+	sp->seq = chunk_writer_next(in->cw);
+	sp->npcsites = p->npcsites;
+	sp->callsites = in->st->callsites;
+}
+
+static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
+			    const struct ingest_spec *sp)
+{
+	static const char *const sql[] = {
+		"DELETE FROM chunk_data WHERE id IN"
+		" (SELECT id FROM chunks WHERE first_seq >= ?1)",
+		"DELETE FROM chunks WHERE first_seq >= ?1",
+		"DELETE FROM comm WHERE event >= ?1",
+		"DELETE FROM argvals WHERE event >= ?1",
+		"DELETE FROM callsites WHERE id = ?1",
+	};
+	sqlite3_stmt *st;
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		size_t k = i == 4 ? sp->npcsites : 0, n = i == 4 ? p->npcsites : 1;
+
+		if (sqlite3_prepare_v2(in->db, sql[i], -1, &st, NULL) != SQLITE_OK)
+			return -EIO;
+		for (; !err && k < n; k++) {
+			if (i == 4 && !p->pcsites[k].row)
+				continue;
+			sqlite3_bind_int64(st, 1, i == 4 ? p->pcsites[k].row
+							  : sp->seq);
+			err = ingest_step(st);
+		}
+		sqlite3_finalize(st);
+	}
+	p->npcsites = sp->npcsites;
+	in->st->callsites = sp->callsites;
+	chunk_writer_rewind(in->cw, sp->seq);
+	return err;
+}
+
 static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 {
 	const struct propel_ring_hdr *h = r->h;
@@ -776,10 +927,20 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	uint32_t psite;
 	char comm[17];
 	int wrapped, err = 0;
+	int one = h->keep_all || h->commits < h->sub_count;
+	struct ingest_spec sp = { 0, 0, 0 };
 	size_t i;
 
+	if (one) {
+		if (chunk_writer_thread(in->cw, h->pid, h->tid)) {
+			err = -EIO;
+			goto out;
+		}
+		ingest_spec_mark(in, p, &sp);
+		w.pass = 3;
+	}
 	if (ingest_walk(&w)) {
-		err = -ENOMEM;
+		err = w.err ? w.err : one ? -EIO : -ENOMEM;
 		goto out;
 	}
 	/* The outermost visible frame's caller, if traced, is open too. */
@@ -794,13 +955,22 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
 	shift = -w.min + (parent ? 1 : 0);
 
-	w.pass = 2;
-	w.depth = 0;
-	if (chunk_writer_thread(in->cw, h->pid, h->tid)) {
+	if (one && (shift || parent || w.nlost)) {
+		pr_dbg("%s: depth from %" PRId64 ": walked again", r->path,
+			 shift);
+		err = ingest_spec_undo(in, p, &sp);
+		if (err)
+			goto out;
+		one = 0;
+		w.nins = 0;
+		w.last_id = 0;
+	} else if (!one && chunk_writer_thread(in->cw, h->pid, h->tid)) {
 		err = -EIO;
 		goto out;
 	}
-	if (w.n && parent) {
+	w.pass = 2;
+	w.depth = 0;
+	if (!one && w.n && parent) {
 		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++, parent,
 				    0, 1, 1, 0, 0);
 		in->st->rebuilt_frames++;
@@ -813,7 +983,7 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 	}
 	if (!err && w.depth != shift)
 		w.depth = shift;
-	if (!err && ingest_walk(&w))
+	if (!err && !one && ingest_walk(&w))
 		err = -EIO;
 	/* records dropped after the last gap the agent closed: at the end */
 	if (h->flags & PROPEL_RING_F_NOSPACE)
