@@ -156,8 +156,15 @@ final_check() {
 		return
 	fi
 	pass "soak/$name/attach-after"
+	local said=$out
 	for p in "$@"; do
-		out=$(text_restored "$p") || { fail "soak/$name/restored" "pid $p: $out"; return; }
+		out=$(text_restored "$p") || {
+			fail "soak/$name/restored" "pid $p: $out"
+			# which sites, and what the attach said of its detach
+			python3 "$PROPEL_TOP/tests/soak/text-diff.py" "$p" | sed 's/^/    /'
+			echo "$said" | tail -5 | sed 's/^/    attach: /'
+			return
+		}
 	done
 	pass "soak/$name/restored"
 }
