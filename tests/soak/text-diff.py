@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
-# tests/soak/text-diff.py PID [MAX] - where the executable text of PID in
-# memory differs from its file: one line a run of differing bytes (address,
-# file offset, the symbol before it when the file has a .symtab/.dynsym
-# that nm reads, memory bytes, file bytes), at most MAX runs (default 12).
-# Called by tests/soak/soak.sh when a case's `restored` check fails, so
-# that a failure names the sites left patched.
+# tests/soak/text-diff.py [--count] PID [MAX] - where the executable text
+# of PID in memory differs from its file.
+#   --count   one line "N of M bytes differ"; status 1 if N > 0 or nothing
+#             was compared (tests/lib.sh text_restored: every byte an agent
+#             patched is back)
+#   else      one line a run of differing bytes (address, file offset, the
+#             symbol before it when nm reads one, memory bytes, file
+#             bytes), at most MAX runs (default 12): tests/soak/soak.sh
+#             when a case's `restored` check fails, so that the failure
+#             names the sites left patched.
 import os
 import subprocess
 import sys
 
-pid = sys.argv[1]
-most = int(sys.argv[2]) if len(sys.argv) > 2 else 12
+args = sys.argv[1:]
+count = args[:1] == ["--count"]
+if count:
+    args = args[1:]
+pid = args[0]
+most = int(args[1]) if len(args) > 1 else 12
 try:
     exe = os.readlink(f"/proc/{pid}/exe")
 except OSError as e:
     print(f"pid {pid}: {e.strerror}")
     sys.exit(1)
 runs = []
+diff = total = 0
 base = None
 with open(f"/proc/{pid}/maps") as m:
     for line in m:
@@ -37,7 +46,10 @@ with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb") as mem, \
         f.seek(off)
         b = f.read(hi - lo)
         i, n = 0, min(len(a), len(b))
-        while i < n:
+        total += n
+        d = sum(1 for x, y in zip(a[:n], b[:n]) if x != y)
+        diff += d
+        while d and not count and i < n:
             if a[i] == b[i]:
                 i += 1
                 continue
@@ -48,6 +60,9 @@ with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb") as mem, \
                 j += 1
             runs.append((lo + i, off + i, a[i:j], b[i:j]))
             i = j
+if count:
+    print(f"{diff} of {total} bytes differ")
+    sys.exit(1 if diff or not total else 0)
 syms = []
 try:
     out = subprocess.run(["nm", "-n", "--defined-only", "-D", exe],
