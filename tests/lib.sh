@@ -207,26 +207,7 @@ wait_vitals() {
 # text_restored PID: the executable text of PID in memory equals its file's
 # (every byte an agent patched is back); prints how many bytes differ
 text_restored() {
-	python3 - "$1" <<'EOF'
-import sys, os
-pid = sys.argv[1]
-exe = os.readlink(f"/proc/{pid}/exe")
-diff = total = 0
-with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb") as mem, open(exe, "rb") as f:
-    for line in m:
-        p = line.split()
-        if len(p) < 6 or p[5] != exe or "x" not in p[1]:
-            continue
-        lo, hi = (int(x, 16) for x in p[0].split("-"))
-        off = int(p[2], 16)
-        mem.seek(lo); a = mem.read(hi - lo)
-        f.seek(off); b = f.read(hi - lo)
-        n = min(len(a), len(b))
-        total += n
-        diff += sum(1 for i in range(n) if a[i] != b[i])
-print(f"{diff} of {total} bytes differ")
-sys.exit(1 if diff or not total else 0)
-EOF
+	python3 "$PROPEL_TOP/tests/soak/text-diff.py" --count "$1"
 }
 # user_can_run USER: USER may run this build's propel and read its agent (a
 # checkout inside a private directory -- mktemp -d's mode 700 -- is out of

@@ -336,6 +336,32 @@ static unsigned win_hash(uint64_t a)
 }
 
 /*
+ * 1 if another patched site's bytes overlap s's.  An entry hook takes a
+ * call site at the entry along (entry_hook's `via`: its jump ends inside
+ * the call's bytes, its stub goes on into the call's stub), and a window
+ * made by an earlier decode may cover an instruction a later one (another
+ * session's budget) would patch on its own.  Writing s then -- its
+ * original bytes (the budget's patch_untrace) or its jump -- would cut
+ * into the other site's jump: a callback hooked so crashed at its next
+ * call once the budget untraced the function its entry calls
+ * (tests/e2e/harm-untrace.sh).  s is left as it is; the other site's
+ * stub runs its instruction.
+ */
+static int site_overlapped(const struct ag_site *s)
+{
+	const uint64_t reach = sizeof(s->orig) - 1;
+
+	for (uint64_t a = s->at - reach; a < s->at + s->plen; a++)
+		for (const struct ag_site *o =
+			     __atomic_load_n(&win_tab[win_hash(a)], __ATOMIC_ACQUIRE);
+		     o; o = o->wnext)
+			if (o != s && o->at == a && o->patched &&
+			    o->at + o->plen > s->at)
+				return 1;
+	return 0;
+}
+
+/*
  * Apply (or undo) a batch of sites with the int3 protocol.  A window (more
  * than one instruction) is written only once quiesce_check() has shown no
  * thread inside it; one that has a thread inside keeps its original bytes
@@ -766,6 +792,19 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 		     uint8_t *fde, size_t *fde_len, size_t cie_off,
 		     size_t fde_cap)
 {
+	/* the windows of the sites an earlier decode made (another session's,
+	 * or one cut short below) are taken: no new window may share them */
+	for (size_t j = 0; j < fn->nins; j++) {
+		const struct ag_site *s =
+			fn->ins[j].kind < 0 ? NULL : site_find(fn->ins[j].addr);
+
+		for (size_t k = j; s && k < fn->nins && fn->ins[k].addr >= s->at &&
+				   fn->ins[k].addr < s->at + s->plen; k++)
+			fn->ins[k].claimed = 1;
+		for (size_t k = j; s && k-- > 0 && fn->ins[k].addr >= s->at &&
+				   fn->ins[k].addr < s->at + s->plen;)
+			fn->ins[k].claimed = 1;
+	}
 	for (size_t j = 0; j < fn->nins && *n < MAX_SITES_PER_BATCH; j++) {
 		struct pinsn *pi = &fn->ins[j];
 		struct ag_site *s;
@@ -780,7 +819,7 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 			continue;
 		s = site_find(pi->addr);
 		if (s) {
-			if (!s->patched)
+			if (!s->patched && !site_overlapped(s))
 				v[(*n)++] = s;
 			continue;
 		}
@@ -1057,7 +1096,8 @@ int patch_untrace(struct ag_func *f)
 	for (struct ag_site *s = f->callers; s && n < MAX_SITES_PER_BATCH;
 	     s = s->cnext)
 		if (s->patched && s->kind == SITE_CALL && s->target == f &&
-		    !s->trap && s->at == s->addr && s->plen == s->len)
+		    !s->trap && s->at == s->addr && s->plen == s->len &&
+		    !site_overlapped(s))
 			v[n++] = s;
 	if (n && sites_write(v, n, 1) < 0)
 		return -1;

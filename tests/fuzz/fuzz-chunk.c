@@ -112,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.pid = 100;
 	c.tid = 101;
 	c.first_ts = ts;
-	c.last_ts = ts + 1000;
+	/* (the harness's own sum must not overflow: first_ts is the input's) */
+	c.last_ts = ts > INT64_MAX - 1000 ? INT64_MAX : ts + 1000;
 	c.first_seq = (int64_t)seq + 1;
 	c.last_seq = c.first_seq + count - 1;
 	c.depth_min = -2;
