@@ -298,6 +298,19 @@ static int inject_safe_point(struct hijack *h, char **cause)
 	return 0;
 }
 
+/* 1 if pid's pid namespace is propel's (the agent sees the coordinator a
+ * session directory names: PROPEL_START_NEED_LEASE) */
+static int inject_same_pidns(pid_t pid)
+{
+	char a[64], b[64], p[64];
+	ssize_t na, nb;
+
+	snprintf(p, sizeof(p), "/proc/%d/ns/pid", (int)pid);
+	na = readlink("/proc/self/ns/pid", a, sizeof(a) - 1);
+	nb = readlink(p, b, sizeof(b) - 1);
+	return na > 0 && na == nb && !memcmp(a, b, (size_t)na);
+}
+
 int inject_agent_start_held(struct hijack *h, const char *agent_so,
 			    const char *session_dir, uint32_t flags,
 			    char **cause)
@@ -379,12 +392,19 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	args[0] = adir;
 	args[1] = ahints;
 	args[2] = n;
-	args[3] = flags;
+	args[3] = flags | (inject_same_pidns(hijack_pid(h))
+				   ? PROPEL_START_NEED_LEASE : 0);
 	err = hijack_call(h, fn, args, 4, 0, &ret, cause);
 	if (err)
 		goto out;
 	if ((int32_t)ret < 0) {
-		err = inject_agent_err((int32_t)ret, PROPEL_AGENT_START_SYM, cause);
+		err = (int32_t)ret == -ESRCH
+			      ? propel_cause(cause, -ESRCH,
+					     "the propel that owns the session "
+					     "ended during the injection (no "
+					     "lease: the agent stays off)")
+			      : inject_agent_err((int32_t)ret,
+						 PROPEL_AGENT_START_SYM, cause);
 		goto out;
 	}
 	/* the lease thread (it needs malloc's locks: the others run); an

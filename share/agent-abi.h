@@ -130,6 +130,14 @@ struct propel_thread_hint {
 #define PROPEL_BUDGET_FILE "budget"
 #define BUDGET_PCT_DEFAULT 5
 #define BUDGET_LEAF_DEFAULT 200
+/* set by the injector (inject/inject.c) when the target shares its pid
+ * namespace: the coordinator named in the session directory is visible
+ * there, so a coordinator found gone means propel (or propeld's lease
+ * keeper) ended; the agent refuses to start rather than start without a
+ * lease and stay on for ever.  Without it (a target in a pid namespace of
+ * its own) a coordinator not found is only invisible: the agent starts,
+ * with no lease, and says so. */
+#define PROPEL_START_NEED_LEASE 32u
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

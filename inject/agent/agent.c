@@ -1024,7 +1024,7 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	directive_load(dir);
 	budget_start(dir, flags);
 	lerr = lease_find(dir);
-	if (lerr == -ESRCH && need_coord)
+	if (lerr == -ESRCH && (need_coord || (flags & PROPEL_START_NEED_LEASE)))
 		return lerr;
 	ag_fd_close(&map);
 	err = map_open();

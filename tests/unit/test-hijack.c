@@ -40,7 +40,9 @@
 
 #include "inject/hijack.h"
 #include "inject/inject.h"
+#include "share/agent-abi.h"
 #include "share/clock.h"
+#include "share/proc.h"
 
 #define TH_JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
@@ -602,7 +604,9 @@ static void th_case_inject(void)
 	}
 	if (f)
 		fclose(f);
-	if (!nh || hints != nh || ok != nh || flags != 1 || !aligned)
+	/* (the injector adds NEED_LEASE: the target is in our pid namespace) */
+	if (!nh || hints != nh || ok != nh ||
+	    flags != (1 | PROPEL_START_NEED_LEASE) || !aligned)
 		th_fail("inject_start", "nhints %u lines %u ok %u flags %u aligned %u",
 			nh, hints, ok, flags, aligned);
 	else
@@ -972,6 +976,39 @@ static void th_case_agent(void)
 	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
 	th_sh("mkdir -p %s", dir);
 	th_start_target(&p, "agent");
+	/* a session whose coordinator is gone (it ended during the
+	 * injection): the agent, in propel's pid namespace, refuses to start
+	 * rather than stay on with no lease */
+	{
+		char coord[300];
+		pid_t gone = fork();
+		unsigned long long st;
+		FILE *f;
+
+		if (gone == 0) {
+			pause();
+			_exit(0);
+		}
+		st = propel_proc_start(gone);
+		kill(gone, SIGKILL);
+		waitpid(gone, NULL, 0);
+		snprintf(coord, sizeof(coord), "%s/%s", dir, PROPEL_COORD_FILE);
+		if ((f = fopen(coord, "w"))) {
+			fprintf(f, "%d %llu\n", (int)gone, st);
+			fclose(f);
+		}
+		err = inject_agent_start(p.pid, so, dir, 0, &cause);
+		if (err != -ESRCH || !th_one_line(cause) ||
+		    inject_agent_status(p.pid, NULL) != 0)
+			th_fail("lease_gone", "err %d (want -ESRCH), status %d: %s",
+				err, inject_agent_status(p.pid, NULL),
+				cause ? cause : "");
+		else
+			th_pass("lease_gone");
+		free(cause);
+		cause = NULL;
+		unlink(coord);
+	}
 	err = inject_agent_start(p.pid, so, dir, 0, &cause);
 	if (err) {
 		th_fail("real_agent", "start: %s", cause ? cause : strerror(-err));
@@ -1438,7 +1475,7 @@ static void th_case_setxid(void)
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 40\n");
+	printf("CHECKS 41\n");
 	fflush(stdout);
 	static const struct {
 		const char *name;
