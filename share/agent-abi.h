@@ -127,6 +127,10 @@ struct propel_thread_hint {
 #define PROPEL_BUDGET_FILE "budget"
 #define BUDGET_PCT_DEFAULT 5
 #define BUDGET_LEAF_DEFAULT 200
+/* --adaptive: variance-driven instrumentation (inject/agent/adaptive.c):
+ * direct calls are patched only near each request's root, then one level
+ * deeper where the requests' latency varies (VAIF) */
+#define PROPEL_START_ADAPTIVE 32u
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 
