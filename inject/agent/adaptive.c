@@ -42,7 +42,16 @@
  *           its callees') stayed under ADAPT_NOISE in every cycle for
  *           ADAPT_IDLE cycles, and none of whose enabled callees is still
  *           enabled, is unpatched (patch_untrace) and left out again.
- * The statistics are this cycle's only (VAIF's prev.make_empty).  The
+ * The statistics are this cycle's only (VAIF's prev.make_empty).
+ *
+ * Each decision is one map line (share/ring.h), read by
+ * engine/ingest-map.c into the session's table `adaptive`
+ * (engine/variance-store.c) for `propel report --variance`:
+ *   A t <functions>               a traced module's functions, in all
+ *   A p <funcid> <ns> <level>     traced from the start (near a root)
+ *   A + <funcid> <ns> <level>     enabled by the controller
+ *   A - <funcid> <ns> <level>     pruned
+ * (<ns>: since the agent started in the process).  The
  * report (engine/variance.c) recomputes the groups and shares from the
  * session's flows; this module only decides what is traced.
  *
@@ -86,6 +95,7 @@ struct afunc {
 	uint8_t enabled; /* by the controller */
 	uint8_t idle;    /* cycles explaining nothing */
 	uint8_t seen;    /* in a problem group's units this cycle */
+	uint8_t said;    /* its A p line written */
 	uint32_t ustamp; /* the unit its own time below belongs to */
 	uint64_t own, incl;
 };
@@ -94,6 +104,31 @@ static uint32_t af_cap;
 
 static struct { uint32_t owner, callee; } frontier[ADAPT_FRONTIER];
 static uint32_t nfrontier;
+
+static const struct ag_module *counted[64];
+static uint32_t ncounted;
+
+static uint64_t since(void)
+{
+	return ag_mono_ns() - cfg.t0;
+}
+
+/* A module's functions, once: the report's total. */
+static void module_count(const struct ag_module *m)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < ncounted; i++)
+		if (counted[i] == m)
+			return;
+	if (ncounted == sizeof(counted) / sizeof(counted[0]))
+		return;
+	counted[ncounted++] = m;
+	for (size_t i = 0; i < m->nsyms; i++)
+		n += !m->syms[i].frag && m->syms[i].size &&
+		     (!i || m->syms[i].addr != m->syms[i - 1].addr);
+	map_line("A t %zu", n);
+}
 
 static struct afunc *afunc_of(uint32_t id)
 {
@@ -120,6 +155,7 @@ void adaptive_start(uint32_t flags)
 	cfg.on = !!(flags & PROPEL_START_ADAPTIVE);
 	cfg.t0 = cfg.last = ag_mono_ns();
 	nfrontier = 0;
+	ncounted = 0;
 	for (uint32_t i = 0; i < af_cap; i++) {
 		memset(&af[i], 0, sizeof(af[i]));
 		af[i].level = 0xff;
@@ -147,8 +183,18 @@ int adaptive_skip_call(struct ag_func *owner, struct ag_func *f)
 		o->level = 0; /* a root: no traced caller gave it a level */
 	if (c->level == 0xff || c->level > o->level + 1)
 		c->level = (uint8_t)(o->level + 1 < 0xfe ? o->level + 1 : 0xfe);
-	if (c->enabled || c->level <= ADAPT_DEPTH0 || !adaptable(f))
+	if (!adaptable(f))
 		return 0;
+	module_count(f->mod);
+	if (c->enabled)
+		return 0;
+	if (c->level <= ADAPT_DEPTH0) {
+		if (!c->said)
+			map_line("A p %u %llu %u", f->id,
+				 (unsigned long long)since(), c->level);
+		c->said = 1;
+		return 0;
+	}
 	for (uint32_t i = 0; i < nfrontier; i++)
 		if (frontier[i].owner == owner->id && frontier[i].callee == f->id)
 			return 1;
@@ -426,6 +472,9 @@ static int deepen(uint32_t func)
 			continue;
 		af[frontier[i].callee].enabled = 1;
 		af[frontier[i].callee].idle = 0;
+		map_line("A + %u %llu %u", frontier[i].callee,
+			 (unsigned long long)since(),
+			 af[frontier[i].callee].level);
 		n++;
 	}
 	if (!n)
@@ -494,6 +543,8 @@ static void prune(void)
 			continue;
 		af[f].enabled = 0;
 		patch_untrace(ag_funcs_by_id[f]);
+		map_line("A - %u %llu %u", f, (unsigned long long)since(),
+			 af[f].level);
 	}
 	for (uint32_t i = 0; i < af_cap; i++)
 		af[i].seen = 0;
