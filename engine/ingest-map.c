@@ -7,6 +7,7 @@
  */
 #include "engine/ingest-int.h"
 #include "engine/untraced.h"
+#include "engine/variance-store.h"
 
 #define PR_DOMAIN "ingest"
 
@@ -345,6 +346,10 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 						    p->func_row[b]);
 			break;
 		}
+		case 'A': /* attach --adaptive traced or pruned a function */
+			err = variance_store_line(in->db, p->row, p->func_row,
+						  p->nfunc, line);
+			break;
 		case 'X': /* detached: sites restored */
 			p->detached = 1;
 			break;

@@ -384,6 +384,7 @@ static uint32_t run_flags(const struct run_opts *o)
 	       (o->exact ? PROPEL_START_EXACT_TIME : 0) |
 	       (o->full ? PROPEL_START_KEEP_ALL : 0) |
 	       (o->budget ? PROPEL_START_BUDGET : 0) |
+	       (o->adaptive ? PROPEL_START_ADAPTIVE : 0) |
 	       capture_ring_flags(o->ring_kb);
 }
 

@@ -53,6 +53,7 @@ struct run_opts {
 	unsigned leaf_insns;       /* --leaf-insns N: the static rule's */
 	int budget_given;          /* --budget or --leaf-insns was given */
 	int all;                   /* --all */
+	int adaptive;              /* --adaptive (inject/agent/adaptive.c) */
 	const char *start;         /* --start FUNC, or NULL */
 	struct directives dirs;    /* --directive, --directives */
 	int vitals;                /* --vitals[=all] */

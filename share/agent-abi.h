@@ -130,6 +130,10 @@ struct propel_thread_hint {
 #define PROPEL_BUDGET_FILE "budget"
 #define BUDGET_PCT_DEFAULT 5
 #define BUDGET_LEAF_DEFAULT 200
+/* --adaptive: variance-driven instrumentation (inject/agent/adaptive.c):
+ * direct calls are patched only near each request's root, then one level
+ * deeper where the requests' latency varies (VAIF) */
+#define PROPEL_START_ADAPTIVE 32u
 /* set by the injector (inject/inject.c) when the target shares its pid
  * namespace: the coordinator named in the session directory is visible
  * there, so a coordinator found gone means propel (or propeld's lease
@@ -137,7 +141,7 @@ struct propel_thread_hint {
  * lease and stay on for ever.  Without it (a target in a pid namespace of
  * its own) a coordinator not found is only invisible: the agent starts,
  * with no lease, and says so. */
-#define PROPEL_START_NEED_LEASE 32u
+#define PROPEL_START_NEED_LEASE 64u
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

@@ -106,7 +106,7 @@ const struct propel_cmd cmd_attach_entry = {
 	.name = "attach",
 	.usage = "[-o DB] [--follow [--follow-stdio]] [--duration S] [--mode flight|full] "
 		 "[--buffer-size KB] [--libc] [--args] [--timing=exact|sampled]\n"
-		 "       [--budget PCT] [--leaf-insns N] [--all]\n"
+		 "       [--budget PCT] [--leaf-insns N] [--all] [--adaptive]\n"
 		 "       [--start FUNC] [--directive SPEC]... [--directives FILE] "
 		 "[--vitals[=all]] PID...",
 	.summary = "inject the agent into live processes and trace them\n"
@@ -156,6 +156,9 @@ const struct propel_cmd cmd_attach_entry = {
 		   "are not\n"
 		   "                  traced (XRay's rule; default 200, 0: none)\n"
 		   "  --all           trace every call (no budget)\n"
+		   "  --adaptive      trace near each request's root, then deeper\n"
+		   "                  where requests' latency varies (VAIF; see\n"
+		   "                  propel report --variance)\n"
 		   "  --start FUNC    each call of FUNC begins a flow (kept in "
 		   "the session\n"
 		   "                  for propel report and the TUI's flows)\n"

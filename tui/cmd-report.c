@@ -28,6 +28,7 @@
 #include "analysis/profiles.h"
 #include "analysis/rootcause.h"
 #include "analysis/suspects.h"
+#include "engine/variance.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
 #include "engine/directives.h"
@@ -38,7 +39,8 @@
 #include "tui/cmd.h"
 #include "tui/opt.h"
 
-enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE, REPORT_HANG };
+enum { REPORT_FLOWS = 1, REPORT_SUSPECTS, REPORT_ROOTCAUSE, REPORT_HANG,
+       REPORT_VARIANCE };
 #define REPORT_MAXREF 16
 #define REPORT_MAXPATH 256
 
@@ -943,6 +945,7 @@ static int cmd_report_exec(int argc, char **argv)
 		{ "suspects", no_argument, NULL, 'S' },
 		{ "rootcause", no_argument, NULL, 'R' },
 		{ "hang", no_argument, NULL, 'H' },
+		{ "variance", no_argument, NULL, 'v' },
 		{ "by", required_argument, NULL, 'b' },
 		{ "flow", required_argument, NULL, 'n' },
 		{ "normal", required_argument, NULL, 'm' },
@@ -979,9 +982,11 @@ static int cmd_report_exec(int argc, char **argv)
 		case 'S':
 		case 'R':
 		case 'H':
+		case 'v':
 			if (cmd_report_mode(&o, c == 'F'   ? REPORT_FLOWS
 						: c == 'S' ? REPORT_SUSPECTS
 						: c == 'H' ? REPORT_HANG
+						: c == 'v' ? REPORT_VARIANCE
 							   : REPORT_ROOTCAUSE))
 				return 2;
 			break;
@@ -1075,7 +1080,8 @@ static int cmd_report_exec(int argc, char **argv)
 	}
 	if (!o.mode) {
 		propel_report("report", 0,
-			      "say --flows, --suspects, --rootcause or --hang");
+			      "say --flows, --suspects, --rootcause, --hang or "
+			      "--variance");
 		return 2;
 	}
 	if ((o.flow || o.normal) && o.mode != REPORT_ROOTCAUSE) {
@@ -1091,6 +1097,18 @@ static int cmd_report_exec(int argc, char **argv)
 	if (o.by_process && o.mode != REPORT_SUSPECTS) {
 		propel_report("report", 0, "--by goes with --suspects");
 		return 2;
+	}
+	if (o.mode == REPORT_VARIANCE) { /* engine/variance.c */
+		if (o.nref || o.flow || o.normal || o.by_process || o.have_dirs) {
+			propel_report("report", 0, "--variance takes only "
+				      "--format and DB");
+			return 2;
+		}
+		err = variance_report(db, o.json, &cause);
+		if (err)
+			propel_report("report", err, cause);
+		free(cause);
+		return err ? 1 : 0;
 	}
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
 	err = cmd_report_load(db, &o, o.by_process, 0, &sp, &run, &cause);
@@ -1139,7 +1157,7 @@ static int cmd_report_exec(int argc, char **argv)
 const struct propel_cmd cmd_report_entry = {
 	.name = "report",
 	.usage = "--flows | --suspects [--by flow|process] | --rootcause "
-		 "[--flow N] [--normal M] | --hang\n"
+		 "[--flow N] [--normal M] | --hang | --variance\n"
 		 "       [--reference DB]... [--format=text|json] "
 		 "[--profile coverage|time|comm|composite]\n"
 		 "       [--start FUNC] [--per-process] [--clock-precision MS] "
@@ -1176,6 +1194,11 @@ const struct propel_cmd cmd_report_entry = {
 		"wait-for chains to the\n"
 		"                   process they wait on (the head ranks "
 		"first in --suspects)\n"
+		"  --variance       flows grouped by path, their CV and p95, "
+		"the functions by\n"
+		"                   the share of a problem group's variance "
+		"they explain, and\n"
+		"                   what attach --adaptive traced\n"
 		"  --directive SPEC mapping directives instead of those the "
 		"session was\n"
 		"                   recorded with (record --directive), among "

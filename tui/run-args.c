@@ -33,6 +33,7 @@ static const struct option run_args_opts[] = {
 	{ "budget", required_argument, NULL, 'B' },
 	{ "leaf-insns", required_argument, NULL, 'L' },
 	{ "all", no_argument, NULL, 'A' },
+	{ "adaptive", no_argument, NULL, 'Y' },
 	{ "duration", required_argument, NULL, 'd' }, /* attach only: last */
 	{ NULL, 0, NULL, 0 },
 };
@@ -107,6 +108,9 @@ static int run_args_one(struct run_opts *o, int c, char **argv)
 	case 'A':
 		o->all = 1;
 		return 0;
+	case 'Y':
+		o->adaptive = 1;
+		return 0;
 	case 'K':
 		o->vitals = 1;
 		o->vitals_scope = optarg;
@@ -179,6 +183,16 @@ int run_args_parse(struct run_opts *o, int argc, char **argv,
 			      "applies there (or --all)");
 		return 2;
 	}
+	if (o->adaptive && (o->kind == RUN_RECORD || o->all || o->follow)) {
+		propel_report(o->verb, 0, o->kind == RUN_RECORD
+			      ? "--adaptive is attach's (record traces every call)"
+			      : o->all ? "--adaptive and --all: one or the other"
+			      : "--adaptive does not reach --follow's peers yet");
+		return 2;
+	}
+	/* the controller times every call (inject/agent/adaptive.c) */
+	if (o->adaptive)
+		o->exact = 1;
 	o->budget = o->all ? 0 : o->kind == RUN_ATTACH || o->budget_given;
 	if (o->follow_stdio && !o->follow) {
 		propel_report(o->verb, 0, "--follow-stdio goes with --follow");

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "inject/agent/agent.h"
+#include "inject/agent/adaptive.h"
 #include "inject/agent/budget.h"
 #include "share/clock.h"
 
@@ -823,8 +824,10 @@ static void *lease_main(void *arg)
 			break;
 		if (l->gen != lease_gen || (rfd >= 0 && p[1].revents))
 			break; /* a stop */
-		if (r == 0 && !gone_at)
+		if (r == 0 && !gone_at) {
 			budget_tick();
+			adaptive_tick();
+		}
 		if (!gone_at && !lease_coord_alive(l)) {
 			gone_at = ag_mono_ns();
 			/* a propagation request waiting now goes on at once */
@@ -1023,6 +1026,7 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 		return err;
 	directive_load(dir);
 	budget_start(dir, flags);
+	adaptive_start(flags);
 	lerr = lease_find(dir);
 	if (lerr == -ESRCH && (need_coord || (flags & PROPEL_START_NEED_LEASE)))
 		return lerr;

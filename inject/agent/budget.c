@@ -64,6 +64,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "inject/agent/adaptive.h"
 #include "inject/agent/agent.h"
 #include "inject/agent/budget.h"
 
@@ -197,6 +198,8 @@ int budget_skip_call(struct ag_func *owner, struct ag_func *f)
 {
 	uint32_t fl, n;
 
+	if (adaptive_skip_call(owner, f))
+		return 1; /* below the adaptive frontier (adaptive.c) */
 	if (!cfg.on || !f)
 		return 0;
 	fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);

@@ -1,0 +1,167 @@
+/*
+ * analysis/variance.c - VAIF's groups and shares (variance.h).  A group is
+ * the units of one path; it is a problem when it has VARIANCE_MIN_UNITS
+ * units and its coefficient of variation exceeds VARIANCE_CV or its mean
+ * is above the 95th percentile of all units (VAIF's consistently slow).
+ * Within a problem group, after leaving out its slowest VARIANCE_TRIM
+ * (a single preemption is an outlier, not a variance problem), function
+ * f's share is cov(own_f, dur) / var(dur): the shares of the functions
+ * sum to 1 when every unit's time is the sum of their own times, a
+ * function whose time does not move with the unit's has none.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/variance.h"
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int u32_idx_cmp(const void *a, const void *b, void *arg)
+{
+	const struct variance_unit *u = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (u[x].path != u[y].path)
+		return u[x].path < u[y].path ? -1 : 1;
+	return u[x].dur_ns < u[y].dur_ns ? -1 : u[x].dur_ns > u[y].dur_ns;
+}
+
+static int share_cmp(const void *a, const void *b)
+{
+	double x = ((const struct variance_func *)a)->share,
+	       y = ((const struct variance_func *)b)->share;
+
+	return x > y ? -1 : x < y;
+}
+
+/* The shares of group [lo, hi) of idx into best (per function). */
+static void group_shares(const struct variance_unit *u, const size_t *idx,
+			 size_t lo, size_t hi, double *sx, double *sxd,
+			 struct variance_func *best, size_t gi, uint32_t nfunc)
+{
+	size_t n = hi - lo;
+	double sd = 0, sdd = 0, mean, var;
+
+	for (size_t i = lo; i < hi; i++) {
+		double d = (double)u[idx[i]].dur_ns;
+
+		sd += d;
+		sdd += d * d;
+	}
+	mean = sd / n;
+	var = sdd / n - mean * mean;
+	if (var <= 0)
+		return;
+	memset(sx, 0, nfunc * sizeof(*sx));
+	memset(sxd, 0, nfunc * sizeof(*sxd));
+	for (size_t i = lo; i < hi; i++) {
+		const struct variance_unit *x = &u[idx[i]];
+
+		for (size_t k = 0; k < x->nown; k++) {
+			uint32_t f = x->own[k].func;
+
+			if (f >= nfunc)
+				continue;
+			sx[f] += (double)x->own[k].ns;
+			sxd[f] += (double)x->own[k].ns * (double)x->dur_ns;
+		}
+	}
+	for (uint32_t f = 0; f < nfunc; f++) {
+		double s;
+
+		if (!sx[f])
+			continue;
+		s = (sxd[f] / n - sx[f] / n * mean) / var;
+		if (s > best[f].share) {
+			best[f].share = s;
+			best[f].group = gi;
+		}
+	}
+}
+
+int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
+		     struct variance *out)
+{
+	size_t *idx = malloc((n + 1) * sizeof(*idx));
+	int64_t *d = malloc((n + 1) * sizeof(*d));
+	double *sx = calloc(nfunc + 1, sizeof(*sx));
+	double *sxd = calloc(nfunc + 1, sizeof(*sxd));
+	struct variance_func *best = calloc(nfunc + 1, sizeof(*best));
+	int64_t p95 = 0;
+	int err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!idx || !d || !sx || !sxd || !best)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		idx[i] = i;
+		d[i] = u[i].dur_ns;
+	}
+	if (n) {
+		qsort(d, n, sizeof(*d), i64_cmp);
+		p95 = d[n * 95 / 100];
+	}
+	qsort_r(idx, n, sizeof(*idx), u32_idx_cmp, (void *)u);
+	out->g = calloc(n + 1, sizeof(*out->g));
+	if (!out->g)
+		goto out;
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		struct variance_group *g = &out->g[out->ng];
+		double sd = 0, sdd = 0, var;
+		size_t keep;
+
+		for (hi = lo; hi < n && u[idx[hi]].path == u[idx[lo]].path; hi++)
+			;
+		g->path = u[idx[lo]].path;
+		g->n = hi - lo;
+		g->p95_ns = u[idx[lo + (hi - lo) * 95 / 100]].dur_ns;
+		/* sorted by duration within the group: the trim is its top */
+		keep = g->n - (size_t)(g->n * VARIANCE_TRIM);
+		for (size_t i = lo; i < lo + keep; i++) {
+			sd += (double)u[idx[i]].dur_ns;
+			sdd += (double)u[idx[i]].dur_ns * u[idx[i]].dur_ns;
+		}
+		g->mean_ns = keep ? sd / keep : 0;
+		var = keep ? sdd / keep - g->mean_ns * g->mean_ns : 0;
+		g->cv = var > 0 && g->mean_ns > 0 ? sqrt(var) / g->mean_ns : 0;
+		g->problem = g->n >= VARIANCE_MIN_UNITS &&
+			     (g->cv > VARIANCE_CV || g->mean_ns > (double)p95);
+		if (g->problem)
+			group_shares(u, idx, lo, lo + keep, sx, sxd, best,
+				     out->ng, nfunc);
+		out->ng++;
+	}
+	out->f = calloc(nfunc + 1, sizeof(*out->f));
+	if (!out->f)
+		goto out;
+	for (uint32_t f = 0; f < nfunc; f++)
+		if (best[f].share > 0) {
+			out->f[out->nf] = best[f];
+			out->f[out->nf++].func = f;
+		}
+	qsort(out->f, out->nf, sizeof(*out->f), share_cmp);
+	err = 0;
+out:
+	free(idx);
+	free(d);
+	free(sx);
+	free(sxd);
+	free(best);
+	if (err)
+		variance_release(out);
+	return err;
+}
+
+void variance_release(struct variance *v)
+{
+	free(v->g);
+	free(v->f);
+	memset(v, 0, sizeof(*v));
+}

@@ -1,0 +1,291 @@
+/*
+ * engine/variance.c - `propel report --variance`: a session's flows
+ * (analysis/flows.h, the same per-request units --flows prints) as VAIF
+ * units for analysis/variance.c, and what `attach --adaptive` traced
+ * (engine/variance-store.c), printed as text or JSON:
+ *   {"groups": [{"path", "flows", "cv", "p95_ns"}],
+ *    "functions": [{"func", "share", "calls", "patched_at_ns"}],
+ *    "patched": N, "total": M}
+ * A flow's path is its start function and the functions it enters at its
+ * outermost two levels, in order (the request's shape, which the
+ * controller traces from the start); a function's own time in a flow is
+ * the time of its calls entered and left in that flow, minus their traced
+ * callees'; a call that sent or received (its own time is the peer's)
+ * gets no share.  Called by tui/cmd-report-variance.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/flows.h"
+#include "analysis/trace.h"
+#include "analysis/variance.h"
+#include "engine/analysis-load.h"
+#include "engine/session.h"
+#include "engine/variance-store.h"
+#include "engine/variance.h"
+#include "share/json.h"
+#include "share/log.h"
+
+struct vbuild {
+	struct variance_unit *u;
+	struct variance_own *own; /* grouped by flow (u[i].own) */
+	struct { uint32_t flow; struct variance_own o; } *raw;
+	size_t nraw, rawcap;
+	int64_t *calls;		  /* per interned function name */
+	uint8_t *comm;		  /* per name: it sent or received */
+};
+
+static int raw_add(struct vbuild *b, uint32_t flow, uint32_t func, int64_t ns)
+{
+	if (b->nraw == b->rawcap) {
+		size_t cap = b->rawcap ? 2 * b->rawcap : 4096;
+		void *n = realloc(b->raw, cap * sizeof(*b->raw));
+
+		if (!n)
+			return -ENOMEM;
+		b->raw = n;
+		b->rawcap = cap;
+	}
+	b->raw[b->nraw].flow = flow;
+	b->raw[b->nraw].o.func = func;
+	b->raw[b->nraw++].o.ns = ns;
+	return 0;
+}
+
+/* The path string of each flow, appended name by name. */
+static int path_add(char **ps, size_t *plen, const char *nm)
+{
+	size_t l = strlen(nm), o = *plen;
+	char *n;
+
+	/* consecutive repeats once */
+	if (o > l && (*ps)[o - l - 1] == ' ' && !strcmp(*ps + o - l, nm))
+		return 0;
+	if (o == l && !strcmp(*ps, nm))
+		return 0;
+	n = realloc(*ps, o + l + 2);
+	if (!n)
+		return -ENOMEM;
+	*ps = n;
+	if (o)
+		n[o++] = ' ';
+	memcpy(n + o, nm, l + 1);
+	*plen = o + l;
+	return 0;
+}
+
+static int build(struct trace *t, const struct flows *f, struct vbuild *b)
+{
+	size_t nf = f->n;
+	int32_t *mindepth = malloc((nf + 1) * sizeof(*mindepth));
+	char **pathstr = calloc(nf + 1, sizeof(*pathstr));
+	size_t *plen = calloc(nf + 1, sizeof(*plen));
+	size_t *cnt = calloc(nf + 2, sizeof(*cnt));
+	struct { uint32_t ev; int64_t child; } *stk = NULL;
+	size_t stkcap = 0, nstr = t->nstr;
+	int err = -ENOMEM;
+
+	b->calls = calloc(nstr + 1, sizeof(*b->calls));
+	b->comm = calloc(nstr + 1, 1);
+	if (!b->comm || !mindepth || !pathstr || !plen || !cnt || !b->calls)
+		goto out;
+	for (size_t i = 0; i < nf; i++)
+		mindepth[i] = INT32_MAX;
+	for (size_t i = 0; i < t->nev; i++) {
+		uint32_t fl = f->of[i];
+
+		if (t->ev[i].kind == TK_ENTRY && fl != TRACE_NONE &&
+		    t->ev[i].depth < mindepth[fl])
+			mindepth[fl] = t->ev[i].depth;
+	}
+	for (size_t th = 0; th < t->nth; th++) {
+		size_t d = 0, end = t->th[th].first + t->th[th].n;
+
+		for (size_t i = t->th[th].first; i < end; i++) {
+			const struct trace_event *e = &t->ev[i];
+			uint32_t fl = f->of[i];
+
+			if (e->kind == TK_ENTRY) {
+				if (d == stkcap) {
+					size_t cap = stkcap ? 2 * stkcap : 256;
+					void *n = realloc(stk, cap * sizeof(*stk));
+
+					if (!n)
+						goto out;
+					stk = n;
+					stkcap = cap;
+				}
+				stk[d].ev = (uint32_t)i;
+				stk[d++].child = 0;
+				if (e->func < nstr)
+					b->calls[e->func]++;
+				if (fl != TRACE_NONE &&
+				    e->depth <= mindepth[fl] + 1 &&
+				    path_add(&pathstr[fl], &plen[fl],
+					     trace_str(t, e->func)) < 0)
+					goto out;
+			} else if ((e->kind == TK_SEND || e->kind == TK_RECV) &&
+				   d) {
+				/* a call that sends or receives waits on its
+				 * peer: the request's edge, not its work */
+				b->comm[t->ev[stk[d - 1].ev].func] = 1;
+			} else if (e->kind == TK_EXIT && d) {
+				const struct trace_event *en;
+				int64_t incl;
+
+				d--;
+				en = &t->ev[stk[d].ev];
+				incl = e->ts_ns - en->ts_ns;
+				if (d)
+					stk[d - 1].child += incl;
+				if (fl != TRACE_NONE && f->of[stk[d].ev] == fl &&
+				    raw_add(b, fl, en->func, incl - stk[d].child))
+					goto out;
+			}
+		}
+	}
+	/* grouped by flow (a counting sort) */
+	b->own = malloc((b->nraw + 1) * sizeof(*b->own));
+	if (!b->own)
+		goto out;
+	for (size_t i = 0; i < b->nraw; i++)
+		cnt[b->raw[i].flow + 1]++;
+	for (size_t i = 0; i < nf; i++)
+		cnt[i + 1] += cnt[i];
+	for (size_t i = 0; i < nf; i++) {
+		b->u[i].own = b->own + cnt[i];
+		b->u[i].nown = cnt[i + 1] - cnt[i];
+		b->u[i].dur_ns = f->flow[i].last_ts - f->flow[i].first_ts;
+		b->u[i].path = pathstr[i] ? trace_intern(t, pathstr[i]) : 0;
+	}
+	for (size_t i = 0; i < b->nraw; i++)
+		b->own[cnt[b->raw[i].flow]++] = b->raw[i].o;
+	for (size_t i = 0; i < b->nraw; i++)
+		if (b->own[i].func < nstr && b->comm[b->own[i].func])
+			b->own[i].func = UINT32_MAX; /* no share */
+	err = 0;
+out:
+	for (size_t i = 0; pathstr && i < nf; i++)
+		free(pathstr[i]);
+	free(pathstr);
+	free(plen);
+	free(mindepth);
+	free(cnt);
+	free(stk);
+	return err;
+}
+
+static const struct variance_patched *
+patched_find(const struct variance_patched *p, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(p[i].func, name))
+			return &p[i];
+	return NULL;
+}
+
+static void print(const struct trace *t, const struct vbuild *b,
+		  const struct variance *v, const struct variance_patched *p,
+		  size_t np, int64_t total, int json)
+{
+	if (json) {
+		printf("{\"groups\": [");
+		for (size_t i = 0; i < v->ng; i++) {
+			printf("%s{\"path\": ", i ? ", " : "");
+			json_str(stdout, trace_str(t, v->g[i].path));
+			printf(", \"flows\": %zu, \"cv\": %.4f, \"p95_ns\": %lld, "
+			       "\"problem\": %s}",
+			       v->g[i].n, v->g[i].cv, (long long)v->g[i].p95_ns,
+			       v->g[i].problem ? "true" : "false");
+		}
+		printf("], \"functions\": [");
+		for (size_t i = 0; i < v->nf; i++) {
+			const char *nm = trace_str(t, v->f[i].func);
+			const struct variance_patched *q = patched_find(p, np, nm);
+
+			printf("%s{\"func\": ", i ? ", " : "");
+			json_str(stdout, nm);
+			printf(", \"share\": %.4f, \"calls\": %lld, "
+			       "\"patched_at_ns\": ",
+			       v->f[i].share, (long long)b->calls[v->f[i].func]);
+			if (q)
+				printf("%lld", (long long)q->at_ns);
+			else
+				printf("null");
+			printf(", \"group\": %zu}", v->f[i].group);
+		}
+		printf("], \"patched\": %zu, \"total\": %lld}\n", np,
+		       (long long)total);
+		return;
+	}
+	printf("groups (flows of one path; a problem: cv > %.2g or mean above "
+	       "the 95th percentile of all, at least %d flows)\n",
+	       VARIANCE_CV, VARIANCE_MIN_UNITS);
+	for (size_t i = 0; i < v->ng; i++)
+		printf("  %c %3zu  %6zu flows  cv %.3f  p95 %.3f ms  %s\n",
+		       v->g[i].problem ? '!' : ' ', i, v->g[i].n, v->g[i].cv,
+		       v->g[i].p95_ns / 1e6, trace_str(t, v->g[i].path));
+	printf("functions by their share of a problem group's variance "
+	       "(under %.2g: noise)\n", VARIANCE_NOISE);
+	for (size_t i = 0; i < v->nf && i < 20; i++) {
+		const char *nm = trace_str(t, v->f[i].func);
+		const struct variance_patched *q = patched_find(p, np, nm);
+
+		printf("  %5.1f%%  %-32s %8lld calls  group %zu", v->f[i].share * 100,
+		       nm, (long long)b->calls[v->f[i].func], v->f[i].group);
+		if (q)
+			printf("  traced after %.1f s", q->at_ns / 1e9);
+		printf("%s\n", v->f[i].share < VARIANCE_NOISE ? "  (noise)" : "");
+	}
+	if (total)
+		printf("traced: %zu of %lld functions (%.1f%%)\n", np,
+		       (long long)total, 100.0 * np / total);
+}
+
+int variance_report(const char *db, int json, char **cause)
+{
+	struct session *s = NULL;
+	struct trace *t = NULL;
+	struct flows *f = NULL;
+	struct vbuild b = { 0 };
+	struct variance v = { 0 };
+	struct variance_patched *p = NULL;
+	size_t np = 0;
+	int64_t total = 0;
+	int err;
+
+	err = session_open(db, SESSION_READ, &s, cause);
+	if (!err)
+		err = analysis_load(s, &t, cause);
+	if (!err && (err = analysis_flows(s, t, &f)))
+		propel_cause(cause, err, "flows");
+	if (!err) {
+		err = variance_store_load(session_db(s), &p, &np, &total);
+		if (err == -ENOENT)
+			err = 0; /* not --adaptive: no patched_at */
+	}
+	if (!err && !(b.u = calloc(f->n + 1, sizeof(*b.u))))
+		err = -ENOMEM;
+	if (!err)
+		err = build(t, f, &b);
+	if (!err)
+		err = variance_analyze(b.u, f->n, (uint32_t)t->nstr, &v);
+	if (!err)
+		print(t, &b, &v, p, np, total, json);
+	variance_release(&v);
+	variance_patched_free(p, np);
+	free(b.u);
+	free(b.own);
+	free(b.raw);
+	free(b.calls);
+	free(b.comm);
+	if (f)
+		flows_free(f);
+	if (t)
+		trace_free(t);
+	if (s)
+		session_close(s);
+	return err;
+}

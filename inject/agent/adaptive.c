@@ -1,0 +1,588 @@
+/*
+ * inject/agent/adaptive.c - variance-driven instrumentation (issue 34
+ * item 2; VAIF, SoCC '21, sections 2.2-3.2, by binary patching instead of
+ * log statements).  `propel attach --adaptive` sets PROPEL_START_ADAPTIVE.
+ *
+ * The frontier.  Each function gets a level when the agent first makes
+ * the call sites of a function that calls it: a function whose sites are
+ * made without a level (on a thread's stack at activation, reached by an
+ * indirect call or as a callback: a request's entry) is a root, level 0;
+ * its direct callees are level + 1.  A direct call to a function of a
+ * traced module deeper than ADAPT_DEPTH0 is not patched
+ * (adaptive_skip_call) unless the controller enabled that function; each
+ * call left out is kept as a frontier edge (owner -> callee).  So at first
+ * only the functions near each request's root are traced.
+ *
+ * The controller (VAIF's Hypothesize, every ADAPT_CYCLE_MS instead of
+ * 120 s), run by the lease thread, which never runs the program's code:
+ *   read    every traced thread's new records since the last tick (the
+ *           committed sub-buffers not yet read and the current one up to
+ *           the writer's cursor; every record stamped: --adaptive implies
+ *           exact timing), through /proc/self/mem (never a fault);
+ *   units   a call that returns to the reader's outermost level (the
+ *           thread's loop: main and serve loops never return) is one
+ *           request, with each traced function's own time in it (its
+ *           time minus its traced callees');
+ *   group   requests by path: the root function and the sequence of its
+ *           direct callees (VAIF's identical critical paths);
+ *   problem a group of at least ADAPT_MIN_UNITS requests (VAIF: 30) whose
+ *           coefficient of variation exceeds ADAPT_CV (0.1), or whose mean
+ *           is above the 95th percentile of all requests of the cycle
+ *           (VAIF's consistently slow);
+ *   rank    the functions of a high-CV group by the share of the group's
+ *           variance their own time explains, cov(own, total) / var(total)
+ *           (the shares sum to 1 over the functions); of a slow group by
+ *           their mean own time;
+ *   deeper  the top ADAPT_PER_CYCLE functions above ADAPT_NOISE that have
+ *           callees left out get those callees enabled: the owners' sites
+ *           are made again (patch_function), one level deeper.  A
+ *           function whose callees are all traced is where the variance
+ *           is (VAIF's stopping condition);
+ *   prune   a function the controller enabled whose share (its time with
+ *           its callees') stayed under ADAPT_NOISE in every cycle for
+ *           ADAPT_IDLE cycles, and none of whose enabled callees is still
+ *           enabled, is unpatched (patch_untrace) and left out again.
+ * The statistics are this cycle's only (VAIF's prev.make_empty).
+ *
+ * Each decision is one map line (share/ring.h), read by
+ * engine/ingest-map.c into the session's table `adaptive`
+ * (engine/variance-store.c) for `propel report --variance`:
+ *   A t <functions>               a traced module's functions, in all
+ *   A p <funcid> <ns> <level>     traced from the start (near a root)
+ *   A + <funcid> <ns> <level>     enabled by the controller
+ *   A - <funcid> <ns> <level>     pruned
+ * (<ns>: since the agent started in the process).  The
+ * report (engine/variance.c) recomputes the groups and shares from the
+ * session's flows; this module only decides what is traced.
+ *
+ * Called: adaptive_start (agent.c start_common, ag_lock held);
+ * adaptive_skip_call (budget.c budget_skip_call, from patch.c fn_sites,
+ * ag_lock held); adaptive_tick (agent.c's lease thread; takes ag_lock).
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "inject/agent/adaptive.h"
+#include "inject/agent/agent.h"
+#include "inject/agent/budget.h"
+
+#define ADAPT_DEPTH0 2        /* levels traced below each root at first */
+#define ADAPT_CYCLE_MS 2000   /* a decision this often */
+#define ADAPT_MIN_UNITS 30    /* requests in a group, at least */
+#define ADAPT_CV 0.1          /* VAIF's CV threshold */
+#define ADAPT_PER_CYCLE 3     /* functions deepened per group and cycle */
+#define ADAPT_NOISE 0.05      /* a share under this explains nothing */
+#define ADAPT_IDLE 3          /* cycles explaining nothing before pruning */
+#define ADAPT_THREADS 64
+#define ADAPT_STACK 256
+#define ADAPT_GROUPS 64
+#define ADAPT_FRONTIER 16384
+#define ADAPT_ACC_BITS 15
+#define ADAPT_DURS 8192
+#define ADAPT_READ 4096 /* records read at once */
+
+static struct {
+	int on;
+	uint64_t t0, last;
+} cfg;
+
+/* per function, by id (grown with ag_nfuncs) */
+struct afunc {
+	uint8_t level;   /* 0xff: none yet */
+	uint8_t enabled; /* by the controller */
+	uint8_t idle;    /* cycles explaining nothing */
+	uint8_t seen;    /* in a problem group's units this cycle */
+	uint8_t said;    /* its A p line written */
+	uint32_t ustamp; /* the unit its own time below belongs to */
+	uint64_t own, incl;
+};
+static struct afunc *af;
+static uint32_t af_cap;
+
+static struct { uint32_t owner, callee; } frontier[ADAPT_FRONTIER];
+static uint32_t nfrontier;
+
+static const struct ag_module *counted[64];
+static uint32_t ncounted;
+
+static uint64_t since(void)
+{
+	return ag_mono_ns() - cfg.t0;
+}
+
+/* A module's functions, once: the report's total. */
+static void module_count(const struct ag_module *m)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < ncounted; i++)
+		if (counted[i] == m)
+			return;
+	if (ncounted == sizeof(counted) / sizeof(counted[0]))
+		return;
+	counted[ncounted++] = m;
+	for (size_t i = 0; i < m->nsyms; i++)
+		n += !m->syms[i].frag && m->syms[i].size &&
+		     (!i || m->syms[i].addr != m->syms[i - 1].addr);
+	map_line("A t %zu", n);
+}
+
+static struct afunc *afunc_of(uint32_t id)
+{
+	if (id >= ag_nfuncs)
+		return NULL;
+	if (id >= af_cap) {
+		uint32_t ncap = ag_nfuncs + 4096;
+		struct afunc *n = ag_alloc(ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		if (af)
+			memcpy(n, af, af_cap * sizeof(*n));
+		for (uint32_t i = af_cap; i < ncap; i++)
+			n[i].level = 0xff;
+		af = n; /* the old one is never freed: ag_alloc */
+		af_cap = ncap;
+	}
+	return &af[id];
+}
+
+void adaptive_start(uint32_t flags)
+{
+	cfg.on = !!(flags & PROPEL_START_ADAPTIVE);
+	cfg.t0 = cfg.last = ag_mono_ns();
+	nfrontier = 0;
+	ncounted = 0;
+	for (uint32_t i = 0; i < af_cap; i++) {
+		memset(&af[i], 0, sizeof(af[i]));
+		af[i].level = 0xff;
+	}
+}
+
+static int adaptable(const struct ag_func *f)
+{
+	const struct ag_module *m = f->mod;
+
+	return m && !m->system && !m->self && m->file &&
+	       f->intercept == IC_NONE &&
+	       !(f->flags & (F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE |
+			     F_SLOW | F_HOOKED));
+}
+
+int adaptive_skip_call(struct ag_func *owner, struct ag_func *f)
+{
+	struct afunc *o, *c;
+
+	if (!cfg.on || !f || !owner || !(o = afunc_of(owner->id)) ||
+	    !(c = afunc_of(f->id)))
+		return 0;
+	if (o->level == 0xff)
+		o->level = 0; /* a root: no traced caller gave it a level */
+	if (c->level == 0xff || c->level > o->level + 1)
+		c->level = (uint8_t)(o->level + 1 < 0xfe ? o->level + 1 : 0xfe);
+	if (!adaptable(f))
+		return 0;
+	module_count(f->mod);
+	if (c->enabled)
+		return 0;
+	if (c->level <= ADAPT_DEPTH0) {
+		if (!c->said)
+			map_line("A p %u %llu %u", f->id,
+				 (unsigned long long)since(), c->level);
+		c->said = 1;
+		return 0;
+	}
+	for (uint32_t i = 0; i < nfrontier; i++)
+		if (frontier[i].owner == owner->id && frontier[i].callee == f->id)
+			return 1;
+	if (nfrontier == ADAPT_FRONTIER)
+		return 0; /* no room to remember it: traced */
+	frontier[nfrontier].owner = owner->id;
+	frontier[nfrontier++].callee = f->id;
+	return 1;
+}
+
+/* ---- reading the rings ---- */
+
+struct rstate {
+	pid_t tid;
+	uint32_t gen;
+	uint64_t k;  /* sub-buffer read next */
+	uint32_t i;  /* its record read next */
+	uint32_t depth;
+	struct { uint32_t func; uint64_t t0, child; } stk[ADAPT_STACK];
+	/* the unit in progress: its root's direct callees, hashed */
+	uint64_t path;
+};
+static struct rstate rs[ADAPT_THREADS];
+static struct propel_rec rbuf[ADAPT_READ];
+
+/* the unit in progress's functions (their own time: afunc.own) */
+static uint32_t utouched[8192];
+static uint32_t nut, ustamp;
+
+struct group {
+	uint64_t key;
+	uint32_t root;
+	uint32_t n;
+	double sd, sdd;
+};
+static struct group groups[ADAPT_GROUPS];
+static uint32_t ngroups;
+
+/* (group, function) accumulators of this cycle */
+struct acc {
+	uint32_t g, func; /* func + 1: 0 empty */
+	double sx, sxd, si, sid;
+};
+static struct acc acc[1u << ADAPT_ACC_BITS];
+static uint64_t durs[ADAPT_DURS];
+static uint32_t ndurs;
+
+static struct acc *acc_of(uint32_t g, uint32_t func)
+{
+	uint32_t h = (g * 2654435761u ^ func * 40503u) &
+		     ((1u << ADAPT_ACC_BITS) - 1);
+
+	for (uint32_t p = 0; p < 64; p++, h = (h + 1) & ((1u << ADAPT_ACC_BITS) - 1)) {
+		if (!acc[h].func) {
+			acc[h].g = g;
+			acc[h].func = func + 1;
+			return &acc[h];
+		}
+		if (acc[h].g == g && acc[h].func == func + 1)
+			return &acc[h];
+	}
+	return NULL;
+}
+
+static void unit_touch(uint32_t func, uint64_t own, uint64_t incl)
+{
+	struct afunc *a = afunc_of(func);
+
+	if (!a)
+		return;
+	if (a->ustamp != ustamp) {
+		if (nut == sizeof(utouched) / sizeof(utouched[0]))
+			return;
+		a->ustamp = ustamp;
+		a->own = a->incl = 0;
+		utouched[nut++] = func;
+	}
+	a->own += own;
+	a->incl += incl;
+}
+
+/* A unit ended: root func, dur ns, path key. */
+static void unit_end(uint32_t root, uint64_t path, double dur)
+{
+	uint64_t key = path * 31 + root;
+	uint32_t g;
+
+	for (g = 0; g < ngroups && groups[g].key != key; g++)
+		;
+	if (g == ngroups) {
+		if (ngroups == ADAPT_GROUPS)
+			goto out;
+		memset(&groups[g], 0, sizeof(groups[g]));
+		groups[g].key = key;
+		groups[g].root = root;
+		ngroups++;
+	}
+	groups[g].n++;
+	groups[g].sd += dur;
+	groups[g].sdd += dur * dur;
+	if (ndurs < ADAPT_DURS)
+		durs[ndurs++] = (uint64_t)dur;
+	for (uint32_t i = 0; i < nut; i++) {
+		struct afunc *a = &af[utouched[i]];
+		struct acc *c = acc_of(g, utouched[i]);
+
+		if (!c)
+			continue;
+		c->sx += (double)a->own;
+		c->sxd += (double)a->own * dur;
+		c->si += (double)a->incl;
+		c->sid += (double)a->incl * dur;
+	}
+out:
+	nut = 0;
+	ustamp++;
+}
+
+static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		unsigned type = (unsigned)(rbuf[i].w0 & 0xf);
+		uint64_t tsc = rbuf[i].w0 >> 4;
+
+		if (type == PROPEL_REC_ENTRY) {
+			if (r->depth == ADAPT_STACK)
+				continue;
+			if (r->depth == 1)
+				r->path = r->path * 1000003u + rbuf[i].a + 1;
+			r->stk[r->depth].func = rbuf[i].a;
+			r->stk[r->depth].t0 = tsc;
+			r->stk[r->depth++].child = 0;
+		} else if (type == PROPEL_REC_EXIT) {
+			uint32_t d = r->depth;
+			uint64_t incl, own;
+
+			while (d && r->stk[d - 1].func != rbuf[i].a)
+				d--;
+			if (!d)
+				continue; /* entered before the reader began */
+			d--;
+			incl = tsc > r->stk[d].t0 ? tsc - r->stk[d].t0 : 0;
+			own = incl > r->stk[d].child ? incl - r->stk[d].child : 0;
+			unit_touch(rbuf[i].a, (uint64_t)(own * ns_per_tick),
+				   (uint64_t)(incl * ns_per_tick));
+			r->depth = d;
+			if (d) {
+				r->stk[d - 1].child += incl;
+			} else {
+				unit_end(rbuf[i].a, r->path, incl * ns_per_tick);
+				r->path = 0;
+			}
+		} else if (type == PROPEL_REC_LOST || type == PROPEL_REC_SWITCH) {
+			r->depth = 0; /* the frames are not known any more */
+			nut = 0;
+			ustamp++;
+			r->path = 0;
+		}
+	}
+}
+
+static struct ag_fd mem = { -1, 0, 0 };
+
+static int mem_read(uint64_t addr, void *buf, size_t len)
+{
+	int fd = ag_fd_get(&mem, "/proc/self/mem", O_RDONLY);
+
+	return fd >= 0 && pread(fd, buf, len, (off_t)addr) == (ssize_t)len ? 0
+									     : -1;
+}
+
+/* Records [from, to) of sub-buffer k into the unit builder; the index
+ * read up to (a record not yet complete stops it). */
+static uint32_t sub_read(struct rstate *r, struct propel_ring_hdr *hp,
+			 const struct propel_ring_hdr *h, uint64_t k,
+			 uint32_t from, uint32_t to, double ns_per_tick)
+{
+	uint64_t st = propel_rec_tsc60(h->sub_tsc[k % h->sub_count]);
+
+	while (from < to) {
+		uint32_t n = to - from < ADAPT_READ ? to - from : ADAPT_READ, m;
+
+		if (mem_read((uint64_t)(propel_ring_sub(hp, k) + from), rbuf,
+			     n * sizeof(rbuf[0])) < 0)
+			return to;
+		for (m = 0; m < n; m++)
+			if (!rbuf[m].w0 || (rbuf[m].w0 >> 4) < st)
+				break; /* not written yet (this lap) */
+		recs_scan(r, m, ns_per_tick);
+		from += m;
+		if (m < n)
+			break;
+	}
+	return from;
+}
+
+static void thread_read(struct athread *t)
+{
+	struct propel_ring_hdr *hp =
+		__atomic_load_n(&t->ring, __ATOMIC_ACQUIRE);
+	struct propel_ring_hdr h;
+	struct rstate *r = NULL;
+	struct propel_rec *cur, *base;
+	double ns_per_tick;
+
+	if (!hp || t->dead || mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
+	    memcmp(h.magic, PROPEL_RING_MAGIC, 8) || h.tid != (uint32_t)t->tid ||
+	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX ||
+	    h.tsc_last <= h.tsc0 || h.mono_last_ns <= h.mono0_ns)
+		return;
+	for (uint32_t i = 0; i < ADAPT_THREADS && !r; i++)
+		if (rs[i].tid == t->tid && rs[i].gen == ag_gen)
+			r = &rs[i];
+	for (uint32_t i = 0; i < ADAPT_THREADS && !r; i++)
+		if (!rs[i].tid || rs[i].gen != ag_gen) {
+			r = &rs[i];
+			memset(r, 0, sizeof(*r));
+			r->tid = t->tid;
+			r->gen = ag_gen;
+			r->k = h.commits;
+		}
+	if (!r)
+		return;
+	ns_per_tick = (double)(h.mono_last_ns - h.mono0_ns) /
+		      (double)(h.tsc_last - h.tsc0);
+	if (h.commits > r->k && h.commits - r->k >= h.sub_count) {
+		r->k = h.commits; /* lapped: what was not read is gone */
+		r->i = 0;
+		r->depth = 0;
+	}
+	while (r->k < h.commits) {
+		sub_read(r, hp, &h, r->k, r->i, h.sub_recs, ns_per_tick);
+		r->k++;
+		r->i = 0;
+	}
+	cur = __atomic_load_n(&t->cur, __ATOMIC_ACQUIRE);
+	base = propel_ring_sub(hp, r->k);
+	if (cur > base && cur <= base + h.sub_recs && cur - base > r->i)
+		r->i = sub_read(r, hp, &h, r->k, r->i, (uint32_t)(cur - base),
+				ns_per_tick);
+}
+
+/* ---- deciding ---- */
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct cand {
+	double score;
+	uint32_t func;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	double x = ((const struct cand *)a)->score,
+	       y = ((const struct cand *)b)->score;
+
+	return x > y ? -1 : x < y;
+}
+
+static struct cand cands[1u << ADAPT_ACC_BITS];
+
+/* Enable f's callees left out: the owners' sites made again. */
+static int deepen(uint32_t func)
+{
+	struct ag_func *o;
+	int n = 0;
+
+	for (uint32_t i = 0; i < nfrontier; i++) {
+		if (frontier[i].owner != func || af[frontier[i].callee].enabled)
+			continue;
+		af[frontier[i].callee].enabled = 1;
+		af[frontier[i].callee].idle = 0;
+		map_line("A + %u %llu %u", frontier[i].callee,
+			 (unsigned long long)since(),
+			 af[frontier[i].callee].level);
+		n++;
+	}
+	if (!n)
+		return 0;
+	o = ag_funcs_by_id[func];
+	__atomic_and_fetch(&o->flags, ~(uint32_t)F_READY, __ATOMIC_RELEASE);
+	patch_function(o);
+	return n;
+}
+
+static void group_decide(uint32_t g, double p95)
+{
+	struct group *gr = &groups[g];
+	double mean = gr->sd / gr->n;
+	double var = gr->sdd / gr->n - mean * mean;
+	/* cv > ADAPT_CV without sqrt (the agent links no libm) */
+	int high = var > 0 && mean > 0 && var > ADAPT_CV * ADAPT_CV * mean * mean;
+	int slow = mean > p95;
+	uint32_t nc = 0, done = 0;
+
+	if (gr->n < ADAPT_MIN_UNITS || (!slow && !high))
+		return;
+	for (uint32_t h = 0; h < (1u << ADAPT_ACC_BITS); h++) {
+		struct acc *c = &acc[h];
+		double share, ishare;
+
+		if (!c->func || c->g != g)
+			continue;
+		share = var > 0 ? (c->sxd / gr->n - c->sx / gr->n * mean) / var
+				: 0;
+		ishare = var > 0 ? (c->sid / gr->n - c->si / gr->n * mean) / var
+				 : 0;
+		af[c->func - 1].seen |= ishare >= ADAPT_NOISE;
+		cands[nc].func = c->func - 1;
+		cands[nc++].score = high ? share : c->sx / gr->n;
+	}
+	ag_sort(cands, nc, sizeof(cands[0]), cand_cmp);
+	for (uint32_t i = 0; i < nc && done < ADAPT_PER_CYCLE; i++) {
+		if (high && cands[i].score < ADAPT_NOISE)
+			break;
+		if (deepen(cands[i].func))
+			done++;
+	}
+}
+
+/* A function the controller enabled that explained nothing for a while,
+ * none of its enabled callees still enabled: left out again. */
+static void prune(void)
+{
+	for (uint32_t i = 0; i < nfrontier; i++) {
+		uint32_t f = frontier[i].callee;
+		int busy = 0;
+
+		if (!af[f].enabled)
+			continue;
+		if (af[f].seen) {
+			af[f].idle = 0;
+			continue;
+		}
+		if (++af[f].idle < ADAPT_IDLE)
+			continue;
+		for (uint32_t j = 0; j < nfrontier && !busy; j++)
+			busy = frontier[j].owner == f &&
+			       af[frontier[j].callee].enabled;
+		if (busy)
+			continue;
+		af[f].enabled = 0;
+		patch_untrace(ag_funcs_by_id[f]);
+		map_line("A - %u %llu %u", f, (unsigned long long)since(),
+			 af[f].level);
+	}
+	for (uint32_t i = 0; i < af_cap; i++)
+		af[i].seen = 0;
+}
+
+static void decide(void)
+{
+	double p95 = 0;
+
+	if (ndurs) {
+		ag_sort(durs, ndurs, sizeof(durs[0]), u64_cmp);
+		p95 = (double)durs[(ndurs * 95) / 100];
+	}
+	for (uint32_t g = 0; g < ngroups; g++)
+		group_decide(g, p95);
+	prune();
+	ngroups = 0;
+	ndurs = 0;
+	memset(acc, 0, sizeof(acc));
+}
+
+void adaptive_tick(void)
+{
+	sigset_t old;
+	uint64_t now;
+
+	if (!cfg.on || !ag_active)
+		return;
+	slow_lock(&old);
+	if (ag_active && !ag_inert) {
+		for (struct athread *t = ag_threads; t; t = t->next)
+			if (t->gen == ag_gen)
+				thread_read(t);
+		now = ag_mono_ns();
+		if (now - cfg.last >= ADAPT_CYCLE_MS * 1000000ull) {
+			cfg.last = now;
+			decide();
+		}
+	}
+	slow_unlock(&old);
+}
