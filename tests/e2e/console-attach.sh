@@ -302,7 +302,9 @@ else
 	mkdir -p "$d/nginx"
 	tui_start 80 24 "cd $d/nginx && $PROPEL"
 	tui_wait_for "PID USER" 3
-	tui_keys / ; tui_keys "nginx: worker" Enter
+	# by its pid: another suite's nginx may run beside this one (J=2:
+	# "2 match /nginx: worker", Home took the other, already traced)
+	tui_keys / ; tui_keys "$wk" Enter
 	sleep 1.3
 	tmx send-keys -t t Home a
 	t0=$(date +%s%N)
