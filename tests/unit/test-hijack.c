@@ -42,7 +42,6 @@
 #include "inject/inject.h"
 #include "share/agent-abi.h"
 #include "share/clock.h"
-#include "share/proc.h"
 
 #define TH_JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
@@ -954,6 +953,8 @@ static void th_case_race(void)
 		th_pass("race_exit");
 }
 
+#include "tests/unit/test-hijack-lease.h"
+
 /* The real agent ($O/libpropel-agent.so), when it has been built with the
  * ABI's symbols: start it in the self-checking target, let it run, stop
  * it.  The target must go on verifying its own results throughout. */
@@ -976,39 +977,7 @@ static void th_case_agent(void)
 	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
 	th_sh("mkdir -p %s", dir);
 	th_start_target(&p, "agent");
-	/* a session whose coordinator is gone (it ended during the
-	 * injection): the agent, in propel's pid namespace, refuses to start
-	 * rather than stay on with no lease */
-	{
-		char coord[300];
-		pid_t gone = fork();
-		unsigned long long st;
-		FILE *f;
-
-		if (gone == 0) {
-			pause();
-			_exit(0);
-		}
-		st = propel_proc_start(gone);
-		kill(gone, SIGKILL);
-		waitpid(gone, NULL, 0);
-		snprintf(coord, sizeof(coord), "%s/%s", dir, PROPEL_COORD_FILE);
-		if ((f = fopen(coord, "w"))) {
-			fprintf(f, "%d %llu\n", (int)gone, st);
-			fclose(f);
-		}
-		err = inject_agent_start(p.pid, so, dir, 0, &cause);
-		if (err != -ESRCH || !th_one_line(cause) ||
-		    inject_agent_status(p.pid, NULL) != 0)
-			th_fail("lease_gone", "err %d (want -ESRCH), status %d: %s",
-				err, inject_agent_status(p.pid, NULL),
-				cause ? cause : "");
-		else
-			th_pass("lease_gone");
-		free(cause);
-		cause = NULL;
-		unlink(coord);
-	}
+	th_lease_gone(p.pid, so, dir);
 	err = inject_agent_start(p.pid, so, dir, 0, &cause);
 	if (err) {
 		th_fail("real_agent", "start: %s", cause ? cause : strerror(-err));
