@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/argchunk.h"
 #include "engine/callvals.h"
 #include "engine/session.h"
 #include "share/json.h"
@@ -21,7 +22,7 @@
 #define CV_MAXFUNC 100000000
 
 struct callvals {
-	sqlite3_stmt *st; /* an entry's registers; NULL: no --args */
+	struct argchunk_reader *regs; /* NULL: no --args */
 	uint8_t *has;	  /* by functions.id: recorded with --args */
 	char **sig;	  /* by functions.id: params.sig, NULL unknown */
 	int64_t n;
@@ -72,11 +73,7 @@ static int cv_load(sqlite3 *db, struct callvals *cv)
 		}
 		sqlite3_finalize(st);
 	}
-	if (sqlite3_prepare_v2(db, "SELECT a0, a1, a2, a3, a4, a5 FROM argvals"
-				   " WHERE event = ?", -1, &cv->st,
-			       NULL) != SQLITE_OK)
-		cv->st = NULL;
-	return 0;
+	return argchunk_reader_open(db, &cv->regs);
 }
 
 int callvals_open(struct session *s, struct callvals **out)
@@ -100,7 +97,7 @@ void callvals_free(struct callvals *cv)
 {
 	if (!cv)
 		return;
-	sqlite3_finalize(cv->st);
+	argchunk_reader_free(cv->regs);
 	for (int64_t i = 0; cv->sig && i < cv->n; i++)
 		free(cv->sig[i]);
 	free(cv->sig);
@@ -192,17 +189,9 @@ static void cv_each(const char *sig, const uint64_t *r, int json,
 static int cv_regs_of(struct callvals *cv, int64_t func, int64_t event,
 		      uint64_t *r)
 {
-	int ok;
-
-	if (!callvals_has(cv, func) || !cv->st || event <= 0)
+	if (!callvals_has(cv, func))
 		return 0;
-	sqlite3_reset(cv->st);
-	sqlite3_bind_int64(cv->st, 1, event);
-	ok = sqlite3_step(cv->st) == SQLITE_ROW;
-	for (int i = 0; ok && i < 6; i++)
-		r[i] = (uint64_t)sqlite3_column_int64(cv->st, i);
-	sqlite3_reset(cv->st);
-	return ok;
+	return argchunk_get(cv->regs, event, r);
 }
 
 struct cv_text {

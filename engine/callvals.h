@@ -4,7 +4,7 @@
  *
  * The agent records the six integer argument registers at each traced
  * call's entry and rax at its exit (share/agent-abi.h); ingest keeps the
- * registers in table argvals by the entry's id, rax as the exit's arg2,
+ * registers by the entry's id (engine/argchunk.h), rax as the exit's arg2,
  * and what DWARF declares of each function in table params
  * (engine/symbols.h: symbols_params).  This file reads a register as its
  * argument: by the declared name and type (a pointer in hex, an int

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/argchunk.h"
 #include "engine/chan.h"
 #include "engine/chunk.h"
 #include "engine/ingest.h"
@@ -92,7 +93,8 @@ struct ingest {
 	struct ingest_stats *st;
 	struct symbols *sy;
 	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_comm;
-	sqlite3_stmt *ins_args, *ins_params; /* --args: tables argvals, params */
+	sqlite3_stmt *ins_params;     /* --args: what DWARF declares */
+	struct argchunk_writer *args; /* --args: the registers */
 	struct chunk_writer *cw; /* events, compressed per thread */
 	struct ingest_proc **procs;
 	size_t nprocs;

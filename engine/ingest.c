@@ -40,8 +40,8 @@
  * A function whose F line has flag 4 or 8 (a mapping directive names it,
  * share/agent-abi.h) has one ARG after its ENTRY or EXIT records: the
  * value, stored as the event's arg2.  Flag 16 (--args): six more after
- * the ENTRY, the argument registers, stored in table argvals by the
- * entry's id (rax at the exit is its arg2, flag 8); what DWARF says of
+ * the ENTRY, the argument registers, stored by the entry's id in
+ * table argchunks (engine/argchunk.h: compressed, a row per thousands) (rax at the exit is its arg2, flag 8); what DWARF says of
  * the arguments goes to table params (ingest-map.c).
  *
  * The hot loop (pass 2) appends to the chunk writer's buffer and does no
@@ -498,14 +498,7 @@ static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
 /* --args: an entry's six argument registers, by its event's id. */
 static int ingest_args(struct ingest_walk *w, const uint64_t *v)
 {
-	sqlite3_stmt *st = w->in->ins_args;
-
-	if (!st)
-		return 0;
-	sqlite3_bind_int64(st, 1, w->last_id);
-	for (int i = 0; i < 6; i++)
-		sqlite3_bind_int64(st, 2 + i, (int64_t)v[i]);
-	return ingest_step(st);
+	return argchunk_add(w->in->args, w->last_id, v);
 }
 
 /* One decoded event (ARGs folded in). */
@@ -864,7 +857,7 @@ static int ingest_walk(struct ingest_walk *w)
  * caller was open -- pass 2 would shift by nothing and rebuild nothing.
  * So pass 2's events are stored during pass 1's walk (pass 3, from
  * depth 0) and kept when the walk confirms that; otherwise what the walk
- * stored is deleted (ingest_spec_undo: its chunks, comm and argvals
+ * stored is deleted (ingest_spec_undo: its chunks, comm and argchunks
  * rows, the callsites rows its signals made) and pass 2 runs as ever.
  * Either way the session is the same, row for row.
  */
@@ -890,7 +883,7 @@ static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
 		" (SELECT id FROM chunks WHERE first_seq >= ?1)",
 		"DELETE FROM chunks WHERE first_seq >= ?1",
 		"DELETE FROM comm WHERE event >= ?1",
-		"DELETE FROM argvals WHERE event >= ?1",
+		"DELETE FROM argchunks WHERE first >= ?1",
 		"DELETE FROM callsites WHERE id = ?1",
 	};
 	sqlite3_stmt *st;
@@ -913,6 +906,7 @@ static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
 	p->npcsites = sp->npcsites;
 	in->st->callsites = sp->callsites;
 	chunk_writer_rewind(in->cw, sp->seq);
+	argchunk_rewind(in->args, sp->seq);
 	return err;
 }
 
@@ -995,7 +989,7 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 				    (int64_t)(h->dropped - w.lost_sum), 0, 0);
 		in->st->lost_records += h->dropped - w.lost_sum;
 	}
-	if (!err && chunk_writer_flush(in->cw))
+	if (!err && (chunk_writer_flush(in->cw) || argchunk_flush(in->args)))
 		err = -EIO;
 	if (err)
 		goto out;
@@ -1051,13 +1045,10 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"wrapped) VALUES(?,?,?,?,?,?,?,?)",
 		"INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,chan,dir,"
 		"peer,offset,hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
-		"INSERT INTO argvals(event,a0,a1,a2,a3,a4,a5)"
-		" VALUES(?,?,?,?,?,?,?)",
 		"INSERT OR REPLACE INTO params(func,sig) VALUES(?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
-				 &in->ins_thread, &in->ins_comm, &in->ins_args,
-				 &in->ins_params };
+				 &in->ins_thread, &in->ins_comm, &in->ins_params };
 	size_t i;
 
 	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -1243,6 +1234,8 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		goto out;
 	began = 1;
 	err = chunk_writer_new(s, &in.cw);
+	if (!err && (err = argchunk_writer_new(in.db, &in.args)) == -EIO)
+		err = ingest_sql_err(&in, cause);
 	if (!err)
 		err = ingest_prepare(&in, cause);
 	for (i = 0; !err && i < nnames; i++)
@@ -1272,7 +1265,7 @@ out:
 	sqlite3_finalize(in.ins_site);
 	sqlite3_finalize(in.ins_thread);
 	sqlite3_finalize(in.ins_comm);
-	sqlite3_finalize(in.ins_args);
+	argchunk_writer_free(in.args);
 	sqlite3_finalize(in.ins_params);
 	if (began) {
 		if (err)

@@ -58,11 +58,15 @@ static const char schema[] =
 	"CREATE TABLE IF NOT EXISTS comm(event INTEGER PRIMARY KEY, pid INTEGER,"
 	" tid INTEGER, ts_ns INTEGER, kind INTEGER, fd INTEGER, bytes INTEGER,"
 	" chan TEXT, dir INTEGER, peer TEXT, offset INTEGER, hash INTEGER);"
-	/* --args (engine/callvals.h): an entry's argument registers, and a
-	 * function's arguments as DWARF gives them */
+	/* --args (engine/callvals.h): the entries' argument registers
+	 * (argchunks, engine/argchunk.h; argvals, a row per entry, in the
+	 * sessions written before), and a function's arguments as DWARF
+	 * gives them */
 	"CREATE TABLE IF NOT EXISTS argvals(event INTEGER PRIMARY KEY,"
 	" a0 INTEGER, a1 INTEGER, a2 INTEGER, a3 INTEGER, a4 INTEGER,"
 	" a5 INTEGER);"
+	"CREATE TABLE IF NOT EXISTS argchunks(first INTEGER PRIMARY KEY,"
+	" last INTEGER NOT NULL, n INTEGER NOT NULL, body BLOB NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS params(func INTEGER PRIMARY KEY, sig TEXT);";
 
 /* Column kind of events, comm and each chunk's records holds these
