@@ -752,6 +752,17 @@ static int dbl_cmp(const void *a, const void *b)
 
 /* processes talked: a matched message between two of them (the threads
  * of one program talking among themselves are still one program's run) */
+/* 1 while a view works in the background: the loop redraws until done */
+static int tui_busy(struct tui *t)
+{
+	int i;
+
+	for (i = 0; i < t->nviews; i++)
+		if (t->views[i].ops->busy && t->views[i].ops->busy(&t->views[i]))
+			return 1;
+	return 0;
+}
+
 static int tui_talked(const struct recon *r)
 {
 	int64_t i;
@@ -973,10 +984,11 @@ int tui_session_open(const char *path, int best_flow)
 		tui_draw(&t);
 		if (!t_first)
 			t_first = now_s();
-		key = screen_getkey(-1);
+		key = screen_getkey(tui_busy(&t) ? TUI_BUSY_MS : -1);
 		if (key == SCREEN_KEY_HANGUP || tui_hangup)
 			break;
-		tui_key(&t, key);
+		if (key != SCREEN_KEY_NONE)
+			tui_key(&t, key);
 	}
 	screen_fini();
 	if (t.bench) {

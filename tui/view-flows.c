@@ -20,15 +20,23 @@
  * view_flows_rank prints the same ranking as text lines, for the live
  * console's snapshots of a run still going (tui/live.c).
  *
- * The analysis runs on the first draw (engine/analysis-load.c reads the
+ * The analysis starts on the first draw (engine/analysis-load.c reads the
  * whole session), not at open: a TUI that never shows this pane pays
- * nothing.  The same numbers as `propel report --suspects`.
+ * nothing.  It runs on a thread of its own, on a connection of its own to
+ * the session file, while the pane says what it is doing (a 10M-event
+ * session takes seconds): the first screen and the other panes do not
+ * wait for it, and the core redraws until it is done (view_ops.busy).
+ * A `:flow N` waits for it (PROPEL_TEST_FLOWS_DELAY_MS: the thread
+ * sleeps that long first, for the test).  The same numbers as `propel report
+ * --suspects`.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/flows.h"
 #include "analysis/profiles.h"
@@ -37,12 +45,19 @@
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
 #include "engine/hang-load.h"
+#include "engine/session.h"
 #include "share/log.h"
 #include "tui/screen.h"
 #include "tui/view.h"
 
 struct flows_view {
 	int loaded;
+	/* the analysis on its thread: running (joined when done set) */
+	int running;
+	int done; /* (atomic) the thread's work is finished */
+	pthread_t th;
+	char *path;		/* the session file, for its connection */
+	struct session *own;	/* that connection (open while fv lives) */
 	char err[200];
 	struct trace *t;
 	struct flows *f;
@@ -95,7 +110,6 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 	size_t i;
 	int err;
 
-	fv->loaded = 1;
 	err = analysis_load(s, &fv->t, &cause);
 	if (!err && !fv->t->nev)
 		err = -ENODATA;
@@ -148,6 +162,67 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 	free(cause);
 }
 
+static void *flows_view_run(void *arg)
+{
+	struct flows_view *fv = arg;
+	const char *delay = getenv("PROPEL_TEST_FLOWS_DELAY_MS");
+	char *cause = NULL;
+
+	if (delay) /* tests/e2e/tui-flows.sh: a long analysis, made so */
+		usleep((useconds_t)atoi(delay) * 1000);
+	if (session_open(fv->path, SESSION_READ, &fv->own, &cause) == 0)
+		flows_view_load(fv->own, fv);
+	else
+		snprintf(fv->err, sizeof(fv->err), "%s",
+			 cause ? cause : "cannot open the session");
+	free(cause);
+	__atomic_store_n(&fv->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Start the analysis on its thread (in line if there is none to be had). */
+static void flows_view_start(struct view *v, struct flows_view *fv)
+{
+	struct session *s = view_session(v);
+	const char *path = s ? session_path(s) : NULL;
+
+	fv->loaded = 1;
+	if (path && (fv->path = strdup(path)) &&
+	    pthread_create(&fv->th, NULL, flows_view_run, fv) == 0) {
+		fv->running = 1;
+		return;
+	}
+	flows_view_load(s, fv);
+}
+
+/* 1 while the analysis runs; joins it once it is done. */
+static int flows_view_pending(struct flows_view *fv)
+{
+	if (!fv->running)
+		return 0;
+	if (!__atomic_load_n(&fv->done, __ATOMIC_ACQUIRE))
+		return 1;
+	pthread_join(fv->th, NULL);
+	fv->running = 0;
+	return 0;
+}
+
+/* The analysis, finished: started and waited for if need be. */
+static void flows_view_wait(struct view *v, struct flows_view *fv)
+{
+	if (!fv->loaded)
+		flows_view_start(v, fv);
+	if (fv->running) {
+		pthread_join(fv->th, NULL);
+		fv->running = 0;
+	}
+}
+
+static int flows_view_busy(struct view *v)
+{
+	return flows_view_pending(v->priv);
+}
+
 static int flows_view_open(struct view *v, char **cause)
 {
 	struct flows_view *fv = calloc(1, sizeof(*fv));
@@ -179,7 +254,15 @@ static void flows_view_free(struct view *v)
 
 	if (!fv)
 		return;
+	if (flows_view_pending(fv)) {
+		/* quitting while it runs: not waited for; the thread owns fv
+		 * until the process ends */
+		pthread_detach(fv->th);
+		return;
+	}
 	flows_view_release(fv);
+	session_close(fv->own);
+	free(fv->path);
 	free(fv);
 }
 
@@ -364,7 +447,12 @@ static void flows_view_draw(struct view *v, const struct screen_rect *r,
 	struct flows_view *fv = v->priv;
 
 	if (!fv->loaded)
-		flows_view_load(view_session(v), fv);
+		flows_view_start(v, fv);
+	if (flows_view_pending(fv)) {
+		screen_put(r, 0, 0, SA_DIM, "ranking the flows by suspect "
+					    "score: reading the session ...");
+		return;
+	}
 	if (fv->err[0]) {
 		screen_put(r, 0, 0, SC_RED, fv->err);
 		return;
@@ -558,7 +646,7 @@ static int flows_view_key(struct view *v, int key)
 	struct flows_view *fv = v->priv;
 	long *sel, n;
 
-	if (!fv->loaded || fv->err[0] || !fv->f)
+	if (!fv->loaded || flows_view_pending(fv) || fv->err[0] || !fv->f)
 		return 0;
 	sel = fv->open == 2 ? &fv->dsel : fv->open ? &fv->esel : &fv->sel;
 	n = fv->open == 2 ? (long)fv->nrows
@@ -603,8 +691,7 @@ static int flows_view_select(struct view *v, struct flows_view *fv,
 {
 	size_t u, i, last = (size_t)-1;
 
-	if (!fv->loaded)
-		flows_view_load(view_session(v), fv);
+	flows_view_wait(v, fv);
 	if (fv->err[0])
 		return propel_cause(cause, -ENODATA, "%s", fv->err);
 	if (rank < 1 || rank > (long)fv->f->n)
@@ -648,6 +735,7 @@ int view_flows_rank(struct session *s, FILE *out, char **cause)
 	size_t i, p;
 
 	memset(&fv, 0, sizeof(fv));
+	fv.loaded = 1;
 	flows_view_load(s, &fv);
 	if (fv.err[0]) {
 		flows_view_release(&fv);
@@ -676,7 +764,8 @@ static void flows_view_click(struct view *v, int row)
 	struct flows_view *fv = v->priv;
 	long i;
 
-	if (!fv->loaded || fv->err[0] || fv->open || row < fv->row0)
+	if (!fv->loaded || flows_view_pending(fv) || fv->err[0] || fv->open ||
+	    row < fv->row0)
 		return;
 	i = fv->top + row - fv->row0;
 	if (i < (long)fv->f->n)
@@ -694,4 +783,5 @@ const struct view_ops view_flows_ops = {
 	.key = flows_view_key,
 	.command = flows_view_command,
 	.click = flows_view_click,
+	.busy = flows_view_busy,
 };

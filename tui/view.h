@@ -31,6 +31,9 @@
  *                       clear); without it `/` searches the trace.
  *   click(v, row)       optional: a mouse click on row (of the rectangle
  *                       last drawn); the core has focused the view.
+ *   busy(v)             optional: 1 while the view works in the
+ *                       background (a long analysis on its own thread):
+ *                       the core redraws every TUI_BUSY_MS until it is 0.
  */
 #ifndef PROPEL_TUI_VIEW_H
 #define PROPEL_TUI_VIEW_H
@@ -58,7 +61,10 @@ struct view_ops {
 	void (*status)(struct view *v, char *buf, int size);
 	void (*search)(struct view *v, const char *text);
 	void (*click)(struct view *v, int row);
+	int (*busy)(struct view *v);
 };
+
+#define TUI_BUSY_MS 100
 
 struct view {
 	const struct view_ops *ops;

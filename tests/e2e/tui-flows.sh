@@ -10,6 +10,11 @@
 #   tui-flows/goto       Enter on an event: the cursor is there (status line:
 #                        the server's pid and read), the trace pane focused
 #   tui-flows/back       Backspace returns to the ranked list
+#   tui-flows/background the ranking runs on its own thread: with it made
+#                        to take 3 s (PROPEL_TEST_FLOWS_DELAY_MS), `:view
+#                        flows` shows "ranking the flows" at once, the trace
+#                        pane still moves (Tab, j: the status line's event
+#                        changes), then the ranked list appears by itself
 #   tui-rootcause/list   `:view rootcause`: the reduction line and the rare
 #                        path first: its values (time from the flow's start,
 #                        5 frames) apart from its ranks (1 by time)
@@ -20,7 +25,7 @@
 #                        message says which flow and process it went to
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 7
+expect_checks 8
 command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -74,6 +79,26 @@ if tui_screen | grepq "RANK FLOW"; then
 else
 	fail tui-flows/back "$(tui_screen | head -3 | tr '\n' '|')"
 fi
+
+tui_stop
+tui_start 80 24 env PROPEL_TEST_FLOWS_DELAY_MS=3000 "$PROPEL" tui "$d/s.db"
+tui_wait_for "event 1/" 10
+tui_cmd view flows
+busy=$(tui_screen)
+ev0=$(tui_status | grep -o 'event [0-9]*')
+tui_keys Tab j j
+ev1=$(tui_status | grep -o 'event [0-9]*')
+still=$(tui_screen)
+if grep -q "ranking the flows" <<<"$busy" && grep -q "ranking the flows" <<<"$still" &&
+	[ -n "$ev0" ] && [ -n "$ev1" ] && [ "$ev0" != "$ev1" ] &&
+	tui_wait_for "RANK FLOW" 10; then
+	pass tui-flows/background
+else
+	fail tui-flows/background "at once: $(head -3 <<<"$busy" | tr '\n' '|'); status $ev0 -> $ev1; later: $(tui_screen | head -3 | tr '\n' '|')"
+fi
+tui_stop
+tui_start 80 24 "$PROPEL" tui "$d/s.db"
+tui_wait_for "event 1/" 10
 
 tui_cmd view rootcause
 tui_wait_for "#T  #L SIDE" 10
