@@ -289,3 +289,167 @@ int variance_report(const char *db, int json, char **cause)
 		session_close(s);
 	return err;
 }
+
+/* ---- the same, kept for a browser (tui/view-variance.c) ---- */
+
+struct variance_view_priv {
+	struct trace *t;
+	struct flows *f;
+	struct vbuild b;
+	struct variance v;
+};
+
+void variance_view_release(struct variance_view *vv)
+{
+	struct variance_view_priv *p = vv->priv;
+
+	if (p) {
+		variance_release(&p->v);
+		free(p->b.u);
+		free(p->b.own);
+		free(p->b.raw);
+		free(p->b.calls);
+		free(p->b.comm);
+		if (p->f)
+			flows_free(p->f);
+		if (p->t)
+			trace_free(p->t);
+		free(p);
+	}
+	free(vv->g);
+	free(vv->f);
+	memset(vv, 0, sizeof(*vv));
+}
+
+int variance_view_load(struct session *s, struct variance_view *out,
+		       char **cause)
+{
+	struct variance_view_priv *p = calloc(1, sizeof(*p));
+	struct variance_patched *pt = NULL;
+	size_t np = 0;
+	int64_t total = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ENOMEM;
+	out->priv = p;
+	err = analysis_load(s, &p->t, cause);
+	if (!err && (err = analysis_flows(s, p->t, &p->f)))
+		propel_cause(cause, err, "flows");
+	if (!err) {
+		err = variance_store_load(session_db(s), &pt, &np, &total);
+		if (err == -ENOENT)
+			err = 0; /* not --adaptive: no patched_at */
+	}
+	if (!err && !(p->b.u = calloc(p->f->n + 1, sizeof(*p->b.u))))
+		err = -ENOMEM;
+	if (!err)
+		err = build(p->t, p->f, &p->b);
+	if (!err)
+		err = variance_analyze(p->b.u, p->f->n, (uint32_t)p->t->nstr,
+				       &p->v);
+	if (!err) {
+		out->g = calloc(p->v.ng + 1, sizeof(*out->g));
+		out->f = calloc(p->v.nf + 1, sizeof(*out->f));
+		if (!out->g || !out->f)
+			err = -ENOMEM;
+	}
+	for (size_t i = 0; !err && i < p->v.ng; i++)
+		out->g[i] = (struct variance_view_group){
+			.path = trace_str(p->t, p->v.g[i].path),
+			.flows = p->v.g[i].n,
+			.cv = p->v.g[i].cv,
+			.p95_ns = p->v.g[i].p95_ns,
+			.problem = p->v.g[i].problem,
+		};
+	for (size_t i = 0; !err && i < p->v.nf; i++) {
+		const char *nm = trace_str(p->t, p->v.f[i].func);
+		const struct variance_patched *q = patched_find(pt, np, nm);
+
+		out->f[i] = (struct variance_view_func){
+			.func = nm,
+			.share = p->v.f[i].share,
+			.calls = p->b.calls[p->v.f[i].func],
+			.group = p->v.f[i].group,
+			.patched_at_ns = q ? q->at_ns : -1,
+		};
+	}
+	if (!err) {
+		out->ng = p->v.ng;
+		out->nf = p->v.nf;
+		out->patched = np;
+		out->total = total;
+	}
+	variance_patched_free(pt, np);
+	if (err == -ENOMEM)
+		propel_cause(cause, err, "out of memory");
+	return err;
+}
+
+int variance_view_slow(const struct variance_view *vv, size_t fi,
+		       int64_t *event, size_t *flow, int64_t *dur_ns)
+{
+	const struct variance_view_priv *p = vv->priv;
+	const struct trace *t;
+	uint32_t func, path;
+	size_t best = SIZE_MAX, i, k;
+	int64_t own = -1;
+
+	if (!p || fi >= vv->nf)
+		return -ENOENT;
+	t = p->t;
+	func = p->v.f[fi].func;
+	path = p->v.g[p->v.f[fi].group].path;
+	for (i = 0; i < p->f->n; i++) { /* the slowest flow that calls it */
+		const struct variance_unit *u = &p->b.u[i];
+
+		if (u->path != path ||
+		    (best != SIZE_MAX && u->dur_ns <= p->b.u[best].dur_ns))
+			continue;
+		for (k = 0; k < u->nown && u->own[k].func != func; k++)
+			;
+		if (k < u->nown)
+			best = i;
+	}
+	if (best == SIZE_MAX)
+		return -ENOENT;
+	/* its longest call in that flow (each thread's stack of entries
+	 * pairs an exit with its entry) */
+	*event = 0;
+	for (size_t th = 0; th < t->nth; th++) {
+		size_t end = t->th[th].first + t->th[th].n, d = 0, cap = 0;
+		size_t *stk = NULL;
+
+		for (i = t->th[th].first; i < end; i++) {
+			const struct trace_event *e = &t->ev[i];
+
+			if (e->kind == TK_ENTRY) {
+				if (d == cap) {
+					size_t nc = cap ? 2 * cap : 64;
+					size_t *n = realloc(stk, nc * sizeof(*n));
+
+					if (!n)
+						break;
+					stk = n;
+					cap = nc;
+				}
+				stk[d++] = i;
+			} else if (e->kind == TK_EXIT && d) {
+				const struct trace_event *en = &t->ev[stk[--d]];
+
+				if (en->func == func && p->f->of[stk[d]] == best &&
+				    e->ts_ns - en->ts_ns > own) {
+					own = e->ts_ns - en->ts_ns;
+					*event = en->id;
+				}
+			}
+		}
+		free(stk);
+	}
+	if (!*event)
+		return -ENOENT;
+	*flow = best + 1;
+	*dur_ns = p->b.u[best].dur_ns;
+	return 0;
+}

@@ -89,6 +89,7 @@ static const struct tui_view_entry {
 	{ &view_vitals_ops, TUI_SESSION },
 	{ &view_flows_ops, TUI_SESSION },
 	{ &view_rootcause_ops, TUI_SESSION },
+	{ &view_variance_ops, TUI_SESSION },
 	{ &view_procs_ops, TUI_LIVE },
 	{ &view_live_ops, TUI_LIVE },
 };

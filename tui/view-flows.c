@@ -22,21 +22,17 @@
  *
  * The analysis starts on the first draw (engine/analysis-load.c reads the
  * whole session), not at open: a TUI that never shows this pane pays
- * nothing.  It runs on a thread of its own, on a connection of its own to
- * the session file, while the pane says what it is doing (a 10M-event
- * session takes seconds): the first screen and the other panes do not
- * wait for it, and the core redraws until it is done (view_ops.busy).
- * A `:flow N` waits for it (PROPEL_TEST_FLOWS_DELAY_MS: the thread
- * sleeps that long first, for the test).  The same numbers as `propel report
+ * nothing.  It runs on a thread of its own (tui/bg.h) while the pane says
+ * what it is doing (a 10M-event session takes seconds): the first screen
+ * and the other panes do not wait for it.  A `:flow N` waits for it.
+ * The same numbers as `propel report
  * --suspects`.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analysis/flows.h"
 #include "analysis/profiles.h"
@@ -45,19 +41,14 @@
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
 #include "engine/hang-load.h"
-#include "engine/session.h"
 #include "share/log.h"
+#include "tui/bg.h"
 #include "tui/screen.h"
 #include "tui/view.h"
 
 struct flows_view {
 	int loaded;
-	/* the analysis on its thread: running (joined when done set) */
-	int running;
-	int done; /* (atomic) the thread's work is finished */
-	pthread_t th;
-	char *path;		/* the session file, for its connection */
-	struct session *own;	/* that connection (open while fv lives) */
+	struct tui_bg bg; /* the analysis, on its thread */
 	char err[200];
 	struct trace *t;
 	struct flows *f;
@@ -162,60 +153,25 @@ static void flows_view_load(struct session *s, struct flows_view *fv)
 	free(cause);
 }
 
-static void *flows_view_run(void *arg)
+static void flows_view_work(struct session *s, const char *cause, void *arg)
 {
 	struct flows_view *fv = arg;
-	const char *delay = getenv("PROPEL_TEST_FLOWS_DELAY_MS");
-	char *cause = NULL;
 
-	if (delay) /* tests/e2e/tui-flows.sh: a long analysis, made so */
-		usleep((useconds_t)atoi(delay) * 1000);
-	if (session_open(fv->path, SESSION_READ, &fv->own, &cause) == 0)
-		flows_view_load(fv->own, fv);
+	if (s)
+		flows_view_load(s, fv);
 	else
-		snprintf(fv->err, sizeof(fv->err), "%s",
-			 cause ? cause : "cannot open the session");
-	free(cause);
-	__atomic_store_n(&fv->done, 1, __ATOMIC_RELEASE);
-	return NULL;
+		snprintf(fv->err, sizeof(fv->err), "%s", cause);
 }
 
-/* Start the analysis on its thread (in line if there is none to be had). */
 static void flows_view_start(struct view *v, struct flows_view *fv)
 {
-	struct session *s = view_session(v);
-	const char *path = s ? session_path(s) : NULL;
-
 	fv->loaded = 1;
-	if (path && (fv->path = strdup(path)) &&
-	    pthread_create(&fv->th, NULL, flows_view_run, fv) == 0) {
-		fv->running = 1;
-		return;
-	}
-	flows_view_load(s, fv);
+	bg_start(&fv->bg, view_session(v), flows_view_work, fv);
 }
 
-/* 1 while the analysis runs; joins it once it is done. */
 static int flows_view_pending(struct flows_view *fv)
 {
-	if (!fv->running)
-		return 0;
-	if (!__atomic_load_n(&fv->done, __ATOMIC_ACQUIRE))
-		return 1;
-	pthread_join(fv->th, NULL);
-	fv->running = 0;
-	return 0;
-}
-
-/* The analysis, finished: started and waited for if need be. */
-static void flows_view_wait(struct view *v, struct flows_view *fv)
-{
-	if (!fv->loaded)
-		flows_view_start(v, fv);
-	if (fv->running) {
-		pthread_join(fv->th, NULL);
-		fv->running = 0;
-	}
+	return bg_pending(&fv->bg);
 }
 
 static int flows_view_busy(struct view *v)
@@ -254,15 +210,12 @@ static void flows_view_free(struct view *v)
 
 	if (!fv)
 		return;
-	if (flows_view_pending(fv)) {
-		/* quitting while it runs: not waited for; the thread owns fv
-		 * until the process ends */
-		pthread_detach(fv->th);
+	if (bg_pending(&fv->bg)) {
+		bg_release(&fv->bg); /* quitting: the thread keeps fv */
 		return;
 	}
 	flows_view_release(fv);
-	session_close(fv->own);
-	free(fv->path);
+	bg_release(&fv->bg);
 	free(fv);
 }
 
@@ -691,7 +644,9 @@ static int flows_view_select(struct view *v, struct flows_view *fv,
 {
 	size_t u, i, last = (size_t)-1;
 
-	flows_view_wait(v, fv);
+	if (!fv->loaded)
+		flows_view_start(v, fv);
+	bg_wait(&fv->bg);
 	if (fv->err[0])
 		return propel_cause(cause, -ENODATA, "%s", fv->err);
 	if (rank < 1 || rank > (long)fv->f->n)

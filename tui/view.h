@@ -131,6 +131,7 @@ extern const struct view_ops view_threads_ops;
 extern const struct view_ops view_vitals_ops;
 extern const struct view_ops view_flows_ops;
 extern const struct view_ops view_rootcause_ops;
+extern const struct view_ops view_variance_ops;
 extern const struct view_ops view_procs_ops;
 extern const struct view_ops view_live_ops;
 

@@ -11,7 +11,7 @@
 #                        the server's pid and read), the trace pane focused
 #   tui-flows/back       Backspace returns to the ranked list
 #   tui-flows/background the ranking runs on its own thread: with it made
-#                        to take 3 s (PROPEL_TEST_FLOWS_DELAY_MS), `:view
+#                        to take 3 s (PROPEL_TEST_BG_DELAY_MS), `:view
 #                        flows` shows "ranking the flows" at once, the trace
 #                        pane still moves (Tab, j: the status line's event
 #                        changes), then the ranked list appears by itself
@@ -81,7 +81,7 @@ else
 fi
 
 tui_stop
-tui_start 80 24 env PROPEL_TEST_FLOWS_DELAY_MS=3000 "$PROPEL" tui "$d/s.db"
+tui_start 80 24 env PROPEL_TEST_BG_DELAY_MS=3000 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 10
 tui_cmd view flows
 busy=$(tui_screen)
