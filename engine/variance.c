@@ -186,107 +186,73 @@ patched_find(const struct variance_patched *p, size_t n, const char *name)
 	return NULL;
 }
 
-static void print(const struct trace *t, const struct vbuild *b,
-		  const struct variance *v, const struct variance_patched *p,
-		  size_t np, int64_t total, int json)
+static void print(const struct variance_view *vv, int json)
 {
 	if (json) {
 		printf("{\"groups\": [");
-		for (size_t i = 0; i < v->ng; i++) {
+		for (size_t i = 0; i < vv->ng; i++) {
 			printf("%s{\"path\": ", i ? ", " : "");
-			json_str(stdout, trace_str(t, v->g[i].path));
+			json_str(stdout, vv->g[i].path);
 			printf(", \"flows\": %zu, \"cv\": %.4f, \"p95_ns\": %lld, "
 			       "\"problem\": %s}",
-			       v->g[i].n, v->g[i].cv, (long long)v->g[i].p95_ns,
-			       v->g[i].problem ? "true" : "false");
+			       vv->g[i].flows, vv->g[i].cv,
+			       (long long)vv->g[i].p95_ns,
+			       vv->g[i].problem ? "true" : "false");
 		}
 		printf("], \"functions\": [");
-		for (size_t i = 0; i < v->nf; i++) {
-			const char *nm = trace_str(t, v->f[i].func);
-			const struct variance_patched *q = patched_find(p, np, nm);
-
+		for (size_t i = 0; i < vv->nf; i++) {
 			printf("%s{\"func\": ", i ? ", " : "");
-			json_str(stdout, nm);
+			json_str(stdout, vv->f[i].func);
 			printf(", \"share\": %.4f, \"calls\": %lld, "
 			       "\"patched_at_ns\": ",
-			       v->f[i].share, (long long)b->calls[v->f[i].func]);
-			if (q)
-				printf("%lld", (long long)q->at_ns);
+			       vv->f[i].share, (long long)vv->f[i].calls);
+			if (vv->f[i].patched_at_ns >= 0)
+				printf("%lld", (long long)vv->f[i].patched_at_ns);
 			else
 				printf("null");
-			printf(", \"group\": %zu}", v->f[i].group);
+			printf(", \"group\": %zu}", vv->f[i].group);
 		}
-		printf("], \"patched\": %zu, \"total\": %lld}\n", np,
-		       (long long)total);
+		printf("], \"patched\": %zu, \"total\": %lld}\n", vv->patched,
+		       (long long)vv->total);
 		return;
 	}
 	printf("groups (flows of one path; a problem: cv > %.2g or mean above "
 	       "the 95th percentile of all, at least %d flows)\n",
 	       VARIANCE_CV, VARIANCE_MIN_UNITS);
-	for (size_t i = 0; i < v->ng; i++)
+	for (size_t i = 0; i < vv->ng; i++)
 		printf("  %c %3zu  %6zu flows  cv %.3f  p95 %.3f ms  %s\n",
-		       v->g[i].problem ? '!' : ' ', i, v->g[i].n, v->g[i].cv,
-		       v->g[i].p95_ns / 1e6, trace_str(t, v->g[i].path));
+		       vv->g[i].problem ? '!' : ' ', i, vv->g[i].flows,
+		       vv->g[i].cv, vv->g[i].p95_ns / 1e6, vv->g[i].path);
 	printf("functions by their share of a problem group's variance "
 	       "(under %.2g: noise)\n", VARIANCE_NOISE);
-	for (size_t i = 0; i < v->nf && i < 20; i++) {
-		const char *nm = trace_str(t, v->f[i].func);
-		const struct variance_patched *q = patched_find(p, np, nm);
+	for (size_t i = 0; i < vv->nf && i < 20; i++) {
+		const struct variance_view_func *f = &vv->f[i];
 
-		printf("  %5.1f%%  %-32s %8lld calls  group %zu", v->f[i].share * 100,
-		       nm, (long long)b->calls[v->f[i].func], v->f[i].group);
-		if (q)
-			printf("  traced after %.1f s", q->at_ns / 1e9);
-		printf("%s\n", v->f[i].share < VARIANCE_NOISE ? "  (noise)" : "");
+		printf("  %5.1f%%  %-32s %8lld calls  group %zu", f->share * 100,
+		       f->func, (long long)f->calls, f->group);
+		if (f->patched_at_ns >= 0)
+			printf("  traced after %.1f s", f->patched_at_ns / 1e9);
+		printf("%s\n", f->share < VARIANCE_NOISE ? "  (noise)" : "");
 	}
-	if (total)
-		printf("traced: %zu of %lld functions (%.1f%%)\n", np,
-		       (long long)total, 100.0 * np / total);
+	if (vv->total)
+		printf("traced: %zu of %lld functions (%.1f%%)\n", vv->patched,
+		       (long long)vv->total, 100.0 * vv->patched / vv->total);
 }
 
 int variance_report(const char *db, int json, char **cause)
 {
 	struct session *s = NULL;
-	struct trace *t = NULL;
-	struct flows *f = NULL;
-	struct vbuild b = { 0 };
-	struct variance v = { 0 };
-	struct variance_patched *p = NULL;
-	size_t np = 0;
-	int64_t total = 0;
+	struct variance_view vv;
 	int err;
 
+	memset(&vv, 0, sizeof(vv));
 	err = session_open(db, SESSION_READ, &s, cause);
 	if (!err)
-		err = analysis_load(s, &t, cause);
-	if (!err && (err = analysis_flows(s, t, &f)))
-		propel_cause(cause, err, "flows");
-	if (!err) {
-		err = variance_store_load(session_db(s), &p, &np, &total);
-		if (err == -ENOENT)
-			err = 0; /* not --adaptive: no patched_at */
-	}
-	if (!err && !(b.u = calloc(f->n + 1, sizeof(*b.u))))
-		err = -ENOMEM;
+		err = variance_view_load(s, &vv, cause);
 	if (!err)
-		err = build(t, f, &b);
-	if (!err)
-		err = variance_analyze(b.u, f->n, (uint32_t)t->nstr, &v);
-	if (!err)
-		print(t, &b, &v, p, np, total, json);
-	variance_release(&v);
-	variance_patched_free(p, np);
-	free(b.u);
-	free(b.own);
-	free(b.raw);
-	free(b.calls);
-	free(b.comm);
-	if (f)
-		flows_free(f);
-	if (t)
-		trace_free(t);
-	if (s)
-		session_close(s);
+		print(&vv, json);
+	variance_view_release(&vv);
+	session_close(s);
 	return err;
 }
 
