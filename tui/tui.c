@@ -753,6 +753,31 @@ static int dbl_cmp(const void *a, const void *b)
 
 /* processes talked: a matched message between two of them (the threads
  * of one program talking among themselves are still one program's run) */
+int view_list_key(int key, long *sel, long n)
+{
+	switch (key) {
+	case SCREEN_KEY_UP:
+		*sel = *sel > 0 ? *sel - 1 : 0;
+		return 1;
+	case SCREEN_KEY_DOWN:
+		*sel = *sel + 1 < n ? *sel + 1 : *sel;
+		return 1;
+	case SCREEN_KEY_PGUP:
+		*sel = *sel > 10 ? *sel - 10 : 0;
+		return 1;
+	case SCREEN_KEY_PGDN:
+		*sel = *sel + 10 < n ? *sel + 10 : (n ? n - 1 : 0);
+		return 1;
+	case SCREEN_KEY_HOME:
+		*sel = 0;
+		return 1;
+	case SCREEN_KEY_END:
+		*sel = n ? n - 1 : 0;
+		return 1;
+	}
+	return 0;
+}
+
 /* 1 while a view works in the background: the loop redraws until done */
 static int tui_busy(struct tui *t)
 {

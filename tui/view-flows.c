@@ -605,25 +605,9 @@ static int flows_view_key(struct view *v, int key)
 	n = fv->open == 2 ? (long)fv->nrows
 	    : fv->open	  ? (long)fv->nev
 			  : (long)fv->f->n;
+	if (view_list_key(key, sel, n))
+		return 1;
 	switch (key) {
-	case SCREEN_KEY_UP:
-		*sel = *sel > 0 ? *sel - 1 : 0;
-		return 1;
-	case SCREEN_KEY_DOWN:
-		*sel = *sel + 1 < n ? *sel + 1 : *sel;
-		return 1;
-	case SCREEN_KEY_PGUP:
-		*sel = *sel > 10 ? *sel - 10 : 0;
-		return 1;
-	case SCREEN_KEY_PGDN:
-		*sel = *sel + 10 < n ? *sel + 10 : (n ? n - 1 : 0);
-		return 1;
-	case SCREEN_KEY_HOME:
-		*sel = 0;
-		return 1;
-	case SCREEN_KEY_END:
-		*sel = n ? n - 1 : 0;
-		return 1;
 	case SCREEN_KEY_ENTER:
 		return fv->open == 2 ? 1 : flows_view_enter(v, fv);
 	case 'd':

@@ -231,25 +231,9 @@ static int rootcause_view_key(struct view *v, int key)
 
 	if (!rv->loaded || rv->err[0])
 		return 0;
+	if (view_list_key(key, &rv->sel, n))
+		return 1;
 	switch (key) {
-	case SCREEN_KEY_UP:
-		rv->sel = rv->sel > 0 ? rv->sel - 1 : 0;
-		return 1;
-	case SCREEN_KEY_DOWN:
-		rv->sel = rv->sel + 1 < n ? rv->sel + 1 : rv->sel;
-		return 1;
-	case SCREEN_KEY_PGUP:
-		rv->sel = rv->sel > 10 ? rv->sel - 10 : 0;
-		return 1;
-	case SCREEN_KEY_PGDN:
-		rv->sel = rv->sel + 10 < n ? rv->sel + 10 : (n ? n - 1 : 0);
-		return 1;
-	case SCREEN_KEY_HOME:
-		rv->sel = 0;
-		return 1;
-	case SCREEN_KEY_END:
-		rv->sel = n ? n - 1 : 0;
-		return 1;
 	case SCREEN_KEY_ENTER:
 		if (rv->sel >= n)
 			return 1;

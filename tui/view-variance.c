@@ -190,25 +190,9 @@ static int vp_key(struct view *v, int key)
 	if (!vp->loaded || bg_pending(&vp->bg) || vp->err[0])
 		return 0;
 	n = (long)vp->vv.nf;
+	if (view_list_key(key, &vp->sel, n))
+		return 1;
 	switch (key) {
-	case SCREEN_KEY_UP:
-		vp->sel = vp->sel > 0 ? vp->sel - 1 : 0;
-		return 1;
-	case SCREEN_KEY_DOWN:
-		vp->sel = vp->sel + 1 < n ? vp->sel + 1 : vp->sel;
-		return 1;
-	case SCREEN_KEY_PGUP:
-		vp->sel = vp->sel > 10 ? vp->sel - 10 : 0;
-		return 1;
-	case SCREEN_KEY_PGDN:
-		vp->sel = vp->sel + 10 < n ? vp->sel + 10 : (n ? n - 1 : 0);
-		return 1;
-	case SCREEN_KEY_HOME:
-		vp->sel = 0;
-		return 1;
-	case SCREEN_KEY_END:
-		vp->sel = n ? n - 1 : 0;
-		return 1;
 	case SCREEN_KEY_ENTER:
 		return vp_enter(v, vp);
 	}

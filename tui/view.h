@@ -93,6 +93,10 @@ void view_time_span(struct view *v, int64_t *first_ns, int64_t *last_ns);
 int view_goto_ts(struct view *v, int64_t ts_ns, char **cause);
 int view_goto_event(struct view *v, int64_t event_id, char **cause);
 
+/* A list's moving keys (Up, Down, PgUp, PgDn: 10 rows, Home, End) on
+ * *sel among n rows: 1 when key was one of them, 0 otherwise. */
+int view_list_key(int key, long *sel, long n);
+
 /* Give the focus to the view named `name` (e.g. from a drill-down);
  * 0 or -ENOENT. */
 int view_focus(struct view *v, const char *name);
