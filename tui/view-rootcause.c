@@ -9,7 +9,8 @@
  * first occurrence, focuses the trace pane and says which flow, side and
  * process it went to.
  *
- * The analysis runs on the first draw, as in tui/view-flows.c.
+ * The analysis runs from the first draw on its own thread (tui/bg.h), as
+ * the flows pane's does.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,11 +24,13 @@
 #include "analysis/suspects.h"
 #include "analysis/trace.h"
 #include "engine/analysis-load.h"
+#include "tui/bg.h"
 #include "tui/screen.h"
 #include "tui/view.h"
 
 struct rootcause_view {
 	int loaded;
+	struct tui_bg bg;
 	char err[200];
 	struct trace *t;
 	struct flows *f;
@@ -39,21 +42,26 @@ struct rootcause_view {
 	long sel, top;
 };
 
-static void rootcause_view_load(struct view *v, struct rootcause_view *rv)
+static void rootcause_view_load(struct session *s, const char *nos,
+				void *arg)
 {
+	struct rootcause_view *rv = arg;
 	struct suspects_score *sc = NULL;
 	char *cause = NULL;
 	const char *why = "cannot analyse the session";
 	int err;
 
-	rv->loaded = 1;
-	err = analysis_load(view_session(v), &rv->t, &cause);
+	if (!s) {
+		snprintf(rv->err, sizeof(rv->err), "%s", nos);
+		return;
+	}
+	err = analysis_load(s, &rv->t, &cause);
 	if (!err && !rv->t->nev) {
 		err = -ENODATA;
 		why = "the session holds no events";
 	}
 	if (!err)
-		err = analysis_flows(view_session(v), rv->t, &rv->f);
+		err = analysis_flows(s, rv->t, &rv->f);
 	if (!err && rv->f->n < 2) {
 		err = -ENOENT;
 		why = "fewer than two flows: nothing to compare";
@@ -112,6 +120,10 @@ static void rootcause_view_free(struct view *v)
 
 	if (!rv)
 		return;
+	if (bg_pending(&rv->bg)) {
+		bg_release(&rv->bg); /* quitting: the thread keeps rv */
+		return;
+	}
 	rootcause_release(&rv->rc);
 	free(rv->order);
 	if (rv->f)
@@ -119,6 +131,7 @@ static void rootcause_view_free(struct view *v)
 	profiles_space_release(&rv->sp);
 	flows_free(rv->f);
 	trace_free(rv->t);
+	bg_release(&rv->bg);
 	free(rv);
 }
 
@@ -129,8 +142,16 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 	int row = 0;
 	long i;
 
-	if (!rv->loaded)
-		rootcause_view_load(v, rv);
+	if (!rv->loaded) {
+		rv->loaded = 1;
+		bg_start(&rv->bg, view_session(v), rootcause_view_load, rv);
+	}
+	if (bg_pending(&rv->bg)) {
+		screen_put(r, 0, 0, SA_DIM, "comparing the top suspect's call "
+					    "paths with its nearest flow's: "
+					    "reading the session ...");
+		return;
+	}
 	if (rv->err[0]) {
 		screen_put(r, 0, 0, SC_RED, rv->err);
 		return;
@@ -224,13 +245,14 @@ static int64_t rootcause_view_event(const struct rootcause_view *rv,
 static int rootcause_view_key(struct view *v, int key)
 {
 	struct rootcause_view *rv = v->priv;
-	long n = (long)rv->rc.n;
 	char *cause = NULL;
 	const struct rootcause_path *p;
 	int64_t id;
+	long n;
 
-	if (!rv->loaded || rv->err[0])
+	if (!rv->loaded || bg_pending(&rv->bg) || rv->err[0])
 		return 0;
+	n = (long)rv->rc.n;
 	if (view_list_key(key, &rv->sel, n))
 		return 1;
 	switch (key) {
@@ -263,13 +285,21 @@ static int rootcause_view_key(struct view *v, int key)
 	return 0;
 }
 
+static int rootcause_view_busy(struct view *v)
+{
+	struct rootcause_view *rv = v->priv;
+
+	return bg_pending(&rv->bg);
+}
+
 /* a click on a path's row selects it (Enter goes there) */
 static void rootcause_view_click(struct view *v, int row)
 {
 	struct rootcause_view *rv = v->priv;
 	long i = rv->top + row - 2; /* below the two heading rows */
 
-	if (rv->loaded && !rv->err[0] && row >= 2 && i < (long)rv->rc.n)
+	if (rv->loaded && !bg_pending(&rv->bg) && !rv->err[0] && row >= 2 &&
+	    i < (long)rv->rc.n)
 		rv->sel = i;
 }
 
@@ -282,4 +312,5 @@ const struct view_ops view_rootcause_ops = {
 	.draw = rootcause_view_draw,
 	.key = rootcause_view_key,
 	.click = rootcause_view_click,
+	.busy = rootcause_view_busy,
 };
