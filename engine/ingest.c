@@ -788,6 +788,8 @@ static int ingest_est_flush(struct ingest_walk *w, uint64_t t1)
 	 * span * n overflows (a damaged stamp) is divided as it was */
 	t0 = propel_rec_tsc(&w->est[0]);
 	span = t1 > t0 ? t1 - t0 : 0;
+	if (span && w->pass != 1)
+		w->in->st->estimated += (uint64_t)n;
 	qstep = span / m;
 	rstep = span % m;
 	q = r = 0;
@@ -1174,6 +1176,17 @@ static int ingest_finish_procs(struct ingest *in)
 	return session_meta_set(in->s, "crashed", crashed ? "1" : "0");
 }
 
+/* meta key += n (each host's ingest adds its own) */
+static int ingest_meta_add(struct session *s, const char *key, uint64_t n)
+{
+	char *was = session_meta_get(s, key), buf[32];
+	unsigned long long v = was ? strtoull(was, NULL, 10) : 0;
+
+	free(was);
+	snprintf(buf, sizeof(buf), "%llu", v + (unsigned long long)n);
+	return session_meta_set(s, key, buf);
+}
+
 int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	       char **cause)
 {
@@ -1255,6 +1268,9 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		err = ingest_sql_err(&in, cause);
 	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
 	if (!err && session_meta_set(s, "tsc_hz", buf))
+		err = ingest_sql_err(&in, cause);
+	if (!err && st->estimated && ingest_meta_add(s, "estimated_records",
+						     st->estimated))
 		err = ingest_sql_err(&in, cause);
 	if (!err) /* every recv with the send that holds its first byte */
 		err = match_session(s, NULL, cause);

@@ -32,6 +32,8 @@ struct ingest_stats {
 	uint64_t rebuilt_frames;  /* entries rebuilt for overwritten frames */
 	uint64_t lost_records;	  /* sum of LOST records' counts */
 	uint64_t rings_nospace;	  /* rings cut short by a full /dev/shm */
+	uint64_t estimated;	  /* call records dated between two stamps
+				   * (--timing=sampled), not by their own */
 	/* damage, tolerated */
 	uint64_t rings_truncated; /* file shorter than its header says */
 	uint64_t rings_corrupt;	  /* bad magic or header */

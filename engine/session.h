@@ -5,7 +5,9 @@
  * Schema (format version PROPEL_SESSION_FORMAT; stored in meta):
  *
  *   meta(key TEXT PRIMARY KEY, value TEXT)
- *       format_version, created_ns, command, host, tsc_hz, crashed (0/1)
+ *       format_version, created_ns, command, host, tsc_hz, crashed (0/1),
+ *       estimated_records (call records dated between two stamps under
+ *       --timing=sampled, absent when none)
  *   processes(id INTEGER PRIMARY KEY, pid, ppid, nonce TEXT, exe TEXT,
  *             host TEXT, start_ns, end_ns, exit_status, signal)
  *       one row per process image (an exec makes a new row, same pid)

@@ -186,6 +186,23 @@ patched_find(const struct variance_patched *p, size_t n, const char *name)
 	return NULL;
 }
 
+const char *variance_timing_note(const struct variance_view *vv)
+{
+	static char buf[320];
+
+	if (!vv->estimated)
+		return NULL;
+	snprintf(buf, sizeof(buf),
+		 "%lld call records (%.0f%% of the events) were dated between "
+		 "two stamps (--timing=sampled): a function that computes long "
+		 "without a call shares its time with its neighbours; record "
+		 "or attach with --timing=exact (as --adaptive does) for shares "
+		 "to trust", (long long)vv->estimated,
+		 vv->events ? 100.0 * (double)vv->estimated / (double)vv->events
+			    : 0.0);
+	return buf;
+}
+
 static void print(const struct variance_view *vv, int json)
 {
 	if (json) {
@@ -212,8 +229,9 @@ static void print(const struct variance_view *vv, int json)
 				printf("null");
 			printf(", \"group\": %zu}", vv->f[i].group);
 		}
-		printf("], \"patched\": %zu, \"total\": %lld}\n", vv->patched,
-		       (long long)vv->total);
+		printf("], \"patched\": %zu, \"total\": %lld, "
+		       "\"estimated_records\": %lld}\n", vv->patched,
+		       (long long)vv->total, (long long)vv->estimated);
 		return;
 	}
 	printf("groups (flows of one path; a problem: cv > %.2g or mean above "
@@ -237,6 +255,8 @@ static void print(const struct variance_view *vv, int json)
 	if (vv->total)
 		printf("traced: %zu of %lld functions (%.1f%%)\n", vv->patched,
 		       (long long)vv->total, 100.0 * vv->patched / vv->total);
+	if (vv->estimated)
+		printf("timing: %s\n", variance_timing_note(vv));
 }
 
 int variance_report(const char *db, int json, char **cause)
@@ -342,10 +362,15 @@ int variance_view_load(struct session *s, struct variance_view *out,
 		};
 	}
 	if (!err) {
+		char *est = session_meta_get(s, "estimated_records");
+
 		out->ng = p->v.ng;
 		out->nf = p->v.nf;
 		out->patched = np;
 		out->total = total;
+		out->estimated = est ? strtoll(est, NULL, 10) : 0;
+		out->events = (int64_t)p->t->nev;
+		free(est);
 	}
 	variance_patched_free(pt, np);
 	if (err == -ENOMEM)

@@ -39,6 +39,10 @@ struct variance_view {
 	size_t nf;
 	size_t patched; /* attach --adaptive: functions it ever traced */
 	int64_t total;	/* of the traced modules' functions; 0 unknown */
+	/* call records dated between two stamps (--timing=sampled): a
+	 * function that computes long without a call shares its time with
+	 * its neighbours', so its share is not to be trusted */
+	int64_t estimated, events;
 	struct variance_view_priv *priv;
 };
 
@@ -51,5 +55,8 @@ int variance_view_load(struct session *s, struct variance_view *out,
 int variance_view_slow(const struct variance_view *vv, size_t fi,
 		       int64_t *event, size_t *flow, int64_t *dur_ns);
 void variance_view_release(struct variance_view *vv);
+/* One line on how far the times can be trusted (NULL: every record has
+ * its own stamp), for the report and the pane (a static buffer). */
+const char *variance_timing_note(const struct variance_view *vv);
 
 #endif

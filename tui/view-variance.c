@@ -7,7 +7,8 @@
  * `attach --adaptive`, when the controller first traced them.  Enter on a
  * function moves the cursor to its longest call in the slowest flow of
  * its group that calls it, focuses the trace pane and says which flow it
- * went to: from "what varies" to the request where it did.
+ * went to: from "what varies" to the request where it did.  A session
+ * timed by sampled stamps says so above the list (variance_timing_note).
  *
  * The analysis reads the whole session: it runs on its own thread from
  * the first draw (tui/bg.h), as the flows pane's does.
@@ -114,6 +115,15 @@ static void vp_draw(struct view *v, const struct screen_rect *r, int focused)
 			      "group %zu: %zu flows, cv %.2f, p95 %s: %s", g,
 			      vv->g[g].flows, vv->g[g].cv, p95, vv->g[g].path);
 		shown++;
+	}
+	if (vv->estimated && r->w > 8) { /* on up to three rows */
+		const char *note = variance_timing_note(vv);
+		size_t len = strlen(note), at = 0, w = (size_t)r->w;
+
+		for (int k = 0; k < 3 && at < len && row < r->h - 2;
+		     k++, at += w)
+			screen_printf(r, row++, 0, SC_YELLOW, "%.*s", (int)w,
+				      note + at);
 	}
 	if (vv->total)
 		screen_printf(r, row++, 0, SA_DIM,

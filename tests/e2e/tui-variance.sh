@@ -17,11 +17,15 @@
 #   tui-variance/busy   the analysis runs on its own thread: made to take
 #                       3 s (PROPEL_TEST_BG_DELAY_MS), the pane says
 #                       "grouping the flows" at once, then lists by itself
+#   tui-variance/timing a session timed by sampled stamps (attach's
+#                       default) says so: report --variance's "timing:"
+#                       line and "estimated_records" > 0, the pane the
+#                       same words; the exact session's is 0, no line
 # Needs root (ptrace) and tmux.
 # propel-test: takes 30
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 3
+expect_checks 4
 command -v tmux >/dev/null || { skip tui-variance "tmux not installed"; exit 77; }
 need_root || exit 0
 t=$(tmpdir)
@@ -44,11 +48,13 @@ for _ in $(seq 100); do
 	grep -q ready "$t/srv" 2>/dev/null && break
 	sleep 0.05
 done
-"$t/vserver" client "$port" 12 >"$t/cli" 2>&1 &
+"$t/vserver" client "$port" 16 >"$t/cli" 2>&1 &
 cli=$!
 sleep 1
 "$PROPEL" attach --all --timing=exact -o "$t/s.db" --duration 6 "$srv" >"$t/attach" 2>&1 ||
 	{ fail tui-variance "attach: $(tail -2 "$t/attach")"; exit 1; }
+"$PROPEL" attach --all -o "$t/sampled.db" --duration 2 "$srv" >"$t/attach2" 2>&1 ||
+	{ fail tui-variance "attach (sampled): $(tail -2 "$t/attach2")"; exit 1; }
 wait $cli
 kill $srv 2>/dev/null
 wait $srv 2>/dev/null
@@ -102,4 +108,22 @@ if grep -q "grouping the flows" <<<"$busy" && ! grep -q "SHARE  FUNCTION" <<<"$b
 	pass tui-variance/busy
 else
 	fail tui-variance/busy "at once: $(head -3 <<<"$busy" | tr '\n' '|')"
+fi
+
+tui_stop
+"$PROPEL" report --variance "$t/sampled.db" >"$t/sampled.txt" 2>&1
+"$PROPEL" report --variance --format=json "$t/sampled.db" >"$t/sampled.json" 2>&1
+"$PROPEL" report --variance "$t/s.db" >"$t/exact.txt" 2>&1
+est() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["estimated_records"])' "$1" 2>/dev/null; }
+es=$(est "$t/sampled.json") ee=$(est "$t/v.json")
+tui_start 80 24 "$PROPEL" tui "$t/sampled.db"
+tui_wait_for "event 1/" 10
+tui_cmd view variance
+tui_wait_for "SHARE  FUNCTION" 60
+if grep -q '^timing: [0-9]* call records .* dated between two stamps' "$t/sampled.txt" &&
+	[ -n "$es" ] && [ "$es" -gt 0 ] && [ "$ee" = 0 ] && ! grep -q '^timing:' "$t/exact.txt" &&
+	tui_screen | grepq 'dated between two stamps'; then
+	pass tui-variance/timing
+else
+	fail tui-variance/timing "sampled: ${es:-?} ($(grep '^timing' "$t/sampled.txt" | cut -c1-60)), exact: ${ee:-?}; pane: $(tui_screen | head -6 | tr '\n' '|')"
 fi
