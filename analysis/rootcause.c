@@ -8,12 +8,13 @@
 
 #include "analysis/rootcause.h"
 #include "analysis/suspects.h"
+#include "analysis/waits.h"
 
 /*
  * Idle: a process still alive when the trace ends (no exit, no signal)
- * whose thread's last event is inside a wait for input -- a readiness
- * wait, an accept, a read or receive, a wait for a child or a signal --
- * that it has waited in before, by the same call path, and come back
+ * whose thread's last event is inside a wait for input (analysis/waits.h:
+ * a readiness wait, an accept, a read or receive, a wait for a child or a
+ * signal) that it has waited in before, by the same call path, and come back
  * from: its loop's wait for work, a daemon between requests when the
  * recording ended, not a stop.  A wait it never came back from before
  * (a worker stuck in a read inside its handler) still counts, as does
@@ -21,14 +22,6 @@
  */
 static int rootcause_idle(const struct trace *t, size_t thread)
 {
-	static const char *const waits[] = {
-		"poll", "ppoll", "select", "pselect", "pselect6",
-		"epoll_wait", "epoll_pwait", "epoll_pwait2", "accept",
-		"accept4", "read", "readv", "recv", "recvfrom", "recvmsg",
-		"recvmmsg", "wait", "waitpid", "wait4", "waitid", "sigwait",
-		"sigwaitinfo", "sigtimedwait", "sigsuspend", "msgrcv",
-		"mq_receive", "io_getevents", "io_uring_enter",
-	};
 	const struct trace_thread *th = &t->th[thread];
 	const struct trace_event *last = &t->ev[th->first + th->n - 1];
 	const struct trace_process *p;
@@ -44,11 +37,7 @@ static int rootcause_idle(const struct trace *t, size_t thread)
 		    t->ev[i].kind == TK_PROCESS_EXIT)
 			return 0;
 	fn = trace_str(t, t->path[open].func);
-	for (i = 0; i < sizeof(waits) / sizeof(waits[0]) &&
-		    strcmp(fn, waits[i]);
-	     i++)
-		;
-	if (i == sizeof(waits) / sizeof(waits[0]))
+	if (!waits_input(fn))
 		return 0;
 	for (i = th->first; i + 1 < th->first + th->n; i++) /* came back */
 		if (t->ev[i].kind == TK_EXIT && t->ev[i].path == open)

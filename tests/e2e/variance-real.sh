@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# tests/e2e/variance-real.sh - `report --variance` (engine/variance.c) on
+# two real servers of different shape, Debian's redis-server (one event
+# loop thread; a reply written in the next turn's beforeSleep, so a flow
+# can hold the loop's epoll_wait) and nginx (a worker's epoll loop), each
+# attached with exact timing (as --adaptive times) for 3 s under load:
+#   redis/groups       the flows group into paths: a group of >= 30 flows
+#   redis/waits        an event loop's readiness wait (epoll_wait, poll,
+#                      select: analysis/waits.h) gets no share of any
+#                      group's variance: it waits for the next request,
+#                      not for this one (before: epoll_wait 89%)
+#   nginx/groups       as redis/groups
+#   nginx/waits        as redis/waits
+# Needs root (ptrace of the servers).
+# propel-test: takes 40
+. "$(dirname "$0")/../lib.sh"
+set -uo pipefail
+expect_checks 4
+need_root || exit 0
+. "$PROPEL_TOP/tests/real/servers.sh"
+"$PROPEL_TOP/tests/install-deps.sh" test >/dev/null 2>&1 ||
+	echo "variance-real: tests/install-deps.sh test failed" >&2
+: "${NGINX_BIN:=/usr/sbin/nginx}"
+: "${REDIS_BIN:=/usr/bin/redis-server}"
+NGINX_MASTER="" NGINX_WORKER="" NGINX_PORT="" NGINX_DIR=""
+REDIS_PID="" REDIS_PORT="" REDIS_BENCH_PID= WRK_BG_PID=
+t=$(tmpdir)
+cleanup() {
+	redis_bench_stop 2>/dev/null
+	wrk_bg_stop
+	real_cleanup
+	[ -n "${VARIANCE_REAL_KEEP:-}" ] && echo "kept $t" || rm -rf "$t"
+}
+trap cleanup EXIT
+
+# checks NAME DB: the report's groups, and the waits' shares
+checks() {
+	if ! "$PROPEL" report --variance --format=json "$2" >"$t/$1.json" 2>"$t/$1.err"; then
+		fail "$1/groups" "report --variance: $(head -c 200 "$t/$1.err")"
+		fail "$1/waits" "report --variance failed"
+		return
+	fi
+	python3 - "$t/$1.json" "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); name = sys.argv[2]
+big = [g for g in d["groups"] if g["flows"] >= 30]
+print(("PASS %s/groups" % name) if big else
+      "FAIL %s/groups: no group of 30 flows: %s" % (name, [g["flows"] for g in d["groups"]][:8]))
+waits = {"poll", "ppoll", "select", "pselect", "pselect6", "epoll_wait", "epoll_pwait", "epoll_pwait2"}
+bad = [(f["func"], f["share"]) for f in d["functions"] if f["func"] in waits and f["share"] > 0]
+print(("PASS %s/waits" % name) if not bad else "FAIL %s/waits: %s" % (name, bad))
+PY
+}
+
+if redis_start "$t/redis" 2>"$t/redis.err"; then
+	redis_bench_start "$t/bench.out"
+	sleep 0.5
+	if "$PROPEL" attach --timing=exact -o "$t/redis.db" --duration 3 "$REDIS_PID" >"$t/redis.attach" 2>&1; then
+		checks redis "$t/redis.db"
+	else
+		fail redis/groups "attach: $(tail -2 "$t/redis.attach")"
+		fail redis/waits "attach failed"
+	fi
+	redis_bench_stop
+else
+	fail redis/groups "redis: $(cat "$t/redis.err")"
+	fail redis/waits "redis did not start"
+fi
+
+if nginx_start "$t/nginx" 2>"$t/nginx.err"; then
+	wrk_bg_start "$t/wrk.out" 20
+	sleep 0.5
+	if "$PROPEL" attach --timing=exact -o "$t/nginx.db" --duration 3 "$NGINX_WORKER" >"$t/nginx.attach" 2>&1; then
+		checks nginx "$t/nginx.db"
+	else
+		fail nginx/groups "attach: $(tail -2 "$t/nginx.attach")"
+		fail nginx/waits "attach failed"
+	fi
+	wrk_bg_stop
+else
+	fail nginx/groups "nginx: $(cat "$t/nginx.err")"
+	fail nginx/waits "nginx did not start"
+fi
