@@ -619,12 +619,11 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	return vitals_power(vital, old, new, *keyp);
 }
 
-static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
-				      struct who *w, __u64 label,
-				      __u64 weight, __u64 counter)
+/* A sample's head but its comm. */
+static __always_inline void fill_ids(struct vitals_wire *s, __u32 vital,
+				     struct who *w, __u64 label, __u64 weight,
+				     __u64 counter)
 {
-	struct task_struct *leader = who_task_ptr(w)->group_leader;
-
 	s->ts_ns = bpf_ktime_get_ns();
 	s->weight = weight;
 	s->counter = counter & ~VITALS_FRESH;
@@ -636,6 +635,15 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 	s->tgid = w->tgid;
 	s->tid = w->tid;
 	s->uid = w->uid;
+}
+
+static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
+				      struct who *w, __u64 label,
+				      __u64 weight, __u64 counter)
+{
+	struct task_struct *leader = who_task_ptr(w)->group_leader;
+
+	fill_ids(s, vital, w, label, weight, counter);
 	s->comm[0] = 0;
 	if (leader)
 		bpf_probe_read_kernel_str(&s->comm, sizeof(s->comm),
@@ -737,17 +745,7 @@ static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 
 	if (!s)
 		return;
-	s->ts_ns = bpf_ktime_get_ns();
-	s->weight = weight;
-	s->counter = counter & ~VITALS_FRESH;
-	s->label = label;
-	s->epoch = epoch;
-	s->vital = vital;
-	s->tshift = tshift[vital < VITALS_NR ? vital : 0] |
-		    (counter & VITALS_FRESH ? VITALS_TSHIFT_FRESH : 0);
-	s->tgid = w->tgid;
-	s->tid = w->tid;
-	s->uid = w->uid;
+	fill_ids(s, vital, w, label, weight, counter);
 	s->data[0] = d0;
 	s->data[1] = d1;
 	s->data[2] = d2;
