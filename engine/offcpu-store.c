@@ -16,12 +16,13 @@ int offcpu_store_create(struct session *s)
 		   s,
 		   "CREATE TABLE IF NOT EXISTS offcpu(pid INTEGER,"
 		   " tid INTEGER, ts_ns INTEGER, dur_ns INTEGER,"
-		   " runq_ns INTEGER, reason TEXT, op TEXT, fd INTEGER);"
+		   " runq_ns INTEGER, reason TEXT, op TEXT, fd INTEGER,"
+		   " host TEXT);"
 		   "CREATE INDEX IF NOT EXISTS offcpu_thread"
 		   " ON offcpu(pid, tid, ts_ns);"
 		   "CREATE TABLE IF NOT EXISTS ksignals(pid INTEGER,"
 		   " tid INTEGER, ts_ns INTEGER, signo INTEGER, code INTEGER,"
-		   " handled INTEGER);"
+		   " handled INTEGER, host TEXT);"
 		   "CREATE INDEX IF NOT EXISTS ksignals_thread"
 		   " ON ksignals(pid, tid, ts_ns);",
 		   NULL)
@@ -38,7 +39,7 @@ int offcpu_store_put(struct session *s, const struct offcpu_row *rows, size_t n)
 
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	if (sqlite3_prepare_v2(db, "INSERT INTO offcpu VALUES(?,?,?,?,?,?,?,?)",
+	if (sqlite3_prepare_v2(db, "INSERT INTO offcpu VALUES(?,?,?,?,?,?,?,?,?)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		err = -EIO;
 		goto out;
@@ -60,6 +61,10 @@ int offcpu_store_put(struct session *s, const struct offcpu_row *rows, size_t n)
 			sqlite3_bind_int(st, 8, r->fd);
 		else
 			sqlite3_bind_null(st, 8);
+		if (r->host[0])
+			sqlite3_bind_text(st, 9, r->host, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(st, 9);
 		if (sqlite3_step(st) != SQLITE_DONE)
 			err = -EIO;
 		sqlite3_reset(st);
@@ -91,7 +96,8 @@ int offcpu_store_put_signals(struct session *s, const struct offcpu_signal *sig,
 		return 0;
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
-	if (sqlite3_prepare_v2(db, "INSERT INTO ksignals VALUES(?,?,?,?,?,?)",
+	if (sqlite3_prepare_v2(db,
+			       "INSERT INTO ksignals VALUES(?,?,?,?,?,?,NULL)",
 			       -1, &st, NULL) != SQLITE_OK)
 		err = -EIO;
 	for (i = 0; i < n && !err; i++) {
@@ -135,9 +141,9 @@ int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 	struct offcpu_row *out = NULL, *r;
 	size_t cap = 0, len = 0;
 	const unsigned char *t;
-	char *maxs;
+	char *maxs, sql[400];
 	int64_t lo;
-	int rc;
+	int rc, k;
 
 	*rows = NULL;
 	*n = 0;
@@ -148,18 +154,20 @@ int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 	maxs = session_meta_get(s, "offcpu.max_dur_ns");
 	lo = maxs ? t0 - strtoll(maxs, NULL, 10) : INT64_MIN;
 	free(maxs);
-	if (sqlite3_prepare_v2(session_db(s),
-			       tid ? "SELECT pid, tid, ts_ns, dur_ns, runq_ns,"
-				     " reason, op, coalesce(fd, -1) FROM offcpu"
-				     " WHERE pid = ?1 AND tid = ?2"
-				     " AND ts_ns BETWEEN ?5 AND ?4"
-				     " AND ts_ns + dur_ns >= ?3 ORDER BY ts_ns"
-				   : "SELECT pid, tid, ts_ns, dur_ns, runq_ns,"
-				     " reason, op, coalesce(fd, -1) FROM offcpu"
-				     " WHERE pid = ?1 AND ?2 = 0"
-				     " AND ts_ns BETWEEN ?5 AND ?4"
-				     " AND ts_ns + dur_ns >= ?3 ORDER BY ts_ns",
-			       -1, &st, NULL) != SQLITE_OK)
+	/* a session from before the host column: every span of the pid */
+	for (k = 0; k < 2; k++) {
+		snprintf(sql, sizeof(sql),
+			 "SELECT pid, tid, ts_ns, dur_ns, runq_ns, reason, op,"
+			 " coalesce(fd, -1) FROM offcpu WHERE pid = ?1 AND %s"
+			 " AND ts_ns BETWEEN ?5 AND ?4 AND ts_ns + dur_ns >= ?3"
+			 "%s ORDER BY ts_ns",
+			 tid ? "tid = ?2" : "?2 = 0",
+			 k ? "" : " AND " OFFCPU_STORE_OF_PID);
+		if (sqlite3_prepare_v2(session_db(s), sql, -1, &st, NULL) ==
+		    SQLITE_OK)
+			break;
+	}
+	if (k == 2)
 		return -EIO;
 	sqlite3_bind_int64(st, 1, pid);
 	sqlite3_bind_int64(st, 2, tid);

@@ -3,17 +3,20 @@
  * recorded beside a trace by `propel record|attach --vitals`
  * (engine/vitals-trace.c, kernel side kmod/offcpu.bpf.c):
  *
- *   offcpu(pid, tid, ts_ns, dur_ns, runq_ns, reason, op, fd)
+ *   offcpu(pid, tid, ts_ns, dur_ns, runq_ns, reason, op, fd, host)
  *
  * ts_ns is when the thread left the CPU, on the trace's clock
  * (CLOCK_MONOTONIC, as events' ts_ns); dur_ns until it ran again, of which
  * runq_ns runnable but waiting for a CPU; reason is one of runqueue, io,
  * lock, socket, pipe, sleep, poll, child, fault, other; op the syscall the
  * thread was in ("read", "futex", ...; NULL when none or unnamed); fd its
- * descriptor (NULL when none).  Beside them, the signals the kernel
- * delivered to those threads:
+ * descriptor (NULL when none); host the host the span's pid is a process
+ * of, named as table processes names it (a `--follow` reaches hosts with
+ * pid spaces of their own: engine/vitals-trace.c names the spans its
+ * collectors saw, engine/vitals-host.c a host's it merges).  Beside them,
+ * the signals the kernel delivered to those threads:
  *
- *   ksignals(pid, tid, ts_ns, signo, code, handled)
+ *   ksignals(pid, tid, ts_ns, signo, code, handled, host)
  *
  * (code: si_code; handled: 1 when a handler took it, 0 the default
  * action).  Read by engine/replay.c (the `offcpu` events
@@ -33,8 +36,18 @@ struct offcpu_row {
 	int64_t pid, tid, ts_ns, dur_ns, runq_ns;
 	int fd; /* -1: none */
 	char reason[12];
-	char op[20]; /* "" when none */
+	char op[20];   /* "" when none */
+	char host[65]; /* "" when not known yet (stored NULL) */
 };
+
+/*
+ * The spans of a thread of pid ?1 of the session are those whose host is a
+ * host where a process of that pid was traced (NULL: written before the
+ * host was known): a pid of another host's kernel, seen there by its
+ * collectors, is another process.  For the WHERE of offcpu and ksignals.
+ */
+#define OFFCPU_STORE_OF_PID                                                    \
+	"(host IS NULL OR host IN (SELECT host FROM processes WHERE pid = ?1))"
 
 struct offcpu_signal {
 	int64_t pid, tid, ts_ns;
@@ -51,7 +64,8 @@ int offcpu_store_put_signals(struct session *s, const struct offcpu_signal *sig,
 /* Does the session have the table (recorded with --vitals)? */
 int offcpu_store_present(struct session *s);
 /*
- * The spans of thread (pid, tid) that overlap [t0, t1], by ts_ns, into
+ * The spans of thread (pid, tid) that overlap [t0, t1], by ts_ns
+ * (OFFCPU_STORE_OF_PID), into
  * *rows (malloc'd, free() it) and *n.  tid 0: every thread of pid.  0 (no
  * rows when the session has no table) or -errno.
  */

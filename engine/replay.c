@@ -21,6 +21,7 @@
 
 #include "engine/callvals.h"
 #include "engine/chunk.h"
+#include "engine/offcpu-store.h"
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "share/log.h"
@@ -403,8 +404,19 @@ int replay_walk(struct session *s, const struct replay_filter *f,
 			       " AND start_ns > ? ORDER BY start_ns LIMIT 1",
 			       -1, &w.exec, NULL) != SQLITE_OK)
 		w.exec = NULL;
-	/* sessions recorded without --vitals have no offcpu table */
+	/* sessions recorded without --vitals have no offcpu table; those
+	 * from before its host column, every span of the pid */
 	if (f && f->kernel &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT ts_ns, dur_ns, runq_ns, reason, op,"
+			       " coalesce(fd, -1), 0, 0, 0, 0 FROM offcpu"
+			       " WHERE pid = ?1 AND tid = ?2"
+			       " AND " OFFCPU_STORE_OF_PID
+			       " UNION ALL SELECT ts_ns, 0, 0, NULL, NULL, -1,"
+			       " 1, signo, code, handled FROM ksignals"
+			       " WHERE pid = ?1 AND tid = ?2"
+			       " AND " OFFCPU_STORE_OF_PID " ORDER BY 1",
+			       -1, &w.kern, NULL) != SQLITE_OK &&
 	    sqlite3_prepare_v2(db,
 			       "SELECT ts_ns, dur_ns, runq_ns, reason, op,"
 			       " coalesce(fd, -1), 0, 0, 0, 0 FROM offcpu"

@@ -258,7 +258,8 @@ static void run_vitals_hosts(struct run *r, struct follow_vitals *v,
 		snprintf(line, sizeof(line), "%s: --vitals: host %s",
 			 r->o->verb, v[i].host);
 		err = store ? vitals_host_merge(r->o->db, v[i].path,
-						v[i].offset_ns, &sum, &cause)
+						v[i].host, v[i].offset_ns,
+						&sum, &cause)
 			    : 0;
 		if (store)
 			propel_report(line, err,

@@ -14,7 +14,8 @@
  * table's rows inserted with the ids shifted past the session's largest
  * (a run, an epoch, a stack, a sample of the host keeps what it names),
  * ts_ns moved by offset_ns (offcpu, ksignals: CLOCK_MONOTONIC) or by
- * offset_ns + ours - its mono_to_real (the vitals_* tables: CLOCK_REALTIME).
+ * offset_ns + ours - its mono_to_real (the vitals_* tables: CLOCK_REALTIME);
+ * the spans' and signals' host is the host's name.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -162,13 +163,14 @@ static int vh_has(struct session *s, const char *t)
 	return there;
 }
 
-static int vh_copy(struct session *s, int64_t off, int64_t dr, char **cause)
+static int vh_copy(struct session *s, const char *host, int64_t off,
+		   int64_t dr, char **cause)
 {
 	int64_t r = vh_max(s, "vitals_runs"), e = vh_max(s, "vitals_epochs"),
 		k = vh_max(s, "vitals_stacks"), sm = vh_max(s, "vitals_samples"),
 		su = vh_max(s, "vitals_summary");
 	/* ?1 runs, ?2 epochs, ?3 stacks, ?4 samples, ?5 summaries,
-	 * ?6 the realtime shift, ?7 the monotonic one */
+	 * ?6 the realtime shift, ?7 the monotonic one, ?8 the host */
 	static const struct {
 		const char *table, *sql;
 	} copy[] = {
@@ -205,12 +207,21 @@ static int vh_copy(struct session *s, int64_t off, int64_t dr, char **cause)
 	      "INSERT INTO main.vitals_summary SELECT id + ?5,"
 	      " start_ns + ?6, end_ns + ?6, nepochs,"
 	      " blob FROM h.vitals_summary" },
+	    /* spans of this session's collectors that took a pid of this
+	     * host for one of theirs: the pid there is another process,
+	     * theirs is of this session's host (vitals-trace.c) */
+	    { "offcpu",
+	      "UPDATE main.offcpu SET host = (SELECT value FROM main.meta"
+	      " WHERE key = 'vitals.host') WHERE host = ?8" },
+	    { "ksignals",
+	      "UPDATE main.ksignals SET host = (SELECT value FROM main.meta"
+	      " WHERE key = 'vitals.host') WHERE host = ?8" },
 	    { "offcpu",
 	      "INSERT INTO main.offcpu SELECT pid, tid, ts_ns + ?7,"
-	      " dur_ns, runq_ns, reason, op, fd FROM h.offcpu" },
+	      " dur_ns, runq_ns, reason, op, fd, ?8 FROM h.offcpu" },
 	    { "ksignals",
 	      "INSERT INTO main.ksignals SELECT pid, tid,"
-	      " ts_ns + ?7, signo, code, handled FROM h.ksignals" },
+	      " ts_ns + ?7, signo, code, handled, ?8 FROM h.ksignals" },
 	};
 	int64_t v[7] = { r, e, k, sm, su, dr, off };
 	size_t i;
@@ -232,6 +243,9 @@ static int vh_copy(struct session *s, int64_t off, int64_t dr, char **cause)
 
 			if (n >= 1 && n <= 7)
 				sqlite3_bind_int64(q, j, v[n - 1]);
+			else if (n == 8)
+				sqlite3_bind_text(q, j, host, -1,
+						  SQLITE_STATIC);
 		}
 		if (sqlite3_step(q) != SQLITE_DONE)
 			err = propel_cause(cause, -EIO, "%s: %s",
@@ -242,8 +256,8 @@ static int vh_copy(struct session *s, int64_t off, int64_t dr, char **cause)
 	return err;
 }
 
-int vitals_host_merge(const char *db, const char *file, int64_t offset_ns,
-		      char **summary, char **cause)
+int vitals_host_merge(const char *db, const char *file, const char *host,
+		      int64_t offset_ns, char **summary, char **cause)
 {
 	struct vitals_store *st = NULL;
 	struct session *s = NULL;
@@ -294,7 +308,7 @@ int vitals_host_merge(const char *db, const char *file, int64_t offset_ns,
 		goto out;
 	}
 	session_exec(s, "BEGIN", NULL);
-	err = vh_copy(s, offset_ns, offset_ns + ours - theirs, cause);
+	err = vh_copy(s, host, offset_ns, offset_ns + ours - theirs, cause);
 	session_exec(s, err ? "ROLLBACK" : "COMMIT", NULL);
 	if (!err) {
 		char *scope = NULL;

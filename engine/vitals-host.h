@@ -24,7 +24,10 @@
  *                      both hosts' mono_to_real).
  *
  * The host's pids are its own (a real other host has its own pid space,
- * as its processes in the session have).  Nothing here exits.
+ * as its processes in the session have): its spans and signals carry its
+ * name in column host (engine/offcpu-store.h), and a span of this
+ * session's collectors that had been given this host for its pid goes
+ * back to this session's host.  Nothing here exits.
  */
 #ifndef PROPEL_ENGINE_VITALS_HOST_H
 #define PROPEL_ENGINE_VITALS_HOST_H
@@ -37,11 +40,12 @@
 int vitals_host_run(const char *dir, int all, char **cause);
 
 /*
- * Append the host's file (VITALS_HOST_FILE as collected) to session db.
+ * Append the host's file (VITALS_HOST_FILE as collected) of host (its name
+ * in the session's processes) to session db.
  * *summary (malloc'd, free() it) gets the host's one line of what ran
  * there.  0 or -errno with *cause.
  */
-int vitals_host_merge(const char *db, const char *file, int64_t offset_ns,
-		      char **summary, char **cause);
+int vitals_host_merge(const char *db, const char *file, const char *host,
+		      int64_t offset_ns, char **summary, char **cause);
 
 #endif

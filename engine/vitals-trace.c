@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -379,6 +380,57 @@ static int vitals_trace_copy(struct session *s, const char *side, char **cause)
 	return err;
 }
 
+/*
+ * The host of each span and signal just copied (offcpu-store.h): the
+ * collectors ran on this kernel, so a pid is the process of that pid the
+ * session holds, of the first host stored with one (this host is stored
+ * first, engine/capture.c); a pid of none (--vitals=all) is this host's,
+ * meta "vitals.host".  A host on another kernel whose traced pid is one
+ * of these is told apart when its own are merged (engine/vitals-host.c).
+ */
+static int vitals_trace_hosts(struct session *s, char **cause)
+{
+	static const char *const sql[] = {
+	    "INSERT OR REPLACE INTO meta(key, value) SELECT 'vitals.host',"
+	    " coalesce((SELECT host FROM processes ORDER BY id LIMIT 1),"
+	    " (SELECT value FROM meta WHERE key = 'host'), ?1)",
+	    "UPDATE offcpu SET host = coalesce((SELECT p.host FROM processes p"
+	    " WHERE p.pid = offcpu.pid ORDER BY p.id LIMIT 1),"
+	    " (SELECT value FROM meta WHERE key = 'vitals.host'))"
+	    " WHERE host IS NULL",
+	    "UPDATE ksignals SET host = coalesce((SELECT p.host FROM"
+	    " processes p WHERE p.pid = ksignals.pid ORDER BY p.id LIMIT 1),"
+	    " (SELECT value FROM meta WHERE key = 'vitals.host'))"
+	    " WHERE host IS NULL",
+	};
+	struct utsname un;
+	sqlite3_stmt *q;
+	size_t i;
+	int err = 0;
+
+	if (uname(&un) < 0)
+		snprintf(un.nodename, sizeof(un.nodename), "localhost");
+	session_exec(s, "BEGIN", NULL);
+	for (i = 0; !err && i < sizeof(sql) / sizeof(sql[0]); i++) {
+		if (sqlite3_prepare_v2(session_db(s), sql[i], -1, &q, NULL) !=
+		    SQLITE_OK) {
+			err = -EIO;
+			break;
+		}
+		if (sqlite3_bind_parameter_count(q))
+			sqlite3_bind_text(q, 1, un.nodename, -1,
+					  SQLITE_STATIC);
+		if (sqlite3_step(q) != SQLITE_DONE)
+			err = -EIO;
+		sqlite3_finalize(q);
+	}
+	if (err)
+		propel_cause(cause, err, "%s: the spans' host: %s",
+			     session_path(s), sqlite3_errmsg(session_db(s)));
+	session_exec(s, err ? "ROLLBACK" : "COMMIT", NULL);
+	return err;
+}
+
 int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 {
 	struct session *s = NULL;
@@ -404,6 +456,9 @@ int vitals_trace_store(struct vitals_trace *vt, const char *db, char **cause)
 		session_meta_set(s, "offcpu.lost", buf);
 		fprintf(stderr, "propel: vitals: %s off-CPU spans lost\n", buf);
 	}
+	err = vitals_trace_hosts(s, cause);
+	if (err)
+		goto out;
 	session_meta_set(s, "vitals.scope", vt->o.all ? "all" : "traced");
 	snprintf(buf, sizeof(buf), "%" PRId64, vt->mono_to_real);
 	/* vitals_samples.ts_ns are CLOCK_REALTIME: minus this, the trace's;

@@ -382,14 +382,30 @@ static __always_inline struct vitals_cell *cell_of(__u32 p, __u32 vital,
 	return bpf_map_lookup_elem(&cells, &key);
 }
 
-/* Move an evicted slot's sums into the shared hash (atomics: any CPU). */
-static __always_inline void slot_evict(struct vitals_pslot *sl, __u32 vital,
-				       __u32 p)
-{
-	struct vitals_proc_key k = { .tgid = sl->tgid, .vital = vital,
-				     .parity = p };
-	struct vitals_proc_val *v, init = {};
+/*
+ * The rare paths of an event (a slot's eviction, a label new to its cell,
+ * a power of t passed, a sample's tail) are global functions: each is
+ * verified once per program, on its own, where inlined it was verified
+ * once per path of the accounting that reaches it (11,000 instructions
+ * processed for a program of 700, 4,600 now).  The programs' load took
+ * ~1.3 s of the verifier's CPU, which a loaded machine stretched past
+ * 30 s (bench-short/vitals: "did not start"); the common event calls none
+ * of them.
+ */
 
+/* Move the sums of slot idx of cell `cell` into the shared hash (atomics:
+ * any CPU), before another process takes the slot. */
+__noinline int vitals_slot_evict(__u32 cell, __u32 idx, __u32 vital, __u32 p)
+{
+	struct vitals_cell *c = bpf_map_lookup_elem(&cells, &cell);
+	struct vitals_proc_key k = { .vital = vital, .parity = p };
+	struct vitals_proc_val *v, init = {};
+	struct vitals_pslot *sl;
+
+	if (!c)
+		return 0;
+	sl = &c->slot[idx & (VITALS_PSLOTS - 1)];
+	k.tgid = sl->tgid;
 	v = bpf_map_lookup_elem(&procs, &k);
 	if (!v) {
 		init.uid = sl->uid;
@@ -397,28 +413,29 @@ static __always_inline void slot_evict(struct vitals_pslot *sl, __u32 vital,
 		bpf_map_update_elem(&procs, &k, &init, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&procs, &k);
 		if (!v)
-			return;
+			return 0;
 	}
 	__sync_fetch_and_add(&v->value, sl->value);
 	__sync_fetch_and_add(&v->count, sl->count);
 	__sync_fetch_and_add(&v->aux, sl->aux);
 	__sync_fetch_and_add(&v->short_io, sl->short_io);
+	return 0;
 }
 
-/* The process's slot in cell c, taken (after evicting its holder) when
- * another process holds it; its comm from w's task (w NULL: left empty,
- * the loader fills it). */
+/* The process's slot in cell c (key `cell`), taken (after evicting its
+ * holder) when another process holds it; its comm from w's task (w NULL:
+ * left empty, the loader fills it). */
 static __always_inline struct vitals_pslot *
-slot_get(struct vitals_cell *c, __u32 vital, __u32 p, __u32 tgid, __u32 uid,
-	 struct who *w)
+slot_get(struct vitals_cell *c, __u32 cell, __u32 vital, __u32 p, __u32 tgid,
+	 __u32 uid, struct who *w)
 {
-	struct vitals_pslot *sl = &c->slot[(tgid * 2654435761u >> 16) &
-					   (VITALS_PSLOTS - 1)];
+	__u32 idx = (tgid * 2654435761u >> 16) & (VITALS_PSLOTS - 1);
+	struct vitals_pslot *sl = &c->slot[idx];
 
 	if (sl->tgid == tgid)
 		return sl;
 	if (sl->tgid)
-		slot_evict(sl, vital, p);
+		vitals_slot_evict(cell, idx, vital, p);
 	sl->tgid = tgid;
 	sl->uid = uid;
 	sl->value = sl->count = sl->aux = sl->short_io = 0;
@@ -491,7 +508,7 @@ static __always_inline __u32 hca_add(struct vitals_cell *c, __u64 h, __u32 w,
  * store (two CPUs racing on a slot lose at most one label: sampled once
  * more later).  Called only for a label new to its cell.
  */
-static __always_inline int seen_before(__u32 vital, __u64 h)
+__noinline int vitals_seen_before(__u32 vital, __u64 h)
 {
 	struct vitals_seen *s = bpf_map_lookup_elem(&seen, &vital);
 	__u32 i = (__u32)(h >> 33) & (VITALS_SEEN - 2);
@@ -508,15 +525,42 @@ static __always_inline int seen_before(__u32 vital, __u64 h)
 }
 
 /*
+ * The estimate of a label of cell `cell` went from old to new past a
+ * power of 2: 1 when it passed a power of t (= 2^tshift) and is worth a
+ * sample.  Not when the ring is filling up: then only labels new in this
+ * epoch are (they are what coverage is made of; the loader is behind and
+ * will drop someone).
+ */
+__noinline int vitals_power(__u32 vital, __u32 old, __u32 new, __u32 cell)
+{
+	struct vitals_cell *c;
+	__u32 k;
+
+	k = tshift[vital < VITALS_NR ? vital : 0];
+	if (k == 0)
+		k = 1;
+	if (ilog2_u64(old) / k == ilog2_u64(new) / k)
+		return 0;
+	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >=
+	    VITALS_RING_BYTES / 2) {
+		c = bpf_map_lookup_elem(&cells, &cell);
+		if (c)
+			c->nshed++;
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * Count one event; return non-zero when it is to be sampled (2: the first
  * of its label, 1: its estimate passed a power of t), filling *counter.
  */
 static __always_inline int vitals_account(__u32 vital, struct who *w,
 					  __u64 label, __u64 weight,
 					  __u64 *counter,
-					  struct vitals_cell **cp)
+					  struct vitals_cell **cp, __u32 *keyp)
 {
-	__u32 p = parity & 1, k, old, new;
+	__u32 p = parity & 1, old, new;
 	struct vitals_cell *c;
 	int mine;
 	struct vitals_pslot *sl;
@@ -536,11 +580,13 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 		weight = 1;
 	h = mix64(label ^ (w->exe << 20) ^ ((__u64)w->uid << 48) ^
 		  ((__u64)vital << 56));
-	c = cell_of(p, vital, h & (VITALS_HCA_CHUNKS - 1));
+	*keyp = (p * VITALS_NR + vital) * VITALS_HCA_CHUNKS +
+		(__u32)(h & (VITALS_HCA_CHUNKS - 1));
+	c = bpf_map_lookup_elem(&cells, keyp);
 	if (!c)
 		return 0;
 	*cp = c;
-	sl = slot_get(c, vital, p, w->tgid, w->uid, w);
+	sl = slot_get(c, *keyp, vital, p, w->tgid, w->uid, w);
 	sl->value += weight;
 	sl->count++;
 
@@ -561,7 +607,7 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * all of their labels again every second.  A label new to this cell
 	 * but seen before by the vital (seen_before: on the other CPU, in the
 	 * other copy, or pushed out of a crowded sketch) is no new label. */
-	if (old == 0 && !mine && !seen_before(vital, h)) {
+	if (old == 0 && !mine && !vitals_seen_before(vital, h)) {
 		*counter = new | VITALS_FRESH; /* says so to the loader */
 		return 2;
 	}
@@ -570,28 +616,14 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * t = 2^k either */
 	if ((old ^ new) <= old)
 		return 0;
-	k = tshift[vital];
-	if (k == 0)
-		k = 1;
-	if (ilog2_u64(old) / k == ilog2_u64(new) / k)
-		return 0;
-	/* A later power of t: worth a sample unless the ring is filling up,
-	 * when only labels new in this epoch are (they are what coverage is
-	 * made of; the loader is behind and will drop someone). */
-	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >=
-	    VITALS_RING_BYTES / 2) {
-		c->nshed++;
-		return 0;
-	}
-	return 1;
+	return vitals_power(vital, old, new, *keyp);
 }
 
-static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
-				      struct who *w, __u64 label,
-				      __u64 weight, __u64 counter)
+/* A sample's head but its comm. */
+static __always_inline void fill_ids(struct vitals_wire *s, __u32 vital,
+				     struct who *w, __u64 label, __u64 weight,
+				     __u64 counter)
 {
-	struct task_struct *leader = who_task_ptr(w)->group_leader;
-
 	s->ts_ns = bpf_ktime_get_ns();
 	s->weight = weight;
 	s->counter = counter & ~VITALS_FRESH;
@@ -603,6 +635,15 @@ static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
 	s->tgid = w->tgid;
 	s->tid = w->tid;
 	s->uid = w->uid;
+}
+
+static __always_inline void fill_head(struct vitals_wire *s, __u32 vital,
+				      struct who *w, __u64 label,
+				      __u64 weight, __u64 counter)
+{
+	struct task_struct *leader = who_task_ptr(w)->group_leader;
+
+	fill_ids(s, vital, w, label, weight, counter);
 	s->comm[0] = 0;
 	if (leader)
 		bpf_probe_read_kernel_str(&s->comm, sizeof(s->comm),
@@ -660,22 +701,28 @@ static __always_inline int kstack_wanted(__u32 vital, __u64 d0)
 	return 1;
 }
 
-static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
-					 __u64 label, __u64 weight,
-					 __u64 counter, struct vitals_cell *c,
-					 __u64 d0, __u64 d1, __u64 d2, __u64 d3)
+/* A global function's argument that is the program's context (the
+ * kernel reads the tag from BTF; libbpf's __arg_ctx, newer than ours). */
+#define VITALS_ARG_CTX __attribute__((btf_decl_tag("arg:ctx")))
+
+/* The tail of a sample of the current task (out of line: see
+ * vitals_slot_evict): the head is in the per-CPU scratch (emit_current),
+ * cell is the key of the cell that counts it. */
+__noinline int vitals_send_current(void *ctx VITALS_ARG_CTX, __u32 cell)
 {
 	__u32 zero = 0;
 	struct vitals_wire *s = bpf_map_lookup_elem(&scratch, &zero);
+	struct vitals_cell *c = bpf_map_lookup_elem(&cells, &cell);
+	struct task_struct *leader;
 
-	if (!s)
-		return;
-	fill_head(s, vital, w, label, weight, counter);
-	s->data[0] = d0;
-	s->data[1] = d1;
-	s->data[2] = d2;
-	s->data[3] = d3;
-	s->kstack_bytes = kstack_wanted(vital, d0)
+	if (!s || !c)
+		return 0;
+	leader = bpf_get_current_task_btf()->group_leader;
+	s->comm[0] = 0;
+	if (leader)
+		bpf_probe_read_kernel_str(&s->comm, sizeof(s->comm),
+					  leader->comm);
+	s->kstack_bytes = kstack_wanted(s->vital, s->data[0])
 				  ? bpf_get_stack(ctx, s->stack,
 						  VITALS_STACK_DEPTH * 8, 0)
 				  : 0;
@@ -683,6 +730,27 @@ static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 		c->ndropped++;
 	else
 		c->nsampled++;
+	return 0;
+}
+
+/* Sample an event of the current task: its head into the scratch, the
+ * rest (comm, stacks, the ring) in vitals_send_current. */
+static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
+					 __u64 label, __u64 weight,
+					 __u64 counter, __u32 cell,
+					 __u64 d0, __u64 d1, __u64 d2, __u64 d3)
+{
+	__u32 zero = 0;
+	struct vitals_wire *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s)
+		return;
+	fill_ids(s, vital, w, label, weight, counter);
+	s->data[0] = d0;
+	s->data[1] = d1;
+	s->data[2] = d2;
+	s->data[3] = d3;
+	vitals_send_current(ctx, cell);
 }
 
 /* An event of the current task, whose who_current() is in w. */
@@ -692,15 +760,16 @@ static __always_inline void event_who(void *ctx, __u32 vital, struct who *w,
 {
 	struct vitals_cell *c = 0;
 	__u64 counter;
+	__u32 cell = 0;
 
 	label = ulabel(w, label, kind);
 	if (kind == LBL_PC)
 		label &= ~0xfffULL; /* 4 KiB buckets of code: a function or a
 				       few; finer buckets sampled a busy
 				       machine's every cpu tick */
-	if (vitals_account(vital, w, label, weight, &counter, &c) && c)
-		emit_current(ctx, vital, w, label, weight, counter, c, d0, d1,
-			     d2, d3);
+	if (vitals_account(vital, w, label, weight, &counter, &c, &cell) && c)
+		emit_current(ctx, vital, w, label, weight, counter, cell, d0,
+			     d1, d2, d3);
 }
 
 static __always_inline void event_current_l(void *ctx, __u32 vital,
@@ -781,12 +850,13 @@ static __always_inline void event_task(__u32 vital, struct task_struct *t,
 	struct vitals_cell *c = 0;
 	struct who w;
 	__u64 counter;
+	__u32 cell;
 
 	/* labelled by program (hashed in) and priority, not by thread: a
 	 * browser's hundred threads waiting are one label sampled at the
 	 * powers of t, not a hundred stack walks of other tasks per epoch */
 	who_task(&w, t);
-	if (vitals_account(vital, &w, d0, weight, &counter, &c))
+	if (vitals_account(vital, &w, d0, weight, &counter, &c, &cell))
 		park(vital, &w, d0, weight, counter, d0, d1);
 }
 
@@ -918,7 +988,9 @@ int BPF_PROG(vitals_block_rq_complete, struct request *rq, int error,
 		sl = &c->slot[(ri->tgid * 2654435761u >> 16) &
 			      (VITALS_PSLOTS - 1)];
 		if (sl->tgid != ri->tgid) /* not the issuer's: no comm */
-			sl = slot_get(c, VITALS_BLKIO, p, ri->tgid, 0, 0);
+			sl = slot_get(c, (p * VITALS_NR + VITALS_BLKIO) *
+						 VITALS_HCA_CHUNKS,
+				      VITALS_BLKIO, p, ri->tgid, 0, 0);
 		now = bpf_ktime_get_ns();
 		if (now > ri->ts)
 			sl->aux += (now - ri->ts) / 1000;
@@ -960,12 +1032,14 @@ static __always_inline void on_syscall(void *ctx, struct pt_regs *regs,
 	struct vitals_cell *c = 0;
 	struct who w;
 	__u64 counter, sp = regs->sp, label;
+	__u32 cell = 0;
 
 	who_current(&w);
 	label = (ulabel(&w, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
-	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c) && c)
-		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, c, id,
-			     regs->di, sp, 0);
+	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c,
+			   &cell) && c)
+		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, cell,
+			     id, regs->di, sp, 0);
 }
 
 /* The cheapest hook: a trampoline on the syscall table's dispatcher, where

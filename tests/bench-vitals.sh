@@ -196,9 +196,19 @@ start_vitals() { # [extra args]
 	rm -f "$d/v.db"
 	"$PROPEL" vitals record -o "$d/v.db" --duration $(( ${BENCH_VITALS_LONG:-0} > 500 ? BENCH_VITALS_LONG + 120 : 600 )) --epoch 1 "$@" 2>"$d/v.err" &
 	vpid=$!
-	for _ in $(seq 300); do grep -q "^propel: vitals via" "$d/v.err" && break; sleep 0.1; done
+	# its readiness line (programs loaded and attached), as long as it
+	# runs: the load is the BPF verifier's CPU (~0.5 s here), which a
+	# loaded machine stretches (9 s at load 13 with six spinners); a
+	# collector that exits fails at once, one that hangs after 300 s
+	local t0=$EPOCHREALTIME
+	for _ in $(seq 3000); do
+		grep -q "^propel: vitals via" "$d/v.err" && break
+		kill -0 $vpid 2>/dev/null || break
+		sleep 0.1
+	done
 	grep -q "^propel: vitals via" "$d/v.err" ||
-		oops "vitals record did not start: $(grep -v '^propel: vitals: prog' "$d/v.err" | head -2 | tr '\n' ' ')"
+		oops "vitals record did not start ($(kill -0 $vpid 2>/dev/null && echo "still loading after 300 s" || echo exited)): $(grep -v '^propel: vitals: prog' "$d/v.err" | head -2 | tr '\n' ' ')"
+	awk -v a="$t0" -v b="$EPOCHREALTIME" -v l="$(load)" 'BEGIN { if (b - a > 10) printf "  (the collector took %.0f s to start, load %s)\n", b - a, l }'
 	sleep 0.5
 }
 stop_vitals() {

@@ -30,6 +30,14 @@
 #               each socket span of the front end ends before its recv of
 #               the client's request and after the client's send of it
 #               (A's send, B's kernel's wake-up: across the hosts)
+#   fv/hosts    every span keeps the host whose kernel saw it: the
+#               client's are A's, the front and back end's B's; then a
+#               second client, attached with --vitals=all: A's collectors
+#               (every process of A's kernel) see pids that are also B's
+#               traced front end, and B's see the client's pid -- on two
+#               real hosts, other processes of the same pid -- and a
+#               traced thread's replay shows only its own host's spans
+#               (as many as that host's of its threads, none of the other's)
 #   fv/unharmed every traced process has its agent off afterwards, and no
 #               part of the service saw a bad byte; propeld detached none
 #               but the traced processes (not its collectors)
@@ -39,10 +47,10 @@
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 set -uo pipefail
-expect_checks 4
+expect_checks 5
 need_root fv
 if nobpf=$(bpf_missing) && [ -n "$nobpf" ]; then
-	for c in attach spans order unharmed; do skip fv/$c "$nobpf"; done
+	for c in attach spans order hosts unharmed; do skip fv/$c "$nobpf"; done
 	exit 0
 fi
 t=$(tmpdir)
@@ -177,17 +185,53 @@ else
 	pass fv/order
 fi
 
+# fv/hosts: the replay's offcpu events of pid $2 in session $1 against
+# the spans of its threads with events, by host: "replayed host-own other"
+replayed() {
+	local n
+	n=$("$PROPEL" replay --format=jsonl --pid "$2" "$1" 2>/dev/null | grep -c '"kind":"offcpu"')
+	echo "$n $(sqlite3 "$1" "SELECT count(*) FROM offcpu WHERE pid=$2 AND host='$3'
+		AND tid IN (SELECT tid FROM threads WHERE pid=$2 AND nevents > 0)") $(sqlite3 "$1" "SELECT
+		count(*) FROM offcpu WHERE pid=$2 AND host IS NOT '$3'
+		AND tid IN (SELECT tid FROM threads WHERE pid=$2 AND nevents > 0)")"
+}
+wrong=$(sqlite3 "$d/s.db" "SELECT count(*) FROM offcpu WHERE (pid=$cl AND host IS NOT 'A')
+	OR (pid IN ($fe, $be) AND host IS NOT 'B')" 2>&1)
+netns_bg A "$t/svc" client ${NETNS_ADDR[B]} $((port + 1)) 400 20 >"$d/cl2.out" 2>&1
+cl2=$NETNS_PID
+sleep 0.3
+netns_run A env PROPEL_SSH="$NETNS_SSH" PROPEL_TEST_FOREIGN=1 timeout 120 \
+	"$PROPEL" attach --follow --vitals=all --timing=exact --duration 6 -o "$d/all.db" $cl2 >"$d/attach2.out" 2>&1
+arc2=$?
+wait $cl2
+crc2=$?
+rfe=$(replayed "$d/all.db" $fe B) rcl=$(replayed "$d/all.db" $cl2 A)
+echo "  fv/hosts: replayed, own host's, the other's: front end (B) $rfe; client (A) $rcl"
+read -r fe_n fe_own fe_other <<<"$rfe"
+read -r cl_n cl_own cl_other <<<"$rcl"
+if [ "$wrong" != 0 ]; then
+	fail fv/hosts "spans with another host than their process's: '$wrong'"
+elif [ $arc2 -ne 0 ] || [ $crc2 -ne 0 ]; then
+	fail fv/hosts "attach --vitals=all: status $arc2, client $crc2: $(head -c 400 "$d/attach2.out")"
+elif ! is_num "$fe_other" || ! is_num "$cl_other" || [ "$fe_other" -lt 1 ] || [ "$cl_other" -lt 1 ]; then
+	fail fv/hosts "no pid of both sides (each host's collectors, every process): front end '$rfe', client '$rcl'"
+elif [ "$fe_own" -lt 3 ] || [ "$cl_own" -lt 3 ] || [ "$fe_n" != "$fe_own" ] || [ "$cl_n" != "$cl_own" ]; then
+	fail fv/hosts "a replayed thread's spans are not its host's: front end '$rfe', client '$rcl'"
+else
+	pass fv/hosts
+fi
+
 bad=
 why=$(detached $fe $wk $lg $be) || bad=$why
 kill -TERM $fe $lg $be 2>/dev/null
 wait $fe $lg $be 2>/dev/null
 sleep 0.2
-grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out "$d"/cl.out >"$d/all.out"
+grep -h ' bad ' "$d"/be.out "$d"/fe.out "$d"/lg.out "$d"/cl.out "$d"/cl2.out >"$d/all.out"
 if [ -n "$bad" ]; then
 	fail fv/unharmed "$bad"
-elif grep -q 'detach [0-9]* (propel)' "$d/attach.out"; then
-	fail fv/unharmed "propeld took its collectors for a traced process: $(grep 'detach [0-9]* (propel)' "$d/attach.out")"
-elif [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 4 ] || grep -v ' bad 0$' "$d/all.out" | grepq .; then
+elif grep -q 'detach [0-9]* (propel)' "$d/attach.out" "$d/attach2.out"; then
+	fail fv/unharmed "propeld took its collectors for a traced process: $(grep -h 'detach [0-9]* (propel)' "$d/attach.out" "$d/attach2.out")"
+elif [ "$(grep -c ' bad 0$' "$d/all.out")" -lt 5 ] || grep -v ' bad 0$' "$d/all.out" | grepq .; then
 	fail fv/unharmed "a part saw a bad byte: $(tr '\n' ';' <"$d/all.out")"
 else
 	pass fv/unharmed

@@ -4,7 +4,9 @@
  * table reads as empty; a range finds exactly the spans that overlap it
  * (one that started long before, one that ends exactly at t0, none of
  * another thread); a call's split into off-CPU time and its main span;
- * the words of each reason.
+ * the words of each reason; spans of the pid on a host where no process
+ * of that pid was traced are another process's (a --follow's hosts each
+ * have a pid space).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +35,7 @@ static struct offcpu_row row(int64_t tid, int64_t ts, int64_t dur,
 
 int main(void)
 {
-	CHECKS_EXPECT(12);
+	CHECKS_EXPECT(13);
 	char path[] = "/tmp/propel-offcpu-XXXXXX", buf[160];
 	struct session *s = NULL;
 	struct offcpu_row rows[5], *got = NULL;
@@ -112,6 +114,19 @@ int main(void)
 	CHECK("offcpu-store-why-io", !strcmp(buf, "I/O in fsync"), "%s", buf);
 	offcpu_store_why(&rows[2], buf, sizeof(buf));
 	CHECK("offcpu-store-why-pipe", !strcmp(buf, "pipe read"), "%s", buf);
+
+	/* pid 100 traced on host B; host A's collectors saw a pid 100 too */
+	rows[0] = row(101, 20000000, 1000000, "socket", "recvfrom");
+	snprintf(rows[0].host, sizeof(rows[0].host), "B");
+	rows[1] = row(101, 20500000, 3000000, "sleep", "nanosleep");
+	snprintf(rows[1].host, sizeof(rows[1].host), "A");
+	session_exec(s, "INSERT INTO processes(pid, host) VALUES(100, 'B')",
+		     NULL);
+	offcpu_store_put(s, rows, 2);
+	offcpu_store_range(s, 100, 101, 19000000, 30000000, &got, &n);
+	CHECK("offcpu-store-host", n == 1 && !strcmp(got[0].reason, "socket"),
+	      "n = %zu", n);
+	free(got);
 
 	session_close(s);
 	unlink(path);
