@@ -15,7 +15,10 @@
  * call at the cursor (the call whose entry or exit it is on, else the one it
  * is in) split into on-CPU and off-CPU time, with the reason of the span
  * that holds most of it ("nap() 60 ms: on-CPU 40 us, off-CPU 60 ms: sleep
- * in clock_nanosleep"; with several reasons, each one's time) -- and a thread
+ * in clock_nanosleep"; with several reasons, each one's time, the largest
+ * first, and the run queue's last whatever its size: a wait for a CPU is
+ * the machine's load, not what the code waited on, and on a loaded host it
+ * pushed the program's own reasons off an 80-column line) -- and a thread
  * that is off the CPU at the cursor's time says so on its line ("off-CPU 38 ms:
  * blocked in sock write").  Both are worked out when the cursor moves, not per
  * frame.
@@ -77,10 +80,14 @@ static int threads_reasons(const struct offcpu_row *rows, size_t n, int64_t t0,
 		by[i].ns += b - a;
 	}
 	buf[0] = 0;
-	for (i = 0; i < nby; i++) {
-		for (m = i, j = i + 1; j < nby; j++)
-			if (by[j].ns > by[m].ns)
+	for (i = 0; i < nby; i++) { /* by time; the run queue last */
+		for (m = i, j = i + 1; j < nby; j++) {
+			int rq_j = !strcmp(by[j].reason, "runqueue");
+			int rq_m = !strcmp(by[m].reason, "runqueue");
+
+			if (rq_j != rq_m ? rq_m : by[j].ns > by[m].ns)
 				m = j;
+		}
 		if (m != i) {
 			__typeof__(by[0]) tmp = by[i];
 

@@ -41,7 +41,9 @@ tui_cmd "break main"
 tui_keys c
 tui_wait_for "  main  " 5
 tui_cmd delete # (the forked child runs main too)
+# (a run-queue wait, the machine's load, comes last: never before another)
 tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
+	grep -v "run queue [0-9.]* [mu]*s, " |
 	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]+( ms| m?$)" && pass tui-vitals-trace/main-by-reason ||
 	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
 # the strip: "FUNC() DUR: on-CPU X, off-CPU Y: WHY", Y >= 40 ms
@@ -54,8 +56,8 @@ at() { # FUNC [times c]
 	while [ "$n" -gt 0 ]; do tui_keys c; n=$((n - 1)); done
 	tui_status | grepq "  $1  " 
 }
-# the reason, or the largest one first when a run-queue wait fell inside
-# it too under load ("pipe 61 ms, run queue 1 ms")
+# the reason, or the reasons by time, the run queue's last, when a
+# run-queue wait fell inside it too under load ("pipe 61 ms, run queue 1 ms")
 at nap && strip_ok nap "sleep (in (clock_)?nanosleep|[0-9]+ ms, )" && pass tui-vitals-trace/nap-sleep ||
 	fail tui-vitals-trace/nap-sleep "$(tui_screen | tail -6 | tr '\n' '|')"
 at pipe_read && strip_ok pipe_read "pipe (read|[0-9]+ ms, )" && pass tui-vitals-trace/pipe-read ||
