@@ -10,6 +10,13 @@
 #                    first, with a share above 0.5
 #   fault/in-time    it was traced within 60 s of the attach
 #                    (patched_at_ns)
+#   fault/deepened   ... and found by deepening, not traced from the
+#                    start: its patched_at_ns is at least one controller
+#                    period (ADAPT_CYCLE_MS, 2 s) after the attach, and it
+#                    was enabled by the controller (level > ADAPT_DEPTH0:
+#                    a + line in the session's table adaptive, no p line)
+#                    -- a frame on a stack at attach deep in a request
+#                    made a root traced the fault's subtree from the start
 #   fault/few        at most 15% of the program's functions ever traced
 #                    (patched / total)
 #   fault/shape      the JSON has groups (path, flows, cv, p95_ns) and
@@ -22,7 +29,7 @@
 # propel-test: takes 80
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 7
+expect_checks 8
 need_root || exit 0
 t=$(tmpdir)
 srv=
@@ -67,6 +74,18 @@ check fault/attach test $? -eq 0
 q() { python3 -c "import json,sys; d=json.load(open('$t/$1.json')); sys.exit(0 if ($2) else 1)"; }
 check fault/first q fault "d['functions'] and d['functions'][0]['func'] == 's1_lrlrlr' and d['functions'][0]['share'] > 0.5"
 check fault/in-time q fault "d['functions'][0]['patched_at_ns'] is not None and d['functions'][0]['patched_at_ns'] <= 60e9"
+# how the function came to be traced: "+" (the controller), "p" (near a
+# root), "+,p" (both)
+how() {
+	python3 - "$t/$1.db" "$2" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(",".join(sorted(r[0] for r in db.execute(
+    "SELECT DISTINCT a.what FROM adaptive a JOIN functions f ON f.id = a.func"
+    " WHERE f.name = ? AND a.what IN ('p', '+')", (sys.argv[2],)))))
+PY
+}
+check fault/deepened eval "q fault \"d['functions'] and d['functions'][0]['func'] == 's1_lrlrlr' and (d['functions'][0]['patched_at_ns'] or 0) >= 2e9\" && [ \"\$(how fault s1_lrlrlr)\" = + ]"
 check fault/few q fault "d['total'] >= 300 and 0 < d['patched'] <= 0.15 * d['total']"
 check fault/shape q fault "all(set(g) >= {'path','flows','cv','p95_ns'} for g in d['groups']) and all(set(f) >= {'func','share','calls','patched_at_ns'} for f in d['functions'])"
 
