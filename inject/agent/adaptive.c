@@ -24,7 +24,8 @@
  * seen of since, outermost first, then those the reader saw entered in
  * an earlier cycle and still open -- are walked outermost first, up to
  * the first whose function did return; the first of them with callees
- * left out is a loop: those callees are enabled as roots (level 0,
+ * left out, or whose callee on that stack returns (traced already: a
+ * batch loop near main), is a loop: those callees are roots (level 0,
  * VAIF's request-type start tracepoints, never pruned), the levels below
  * them lowered (relevel) and the functions now within ADAPT_DEPTH0 of a
  * root traced.  One loop a thread and cycle: serve_conn's callee
@@ -112,6 +113,7 @@ static struct {
 	int on;
 	uint64_t t0, last;
 	uint32_t cycle; /* decisions made */
+	uint64_t read;  /* records read this cycle */
 } cfg;
 
 /* per function, by id (grown with ag_nfuncs) */
@@ -421,6 +423,7 @@ static void unit_drop(struct rstate *r)
 
 static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
 {
+	cfg.read += n;
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned type = (unsigned)(rbuf[i].w0 & 0xf);
 		uint64_t tsc = rbuf[i].w0 >> 4;
@@ -649,12 +652,26 @@ static int loops_find(void)
 
 	for (uint32_t k = 0; k < nstacks; k++)
 		for (uint32_t i = 0; i < stacks[k].n; i++) {
-			uint32_t f = stacks[k].f[i];
+			uint32_t f = stacks[k].f[i], g;
 
 			if (f >= af_cap || af[f].exited)
 				break;
+			if (af[f].loop) { /* its callees left out since: roots */
+				made += deepen(f, 1) > 0;
+				continue;
+			}
 			if (deepen(f, 1)) {
 				af[f].loop = 1;
+				made++;
+				break;
+			}
+			/* its callee on the stack returns, traced already (a
+			 * batch loop in main, two levels down): the root */
+			g = i + 1 < stacks[k].n ? stacks[k].f[i + 1] : ~0u;
+			if (g < af_cap && af[g].exited) {
+				af[f].loop = 1;
+				af[g].root = 1;
+				af[g].level = 0;
 				made++;
 				break;
 			}
@@ -780,7 +797,11 @@ static void decide(void)
 		p95 = (double)durs[(ndurs * 95) / 100].d;
 	}
 	trim_cuts();
-	loops_find();
+	/* (nothing read yet -- a ring is read once its clock is calibrated,
+	 * at its first commit -- says nothing of what returns) */
+	if (cfg.read)
+		loops_find();
+	cfg.read = 0;
 	for (uint32_t g = 0; g < ngroups; g++)
 		group_decide(g, p95);
 	prune();

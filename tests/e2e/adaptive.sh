@@ -22,14 +22,24 @@
 #   fault/shape      the JSON has groups (path, flows, cv, p95_ns) and
 #                    functions (func, share, calls, patched_at_ns)
 #   clean/names-none the same server without the fault: no function with
-#                    a share above noise (0.2, analysis/variance.h)
+#                    a share above noise (0.2, share/variance-stat.h)
+#   batch/deepened   another shape: the generator's --stages 2 --fanout 3
+#                    --depth 5 tree (740 functions) run by a batch loop
+#                    in main (`vserver batch`: no socket, the loop two
+#                    calls from main), the fault s1_mrlml at depth 6:
+#                    the controller enabled it (a + line, no p line) at
+#                    least one period after the attach and within 60 s,
+#                    and kept it (not pruned after), with at most 15% of
+#                    the functions ever traced (the report's flows are
+#                    the whole loop there, one flow: the session's
+#                    adaptive table is the evidence)
 #   options/refused  --adaptive with --all, and record --adaptive, are
 #                    refused with one line and exit 2
-# Needs root (ptrace of a server).  About 80 s.
-# propel-test: takes 80
+# Needs root (ptrace of a server).  About 120 s.
+# propel-test: takes 120
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 8
+expect_checks 9
 need_root || exit 0
 t=$(tmpdir)
 srv=
@@ -40,8 +50,11 @@ cleanup() {
 trap cleanup EXIT
 
 python3 "$PROPEL_TOP/tests/apps/vserver-gen.py" >"$t/vserver.c" &&
-	gcc -O2 -g -o "$t/vserver" "$t/vserver.c" || {
-	echo "FAIL vserver: cannot build tests/apps/vserver-gen.py's server"
+	gcc -O2 -g -o "$t/vserver" "$t/vserver.c" &&
+	python3 "$PROPEL_TOP/tests/apps/vserver-gen.py" --stages 2 --fanout 3 \
+		--depth 5 >"$t/vbatch.c" &&
+	gcc -O2 -g -o "$t/vbatch" "$t/vbatch.c" || {
+	echo "FAIL vserver: cannot build tests/apps/vserver-gen.py's programs"
 	exit 1
 }
 
@@ -91,6 +104,33 @@ check fault/shape q fault "all(set(g) >= {'path','flows','cv','p95_ns'} for g in
 
 run clean
 check clean/names-none q clean "d['groups'] and not [f for f in d['functions'] if f['share'] >= 0.2]"
+
+# the batch shape: the loop runs 34 s, attached 30 s from its second
+"$t/vbatch" batch 34 s1_mrlml >"$t/batch.out" 2>&1 &
+srv=$!
+sleep 1
+"$PROPEL" attach --adaptive -o "$t/batch.db" --duration 30 "$srv" \
+	>"$t/batch.attach" 2>&1
+wait $srv
+srv=
+batch_ok() {
+	python3 - "$t/batch.db" s1_mrlml <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT a.what, a.ts_ns FROM adaptive a JOIN functions f"
+                  " ON f.id = a.func WHERE f.name = ? ORDER BY a.ts_ns, a.rowid",
+                  (sys.argv[2],)).fetchall()
+total = db.execute("SELECT sum(level) FROM adaptive WHERE what = 't'").fetchone()[0]
+ever = db.execute("SELECT count(DISTINCT func) FROM adaptive"
+                  " WHERE what IN ('p', '+')").fetchone()[0]
+first = [ts for w, ts in rows if w == '+']
+print("batch: %s; %d of %s functions ever traced" % (rows, ever, total))
+sys.exit(0 if first and not [w for w, _ in rows if w == 'p'] and
+         2e9 <= first[0] <= 60e9 and rows[-1][0] == '+' and
+         total >= 300 and ever <= 0.15 * total else 1)
+PY
+}
+check batch/deepened batch_ok
 
 "$PROPEL" attach --adaptive --all 1 >"$t/o1" 2>&1; r1=$?
 "$PROPEL" record --adaptive -- true >"$t/o2" 2>&1; r2=$?
