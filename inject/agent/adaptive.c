@@ -410,7 +410,9 @@ out:
  * a loop's direct callee. */
 static int unit_root(const struct rstate *r, uint32_t d)
 {
-	return !d || (r->stk[d - 1].func < af_cap && af[r->stk[d - 1].func].loop);
+	uint32_t up = d ? r->stk[d - 1].func : 0;
+
+	return !d || (up < af_cap && af[up].loop);
 }
 
 static void unit_drop(struct rstate *r)
@@ -462,7 +464,8 @@ static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
 			if (d)
 				r->stk[d - 1].child += incl;
 			if (d == r->ud && unit_root(r, d)) {
-				unit_end(rbuf[i].a, r->path, incl * ns_per_tick);
+				unit_end(rbuf[i].a, r->path,
+					 incl * ns_per_tick);
 				unit_drop(r);
 			}
 		} else if (type == PROPEL_REC_LOST || type == PROPEL_REC_SWITCH) {
@@ -505,12 +508,22 @@ static void thread_read(struct athread *t)
 	struct rstate *r = NULL;
 	struct propel_rec *cur, *base;
 	double ns_per_tick;
+	uint64_t tsc, ns;
 
 	if (!hp || t->dead || ag_mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
 	    memcmp(h.magic, PROPEL_RING_MAGIC, 8) || h.tid != (uint32_t)t->tid ||
-	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX ||
-	    h.tsc_last <= h.tsc0 || h.mono_last_ns <= h.mono0_ns)
+	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX)
 		return;
+	/* the ring's clock pair is stored at its commits: a quiet thread's
+	 * first commit may be seconds away (a batch loop's first cycle read
+	 * nothing), so until then a pair taken here, 20 ms on at least */
+	if (h.tsc_last <= h.tsc0 || h.mono_last_ns <= h.mono0_ns) {
+		ring_pair(&tsc, &ns);
+		if (tsc <= h.tsc0 || ns < h.mono0_ns + 20000000)
+			return;
+		h.tsc_last = tsc;
+		h.mono_last_ns = ns;
+	}
 	for (uint32_t i = 0; i < ADAPT_THREADS && !r; i++)
 		if (rs[i].tid == t->tid && rs[i].gen == ag_gen)
 			r = &rs[i];
@@ -656,7 +669,8 @@ static int loops_find(void)
 
 			if (f >= af_cap || af[f].exited)
 				break;
-			if (af[f].loop) { /* its callees left out since: roots */
+			if (af[f].loop) {
+				/* its callees left out since: roots too */
 				made += deepen(f, 1) > 0;
 				continue;
 			}
@@ -715,13 +729,14 @@ static void group_decide(uint32_t g, double p95)
 
 		if (!c->func || c->g != g)
 			continue;
-		ishare = scale * variance_share(gr->n, c->si, c->sid, mean, var);
+		ishare = scale *
+			 variance_share(gr->n, c->si, c->sid, mean, var);
 		af[c->func - 1].seen |= ishare >= VARIANCE_NOISE;
 		cands[nc].func = c->func - 1;
 		cands[nc].score =
 			slow ? c->sx / gr->n / mean
-			     : scale * variance_share(gr->n, c->sx, c->sxd, mean,
-						      var);
+			     : scale * variance_share(gr->n, c->sx, c->sxd,
+						      mean, var);
 		cands[nc].key = score_key(cands[nc].score);
 		nc++;
 	}
