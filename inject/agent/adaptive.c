@@ -108,6 +108,7 @@
 #define ADAPT_DURS 8192
 #define ADAPT_READ 4096 /* records read at once */
 #define ADAPT_FRAMES 128 /* of a stack at attach */
+#define ADAPT_UNIT_FUNCS 512 /* functions of a unit counted, power of 2 */
 
 static struct {
 	int on;
@@ -127,8 +128,6 @@ struct afunc {
 	uint8_t root;    /* enabled under a loop: a request's root */
 	uint8_t loop;    /* a loop: its direct callees are roots */
 	uint8_t exited;  /* an exit of it seen: not a loop */
-	uint32_t ustamp; /* the unit its own time below belongs to */
-	uint64_t own, incl;
 };
 static struct afunc *af;
 static uint32_t af_cap;
@@ -287,13 +286,18 @@ struct rstate {
 	} stk[ADAPT_STACK];
 	/* the unit in progress: its root's direct callees, hashed */
 	uint64_t path;
+	/* ... and its functions' own and inclusive time, hashed by function
+	 * (func + 1; 0: free), the slots in use listed in used: each
+	 * thread's own, as its reads are interleaved with the others' */
+	uint32_t nused;
+	uint16_t used[ADAPT_UNIT_FUNCS];
+	struct uown {
+		uint32_t func;
+		uint64_t own, incl;
+	} u[ADAPT_UNIT_FUNCS];
 };
 static struct rstate rs[ADAPT_THREADS];
 static struct propel_rec rbuf[ADAPT_READ];
-
-/* the unit in progress's functions (their own time: afunc.own) */
-static uint32_t utouched[8192];
-static uint32_t nut, ustamp;
 
 struct group {
 	uint64_t key;
@@ -342,39 +346,49 @@ static struct acc *acc_of(uint32_t g, uint32_t func)
 	return NULL;
 }
 
-static void unit_touch(uint32_t func, uint64_t own, uint64_t incl)
+static void unit_touch(struct rstate *r, uint32_t func, uint64_t own,
+		       uint64_t incl)
 {
-	struct afunc *a = afunc_of(func);
+	const uint32_t mask = ADAPT_UNIT_FUNCS - 1;
+	uint32_t h = (func * 2654435761u) & mask;
+	struct uown *e;
 
-	if (!a)
-		return;
-	if (a->ustamp != ustamp) {
-		if (nut == sizeof(utouched) / sizeof(utouched[0]))
-			return;
-		a->ustamp = ustamp;
-		a->own = a->incl = 0;
-		utouched[nut++] = func;
+	for (uint32_t p = 0; p < 16; p++, h = (h + 1) & mask) {
+		e = &r->u[h];
+		if (e->func == func + 1)
+			break;
+		if (!e->func) {
+			if (r->nused >= ADAPT_UNIT_FUNCS / 2)
+				return; /* full enough: the rest uncounted */
+			e->func = func + 1;
+			e->own = e->incl = 0;
+			r->used[r->nused++] = (uint16_t)h;
+			break;
+		}
 	}
-	a->own += own;
-	a->incl += incl;
+	if (e->func != func + 1)
+		return;
+	e->own += own;
+	e->incl += incl;
 }
 
 /* A unit ended: root func, dur ns, path key. */
 static int adaptable(const struct ag_func *f);
 
-static void unit_end(uint32_t root, uint64_t path, double dur)
+static void unit_end(struct rstate *r, uint32_t root, uint64_t path,
+		     double dur)
 {
 	uint64_t key = path * 31 + root;
 	uint32_t g;
 
 	/* a call of the loop into libc (read, write: waiting) is no request */
 	if (root >= ag_nfuncs || !adaptable(ag_funcs_by_id[root]))
-		goto out;
+		return;
 	for (g = 0; g < ngroups && groups[g].key != key; g++)
 		;
 	if (g == ngroups) {
 		if (ngroups == ADAPT_GROUPS)
-			goto out;
+			return;
 		memset(&groups[g], 0, sizeof(groups[g]));
 		groups[g].key = key;
 		groups[g].root = root;
@@ -386,24 +400,21 @@ static void unit_end(uint32_t root, uint64_t path, double dur)
 	}
 	for (uint32_t i = 0; i < ncuts; i++)
 		if (cuts[i].key == key && dur > cuts[i].cut)
-			goto out;
+			return;
 	groups[g].n++;
 	groups[g].sd += dur;
 	groups[g].sdd += dur * dur;
-	for (uint32_t i = 0; i < nut; i++) {
-		struct afunc *a = &af[utouched[i]];
-		struct acc *c = acc_of(g, utouched[i]);
+	for (uint32_t i = 0; i < r->nused; i++) {
+		const struct uown *e = &r->u[r->used[i]];
+		struct acc *c = acc_of(g, e->func - 1);
 
 		if (!c)
 			continue;
-		c->sx += (double)a->own;
-		c->sxd += (double)a->own * dur;
-		c->si += (double)a->incl;
-		c->sid += (double)a->incl * dur;
+		c->sx += (double)e->own;
+		c->sxd += (double)e->own * dur;
+		c->si += (double)e->incl;
+		c->sid += (double)e->incl * dur;
 	}
-out:
-	nut = 0;
-	ustamp++;
 }
 
 /* A call at depth d is a unit's root: the reader's outermost level, or
@@ -417,8 +428,9 @@ static int unit_root(const struct rstate *r, uint32_t d)
 
 static void unit_drop(struct rstate *r)
 {
-	nut = 0;
-	ustamp++;
+	for (uint32_t i = 0; i < r->nused; i++)
+		r->u[r->used[i]].func = 0;
+	r->nused = 0;
 	r->path = 0;
 	r->ud = 0;
 }
@@ -458,13 +470,13 @@ static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
 			d--;
 			incl = tsc > r->stk[d].t0 ? tsc - r->stk[d].t0 : 0;
 			own = incl > r->stk[d].child ? incl - r->stk[d].child : 0;
-			unit_touch(rbuf[i].a, (uint64_t)(own * ns_per_tick),
+			unit_touch(r, rbuf[i].a, (uint64_t)(own * ns_per_tick),
 				   (uint64_t)(incl * ns_per_tick));
 			r->depth = d;
 			if (d)
 				r->stk[d - 1].child += incl;
 			if (d == r->ud && unit_root(r, d)) {
-				unit_end(rbuf[i].a, r->path,
+				unit_end(r, rbuf[i].a, r->path,
 					 incl * ns_per_tick);
 				unit_drop(r);
 			}
