@@ -73,6 +73,7 @@ run() {
 	"$PROPEL" attach --adaptive -o "$t/$1.db" --duration 30 "$srv" \
 		>"$t/$1.attach" 2>&1
 	local rc=$?
+	[ $rc -eq 0 ] || sed "s/^/  $1 attach ($rc): /" "$t/$1.attach" "$t/$1.srv"
 	wait $cli
 	kill $srv 2>/dev/null
 	wait $srv 2>/dev/null
