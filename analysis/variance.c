@@ -2,7 +2,9 @@
  * analysis/variance.c - VAIF's groups and shares (variance.h).  A group is
  * the units of one path; it is a problem when it has VARIANCE_MIN_UNITS
  * units and its coefficient of variation exceeds VARIANCE_CV or its mean
- * is above the 95th percentile of all units (VAIF's consistently slow).
+ * is above the 95th percentile of all units (VAIF's consistently slow);
+ * the statistics are share/variance-stat.h's, which the agent's
+ * controller (inject/agent/adaptive.c) uses too.
  * Within a problem group, after leaving out its slowest VARIANCE_TRIM
  * (a single preemption is an outlier, not a variance problem), function
  * f's share is cov(own_f, dur) / var(dur): the shares of the functions
@@ -61,8 +63,8 @@ static void group_shares(const struct variance_unit *u, const size_t *idx,
 		sd += d;
 		sdd += d * d;
 	}
-	mean = sd / n;
-	var = sdd / n - mean * mean;
+	mean = variance_mean(n, sd);
+	var = variance_var(n, sd, sdd);
 	if (var <= 0)
 		return;
 	memset(sx, 0, nfunc * sizeof(*sx));
@@ -84,7 +86,7 @@ static void group_shares(const struct variance_unit *u, const size_t *idx,
 
 		if (!sx[f])
 			continue;
-		s = scale * (sxd[f] / n - sx[f] / n * mean) / var;
+		s = scale * variance_share(n, sx[f], sxd[f], mean, var);
 		if (s > best[f].share) {
 			best[f].share = s;
 			best[f].group = gi;
@@ -134,18 +136,14 @@ int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
 			sd += (double)u[idx[i]].dur_ns;
 			sdd += (double)u[idx[i]].dur_ns * u[idx[i]].dur_ns;
 		}
-		g->mean_ns = keep ? sd / keep : 0;
-		var = keep ? sdd / keep - g->mean_ns * g->mean_ns : 0;
+		g->mean_ns = variance_mean(keep, sd);
+		var = variance_var(keep, sd, sdd);
 		g->cv = var > 0 && g->mean_ns > 0 ? sqrt(var) / g->mean_ns : 0;
-		g->problem = g->n >= VARIANCE_MIN_UNITS &&
-			     (g->cv > VARIANCE_CV || g->mean_ns > (double)p95);
+		g->problem = variance_problem(g->n, g->mean_ns, var, (double)p95);
 		if (g->problem)
 			group_shares(u, idx, lo, lo + keep, sx, sxd, best,
 				     out->ng, nfunc,
-				     g->mean_ns > (double)p95
-					     ? 1
-					     : 1 - (VARIANCE_CV / g->cv) *
-							   (VARIANCE_CV / g->cv));
+				     variance_scale(g->mean_ns, var, (double)p95));
 		out->ng++;
 	}
 	out->f = calloc(nfunc + 1, sizeof(*out->f));

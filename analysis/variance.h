@@ -11,10 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VARIANCE_MIN_UNITS 30 /* a group's flows, at least (VAIF: 30) */
-#define VARIANCE_CV 0.1       /* VAIF's CV threshold */
-#define VARIANCE_TRIM 0.01    /* the slowest 1% of a group: outliers */
-#define VARIANCE_NOISE 0.2    /* a share under this explains nothing */
+#include "share/variance-stat.h" /* VARIANCE_MIN_UNITS, _CV, _TRIM, _NOISE */
+
 
 struct variance_own {
 	uint32_t func; /* the caller's function id */

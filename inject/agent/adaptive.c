@@ -5,13 +5,32 @@
  *
  * The frontier.  Each function gets a level when the agent first makes
  * the call sites of a function that calls it: a function whose sites are
- * made without a level (on a thread's stack at activation, reached by an
- * indirect call or as a callback: a request's entry) is a root, level 0;
- * its direct callees are level + 1.  A direct call to a function of a
- * traced module deeper than ADAPT_DEPTH0 is not patched
- * (adaptive_skip_call) unless the controller enabled that function; each
- * call left out is kept as a frontier edge (owner -> callee).  So at first
- * only the functions near each request's root are traced.
+ * made without a level (reached by an indirect call or as a callback: a
+ * request's entry) is a root, level 0; its direct callees are level + 1.
+ * A direct call to a function of a traced module deeper than ADAPT_DEPTH0
+ * is not patched (adaptive_skip_call) unless the controller enabled that
+ * function; each call left out is kept as a frontier edge (owner ->
+ * callee).  So at first only the functions near each request's root are
+ * traced.
+ *
+ * The roots.  The frames on the threads' stacks at attach are made
+ * outermost first (agent.c stack_activate calls adaptive_frame), so main
+ * is level 0 and a frame is as deep as its call depth: a busy server's
+ * innermost frame is deep inside a request, and made a root it would
+ * trace that request's subtree from the start.  Which frame is the
+ * thread's loop and which the request it serves is seen at run time: a
+ * loop never returns.  Each cycle, on each thread the frames that never
+ * returned -- those on its stack at attach whose function no exit was
+ * seen of since, outermost first, then those the reader saw entered in
+ * an earlier cycle and still open -- are walked outermost first, up to
+ * the first whose function did return; the first of them with callees
+ * left out, or whose callee on that stack returns (traced already: a
+ * batch loop near main), is a loop: those callees are roots (level 0,
+ * VAIF's request-type start tracepoints, never pruned), the levels below
+ * them lowered (relevel) and the functions now within ADAPT_DEPTH0 of a
+ * root traced.  One loop a thread and cycle: serve_conn's callee
+ * handle_request becomes the root in the first cycle, and the request's
+ * frames deeper on the stack at attach, which return, are never loops.
  *
  * The controller (VAIF's Hypothesize, every ADAPT_CYCLE_MS instead of
  * 120 s), run by the lease thread, which never runs the program's code:
@@ -19,27 +38,32 @@
  *           committed sub-buffers not yet read and the current one up to
  *           the writer's cursor; every record stamped: --adaptive implies
  *           exact timing), through /proc/self/mem (never a fault);
- *   units   a call that returns to the reader's outermost level (the
- *           thread's loop: main and serve loops never return) is one
+ *   units   a call that returns to the reader's outermost level or to a
+ *           loop (the thread's serve loop: never returns) is one
  *           request, with each traced function's own time in it (its
  *           time minus its traced callees');
  *   group   requests by path: the root function and the sequence of its
  *           direct callees (VAIF's identical critical paths);
- *   problem a group of at least ADAPT_MIN_UNITS requests (VAIF: 30) whose
- *           coefficient of variation exceeds ADAPT_CV (0.1), or whose mean
- *           is above the 95th percentile of all requests of the cycle
- *           (VAIF's consistently slow);
+ *   problem a group of at least VARIANCE_MIN_UNITS requests (VAIF: 30)
+ *           whose coefficient of variation exceeds VARIANCE_CV (0.1), or
+ *           whose mean is above the 95th percentile of all requests of
+ *           the cycle (VAIF's consistently slow) (the statistics are
+ *           the report's own rule: share/variance-stat.h);
  *   rank    the functions of a high-CV group by the share of the group's
  *           variance their own time explains, cov(own, total) / var(total)
- *           (the shares sum to 1 over the functions); of a slow group by
- *           their mean own time;
- *   deeper  the top ADAPT_PER_CYCLE functions above ADAPT_NOISE that have
- *           callees left out get those callees enabled: the owners' sites
- *           are made again (patch_function), one level deeper.  A
+ *           (the shares sum to 1 over the functions), scaled as the
+ *           report scales them (variance_scale); of a slow group by
+ *           their mean own time's part of the group's mean; each
+ *           cycle's slowest VARIANCE_TRIM of a path's units (above the
+ *           last cycle's cut) left out, as the report leaves them out;
+ *   deeper  the top ADAPT_PER_CYCLE functions scoring VARIANCE_NOISE or
+ *           more (under it a share is noise: the report's rule) that
+ *           have callees left out get those callees enabled: the owners'
+ *           sites are made again (patch_function), one level deeper.  A
  *           function whose callees are all traced is where the variance
  *           is (VAIF's stopping condition);
  *   prune   a function the controller enabled whose share (its time with
- *           its callees') stayed under ADAPT_NOISE in every cycle for
+ *           its callees') stayed under VARIANCE_NOISE in every cycle for
  *           ADAPT_IDLE cycles, and none of whose enabled callees is still
  *           enabled, is unpatched (patch_untrace) and left out again.
  * The statistics are this cycle's only (VAIF's prev.make_empty).
@@ -48,7 +72,8 @@
  * engine/ingest-map.c into the session's table `adaptive`
  * (engine/variance-store.c) for `propel report --variance`:
  *   A t <functions>               a traced module's functions, in all
- *   A p <funcid> <ns> <level>     traced from the start (near a root)
+ *   A p <funcid> <ns> <level>     traced near a root (at most
+ *                                 ADAPT_DEPTH0 below it)
  *   A + <funcid> <ns> <level>     enabled by the controller
  *   A - <funcid> <ns> <level>     pruned
  * (<ns>: since the agent started in the process).  The
@@ -56,6 +81,7 @@
  * session's flows; this module only decides what is traced.
  *
  * Called: adaptive_start (agent.c start_common, ag_lock held);
+ * adaptive_stack/adaptive_frame (agent.c stack_activate, ag_lock held);
  * adaptive_skip_call (budget.c budget_skip_call, from patch.c fn_sites,
  * ag_lock held); adaptive_tick (agent.c's lease thread; takes ag_lock).
  */
@@ -68,13 +94,11 @@
 #include "inject/agent/adaptive.h"
 #include "inject/agent/agent.h"
 #include "inject/agent/budget.h"
+#include "share/variance-stat.h"
 
 #define ADAPT_DEPTH0 2        /* levels traced below each root at first */
 #define ADAPT_CYCLE_MS 2000   /* a decision this often */
-#define ADAPT_MIN_UNITS 30    /* requests in a group, at least */
-#define ADAPT_CV 0.1          /* VAIF's CV threshold */
 #define ADAPT_PER_CYCLE 3     /* functions deepened per group and cycle */
-#define ADAPT_NOISE 0.05      /* a share under this explains nothing */
 #define ADAPT_IDLE 3          /* cycles explaining nothing before pruning */
 #define ADAPT_THREADS 64
 #define ADAPT_STACK 256
@@ -83,10 +107,14 @@
 #define ADAPT_ACC_BITS 15
 #define ADAPT_DURS 8192
 #define ADAPT_READ 4096 /* records read at once */
+#define ADAPT_FRAMES 128 /* of a stack at attach */
+#define ADAPT_UNIT_FUNCS 512 /* functions of a unit counted, power of 2 */
 
 static struct {
 	int on;
 	uint64_t t0, last;
+	uint32_t cycle; /* decisions made */
+	uint64_t read;  /* records read this cycle */
 } cfg;
 
 /* per function, by id (grown with ag_nfuncs) */
@@ -96,14 +124,23 @@ struct afunc {
 	uint8_t idle;    /* cycles explaining nothing */
 	uint8_t seen;    /* in a problem group's units this cycle */
 	uint8_t said;    /* its A p line written */
-	uint32_t ustamp; /* the unit its own time below belongs to */
-	uint64_t own, incl;
+	uint8_t on;      /* its calls are patched (skip_call said 0) */
+	uint8_t root;    /* enabled under a loop: a request's root */
+	uint8_t loop;    /* a loop: its direct callees are roots */
+	uint8_t exited;  /* an exit of it seen: not a loop */
 };
 static struct afunc *af;
 static uint32_t af_cap;
 
 static struct { uint32_t owner, callee; } frontier[ADAPT_FRONTIER];
 static uint32_t nfrontier;
+
+/* the stacks at attach, outermost frame first (function ids) */
+static struct {
+	uint32_t n;
+	uint32_t f[ADAPT_FRAMES];
+} stacks[ADAPT_THREADS];
+static uint32_t nstacks;
 
 static const struct ag_module *counted[64];
 static uint32_t ncounted;
@@ -154,8 +191,10 @@ void adaptive_start(uint32_t flags)
 {
 	cfg.on = !!(flags & PROPEL_START_ADAPTIVE);
 	cfg.t0 = cfg.last = ag_mono_ns();
+	cfg.cycle = 0;
 	nfrontier = 0;
 	ncounted = 0;
+	nstacks = 0;
 	for (uint32_t i = 0; i < af_cap; i++) {
 		memset(&af[i], 0, sizeof(af[i]));
 		af[i].level = 0xff;
@@ -170,6 +209,32 @@ static int adaptable(const struct ag_func *f)
 	       f->intercept == IC_NONE &&
 	       !(f->flags & (F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE |
 			     F_SLOW | F_HOOKED));
+}
+
+int adaptive_on(void)
+{
+	return cfg.on;
+}
+
+void adaptive_stack(void)
+{
+	if (cfg.on && nstacks < ADAPT_THREADS)
+		stacks[nstacks++].n = 0;
+}
+
+void adaptive_frame(uint64_t pc)
+{
+	struct ag_module *m = module_of(pc);
+	const struct ag_sym *s = m ? module_sym(m, pc) : NULL;
+	struct ag_func *f;
+	uint32_t k = nstacks - 1;
+
+	if (!cfg.on || !nstacks || !s || s->frag || m->system || m->self ||
+	    !(f = func_get(s->addr)) ||
+	    stacks[k].n == ADAPT_FRAMES ||
+	    (stacks[k].n && stacks[k].f[stacks[k].n - 1] == f->id))
+		return;
+	stacks[k].f[stacks[k].n++] = f->id;
 }
 
 int adaptive_skip_call(struct ag_func *owner, struct ag_func *f)
@@ -193,6 +258,7 @@ int adaptive_skip_call(struct ag_func *owner, struct ag_func *f)
 			map_line("A p %u %llu %u", f->id,
 				 (unsigned long long)since(), c->level);
 		c->said = 1;
+		c->on = 1;
 		return 0;
 	}
 	for (uint32_t i = 0; i < nfrontier; i++)
@@ -213,16 +279,25 @@ struct rstate {
 	uint64_t k;  /* sub-buffer read next */
 	uint32_t i;  /* its record read next */
 	uint32_t depth;
-	struct { uint32_t func; uint64_t t0, child; } stk[ADAPT_STACK];
+	uint32_t ud; /* the depth of the unit in progress's root */
+	struct {
+		uint32_t func, cycle; /* cycle: cfg.cycle at its entry */
+		uint64_t t0, child;
+	} stk[ADAPT_STACK];
 	/* the unit in progress: its root's direct callees, hashed */
 	uint64_t path;
+	/* ... and its functions' own and inclusive time, hashed by function
+	 * (func + 1; 0: free), the slots in use listed in used: each
+	 * thread's own, as its reads are interleaved with the others' */
+	uint32_t nused;
+	uint16_t used[ADAPT_UNIT_FUNCS];
+	struct uown {
+		uint32_t func;
+		uint64_t own, incl;
+	} u[ADAPT_UNIT_FUNCS];
 };
 static struct rstate rs[ADAPT_THREADS];
 static struct propel_rec rbuf[ADAPT_READ];
-
-/* the unit in progress's functions (their own time: afunc.own) */
-static uint32_t utouched[8192];
-static uint32_t nut, ustamp;
 
 struct group {
 	uint64_t key;
@@ -239,8 +314,20 @@ struct acc {
 	double sx, sxd, si, sid;
 };
 static struct acc acc[1u << ADAPT_ACC_BITS];
-static uint64_t durs[ADAPT_DURS];
+/* this cycle's units: duration, group (ag_sort: the leading key) */
+static struct {
+	uint64_t d;
+	uint64_t g;
+} durs[ADAPT_DURS];
 static uint32_t ndurs;
+/* per path, the slowest VARIANCE_TRIM of the last cycle's units began
+ * above cut: this cycle's units above it are outliers (a preemption),
+ * left out of the statistics as the report leaves them out */
+static struct {
+	uint64_t key;
+	double cut;
+} cuts[ADAPT_GROUPS];
+static uint32_t ncuts;
 
 static struct acc *acc_of(uint32_t g, uint32_t func)
 {
@@ -259,78 +346,123 @@ static struct acc *acc_of(uint32_t g, uint32_t func)
 	return NULL;
 }
 
-static void unit_touch(uint32_t func, uint64_t own, uint64_t incl)
+static void unit_touch(struct rstate *r, uint32_t func, uint64_t own,
+		       uint64_t incl)
 {
-	struct afunc *a = afunc_of(func);
+	const uint32_t mask = ADAPT_UNIT_FUNCS - 1;
+	uint32_t h = (func * 2654435761u) & mask;
+	struct uown *e;
 
-	if (!a)
-		return;
-	if (a->ustamp != ustamp) {
-		if (nut == sizeof(utouched) / sizeof(utouched[0]))
-			return;
-		a->ustamp = ustamp;
-		a->own = a->incl = 0;
-		utouched[nut++] = func;
+	for (uint32_t p = 0; p < 16; p++, h = (h + 1) & mask) {
+		e = &r->u[h];
+		if (e->func == func + 1)
+			break;
+		if (!e->func) {
+			if (r->nused >= ADAPT_UNIT_FUNCS / 2)
+				return; /* full enough: the rest uncounted */
+			e->func = func + 1;
+			e->own = e->incl = 0;
+			r->used[r->nused++] = (uint16_t)h;
+			break;
+		}
 	}
-	a->own += own;
-	a->incl += incl;
+	if (e->func != func + 1)
+		return;
+	e->own += own;
+	e->incl += incl;
 }
 
 /* A unit ended: root func, dur ns, path key. */
-static void unit_end(uint32_t root, uint64_t path, double dur)
+static int adaptable(const struct ag_func *f);
+
+static void unit_end(struct rstate *r, uint32_t root, uint64_t path,
+		     double dur)
 {
 	uint64_t key = path * 31 + root;
 	uint32_t g;
 
+	/* a call of the loop into libc (read, write: waiting) is no request */
+	if (root >= ag_nfuncs || !adaptable(ag_funcs_by_id[root]))
+		return;
 	for (g = 0; g < ngroups && groups[g].key != key; g++)
 		;
 	if (g == ngroups) {
 		if (ngroups == ADAPT_GROUPS)
-			goto out;
+			return;
 		memset(&groups[g], 0, sizeof(groups[g]));
 		groups[g].key = key;
 		groups[g].root = root;
 		ngroups++;
 	}
+	if (ndurs < ADAPT_DURS) {
+		durs[ndurs].d = (uint64_t)dur;
+		durs[ndurs++].g = g;
+	}
+	for (uint32_t i = 0; i < ncuts; i++)
+		if (cuts[i].key == key && dur > cuts[i].cut)
+			return;
 	groups[g].n++;
 	groups[g].sd += dur;
 	groups[g].sdd += dur * dur;
-	if (ndurs < ADAPT_DURS)
-		durs[ndurs++] = (uint64_t)dur;
-	for (uint32_t i = 0; i < nut; i++) {
-		struct afunc *a = &af[utouched[i]];
-		struct acc *c = acc_of(g, utouched[i]);
+	for (uint32_t i = 0; i < r->nused; i++) {
+		const struct uown *e = &r->u[r->used[i]];
+		struct acc *c = acc_of(g, e->func - 1);
 
 		if (!c)
 			continue;
-		c->sx += (double)a->own;
-		c->sxd += (double)a->own * dur;
-		c->si += (double)a->incl;
-		c->sid += (double)a->incl * dur;
+		c->sx += (double)e->own;
+		c->sxd += (double)e->own * dur;
+		c->si += (double)e->incl;
+		c->sid += (double)e->incl * dur;
 	}
-out:
-	nut = 0;
-	ustamp++;
+}
+
+/* A call at depth d is a unit's root: the reader's outermost level, or
+ * a loop's direct callee. */
+static int unit_root(const struct rstate *r, uint32_t d)
+{
+	uint32_t up = d ? r->stk[d - 1].func : 0;
+
+	return !d || (up < af_cap && af[up].loop);
+}
+
+static void unit_drop(struct rstate *r)
+{
+	for (uint32_t i = 0; i < r->nused; i++)
+		r->u[r->used[i]].func = 0;
+	r->nused = 0;
+	r->path = 0;
+	r->ud = 0;
 }
 
 static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
 {
+	cfg.read += n;
 	for (uint32_t i = 0; i < n; i++) {
 		unsigned type = (unsigned)(rbuf[i].w0 & 0xf);
 		uint64_t tsc = rbuf[i].w0 >> 4;
+		uint32_t d = r->depth;
 
 		if (type == PROPEL_REC_ENTRY) {
-			if (r->depth == ADAPT_STACK)
+			if (d == ADAPT_STACK)
 				continue;
-			if (r->depth == 1)
+			if (unit_root(r, d)) {
+				unit_drop(r);
+				r->ud = d;
+			} else if (d == r->ud + 1) {
 				r->path = r->path * 1000003u + rbuf[i].a + 1;
-			r->stk[r->depth].func = rbuf[i].a;
-			r->stk[r->depth].t0 = tsc;
-			r->stk[r->depth++].child = 0;
+			}
+			r->stk[d].func = rbuf[i].a;
+			r->stk[d].cycle = cfg.cycle;
+			r->stk[d].t0 = tsc;
+			r->stk[d].child = 0;
+			r->depth = d + 1;
 		} else if (type == PROPEL_REC_EXIT) {
-			uint32_t d = r->depth;
 			uint64_t incl, own;
+			struct afunc *a = afunc_of(rbuf[i].a);
 
+			if (a)
+				a->exited = 1; /* it returns: not a loop */
 			while (d && r->stk[d - 1].func != rbuf[i].a)
 				d--;
 			if (!d)
@@ -338,32 +470,21 @@ static void recs_scan(struct rstate *r, uint32_t n, double ns_per_tick)
 			d--;
 			incl = tsc > r->stk[d].t0 ? tsc - r->stk[d].t0 : 0;
 			own = incl > r->stk[d].child ? incl - r->stk[d].child : 0;
-			unit_touch(rbuf[i].a, (uint64_t)(own * ns_per_tick),
+			unit_touch(r, rbuf[i].a, (uint64_t)(own * ns_per_tick),
 				   (uint64_t)(incl * ns_per_tick));
 			r->depth = d;
-			if (d) {
+			if (d)
 				r->stk[d - 1].child += incl;
-			} else {
-				unit_end(rbuf[i].a, r->path, incl * ns_per_tick);
-				r->path = 0;
+			if (d == r->ud && unit_root(r, d)) {
+				unit_end(r, rbuf[i].a, r->path,
+					 incl * ns_per_tick);
+				unit_drop(r);
 			}
 		} else if (type == PROPEL_REC_LOST || type == PROPEL_REC_SWITCH) {
 			r->depth = 0; /* the frames are not known any more */
-			nut = 0;
-			ustamp++;
-			r->path = 0;
+			unit_drop(r);
 		}
 	}
-}
-
-static struct ag_fd mem = { -1, 0, 0 };
-
-static int mem_read(uint64_t addr, void *buf, size_t len)
-{
-	int fd = ag_fd_get(&mem, "/proc/self/mem", O_RDONLY);
-
-	return fd >= 0 && pread(fd, buf, len, (off_t)addr) == (ssize_t)len ? 0
-									     : -1;
 }
 
 /* Records [from, to) of sub-buffer k into the unit builder; the index
@@ -377,7 +498,7 @@ static uint32_t sub_read(struct rstate *r, struct propel_ring_hdr *hp,
 	while (from < to) {
 		uint32_t n = to - from < ADAPT_READ ? to - from : ADAPT_READ, m;
 
-		if (mem_read((uint64_t)(propel_ring_sub(hp, k) + from), rbuf,
+		if (ag_mem_read((uint64_t)(propel_ring_sub(hp, k) + from), rbuf,
 			     n * sizeof(rbuf[0])) < 0)
 			return to;
 		for (m = 0; m < n; m++)
@@ -399,12 +520,22 @@ static void thread_read(struct athread *t)
 	struct rstate *r = NULL;
 	struct propel_rec *cur, *base;
 	double ns_per_tick;
+	uint64_t tsc, ns;
 
-	if (!hp || t->dead || mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
+	if (!hp || t->dead || ag_mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
 	    memcmp(h.magic, PROPEL_RING_MAGIC, 8) || h.tid != (uint32_t)t->tid ||
-	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX ||
-	    h.tsc_last <= h.tsc0 || h.mono_last_ns <= h.mono0_ns)
+	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX)
 		return;
+	/* the ring's clock pair is stored at its commits: a quiet thread's
+	 * first commit may be seconds away (a batch loop's first cycle read
+	 * nothing), so until then a pair taken here, 20 ms on at least */
+	if (h.tsc_last <= h.tsc0 || h.mono_last_ns <= h.mono0_ns) {
+		ring_pair(&tsc, &ns);
+		if (tsc <= h.tsc0 || ns < h.mono0_ns + 20000000)
+			return;
+		h.tsc_last = tsc;
+		h.mono_last_ns = ns;
+	}
 	for (uint32_t i = 0; i < ADAPT_THREADS && !r; i++)
 		if (rs[i].tid == t->tid && rs[i].gen == ag_gen)
 			r = &rs[i];
@@ -446,89 +577,200 @@ static int u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* ag_sort orders by an element's leading uint64_t first (sort.c) and
+ * asks cmp only where two are equal: the candidates lead with a key that
+ * is smaller for a higher score (a double's bits made order-preserving,
+ * then inverted).  Sorted by the double itself, the smallest share came
+ * first and the controller never deepened. */
 struct cand {
+	uint64_t key;
 	double score;
 	uint32_t func;
 };
 
+static uint64_t score_key(double x)
+{
+	uint64_t b;
+
+	memcpy(&b, &x, sizeof(b));
+	b = b >> 63 ? ~b : b | 1ull << 63; /* ascending with x */
+	return ~b;
+}
+
 static int cand_cmp(const void *a, const void *b)
 {
-	double x = ((const struct cand *)a)->score,
-	       y = ((const struct cand *)b)->score;
+	const struct cand *x = a, *y = b;
 
-	return x > y ? -1 : x < y;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->func < y->func ? -1 : x->func > y->func;
 }
 
 static struct cand cands[1u << ADAPT_ACC_BITS];
 
-/* Enable f's callees left out: the owners' sites made again. */
-static int deepen(uint32_t func)
+/* Make f's sites again: its callees enabled since are patched now. */
+static void repatch(uint32_t func)
 {
-	struct ag_func *o;
+	struct ag_func *o = ag_funcs_by_id[func];
+
+	__atomic_and_fetch(&o->flags, ~(uint32_t)F_READY, __ATOMIC_RELEASE);
+	patch_function(o);
+}
+
+/* Enable f's callees left out (as roots when f is a loop): the owner's
+ * sites made again.  The number enabled. */
+static int deepen(uint32_t func, int roots)
+{
 	int n = 0;
 
 	for (uint32_t i = 0; i < nfrontier; i++) {
-		if (frontier[i].owner != func || af[frontier[i].callee].enabled)
+		struct afunc *c = &af[frontier[i].callee];
+
+		if (frontier[i].owner != func || c->on)
 			continue;
-		af[frontier[i].callee].enabled = 1;
-		af[frontier[i].callee].idle = 0;
+		c->enabled = c->on = 1;
+		c->idle = 0;
+		if (roots) {
+			c->root = 1;
+			c->level = 0;
+		}
 		map_line("A + %u %llu %u", frontier[i].callee,
-			 (unsigned long long)since(),
-			 af[frontier[i].callee].level);
+			 (unsigned long long)since(), c->level);
 		n++;
 	}
-	if (!n)
-		return 0;
-	o = ag_funcs_by_id[func];
-	__atomic_and_fetch(&o->flags, ~(uint32_t)F_READY, __ATOMIC_RELEASE);
-	patch_function(o);
+	if (n)
+		repatch(func);
 	return n;
+}
+
+/* Roots were made: the levels below them lowered along the frontier, and
+ * an owner whose callee left out is now within ADAPT_DEPTH0 of a root
+ * made again (adaptive_skip_call traces it; making the owner's sites
+ * lowers its traced callees' levels, whose own edges the next pass
+ * sees). */
+static void relevel(void)
+{
+	for (int pass = 0; pass < 64; pass++) {
+		int changed = 0;
+
+		for (uint32_t i = 0; i < nfrontier; i++) {
+			struct afunc *o = &af[frontier[i].owner],
+				     *c = &af[frontier[i].callee];
+
+			if (o->level >= 0xfe || o->level + 1 >= c->level)
+				continue;
+			c->level = (uint8_t)(o->level + 1);
+			changed = 1;
+			if (c->level <= ADAPT_DEPTH0 && !c->on)
+				repatch(frontier[i].owner);
+		}
+		if (!changed)
+			break;
+	}
+}
+
+/* The first frame of a thread that never returned and has callees left
+ * out is a loop: its callees are roots.  At most one a thread. */
+static int loops_find(void)
+{
+	int made = 0;
+
+	for (uint32_t k = 0; k < nstacks; k++)
+		for (uint32_t i = 0; i < stacks[k].n; i++) {
+			uint32_t f = stacks[k].f[i], g;
+
+			if (f >= af_cap || af[f].exited)
+				break;
+			if (af[f].loop) {
+				/* its callees left out since: roots too */
+				made += deepen(f, 1) > 0;
+				continue;
+			}
+			if (deepen(f, 1)) {
+				af[f].loop = 1;
+				made++;
+				break;
+			}
+			/* its callee on the stack returns, traced already (a
+			 * batch loop in main, two levels down): the root */
+			g = i + 1 < stacks[k].n ? stacks[k].f[i + 1] : ~0u;
+			if (g < af_cap && af[g].exited) {
+				af[f].loop = 1;
+				af[g].root = 1;
+				af[g].level = 0;
+				made++;
+				break;
+			}
+		}
+	for (uint32_t k = 0; k < ADAPT_THREADS; k++) {
+		struct rstate *r = &rs[k];
+
+		if (!r->tid || r->gen != ag_gen)
+			continue;
+		for (uint32_t d = 0; d < r->depth; d++) {
+			uint32_t f = r->stk[d].func;
+
+			if (r->stk[d].cycle == cfg.cycle || f >= af_cap)
+				break; /* entered in this cycle */
+			if (deepen(f, 1)) {
+				af[f].loop = 1;
+				made++;
+				break;
+			}
+		}
+	}
+	if (made)
+		relevel();
+	return made;
 }
 
 static void group_decide(uint32_t g, double p95)
 {
 	struct group *gr = &groups[g];
-	double mean = gr->sd / gr->n;
-	double var = gr->sdd / gr->n - mean * mean;
-	/* cv > ADAPT_CV without sqrt (the agent links no libm) */
-	int high = var > 0 && mean > 0 && var > ADAPT_CV * ADAPT_CV * mean * mean;
+	double mean = variance_mean(gr->n, gr->sd);
+	double var = variance_var(gr->n, gr->sd, gr->sdd);
 	int slow = mean > p95;
+	double scale = variance_scale(mean, var, p95);
 	uint32_t nc = 0, done = 0;
 
-	if (gr->n < ADAPT_MIN_UNITS || (!slow && !high))
+	if (!variance_problem(gr->n, mean, var, p95))
 		return;
 	for (uint32_t h = 0; h < (1u << ADAPT_ACC_BITS); h++) {
 		struct acc *c = &acc[h];
-		double share, ishare;
+		double ishare;
 
 		if (!c->func || c->g != g)
 			continue;
-		share = var > 0 ? (c->sxd / gr->n - c->sx / gr->n * mean) / var
-				: 0;
-		ishare = var > 0 ? (c->sid / gr->n - c->si / gr->n * mean) / var
-				 : 0;
-		af[c->func - 1].seen |= ishare >= ADAPT_NOISE;
+		ishare = scale *
+			 variance_share(gr->n, c->si, c->sid, mean, var);
+		af[c->func - 1].seen |= ishare >= VARIANCE_NOISE;
 		cands[nc].func = c->func - 1;
-		cands[nc++].score = high ? share : c->sx / gr->n;
+		cands[nc].score =
+			slow ? c->sx / gr->n / mean
+			     : scale * variance_share(gr->n, c->sx, c->sxd,
+						      mean, var);
+		cands[nc].key = score_key(cands[nc].score);
+		nc++;
 	}
 	ag_sort(cands, nc, sizeof(cands[0]), cand_cmp);
 	for (uint32_t i = 0; i < nc && done < ADAPT_PER_CYCLE; i++) {
-		if (high && cands[i].score < ADAPT_NOISE)
+		if (cands[i].score < VARIANCE_NOISE)
 			break;
-		if (deepen(cands[i].func))
+		if (deepen(cands[i].func, 0))
 			done++;
 	}
 }
 
 /* A function the controller enabled that explained nothing for a while,
- * none of its enabled callees still enabled: left out again. */
+ * none of its enabled callees still enabled: left out again.  A root
+ * stays. */
 static void prune(void)
 {
 	for (uint32_t i = 0; i < nfrontier; i++) {
 		uint32_t f = frontier[i].callee;
 		int busy = 0;
 
-		if (!af[f].enabled)
+		if (!af[f].enabled || af[f].root)
 			continue;
 		if (af[f].seen) {
 			af[f].idle = 0;
@@ -541,7 +783,7 @@ static void prune(void)
 			       af[frontier[j].callee].enabled;
 		if (busy)
 			continue;
-		af[f].enabled = 0;
+		af[f].enabled = af[f].on = 0;
 		patch_untrace(ag_funcs_by_id[f]);
 		map_line("A - %u %llu %u", f, (unsigned long long)since(),
 			 af[f].level);
@@ -550,20 +792,50 @@ static void prune(void)
 		af[i].seen = 0;
 }
 
+/* Each path's cut for the next cycle: the duration its slowest
+ * VARIANCE_TRIM of this cycle's units (sorted) are above. */
+static void trim_cuts(void)
+{
+	uint32_t seen[ADAPT_GROUPS] = { 0 }, nth[ADAPT_GROUPS];
+
+	for (uint32_t i = 0; i < ndurs; i++)
+		seen[durs[i].g]++;
+	ncuts = 0;
+	for (uint32_t g = 0; g < ngroups; g++) {
+		nth[g] = (uint32_t)(seen[g] * VARIANCE_TRIM);
+		seen[g] = 0;
+		cuts[ncuts].key = groups[g].key;
+		cuts[ncuts++].cut = 1e300;
+	}
+	for (uint32_t i = ndurs; i-- > 0;) {
+		uint32_t g = (uint32_t)durs[i].g;
+
+		if (nth[g] && ++seen[g] == nth[g])
+			cuts[g].cut = (double)durs[i].d;
+	}
+}
+
 static void decide(void)
 {
 	double p95 = 0;
 
 	if (ndurs) {
 		ag_sort(durs, ndurs, sizeof(durs[0]), u64_cmp);
-		p95 = (double)durs[(ndurs * 95) / 100];
+		p95 = (double)durs[(ndurs * 95) / 100].d;
 	}
+	trim_cuts();
+	/* (nothing read yet -- a ring is read once its clock is calibrated,
+	 * at its first commit -- says nothing of what returns) */
+	if (cfg.read)
+		loops_find();
+	cfg.read = 0;
 	for (uint32_t g = 0; g < ngroups; g++)
 		group_decide(g, p95);
 	prune();
 	ngroups = 0;
 	ndurs = 0;
 	memset(acc, 0, sizeof(acc));
+	cfg.cycle++;
 }
 
 void adaptive_tick(void)

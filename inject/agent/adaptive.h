@@ -13,6 +13,12 @@ struct ag_func;
 
 /* At a session's start (ag_lock held): PROPEL_START_ADAPTIVE turns it on. */
 void adaptive_start(uint32_t flags);
+/* 1 under --adaptive */
+int adaptive_on(void);
+/* At attach (ag_lock held), each thread's stack: adaptive_stack, then
+ * adaptive_frame with each frame's pc, outermost first. */
+void adaptive_stack(void);
+void adaptive_frame(uint64_t pc);
 /* A direct call from owner to f is about to be patched (ag_lock held): 1
  * to leave it alone (f is below the instrumented frontier). */
 int adaptive_skip_call(struct ag_func *owner, struct ag_func *f);

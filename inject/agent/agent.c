@@ -547,12 +547,25 @@ static void maps_where(uint64_t a, char *buf, size_t n)
  * hi): its pc, and every word that looks like a return address into
  * traced code, or into the stub of a call site (the site's function: the
  * thread returns there through the stub).  A slot already swapped for an
- * adopted call (ag_adopt) names its return address elsewhere. */
+ * adopted call (ag_adopt) names its return address elsewhere.
+ *
+ * Under --adaptive the frames are instrumented outermost first: a
+ * function's level is given by the first caller whose sites are made
+ * (adaptive.c), so main is level 0 and a frame N calls deep is level N
+ * -- from the pc outward, the innermost frame (a busy server's is deep in
+ * a request) was a root and its callees traced from the start; the
+ * controller is told the frames in that order (adaptive_frame) and finds
+ * the thread's loop among them. */
 static int stack_activate(const struct propel_thread_hint *h, uint64_t hi)
 {
-	uint64_t a;
-	int n = instrument_code_addr(h->pc);
+	uint64_t a, outer[256];
+	size_t nouter = 0;
+	int n = 0, late = adaptive_on();
 
+	if (!late)
+		n = instrument_code_addr(h->pc);
+	else
+		adaptive_stack();
 	for (a = h->sp & ~7ull; a + 8 <= hi; a += 8) {
 		uint64_t w = *(const uint64_t *)a;
 		struct ag_module *m;
@@ -570,8 +583,20 @@ static int stack_activate(const struct propel_thread_hint *h, uint64_t hi)
 		}
 		if (!m || m->system || m->self || w < m->text_lo + 8)
 			continue;
-		if (looks_like_return_address(w))
+		if (!looks_like_return_address(w))
+			continue;
+		if (late && nouter < sizeof(outer) / sizeof(outer[0]))
+			outer[nouter++] = w;
+		else
 			n += instrument_code_addr(w);
+	}
+	while (nouter > 0) {
+		n += instrument_code_addr(outer[--nouter]);
+		adaptive_frame(outer[nouter]);
+	}
+	if (late) {
+		n += instrument_code_addr(h->pc);
+		adaptive_frame(h->pc);
 	}
 	return n;
 }

@@ -421,8 +421,9 @@ static void thread_decide(uint64_t calls, double dur_ns)
 	}
 }
 
-/* Read len bytes at addr of our own memory, or fail (never a fault). */
-static int mem_read(uint64_t addr, void *buf, size_t len)
+/* Read len bytes at addr of our own memory, or fail (never a fault):
+ * the lease thread's readers of the rings (here and adaptive.c). */
+int ag_mem_read(uint64_t addr, void *buf, size_t len)
 {
 	int fd = ag_fd_get(&mem, "/proc/self/mem", O_RDONLY);
 
@@ -439,7 +440,7 @@ static void thread_sample(struct athread *t)
 	double ns_per_tick;
 	uint32_t n;
 
-	if (!hp || t->dead || mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
+	if (!hp || t->dead || ag_mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
 	    memcmp(h.magic, PROPEL_RING_MAGIC, 8) || h.tid != (uint32_t)t->tid ||
 	    !h.sub_count || h.sub_count > PROPEL_RING_SUB_MAX || !h.commits ||
 	    h.commits <= t->budget_seen)
@@ -453,11 +454,11 @@ static void thread_sample(struct athread *t)
 		return;
 	ns_per_tick = (double)(h.mono_last_ns - h.mono0_ns) /
 		      (double)(h.tsc_last - h.tsc0);
-	if (mem_read((uint64_t)propel_ring_sub(hp, k), sub, n * sizeof(sub[0])) <
+	if (ag_mem_read((uint64_t)propel_ring_sub(hp, k), sub, n * sizeof(sub[0])) <
 	    0)
 		return;
 	/* lapped while it was read (a flight ring): not a sample */
-	if (mem_read((uint64_t)hp + offsetof(struct propel_ring_hdr, commits),
+	if (ag_mem_read((uint64_t)hp + offsetof(struct propel_ring_hdr, commits),
 		     &commits, sizeof(commits)) < 0 ||
 	    commits - k >= h.sub_count)
 		return;

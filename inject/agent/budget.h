@@ -6,6 +6,7 @@
 #ifndef PROPEL_AGENT_BUDGET_H
 #define PROPEL_AGENT_BUDGET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define BUDGET_TICK_MS 500 /* the dynamic rule decides this often */
@@ -18,5 +19,8 @@ void budget_start(const char *dir, uint32_t flags);
 int budget_skip_call(struct ag_func *owner, struct ag_func *f);
 /* The lease thread, every BUDGET_TICK_MS (returns at once when off). */
 void budget_tick(void);
+/* len bytes at addr of our own memory through /proc/self/mem: 0, or -1
+ * (never a fault) */
+int ag_mem_read(uint64_t addr, void *buf, size_t len);
 
 #endif

@@ -14,15 +14,28 @@
 #                                the requests n with n % 20 == 7
 #   vserver client PORT SECONDS  requests 0, 1, 2... on one connection
 #                                as fast as answered, for SECONDS
+#   vserver batch SECONDS [FAULT] no socket: main's loop runs requests
+#                                0, 1, 2... itself for SECONDS (a batch
+#                                job's shape: the loop two calls from
+#                                main, the requests its direct callees)
 #
+# Options (another tree shape): --stages S (4), --depth D (6: the leaves
+# at depth D + 1), --fanout K (2: children l r; 3: l m r).
 # The fault's 5 ms is a spin on the time stamp counter inside the
 # function itself (no call: the time is the function's own).  Usage:
 #   vserver-gen.py > vserver.c; gcc -O2 -g -o vserver vserver.c
 # and `vserver-gen.py --faults` lists the functions at depth >= 6.
 import sys
 
-STAGES = 4
-DEPTH = 6
+def opt(name, default):
+    if name in sys.argv:
+        return int(sys.argv[sys.argv.index(name) + 1])
+    return default
+
+STAGES = opt("--stages", 4)
+DEPTH = opt("--depth", 6)
+FANOUT = opt("--fanout", 2)
+KIDS = {2: "lr", 3: "lmr"}[FANOUT]
 
 funcs = []  # (name, depth, children)
 
@@ -30,8 +43,7 @@ def tree(prefix, depth, left):
     name = prefix
     kids = []
     if left > 0:
-        kids = [tree(prefix + "l", depth + 1, left - 1),
-                tree(prefix + "r", depth + 1, left - 1)]
+        kids = [tree(prefix + k, depth + 1, left - 1) for k in KIDS]
     funcs.append((name, depth, kids))
     return name
 
@@ -116,6 +128,30 @@ F static void serve_loop(int s)
 	}
 }
 
+static double since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec - t0->tv_sec + (t.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+F static unsigned batch_loop(double secs)
+{
+	struct timespec t0;
+	unsigned n, r = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (n = 0;; n++) {
+		req = n;
+		r += handle_request(n);
+		if (n % 64 == 0 && since(&t0) > secs)
+			break;
+	}
+	printf("%u requests\\n", n);
+	return r;
+}
+
 static int client(int port, double secs)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET,
@@ -149,9 +185,9 @@ int main(int argc, char **argv)
 
 	if (argc >= 4 && !strcmp(argv[1], "client"))
 		return client(atoi(argv[2]), atof(argv[3]));
-	if (argc < 3 || strcmp(argv[1], "serve")) {
+	if (argc < 3 || (strcmp(argv[1], "serve") && strcmp(argv[1], "batch"))) {
 		fprintf(stderr, "usage: vserver serve PORT [FAULT] | "
-				"client PORT SECONDS\\n");
+				"client PORT SECONDS | batch SECONDS [FAULT]\\n");
 		return 2;
 	}
 	for (int i = 0; argc > 3 && i < (int)(sizeof(names) / sizeof(names[0])); i++)
@@ -168,6 +204,12 @@ int main(int argc, char **argv)
 	while (t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9 < 0.05);
 	c1 = __rdtsc();
 	fault_ticks = (c1 - c0) / 10; /* 5 ms of the 50 */
+	if (!strcmp(argv[1], "batch")) {
+		printf("ready\\n");
+		fflush(stdout);
+		batch_loop(atof(argv[2]));
+		return 0;
+	}
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	a.sin_port = htons(atoi(argv[2]));

@@ -1,0 +1,132 @@
+/*
+ * tests/unit/test-variance.c - share/variance-stat.h (the statistics the
+ * agent's --adaptive controller and `report --variance` share) and
+ * analysis/variance.c over made-up units: a group whose one function
+ * costs 5 ms more in 1 unit of 20 is a problem and that function's share
+ * is about 1, the others' about 0; a group with a jitter just over the
+ * CV threshold is a problem whose shares the scale 1 - (0.1/cv)^2 makes
+ * small; a quiet group is no problem; a group under VARIANCE_MIN_UNITS
+ * is none whatever its CV; a group slower than the 95th percentile of
+ * all units is a problem with its shares unscaled.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/variance.h"
+
+#include "tests/unit/check.h"
+
+static void test_stat(void)
+{
+	/* durations 10, 10, 10, 30: mean 15, var 75 */
+	double sd = 60, sdd = 100 * 3 + 900;
+
+	CHECK("stat/mean-var",
+	      variance_mean(4, sd) == 15 && variance_var(4, sd, sdd) == 75,
+	      "mean %g var %g", variance_mean(4, sd), variance_var(4, sd, sdd));
+	/* cv = sqrt(75) / 15 = 0.577 */
+	CHECK("stat/high-cv", variance_high_cv(15, 75) &&
+			      !variance_high_cv(15, 0.01 * 225 * 0.99),
+	      "cv 0.577 not high, or cv 0.0995 high");
+	CHECK("stat/problem", !variance_problem(29, 15, 75, 1e9) &&
+			      variance_problem(30, 15, 75, 1e9) &&
+			      !variance_problem(30, 15, 1, 1e9) &&
+			      variance_problem(30, 15, 1, 10),
+	      "units, cv or slowness misjudged");
+	/* cv 0.577: 1 - (0.1 / 0.577)^2 = 0.97; slow: 1 */
+	CHECK("stat/scale", fabs(variance_scale(15, 75, 1e9) - 0.97) < 1e-9 &&
+			    variance_scale(15, 75, 10) == 1 &&
+			    variance_scale(15, 1, 1e9) == 0,
+	      "scale %g", variance_scale(15, 75, 1e9));
+	/* own time equal to the duration: all of the variance */
+	CHECK("stat/share", fabs(variance_share(4, sd, sdd, 15, 75) - 1) < 1e-9,
+	      "share %g", variance_share(4, sd, sdd, 15, 75));
+}
+
+#define N 400
+
+static struct variance_unit u[N];
+static struct variance_own own[N][3];
+
+/* unit i of path p: functions f0..f2 of path p, base ns each, f1 plus
+ * extra */
+static void unit_set(size_t i, uint32_t p, int64_t base, int64_t extra)
+{
+	for (int k = 0; k < 3; k++) {
+		own[i][k].func = p * 3 + (uint32_t)k;
+		own[i][k].ns = base + (k == 1 ? extra : 0);
+	}
+	u[i].path = p;
+	u[i].own = own[i];
+	u[i].nown = 3;
+	u[i].dur_ns = 3 * base + extra;
+}
+
+static const struct variance_group *group_of(const struct variance *v,
+					     uint32_t path)
+{
+	for (size_t i = 0; i < v->ng; i++)
+		if (v->g[i].path == path)
+			return &v->g[i];
+	return NULL;
+}
+
+static double share_of(const struct variance *v, uint32_t func)
+{
+	for (size_t i = 0; i < v->nf; i++)
+		if (v->f[i].func == func)
+			return v->f[i].share;
+	return 0;
+}
+
+static void test_analyze(void)
+{
+	struct variance v;
+	const struct variance_group *g0, *g1, *g2, *g3;
+	int err;
+
+	/* path 0: the fault (5 ms in 1 of 20) in f1; 100 units */
+	for (size_t i = 0; i < 100; i++)
+		unit_set(i, 0, 4000, i % 20 == 7 ? 5000000 : 0);
+	/* path 1: jitter, cv just over 0.1 (f1 +-1300 of 12000) */
+	for (size_t i = 100; i < 300; i++)
+		unit_set(i, 1, 4000, i % 2 ? 1300 : -1300);
+	/* path 2: quiet */
+	for (size_t i = 300; i < 380; i++)
+		unit_set(i, 2, 4000, (int64_t)(i % 3));
+	/* path 3: too few units, high cv */
+	for (size_t i = 380; i < N; i++)
+		unit_set(i, 3, 4000, i % 2 ? 4000 : 0);
+	err = variance_analyze(u, N, 12, &v);
+	CHECK("analyze/ok", !err && v.ng == 4, "err %d ng %zu", err, v.ng);
+	if (err)
+		return;
+	g0 = group_of(&v, 0);
+	g1 = group_of(&v, 1);
+	g2 = group_of(&v, 2);
+	g3 = group_of(&v, 3);
+	CHECK("analyze/problems", g0 && g0->problem && g1 && g1->problem &&
+					  g2 && !g2->problem && g3 && !g3->problem,
+	      "problems %d %d %d %d", g0 && g0->problem, g1 && g1->problem,
+	      g2 && g2->problem, g3 && g3->problem);
+	CHECK("analyze/fault-first", v.nf && v.f[0].func == 1 &&
+					     v.f[0].share > 0.9 &&
+					     share_of(&v, 0) < 0.05 &&
+					     share_of(&v, 2) < 0.05,
+	      "first %u %g", v.nf ? v.f[0].func : 0, v.nf ? v.f[0].share : 0);
+	/* cv 2600/2/12000 = 0.108: scale 1 - (0.1/0.108)^2 ~ 0.15 */
+	CHECK("analyze/jitter-scaled", share_of(&v, 4) < VARIANCE_NOISE &&
+					       share_of(&v, 4) > 0,
+	      "share %g cv %g", share_of(&v, 4), g1->cv);
+	variance_release(&v);
+}
+
+int main(void)
+{
+	CHECKS_EXPECT(9);
+	test_stat();
+	test_analyze();
+	return failures ? 1 : 0;
+}
