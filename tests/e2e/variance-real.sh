@@ -33,14 +33,18 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# checks NAME DB: the report's groups, and the waits' shares
-checks() {
-	if ! "$PROPEL" report --variance --format=json "$2" >"$t/$1.json" 2>"$t/$1.err"; then
+# traced NAME PID: attach with exact timing 3 s under the load, then the
+# checks (or each check failed with why)
+traced() {
+	sleep 0.5
+	if ! "$PROPEL" attach --timing=exact -o "$t/$1.db" --duration 3 "$2" >"$t/$1.attach" 2>&1; then
+		fail "$1/groups" "attach: $(tail -2 "$t/$1.attach")"
+		fail "$1/waits" "attach failed"
+	elif ! "$PROPEL" report --variance --format=json "$t/$1.db" >"$t/$1.json" 2>"$t/$1.err"; then
 		fail "$1/groups" "report --variance: $(head -c 200 "$t/$1.err")"
 		fail "$1/waits" "report --variance failed"
-		return
-	fi
-	python3 - "$t/$1.json" "$1" <<'PY'
+	else
+		python3 - "$t/$1.json" "$1" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); name = sys.argv[2]
 big = [g for g in d["groups"] if g["flows"] >= 30]
@@ -50,32 +54,20 @@ waits = {"poll", "ppoll", "select", "pselect", "pselect6", "epoll_wait", "epoll_
 bad = [(f["func"], f["share"]) for f in d["functions"] if f["func"] in waits and f["share"] > 0]
 print(("PASS %s/waits" % name) if not bad else "FAIL %s/waits: %s" % (name, bad))
 PY
+	fi
 }
 
 if redis_start "$t/redis" 2>"$t/redis.err"; then
 	redis_bench_start "$t/bench.out"
-	sleep 0.5
-	if "$PROPEL" attach --timing=exact -o "$t/redis.db" --duration 3 "$REDIS_PID" >"$t/redis.attach" 2>&1; then
-		checks redis "$t/redis.db"
-	else
-		fail redis/groups "attach: $(tail -2 "$t/redis.attach")"
-		fail redis/waits "attach failed"
-	fi
+	traced redis "$REDIS_PID"
 	redis_bench_stop
 else
 	fail redis/groups "redis: $(cat "$t/redis.err")"
 	fail redis/waits "redis did not start"
 fi
-
 if nginx_start "$t/nginx" 2>"$t/nginx.err"; then
 	wrk_bg_start "$t/wrk.out" 20
-	sleep 0.5
-	if "$PROPEL" attach --timing=exact -o "$t/nginx.db" --duration 3 "$NGINX_WORKER" >"$t/nginx.attach" 2>&1; then
-		checks nginx "$t/nginx.db"
-	else
-		fail nginx/groups "attach: $(tail -2 "$t/nginx.attach")"
-		fail nginx/waits "attach failed"
-	fi
+	traced nginx "$NGINX_WORKER"
 	wrk_bg_stop
 else
 	fail nginx/groups "nginx: $(cat "$t/nginx.err")"
