@@ -48,9 +48,10 @@
 #                    pids alive, none traced (TracerPid 0), no nginx worker
 #                    died, the backend's only death the injected crash
 #
-# The stacks run two at a time (the reference beside crash, then hang
-# beside slow): every check above held so on this 2-core machine under a
-# load average of 15 (163 s instead of 303 s, the same run).
+# The stacks run two at a time (the reference and crash first, then hang
+# and slow as places free, slow once the reference is done): every check
+# above held so on this 2-core machine under a load average of 15 (163 s
+# instead of 303 s, the same run).
 # propel-test: takes 170
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
