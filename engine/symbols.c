@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/symbols-scope.h"
 #include "engine/symbols.h"
 #include "share/log.h"
 
@@ -48,6 +49,8 @@ struct symbols_mod {
 	uint64_t *nc_addr;
 	char **nc_name;
 	size_t nc_cap, nc_used;
+	/* symbols_decl's index of the units' code ranges (symbols-scope.h) */
+	struct symbols_scope *scope;
 };
 
 struct symbols {
@@ -79,6 +82,7 @@ void symbols_free(struct symbols *sy)
 			free(m->nc_name[i]);
 		free(m->nc_addr);
 		free(m->nc_name);
+		symbols_scope_free(m->scope);
 		free(m->path);
 		free(m);
 	}
@@ -274,29 +278,41 @@ int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
 	return 0;
 }
 
+/* *file and *line from a subprogram DIE's declaration: 0 or -ENOENT */
+static int symbols_decl_of(Dwarf_Die *sub, const char **file, int *line)
+{
+	const char *f = dwarf_decl_file(sub);
+	int ln = 0;
+
+	if (!f || dwarf_decl_line(sub, &ln) != 0 || ln <= 0)
+		return -ENOENT;
+	*file = f;
+	*line = ln;
+	return 0;
+}
+
 int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 		 int *line)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu, *scopes = NULL;
-	const char *f;
-	int n, i, ln = 0, err = -ENOENT;
+	Dwarf_Die *cu, *scopes = NULL, sub;
+	int n, i, err = -ENOENT;
 
 	if (!m || !m->mod)
 		return -ENOENT;
 	cu = dwfl_module_addrdie(m->mod, addr, &bias);
 	if (!cu)
 		return -ENOENT;
+	/* the first subprogram among dwarf_getscopes's scopes, found without
+	 * a walk of the unit per address where the index can tell */
+	n = symbols_scope_subprogram(&m->scope, cu, addr - bias, &sub);
+	if (n >= 0)
+		return n ? symbols_decl_of(&sub, file, line) : -ENOENT;
 	n = dwarf_getscopes(cu, addr - bias, &scopes);
 	for (i = 0; i < n; i++) {
 		if (dwarf_tag(&scopes[i]) != DW_TAG_subprogram)
 			continue;
-		f = dwarf_decl_file(&scopes[i]);
-		if (f && dwarf_decl_line(&scopes[i], &ln) == 0 && ln > 0) {
-			*file = f;
-			*line = ln;
-			err = 0;
-		}
+		err = symbols_decl_of(&scopes[i], file, line);
 		break;
 	}
 	free(scopes);

@@ -164,6 +164,19 @@ ring_dir() {
 	echo "${d[0]}"
 }
 tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }
+# wait_until SECONDS CMD...: run CMD every 20 ms until it succeeds (0) or
+# SECONDS (a decimal: 0.5) have passed (1): a wait for a condition instead
+# of a fixed sleep
+wait_until() {
+	local s=${1%.*} f=0 end
+	[[ $1 == *.* ]] && f=${1#*.}000000 && f=$((10#${f:0:6}))
+	end=$((${EPOCHREALTIME/./} + ${s:-0} * 1000000 + f))
+	shift
+	until "$@"; do
+		[ "${EPOCHREALTIME/./}" -lt "$end" ] || return 1
+		sleep 0.02
+	done
+}
 # free_port [N]: N ports in a row (default 1) free now on 127.0.0.1, TCP
 # and UDP, chosen at random below the kernel's ephemeral range (which the
 # outgoing connections of a load generator beside this suite take from:

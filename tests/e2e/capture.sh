@@ -75,7 +75,8 @@ one_line attach/kernel-thread 'propel: attach 2: .*kernel thread' -- "$PROPEL" a
 printf '#include <unistd.h>\n#include <stdio.h>\nint main(void){pid_t p=fork();if(!p)return 0;printf("%%d\\n",p);fflush(stdout);sleep(30);}\n' >"$t/z.c"
 $cc -o "$t/zmaker" "$t/z.c"
 "$t/zmaker" >"$t/z" & zparent=$!
-sleep 0.3
+is_zombie() { zpid=$(cat "$t/z") && [ -n "$zpid" ] && grep -q '^State:.*Z' "/proc/$zpid/status" 2>/dev/null; }
+wait_until 5 is_zombie
 zpid=$(cat "$t/z")
 if grep -q '^State:.*Z' /proc/$zpid/status 2>/dev/null; then
 	one_line attach/zombie 'zombie' -- "$PROPEL" attach -o "$t/a.db" "$zpid"
@@ -86,7 +87,8 @@ printf '#include <unistd.h>\nint main(void){for(;;)pause();}\n' >"$t/p.c"
 if $cc -static -o "$t/static" "$t/p.c" 2>/dev/null; then
 	"$t/static" &
 	spid=$!
-	sleep 0.2
+	static_runs() { [ "$(readlink "/proc/$spid/exe")" = "$(readlink -f "$t/static")" ]; }
+	wait_until 5 static_runs
 	one_line attach/static 'statically linked' -- "$PROPEL" attach -o "$t/a.db" "$spid"
 	kill "$spid" 2>/dev/null
 else
@@ -96,7 +98,7 @@ one_line attach/unwritable 'propel: attach: cannot write' -- "$PROPEL" attach -o
 
 # attach/detach 200 times under load: the target keeps running correctly
 "$t/spin" >"$t/spin.out" 2>"$t/spin.err" & spin=$!
-sleep 0.3
+wait_until 5 test -s "$t/spin.out"
 ok=0
 for i in $(seq 1 200); do
 	if "$PROPEL" attach -o "$t/c.db" --buffer-size 64 --duration 0.02 "$spin" 2>>"$t/cycles.err"; then
@@ -112,7 +114,9 @@ else
 	fail attach/200-cycles "$ok/200 attaches; alive=$(kill -0 $spin 2>/dev/null && echo yes || echo no); $(grep -m1 BAD "$t/spin.out" "$t/spin.err"); $(tail -n 2 "$t/cycles.err")"
 fi
 "$PROPEL" replay "$t/c.db" | grepq 'mix()' && pass attach/trace || fail attach/trace "no mix() in the last cycle's replay"
-n1=$(wc -l <"$t/spin.out"); sleep 0.5; n2=$(wc -l <"$t/spin.out")
+n1=$(wc -l <"$t/spin.out")
+spin_grew() { n2=$(wc -l <"$t/spin.out"); [ "$n2" -gt "$n1" ]; }
+wait_until 0.5 spin_grew
 [ "$n2" -gt "$n1" ] && pass attach/keeps-running || fail attach/keeps-running "output stopped"
 
 # a second propel on a process already traced by one

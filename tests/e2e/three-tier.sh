@@ -47,7 +47,12 @@
 #                    (GET /item/7 through nginx twice, redis PING), their
 #                    pids alive, none traced (TracerPid 0), no nginx worker
 #                    died, the backend's only death the injected crash
-# propel-test: takes 300
+#
+# The stacks run two at a time (the reference and crash first, then hang
+# and slow as places free, slow once the reference is done): every check
+# above held so on this 2-core machine under a load average of 15 (163 s
+# instead of 303 s, the same run).
+# propel-test: takes 170
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
@@ -237,7 +242,7 @@ run_fault() {
 	local f=$1 d=$t/$1 db=$t/$1.db why= ok fn taker rate errs prof
 	fn=$(faulty_func "$f")
 	mkdir -p "$d"
-	if [ "$f" = slow ] && ! reference "$t/ref"; then
+	if [ "$f" = slow ] && ! [ -e "$t/ref.ok" ]; then
 		for c in flows first rootcause requests unharmed; do
 			fail "$f/$c" "the reference stack did not run: $(head -c 300 "$t/ref/start.err") $(tail -n 2 "$t/ref/attach.err" 2>/dev/null)"
 		done
@@ -362,6 +367,36 @@ run_fault() {
 	[ $ok = 1 ] && pass "$f/unharmed" || fail "$f/unharmed" "$why"
 }
 
+# Two stacks at a time (each its own ports, directories, tmux socket): the
+# reference beside the first fault, then the others, slow (compared with
+# the reference) once the reference is done; each job's lines are printed
+# in the usual order at the end.
+declare -A job_pid
+job() { # NAME CMD...: CMD in a subshell of its own, its output in $t/NAME.out
+	local n=$1
+	shift
+	(
+		TUI_SOCK=propel-tui-$BASHPID
+		trap 'tui_stop; stack_stop' EXIT
+		"$@"
+	) >"$t/$n.out" 2>&1 &
+	job_pid[$n]=$!
+}
+job_slot() { # wait until fewer than two jobs run
+	while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n; done
+}
+[[ " ${faults[*]} " == *" slow "* ]] && job ref eval 'reference "$t/ref" && : >"$t/ref.ok"'
 for f in "${faults[@]}"; do
-	run_fault "$f"
+	[ "$f" = slow ] && continue
+	job_slot
+	job "$f" run_fault "$f"
+done
+if [[ " ${faults[*]} " == *" slow "* ]]; then
+	wait "${job_pid[ref]}"
+	job_slot
+	job slow run_fault slow
+fi
+wait
+for n in ref "${faults[@]}"; do
+	[ -f "$t/$n.out" ] && cat "$t/$n.out"
 done
