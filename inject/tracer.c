@@ -866,6 +866,18 @@ int tracer_detach_all(const char *dir, const char *agent,
 		char *cause = NULL;
 		int err = inject_agent_stop(pids[i], &cause);
 
+		/* a stop whose threads ran before its end (agent.c
+		 * agent_others_held) leaves the agent inert, some of its
+		 * code patched: not switched off */
+		if (err >= 0 && inject_agent_status(pids[i], NULL) == 2) {
+			free(cause);
+			cause = NULL;
+			propel_cause(&cause, -EAGAIN, "%d call sites restored, "
+				     "the rest left patched (its threads ran "
+				     "before the end): `propel detach %d` "
+				     "restores them", err, (int)pids[i]);
+			err = -EAGAIN;
+		}
 		if (err >= 0)
 			ok++;
 		else if (err != -ENOENT && err != -ESRCH && warn)
