@@ -775,7 +775,7 @@ int hang_find(const struct hang_input *in, struct hang **out)
 	for (i = 0; !err && i < g.np; i++)
 		if (!g.p[i].has_edge && !g.p[i].nin && g.p[i].thread != SIZE_MAX)
 			err = hg_alone(&g, &g.p[i]);
-	if (!err)
+	if (!err && g.h->nchain > 1) /* (no chain: a NULL array) */
 		qsort(g.h->chain, g.h->nchain, sizeof(*g.h->chain), hg_chain_cmp);
 	free(g.p);
 	free(g.prog);

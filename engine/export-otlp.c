@@ -853,8 +853,11 @@ static int otlp_write(struct session *s, const struct export_opts *eo,
 	otlp_thread_end(&o);
 	if (err)
 		goto out;
-	qsort(o.sends, o.nsends, sizeof(*o.sends), send_cmp);
-	qsort(o.forks, o.nforks, sizeof(*o.forks), send_cmp);
+	/* (none: a NULL array, which qsort may not be given) */
+	if (o.nsends > 1)
+		qsort(o.sends, o.nsends, sizeof(*o.sends), send_cmp);
+	if (o.nforks > 1)
+		qsort(o.forks, o.nforks, sizeof(*o.forks), send_cmp);
 	/* pass 2: write, or post */
 	o.pass = 2;
 	o.have_thread = 0;

@@ -801,13 +801,21 @@ int run_snapshot(const struct run *r, const char *db, int *other,
 
 /* ---- stop ---- */
 
+/* A process whose agent the detach did not switch off (its code may be
+ * left patched): one line, and the command fails (arg: their count). */
 static void run_warn_detach(void *arg, pid_t pid, int err, const char *cause)
 {
 	char what[64];
 
-	(void)arg;
 	snprintf(what, sizeof(what), "detach %d", (int)pid);
-	propel_report(what, err, cause);
+	if (!cause)
+		cause = strerror(-err);
+	if (strstr(cause, "propel detach"))
+		propel_report(what, err, cause);
+	else
+		propel_reportf(what, "%s: its agent is left on (`propel "
+			       "detach %d` switches it off)", cause, (int)pid);
+	(*(int *)arg)++;
 }
 
 /* --start FUNC, propel's own stdio channels, attach's targets and the
@@ -839,7 +847,7 @@ int run_stop(struct run *r)
 	struct drain_stats dst;
 	char *cause = NULL;
 	size_t nvit = 0;
-	int err;
+	int err, left = 0;
 
 	if (r->fl) {
 		err = follow_end(r->fl, &r->cap, o->argc, o->argv, &vit, &nvit,
@@ -848,7 +856,7 @@ int run_stop(struct run *r)
 		tracer_free(r->tr);
 		if (o->kind == RUN_ATTACH)
 			tracer_detach_all(r->cap.dir, r->cap.agent,
-					  run_warn_detach, NULL);
+					  run_warn_detach, &left);
 		/* after the detach: the calls the trace saw end have their
 		 * spans */
 		vitals_trace_stop(r->vt);
@@ -873,7 +881,9 @@ int run_stop(struct run *r)
 	run_vitals_end(r);
 	run_vitals_hosts(r, vit, nvit, 1);
 	free(r);
-	return run_keep(o);
+	err = run_keep(o);
+	/* the session is kept; the exit status says an agent is left */
+	return err ? err : left ? -EAGAIN : 0;
 }
 
 void run_abort(struct run *r)

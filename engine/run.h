@@ -136,8 +136,10 @@ int run_snapshot(const struct run *r, const char *db, int *other,
  * Stop: switch every agent off, stop the drain and collectors, store
  * the session in o->db (with --vitals' history, --start, directives),
  * free r.  0, or -errno once said in one line (the session directory is
- * kept and named there).  A record's CMD still running is not waited
- * for.
+ * kept and named there); -EAGAIN, the session stored, when an attach's
+ * detach left an agent not switched off (a "detach PID" line each: its
+ * code may still be patched).  A record's CMD still running is not
+ * waited for.
  */
 int run_stop(struct run *r);
 

@@ -43,6 +43,7 @@
 #include "inject/hijack.h"
 #include "inject/inject.h"
 #include "inject/tracer.h"
+#include "share/agent-abi.h"
 #include "share/clock.h"
 #include "share/log.h"
 #include "share/proc.h"
@@ -583,11 +584,38 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 	return propel_proc_younger(pid, TR_STARTUP_MS);
 }
 
+/*
+ * Whose agent a process holds.  An agent library mapped is no proof that
+ * the agent is this session's: a process this session traced (a map file
+ * of its pid in dir) may since have been switched off (`propel detach`)
+ * and attached by another propel, whose session must not be switched off
+ * by this one's end (issue 30).  An agent's files say whose it is: an
+ * active agent holds its map file open and maps its threads' rings, both
+ * in its session directory, and nothing in another's.
+ */
 struct maps_session_q {
 	char pre[600];
 	const char *agent;
 	int lines, dynamic;
+	int ours;   /* maps or holds open a file of dir */
+	int other;  /* ... of another session directory */
+	int loaded; /* maps the agent library */
 };
+
+/* Count path as a file of dir (q->pre), of another session's directory
+ * (PROPEL_SHM_ROOT/<session>/...), or the agent library. */
+static void tr_session_file(struct maps_session_q *q, const char *path)
+{
+	size_t root = strlen(PROPEL_SHM_ROOT);
+
+	if (!strncmp(path, q->pre, strlen(q->pre)))
+		q->ours = 1;
+	else if (!strncmp(path, PROPEL_SHM_ROOT "/", root + 1) &&
+		 strchr(path + root + 1, '/'))
+		q->other = 1;
+	else if (strstr(path, q->agent))
+		q->loaded = 1;
+}
 
 static int maps_session_step(const struct propel_map *m, void *arg)
 {
@@ -595,15 +623,92 @@ static int maps_session_step(const struct propel_map *m, void *arg)
 
 	q->lines++;
 	q->dynamic |= strstr(m->path, "/ld-linux") != NULL;
-	return strstr(m->path, q->pre) || strstr(m->path, q->agent);
+	tr_session_file(q, m->path);
+	return 0;
+}
+
+/* The files pid holds open, counted as its mappings are (an agent whose
+ * threads have no ring yet holds only its map file). */
+static void fds_session(pid_t pid, struct maps_session_q *q)
+{
+	char path[64], link[PATH_MAX];
+	struct dirent *e;
+	ssize_t n;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	d = opendir(path);
+	while (d && !q->ours && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", (int)pid,
+			 e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = 0;
+		tr_session_file(q, link);
+	}
+	if (d)
+		closedir(d);
 }
 
 /*
- * 1 if pid is alive and maps a file under dir/ or the agent library, or
- * is about to (tracer_exec_pending).  A child of ours (child non-zero) whose
- * memory is already gone but that is not a zombie yet is exiting: its own
- * children are about to be handed to us, so it counts until it is a
- * zombie.
+ * 1 if dir holds a map file of pid ("<pid>.<nonce>.map") whose agent has
+ * not said it detached: its last line is not "X n".  An agent that
+ * switched itself off beside running threads ("X 0 inert", or a detach
+ * cut short) left its code for a detach: still this session's to end.
+ */
+static int map_file_live(const char *dir, pid_t pid)
+{
+	char pre[24], path[PATH_MAX], tail[128], *nl;
+	struct dirent *e;
+	int live = 0;
+	DIR *d = opendir(dir);
+
+	snprintf(pre, sizeof(pre), "%d.", (int)pid);
+	while (d && !live && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		ssize_t n;
+		off_t end;
+		int fd;
+
+		if (strncmp(e->d_name, pre, strlen(pre)) || l < 5 ||
+		    strcmp(e->d_name + l - 4, ".map"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		end = lseek(fd, 0, SEEK_END);
+		n = end > 0 ? pread(fd, tail, sizeof(tail) - 1,
+				    end > (off_t)sizeof(tail) - 1
+					    ? end - (off_t)sizeof(tail) + 1
+					    : 0)
+			    : 0;
+		close(fd);
+		tail[n > 0 ? n : 0] = 0;
+		while (n > 0 && tail[n - 1] == '\n')
+			tail[--n] = 0;
+		nl = strrchr(tail, '\n');
+		nl = nl ? nl + 1 : tail;
+		live = strncmp(nl, "X ", 2) || strstr(nl, " inert");
+	}
+	if (d)
+		closedir(d);
+	return live;
+}
+
+/*
+ * 1 if pid is alive and this session's: it maps or holds open a file
+ * under dir/; or it has the agent library mapped and holds no file of
+ * another session, and its map file in dir does not say it detached (an
+ * agent switched off beside running threads, its code left for a
+ * detach; an agent whose map file the program closed); or it is about to
+ * load the agent (tracer_exec_pending).  A child of ours (child non-zero)
+ * whose memory is already gone but that is not a zombie yet is exiting:
+ * its own children are about to be handed to us, so it counts until it
+ * is a zombie.
  */
 static int maps_session(pid_t pid, const char *dir, const char *agent,
 			int child)
@@ -611,21 +716,25 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 	struct maps_session_q q = { .agent = agent };
 	unsigned long flags;
 	char state;
-	int found;
 
 	snprintf(q.pre, sizeof(q.pre), "%s/", dir);
-	found = propel_maps_each((int)pid, maps_session_step, &q);
-	if (found < 0)
+	if (propel_maps_each((int)pid, maps_session_step, &q) < 0)
 		return 0;
+	if (q.ours)
+		return 1;
+	if (q.loaded && !q.other)
+		fds_session(pid, &q);
+	if (q.ours)
+		return 1;
+	if (q.loaded && !q.other && map_file_live(dir, pid))
+		return 1;
 	/* no mappings: not set up yet (forked, not run), or in the middle
 	 * of an exec (the old mm gone, the new one not shown yet): alive
 	 * unless a zombie or a kernel thread (a pid reused) */
-	if (!found && !q.lines && propel_proc_stat(pid, &state, &flags) == 0)
-		found = state != 'Z' && state != 'X' &&
-			(child || !(flags & PROPEL_PF_KTHREAD));
-	if (!found && q.lines)
-		found = tracer_exec_pending(pid, agent, q.dynamic);
-	return found;
+	if (!q.lines && propel_proc_stat(pid, &state, &flags) == 0)
+		return state != 'Z' && state != 'X' &&
+		       (child || !(flags & PROPEL_PF_KTHREAD));
+	return q.lines && tracer_exec_pending(pid, agent, q.dynamic);
 }
 
 /* The caller's children, from /proc/self/task/TID/children (one thread:
@@ -757,6 +866,18 @@ int tracer_detach_all(const char *dir, const char *agent,
 		char *cause = NULL;
 		int err = inject_agent_stop(pids[i], &cause);
 
+		/* a stop whose threads ran before its end (agent.c
+		 * agent_others_held) leaves the agent inert, some of its
+		 * code patched: not switched off */
+		if (err >= 0 && inject_agent_status(pids[i], NULL) == 2) {
+			free(cause);
+			cause = NULL;
+			propel_cause(&cause, -EAGAIN, "%d call sites restored, "
+				     "the rest left patched (its threads ran "
+				     "before the end): `propel detach %d` "
+				     "restores them", err, (int)pids[i]);
+			err = -EAGAIN;
+		}
 		if (err >= 0)
 			ok++;
 		else if (err != -ENOENT && err != -ESRCH && warn)

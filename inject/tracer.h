@@ -96,8 +96,9 @@ int tracer_traced_pids(const char *dir, const char *agent, pid_t **pids);
  * Switch off the agent in every process still tracing into dir
  * (tracer_traced_pids; every patched byte restored): the one detach-all
  * of the coordinator (engine/run.c) and of propeld.  A process gone
- * meanwhile is not an error; any other failure is given to warn (may be
- * NULL) with the pid, -errno and its cause, and the others go on.
+ * meanwhile is not an error; any other failure -- a stop refused, or one
+ * that left the agent inert with code still patched -- is given to warn
+ * (may be NULL) with the pid, -errno and its cause, and the others go on.
  * Returns how many were switched off, or -errno if dir cannot be read.
  */
 int tracer_detach_all(const char *dir, const char *agent,
