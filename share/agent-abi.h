@@ -142,6 +142,14 @@ struct propel_thread_hint {
  * its own) a coordinator not found is only invisible: the agent starts,
  * with no lease, and says so. */
 #define PROPEL_START_NEED_LEASE 64u
+/* record (the agent started by the environment, its rings drained): a
+ * thread whose ring is full waits for the drain, PROPEL_DRAIN_WAIT_MS at
+ * most each time (then drops as before), instead of dropping at once --
+ * the program was started to be recorded whole, and a loaded host's
+ * drain falls behind for moments (fib(31) lost 4.6M of 8.7M records at
+ * load 10).  An attached process never waits for its trace. */
+#define PROPEL_DRAIN_WAIT_MS 2000
+
 /* bits 8..31 of flags: ring size per thread in units of 64 KiB (0: default) */
 #define PROPEL_START_RING_SHIFT 8
 

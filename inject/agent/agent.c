@@ -1350,10 +1350,12 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 	const char *follow = getenv("PROPEL_FOLLOW");
 	const char *timing = getenv("PROPEL_TIMING");
 	const char *budget = getenv("PROPEL_BUDGET");
+	const char *keep = getenv("PROPEL_KEEP_ALL");
 
 	if (!real)
 		return 127;
 	if (dir && *dir) {
+		ag_wait_drain = keep && *keep == '1'; /* record: kept whole */
 		if (kb)
 			ag_cfg.ring_kb = (uint32_t)strtoul(kb, NULL, 10);
 		if (start_common(dir, (libc && *libc == '1'

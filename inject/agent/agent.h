@@ -515,6 +515,9 @@ extern volatile pid_t ag_lease_tid; /* the lease thread (agent.c), or 0 */
 /* 1 from the moment the lease thread saw the coordinator end (its pidfd
  * readable) until a new lease: nobody will answer a propagation request */
 extern volatile int ag_coord_gone;
+/* hot.c: a full drained ring waits for the drain (record's; agent.c's
+ * __libc_start_main sets it: share/agent-abi.h PROPEL_DRAIN_WAIT_MS) */
+extern int ag_wait_drain;
 pid_t ag_gettid(void);
 
 /* comm.c: communication events (send/recv and their kin) */

@@ -5,7 +5,8 @@
  * arguments (or return value) being set up and being used, and only the
  * general registers are saved around them (tramp.S).  No locks, no
  * syscalls (except the rare sub-buffer commit, which calls clock_gettime
- * through a raw syscall), no allocation.  Anything else returns non-zero so
+ * through a raw syscall, and under record may nap while the drain catches
+ * up), no allocation.  Anything else returns non-zero so
  * the trampoline takes the slow path (slow.c) with the full state saved.
  *
  * Shadow stack: per thread, one entry per traced call in progress, holding
@@ -132,6 +133,30 @@ static void ring_drop(struct athread *t, struct propel_ring_hdr *h)
 	h->dropped++; /* the total, exact even if no LOST follows */
 }
 
+int ag_wait_drain;
+
+/* Under record, the drain has not copied out the sub-buffer the thread
+ * would enter: nap (50 us, doubling to 1 ms) until it has, for at most
+ * PROPEL_DRAIN_WAIT_MS, or until the lease saw propel end; after a wait
+ * that ran out the thread drops as attach does.  1: room now. */
+static __attribute__((noinline)) int ring_wait_drain(struct propel_ring_hdr *h,
+						     uint64_t next)
+{
+	struct timespec nap = { 0, 50 * 1000 };
+	uint64_t until = raw_mono_ns() + PROPEL_DRAIN_WAIT_MS * 1000000ull;
+
+	while (!ag_coord_gone && raw_mono_ns() < until) {
+		ag_rawsys(SYS_nanosleep, (long)&nap, 0, 0, 0);
+		if (next - __atomic_load_n(&h->drained, __ATOMIC_ACQUIRE) <
+		    h->sub_count)
+			return 1;
+		if (nap.tv_nsec < 1000 * 1000)
+			nap.tv_nsec *= 2;
+	}
+	ag_wait_drain = 0; /* a drain that stalls that long: drop from now on */
+	return 0;
+}
+
 /* The current sub-buffer is full: commit it (share/ring.h) and move on;
  * the next one is overwritten as it is, not zeroed first. */
 static struct propel_rec *ring_advance(struct athread *t)
@@ -146,10 +171,12 @@ static struct propel_rec *ring_advance(struct athread *t)
 	}
 	next = h->commits + 1;
 	/* a drained ring: the drain has not copied the one this would
-	 * overwrite -- drop, count, never wait (share/ring.h) */
+	 * overwrite -- drop, count; only record waits a while first
+	 * (share/ring.h, share/agent-abi.h PROPEL_DRAIN_WAIT_MS) */
 	if (h->keep_all &&
 	    next - __atomic_load_n(&h->drained, __ATOMIC_ACQUIRE) >=
-		    h->sub_count) {
+		    h->sub_count &&
+	    !(ag_wait_drain && ring_wait_drain(h, next))) {
 		ring_drop(t, h);
 		return NULL;
 	}

@@ -12,6 +12,11 @@
 #                        line) = the events of a run that dropped nothing
 #   drain/gaps           replay shows the gaps: "lost" events whose
 #                        counts add up to the dropped total
+#   drain/waits          propel stopped for 1 s only: the program's threads
+#                        wait for the drain (record: at most 2 s at a time,
+#                        share/agent-abi.h PROPEL_DRAIN_WAIT_MS), so nothing
+#                        is dropped and every event of the reference run is
+#                        kept
 #   drain/tui-gap        the TUI marks a gap (a worker's last event here)
 #   drain/flight         --mode flight keeps only the newest, says nothing
 #   drain/bad-mode       --mode nonsense: one line, status 2
@@ -24,7 +29,7 @@
 #   that the suites beside it took: 2 M records dropped at -j2)
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 11
+expect_checks 12
 t=$(tmpdir)
 trap 'tui_stop; kill -CONT $(jobs -p) 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -124,6 +129,17 @@ else
 	fail drain/gaps "$1 lost events, $2 records in them, $dropped dropped"
 fi
 "$PROPEL" replay "$t/d.db" | grep -m1 'lost' | sed 's/^/  a gap in replay: /'
+gated 64 "$t/w.db" "$t/done-w" stop
+sleep 1
+kill -CONT $rp
+wait $rp
+rc=$?
+kw=$(events_kept "$t/w.db")
+if [ $rc -eq 0 ] && ! grep -q dropped "$t/w.db.err" && [ "$kw" = "$k0" ]; then
+	pass drain/waits
+else
+	fail drain/waits "status $rc; kept $kw of $k0; $(head -c 300 "$t/w.db.err")"
+fi
 if command -v tmux >/dev/null; then
 	tui_start 100 30 "$PROPEL" tui "$t/d.db"
 	tui_wait_for "trace" 10
