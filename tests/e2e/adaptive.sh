@@ -60,7 +60,8 @@ python3 "$PROPEL_TOP/tests/apps/vserver-gen.py" >"$t/vserver.c" &&
 
 # run NAME [FAULT]: the server under load, attached --adaptive 30 s
 run() {
-	local port=$((20000 + RANDOM % 20000))
+	local port
+	port=$(free_port 1) # (a random port collided with another suite's)
 	"$t/vserver" serve $port ${2:-} >"$t/$1.srv" 2>&1 &
 	srv=$!
 	for _ in $(seq 100); do
