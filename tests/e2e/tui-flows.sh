@@ -45,7 +45,7 @@ top=$("$PROPEL" report --suspects --format=json "$d/s.db" |
 tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 10
 tui_cmd view flows
-tui_wait_for "RANK FLOW" 10
+tui_wait_for "RANK FLOW" 30 # (ranked on its own thread; a loaded host)
 scr=$(tui_screen)
 row1=$(grep -m1 -E '^ +1 +[0-9]+ ' <<<"$scr")
 if [ "$top" = 5 ] && grep -qE '^ +1 +5 +[0-9.]+ █{16} ' <<<"$row1" &&
@@ -101,7 +101,7 @@ tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 10
 
 tui_cmd view rootcause
-tui_wait_for "#T  #L SIDE" 10
+tui_wait_for "#T  #L SIDE" 30
 scr=$(tui_screen)
 if grep -qE '^flow 5 \(anomalous\) vs flow [0-9]+: [0-9]+ paths differ, [0-9]+ pruned, [0-9]+ kept' <<<"$scr" &&
 	grep -qE '^ *[0-9.]+ (ns|us|ms|s) +5 +1 +[0-9]+ anom +(main > worker_loop > handle_request|…( > worker_loop)?( > handle_request)?) > check_quota > quota_exceeded *$' <<<"$scr"; then
