@@ -56,6 +56,16 @@ int bg_pending(struct tui_bg *bg)
 	return 0;
 }
 
+int bg_shown(struct tui_bg *bg)
+{
+	return bg->drew = bg_pending(bg);
+}
+
+int bg_busy(struct tui_bg *bg)
+{
+	return bg_pending(bg) || bg->drew;
+}
+
 void bg_wait(struct tui_bg *bg)
 {
 	if (!bg->running)

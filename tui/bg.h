@@ -23,6 +23,7 @@ struct tui_bg {
 	int started; /* bg_start was called */
 	int running; /* the thread runs or is not joined yet */
 	int done;    /* (atomic) the work returned */
+	int drew;    /* the last draw showed the work under way */
 	pthread_t th;
 	char *path;
 	struct session *own;
@@ -39,6 +40,13 @@ void bg_start(struct tui_bg *bg, struct session *s,
 	      void *arg);
 /* 1 while the work runs; joins the thread once it is done. */
 int bg_pending(struct tui_bg *bg);
+/* For draw(): 1 while the work runs (draw what it is doing), noted, so
+ * that bg_busy asks for the one redraw that shows the result. */
+int bg_shown(struct tui_bg *bg);
+/* For busy(): 1 while the work runs, and after it until a draw has shown
+ * its result (a small session's work can end between the draw that
+ * started it and the core's question). */
+int bg_busy(struct tui_bg *bg);
 /* Wait for the work to be done. */
 void bg_wait(struct tui_bg *bg);
 /* 0 and the connection closed, or 1 when the work still runs: the caller

@@ -176,7 +176,9 @@ static int flows_view_pending(struct flows_view *fv)
 
 static int flows_view_busy(struct view *v)
 {
-	return flows_view_pending(v->priv);
+	struct flows_view *fv = v->priv;
+
+	return bg_busy(&fv->bg);
 }
 
 static int flows_view_open(struct view *v, char **cause)
@@ -401,7 +403,7 @@ static void flows_view_draw(struct view *v, const struct screen_rect *r,
 
 	if (!fv->loaded)
 		flows_view_start(v, fv);
-	if (flows_view_pending(fv)) {
+	if (bg_shown(&fv->bg)) {
 		screen_put(r, 0, 0, SA_DIM, "ranking the flows by suspect "
 					    "score: reading the session ...");
 		return;

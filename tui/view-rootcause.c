@@ -146,7 +146,7 @@ static void rootcause_view_draw(struct view *v, const struct screen_rect *r,
 		rv->loaded = 1;
 		bg_start(&rv->bg, view_session(v), rootcause_view_load, rv);
 	}
-	if (bg_pending(&rv->bg)) {
+	if (bg_shown(&rv->bg)) {
 		screen_put(r, 0, 0, SA_DIM, "comparing the top suspect's call "
 					    "paths with its nearest flow's: "
 					    "reading the session ...");
@@ -289,7 +289,7 @@ static int rootcause_view_busy(struct view *v)
 {
 	struct rootcause_view *rv = v->priv;
 
-	return bg_pending(&rv->bg);
+	return bg_busy(&rv->bg);
 }
 
 /* a click on a path's row selects it (Enter goes there) */

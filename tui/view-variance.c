@@ -62,7 +62,7 @@ static int vp_ready(struct view *v, struct variance_pane *vp)
 		vp->loaded = 1;
 		bg_start(&vp->bg, view_session(v), vp_work, vp);
 	}
-	return !bg_pending(&vp->bg);
+	return !bg_shown(&vp->bg);
 }
 
 static int vp_open(struct view *v, char **cause)
@@ -225,7 +225,7 @@ static int vp_busy(struct view *v)
 {
 	struct variance_pane *vp = v->priv;
 
-	return bg_pending(&vp->bg);
+	return bg_busy(&vp->bg);
 }
 
 const struct view_ops view_variance_ops = {

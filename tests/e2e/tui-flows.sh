@@ -45,7 +45,7 @@ top=$("$PROPEL" report --suspects --format=json "$d/s.db" |
 tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 10
 tui_cmd view flows
-tui_wait_for "RANK FLOW" 30 # (ranked on its own thread; a loaded host)
+tui_wait_for "RANK FLOW" 30 # (ranked on its own thread)
 scr=$(tui_screen)
 row1=$(grep -m1 -E '^ +1 +[0-9]+ ' <<<"$scr")
 if [ "$top" = 5 ] && grep -qE '^ +1 +5 +[0-9.]+ █{16} ' <<<"$row1" &&
