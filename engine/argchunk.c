@@ -60,7 +60,7 @@ int argchunk_flush(struct argchunk_writer *w)
 	size_t zn;
 	int rc;
 
-	if (!w->n)
+	if (!w || !w->n)
 		return 0;
 	prev_id = w->id[0];
 	for (size_t i = 0; i < w->n; i++) {
@@ -99,7 +99,7 @@ int argchunk_add(struct argchunk_writer *w, int64_t id, const uint64_t *reg)
 
 void argchunk_rewind(struct argchunk_writer *w, int64_t seq)
 {
-	while (w->n && w->id[w->n - 1] >= seq)
+	while (w && w->n && w->id[w->n - 1] >= seq)
 		w->n--;
 }
 

@@ -28,7 +28,7 @@ struct argchunk_writer;
 int argchunk_writer_new(sqlite3 *db, struct argchunk_writer **out);
 /* Entry event id's six registers; ids ascending.  0 or -EIO. */
 int argchunk_add(struct argchunk_writer *w, int64_t id, const uint64_t *reg);
-/* Store what is pending (a thread's end).  0 or -EIO. */
+/* Store what is pending (a thread's end; NULL: nothing).  0 or -EIO. */
 int argchunk_flush(struct argchunk_writer *w);
 /* Forget the pending entries from id seq on (ingest's undone walk; it
  * deletes the stored rows with first >= seq itself). */

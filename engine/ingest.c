@@ -498,7 +498,12 @@ static inline int ingest_valued(const struct ingest_proc *p, unsigned type,
 /* --args: an entry's six argument registers, by its event's id. */
 static int ingest_args(struct ingest_walk *w, const uint64_t *v)
 {
-	return argchunk_add(w->in->args, w->last_id, v);
+	struct ingest *in = w->in;
+
+	/* made at the first --args entry: most sessions have none */
+	if (!in->args && argchunk_writer_new(in->db, &in->args))
+		return -EIO;
+	return argchunk_add(in->args, w->last_id, v);
 }
 
 /* One decoded event (ARGs folded in). */
@@ -1247,8 +1252,6 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		goto out;
 	began = 1;
 	err = chunk_writer_new(s, &in.cw);
-	if (!err && (err = argchunk_writer_new(in.db, &in.args)) == -EIO)
-		err = ingest_sql_err(&in, cause);
 	if (!err)
 		err = ingest_prepare(&in, cause);
 	for (i = 0; !err && i < nnames; i++)

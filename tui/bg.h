@@ -49,7 +49,8 @@ int bg_shown(struct tui_bg *bg);
 int bg_busy(struct tui_bg *bg);
 /* Wait for the work to be done. */
 void bg_wait(struct tui_bg *bg);
-/* 0 and the connection closed, or 1 when the work still runs: the caller
+/* 0 and the connection closed (what the work built holds no statement
+ * of it: release that after), or 1 when the work still runs: the caller
  * must then leave what the work writes to it (the TUI is exiting: the
  * thread is detached and ends with the process). */
 int bg_release(struct tui_bg *bg);

@@ -212,12 +212,9 @@ static void flows_view_free(struct view *v)
 
 	if (!fv)
 		return;
-	if (bg_pending(&fv->bg)) {
-		bg_release(&fv->bg); /* quitting: the thread keeps fv */
-		return;
-	}
+	if (bg_release(&fv->bg))
+		return; /* quitting while it runs: the thread keeps fv */
 	flows_view_release(fv);
-	bg_release(&fv->bg);
 	free(fv);
 }
 

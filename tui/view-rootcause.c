@@ -120,10 +120,8 @@ static void rootcause_view_free(struct view *v)
 
 	if (!rv)
 		return;
-	if (bg_pending(&rv->bg)) {
-		bg_release(&rv->bg); /* quitting: the thread keeps rv */
-		return;
-	}
+	if (bg_release(&rv->bg))
+		return; /* quitting while it runs: the thread keeps rv */
 	rootcause_release(&rv->rc);
 	free(rv->order);
 	if (rv->f)
@@ -131,7 +129,6 @@ static void rootcause_view_free(struct view *v)
 	profiles_space_release(&rv->sp);
 	flows_free(rv->f);
 	trace_free(rv->t);
-	bg_release(&rv->bg);
 	free(rv);
 }
 

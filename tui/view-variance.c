@@ -78,12 +78,9 @@ static void vp_free(struct view *v)
 
 	if (!vp)
 		return;
-	if (bg_pending(&vp->bg)) {
-		bg_release(&vp->bg); /* quitting: the thread keeps vp */
-		return;
-	}
+	if (bg_release(&vp->bg))
+		return; /* quitting while it runs: the thread keeps vp */
 	variance_view_release(&vp->vv);
-	bg_release(&vp->bg);
 	free(vp);
 }
 
