@@ -36,7 +36,10 @@ def calls(events, func):
             stack.append(e)
         elif e["kind"] == "exit" and stack:
             en = stack.pop()
-            if en["func"] == func:
+            # an entry rebuilt for a call under way at the attach is dated
+            # at the thread's first kept event, not at the call's start:
+            # no span can lie inside it
+            if en["func"] == func and not en.get("rebuilt"):
                 out.append((en["ts_ns"], e["ts_ns"]))
     return out
 
