@@ -253,7 +253,7 @@ static int hg_threads(struct hg *g)
 		const char *name;
 
 		if (pr) { /* what the session saw of its end wins */
-			g->p[j].exe = pr->exe;
+			g->p[j].exe = pr->name ? pr->name : pr->exe;
 			if (pr->signal) {
 				g->p[j].state = HANG_KILLED;
 				g->p[j].status = pr->signal;

@@ -82,6 +82,8 @@ struct trace_process {
 	int status;	 /* exit status when exited */
 	int signal;	 /* killed by this signal, 0 none */
 	uint32_t exe;	 /* interned path, 0 unknown */
+	uint32_t name;	 /* interned program name shown (session_proc_name),
+			  * 0 unknown */
 };
 
 struct trace_path {

@@ -185,20 +185,25 @@ static int analysis_load_tables(struct session *s, struct trace *t)
 	if (err)
 		return err;
 	if (sqlite3_prepare_v2(db,
-			       "SELECT pid, start_ns, exit_status, signal, exe"
-			       " FROM processes ORDER BY id",
+			       "SELECT pid, start_ns, exit_status, signal, exe, "
+			       SESSION_PROC_COMM_SQL " FROM processes ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct trace_process p = { 0 };
+		const char *exe, *name;
 
 		p.pid = sqlite3_column_int64(st, 0);
 		p.start_ns = sqlite3_column_int64(st, 1);
 		p.exited = sqlite3_column_type(st, 2) != SQLITE_NULL;
 		p.status = sqlite3_column_int(st, 2);
 		p.signal = sqlite3_column_int(st, 3);
-		p.exe = trace_intern(t, (const char *)sqlite3_column_text(st, 4));
-		if (p.exe == TRACE_NONE)
+		exe = (const char *)sqlite3_column_text(st, 4);
+		name = session_proc_name(exe,
+					 (const char *)sqlite3_column_text(st, 5));
+		p.exe = trace_intern(t, exe);
+		p.name = trace_intern(t, name);
+		if (p.exe == TRACE_NONE || p.name == TRACE_NONE)
 			err = -ENOMEM;
 		else
 			err = trace_process_add(t, &p);

@@ -475,7 +475,8 @@ int session_processes(struct session *s, struct session_proc **out, size_t *n,
 	 * earlier one in place (its first start keeps the order) */
 	if (sqlite3_prepare_v2(s->db,
 			       "SELECT pid, ppid, exe, host, start_ns, end_ns,"
-			       " exit_status, signal FROM processes"
+			       " exit_status, signal, " SESSION_PROC_COMM_SQL
+			       " FROM processes"
 			       " ORDER BY coalesce(start_ns, 0), id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return propel_cause(cause, -EIO, "%s: %s", s->path,
@@ -490,6 +491,7 @@ int session_processes(struct session *s, struct session_proc **out, size_t *n,
 		if (p) {
 			free(p->exe);
 			free(p->host);
+			free(p->name);
 			p->execd = 1;
 		} else {
 			if (nv == cap) {
@@ -516,9 +518,10 @@ int session_processes(struct session *s, struct session_proc **out, size_t *n,
 		p->has_status = sqlite3_column_type(st, 6) != SQLITE_NULL;
 		p->exit_status = sqlite3_column_int64(st, 6);
 		p->signal = sqlite3_column_int64(st, 7);
-		p->command = p->exe ? (strrchr(p->exe, '/') ? strrchr(p->exe, '/') + 1
-							    : p->exe)
-				    : "?";
+		p->name = session_col_text(st, 8);
+		p->command = session_proc_name(p->exe, p->name);
+		if (!p->command)
+			p->command = "?";
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = propel_cause(cause, -EIO, "%s: %s", s->path,
@@ -598,8 +601,18 @@ void session_processes_free(struct session_proc *p, size_t n)
 	for (i = 0; i < n; i++) {
 		free(p[i].exe);
 		free(p[i].host);
+		free(p[i].name);
 	}
 	free(p);
+}
+
+const char *session_proc_name(const char *exe, const char *comm)
+{
+	const char *base = exe && strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+
+	if (comm && *comm && (!base || strncmp(base, comm, strlen(comm))))
+		return comm;
+	return base;
 }
 
 const struct session_proc *session_proc_find(const struct session_proc *p,

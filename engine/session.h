@@ -213,14 +213,14 @@ int session_callsite(struct session *s, int64_t site, char **file, int *line);
 /*
  * The processes of a session, one per pid (its latest image: after an
  * exec, the program it became), ordered by their first start.  exe and
- * host are malloc'd (NULL when unknown); command points into exe (its
- * base name, or "?").  execd = 1 when an earlier image of the pid exec'd
+ * host are malloc'd (NULL when unknown); command is the name shown
+ * (session_proc_name; points into exe or name, or "?").  execd = 1 when an earlier image of the pid exec'd
  * into this one.  end_ns 0 and has_status 0 while unknown.  Used by the
  * threads pane (tui/view-threads.c) and the exporters (engine/export*.c).
  */
 struct session_proc {
 	int64_t pid, ppid;
-	char *exe, *host;
+	char *exe, *host, *name; /* name: the main thread's (comm) */
 	const char *command;
 	int64_t start_ns, end_ns;
 	int64_t exit_status, signal;
@@ -230,6 +230,19 @@ struct session_proc {
 int session_processes(struct session *s, struct session_proc **out, size_t *n,
 		      char **cause);
 void session_processes_free(struct session_proc *p, size_t n);
+/*
+ * The name a process is shown by: its executable's base name, unless its
+ * main thread's name (comm, at most 15 characters) is not the start of it
+ * -- a multi-call binary started through a symlink (Debian's
+ * /usr/bin/redis-server -> redis-check-rdb: ps says redis-server), which
+ * the kernel's exe link resolves away.  comm NULL or "": the base name.
+ */
+const char *session_proc_name(const char *exe, const char *comm);
+/* That comm as a column of a query over processes: the main thread's name
+ * in the threads table. */
+#define SESSION_PROC_COMM_SQL                                               \
+	"(SELECT th.name FROM threads th WHERE th.proc = processes.id"      \
+	" AND th.tid = processes.pid ORDER BY th.id LIMIT 1)"
 /* The threads table, by first event: name malloc'd (NULL when unknown). */
 struct session_thread {
 	int64_t pid, tid;

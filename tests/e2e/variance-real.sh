@@ -11,11 +11,16 @@
 #                      not for this one (before: epoll_wait 89%)
 #   nginx/groups       as redis/groups
 #   nginx/waits        as redis/waits
+#   redis/name         the session shows the server by the name ps shows
+#                      (its main thread's comm, redis-server), not by its
+#                      executable's (Debian's /usr/bin/redis-server is a
+#                      symlink to redis-check-rdb: engine/session.c
+#                      session_proc_name): the folded export's root frame
 # Needs root (ptrace of the servers).
 # propel-test: takes 40
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 4
+expect_checks 5
 need_root || exit 0
 . "$PROPEL_TOP/tests/real/servers.sh"
 "$PROPEL_TOP/tests/install-deps.sh" test >/dev/null 2>&1 ||
@@ -61,9 +66,17 @@ if redis_start "$t/redis" 2>"$t/redis.err"; then
 	redis_bench_start "$t/bench.out"
 	traced redis "$REDIS_PID"
 	redis_bench_stop
+	comm=$(cat "/proc/$REDIS_PID/comm" 2>/dev/null)
+	root=$("$PROPEL" export --format=folded "$t/redis.db" 2>&1 | head -1)
+	if [ -n "$comm" ] && [[ $root == "$comm [$REDIS_PID];"* ]]; then
+		pass redis/name
+	else
+		fail redis/name "ps says '$comm', the export's first root: ${root:0:80}"
+	fi
 else
 	fail redis/groups "redis: $(cat "$t/redis.err")"
 	fail redis/waits "redis did not start"
+	fail redis/name "redis did not start"
 fi
 if nginx_start "$t/nginx" 2>"$t/nginx.err"; then
 	wrk_bg_start "$t/wrk.out" 20
