@@ -11,6 +11,9 @@ pkgs_test="$pkgs_test openssh-server openssh-client"
 # real packaged software (tests/e2e/real-software.sh, tests/bench-real.sh)
 pkgs_test="$pkgs_test nginx-light redis-server redis-tools wrk"
 pkgs_test="$pkgs_test git"
+# a slow file under a real server (tests/real/slowfs.py, a FUSE file system:
+# tests/e2e/adaptive-real.sh)
+pkgs_test="$pkgs_test python3-fusepy"
 # propel export --format=dot renders (tests/e2e/export.sh)
 pkgs_test="$pkgs_test graphviz"
 # propel export's chrome and folded output loaded in speedscope under
