@@ -78,7 +78,7 @@ http {
 	}
 }
 CONF
-# 1 request in 20 for slow.html (MIX=20), or none (MIX=0)
+# mix N: 1 request in N for slow.html (N 0: none), the others index.html
 mix() {
 	cat <<LUA
 local n = 0
