@@ -35,17 +35,23 @@ tui_start 80 24 "$PROPEL" tui "$d/s.db"
 tui_wait_for "event 1/" 5 || { fail tui-vitals-trace/open "$(tui_screen | tr '\n' '|')"; exit 1; }
 # at main's entry (the trace opens at its first event: the program's
 # constructors, frame_dummy, come before main): main() left the CPU for
-# the reasons of its callees, each one's time, largest first (at 80
-# columns the third may be cut after its figure: "lock 59 m")
+# the reasons of its callees, each one's time, largest first.  Read at
+# 120 columns: pipe, lock and I/O each take about 60 ms (I/O more on a
+# busy disk), so at 80 the line may end before pipe ("sleep 219 ms, I/O
+# 130 ms, lock 71 m")
 tui_cmd "break main"
 tui_keys c
 tui_wait_for "  main  " 5
 tui_cmd delete # (the forked child runs main too)
+tmx resize-window -t t -x 120 -y 24 2>/dev/null
+wait_until 5 eval 'tui_screen | grep -qE "^main\(\) .{81}"'
 # (a run-queue wait, the machine's load, comes last: never before another)
 tui_screen | grep -E "^main\(\) [0-9]+ ms: on-CPU .*, off-CPU [0-9]+ ms: " | grep "pipe [0-9]* ms" |
 	grep -v "run queue [0-9.]* [mu]*s, " |
 	grep "sleep [0-9]* ms" | grepq -E "(lock|I/O) [0-9]+( ms| m?$)" && pass tui-vitals-trace/main-by-reason ||
 	fail tui-vitals-trace/main-by-reason "$(tui_screen | tail -6 | tr '\n' '|')"
+tmx resize-window -t t -x 80 -y 24 2>/dev/null
+wait_until 5 eval '! tui_screen | grep -qE "^.{81}"'
 # the strip: "FUNC() DUR: on-CPU X, off-CPU Y: WHY", Y >= 40 ms
 strip_ok() { # FUNC WHY
 	tui_screen | grep -E "^$1\(\) [0-9]+ ms: on-CPU [0-9]+ [mu]s, off-CPU ([4-9][0-9]|[1-9][0-9][0-9]) ms: $2" >/dev/null
