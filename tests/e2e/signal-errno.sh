@@ -85,6 +85,8 @@ for r in 1 2 3; do
 	kill -9 "$pp" 2>/dev/null
 	wait "$pp" 2>/dev/null
 	lease_gone "$ep" || { why="round $r: the agent did not switch off within the lease"; break; }
+	# the killed recorder's rings (kept for `propel recover`): ours, by pid
+	rm -rf /dev/shm/propel/"$pp"-*
 	kill -0 "$ep" 2>/dev/null || break
 done
 judge switch-off/eintr-only "${e0:-0}" "${c0:-0}" "$why"
