@@ -7,6 +7,9 @@
 #   budget     `propel attach` (the default budget): wrk 1.5 s to let it
 #              decide (it does every 0.5 s), then wrk BENCH_BUDGET_SECS s
 #   all        the same with `propel attach --all` (every call traced)
+#   adaptive   the same with `propel attach --adaptive` (variance-driven:
+#              the functions near each request's root, deeper where the
+#              variance is; inject/agent/adaptive.c; goal >= 0.97)
 # Two figures per state, each the median over the reps of its ratio to
 # the untraced window of the same rep:
 #   req/s      wrk's requests per second (what bench-real.sh reports; on a
@@ -15,6 +18,8 @@
 #              request served: the agent's cost itself, far less moved by
 #              other load; the ratio is untraced / traced (1.0 = free)
 # Needs root, wrk and nginx; about 15 s a rep.  Run it with `nice`.
+# PROPEL_BENCH_SHORT=1 (tests/e2e/bench-short.sh): one rep of 1 s, the
+# installed (stripped) nginx (no rebuild of its debug info).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 export PROPEL_TOP=$top
@@ -23,8 +28,11 @@ case $O in /*) out=$O ;; *) out=$top/$O ;; esac
 PROPEL=${PROPEL:-$out/propel}
 . "$top/tests/lib.sh"
 . "$top/tests/real/servers.sh"
-secs=${BENCH_BUDGET_SECS:-3}
-reps=${BENCH_BUDGET_REPS:-5}
+short=${PROPEL_BENCH_SHORT:-}
+secs=${BENCH_BUDGET_SECS:-${short:+1}}
+secs=${secs:-3}
+reps=${BENCH_BUDGET_REPS:-${short:+1}}
+reps=${reps:-5}
 t=$(mktemp -d /tmp/propel-bench-budget.XXXXXX)
 chmod 755 "$t"
 ap=
@@ -66,16 +74,17 @@ traced() {
 }
 
 NGINX_BIN=/usr/sbin/nginx
-dbg=$("$top/tests/real/nginx-debug.sh" 2>/dev/null) && NGINX_BIN=$dbg
+[ -z "$short" ] && dbg=$("$top/tests/real/nginx-debug.sh" 2>/dev/null) && NGINX_BIN=$dbg
 nginx_start "$t/nginx" 2>"$t/nginx.err" || { echo "bench-budget: nginx: $(cat "$t/nginx.err")"; exit 1; }
 wrk_run 1 "$t/warm"
 for ((i = 0; i < reps; i++)); do
 	measure untraced
 	traced budget
 	traced all --all
+	traced adaptive --adaptive
 done
 printf '%-10s %10s %12s %10s %12s\n' state req/s ratio cpu/req ratio
-for s in untraced budget all; do
+for s in untraced budget all adaptive; do
 	paste "$t/untraced" "$t/$s" | awk '{ print $3 / $1, $2 / $4 }' >"$t/$s.r"
 	printf '%-10s %10s %12s %10s %12s\n' "$s" "$(awk '{ print $1 }' "$t/$s" | median)" \
 		"$(awk '{ print $1 }' "$t/$s.r" | median)" "$(awk '{ print $2 }' "$t/$s" | median)ns" \

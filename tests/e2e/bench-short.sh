@@ -58,6 +58,8 @@ while IFS='|' read -r name end; do
 done <<'EOF'
 trace|^attach latency ms, [0-9]+ functions \(gdb\) 
 real|^  propel: throughput with propel attached
+budget|^  untraced after the budget's decisions: [0-9]+ functions
+console|^console: [0-9]+ processes at 80x24: first screen
 tui|^tui: [0-9]+ events \(chunked\): first screen [0-9.]+ s
 vitals|^  [0-9]+ of 1000 sites sampled: coverage
 follow|^exec following \(ms per fork\+exec\) 
