@@ -130,7 +130,9 @@ static int in_fde(const struct ag_module *m, uint64_t a)
 	return 0;
 }
 
-/* Where the function at a ends at the latest: the next symbol's start. */
+/* Where the function at a ends at the latest: the next symbol's start,
+ * or the next FDE's (a stripped object's .dynsym names few of its
+ * functions) */
 static uint64_t next_start(const struct ag_module *m, uint64_t a)
 {
 	uint64_t e = m->text_hi;
@@ -138,6 +140,9 @@ static uint64_t next_start(const struct ag_module *m, uint64_t a)
 	for (size_t k = 0; k < m->nsyms; k++)
 		if (m->syms[k].addr > a && m->syms[k].addr < e)
 			e = m->syms[k].addr;
+	for (size_t k = 0; k < m->nfdes; k++)
+		if (m->fdes[k].lo > a && m->fdes[k].lo < e)
+			e = m->fdes[k].lo;
 	return e;
 }
 
@@ -232,7 +237,13 @@ static void add_fde_syms(struct ag_module *m)
 		m->syms[m->nsyms].frag = fd->frag;
 		m->nsyms++;
 	}
-	add_initfini_syms(m);
+	/* a system library's code is never patched (its .eh_frame is not even
+	 * read): its constructors would be names for nothing, and bounded
+	 * by .dynsym alone their scan ran megabytes (crtstuff's frame_dummy
+	 * in libcapstone, which the agent loads: 745 KB disassembled, 2/3 of
+	 * every agent start) */
+	if (!m->system)
+		add_initfini_syms(m);
 }
 
 #define X_CHUNK (64u << 10) /* the executable segment is read this much at a time */
