@@ -811,11 +811,19 @@ static void lease_expire(struct lease *l)
 	pthread_mutex_unlock(&ag_lock);
 }
 
+/* A test switch (tests/e2e/golden.sh lease-late): PROPEL_TEST_LEASE_SPIN_MS
+ * keeps a recorded program's lease thread running its own loop that long
+ * before it says who it is, as a loaded machine's scheduler can */
+static uint32_t lease_test_spin_ms;
+
 static void *lease_main(void *arg)
 {
 	struct lease *l = arg;
 	uint64_t gone_at = 0;
 
+	for (uint64_t t0 = ag_mono_ns();
+	     ag_mono_ns() - t0 < lease_test_spin_ms * 1000000ull;)
+		__asm__ volatile("pause");
 	/* who it is first (lease_spawn waits for that), by raw syscalls */
 	__atomic_store_n(&ag_lease_tid, (pid_t)ag_rawsys(SYS_gettid, 0, 0, 0, 0),
 			 __ATOMIC_RELEASE);
@@ -892,12 +900,34 @@ static int lease_spawn(void)
 		l->running = 0;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
-	/* until the thread has said who it is, quiesce.c would take it for
-	 * one of the program's and wait for an answer it never gives (it
-	 * blocks every signal): a patch made meanwhile would be put off.
-	 * Woken by its futex wake the moment it has (a poll of the word
-	 * cost every fork child a few naps of a VM's timer); 100 ms at
-	 * most, whatever holds it up. */
+	/* until quiesce.c knows the thread, it would take it for one of the
+	 * program's and wait for an answer it never gives (it blocks every
+	 * signal): a patch made meanwhile would be put off, and a function
+	 * run once never traced (golden ind_vcall.O3 at load 11: the thread
+	 * had not run 100 ms after its creation).  Its tid is known here
+	 * already: the kernel wrote it at the clone, and its CPU clock's id
+	 * is made of it (~tid << 3 | CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED).
+	 * Set unless the thread said so first, and undone if it has ended. */
+	if (!err) {
+		clockid_t c;
+		pid_t none = 0, tid;
+
+		if (pthread_getcpuclockid(th, &c) == 0 && (c & 7) == 6) {
+			tid = (pid_t) ~(c >> 3);
+			if (__atomic_compare_exchange_n(&ag_lease_tid, &none, tid,
+							0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE) &&
+			    !__atomic_load_n(&l->running, __ATOMIC_ACQUIRE))
+				__atomic_compare_exchange_n(&ag_lease_tid, &tid,
+							    0, 0,
+							    __ATOMIC_ACQ_REL,
+							    __ATOMIC_ACQUIRE);
+		}
+	}
+	/* else (no such clock id): woken by the thread's futex wake the
+	 * moment it has said who it is (a poll of the word cost every fork
+	 * child a few naps of a VM's timer); 100 ms at most, whatever holds
+	 * it up. */
 	for (uint64_t t0 = ag_mono_ns();
 	     !err && !__atomic_load_n(&ag_lease_tid, __ATOMIC_ACQUIRE) &&
 	     ag_mono_ns() - t0 < 100000000ull;) {
@@ -1351,10 +1381,13 @@ AG_EXPORT int __libc_start_main(int (*main_fn)(int, char **, char **), int argc,
 	const char *timing = getenv("PROPEL_TIMING");
 	const char *budget = getenv("PROPEL_BUDGET");
 	const char *keep = getenv("PROPEL_KEEP_ALL");
+	const char *spin = getenv("PROPEL_TEST_LEASE_SPIN_MS");
 
 	if (!real)
 		return 127;
 	if (dir && *dir) {
+		if (spin)
+			lease_test_spin_ms = (uint32_t)strtoul(spin, NULL, 10);
 		ag_wait_drain = keep && *keep == '1'; /* record: kept whole */
 		if (kb)
 			ag_cfg.ring_kb = (uint32_t)strtoul(kb, NULL, 10);

@@ -167,8 +167,8 @@ run_attach() {
 	[ -z "$why" ] && [ "$arc" -ne 0 ] && why="attach exited $arc"
 }
 
-one() { # one NAME LEVEL
-	local name=$1 lvl=$2 t=golden/$1.$2 bin=$fix/$2/$1 exp=$golden/$1.$2.expected
+one() { # one NAME LEVEL [CHECK-SUFFIX]
+	local name=$1 lvl=$2 t=golden/$1.$2${3:+.$3} bin=$fix/$2/$1 exp=$golden/$1.$2.expected
 	local db=$tmp/$1.$2.db want_rc want_out rc why=
 	[ -x "$bin" ] || { fail "$t" "no fixture $bin"; return; }
 	rm -rf "$db"
@@ -290,7 +290,18 @@ for name in "${names[@]}"; do
 		[[ " $modes " = *" attach "* ]] && attachable "$name" && n=$((n + 1))
 	done
 done
+# golden/ind_vcall.O3.lease-late: the record again with the agent's lease
+# thread kept spinning 400 ms before it says who it is (a loaded machine's
+# scheduler; PROPEL_TEST_LEASE_SPIN_MS, inject/agent/agent.c): the window
+# sites of total's virtual calls, patched at its one call meanwhile, must
+# not wait for the lease thread's answer (it blocks every signal) -- they
+# were never patched, its calls missing (a make test run at load 11; the
+# same class as cb_nested.O3 and ind_mem.O3 under ASan at load 8)
+late=
+[[ " $modes " = *" record "* ]] && [[ " ${names[*]} " = *" ind_vcall "* ]] &&
+	[[ " ${GOLDEN_LEVELS:-O0 O2 O3} " = *" O3 "* ]] && late=1 && n=$((n + 1))
 expect_checks $n
+[ -n "$late" ] && PROPEL_TEST_LEASE_SPIN_MS=400 one ind_vcall O3 lease-late
 for name in "${names[@]}"; do
 	for lvl in ${GOLDEN_LEVELS:-O0 O2 O3}; do
 		[ -f "$golden/$name.$lvl.expected" ] || continue
