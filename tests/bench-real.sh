@@ -14,6 +14,13 @@
 #           total_commands_processed over BENCH_REAL_SECS s untraced, then
 #           over the BENCH_REAL_SECS s that start with `propel attach`.
 #
+# Beside each throughput line, the server's CPU time per request (nginx's
+# worker) or per command (redis-server), utime + stime of the whole
+# process (the agent's lease thread included) over the same windows: the
+# agent's cost itself, far less moved by other load on a shared machine
+# than req/s; its ratio is untraced / attached (1.0 = free), the median of
+# the per-pair ratios.
+#
 # BENCH_REAL_OPTS: more options for every `propel attach` (e.g. --all: no
 # cost budget, inject/agent/budget.c; the default is attach's budget).
 # Each pair is measured BENCH_REAL_REPS (default 3) times; the line shows
@@ -61,6 +68,10 @@ trap cleanup EXIT
 row() { printf '%-44s %12s %12s %8s\n' "$@"; }
 median() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "n/a" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.3f\n", a / b }'; }
+# ticks PID: its CPU time so far (all threads), in clock ticks
+ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# per_ns TICKS N: ns of CPU per unit of work
+per_ns() { awk -v c="$1" -v n="$2" -v hz="$(getconf CLK_TCK)" 'BEGIN { if (n > 0) printf "%.0f\n", c * 1e9 / hz / n; else print "n/a" }'; }
 
 if ! is_root; then
 	echo "bench-real: needs root (ptrace of the servers); n/a"
@@ -86,23 +97,32 @@ attach_done() {
 
 # --- nginx ------------------------------------------------------------------
 nginx_bench() {
-	local dbg i a u bad=0
+	local dbg i a u c0 c1 cu ca bad=0
 	NGINX_BIN=/usr/sbin/nginx
 	[ -z "$short" ] && dbg=$("$top/tests/real/nginx-debug.sh" 2>/dev/null) && NGINX_BIN=$dbg
 	nginx_start "$t/nginx" 2>"$t/nginx.err" || { oops "nginx: $(cat "$t/nginx.err")"; return; }
 	wrk_run 1 "$t/warm"
-	: >"$t/n.u"; : >"$t/n.a"; : >"$t/n.r"
+	: >"$t/n.u"; : >"$t/n.a"; : >"$t/n.r"; : >"$t/nc.u"; : >"$t/nc.a"; : >"$t/nc.r"
 	for ((i = 0; i < reps; i++)); do
+		c0=$(ticks "$NGINX_WORKER")
 		wrk_run "$secs" "$t/wu"
+		c1=$(ticks "$NGINX_WORKER")
+		cu=$(per_ns $((c1 - c0)) "$(wrk_field "$t/wu" requests)")
+		c0=$(ticks "$NGINX_WORKER")
 		attach_bg "$NGINX_WORKER" "$t/n.db"
 		wrk_run "$secs" "$t/wa"
+		c1=$(ticks "$NGINX_WORKER")
 		attach_done || bad=1
+		ca=$(per_ns $((c1 - c0)) "$(wrk_field "$t/wa" requests)")
 		u=$(wrk_field "$t/wu" rps) a=$(wrk_field "$t/wa" rps)
 		[ "$(wrk_errors "$t/wu")" = 0 ] && [ "$(wrk_errors "$t/wa")" = 0 ] || bad=1
 		echo "${u:-0}" >>"$t/n.u"; echo "${a:-0}" >>"$t/n.a"; ratio "${a:-0}" "${u:-0}" >>"$t/n.r"
+		echo "$cu" >>"$t/nc.u"; echo "$ca" >>"$t/nc.a"; ratio "$cu" "$ca" >>"$t/nc.r"
 	done
 	row "nginx req/s under wrk, ${secs}s, median of $reps" "$(median <"$t/n.a")" "$(median <"$t/n.u")" "$(median <"$t/n.r")"
 	echo "  $NGINX_BIN; ratios $(tr '\n' ' ' <"$t/n.r")(goal >= 0.95)"
+	row "nginx worker CPU ns/request (untraced/propel)" "$(median <"$t/nc.a")" "$(median <"$t/nc.u")" "$(median <"$t/nc.r")"
+	echo "  ratios $(tr '\n' ' ' <"$t/nc.r")"
 	[ $bad -eq 0 ] || oops "nginx: an attach failed or wrk reported errors (see tests/e2e/real-software.sh): $(tail -2 "$t/attach.log" | tr '\n' ' ')"
 	nginx_steady
 	nginx_stop
@@ -141,30 +161,35 @@ nginx_steady() {
 
 # --- redis ------------------------------------------------------------------
 redis_bench() {
-	local i a u c0 c1 s0 s1 dbg bad=0
+	local i a u c0 c1 s0 s1 p0 p1 cu ca dbg bad=0
 	REDIS_BIN=/usr/bin/redis-server
 	[ -z "$short" ] && dbg=$("$top/tests/real/redis-debug.sh" 2>/dev/null) && REDIS_BIN=$dbg
 	redis_start "$t/redis" 2>"$t/redis.err" || { oops "redis: $(cat "$t/redis.err")"; return; }
 	redis_bench_start "$t/rb.out"
 	sleep 1
-	: >"$t/r.u"; : >"$t/r.a"; : >"$t/r.r"
+	: >"$t/r.u"; : >"$t/r.a"; : >"$t/r.r"; : >"$t/rc.u"; : >"$t/rc.a"; : >"$t/rc.r"
 	for ((i = 0; i < reps; i++)); do
-		c0=$(redis_info total_commands_processed) s0=$(now_ns)
+		c0=$(redis_info total_commands_processed) s0=$(now_ns) p0=$(ticks "$REDIS_PID")
 		sleep "$secs"
-		c1=$(redis_info total_commands_processed) s1=$(now_ns)
+		c1=$(redis_info total_commands_processed) s1=$(now_ns) p1=$(ticks "$REDIS_PID")
 		u=$(((c1 - c0) * 1000000000 / (s1 - s0)))
-		s0=$(now_ns) c0=$(redis_info total_commands_processed)
+		cu=$(per_ns $((p1 - p0)) $((c1 - c0)))
+		s0=$(now_ns) c0=$(redis_info total_commands_processed) p0=$(ticks "$REDIS_PID")
 		attach_bg "$REDIS_PID" "$t/r.db"
 		sleep "$secs"
-		c1=$(redis_info total_commands_processed) s1=$(now_ns)
+		c1=$(redis_info total_commands_processed) s1=$(now_ns) p1=$(ticks "$REDIS_PID")
 		attach_done || bad=1
 		a=$(((c1 - c0) * 1000000000 / (s1 - s0)))
+		ca=$(per_ns $((p1 - p0)) $((c1 - c0)))
 		echo "$u" >>"$t/r.u"; echo "$a" >>"$t/r.a"; ratio "$a" "$u" >>"$t/r.r"
+		echo "$cu" >>"$t/rc.u"; echo "$ca" >>"$t/rc.a"; ratio "$cu" "$ca" >>"$t/rc.r"
 		sleep 0.5
 	done
 	redis_bench_stop || bad=1
 	row "redis commands/s under redis-benchmark, median" "$(median <"$t/r.a")" "$(median <"$t/r.u")" "$(median <"$t/r.r")"
 	echo "  $REDIS_BIN; ratios $(tr '\n' ' ' <"$t/r.r")(goal >= 0.95)"
+	row "redis CPU ns/command (untraced/propel)" "$(median <"$t/rc.a")" "$(median <"$t/rc.u")" "$(median <"$t/rc.r")"
+	echo "  ratios $(tr '\n' ' ' <"$t/rc.r")"
 	[ $bad -eq 0 ] || oops "redis: an attach failed or redis-benchmark stopped on an error: $(tail -2 "$t/attach.log" | tr '\n' ' ')"
 	redis_stop
 }

@@ -152,6 +152,8 @@ enum {
 	F_BUDGETED = 1024, /* the budget's static rule looked at it (budget.c) */
 	F_UNTRACED = 2048, /* left untraced by the budget: its direct call
 			    * sites are not patched (budget.c) */
+	F_BOUNDCHK = 4096, /* the budget looked for a loop in it (budget.c) */
+	F_BOUNDED = 8192,  /* ... and found none: its time is bounded */
 };
 
 enum ag_intercept {

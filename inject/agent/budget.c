@@ -3,19 +3,20 @@
  * what matters, and say what was left out.  On by default for `propel
  * attach`; `record` keeps every call unless asked (--budget).
  *
- * Two rules, each on direct call sites only (an indirect site serves many
- * callees and stays as it is):
+ * Two rules, each on direct call and tail call sites only (an indirect
+ * site serves many callees and stays as it is):
  *
  * Static (LLVM XRay's: functions under -fxray-instruction-threshold=200
  * instructions without loops are not instrumented).  When patch.c makes
- * the sites of a caller (fn_sites), a direct call to a function of a
- * traced module that is a leaf -- no call, no jump out of it (a tail call),
- * no indirect jump, no backward branch and no rep-prefixed string
- * instruction (a loop) -- of fewer than leaf_insns instructions is left
- * alone (budget_skip_call).  Only leaves: an unpatched call into a
- * function that calls others would stop the instrumentation from
- * propagating below it.  `--leaf-insns N` sets the threshold (0: no static
- * rule).
+ * the sites of a caller (fn_sites), a direct call (or jmp) to a function
+ * of a traced module that is a leaf -- no call, no jump out of it (a tail
+ * call), no indirect jump, no loop (a cycle in its control flow, as
+ * XRay's LLVM loop info sees one; a backward jump to a shared exit is
+ * none) and no rep-prefixed string instruction (a loop) -- of fewer than
+ * leaf_insns instructions is left alone (budget_skip_call).  Only leaves:
+ * an unpatched call into a function that calls others would stop the
+ * instrumentation from propagating below it.  `--leaf-insns N` sets the
+ * threshold (0: no static rule).
  *
  * Dynamic (VAIF's economy: instrument where the time is).  Every
  * BUDGET_TICK_MS the lease thread (agent.c, which never runs the program's
@@ -30,18 +31,34 @@
  * per record (a blocking call, a preemption) say nothing about short
  * calls and are left out of the means.  The agent's estimated share of the
  * thread's time is calls x BUDGET_CALL_NS / duration.  While it exceeds
- * --budget PCT (default 5), functions are untraced, most frequent first,
- * that (a) fire at least BUDGET_RATE_MIN times a second on the thread,
- * (b) with a mean under BUDGET_DUR_NS, (c) record nothing inside in most
- * of their calls (a leaf of the trace: the call tree keeps its shape), and
- * (d) are called more than BUDGET_MEDIAN_X times as often as the median
- * function of the sample -- the functions a request runs once (nginx's
- * ngx_http_parse_request_line, ngx_http_write_filter) are its structure
- * and stay, the helpers it runs many times (ngx_palloc, memcpy) go.  So
- * the budget is a bound the agent works toward, not a guarantee: what is
- * left when (a)-(d) exclude the rest is kept.  Each untraced function: each of their direct call sites gets its
+ * --budget PCT (default 5), functions are untraced in two tiers, each
+ * most frequent first.  Every candidate (a) fires at least
+ * BUDGET_RATE_MIN times a second on the thread, (b) with a mean under
+ * BUDGET_DUR_NS, and (c) records nothing inside in most of its calls (a
+ * leaf of the trace: the call tree keeps its shape, and the skeleton --
+ * the ancestors of the interposed calls (recv, writev, open...) and of
+ * every function kept -- stays, having traced calls inside).  Tier 1:
+ * (d) called more than BUDGET_MEDIAN_X times as often as the median
+ * function of the sample: the helpers a request runs many times
+ * (ngx_palloc, memcpy).  Tier 2, only while tier 1 left the share over
+ * the budget: the functions (d) keeps (a request runs them once or
+ * twice) that (e) have no loop of their own (XRay's loop criterion at
+ * any size, calls allowed: bounded(), BUDGET_BOUNDED_INSNS at most).
+ * Such a function calls only untraced functions, each short by the same
+ * rules, so its time is bounded by its size and theirs, the same in every
+ * request: VAIF instruments where requests' latency varies, and a call of
+ * constant time explains none of it, while a function with a loop (a
+ * parser walking the request: ngx_http_parse_request_line; a filter
+ * walking its chain: ngx_http_write_filter) takes the time its input asks
+ * for and stays.  A function untraced leaves its caller a leaf of the
+ * trace, judged at the next tick by the same rules: the trace shrinks
+ * toward its skeleton while the estimate stays over the budget.  So the
+ * budget is a bound the agent works toward, not a guarantee: what is left
+ * when (a)-(e) exclude the rest is kept (calls through indirect sites --
+ * nginx's phase checkers and filter chains -- are never untraced).  Each
+ * untraced function: each of its direct call and tail call sites gets its
  * original bytes back (patch_untrace: the int3 protocol of any patch, a
- * direct call site is one instruction, so no thread can be inside it; a
+ * direct site is one instruction, so no thread can be inside it; a
  * thread already inside the callee returns through the stub, which stays,
  * and its exit is recorded).  Functions the agent interposes (send, recv,
  * fork, exec...) or that a mapping directive names are never untraced.
@@ -49,7 +66,8 @@
  * Each decision is one map line (share/ring.h), read by engine/ingest-map.c
  * into the session's `untraced` table and shown by `propel replay`:
  *   B <funcid> leaf <ns> <insns>                 static rule
- *   B <funcid> rate <ns> <calls/s> <mean ns> <sites>   dynamic rule
+ *   B <funcid> rate <ns> <calls/s> <mean ns> <sites>   dynamic rule (both
+ *                                                      tiers)
  *   U <caller funcid> <funcid>    a caller whose calls of it are left out
  * (<ns>: when decided, since the agent started in the process).  `--all` patches everything.
  *
@@ -74,6 +92,7 @@
 #define BUDGET_BLOCKED_NS 5000 /* per record: a run that blocked */
 #define BUDGET_SUB_MAX (1u << 16) /* records per sample, at most */
 #define BUDGET_MEDIAN_X 2     /* calls, more than this x the median */
+#define BUDGET_BOUNDED_INSNS 4096 /* the third tier's loop search, at most */
 #define BUDGET_HBITS 14
 
 static struct {
@@ -137,9 +156,88 @@ void budget_start(const char *dir, uint32_t flags)
 
 /* ---- the static rule ---- */
 
-/* Instructions of f if it is a loop-free leaf under the threshold, else
- * 0. */
-static uint32_t leaf_small(const struct ag_func *f)
+/* The instructions of the body being scanned: each one's address and the
+ * index of its jump's target inside the body (-1: none, or outside), and
+ * whether control can fall through to the next one. */
+static struct {
+	uint64_t at;
+	int32_t to;
+	uint8_t falls;
+	uint8_t seen; /* the cycle search: 0 new, 1 on the path, 2 done */
+} ins[BUDGET_BOUNDED_INSNS];
+
+static int32_t ins_find(uint32_t n, uint64_t a)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = (lo + hi) / 2;
+
+		if (ins[mid].at < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && ins[lo].at == a ? (int32_t)lo : -1;
+}
+
+/* Whether the control flow of the n instructions has a cycle (a loop:
+ * XRay asks LLVM's loop info the same question).  A backward jump alone
+ * is not one: compilers place a rare block after the function's end and
+ * jump back to the common exit.  Depth first over the instructions, each
+ * with at most two successors (the next one, the jump's target). */
+static int has_cycle(uint32_t n)
+{
+	static uint32_t path[BUDGET_BOUNDED_INSNS];
+	static uint8_t edge[BUDGET_BOUNDED_INSNS]; /* successors tried */
+
+	for (uint32_t i = 0; i < n; i++)
+		ins[i].seen = 0;
+	for (uint32_t r = 0; r < n; r++) {
+		uint32_t d = 0;
+
+		if (ins[r].seen)
+			continue;
+		path[d] = r;
+		edge[d++] = 0;
+		ins[r].seen = 1;
+		while (d) {
+			uint32_t v = path[d - 1];
+			int32_t w = -1;
+
+			if (edge[d - 1] == 0) {
+				edge[d - 1] = 1;
+				if (ins[v].falls && v + 1 < n)
+					w = (int32_t)v + 1;
+			}
+			if (w < 0 && edge[d - 1] == 1) {
+				edge[d - 1] = 2;
+				w = ins[v].to;
+			}
+			if (w < 0) {
+				if (edge[d - 1] == 2) {
+					ins[v].seen = 2;
+					d--;
+				}
+				continue;
+			}
+			if (ins[w].seen == 1)
+				return 1;
+			if (!ins[w].seen) {
+				ins[w].seen = 1;
+				path[d] = (uint32_t)w;
+				edge[d++] = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Instructions of f's body if it has no loop (no cycle in its control
+ * flow, no rep-prefixed string instruction, no indirect jump) and fewer
+ * than max of them, else 0.  calls: whether it may call (or tail-call)
+ * other functions; a leaf (calls 0) does neither. */
+static uint32_t body_scan(const struct ag_func *f, uint32_t max, int calls)
 {
 	struct ag_module *m = f->mod;
 	const struct ag_sym *s;
@@ -148,14 +246,16 @@ static uint32_t leaf_small(const struct ag_func *f)
 	size_t left;
 	uint32_t n = 0;
 
-	if (!cfg.leaf_insns || !bins || !m || m->system || m->self ||
-	    !m->file || f->intercept != IC_NONE ||
+	if (!max || !bins || !m || m->system || m->self || !m->file ||
+	    f->intercept != IC_NONE ||
 	    (f->flags & (F_PLT | F_SYSTEM | F_FOREIGN | F_NOTRACE | F_SLOW |
 			 F_HOOKED)))
 		return 0;
+	if (max > BUDGET_BOUNDED_INSNS)
+		max = BUDGET_BOUNDED_INSNS;
 	s = module_sym_at(m, f->addr);
 	if (!s || s->addr != f->addr || s->frag || s->cold >= 0 || !s->size ||
-	    s->size > 16ull * cfg.leaf_insns)
+	    s->size > 16ull * max)
 		return 0;
 	lo = s->addr;
 	hi = s->addr + s->size;
@@ -165,15 +265,17 @@ static uint32_t leaf_small(const struct ag_func *f)
 	left = s->size;
 	a = lo;
 	while (left) {
-		uint64_t at = a;
 		cs_x86 *x;
 
+		if (n >= max - 1)
+			return 0;
+		ins[n].at = a;
+		ins[n].to = -1;
+		ins[n].falls = 1;
 		if (!cs_disasm_iter(bcs, &code, &left, &a, bins))
 			return 0;
-		if (++n >= cfg.leaf_insns)
-			return 0;
 		x = &bins->detail->x86;
-		if (cs_insn_group(bcs, bins, CS_GRP_CALL) ||
+		if ((!calls && cs_insn_group(bcs, bins, CS_GRP_CALL)) ||
 		    cs_insn_group(bcs, bins, CS_GRP_INT) ||
 		    cs_insn_group(bcs, bins, CS_GRP_IRET) ||
 		    bins->id == X86_INS_SYSCALL || bins->id == X86_INS_SYSENTER)
@@ -181,17 +283,52 @@ static uint32_t leaf_small(const struct ag_func *f)
 		if (x->prefix[0] == X86_PREFIX_REP ||
 		    x->prefix[0] == X86_PREFIX_REPNE)
 			return 0; /* rep movs/stos/cmps/scas: a loop */
+		if (cs_insn_group(bcs, bins, CS_GRP_RET))
+			ins[n].falls = 0;
 		if (cs_insn_group(bcs, bins, CS_GRP_JUMP)) {
 			uint64_t t;
 
 			if (x->op_count < 1 || x->operands[0].type != X86_OP_IMM)
 				return 0; /* a jump table or a tail call */
 			t = (uint64_t)x->operands[0].imm;
-			if (t < lo || t >= hi || t <= at)
-				return 0; /* a tail call, or a loop */
+			if ((t < lo || t >= hi) && !calls)
+				return 0; /* a tail call */
+			if (bins->id == X86_INS_JMP)
+				ins[n].falls = 0;
+			/* the target's index, once every one is known */
+			ins[n].to = t >= lo && t < hi ? -2 - (int32_t)(t - lo) : -1;
 		}
+		n++;
 	}
-	return n;
+	for (uint32_t i = 0; i < n; i++)
+		if (ins[i].to <= -2) {
+			ins[i].to = ins_find(n, lo + (uint64_t)(-2 - ins[i].to));
+			if (ins[i].to < 0)
+				return 0; /* into an instruction: not ours to read */
+		}
+	return has_cycle(n) ? 0 : n;
+}
+
+/* Instructions of f if it is a loop-free leaf under the threshold, else
+ * 0. */
+static uint32_t leaf_small(const struct ag_func *f)
+{
+	return body_scan(f, cfg.leaf_insns, 0);
+}
+
+/* Whether f has no loop of its own (the third tier; cached in its flags). */
+static int bounded(struct ag_func *f)
+{
+	uint32_t fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
+
+	if (!(fl & F_BOUNDCHK))
+		fl = __atomic_or_fetch(&f->flags,
+				       F_BOUNDCHK |
+					       (body_scan(f, BUDGET_BOUNDED_INSNS, 1)
+							? F_BOUNDED
+							: 0),
+				       __ATOMIC_RELEASE);
+	return !!(fl & F_BOUNDED);
 }
 
 int budget_skip_call(struct ag_func *owner, struct ag_func *f)
@@ -375,6 +512,31 @@ static uint32_t calls_median(void)
 	return (uint32_t)v[ntouched / 2];
 }
 
+/* The tier of a function of the sample (0: not a candidate).  Tier 1:
+ * (a)-(d).  Tier 2, the functions (d) keeps, taken only while tier 1 has
+ * not brought the share under the budget: (a)-(c) and (e) its own code has
+ * no loop (bounded()).  Such a function called nothing traced, so the
+ * functions it called are untraced ones, each short (or it would not be
+ * untraced): its time is bounded by its size and theirs, the same in every
+ * request (VAIF: a call of constant time explains none of the requests'
+ * variance), while a function with a loop (a parser walking the request,
+ * a filter walking its chain) takes the time its input asks for and stays.
+ * The skeleton stays by (c): the ancestors of interposed calls (send,
+ * recv, writev...) and of every function kept have traced calls inside. */
+static int tier_of(const struct fstat *s, struct ag_func *f, uint32_t med,
+		   double dur_ns)
+{
+	uint64_t mean = s->timed ? s->dur_ns / s->timed : ~0ull;
+
+	if (s->calls * 1e9 / dur_ns < BUDGET_RATE_MIN ||
+	    mean >= BUDGET_DUR_NS || 2 * s->empty <= s->calls ||
+	    !untraceable(f))
+		return 0;
+	if (s->calls > BUDGET_MEDIAN_X * med)
+		return 1;
+	return bounded(f) ? 2 : 0;
+}
+
 /* One thread's sample: decide, and untrace what is decided. */
 static void thread_decide(uint64_t calls, double dur_ns)
 {
@@ -385,16 +547,16 @@ static void thread_decide(uint64_t calls, double dur_ns)
 	for (uint32_t i = 0; i < ntouched; i++) {
 		struct fstat *s = &fst[touched[i]];
 		struct ag_func *f = ag_funcs_by_id[touched[i]];
-		uint64_t mean = s->timed ? s->dur_ns / s->timed : ~0ull;
+		int tier = share > limit ? tier_of(s, f, med, dur_ns) : 0;
 
-		if (share > limit && s->calls > BUDGET_MEDIAN_X * med &&
-		    s->calls * 1e9 / dur_ns >= BUDGET_RATE_MIN &&
-		    mean < BUDGET_DUR_NS && 2 * s->empty > s->calls &&
-		    untraceable(f)) {
-			cands[nc].key = ~(uint64_t)s->calls;
+		if (tier) {
+			/* tier 1 first, each tier most frequent first */
+			cands[nc].key = (uint64_t)tier << 32 | (uint32_t)~s->calls;
 			cands[nc].f = f;
 			cands[nc].calls = s->calls;
-			cands[nc++].mean_ns = (uint32_t)mean;
+			cands[nc++].mean_ns = s->timed ? (uint32_t)(s->dur_ns /
+								     s->timed)
+						       : 0;
 		}
 		memset(s, 0, sizeof(*s));
 	}
@@ -417,7 +579,11 @@ static void thread_decide(uint64_t calls, double dur_ns)
 			 (unsigned long long)(ag_mono_ns() - cfg.t0),
 			 (unsigned long long)(cands[i].calls * 1e9 / dur_ns),
 			 cands[i].mean_ns, sites);
-		share -= (double)cands[i].calls * BUDGET_CALL_NS / dur_ns;
+		/* calls through an indirect site (or a site that could not
+		 * be restored) still cost: only restored sites count */
+		if (sites > 0)
+			share -= (double)cands[i].calls * BUDGET_CALL_NS /
+				 dur_ns;
 	}
 }
 

@@ -813,8 +813,11 @@ static void fn_sites(struct fn *fn, struct ag_site **v, size_t *n,
 
 		if (pi->kind < 0)
 			continue;
-		/* the cost budget: a call left untraced (budget.c) */
-		if (pi->kind == SITE_CALL && pi->direct &&
+		/* the cost budget: a call (or a direct tail call: the
+		 * callee returns into the caller's stub, as a callee of
+		 * an untraced call does) left untraced (budget.c) */
+		if ((pi->kind == SITE_CALL || pi->kind == SITE_TAIL) &&
+		    pi->direct &&
 		    budget_skip_call(fn->f, func_get(pi->direct)))
 			continue;
 		s = site_find(pi->addr);
@@ -1084,10 +1087,11 @@ int patch_entry_system(struct ag_func *f)
 	return entry_hook(f);
 }
 
-/* The cost budget untraces f (budget.c): each of its direct call sites
- * back to its original bytes, by the same int3 protocol as any patch.  A
- * direct call is one instruction (5 bytes, no window): no thread can be
- * inside it.  Its stub stays: a thread inside f returns through it. */
+/* The cost budget untraces f (budget.c): each of its direct call and tail
+ * call sites back to its original bytes, by the same int3 protocol as any
+ * patch.  A direct call (jmp, jcc) is one instruction (5 or 6 bytes, no
+ * window): no thread can be inside it.  Its stub stays: a thread inside
+ * f returns through it. */
 int patch_untrace(struct ag_func *f)
 {
 	static struct ag_site *v[MAX_SITES_PER_BATCH];
@@ -1095,7 +1099,9 @@ int patch_untrace(struct ag_func *f)
 
 	for (struct ag_site *s = f->callers; s && n < MAX_SITES_PER_BATCH;
 	     s = s->cnext)
-		if (s->patched && s->kind == SITE_CALL && s->target == f &&
+		if (s->patched &&
+		    (s->kind == SITE_CALL || s->kind == SITE_TAIL) &&
+		    s->target == f &&
 		    !s->trap && s->at == s->addr && s->plen == s->len &&
 		    !site_overlapped(s))
 			v[n++] = s;

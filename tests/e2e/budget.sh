@@ -12,6 +12,10 @@
 #                         rate, mean and when it was untraced
 #     hot/structure       request, handle, respond, account (once a
 #                         request) are in the trace and never untraced
+#     hot/bounded         stamp (once a request, loop-free, calling only
+#                         the untraced tiny) untraced by the third tier
+#     hot/tail            twist (jmp mix) untraced by its rate: mix's
+#                         tail call site restored with its call sites
 #     hot/restored        after the detach every byte of its text equals
 #                         the file (the run-time untracing included)
 #     hot/cycles          10 more attaches of 1.2 s on the same process
@@ -38,7 +42,7 @@
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
-expect_checks 15
+expect_checks 17
 need_root || exit 0
 t=$(tmpdir)
 chmod 755 "$t"
@@ -103,6 +107,13 @@ for f in request handle respond account; do
 	grep -qE "^#   pid [0-9]+ $f:" "$t/hot.txt" && { ok=0; echo "  $f: untraced"; }
 done
 check hot/structure test $ok = 1
+# the third tier: stamp runs once a request (kept by rule (d)), has no
+# loop and calls only tiny, untraced: bounded, untraced while over budget
+check hot/bounded grepq -E '^#   pid [0-9]+ stamp: [0-9]+ calls/s, [0-9]+ ns mean: untraced after [0-9.]+ s' "$t/hot.txt"
+# twist's tail call of mix (jmp mix) restored with mix's call sites: twist
+# records nothing inside any more, and goes by its rate (8 a request);
+# with the tail site still patched it would hold mix and stay
+check hot/tail grepq -E '^#   pid [0-9]+ twist: [0-9]+ calls/s, [0-9]+ ns mean: untraced after [0-9.]+ s' "$t/hot.txt"
 echo "  hot: $(cat "$t/hot-restored.txt")"
 check hot/restored test "$restored" = 0
 
