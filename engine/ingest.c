@@ -825,7 +825,7 @@ static int ingest_rec(const struct propel_rec *r, void *arg)
 	struct ingest_walk *w = arg;
 	unsigned type = propel_rec_type(r);
 	uint64_t tsc = propel_rec_tsc(r);
-	int est = w->have_prev && tsc == w->prev_tsc &&
+	int est = w->have_prev && tsc == w->prev_tsc && !w->r->h->exact &&
 		  (type == PROPEL_REC_ENTRY || type == PROPEL_REC_EXIT ||
 		   type == PROPEL_REC_CALL);
 

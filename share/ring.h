@@ -124,7 +124,11 @@ struct propel_ring_hdr {
 	char comm[16];
 	volatile uint64_t sub_tsc[PROPEL_RING_SUB_MAX]; /* when each began */
 	uint32_t keep_all;          /* drained: never overwrite (above) */
-	uint32_t pad;
+	/* 1: every call record stamped now (--timing=exact): records with
+	 * one stamp were written at one moment (a return that ends a tail
+	 * call's frames too), not dated between two stamps (0: sampled, and
+	 * rings older than the field) */
+	uint32_t exact;
 	volatile uint64_t drained;  /* sub-buffers the drain has copied */
 	volatile uint64_t dropped;  /* records the writer dropped, in all */
 };

@@ -267,6 +267,7 @@ static int ring_open(struct athread *t)
 	h->tsc_last = h->tsc0;
 	h->sub_tsc[0] = h->tsc0;
 	h->keep_all = (uint32_t)keep_all;
+	h->exact = ag_stamp_every == 1;
 	h->mono_last_ns = h->mono0_ns;
 	prctl(PR_GET_NAME, h->comm, 0, 0, 0);
 	t->ring = h;

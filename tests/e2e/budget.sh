@@ -164,7 +164,8 @@ else
 	ok=1
 	for f in ngx_http_parse_request_line ngx_http_write_filter; do
 		grep -qE "\| *$f\(\)( \{|;)" "$t/n.txt" || { ok=0; echo "  $f: not in the trace"; }
-		grep -qE "^#   pid [0-9]+ $f:" "$t/n.txt" && { ok=0; echo "  $f: untraced"; }
+		grep -qE "^#   pid [0-9]+ $f:" "$t/n.txt" &&
+			{ ok=0; echo "  $f: untraced: $(grep -E "^#   pid [0-9]+ $f:" "$t/n.txt" | head -1)"; }
 	done
 	check nginx/request-path test $ok = 1
 	check nginx/data-intact cmp -s "$t/blob.got" "$t/nginx/www/blob.bin"
