@@ -16,6 +16,11 @@
 #                         the untraced tiny) untraced by the third tier
 #     hot/tail            twist (jmp mix) untraced by its rate: mix's
 #                         tail call site restored with its call sites
+#     hot/sender          note (128 calls a request, the most frequent,
+#                         a write to a pipe in 1 call of 8) stays traced,
+#                         its writes in the trace: a function that sends
+#                         is on the request's path (nginx's
+#                         ngx_http_write_filter sends in half its calls)
 #     hot/restored        after the detach every byte of its text equals
 #                         the file (the run-time untracing included)
 #     hot/cycles          10 more attaches of 1.2 s on the same process
@@ -42,7 +47,7 @@
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
-expect_checks 17
+expect_checks 18
 need_root || exit 0
 t=$(tmpdir)
 chmod 755 "$t"
@@ -114,6 +119,7 @@ check hot/bounded grepq -E '^#   pid [0-9]+ stamp: [0-9]+ calls/s, [0-9]+ ns mea
 # records nothing inside any more, and goes by its rate (8 a request);
 # with the tail site still patched it would hold mix and stay
 check hot/tail grepq -E '^#   pid [0-9]+ twist: [0-9]+ calls/s, [0-9]+ ns mean: untraced after [0-9.]+ s' "$t/hot.txt"
+check hot/sender eval "! grep -qE '^#   pid [0-9]+ note:' '$t/hot.txt' && grep -qE '\\| +note\\(\\) \\{' '$t/hot.txt'"
 echo "  hot: $(cat "$t/hot-restored.txt")"
 check hot/restored test "$restored" = 0
 
