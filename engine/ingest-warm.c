@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -180,12 +181,15 @@ static void warm_line_site(struct warm_map *m, const char *line)
 static int warm_read(struct ingest_warm *w, struct warm_map *m)
 {
 	char path[1024], *line = NULL;
+	struct stat sb;
 	size_t cap = 0;
 	ssize_t len;
 	int n = 0;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", w->dir, m->name);
+	if (stat(path, &sb) < 0 || sb.st_size <= m->off)
+		return 0; /* nothing new (an attach's servers: most rounds) */
 	f = fopen(path, "re");
 	if (!f)
 		return 0;
