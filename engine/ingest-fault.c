@@ -2,9 +2,14 @@
  * engine/ingest-fault.c - see engine/ingest-fault.h.
  *
  * The thread works in INGEST_FAULT_STEP pieces and looks at its stop flag
- * between them; MADV_POPULATE_READ (Linux 5.14) is asked first, and
- * where it is refused (an older kernel) a read of a byte per page does
- * the same.  The ranges are the caller's mappings, unmapped only after
+ * between them, with MADV_POPULATE_READ (Linux 5.14; an older kernel's
+ * refusal ends the thread: the walk faults the pages as it reads).  Only
+ * the spool is mapped ahead: every byte of it was written by the drain.
+ * The ring before it may have holes (sub-buffers never reached, on a
+ * full /dev/shm too), which a read fault would fill with new tmpfs pages
+ * or answer with SIGBUS; the walk reads only the sub-buffers committed.
+ * Never a plain read of the mapping here, for the same reason.  The
+ * ranges are the caller's mappings, unmapped only after
  * ingest_fault_stop has returned.
  */
 #include <errno.h>
@@ -39,21 +44,14 @@ struct ingest_fault {
 
 static void fault_range(struct ingest_fault *f, const char *p, size_t len)
 {
-	static int no_madv;
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
 	for (size_t at = 0; at < len && !f->stop; at += INGEST_FAULT_STEP) {
 		size_t n = len - at < INGEST_FAULT_STEP ? len - at
 							: INGEST_FAULT_STEP;
-		volatile const char *q = p + at;
 
-		if (!no_madv &&
-		    madvise((void *)(uintptr_t)q, n, MADV_POPULATE_READ) == 0)
-			continue;
-		if (errno == EINVAL)
-			no_madv = 1;
-		for (size_t k = 0; k < n; k += pg)
-			(void)q[k];
+		/* refused (an old kernel, no memory): the walk faults them */
+		if (madvise((void *)(uintptr_t)(p + at), n,
+			    MADV_POPULATE_READ) < 0 && errno == EINVAL)
+			return;
 	}
 }
 
@@ -74,7 +72,7 @@ struct ingest_fault *ingest_fault_start(const struct ingest_ring *r,
 
 	if (!f)
 		return NULL;
-	f->r = calloc(2 * n + 1, sizeof(*f->r));
+	f->r = calloc(n + 1, sizeof(*f->r));
 	if (!f->r)
 		goto none;
 	for (i = 0; i < n; i++) {
@@ -82,12 +80,10 @@ struct ingest_fault *ingest_fault_start(const struct ingest_ring *r,
 		size_t ring = propel_ring_size(h->sub_count, h->sub_recs);
 		const char *base = (const char *)h;
 
-		if (r[i].size < INGEST_FAULT_MIN || ring > r[i].size)
+		if (r[i].size < INGEST_FAULT_MIN || ring >= r[i].size)
 			continue;
-		/* the walk's order: the spool after the ring, then the ring */
 		f->r[f->n++] = (struct fault_range){ base + ring,
 						     r[i].size - ring };
-		f->r[f->n++] = (struct fault_range){ base, ring };
 	}
 	if (!f->n || pthread_create(&f->th, NULL, fault_main, f))
 		goto none;
