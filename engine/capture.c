@@ -8,10 +8,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -19,6 +21,7 @@
 #include "share/proc.h"
 #include "inject/inject.h"
 #include "engine/ingest.h"
+#include "engine/symbols.h"
 #include "engine/session.h"
 #include "inject/tracer.h"
 #include "share/agent-abi.h"
@@ -118,6 +121,38 @@ void capture_remove_dir(const char *dir)
 	rmdir(dir);
 }
 
+/*
+ * A stored session's raw trace: renamed out of the way at once (to a
+ * hidden name beside it, which no scan of PROPEL_SHM_ROOT looks at:
+ * recover skips dot names) and removed by a shell's background job at
+ * nice 19, so that the user's prompt does not wait for tmpfs to free the
+ * spool's pages (fib(31): ~100 MB, tens of ms).  Where the rename or the
+ * spawn fails it is removed here, as before.
+ */
+static void capture_remove_dir_later(const char *dir)
+{
+	static const char job[] = "nice -n 19 rm -rf -- \"$0\" </dev/null "
+				  ">/dev/null 2>&1 &";
+	const char *base = strrchr(dir, '/');
+	char gone[PATH_MAX];
+	char *argv[] = { "sh", "-c", (char *)job, gone, NULL };
+	pid_t pid;
+
+	if (!base || (size_t)snprintf(gone, sizeof(gone), "%.*s/.gone-%s",
+				      (int)(base - dir), dir, base + 1) >=
+			     sizeof(gone) ||
+	    rename(dir, gone) < 0) {
+		capture_remove_dir(dir);
+		return;
+	}
+	if (posix_spawn(&pid, "/bin/sh", NULL, NULL, argv, environ)) {
+		capture_remove_dir(gone);
+		return;
+	}
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 void capture_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
 		      void *arg)
 {
@@ -145,6 +180,8 @@ void capture_abort(struct capture *c)
 	free(c->tmp);
 	free(c->db);
 	c->tmp = c->db = NULL;
+	symbols_free(c->sy);
+	c->sy = NULL;
 }
 
 int capture_end(struct capture *c, int argc, char *const *argv, char **cause)
@@ -184,7 +221,7 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	if (err)
 		goto fail;
 	if (!nhosts) {
-		err = ingest_dir(s, c->dir, &st, cause);
+		err = ingest_dir_symbols(s, c->dir, c->sy, &st, cause);
 		if (!err && ingest_warning(&st, warn, sizeof(warn)))
 			propel_report("warning", 0, warn);
 	}
@@ -205,6 +242,8 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	if (!err)
 		err = ingest_write_meta(s, argc, argv);
 	session_close(s);
+	symbols_free(c->sy);
+	c->sy = NULL;
 	if (err) {
 		propel_cause(cause, err, "cannot store the session");
 		goto fail;
@@ -216,12 +255,14 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	}
 	for (i = 0; i < nhosts; i++)
 		capture_remove_dir(hosts[i].dir);
-	capture_remove_dir(c->dir);
+	capture_remove_dir_later(c->dir);
 	free(c->tmp);
 	free(c->db);
 	c->tmp = c->db = NULL;
 	return 0;
 fail:
+	symbols_free(c->sy);
+	c->sy = NULL;
 	unlink(c->tmp);
 	capture_kept(cause, c->dir);
 	free(c->tmp); /* the directory stays: its path is in the cause */

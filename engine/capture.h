@@ -10,11 +10,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct symbols;
+
 struct capture {
 	char dir[512];      /* /dev/shm/propel/<id> */
 	char agent[4096];   /* path of libpropel-agent.so */
 	char *db;           /* final session path */
 	char *tmp;          /* written here, renamed to db at the end */
+	struct symbols *sy; /* warmed while the run went (engine/ingest-warm.h),
+			     * for the ingest; freed by capture_end/abort */
 };
 
 /*
@@ -25,7 +29,9 @@ int capture_begin(struct capture *c, const char *db, char **cause);
 
 /*
  * Ingest the directory into the session, write meta, rename it over db,
- * remove the directory.  Prints ingest warnings on stderr (one line).
+ * remove the directory (renamed to a hidden name at once, its files
+ * removed in the background: the spool's pages are not waited for).
+ * Prints ingest warnings on stderr (one line).
  * Returns 0 or -errno with *cause; the directory is kept on failure so
  * nothing is lost (its path is in the cause).  Either way c holds nothing
  * more to free.

@@ -5,9 +5,13 @@
  * Order of work in ingest_dir():
  *   1. list the directory; every *.map becomes a process image
  *      (ingest_map, engine/ingest-map.c: processes row, functions and
- *      callsites symbolized once);
+ *      callsites symbolized once -- into a symbols cache that record may
+ *      have warmed while the program ran, ingest_dir_symbols and
+ *      engine/ingest-warm.h);
  *   2. every *.ring is mapped and checked (ingest_ring_open); damaged ones are
- *      counted and skipped; a ring with no map gets a bare process row;
+ *      counted and skipped; a ring with no map gets a bare process row; a
+ *      big one (a drained spool) is mapped ahead of the walk by a thread
+ *      (engine/ingest-fault.h), not all at once here;
  *   3. the TSC rate is fixed once for the session (ingest_calibrate);
  *   4. each ring is read twice (propel_ring_walk): pass 1 finds the lowest
  *      relative depth and the exits whose entries were overwritten, pass 2
@@ -66,6 +70,7 @@
 #include "engine/chan.h"
 #include "engine/chunk.h"
 #include "engine/ingest.h"
+#include "engine/ingest-fault.h"
 #include "engine/ingest-int.h"
 #include "engine/match.h"
 #include "engine/session.h"
@@ -146,7 +151,11 @@ static int ingest_ring_open(struct ingest *in, const char *dir,
 		in->st->rings_truncated++;
 		return 0;
 	}
-	map = mmap(NULL, sb.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
+	/* a big one (a spool) is mapped ahead of the walk instead
+	 * (engine/ingest-fault.h) */
+	map = mmap(NULL, sb.st_size, PROT_READ,
+		   MAP_SHARED | ((size_t)sb.st_size < INGEST_FAULT_MIN
+				 ? MAP_POPULATE : 0), fd, 0);
 	close(fd);
 	if (map == MAP_FAILED) {
 		in->st->rings_corrupt++;
@@ -1198,12 +1207,33 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
 	return ingest_dir_host(s, dir, NULL, 0, st, cause);
 }
 
+static int ingest_dir_all(struct session *s, const char *dir,
+			  const char *host, int64_t offset_ns,
+			  struct symbols *sy, struct ingest_stats *st,
+			  char **cause);
+
 int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		    int64_t offset_ns, struct ingest_stats *st, char **cause)
+{
+	return ingest_dir_all(s, dir, host, offset_ns, NULL, st, cause);
+}
+
+int ingest_dir_symbols(struct session *s, const char *dir,
+		       struct symbols *sy, struct ingest_stats *st,
+		       char **cause)
+{
+	return ingest_dir_all(s, dir, NULL, 0, sy, st, cause);
+}
+
+static int ingest_dir_all(struct session *s, const char *dir,
+			  const char *host, int64_t offset_ns,
+			  struct symbols *sy, struct ingest_stats *st,
+			  char **cause)
 {
 	struct ingest in = { .s = s, .db = session_db(s), .st = st, .dir = dir,
 			     .offset_ns = offset_ns };
 	uint64_t t_start = propel_mono_ns();
+	struct ingest_fault *fault;
 	char **names = NULL, buf[64];
 	size_t nnames = 0, i;
 	struct utsname un;
@@ -1240,7 +1270,7 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		snprintf(in.host, sizeof(in.host), "%s", host);
 	else if (uname(&un) == 0)
 		snprintf(in.host, sizeof(in.host), "%s", un.nodename);
-	in.sy = symbols_new();
+	in.sy = sy ? sy : symbols_new();
 	if (!in.sy) {
 		err = -ENOMEM;
 		goto out;
@@ -1265,8 +1295,10 @@ int ingest_dir_host(struct session *s, const char *dir, const char *host,
 	if (in.nrings)
 		qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
 	ingest_calibrate(&in);
+	fault = ingest_fault_start(in.rings, in.nrings);
 	for (i = 0; !err && i < in.nrings; i++)
 		err = ingest_thread(&in, &in.rings[i], cause);
+	ingest_fault_stop(fault);
 	if (!err && ingest_finish_procs(&in))
 		err = ingest_sql_err(&in, cause);
 	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
@@ -1303,7 +1335,8 @@ out:
 	for (i = 0; i < nnames; i++)
 		free(names[i]);
 	free(names);
-	symbols_free(in.sy);
+	if (in.sy != sy)
+		symbols_free(in.sy);
 	if (err == -ENOMEM)
 		propel_cause(cause, err, "%s: out of memory", dir);
 	st->seconds = (propel_mono_ns() - t_start) / 1e9;

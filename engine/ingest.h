@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 struct session;
+struct symbols;
 
 struct ingest_stats {
 	uint64_t processes;	  /* process images (map files) */
@@ -68,6 +69,15 @@ int ingest_dir(struct session *s, const char *dir, struct ingest_stats *st,
  */
 int ingest_dir_host(struct session *s, const char *dir, const char *host,
 		    int64_t offset_ns, struct ingest_stats *st, char **cause);
+
+/*
+ * ingest_dir with the symbols cache sy (engine/symbols.h), which it uses
+ * and leaves to the caller: one warmed while the run went
+ * (engine/ingest-warm.h) has the lookups of its map files made.
+ */
+int ingest_dir_symbols(struct session *s, const char *dir,
+		       struct symbols *sy, struct ingest_stats *st,
+		       char **cause);
 
 /*
  * One line (no newline) describing the damage counted in st, into buf.

@@ -42,8 +42,10 @@
 #include "engine/capture.h"
 #include "engine/follow.h"
 #include "engine/ingest.h"
+#include "engine/ingest-warm.h"
 #include "engine/run.h"
 #include "engine/session.h"
+#include "engine/symbols.h"
 #include "engine/transport.h"
 #include "engine/vitals-host.h"
 #include "engine/vitals-trace.h"
@@ -66,6 +68,7 @@ struct run {
 	struct capture cap;
 	uint32_t flags;           /* PROPEL_START_* of an injection */
 	struct drain *dr;         /* local, --mode full */
+	struct ingest_warm *warm; /* local: symbols looked up as it runs */
 	struct tracer *tr;        /* attach, local: execs followed */
 	struct follow *fl;        /* --follow */
 	struct vitals_trace *vt;  /* --vitals */
@@ -513,6 +516,10 @@ static int run_start_local(struct run *r)
 		r->dr = NULL;
 		return err;
 	}
+	/* the ingest's symbol work while the run goes: without it, the
+	 * ingest does it all at the end */
+	if (ingest_warm_start(r->cap.dir, &r->warm))
+		r->warm = NULL;
 	if (o->kind == RUN_RECORD) {
 		/* orphaned descendants are re-parented to us, not to init */
 		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
@@ -603,6 +610,7 @@ int run_start(struct run_opts *o, struct run **out)
 		if (r->fl)
 			follow_abort(r->fl);
 		drain_stop(r->dr, NULL);
+		symbols_free(ingest_warm_stop(r->warm));
 		capture_abort(&r->cap);
 		if (r->pidfd >= 0)
 			close(r->pidfd);
@@ -864,6 +872,8 @@ int run_stop(struct run *r)
 			drain_stop(r->dr, &dst);
 			drain_report(o->verb, &dst);
 		}
+		r->cap.sy = ingest_warm_stop(r->warm);
+		r->warm = NULL;
 		err = capture_end(&r->cap, o->argc, o->argv, &cause);
 	}
 	if (r->fl)
@@ -896,6 +906,7 @@ void run_abort(struct run *r)
 		tracer_free(r->tr);
 		tracer_detach_all(r->cap.dir, r->cap.agent, NULL, NULL);
 		drain_stop(r->dr, NULL);
+		symbols_free(ingest_warm_stop(r->warm));
 	}
 	vitals_trace_abort(r->vt);
 	capture_abort(&r->cap);

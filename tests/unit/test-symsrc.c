@@ -9,9 +9,13 @@
  * (module+0xOFFSET, checked against addr2line) -- each with its own random
  * build-id, ingested before and after each source is made available; and a
  * shared library at its own load bias beside a PIE.  Sessions are written
- * as the agent writes them (tests/unit/ingest-lib.h).
+ * as the agent writes them (tests/unit/ingest-lib.h).  The same session
+ * ingested with symbols warmed while "the run went"
+ * (engine/ingest-warm.h) gives the same rows.
  */
 #include "tests/unit/ingest-lib.h"
+#include "engine/ingest-warm.h"
+#include "engine/symbols.h"
 
 static struct bin c0;
 static const char *csrc = "tests/fixtures/ingest/fix.c";
@@ -178,6 +182,88 @@ static void sv_session(const char *dir)
 	tw_arg(&w, 0);
 	tw_arg(&w, LIBBIAS + bin_call(&svlib, "mid", "leaf", 2));
 	tw_close(&w);
+}
+
+/* Every function and call site row of a session, in order (malloc'd). */
+static char *sv_all_rows(const char *db)
+{
+	struct session *s;
+	const char *r;
+
+	if (session_open(db, SESSION_READ, &s, NULL))
+		return strdup("cannot open");
+	r = q(s,
+	      "SELECT * FROM (SELECT 'F', proc, addr, name, ifnull(module, ''),"
+	      " ifnull(file, ''), ifnull(line, 0) FROM functions ORDER BY id)"
+	      " UNION ALL SELECT * FROM (SELECT 'S', proc, addr, '', '',"
+	      " ifnull(file, ''), ifnull(line, 0) FROM callsites ORDER BY id)");
+	r = strdup(r);
+	q_close(s);
+	return (char *)r;
+}
+
+/*
+ * The warm-up (engine/ingest-warm.h): its lookups made while the map
+ * files grow leave the ingest's rows as they are without it; a line not
+ * ended yet waits for its newline.
+ */
+static void check_warm(const char *dir, const char *sess, const char *cold)
+{
+	char wdir[450], db[450], path[700];
+	struct ingest_warm *w;
+	struct ingest_stats st;
+	struct session *s;
+	char *cause = NULL, *a, *b;
+	int n0, n1, n2, n3, err;
+	FILE *f;
+
+	snprintf(wdir, sizeof(wdir), "%s/warm", dir);
+	snprintf(db, sizeof(db), "%s/warm.db", dir);
+	snprintf(path, sizeof(path), "%s/6100.sl.map", wdir);
+	if (sh("rm -rf %s && cp -r %s %s", wdir, sess, wdir) ||
+	    !(w = ingest_warm_new(wdir))) {
+		printf("FAIL symbols-warm: cannot copy %s\n", sess);
+		nfail++;
+		return;
+	}
+	n0 = ingest_warm_round(w);
+	n1 = ingest_warm_round(w);
+	f = fopen(path, "a");
+	if (f) { /* a line the agent is writing: no newline yet */
+		fputs("W still being writ", f);
+		fclose(f);
+	}
+	n2 = ingest_warm_round(w);
+	f = fopen(path, "a");
+	if (f) {
+		fputs("ten\n", f);
+		fclose(f);
+	}
+	n3 = ingest_warm_round(w);
+	check(n0 > 10 && n1 == 0 && n2 == 0 && n3 == 1, "symbols-warm-follows-lines",
+	      "lines read per round: %d %d %d %d, want >10 0 0 1", n0, n1, n2,
+	      n3);
+	/* the warning line is the copy's only difference: the session's rows
+	 * are compared with the cold ingest's */
+	unlink(db);
+	err = session_open(db, SESSION_CREATE, &s, &cause);
+	if (!err) {
+		struct symbols *sy = ingest_warm_stop(w);
+
+		w = NULL;
+		err = ingest_dir_symbols(s, wdir, sy, &st, &cause);
+		symbols_free(sy);
+		q_close(s);
+	}
+	ingest_warm_stop(w);
+	a = sv_all_rows(cold);
+	b = sv_all_rows(db);
+	check(!err && a && b && strcmp(a, b) == 0 && strstr(a, "libfix.so"),
+	      "symbols-warm-same-rows", "%s\ncold: %s\nwarm: %s",
+	      cause ? cause : "", a, b);
+	free(a);
+	free(b);
+	free(cause);
 }
 
 static int sv_ingest(const char *dir, const char *db)
@@ -394,6 +480,8 @@ static void check_symbol_sources(void)
 		}
 	}
 
+	check_warm(dir, sess, db);
+
 	/* 2. the debug file under /usr/lib/debug/.build-id */
 	snprintf(dbgdir, sizeof(dbgdir), "/usr/lib/debug/.build-id/%.2s",
 		 sv[SV_BUILDID].id);
@@ -452,7 +540,7 @@ static void check_symbol_sources(void)
 int main(void)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 14\n");
+	printf("CHECKS 16\n");
 	fflush(stdout);
 	/* a case sets DEBUGINFOD_URLS itself */
 	unsetenv("DEBUGINFOD_URLS");
