@@ -121,6 +121,10 @@ struct ingest_walk {
 	uint32_t pend_a, pend_b;
 	uint64_t pend_arg[7]; /* a directive's value and --args' six */
 	int pend_n, pend_want;
+	/* no event record since the walk's start or a LOST record: an ARG
+	 * here belongs to an event whose own record was overwritten (the
+	 * oldest kept sub-buffer of a flight ring) or dropped, not unknown */
+	int arg_orphan_ok;
 	int64_t last_id; /* of the event stored last (pass 2) */
 	/* sampled time (share/agent-abi.h PROPEL_STAMP_EVERY): call records
 	 * that carry the stamp of the record before them wait here until the

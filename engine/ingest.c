@@ -726,11 +726,12 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 				(uint64_t)r->b << 32 | (uint64_t)r->a;
 			if (w->pend_n == w->pend_want)
 				return ingest_flush(w) ? 1 : 0;
-		} else if (w->pass != 2) {
+		} else if (w->pass != 2 && !w->arg_orphan_ok) {
 			w->in->st->unknown_records++;
 		}
 		return 0;
 	}
+	w->arg_orphan_ok = type == PROPEL_REC_LOST;
 	if (w->pend_type && (err = ingest_flush(w)))
 		return 1;
 	if (w->p->nvalued &&
@@ -858,6 +859,7 @@ static int ingest_walk(struct ingest_walk *w)
 	w->pend_type = 0;
 	w->nest = 0;
 	w->have_prev = 0;
+	w->arg_orphan_ok = 1;
 	ret = propel_ring_walk(w->r->h, w->r->size, ingest_rec, w);
 	if (ret == 0 && w->nest)
 		ret = ingest_est_flush(w, 0);

@@ -235,6 +235,10 @@ static void write_session(const char *dir)
 
 	map_cc(dir, 4000, "d4", &cc2, 1);
 	tw_open(&w, dir, 4000, "d4", 4000, 16, 64);
+	/* the tail of an event whose own record was overwritten (a flight
+	 * ring's oldest kept sub-buffer): not an unknown record */
+	tw_put_at(&w, PROPEL_REC_ARG, 7, 0, (uint64_t)-1); /* a tick before */
+	w.nrec = 0;
 	tw_put(&w, PROPEL_REC_ENTRY, 0, PROPEL_SITE_NONE);
 	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
 	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
