@@ -164,6 +164,18 @@ ring_dir() {
 	echo "${d[0]}"
 }
 tmpdir() { mktemp -d "${TMPDIR:-/tmp}/propel-test.XXXXXX"; }
+# running PID: PID exists and has not ended.  An ended process is a
+# zombie until its parent reaps it, and kill -0 still finds it: an orphan
+# (a daemon, a server whose propel was killed) is reaped by init, on this
+# machine up to 2 s later (1.5-1.8 s measured), which every wait for it to
+# end with kill -0 paid in full
+running() {
+	local k v
+	while read -r k v; do
+		[ "$k" = State: ] && { [ "${v%% *}" != Z ]; return; }
+	done 2>/dev/null </proc/"$1"/status
+	return 1
+}
 # wait_until SECONDS CMD...: run CMD every 20 ms until it succeeds (0) or
 # SECONDS (a decimal: 0.5) have passed (1): a wait for a condition instead
 # of a fixed sleep

@@ -28,8 +28,10 @@
 #
 # -n prints the suites in the order they would start, and runs none.
 #
-# One line per suite, printed when it ends: its name, its result and its
-# wall time in seconds (a failure adds its FAIL lines and the log's tail;
+# One line per suite, printed when it ends: its name, its result, its
+# wall time in seconds and the CPU time its processes took (user + system
+# of every process it waited for: a suite whose CPU is far below its wall
+# time mostly waits; a failure adds its FAIL lines and the log's tail;
 # the whole log is $O/test-logs/NAME.log).  Ends with the line
 # "N passed, N failed, N skipped"; exits 1 on any failure.
 cd "$(dirname "$0")/.." || exit 1
@@ -84,9 +86,9 @@ marked() { grep -qE "^[[:space:]/*#]*propel-test: $2[[:space:]]*(\*/)?[[:space:]
 # takes NAME: N of the suite's line "# propel-test: takes N", or nothing
 takes() { sed -nE 's/^[[:space:]/*#]*propel-test: takes ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
 # the order: alone first (by name), then the longest first
-declare -A last
+declare -A last cpu_of
 if [ -f "$times" ]; then
-	while read -r n s; do last[$n]=$s; done <"$times"
+	while read -r n s c; do last[$n]=$s cpu_of[$n]=$c; done <"$times"
 fi
 order=$(for n in "${names[@]}"; do
 	if marked "$n" alone; then k=0
@@ -106,7 +108,7 @@ O=$O tests/build-fixtures.sh >"$logdir/.fixtures.log" 2>&1 ||
 # report NAME RC SECONDS: judge a finished suite from its log, print its
 # line, add its counts
 report() {
-	local name=$1 rc=$2 took=$3s log=$logdir/$1.log
+	local name=$1 rc=$2 took="$3s${4:+ ($4s CPU)}" log=$logdir/$1.log
 	local p f s m n
 	p=$(grep -c '^PASS' "$log"); f=$(grep -c '^FAIL' "$log"); s=$(grep -c '^SKIP' "$log")
 	m=$(awk '/^CHECKS [0-9]+$/ { m += $2; d = 1 } END { print d ? m : "" }' "$log")
@@ -144,21 +146,27 @@ start() {
 	mkdir -p "$(dirname "$log")"
 	# a session of its own (its id: the pid), so that an interrupted run
 	# stops all of it, the process groups its own timeouts make too
+	# (and bash's times: the CPU of the suite's processes, in $log.cpu)
 	# shellcheck disable=SC2086 # cmd is a program and its arguments
-	setsid -w timeout -k 10 "${PROPEL_TEST_TIMEOUT:-600}" ${cmd[$name]} >"$log" 2>&1 </dev/null &
+	setsid -w bash -c 'timeout -k 10 "$1" "${@:3}"; rc=$?; times >"$2"; exit $rc' _ \
+		"${PROPEL_TEST_TIMEOUT:-600}" "$log.cpu" ${cmd[$name]} >"$log" 2>&1 </dev/null &
 	run_name[$!]=$name run_t0[$!]=$EPOCHREALTIME
 }
 # reap: wait for one suite to end and report it
 reap() {
-	local pid rc name took
+	local pid rc name took cpu
 	wait -n -p pid "${!run_name[@]}"
 	rc=$?
 	[ -n "${pid:-}" ] && [ -n "${run_name[$pid]:-}" ] || return 1
 	name=${run_name[$pid]}
 	took=$(awk -v a="${run_t0[$pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 	unset "run_name[$pid]" "run_t0[$pid]"
-	last[$name]=$took
-	report "$name" "$rc" "$took"
+	# times' second line: the children's user and system time, "0m1.5s"
+	cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); c += a[1] * 60 + a[2] } printf "%.0f", c }' \
+		"$logdir/$name.log.cpu" 2>/dev/null)
+	rm -f "$logdir/$name.log.cpu"
+	last[$name]=$took cpu_of[$name]=$cpu
+	report "$name" "$rc" "$took" "$cpu"
 }
 stop_all() {
 	local pid
@@ -179,6 +187,6 @@ for n in $order; do
 done
 while [ ${#run_name[@]} -gt 0 ]; do reap; done
 # (only suites that still exist: a removed one's time goes with it)
-for n in "${!last[@]}"; do [ -x "$O/tests/$n" ] || [ -f "tests/$n.sh" ] && echo "$n ${last[$n]}"; done | sort >"$times.new" && mv "$times.new" "$times"
+for n in "${!last[@]}"; do [ -x "$O/tests/$n" ] || [ -f "tests/$n.sh" ] && echo "$n ${last[$n]} ${cpu_of[$n]:-}"; done | sort >"$times.new" && mv "$times.new" "$times"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

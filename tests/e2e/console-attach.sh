@@ -255,14 +255,15 @@ for _ in $(seq 60); do
 	sleep 0.05
 done
 num_le "hup/agents-off (${off}s after the hang-up)" "$off" 2.5 "seconds"
-for _ in $(seq 200); do kill -0 "$tp" 2>/dev/null || break; sleep 0.1; done
+# (ended: a zombie too -- the pane's shell is gone, init reaps it late)
+for _ in $(seq 200); do running "$tp" || break; sleep 0.1; done
 hdb=$(ls "$d/hup"/propel-"$front"-*.db 2>/dev/null | head -1)
-if ! kill -0 "$tp" 2>/dev/null && [ -n "$hdb" ] &&
+if ! running "$tp" && [ -n "$hdb" ] &&
    "$PROPEL" replay "$hdb" 2>/dev/null | grepq "dist-front\|front_" &&
    ! grep -qs "^$tp " /dev/shm/propel/*/coordinator; then
 	pass "hup/session-kept ($(basename "$hdb"))"
 else
-	fail hup/session-kept "tui alive: $(kill -0 "$tp" 2>/dev/null && echo yes || echo no), files: $(ls "$d/hup" | tr '\n' ' ')"
+	fail hup/session-kept "tui alive: $(running "$tp" && echo yes || echo no), files: $(ls "$d/hup" | tr '\n' ' ')"
 fi
 kill "$loadpid" 2>/dev/null; wait "$loadpid" 2>/dev/null; loadpid=
 

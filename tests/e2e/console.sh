@@ -172,14 +172,18 @@ fi
 tui_keys / ; tui_keys dist-back Enter
 sleep 0.3
 # (other suites may run a dist-back too: every line shown is one, the
-# server's among them, and the status counts them)
-n=$(tui_screen | sed -n '3,22p' | grep -cE '^ *[0-9]+ ')
-other=$(tui_screen | sed -n '3,22p' | grep -E '^ *[0-9]+ ' | grep -vc 'dist-back')
-if [ "$n" -ge 1 ] && [ "$other" -eq 0 ] && tui_screen | grep -E "^ *$back .*dist-back" >/dev/null &&
-   tui_status | grepq "$n match /dist-back"; then
+# server's among them, and the status counts them.)  One screen judged
+# whole: the list and the status of one refresh.  Each capture of its own
+# could see another refresh, which listed this check's own grep (its
+# arguments name dist-back): 2 lines counted, "3 match" in the status.
+scr=$(tui_screen)
+n=$(sed -n '3,22p' <<<"$scr" | grep -cE '^ *[0-9]+ ')
+other=$(sed -n '3,22p' <<<"$scr" | grep -E '^ *[0-9]+ ' | grep -vc 'dist-back')
+if [ "$n" -ge 1 ] && [ "$other" -eq 0 ] && grepq -E "^ *$back .*dist-back" <<<"$scr" &&
+   tail -n 2 <<<"$scr" | head -n 1 | grepq "$n match /dist-back"; then
 	pass console/filter
 else
-	fail console/filter "$n lines: $(tui_screen | sed -n '3,5p' | tr '\n' '|')"
+	fail console/filter "$n lines: $(sed -n '3,5p;23p' <<<"$scr" | tr '\n' '|')"
 fi
 # `a` on a process that exits meanwhile (killed after it is listed,
 # before the next refresh drops its line): one line, the view stays

@@ -133,7 +133,7 @@ nginx_stop() {
 	[ -n "$NGINX_MASTER" ] || return 0
 	kill -QUIT "$NGINX_MASTER" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
-		kill -0 "$NGINX_MASTER" 2>/dev/null || break
+		running "$NGINX_MASTER" || break
 		sleep 0.05
 	done
 	kill -9 "$NGINX_MASTER" ${NGINX_WORKER:+"$NGINX_WORKER"} 2>/dev/null
@@ -178,7 +178,7 @@ redis_stop() {
 	[ -n "$REDIS_PID" ] || return 0
 	kill "$REDIS_PID" 2>/dev/null
 	for ((i = 0; i < 100; i++)); do
-		kill -0 "$REDIS_PID" 2>/dev/null || break
+		running "$REDIS_PID" || break
 		sleep 0.05
 	done
 	kill -9 "$REDIS_PID" 2>/dev/null

@@ -39,7 +39,12 @@
 #             tracer, and each agent's map file in the session ends with
 #             its X line (switched off)
 #   recover   `propel recover` of the session directory (when the kill left
-#             one with rings) writes a session `propel replay` reads
+#             one with rings) writes a session whose every event reads:
+#             `propel export --format=folded` walks every thread's every
+#             chunk with replay's reader (engine/replay.c replay_walk) and
+#             fails as replay does; the text of `propel replay` (tens of
+#             millions of lines of a busy redis, 10 s of CPU a round, three
+#             quarters of it printf) added nothing a check looked at
 # and at the end of a case, a new `propel attach --duration 1` traces the
 # server, and after it every executable text of it equals its file (the
 # byte-exact restore of the inert agents).
@@ -107,19 +112,34 @@ off_check() {
 	echo "$why"
 }
 
-# recover_check: `propel recover` of $sdir when it holds rings
+# recover_check DIR FILES: `propel recover` of the session directory DIR
+# when it holds rings (FILES.db, FILES.err: its files); prints the harm
 recover_check() {
-	[ -n "$sdir" ] && [ -d "$sdir" ] || return 0
-	ls "$sdir"/*.ring >/dev/null 2>&1 || { rm -rf "$sdir"; return 0; }
-	local db=$t/rec.db out
+	[ -n "$1" ] && [ -d "$1" ] || return 0
+	ls "$1"/*.ring >/dev/null 2>&1 || { rm -rf "$1"; return 0; }
+	local db=$2.db out
 	rm -f "$db"
-	if ! out=$("$PROPEL" recover -o "$db" "$sdir" 2>&1); then
+	if ! out=$("$PROPEL" recover -o "$db" "$1" 2>&1); then
 		echo "recover: $(echo "$out" | tail -1) (kept in $keep)"
-		mkdir -p "$keep" && cp -r "$sdir" "$keep/"
-	elif ! "$PROPEL" replay "$db" >/dev/null 2>"$t/replay.err"; then
-		echo "replay of the recovered session: $(tail -1 "$t/replay.err")"
+		mkdir -p "$keep" && cp -r "$1" "$keep/"
+	elif ! "$PROPEL" export --format=folded "$db" >/dev/null 2>"$2.err"; then
+		echo "reading the recovered session: $(tail -1 "$2.err")"
 	fi
-	rm -rf "$sdir"
+	rm -rf "$1" "$db" "$2.err"
+}
+
+# recover_bg: recover_check of this round's $sdir in the background, the
+# next round beside it (it reads only that directory, writes only files
+# of its own): the recover and its read were 7 of a redis-record round's
+# 11.4 s.  One at a time: it waits for the last one first.  The round's
+# verdict waits for it (verdict, verdict_flush).
+rec_pid= rec_n=0
+recover_bg() {
+	[ -n "$rec_pid" ] && wait "$rec_pid" 2>/dev/null
+	[ ${#pend[@]} -gt 0 ] && wait "${pend[4]}" 2>/dev/null
+	rec_n=$((rec_n + 1))
+	recover_check "$sdir" "$t/rec.$rec_n" >"$t/rec.$rec_n.why" 2>&1 &
+	rec_pid=$!
 }
 
 # settle PIDS...: after a kill, until the agents of PIDS are off (the
@@ -136,7 +156,7 @@ settle() {
 wait_gone() {
 	local i
 	for ((i = 0; i < $2 * 20; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
+		running "$1" || return 0
 		sleep 0.05
 	done
 	return 1
@@ -169,12 +189,41 @@ final_check() {
 	pass "soak/$name/restored"
 }
 
-# one round's verdict: HARM lines collected in $harms
-harms= nharm=0
+# one round's verdict: HARM lines collected in $harms.  A round with a
+# recover under way (recover_bg) is judged once it is done: at the next
+# round's verdict or the case's end (verdict_flush); its files are kept
+# now (the next round writes over them)
+harms= nharm=0 pend=()
 verdict() { # CASE ROUND KILL_MS WHY
+	verdict_flush
+	if [ -n "$rec_pid" ]; then
+		[ -n "$4" ] && keep_files "$1" "$2"
+		pend=("$1" "$2" "$3" "$4" "$rec_pid" "$t/rec.$rec_n.why")
+		rec_pid=
+		return
+	fi
+	[ -n "$4" ] && keep_files "$1" "$2"
+	verdict_now "$@"
+}
+verdict_flush() {
+	local p
+	[ ${#pend[@]} -gt 0 ] || return 0
+	p=("${pend[@]}")
+	pend=()
+	wait "${p[4]}" 2>/dev/null
+	p[3]=${p[3]}$(cat "${p[5]}")
+	rm -f "${p[5]}"
+	# (a round harmed by its recover alone: its files now, the session
+	# directory is in $keep already)
+	[ -n "${p[3]}" ] && [ ! -d "$keep/${p[0]}-${p[1]}" ] && keep_files "${p[0]}" "${p[1]}"
+	verdict_now "${p[@]:0:4}"
+}
+keep_files() { # CASE ROUND
+	mkdir -p "$keep/$1-$2"
+	cp "$t"/*/*.log "$t"/*/*.out "$t"/*.out "$keep/$1-$2/" 2>/dev/null
+}
+verdict_now() { # CASE ROUND KILL_MS WHY
 	if [ -n "$4" ]; then
-		mkdir -p "$keep/$1-$2"
-		cp "$t"/*/*.log "$t"/*/*.out "$t"/*.out "$keep/$1-$2/" 2>/dev/null
 		echo "round $2 $1: HARM (kill at $(ms_s "$3") s):$4"
 		harms="$harms round $2:$4"
 		nharm=$((nharm + 1))
@@ -184,6 +233,7 @@ verdict() { # CASE ROUND KILL_MS WHY
 }
 soak_rc=0
 case_end() { # CASE
+	verdict_flush
 	if [ "$nharm" -eq 0 ]; then pass "soak/$1"
 	else fail "soak/$1" "$nharm of $rounds rounds harmed:$(echo "$harms" | cut -c1-600)"; soak_rc=1; fi
 	harms= nharm=0
@@ -258,7 +308,8 @@ case_redis_attach() { # DURATION_ARGS KILL_LO KILL_HI NAME
 		kill_propel_at "$k"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
-		why="$why$(recover_check)$(attach_refused "$d/attach.out")"
+		recover_bg
+		why="$why$(attach_refused "$d/attach.out")"
 		verdict "$name" "$r" "$k" "$why"
 		[ -n "$why" ] && ! kill -0 "$REDIS_PID" 2>/dev/null && break
 		redis_load_again "$d"
@@ -286,7 +337,7 @@ case_redis_record() {
 		kill_propel_at "$k"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
-		why="$why$(recover_check)"
+		recover_bg
 		verdict "$name" "$r" "$k" "$why"
 		if [ "$r" -eq "$rounds" ] && kill -0 "$REDIS_PID" 2>/dev/null; then
 			case_end "$name"
@@ -295,6 +346,7 @@ case_redis_record() {
 		redis_bench_stop
 		redis_stop
 	done
+	verdict_flush
 	[ -n "$harms" ] && case_end "$name"
 }
 
@@ -347,7 +399,7 @@ case_redis_follow() {
 		follow_kill "$r"
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
-		[ "$who" = propel ] && why="$why$(recover_check)"
+		[ "$who" = propel ] && recover_bg
 		[ "$who" = propeld ] && rm -rf "$sdir"
 		# propeld's own ring directory (d<pid>-...): its rings fill
 		# /dev/shm within a few hundred rounds
@@ -427,7 +479,8 @@ case_nginx_attach() {
 		why=$(nginx_judge)
 		nginx_load_stop
 		why="$why$(nginx_load_errors)"
-		why="$why$(recover_check)$(attach_refused "$d/attach.out")"
+		recover_bg
+		why="$why$(attach_refused "$d/attach.out")"
 		verdict "$name" "$r" "$k" "$why"
 		[ -n "$why" ] && ! kill -0 "$NGINX_WORKER" 2>/dev/null && break
 	done
@@ -453,7 +506,7 @@ case_nginx_follow() {
 		why=$(nginx_judge)
 		nginx_load_stop
 		why="$why$(nginx_load_errors)"
-		[ "$who" = propel ] && why="$why$(recover_check)"
+		[ "$who" = propel ] && recover_bg
 		[ "$who" = propeld ] && rm -rf "$sdir"
 		# propeld's own ring directory (d<pid>-...): its rings fill
 		# /dev/shm within a few hundred rounds
@@ -506,7 +559,7 @@ case_batch_follow() {
 				why="$why an untraced submission left $(ls "$batch_dir/out2" | wc -l) of 3 outputs;"
 			fi
 		fi
-		why="$why$(recover_check)"
+		recover_bg
 		[ -n "$pd" ] && rm -rf "$PROPEL_SHM"/d"$pd"-*
 		verdict "$name" "$r" "$k" "$why"
 	done
