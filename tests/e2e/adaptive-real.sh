@@ -53,31 +53,20 @@ wait_until 10 grep -qs p "$t/mnt/index.html" || {
 	exit 0
 }
 NGINX_PORT=$(real_port)
-cat >"$t/nginx/nginx.conf" <<CONF
-worker_processes 1;
-daemon on;
-master_process on;
-pid $t/nginx/nginx.pid;
-error_log $t/nginx/error.log notice;
-user root root;
-events { worker_connections 1024; }
-http {
+{
+	nginx_conf_head "$t/nginx"
+	cat <<CONF
 	access_log off;
 	sendfile off;
 	open_file_cache max=64 inactive=600s;
 	open_file_cache_valid 600s;
-	client_body_temp_path $t/nginx/tmp/body;
-	proxy_temp_path $t/nginx/tmp/proxy;
-	fastcgi_temp_path $t/nginx/tmp/fastcgi;
-	uwsgi_temp_path $t/nginx/tmp/uwsgi;
-	scgi_temp_path $t/nginx/tmp/scgi;
-	keepalive_requests 1000000;
 	server {
 		listen 127.0.0.1:$NGINX_PORT;
 		root $t/mnt;
 	}
 }
 CONF
+} >"$t/nginx/nginx.conf"
 # mix N: 1 request in N for slow.html (N 0: none), the others index.html
 mix() {
 	cat <<LUA

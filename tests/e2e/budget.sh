@@ -92,9 +92,16 @@ text_restored "$hot_pid" >"$t/hot-restored.txt"
 restored=$?
 cyc=0
 for i in $(seq 10); do
-	"$PROPEL" attach -o "$t/cyc.db" --duration 1.2 "$hot_pid" >"$t/cyc.log" 2>&1 &&
-		"$PROPEL" replay "$t/cyc.db" 2>/dev/null | grep -qE '^#   pid [0-9]+ mix: .*untraced after' &&
-		cyc=$((cyc + 1))
+	if "$PROPEL" attach -o "$t/cyc.db" --duration 1.2 "$hot_pid" >"$t/cyc.log" 2>&1; then
+		"$PROPEL" replay "$t/cyc.db" >"$t/cyc.txt" 2>&1
+		if grep -qE '^#   pid [0-9]+ mix: .*untraced after' "$t/cyc.txt"; then
+			cyc=$((cyc + 1))
+		else
+			echo "  cycle $i: mix not untraced; untraced: $(grep -E '^#   pid' "$t/cyc.txt" | cut -d: -f1 | awk '{print $4}' | tr '\n' ' ')"
+		fi
+	else
+		echo "  cycle $i: attach exited $?: $(tail -2 "$t/cyc.log" | tr '\n' ' ')"
+	fi
 	rm -f "$t/cyc.db"
 done
 echo "  cycles: $cyc of 10 attaches untraced mix; $(grep -c WRONG "$t/hot.out") wrong results"

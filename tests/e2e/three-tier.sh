@@ -108,23 +108,11 @@ stack_start() {
 	NGINX_PORT=$(real_port)
 	NGINX_DIR=$d/nginx
 	mkdir -p "$d/nginx/tmp"
-	cat >"$d/nginx/nginx.conf" <<EOF
-worker_processes 1;
-daemon on;
-master_process on;
-pid $d/nginx/nginx.pid;
-error_log $d/nginx/error.log notice;
-$(is_root && echo "user root root;")
-events { worker_connections 1024; }
-http {
+	{
+		nginx_conf_head "$d/nginx"
+		cat <<EOF
 	log_format tier '\$status \$upstream_addr \$upstream_status';
 	access_log $d/nginx/access.log tier;
-	client_body_temp_path $d/nginx/tmp/body;
-	proxy_temp_path $d/nginx/tmp/proxy;
-	fastcgi_temp_path $d/nginx/tmp/fastcgi;
-	uwsgi_temp_path $d/nginx/tmp/uwsgi;
-	scgi_temp_path $d/nginx/tmp/scgi;
-	keepalive_requests 1000000;
 	upstream backend {
 		server 127.0.0.1:$p1 max_fails=1 fail_timeout=60s;
 		server 127.0.0.1:$((p1 + 1)) max_fails=1 fail_timeout=60s;
@@ -142,6 +130,7 @@ http {
 	}
 }
 EOF
+	} >"$d/nginx/nginx.conf"
 	nginx_run "$d/nginx"
 }
 

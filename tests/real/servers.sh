@@ -71,6 +71,29 @@ sys.exit(1)
 EOF
 }
 
+# nginx_conf_head DIR: the start of a test nginx's configuration, one
+# worker, its pid file, error log and temporary paths under DIR (DIR/tmp
+# made by the caller), up to the open "http {" with the lines every test
+# server has; the caller writes the rest of http and closes it
+nginx_conf_head() {
+	cat <<EOF
+worker_processes 1;
+daemon on;
+master_process on;
+pid $1/nginx.pid;
+error_log $1/error.log notice;
+$(is_root && echo "user root root;")
+events { worker_connections 1024; }
+http {
+	client_body_temp_path $1/tmp/body;
+	proxy_temp_path $1/tmp/proxy;
+	fastcgi_temp_path $1/tmp/fastcgi;
+	uwsgi_temp_path $1/tmp/uwsgi;
+	scgi_temp_path $1/tmp/scgi;
+	keepalive_requests 1000000;
+EOF
+}
+
 nginx_start() {
 	local d=$1 i
 	NGINX_DIR=$d
@@ -80,22 +103,10 @@ nginx_start() {
 	head -c 1048576 /dev/urandom >"$d/www/blob.bin"
 	chmod 644 "$d/www/"*
 	NGINX_PORT=$(real_port)
-	cat >"$d/nginx.conf" <<EOF
-worker_processes 1;
-daemon on;
-master_process on;
-pid $d/nginx.pid;
-error_log $d/error.log notice;
-$(is_root && echo "user root root;")
-events { worker_connections 1024; }
-http {
+	{
+		nginx_conf_head "$d"
+		cat <<EOF
 	access_log off;
-	client_body_temp_path $d/tmp/body;
-	proxy_temp_path $d/tmp/proxy;
-	fastcgi_temp_path $d/tmp/fastcgi;
-	uwsgi_temp_path $d/tmp/uwsgi;
-	scgi_temp_path $d/tmp/scgi;
-	keepalive_requests 1000000;
 	server {
 		listen 127.0.0.1:$NGINX_PORT;
 		root $d/www;
@@ -103,6 +114,7 @@ http {
 	}
 }
 EOF
+	} >"$d/nginx.conf"
 	nginx_run "$d"
 }
 
