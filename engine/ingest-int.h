@@ -32,7 +32,6 @@
 #include "share/record.h"
 #include "share/ring.h"
 
-#define INGEST_MAX_ID (1u << 24)	/* larger ids in a map file: corrupt */
 #define INGEST_MIN_CAL_NS 50000000ll	/* header pairs must span 50 ms */
 #define INGEST_EST_MAX 256		/* call records between two stamps */
 

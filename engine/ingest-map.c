@@ -6,6 +6,7 @@
  * reads by id.  Shares engine/ingest-int.h with ingest.c.
  */
 #include "engine/ingest-int.h"
+#include "engine/map-line.h"
 #include "engine/untraced.h"
 #include "engine/variance-store.h"
 
@@ -87,22 +88,19 @@ static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
 			  const char *line)
 {
 	struct ingest_mod *nm;
-	unsigned modid;
-	unsigned long long bias;
-	int off = 0;
+	struct map_mod mm;
 
-	if (sscanf(line, "M %u %llx %n", &modid, &bias, &off) < 2 || !off ||
-	    !line[off])
+	if (map_line_mod(line, &mm))
 		return -EINVAL;
 	nm = realloc(p->mods, (p->nmods + 1) * sizeof(*nm));
 	if (!nm)
 		return -ENOMEM;
 	p->mods = nm;
 	nm = &p->mods[p->nmods++];
-	nm->id = modid;
-	nm->bias = bias;
-	nm->path = strdup(line + off);
-	nm->sm = nm->path ? symbols_module(in->sy, nm->path, bias, NULL) : NULL;
+	nm->id = mm.id;
+	nm->bias = mm.bias;
+	nm->path = strdup(mm.path);
+	nm->sm = nm->path ? symbols_module(in->sy, nm->path, mm.bias, NULL) : NULL;
 	return 0;
 }
 
@@ -127,19 +125,21 @@ static int ingest_map_params(struct ingest *in, int64_t func,
 static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 			   const char *line)
 {
-	unsigned funcid, modid, flags;
+	struct map_func mf;
+	unsigned funcid, flags;
 	unsigned long long addr;
 	const char *given, *file = NULL;
 	char *name = NULL;
-	int off = 0, mi, ln = 0, err;
+	int mi, ln = 0, err;
 	struct ingest_mod *m = NULL;
 	sqlite3_stmt *st = in->ins_func;
 
-	if (sscanf(line, "F %u %llx %u %u %n", &funcid, &addr, &modid, &flags,
-		   &off) < 4 ||
-	    !off || funcid >= INGEST_MAX_ID)
+	if (map_line_func(line, &mf))
 		return -EINVAL;
-	given = line + off;
+	funcid = mf.id;
+	flags = mf.flags;
+	addr = mf.addr;
+	given = mf.name;
 	if (funcid >= p->nfunc) {
 		uint32_t n = p->nfunc, n2 = p->nfunc;
 
@@ -148,7 +148,7 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 			return -ENOMEM;
 		p->nfunc = n;
 	}
-	mi = ingest_mod_of(p, modid);
+	mi = ingest_mod_of(p, mf.modid);
 	if (mi >= 0)
 		m = &p->mods[mi];
 	/* The one place a function is named: replay, the TUI and every
@@ -162,7 +162,7 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 					     m ? m->bias : 0, addr);
 	if (!name)
 		return -ENOMEM;
-	if (m && m->sm && !(flags & 1))
+	if (m && m->sm && !(flags & MAP_F_PLT))
 		symbols_decl(m->sm, addr, &file, &ln);
 	sqlite3_bind_int64(st, 1, p->row);
 	sqlite3_bind_int64(st, 2, (int64_t)addr);
@@ -180,12 +180,12 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
 	p->func_mod[funcid] = mi;
-	if (flags & 28) {
+	if (flags & MAP_F_VALUES) {
 		if (ingest_grow((void **)&p->valued, &p->nvalcap, funcid, 1, 0))
 			return -ENOMEM;
-		p->valued[funcid] = (uint8_t)(flags & 28);
+		p->valued[funcid] = (uint8_t)(flags & MAP_F_VALUES);
 		p->nvalued++;
-		if ((flags & 16) && m && m->sm &&
+		if ((flags & MAP_F_ARGS) && m && m->sm &&
 		    (err = ingest_map_params(in, p->func_row[funcid], m->sm,
 					     addr)))
 			return err;
@@ -197,6 +197,7 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 			   const char *line)
 {
+	struct map_site ms;
 	unsigned siteid;
 	unsigned long long addr;
 	int funcid, ln = 0, err;
@@ -205,9 +206,11 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 	sqlite3_stmt *st = in->ins_site;
 	size_t i;
 
-	if (sscanf(line, "S %u %llx %d", &siteid, &addr, &funcid) < 3 ||
-	    siteid >= INGEST_MAX_ID)
+	if (map_line_site(line, &ms))
 		return -EINVAL;
+	siteid = ms.id;
+	addr = ms.addr;
+	funcid = ms.funcid;
 	if (siteid >= p->nsite) {
 		uint32_t n = p->nsite, n2 = p->nsite;
 

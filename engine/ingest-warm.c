@@ -27,10 +27,10 @@
 #include <unistd.h>
 
 #include "engine/ingest-warm.h"
+#include "engine/map-line.h"
 #include "engine/symbols.h"
 
 #define WARM_NAP_NS (20 * 1000 * 1000) /* between rounds */
-#define WARM_MAX_ID (1u << 20)         /* as ingest's INGEST_MAX_ID */
 
 struct warm_mod {
 	unsigned id;
@@ -105,36 +105,33 @@ static struct symbols_mod *warm_mod(const struct warm_map *m, unsigned id)
 static void warm_line_mod(struct ingest_warm *w, struct warm_map *m,
 			  const char *line)
 {
-	unsigned long long bias;
 	struct warm_mod *nm;
-	unsigned id;
-	int off = 0;
+	struct map_mod mm;
 
-	if (sscanf(line, "M %u %llx %n", &id, &bias, &off) < 2 || !off ||
-	    !line[off])
+	if (map_line_mod(line, &mm))
 		return;
 	nm = realloc(m->mods, (m->nmods + 1) * sizeof(*nm));
 	if (!nm)
 		return;
 	m->mods = nm;
-	nm[m->nmods].id = id;
-	nm[m->nmods].sm = symbols_module(w->sy, line + off, bias, NULL);
+	nm[m->nmods].id = mm.id;
+	nm[m->nmods].sm = symbols_module(w->sy, mm.path, mm.bias, NULL);
 	m->nmods++;
 }
 
 static void warm_line_func(struct warm_map *m, const char *line)
 {
-	unsigned id, modid, flags;
-	unsigned long long addr;
+	struct map_func f;
 	struct symbols_mod *sm;
 	const char *file;
 	char *s = NULL;
-	int off = 0, ln;
+	unsigned id;
+	int ln;
 
-	if (sscanf(line, "F %u %llx %u %u %n", &id, &addr, &modid, &flags,
-		   &off) < 4 || !off || id >= WARM_MAX_ID)
+	if (map_line_func(line, &f))
 		return;
-	sm = warm_mod(m, modid);
+	id = f.id;
+	sm = warm_mod(m, f.modid);
 	if (id >= m->nfunc) {
 		uint32_t n = id + 1 > 2 * m->nfunc ? id + 1 : 2 * m->nfunc;
 		struct symbols_mod **f = realloc(m->fmod, n * sizeof(*f));
@@ -148,33 +145,32 @@ static void warm_line_func(struct warm_map *m, const char *line)
 	m->fmod[id] = sm;
 	if (!sm)
 		return;
-	if (!line[off] || !strcmp(line + off, "-"))
-		free(symbols_name(sm, addr, NULL));
-	if (!(flags & 1))
-		symbols_decl(sm, addr, &file, &ln);
-	if (flags & 16) {
-		symbols_params(sm, addr, &s);
+	if (!*f.name || !strcmp(f.name, "-"))
+		free(symbols_name(sm, f.addr, NULL));
+	if (!(f.flags & MAP_F_PLT))
+		symbols_decl(sm, f.addr, &file, &ln);
+	if (f.flags & MAP_F_ARGS) {
+		symbols_params(sm, f.addr, &s);
 		free(s);
 	}
 }
 
 static void warm_line_site(struct warm_map *m, const char *line)
 {
-	unsigned long long addr;
 	struct symbols_mod *sm = NULL;
+	struct map_site ms;
 	const char *file;
-	unsigned id;
-	int funcid, ln;
+	int ln;
 
-	if (sscanf(line, "S %u %llx %d", &id, &addr, &funcid) < 3)
+	if (map_line_site(line, &ms))
 		return;
-	if (funcid >= 0 && (uint32_t)funcid < m->nfunc)
-		sm = m->fmod[funcid];
+	if (ms.funcid >= 0 && (uint32_t)ms.funcid < m->nfunc)
+		sm = m->fmod[ms.funcid];
 	for (size_t i = 0; !sm && i < m->nmods; i++)
-		if (symbols_contains(m->mods[i].sm, addr))
+		if (symbols_contains(m->mods[i].sm, ms.addr))
 			sm = m->mods[i].sm;
 	if (sm)
-		symbols_srcline(sm, addr, &file, &ln);
+		symbols_srcline(sm, ms.addr, &file, &ln);
 }
 
 /* The whole lines of one map file after m->off; how many. */
