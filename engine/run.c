@@ -458,6 +458,10 @@ static int run_fork(struct run *r, const char *dir)
 	free(preload);
 	r->pr.child = pid;
 	r->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* --vitals: CMD is in the collectors' set (it was forked by a
+	 * parent-only propel); what propel forks later is not (the
+	 * background removal of the raw trace after capture_end) */
+	vitals_trace_forget(r->vt, getpid());
 	return 0;
 }
 

@@ -272,6 +272,13 @@ int vitals_trace_add(struct vitals_trace *vt, pid_t pid, int parent_only)
 	return offcpu_add_tgid(vt->oc, (uint32_t)pid, parent_only);
 }
 
+int vitals_trace_forget(struct vitals_trace *vt, pid_t pid)
+{
+	if (!vt || !vt->oc)
+		return 0;
+	return offcpu_forget_tgid(vt->oc, (uint32_t)pid);
+}
+
 const char *vitals_trace_summary(struct vitals_trace *vt)
 {
 	return vt ? vt->summary : "";

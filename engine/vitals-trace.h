@@ -15,6 +15,7 @@
  *
  *   vitals_trace_start(db, &o, &vt, &cause)   before the traced code runs
  *   vitals_trace_add(vt, pid, 0)              each process traced
+ *   vitals_trace_forget(vt, getpid())         propel, once CMD is forked
  *   vitals_trace_stop(vt)                     when the trace ends
  *   vitals_trace_store(vt, db, &cause)        after capture_end; frees vt
  *
@@ -40,6 +41,8 @@ int vitals_trace_start(const char *db, const struct vitals_trace_opts *o,
 /* Trace pid and what it forks from now on; parent_only: only its
  * children (propel itself, before it forks CMD). */
 int vitals_trace_add(struct vitals_trace *vt, pid_t pid, int parent_only);
+/* Stop following what a parent-only pid forks (propel once CMD runs). */
+int vitals_trace_forget(struct vitals_trace *vt, pid_t pid);
 /* One line: what runs, what does not and why. */
 const char *vitals_trace_summary(struct vitals_trace *vt);
 /* Stop collecting (the spans and samples are kept for store). */

@@ -110,6 +110,11 @@ int offcpu_add_tgid(struct offcpu *oc, uint32_t tgid, int parent_only)
 	(void)oc, (void)tgid, (void)parent_only;
 	return -ENOSYS;
 }
+int offcpu_forget_tgid(struct offcpu *oc, uint32_t tgid)
+{
+	(void)oc, (void)tgid;
+	return -ENOSYS;
+}
 int offcpu_poll(struct offcpu *oc, int timeout_ms,
 		void (*cb)(void *arg, const struct offcpu_span *s), void *arg)
 {
@@ -261,6 +266,18 @@ int offcpu_add_tgid(struct offcpu *oc, uint32_t tgid, int parent_only)
 	if (bpf_map_update_elem(fd, &tgid, &v, BPF_ANY))
 		return -errno;
 	__atomic_add_fetch(&oc->skel->data->gen, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int offcpu_forget_tgid(struct offcpu *oc, uint32_t tgid)
+{
+	int fd = bpf_map__fd(oc->skel->maps.tgids);
+
+	/* a thread decided traced keeps its decision until the next
+	 * generation: a process forgotten is one whose own threads were
+	 * never traced (parent-only), so no new generation is needed */
+	if (bpf_map_delete_elem(fd, &tgid) && errno != ENOENT)
+		return -errno;
 	return 0;
 }
 

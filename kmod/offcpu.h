@@ -71,6 +71,9 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char **cause);
 /* Trace tgid and the processes it forks from now on.  parent_only: only
  * its children (record: propel itself, whose child becomes CMD). */
 int offcpu_add_tgid(struct offcpu *oc, uint32_t tgid, int parent_only);
+/* Stop following what a parent-only tgid forks (propel, once CMD is
+ * forked: its later children -- a background rm, ssh -- are not traced). */
+int offcpu_forget_tgid(struct offcpu *oc, uint32_t tgid);
 /* Wait up to timeout_ms, hand each span to cb.  Spans it could not send
  * (the ring was full) are counted in offcpu_lost. */
 int offcpu_poll(struct offcpu *oc, int timeout_ms,

@@ -9,7 +9,7 @@
 # scope -- the trace still records, with one line saying what is missing.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 30
+expect_checks 31
 d=$(tmpdir); chmod 777 "$d"; trap 'kill $bg 2>/dev/null; rm -rf "$d"' EXIT
 bg=
 check=$PROPEL_TOP/tests/e2e/vitals-trace-check.py
@@ -139,6 +139,32 @@ if [ "$(grep -c -- '--vitals' "$d/e")" = 1 ] &&
 	pass vitals-trace/missing-tracepoint
 else
 	fail vitals-trace/missing-tracepoint "$(cat "$d/e")"
+fi
+
+# record --vitals: propel is in the collectors' set only to hand CMD its
+# place (parent-only); once CMD is forked, what propel forks (the raw
+# trace's background removal after the session is stored) is not traced:
+# read the kernel's set of traced tgids while CMD sleeps
+if command -v bpftool >/dev/null; then
+	"$PROPEL" record -o "$d/fk.db" --vitals -- \
+		sh -c "echo \$\$ >'$d/fk.pid'; sleep 2" >/dev/null 2>"$d/fk.e" & rp=$!
+	for i in $(seq 100); do [ -s "$d/fk.pid" ] && break; sleep 0.05; done
+	sleep 0.3
+	ids=$(bpftool map list -j | python3 -c 'import json, sys
+print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "tgids"))')
+	keys=$(for id in $ids; do bpftool map dump id "$id" -j; done | python3 -c 'import json, sys
+for doc in sys.stdin.read().replace("][", "]\n[").split("\n"):
+    for e in json.loads(doc) if doc.strip() else []:
+        print(e["formatted"]["key"])')
+	wait $rp
+	sp=$(cat "$d/fk.pid" 2>/dev/null)
+	if [ -n "$sp" ] && grep -qx "$sp" <<<"$keys" && ! grep -qx "$rp" <<<"$keys"; then
+		pass vitals-trace/propel-forks-untraced
+	else
+		fail vitals-trace/propel-forks-untraced "propel $rp, CMD ${sp:-?}, traced tgids: $(echo $keys)"
+	fi
+else
+	fail vitals-trace/propel-forks-untraced "bpftool missing (tests/install-deps.sh installs it)"
 fi
 
 # record --follow --vitals: the peers propeld injects on this host
