@@ -3,7 +3,7 @@
 #   make            build everything into build/
 #   make demo       record the bundled batch system with a fault, open its suspects
 #   make test       run every test; ends with "N passed, N failed, N skipped";
-#                   T=PATTERN some only, J=N suites at a time (default: the
+#                   T=PATTERN some only, J=N cores for the suites (default: the
 #                   number of cores; tests/run.sh)
 #   make bench      benchmarks, each beside the same figure for uftrace/perf
 #   make fmt        clang-format the sources

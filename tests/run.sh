@@ -2,8 +2,8 @@
 # tests/run.sh [-j N] [-n] [PATTERN...] - run every test: unit programs
 # ($O/tests/unit/*, O= the build directory, default build) and end-to-end
 # scripts (tests/e2e/*.sh), optionally only those whose name contains one
-# of the PATTERNs.  `make test` runs it (-j $(J), J= the number of suites
-# at a time; Makefile).  Each test prints lines "PASS name", "FAIL name:
+# of the PATTERNs.  `make test` runs it (-j $(J), J= the cores the suites
+# share; Makefile).  Each test prints lines "PASS name", "FAIL name:
 # why" or "SKIP name: why" (tests/lib.sh helps) and declares how many it
 # prints with lines "CHECKS N" (expect_checks in tests/lib.sh, CHECKS_EXPECT
 # in tests/unit/check.h; several add up).  A test fails closed: one that
@@ -12,19 +12,26 @@
 # status 77 means a feature is missing here (need_bpf, need_root): the
 # declared checks it did not run count as skipped.
 #
-# -j N runs up to N suites at a time (default 1: one after another).  Every
-# suite keeps its names to itself (ports, namespaces, temp and ring
-# directories, tmux sockets, users: tests/lib.sh), so any two can run side
-# by side, except the ones that measure the machine: a suite (a unit
-# test's .c or an e2e script) with the line
+# -j N runs suites side by side on N cores (default 1: one after
+# another).  Every suite keeps its names to itself (ports, namespaces,
+# temp and ring directories, tmux sockets, users: tests/lib.sh), so any
+# two can run side by side, except the ones that measure the machine: a
+# suite (a unit test's .c or an e2e script) with the line
 #     # propel-test: alone
 # (benchmarks, throughput, CPU cost) runs with nothing else running; they
 # go first.  Then the longest suites start first, so that the run ends
 # soon after its longest suite: the time of each suite in the last run
-# ($O/test-logs/.times), else the line
+# ($O/test-logs/.times), else in tests/suite-times (a run's .times kept
+# with the sources, for a fresh clone), else the line
 #     # propel-test: takes N
-# in the suite (about N seconds alone), else by name after those.  The fixtures several suites share are built once, first
-# (tests/build-fixtures.sh).
+# in the suite (about N seconds alone), else by name after those.  A
+# suite's share of a core is its CPU time over its wall time there (1
+# when not known: a suite that mostly waits -- on its servers, sleeps,
+# timeouts -- takes less); suites start while the shares of those
+# running add up to at most N, at most 2N suites at a time (-j 1: one
+# after another; a suite further down the list starts when the next one
+# does not fit and it does).  The fixtures several suites share are built
+# once, first (tests/build-fixtures.sh).
 #
 # -n prints the suites in the order they would start, and runs none.
 #
@@ -86,10 +93,22 @@ marked() { grep -qE "^[[:space:]/*#]*propel-test: $2[[:space:]]*(\*/)?[[:space:]
 # takes NAME: N of the suite's line "# propel-test: takes N", or nothing
 takes() { sed -nE 's/^[[:space:]/*#]*propel-test: takes ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
 # the order: alone first (by name), then the longest first
-declare -A last cpu_of
-if [ -f "$times" ]; then
-	while read -r n s c; do last[$n]=$s cpu_of[$n]=$c; done <"$times"
-fi
+declare -A last cpu_of share
+for f in tests/suite-times "$times"; do
+	[ -f "$f" ] || continue
+	while read -r n s c; do
+		[[ $n == '#'* ]] || last[$n]=$s cpu_of[$n]=$c
+	done <"$f"
+done
+# share NAME: the suite's share of a core, in hundredths (1..100)
+for n in "${names[@]}"; do
+	share[$n]=100
+	if [ -n "${last[$n]:-}" ] && [ -n "${cpu_of[$n]:-}" ] && [ "${last[$n]}" -gt 0 ]; then
+		share[$n]=$((cpu_of[$n] * 100 / last[$n]))
+		[ "${share[$n]}" -gt 100 ] && share[$n]=100
+		[ "${share[$n]}" -lt 1 ] && share[$n]=1
+	fi
+done
 order=$(for n in "${names[@]}"; do
 	if marked "$n" alone; then k=0
 	elif [ -n "${last[$n]:-}" ]; then k=$((1000000 - last[$n]))
@@ -175,6 +194,7 @@ stop_all() {
 	exit 130
 }
 trap stop_all INT TERM
+pending=()
 for n in $order; do
 	if marked "$n" alone; then
 		while [ ${#run_name[@]} -gt 0 ]; do reap; done
@@ -182,8 +202,34 @@ for n in $order; do
 		reap
 		continue
 	fi
-	while [ ${#run_name[@]} -ge "$jobs" ]; do reap; done
-	start "$n"
+	pending+=("$n")
+done
+# at most 2N suites at a time (-j 1: one)
+most=$((jobs > 1 ? 2 * jobs : 1))
+# busy: the shares of the running suites, in hundredths of a core
+busy() {
+	local pid b=0
+	for pid in "${!run_name[@]}"; do b=$((b + share[${run_name[$pid]}])); done
+	echo "$b"
+}
+# the next pending suite that fits beside the running ones (the first
+# when nothing runs), started; status 1 when none fits
+start_next() {
+	local i b
+	[ ${#run_name[@]} -lt "$most" ] || return 1
+	b=$(busy)
+	for i in "${!pending[@]}"; do
+		if [ ${#run_name[@]} -eq 0 ] || [ $((b + share[${pending[$i]}])) -le $((100 * jobs)) ]; then
+			start "${pending[$i]}"
+			unset "pending[$i]"
+			pending=("${pending[@]}")
+			return 0
+		fi
+	done
+	return 1
+}
+while [ ${#pending[@]} -gt 0 ]; do
+	start_next || reap
 done
 while [ ${#run_name[@]} -gt 0 ]; do reap; done
 # (only suites that still exist: a removed one's time goes with it)

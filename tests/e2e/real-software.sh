@@ -186,10 +186,10 @@ nginx_tests() {
 	ratio_ok "${a:-0}" "${u:-0}" 0.8 || :
 	echo "  throughput (judged by make bench): wrk ${secs}s req/s: untraced ${u:-n/a}, attached ${a:-n/a}, ratio $ratio"
 
-	# cycles under load
+	# cycles under load (a load at nice 19: tests/real/servers.sh)
 	cp "$t/nginx/www/blob.bin" "$t/blob.orig"
 	nginx_get blob.bin "$t/blob.before" || fail nginx/serves-before "cannot fetch blob.bin"
-	wrk_bg_start "$t/wrk-cycles" $((cycles * 2 + 60))
+	REAL_LOAD_NICE=19 wrk_bg_start "$t/wrk-cycles" $((cycles * 2 + 60))
 	sleep 0.5
 	local c0 res ok first
 	c0=$(date +%s%N)
@@ -308,7 +308,7 @@ EOF
 	redis-cli -p "$REDIS_PORT" <"$t/keys.cmd" >/dev/null 2>&1
 	redis_read "$t/redis.before"
 	e0=$(redis_info total_error_replies)
-	redis_bench_start "$t/bench-cycles.out"
+	REAL_LOAD_NICE=19 redis_bench_start "$t/bench-cycles.out"
 	sleep 0.5
 	c0=$(date +%s%N)
 	res=$(cycle_loop "$REDIS_PID" "$t/redis-cycles.log")

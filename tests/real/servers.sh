@@ -32,6 +32,14 @@
 #                        same in any window of a second or more) until
 #                        redis_bench_stop; it exits at the first error
 #   redis_bench_errors OUT lines of OUT that report an error
+#   REAL_LOAD_NICE       the nice of the background loads (redis_bench_start,
+#                        wrk_bg_start; default 0).  A check of stability
+#                        under load (the soaks, attach/detach cycles) sets
+#                        19: the load takes every cycle the machine has
+#                        spare, and none from propel or from the suites
+#                        beside it (at 0 the soaks' load generators and
+#                        servers took 3/4 of their CPU).  A throughput
+#                        figure is measured at 0.
 #   now_ns               wall clock, ns
 #
 # NGINX_BIN and REDIS_BIN name the servers' binaries (default /usr/sbin/nginx,
@@ -206,7 +214,7 @@ redis_info() {
 # of the loop; timeout bounds the whole (10 min).  redis-benchmark 7 exits
 # at the first error reply or connection error (and says so in OUT).
 redis_bench_start() {
-	timeout -k 5 600 redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 16 -n 2000 -r 10000 \
+	timeout -k 5 600 nice -n "${REAL_LOAD_NICE:-0}" redis-benchmark -h 127.0.0.1 -p "$REDIS_PORT" -c 16 -n 2000 -r 10000 \
 		-q -l -t set,get,incr,lpush,rpop,hset,mset >"$1" 2>&1 &
 	REDIS_BENCH_PID=$!
 }
@@ -236,7 +244,7 @@ wrk_run() {
 # wrk_bg_start OUT SECS: wrk in the background for at most SECS s;
 # wrk_bg_stop stops it early (SIGINT: wrk still prints its report).
 wrk_bg_start() {
-	timeout -k 5 $(($2 + 30)) wrk -t1 -c16 -d"$2"s --timeout 2s -s "$REAL_DIR/wrk-report.lua" \
+	timeout -k 5 $(($2 + 30)) nice -n "${REAL_LOAD_NICE:-0}" wrk -t1 -c16 -d"$2"s --timeout 2s -s "$REAL_DIR/wrk-report.lua" \
 		"http://127.0.0.1:$NGINX_PORT/index.html" >"$1" 2>&1 &
 	WRK_BG_PID=$!
 }

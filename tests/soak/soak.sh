@@ -82,6 +82,9 @@ cleanup() {
 trap cleanup EXIT
 cur_propel= pd=
 PROPEL_SHM=/dev/shm/propel
+# the loads at nice 19 (tests/real/servers.sh): a round checks the server
+# is unharmed under load, not how much load it takes
+REAL_LOAD_NICE=19
 
 # rand_ms LO HI: a random whole number of ms in [LO, HI]
 rand_ms() { echo $(($1 + RANDOM % ($2 - $1 + 1))); }
@@ -438,7 +441,7 @@ nginx_judge() {
 # round is judged (nginx_load_stop: SIGINT, on which wrk ends and prints
 # its report; a fixed -d of the longest round kept every round waiting for
 # it, ~3 s a round); its errors judged after.  -d 60: a bound, never met.
-nginx_load() { wrk -t1 -c8 -d60 --timeout 2s -s "$REAL_DIR/wrk-report.lua" "http://127.0.0.1:$NGINX_PORT/index.html" >"$t/wrk.out" 2>&1 & wrk_pid=$!; }
+nginx_load() { nice -n "$REAL_LOAD_NICE" wrk -t1 -c8 -d60 --timeout 2s -s "$REAL_DIR/wrk-report.lua" "http://127.0.0.1:$NGINX_PORT/index.html" >"$t/wrk.out" 2>&1 & wrk_pid=$!; }
 nginx_load_stop() { kill -INT "$wrk_pid" 2>/dev/null; wait "$wrk_pid" 2>/dev/null; }
 # the load's harm: error replies (non-2xx) and dropped connections
 # (connect, read, write errors).  wrk's "timeout" is neither: it counts
