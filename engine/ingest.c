@@ -1250,6 +1250,17 @@ int ingest_dir_symbols(struct session *s, const char *dir,
 	return ingest_dir_all(s, dir, NULL, 0, sy, st, cause);
 }
 
+/* PROPEL_DEBUG=store: the ms since the start of storing, per phase */
+#define STORE_T(...)                                                        \
+	do {                                                                \
+		if (propel_log_enabled("store")) {                          \
+			char m_[128];                                       \
+			snprintf(m_, sizeof(m_), __VA_ARGS__);              \
+			propel_log("store", "%.1f ms %s",                   \
+				   (propel_mono_ns() - t_start) / 1e6, m_); \
+		}                                                           \
+	} while (0)
+
 static int ingest_dir_all(struct session *s, const char *dir,
 			  const char *host, int64_t offset_ns,
 			  struct symbols *sy, struct ingest_stats *st,
@@ -1319,11 +1330,14 @@ static int ingest_dir_all(struct session *s, const char *dir,
 		goto out;
 	if (in.nrings)
 		qsort(in.rings, in.nrings, sizeof(*in.rings), ingest_ring_cmp);
+	STORE_T("opened %zu ring(s)", in.nrings);
 	ingest_calibrate(&in);
+	STORE_T("calibrated");
 	fault = ingest_fault_start(in.rings, in.nrings);
 	for (i = 0; !err && i < in.nrings; i++)
 		err = ingest_thread(&in, &in.rings[i], cause);
 	ingest_fault_stop(fault);
+	STORE_T("walked");
 	if (!err && ingest_finish_procs(&in))
 		err = ingest_sql_err(&in, cause);
 	snprintf(buf, sizeof(buf), "%.0f", st->tsc_hz);
@@ -1335,6 +1349,7 @@ static int ingest_dir_all(struct session *s, const char *dir,
 	if (!err) /* every recv with the send that holds its first byte */
 		err = match_session(s, NULL, cause);
 out:
+	STORE_T("matched");
 	chunk_writer_free(in.cw);
 	sqlite3_finalize(in.ins_proc);
 	sqlite3_finalize(in.ins_func);
@@ -1349,11 +1364,13 @@ out:
 		else if (session_exec(s, "COMMIT", cause))
 			err = -EIO;
 	}
+	STORE_T("committed");
 	for (i = 0; i < in.nrings; i++) {
 		munmap((void *)in.rings[i].h, in.rings[i].size);
 		free(in.rings[i].path);
 	}
 	free(in.rings);
+	STORE_T("unmapped");
 	for (i = 0; i < in.nprocs; i++)
 		ingest_proc_free(in.procs[i]);
 	free(in.procs);
