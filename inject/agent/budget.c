@@ -125,7 +125,8 @@ void budget_start(const char *dir, uint32_t flags)
 	 * options) */
 	for (uint32_t i = 0; i < ag_nfuncs; i++)
 		__atomic_and_fetch(&ag_funcs_by_id[i]->flags,
-				   ~(uint32_t)(F_UNTRACED | F_BUDGETED),
+				   ~(uint32_t)(F_UNTRACED | F_BUDGETED |
+					       F_QUIET),
 				   __ATOMIC_RELEASE);
 	/* each thread gets a new ring, its commits counted from 0 */
 	for (struct athread *t = ag_threads; t; t = t->next)
@@ -510,7 +511,7 @@ static int untraceable(const struct ag_func *f)
 	uint32_t fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
 
 	return !(fl & (F_UNTRACED | F_SLOW | F_NOTRACE | F_FOREIGN)) &&
-	       f->intercept == IC_NONE && f->callers;
+	       f->intercept == IC_NONE;
 }
 
 static int cand_cmp(const void *a, const void *b);
@@ -591,17 +592,15 @@ static void thread_decide(uint64_t calls, double dur_ns)
 				map_line("U %u %u", c->owner->id, f->id);
 		sites = patch_untrace(f);
 
-		__atomic_or_fetch(&f->flags, F_UNTRACED | F_BUDGETED,
-				  __ATOMIC_RELEASE);
+		__atomic_or_fetch(&f->flags, F_UNTRACED | F_BUDGETED |
+				  F_QUIET, __ATOMIC_RELEASE);
 		map_line("B %u rate %llu %llu %u %d", f->id,
 			 (unsigned long long)(ag_mono_ns() - cfg.t0),
 			 (unsigned long long)(cands[i].calls * 1e9 / dur_ns),
 			 cands[i].mean_ns, sites);
-		/* calls through an indirect site (or a site that could not
-		 * be restored) still cost: only restored sites count */
-		if (sites > 0)
-			share -= (double)cands[i].calls * BUDGET_CALL_NS /
-				 dur_ns;
+		/* its indirect calls record nothing either (F_QUIET,
+		 * tramp.S LEAN_ENTER ind) */
+		share -= (double)cands[i].calls * BUDGET_CALL_NS / dur_ns;
 	}
 }
 
