@@ -154,6 +154,8 @@ enum {
 			    * sites are not patched (budget.c) */
 	F_BOUNDCHK = 4096, /* the budget looked for a loop in it (budget.c) */
 	F_BOUNDED = 8192,  /* ... and found none: its time is bounded */
+	F_QUIET = 16384,   /* untraced by the budget's dynamic rule: its
+			    * indirect calls record nothing (tramp.S) */
 };
 
 enum ag_intercept {

@@ -3,8 +3,8 @@
  * what matters, and say what was left out.  On by default for `propel
  * attach`; `record` keeps every call unless asked (--budget).
  *
- * Two rules, each on direct call and tail call sites only (an indirect
- * site serves many callees and stays as it is):
+ * Two rules; the static one on direct call and tail call sites only, the
+ * dynamic one on indirect call sites too (F_QUIET, below):
  *
  * Static (LLVM XRay's: functions under -fxray-instruction-threshold=200
  * instructions without loops are not instrumented).  When patch.c makes
@@ -58,14 +58,20 @@
  * trace, judged at the next tick by the same rules: the trace shrinks
  * toward its skeleton while the estimate stays over the budget.  So the
  * budget is a bound the agent works toward, not a guarantee: what is left
- * when (a)-(e) exclude the rest is kept (calls through indirect sites --
- * nginx's phase checkers and filter chains -- are never untraced).  Each
+ * when (a)-(e) exclude the rest is kept.  Each
  * untraced function: each of its direct call and tail call sites gets its
  * original bytes back (patch_untrace: the int3 protocol of any patch, a
  * direct site is one instruction, so no thread can be inside it; a
  * thread already inside the callee returns through the stub, which stays,
  * and its exit is recorded).  Functions the agent interposes (send, recv,
  * fork, exec...) or that a mapping directive names are never untraced.
+ * Its calls through an indirect call site (nginx's phase checkers, filter
+ * chains, variable getters: most of a request's calls) stop recording too:
+ * it gets F_QUIET, which the indirect site's lean enter (tramp.S
+ * LEAN_ENTER ind) looks up by the callee's id and, when set, sends the
+ * stub to call the callee as is, no record, no shadow entry (an indirect
+ * site's lean way only: a callee past its PIC table, an indirect tail call,
+ * takes the generic stub, and is still recorded).
  *
  * Each decision is one map line (share/ring.h), read by engine/ingest-map.c
  * into the session's `untraced` table and shown by `propel replay`:
@@ -125,7 +131,8 @@ void budget_start(const char *dir, uint32_t flags)
 	 * options) */
 	for (uint32_t i = 0; i < ag_nfuncs; i++)
 		__atomic_and_fetch(&ag_funcs_by_id[i]->flags,
-				   ~(uint32_t)(F_UNTRACED | F_BUDGETED),
+				   ~(uint32_t)(F_UNTRACED | F_BUDGETED |
+					       F_QUIET),
 				   __ATOMIC_RELEASE);
 	/* each thread gets a new ring, its commits counted from 0 */
 	for (struct athread *t = ag_threads; t; t = t->next)
@@ -510,7 +517,7 @@ static int untraceable(const struct ag_func *f)
 	uint32_t fl = __atomic_load_n(&f->flags, __ATOMIC_ACQUIRE);
 
 	return !(fl & (F_UNTRACED | F_SLOW | F_NOTRACE | F_FOREIGN)) &&
-	       f->intercept == IC_NONE && f->callers;
+	       f->intercept == IC_NONE;
 }
 
 static int cand_cmp(const void *a, const void *b);
@@ -591,17 +598,15 @@ static void thread_decide(uint64_t calls, double dur_ns)
 				map_line("U %u %u", c->owner->id, f->id);
 		sites = patch_untrace(f);
 
-		__atomic_or_fetch(&f->flags, F_UNTRACED | F_BUDGETED,
-				  __ATOMIC_RELEASE);
+		__atomic_or_fetch(&f->flags, F_UNTRACED | F_BUDGETED |
+				  F_QUIET, __ATOMIC_RELEASE);
 		map_line("B %u rate %llu %llu %u %d", f->id,
 			 (unsigned long long)(ag_mono_ns() - cfg.t0),
 			 (unsigned long long)(cands[i].calls * 1e9 / dur_ns),
 			 cands[i].mean_ns, sites);
-		/* calls through an indirect site (or a site that could not
-		 * be restored) still cost: only restored sites count */
-		if (sites > 0)
-			share -= (double)cands[i].calls * BUDGET_CALL_NS /
-				 dur_ns;
+		/* its indirect calls record nothing either (F_QUIET,
+		 * tramp.S LEAN_ENTER ind) */
+		share -= (double)cands[i].calls * BUDGET_CALL_NS / dur_ns;
 	}
 }
 

@@ -40,6 +40,7 @@
 #define F_SLOW_ASM 8
 #define F_NOCB_ASM 256
 #define F_PURE_ASM 512
+#define F_QUIET_ASM 16384
 
 #define FUNC_TAB_BITS 16 /* ag_func_tab (patch.c): 1 << bits heads */
 

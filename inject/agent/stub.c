@@ -194,7 +194,7 @@ struct fixup {
 enum lean_mark { /* what tramp.S's LMARK K fills in (ends an insn) */
 	LM_TLS,    /* disp32: ag_self's offset from the thread pointer */
 	LM_LIVE,   /* imm64: &ag_live */
-	LM_UNUSED,
+	LM_FUNCS,  /* imm64: &ag_funcs_by_id (the callee's F_QUIET) */
 	LM_SLOW,   /* imm64: ag_leaf_exit_slow */
 };
 
@@ -255,6 +255,7 @@ static size_t lean_rt_copy(uint8_t *p)
 	size_t n = (size_t)(ag_lean_rt_end - ag_lean_rt), nm;
 	uint64_t live = (uint64_t)&ag_live;
 	uint64_t slow = (uint64_t)ag_leaf_exit_slow;
+	uint64_t funcs = (uint64_t)&ag_funcs_by_id;
 	int32_t tls = (int32_t)lean_tls();
 	uint8_t *eh;
 
@@ -273,6 +274,9 @@ static size_t lean_rt_copy(uint8_t *p)
 			break;
 		case LM_SLOW:
 			memcpy(at - 8, &slow, 8);
+			break;
+		case LM_FUNCS:
+			memcpy(at - 8, &funcs, 8);
 			break;
 		}
 	}
@@ -599,11 +603,12 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 		     struct lean_at *at)
 {
 	uint64_t ids = (uint64_t)s->id << 32 | (direct ? s->target->id : 0);
+	static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
 	static const uint8_t restore[] = {
 		0x4c, 0x8b, 0x5c, 0x24, 0x08, /* mov 8(%rsp), %r11 */
 		0x48, 0x8d, 0x64, 0x24, 0x10, /* lea 16(%rsp), %rsp */
 	};
-	uint8_t *jmiss = NULL;
+	uint8_t *jmiss = NULL, *jquiet = NULL;
 
 	if (s->kind == SITE_CALL && direct) {
 		int leaf = stub_leaf(s->target), x = !leaf && sh_exact(s->target);
@@ -665,8 +670,10 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 	emit_row(e, tmp, rows, nrows, 0);
 	emit_jcc_to(e, tmp, 1, at->g);
 	if (s->kind == SITE_CALL) {
-		static const uint8_t call_red[] = { 0xff, 0x54, 0x24, 0xf0 };
-
+		e8(e, 0x0f); /* jc quiet: the budget untraced the callee */
+		e8(e, 0x82);
+		jquiet = e->p;
+		e32(e, 0);
 		memcpy(e->p, call_red, 4); /* call *-16(%rsp) */
 		e->p += 4;
 		emit_fix(e, tmp, 0xe8, fx, nfx, TO_LEAN_EXIT);
@@ -698,6 +705,16 @@ static int lean_emit(struct emit *e, uint8_t *tmp, struct ag_site *s,
 			emit_row(e, tmp, rows, nrows, 0);
 			emit_jcc_to(e, tmp, 0, at->g);
 		}
+	}
+	if (jquiet) {
+		/* quiet: the callee as is, then the final jump back */
+		int32_t d = (int32_t)(e->p - (jquiet + 4));
+
+		memcpy(jquiet, &d, 4);
+		emit_row(e, tmp, rows, nrows, 0);
+		memcpy(e->p, call_red, 4); /* call *-16(%rsp) */
+		e->p += 4;
+		emit_jcc_to(e, tmp, 0, at->on - 1);
 	}
 	return 0;
 }

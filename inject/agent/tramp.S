@@ -587,10 +587,13 @@ ag_tramp_exit:
 	jmp	\back
 .endm
 
-/* back to the stub: ZF = \zf */
+/* back to the stub: ZF = \zf (2: ZF and CF, the callee is untraced) */
 .macro LEAN_RET zf
 	.if \zf
 	cmp	%rsp, %rsp
+	.if \zf == 2
+	stc
+	.endif
 	.else
 	test	%rsp, %rsp
 	.endif
@@ -637,8 +640,10 @@ ag_tramp_exit:
 
 /* exact: the call goes into untraced code that may block (SH_EXACT);
  * pic: r11 is the site, whose table (struct ag_site pic, filled by
- * tramp.S FAST_CALLEE) gives the callee at \slot-8(%rsp), or no lean way */
-.macro LEAN_ENTER slot, exact=0, pic=0
+ * tramp.S FAST_CALLEE) gives the callee at \slot-8(%rsp), or no lean way;
+ * ind: an indirect call, whose callee the budget may have untraced
+ * (F_QUIET: nothing recorded, ZF and CF back, the stub calls it as is) */
+.macro LEAN_ENTER slot, exact=0, pic=0, ind=0
 	LEAN_BEGIN 18f, 19f
 	.if \pic
 	mov	\slot-8(%rsp), %rax		/* the callee */
@@ -648,6 +653,15 @@ ag_tramp_exit:
 	shl	$32, %rsi
 	or	%rdx, %rsi
 	mov	%rsi, %r11			/* ids (the stub restores r11) */
+	.endif
+	.if \ind
+	movabs	$0x7fffffffffffffff, %rax	/* &ag_funcs_by_id */
+	LMARK 2
+	mov	(%rax), %rax
+	mov	%r11d, %edx			/* the callee's id */
+	mov	(%rax,%rdx,8), %rax
+	testl	$F_QUIET_ASM, FUNC_FLAGS(%rax)
+	jnz	15f
 	.endif
 	lea	\slot(%rsp), %rsi		/* this call's slot */
 	mov	AT_DEPTH(%rcx), %eax
@@ -672,6 +686,10 @@ ag_tramp_exit:
 	movl	$0, AT_BUSY(%rcx)
 	LEAN_RET 1
 17:	LEAN_STAMP 16b
+	.if \ind
+15:	movl	$0, AT_BUSY(%rcx)
+	LEAN_RET 2
+	.endif
 18:	movl	$0, AT_BUSY(%rcx)
 19:	LEAN_RET 0
 .endm
@@ -713,11 +731,11 @@ ag_lean_rt:		/* lean_enter: [rsp+8] = the call's slot, r11 = ids */
 	.p2align 4
 ag_lean_rt_enter2:	/* the same, one word more on the stack: [rsp+16] */
 	LROW 0
-	LEAN_ENTER 48
+	LEAN_ENTER 48, 0, 0, 1
 	.p2align 4
 ag_lean_rt_enter_pic:	/* as enter2, r11 = the site, [rsp+8] = the callee */
 	LROW 0
-	LEAN_ENTER 48, 0, 1
+	LEAN_ENTER 48, 0, 1, 1
 
 	.p2align 4
 ag_lean_rt_exit:	/* lean_exit: [rsp] = the slot of the call that returned */

@@ -16,6 +16,11 @@
 #                         the untraced tiny) untraced by the third tier
 #     hot/tail            twist (jmp mix) untraced by its rate: mix's
 #                         tail call site restored with its call sites
+#     hot/indirect        fold (64 calls a request through a function
+#                         pointer only) untraced by its rate, with its
+#                         "untraced after" line
+#     hot/indirect-quiet  ... and its calls no longer recorded (under 32 a
+#                         recorded handle): the indirect site skips it
 #     hot/sender          note (128 calls a request, the most frequent,
 #                         a write to a pipe in 1 call of 8) stays traced,
 #                         its writes in the trace: a function that sends
@@ -47,7 +52,7 @@
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
-expect_checks 18
+expect_checks 20
 need_root || exit 0
 t=$(tmpdir)
 chmod 755 "$t"
@@ -126,6 +131,14 @@ check hot/bounded grepq -E '^#   pid [0-9]+ stamp: [0-9]+ calls/s, [0-9]+ ns mea
 # records nothing inside any more, and goes by its rate (8 a request);
 # with the tail site still patched it would hold mix and stay
 check hot/tail grepq -E '^#   pid [0-9]+ twist: [0-9]+ calls/s, [0-9]+ ns mean: untraced after [0-9.]+ s' "$t/hot.txt"
+# fold, reached only through a function pointer: untraced at its indirect
+# site (F_QUIET), its caller handle still traced; after the decision its
+# calls are no longer recorded: far fewer than handle's 64 a request
+check hot/indirect grepq -E '^#   pid [0-9]+ fold: [0-9]+ calls/s, [0-9]+ ns mean: untraced after [0-9.]+ s' "$t/hot.txt"
+folds=$(grep -c '| *fold();' "$t/hot.txt")
+handles=$(grep -cE '\| *handle\(\) \{' "$t/hot.txt")
+echo "  indirect: $folds calls of fold recorded in $handles of handle"
+check hot/indirect-quiet eval "[ $handles -gt 0 ] && [ $folds -lt $((handles * 32)) ]"
 check hot/sender eval "! grep -qE '^#   pid [0-9]+ note:' '$t/hot.txt' && grep -qE '\\| +note\\(\\) \\{' '$t/hot.txt'"
 echo "  hot: $(cat "$t/hot-restored.txt")"
 check hot/restored test "$restored" = 0
