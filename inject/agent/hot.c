@@ -59,7 +59,8 @@ _Static_assert(offsetof(struct ag_func, addr) == FUNC_ADDR &&
 	       "struct ag_func as tramp.S reads it");
 _Static_assert(F_READY == F_READY_ASM && F_PLT == F_PLT_ASM &&
 		       F_SYSTEM == F_SYSTEM_ASM && F_SLOW == F_SLOW_ASM &&
-		       F_NOCB == F_NOCB_ASM && F_PURE == F_PURE_ASM,
+		       F_NOCB == F_NOCB_ASM && F_PURE == F_PURE_ASM &&
+		       F_QUIET == F_QUIET_ASM,
 	       "flags");
 _Static_assert(PROPEL_REC_ENTRY == PROPEL_REC_ENTRY_ASM &&
 		       PROPEL_REC_EXIT == PROPEL_REC_EXIT_ASM &&
