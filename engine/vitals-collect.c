@@ -478,13 +478,6 @@ int vitals_collect_start(struct session *s,
 	 * kernel has, a crash of the machine at most the last epochs, as for a
 	 * session this command created (engine/session.c) */
 	session_exec(vc->sess, "PRAGMA synchronous=OFF", NULL);
-	/* the rollback journal kept between epochs (its header zeroed at a
-	 * commit), not created and unlinked by every one: an open, an unlink
-	 * and the journal's pages allocated and zeroed again per epoch were
-	 * ~8% of this thread's CPU (perf, bench-vitals figure 2); a crash
-	 * leaves what DELETE would.  Back to DELETE at the stop (no
-	 * journal file left beside the session). */
-	session_exec(vc->sess, "PRAGMA journal_mode=PERSIST", NULL);
 	/* the hard limit, vitals_store_retain keeping below it (not on a
 	 * session that other data already made larger: retention alone) */
 	if (vitals_store_used_bytes(vc->st) < vc->o.budget_bytes / 2)
@@ -545,10 +538,8 @@ fail:
 	vitals_close(vc->v);
 	vitals_sym_free(vc->sym);
 	vitals_store_free(vc->st);
-	if (vc->sess) {
-		session_exec(vc->sess, "PRAGMA journal_mode=DELETE", NULL);
+	if (vc->sess)
 		session_close(vc->sess);
-	}
 	free(vc);
 	return err;
 }
@@ -585,8 +576,6 @@ int vitals_collect_stop(struct vitals_collect *vc,
 	vitals_close(vc->v);
 	vitals_sym_free(vc->sym);
 	vitals_store_free(vc->st);
-	if (vc->sess)
-		session_exec(vc->sess, "PRAGMA journal_mode=DELETE", NULL);
 	session_close(vc->sess);
 	free(vc);
 	return err;

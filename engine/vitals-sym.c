@@ -235,7 +235,7 @@ static int map_cmp(const void *a, const void *b)
 /* Read pid's executable mappings; 0 or -errno. */
 static int pid_read_maps(struct vitals_pid *p)
 {
-	char path[64], line[4608], fbuf[32768];
+	char path[64], line[4608];
 	size_t cap = 0;
 	FILE *f;
 
@@ -244,9 +244,6 @@ static int pid_read_maps(struct vitals_pid *p)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	/* a read per 32 KiB, not per page: each read is a syscall that the
-	 * collector's own programs see too */
-	setvbuf(f, fbuf, _IOFBF, sizeof(fbuf));
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
 		unsigned maj, min;
