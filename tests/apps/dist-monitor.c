@@ -18,15 +18,19 @@ static long beats, lost;
 static size_t got;
 static uint32_t last;
 
-/* One datagram: 1 a heartbeat, 0 stopped by a signal, -1 a STOP. */
-__attribute__((noinline)) static int monitor_beat(int fd)
+/* One datagram: 1 a heartbeat, 0 stopped by a signal (or, with
+ * MSG_DONTWAIT, none queued), -1 a STOP. */
+__attribute__((noinline)) static int monitor_beat(int fd, int flags)
 {
 	static unsigned char buf[sizeof(struct dist_hdr) + DIST_MAX + 1];
 	struct dist_hdr h;
-	ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, NULL, NULL);
+	ssize_t n = recvfrom(fd, buf, sizeof(buf), flags, NULL, NULL);
 
 	if (n < 0 && errno == EINTR)
 		return dist_stop ? 0 : 1;
+	if (n < 0 && (flags & MSG_DONTWAIT) &&
+	    (errno == EAGAIN || errno == EWOULDBLOCK))
+		return 0;
 	if (n < 0)
 		dist_die("recvfrom: %s", strerror(errno));
 	dist_check(buf, (size_t)n, DK_BEAT, 0, DT_REQ);
@@ -59,7 +63,12 @@ int main(int argc, char **argv)
 	printf("dist-monitor: ready %s %d pid %d\n", host, ntohs(sa.sin_port),
 	       (int)getpid());
 	fflush(stdout);
-	while (monitor_beat(fd) > 0 && !dist_stop)
+	while (monitor_beat(fd, 0) > 0 && !dist_stop)
+		;
+	/* stopped by a signal: the heartbeats already queued are counted
+	 * (a loaded machine may deliver the SIGTERM before this process ran
+	 * to read the front end's last ones) */
+	while (dist_stop && monitor_beat(fd, MSG_DONTWAIT) > 0)
 		;
 	printf("dist-monitor: beats %ld recv %zu lost %ld ok\n", beats, got,
 	       lost);

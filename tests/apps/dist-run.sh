@@ -97,8 +97,19 @@ dist_client() {
 dist_stop() {
 	local dir=$1 role pid i bad=0 alive
 	[ -f "$dir/pids" ] || { echo "dist-run: no $dir/pids" >&2; return 2; }
+	# the front end first, and gone before the others are told: what it
+	# sent to the back end, the logger and the monitor is theirs to count
+	# (all at once, a loaded machine could stop the monitor before it
+	# read the front end's last heartbeats)
+	pid=$(awk '$1 == "front" { print $2 }' "$dir/pids")
+	if [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null; then
+		for ((i = 0; i < 200; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.05
+		done
+	fi
 	while read -r role pid; do
-		[ "$role" = child ] && continue # stops with the front end
+		case $role in child | front) continue ;; esac # (the child stops with the front end)
 		kill -TERM "$pid" 2>/dev/null
 	done <"$dir/pids"
 	for ((i = 0; i < 200; i++)); do
