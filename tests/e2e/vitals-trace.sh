@@ -150,11 +150,14 @@ if command -v bpftool >/dev/null; then
 		sh -c "echo \$\$ >'$d/fk.pid'; sleep 2" >/dev/null 2>"$d/fk.e" & rp=$!
 	for i in $(seq 100); do [ -s "$d/fk.pid" ] && break; sleep 0.05; done
 	sleep 0.3
-	ids=$(bpftool map list -j | python3 -c 'import json, sys
-print(" ".join(str(m["id"]) for m in json.load(sys.stdin) if m.get("name") == "tgids"))')
-	keys=$(for id in $ids; do bpftool map dump id "$id" -j; done | python3 -c 'import json, sys
-for doc in sys.stdin.read().replace("][", "]\n[").split("\n"):
-    for e in json.loads(doc) if doc.strip() else []:
+	# propel's own maps (their ids from its descriptors: other suites'
+	# collectors come and go meanwhile), the one named tgids dumped
+	keys=$(for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/$rp/fdinfo/* 2>/dev/null | sort -u); do
+		bpftool map show id "$id" 2>/dev/null | grep -q " name tgids " &&
+			bpftool map dump id "$id" -j 2>/dev/null
+	done | python3 -c 'import json, sys
+for line in sys.stdin.read().replace("][", "]\n[").splitlines():
+    for e in json.loads(line) if line.strip() else []:
         print(e["formatted"]["key"])')
 	wait $rp
 	sp=$(cat "$d/fk.pid" 2>/dev/null)
