@@ -69,6 +69,25 @@ int suspects_score_cut(const struct profile *T, size_t n,
 	return suspects_score_k(T, n, group, N, m, ngroup, kind, 0, cut, out);
 }
 
+/* The distance of units h and i, each pair computed once: profiles_distance
+ * is symmetric to the bit (the same components summed in the same key
+ * order), and every unit's neighbours are all the others, so each pair was
+ * computed twice.  dm: the pairs' distances, -1 until computed (NULL: too
+ * many units for the memory, computed each time). */
+#define SUSPECTS_PAIRS_MAX (8u << 20) /* 64 MB of doubles */
+static double suspects_pair(const struct profile *T, double *dm, size_t h,
+			    size_t i, int kind)
+{
+	size_t a = h < i ? h : i, b = h < i ? i : h, x;
+
+	if (!dm)
+		return profiles_distance(&T[h], &T[i], kind);
+	x = b * (b - 1) / 2 + a;
+	if (dm[x] < 0)
+		dm[x] = profiles_distance(&T[a], &T[b], kind);
+	return dm[x];
+}
+
 static int suspects_score_k(const struct profile *T, size_t n,
 			    const uint32_t *group, const struct profile *N,
 			    size_t m, const uint32_t *ngroup, int kind,
@@ -76,11 +95,16 @@ static int suspects_score_k(const struct profile *T, size_t n,
 			    struct suspects_score *out)
 {
 	struct suspects_nb *nb;
+	double *dm = NULL;
 	size_t h, i, r;
 
 	nb = malloc((n + 1) * sizeof(*nb));
 	if (!nb)
 		return -ENOMEM;
+	if (n >= 2 && n * (n - 1) / 2 <= SUSPECTS_PAIRS_MAX &&
+	    (dm = malloc(n * (n - 1) / 2 * sizeof(*dm))))
+		for (i = 0; i < n * (n - 1) / 2; i++)
+			dm[i] = -1;
 	for (h = 0; h < n; h++) {
 		size_t c = 0, g = 0, k = kfix;
 		int kin = 0; /* a reference of h's kind exists */
@@ -97,7 +121,7 @@ static int suspects_score_k(const struct profile *T, size_t n,
 				continue; /* no one's neighbour */
 			g++;
 			if (i != h) {
-				nb[c].d = profiles_distance(&T[h], &T[i], kind);
+				nb[c].d = suspects_pair(T, dm, h, i, kind);
 				nb[c++].i = i;
 			}
 		}
@@ -127,6 +151,7 @@ static int suspects_score_k(const struct profile *T, size_t n,
 		}
 	}
 	free(nb);
+	free(dm);
 	/* ranks: the complete units first; by score, descending; ties by
 	 * index */
 	for (h = 0; h < n; h++) {
