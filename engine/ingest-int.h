@@ -142,12 +142,6 @@ struct ingest_walk {
 	int saw_call;
 	uint64_t exec_n; /* index (1-based) of the latest EXEC record, 0 none */
 	uint32_t first_entry_site; /* PROPEL_SITE_NONE unless first call is an entry */
-	/* the site of the first call made at the lowest depth so far from a
-	 * traced function (PROPEL_SITE_NONE: none yet): the outermost visible
-	 * frame's caller when the first call's site names none (an attach
-	 * that found the thread inside an interposed read, called from code
-	 * whose frames were on the stack, not in the trace) */
-	uint32_t min_site;
 	struct ingest_lost {
 		uint32_t func, site;
 	} *lost;

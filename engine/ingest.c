@@ -526,16 +526,6 @@ static int32_t ingest_lost_depth(uint32_t a, uint32_t b)
 	return d > (int64_t)a || -d > (int64_t)a ? 0 : (int32_t)d;
 }
 
-/* A call made at the lowest depth so far (w->min_site). */
-static inline void ingest_min_call(struct ingest_walk *w, uint32_t b)
-{
-	const struct ingest_proc *p = w->p;
-
-	if (w->d == w->min && w->min_site == PROPEL_SITE_NONE &&
-	    b < p->nsite && p->site_func[b] >= 0)
-		w->min_site = b;
-}
-
 static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			uint32_t a, uint32_t b, const uint64_t *arg, int narg)
 {
@@ -553,7 +543,6 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			if (!w->saw_call)
 				w->first_entry_site = b;
 			w->saw_call = 1;
-			ingest_min_call(w, b);
 			w->d++;
 		} else if (type == PROPEL_REC_EXIT) {
 			w->saw_call = 1;
@@ -561,7 +550,6 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 				struct ingest_lost *nl;
 
 				w->min = w->d;
-				w->min_site = PROPEL_SITE_NONE;
 				if (w->nlost == w->caplost) {
 					size_t nc = w->caplost ? 2 * w->caplost : 16;
 
@@ -583,16 +571,12 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			if (ingest_lost_depth(a, b) != (int32_t)b)
 				w->in->st->unknown_records++;
 			w->d += ingest_lost_depth(a, b);
-			if (w->d < w->min) {
+			if (w->d < w->min)
 				w->min = w->d;
-				w->min_site = PROPEL_SITE_NONE;
-			}
 		} else if (type == PROPEL_REC_SWITCH) {
 			w->d += (int32_t)b;
-			if (w->d < w->min) {
+			if (w->d < w->min)
 				w->min = w->d;
-				w->min_site = PROPEL_SITE_NONE;
-			}
 		} else if (type == PROPEL_REC_PROCESS_EXIT) {
 			p->has_exit_rec = 1;
 			p->exit_rec_status = (int32_t)a;
@@ -684,8 +668,6 @@ ingest_call(struct ingest_walk *w, unsigned type, uint64_t tsc, uint32_t a,
 		if (type != PROPEL_REC_EXIT && !w->saw_call)
 			w->first_entry_site = b;
 		w->saw_call = 1;
-		if (type != PROPEL_REC_EXIT)
-			ingest_min_call(w, b);
 		w->d += type == PROPEL_REC_ENTRY ? 1
 			: type == PROPEL_REC_EXIT ? -1 : 0;
 	}
@@ -950,8 +932,7 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 {
 	const struct propel_ring_hdr *h = r->h;
 	struct ingest_walk w = { .in = in, .r = r, .p = r->proc, .pass = 1,
-				 .first_entry_site = PROPEL_SITE_NONE,
-				 .min_site = PROPEL_SITE_NONE };
+				 .first_entry_site = PROPEL_SITE_NONE };
 	struct ingest_proc *p = r->proc;
 	sqlite3_stmt *st = in->ins_thread;
 	int64_t parent = 0, shift;
@@ -982,10 +963,6 @@ static int ingest_thread(struct ingest *in, struct ingest_ring *r, char **cause)
 			 (w.n == w.exec_n + 1 && w.last_type == PROPEL_REC_ENTRY)))
 		p->execd = 1;
 	psite = w.nlost ? w.lost[w.nlost - 1].site : w.first_entry_site;
-	/* the outermost call's site names no traced caller: a later call at
-	 * that depth may (they share the open frame above them) */
-	if (!(psite < p->nsite && p->site_func[psite] >= 0))
-		psite = w.min_site;
 	if (psite < p->nsite && p->site_func[psite] >= 0)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
 	shift = -w.min + (parent ? 1 : 0);

@@ -688,55 +688,6 @@ static long long rss_of(const void *p)
 }
 
 /*
- * An attach that found the thread inside an interposed call (a read the
- * injection interrupted: its site names no traced caller) and whose
- * callers' frames were on the stack, not in the trace: main's frame is
- * rebuilt from the next call made at that depth (mid, from main's site),
- * so the read and everything after it sit under main, as in a thread
- * found inside mid (ingest-parent-rebuilt).  Before, the thread had no
- * outer frame: every later call was a root of its own, and a process
- * attached in mid-request compared unlike one attached while idle
- * (tests/e2e/condor.sh perbatch/process ranked the startd first).
- */
-static void check_parent_later(void)
-{
-	char dir[300], db[300], *cause = NULL;
-	struct ingest_stats st;
-	struct session *s;
-	struct tw w;
-	int err;
-
-	snprintf(dir, sizeof(dir), "%s/later", tmp);
-	snprintf(db, sizeof(db), "%s/later.db", tmp);
-	mkdir(dir, 0755);
-	map_c(dir, 6200, 1, "pl", &c0, 0);
-	tw_open(&w, dir, 6200, "pl", 6200, 16, 64);
-	tw_put(&w, PROPEL_REC_ENTRY, 3, PROPEL_SITE_NONE);
-	tw_put(&w, PROPEL_REC_EXIT, 3, PROPEL_SITE_NONE);
-	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
-	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
-	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
-	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
-	tw_close(&w);
-	err = session_open(db, SESSION_CREATE, &s, &cause);
-	if (!err)
-		err = ingest_dir(s, dir, &st, &cause);
-	if (err) {
-		check(0, "ingest-parent-later", "err %d: %s", err,
-		      cause ? cause : "");
-		free(cause);
-		return;
-	}
-	CHECK_Q("ingest-parent-later",
-		"1|0|main|1;1|1|printf|NULL;2|1|printf|0;1|1|mid|NULL;"
-		"1|2|leaf|NULL;2|2|leaf|0;2|1|mid|0;", s,
-		"SELECT e.kind, e.depth, f.name, e.arg0 FROM events e LEFT JOIN"
-		" functions f ON f.id = e.func WHERE e.tid = 6200 ORDER BY e.id");
-	q_close(s);
-	free(cause);
-}
-
-/*
  * A ring file past INGEST_FAULT_MIN is mapped without MAP_POPULATE: the
  * ingest still reads every record.  Its spool's pages are made ahead of
  * the walk by engine/ingest-fault.c: the thread alone maps the whole
@@ -824,7 +775,7 @@ static void check_mapped_ahead(void)
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 56\n");
+	printf("CHECKS 55\n");
 	fflush(stdout);
 	char dir[300], db[300], *cause = NULL;
 	struct ingest_stats st;
@@ -886,7 +837,6 @@ int main(int argc, char **argv)
 	check_short_names();
 	check_walked_again();
 	check_mapped_ahead();
-	check_parent_later();
 
 	/* a missing directory is an error with a cause */
 	{
