@@ -285,7 +285,10 @@ fi
 
 start_vitals() { # [extra args]
 	rm -f "$d/v.db"
-	"$PROPEL" vitals record -o "$d/v.db" --duration $(( LONG > 480 ? LONG + 120 : 600 )) --epoch 1 "$@" 2>"$d/v.err" &
+	# emptied here, not by the child's redirection: a loop that ran before
+	# the child truncated it read the last collector's readiness line
+	: >"$d/v.err"
+	"$PROPEL" vitals record -o "$d/v.db" --duration $(( LONG > 480 ? LONG + 120 : 600 )) --epoch 1 "$@" 2>>"$d/v.err" &
 	vpid=$!
 	# its readiness line (programs loaded and attached), as long as it
 	# runs: the load is the BPF verifier's CPU (~0.5 s here), which a
@@ -298,7 +301,7 @@ start_vitals() { # [extra args]
 		sleep 0.1
 	done
 	grep -q "^propel: vitals via" "$d/v.err" ||
-		oops "vitals record did not start ($(kill -0 $vpid 2>/dev/null && echo "still loading after 300 s" || echo exited)): $(grep -v '^propel: vitals: prog' "$d/v.err" | head -2 | tr '\n' ' ')"
+		oops "vitals record did not start ($(kill -0 $vpid 2>/dev/null && echo "still loading after $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }') s" || echo exited)): $(grep -v '^propel: vitals: prog' "$d/v.err" | head -2 | tr '\n' ' ')"
 	awk -v a="$t0" -v b="$EPOCHREALTIME" -v l="$(load)" 'BEGIN { if (b - a > 10) printf "  (the collector took %.0f s to start, load %s)\n", b - a, l }'
 	sleep 0.5
 }
