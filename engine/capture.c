@@ -241,15 +241,12 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	}
 	if (!err)
 		err = ingest_write_meta(s, argc, argv);
-	if (propel_log_enabled("store"))
-		propel_log("store", "meta written");
+	pr_log("store", "meta written");
 	session_close(s);
-	if (propel_log_enabled("store"))
-		propel_log("store", "closed");
+	pr_log("store", "closed");
 	symbols_free(c->sy);
 	c->sy = NULL;
-	if (propel_log_enabled("store"))
-		propel_log("store", "symbols freed");
+	pr_log("store", "symbols freed");
 	if (err) {
 		propel_cause(cause, err, "cannot store the session");
 		goto fail;
@@ -262,8 +259,7 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	for (i = 0; i < nhosts; i++)
 		capture_remove_dir(hosts[i].dir);
 	capture_remove_dir_later(c->dir);
-	if (propel_log_enabled("store"))
-		propel_log("store", "renamed, removal started");
+	pr_log("store", "renamed, removal started");
 	free(c->tmp);
 	free(c->db);
 	c->tmp = c->db = NULL;

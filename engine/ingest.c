@@ -1228,15 +1228,9 @@ int ingest_dir_symbols(struct session *s, const char *dir,
 }
 
 /* PROPEL_DEBUG=store: the ms since the start of storing, per phase */
-#define STORE_T(...)                                                        \
-	do {                                                                \
-		if (propel_log_enabled("store")) {                          \
-			char m_[128];                                       \
-			snprintf(m_, sizeof(m_), __VA_ARGS__);              \
-			propel_log("store", "%.1f ms %s",                   \
-				   (propel_mono_ns() - t_start) / 1e6, m_); \
-		}                                                           \
-	} while (0)
+#define STORE_T(fmt, ...)                                                  \
+	pr_log("store", "%.1f ms " fmt, (propel_mono_ns() - t_start) / 1e6, \
+	       ##__VA_ARGS__)
 
 static int ingest_dir_all(struct session *s, const char *dir,
 			  const char *host, int64_t offset_ns,

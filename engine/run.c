@@ -872,18 +872,17 @@ int run_stop(struct run *r)
 		/* after the detach: the calls the trace saw end have their
 		 * spans */
 		vitals_trace_stop(r->vt);
-		if (propel_log_enabled("store"))
-			propel_log("store", "stop: traced ended");
+		pr_log("store", "stop: traced ended");
 		if (r->dr) {
 			drain_stop(r->dr, &dst);
 			drain_report(o->verb, &dst);
 		}
-		propel_log("store", "stop: drained");
+		pr_log("store", "stop: drained");
 		r->cap.sy = ingest_warm_stop(r->warm);
 		r->warm = NULL;
-		propel_log("store", "stop: warmed");
+		pr_log("store", "stop: warmed");
 		err = capture_end(&r->cap, o->argc, o->argv, &cause);
-		propel_log("store", "stop: stored");
+		pr_log("store", "stop: stored");
 	}
 	if (r->fl)
 		vitals_trace_stop(r->vt); /* after the peers are detached */

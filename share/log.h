@@ -34,11 +34,13 @@ void propel_log(const char *domain, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int propel_log_enabled(const char *domain);
 
-#define pr_dbg(fmt, ...)                                                   \
+/* A line of domain's debug log, formatted only when it is on. */
+#define pr_log(domain, fmt, ...)                                           \
 	do {                                                               \
-		if (propel_log_enabled(PR_DOMAIN))                         \
-			propel_log(PR_DOMAIN, fmt, ##__VA_ARGS__);         \
+		if (propel_log_enabled(domain))                            \
+			propel_log(domain, fmt, ##__VA_ARGS__);            \
 	} while (0)
+#define pr_dbg(fmt, ...) pr_log(PR_DOMAIN, fmt, ##__VA_ARGS__)
 
 /* Program name used in messages ("propel", "propeld"). */
 extern const char *propel_progname;
