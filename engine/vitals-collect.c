@@ -478,9 +478,13 @@ int vitals_collect_start(struct session *s,
 	 * kernel has, a crash of the machine at most the last epochs, as for a
 	 * session this command created (engine/session.c) */
 	session_exec(vc->sess, "PRAGMA synchronous=OFF", NULL);
-	/* the hard limit, vitals_store_retain keeping below it (not on a
-	 * session that other data already made larger: retention alone) */
-	if (vitals_store_used_bytes(vc->st) < vc->o.budget_bytes / 2)
+	/* the hard limit, vitals_store_retain keeping below it.  It binds
+	 * this connection only (a trace written beside is not limited); not
+	 * on a session that other data already made larger, where every
+	 * write would fail: retention alone there.  (The vitals schema alone
+	 * is 30-32 pages: a test against half the budget left a 256 KiB
+	 * file unlimited whenever it was 32, and it grew to 344 KiB.) */
+	if (vitals_store_used_bytes(vc->st) < vc->o.budget_bytes)
 		vitals_store_limit(vc->st, vc->o.budget_bytes);
 	vc->sym = vitals_sym_new();
 	if (!vc->sym) {
