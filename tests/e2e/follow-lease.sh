@@ -82,7 +82,9 @@ touch "$t/killed"
 # keeper ends with propeld), while the client still runs
 m=$(ls "$sdir"/"$cpid".*.map 2>/dev/null | head -1) off=
 for ((i = 0; i < 60; i++)); do
-	[ -n "$m" ] && grep -q '^X ' "$m" && { off=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f", b - a }'); break; }
+	# (when the agent wrote it: the file's time, not when this loop,
+	# slowed by a loaded machine, saw it)
+	[ -n "$m" ] && grep -q '^X ' "$m" && { off=$(awk -v a="$t0" -v b="$(stat -c %.9Y "$m")" 'BEGIN { printf "%.2f", b - a }'); break; }
 	sleep 0.05
 done
 if [ -z "$m" ]; then fail agent-off "the client's map file not found in ${sdir:-(no directory)}"
