@@ -167,17 +167,25 @@ static void on_sample(void *arg, const struct vitals_sample *s)
 static const struct vitals_sink_ops vitals_collect_ops;
 
 /*
- * Symbolize what arrived since the last call, for at most budget_ms.
+ * Symbolize what arrived since the last call, for at most budget_ms of
+ * this thread's CPU (and ten times that on the clock).
  * libdw is slow on a machine that runs many programs (a Dwfl per process,
  * every ELF file of a browser), so the kernel's ring is drained between
  * every few samples (it never waits for libdw), and the time is bounded
  * (epochs end on time).  With `all`, what is left when the time is up gets
- * its kernel stack named (cheap) and its user stack as addresses.
+ * its kernel stack named (cheap) and its user stack as addresses.  The
+ * budget is CPU time: what it bounds is the collector's own work; on a
+ * loaded machine a first file's symbols read from a cold disk, or the
+ * thread waiting for a CPU, took the whole 100 ms of the clock and left
+ * a new program's stacks as addresses for good (tui-vitals-stack, in
+ * fresh-clone test runs).
  */
 static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 			   int all)
 {
-	uint64_t end = propel_mono_ns() + budget_ms * 1000000ull;
+	uint64_t cpu_end = propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) +
+			   budget_ms * 1000000ull;
+	uint64_t end = propel_mono_ns() + budget_ms * 10000000ull;
 	int late = 0;
 
 	for (; vc->nsym < vc->npend; vc->nsym++) {
@@ -185,7 +193,8 @@ static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 
 		if (vc->nsym % 16 == 0) {
 			vitals_drain(vc->v, &vitals_collect_ops, vc);
-			if (propel_mono_ns() >= end) {
+			if (propel_mono_ns() >= end ||
+			    propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) >= cpu_end) {
 				if (!all)
 					return;
 				late = 1;
