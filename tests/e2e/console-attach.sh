@@ -279,10 +279,15 @@ done
 tui_start 80 24 "cd $d/empty && $PROPEL"
 tui_wait_for "PID USER" 3
 tui_keys / ; tui_keys "sleep $secs" Enter
-sleep 1.3
+# (until the list shows it, then until the attach answers: fixed sleeps
+# of 1.3 and 0.5 s were too short on a loaded machine)
+tui_wait_for "sleep $secs" 10
 tui_keys End
 tui_keys a
-sleep 0.5
+for _ in $(seq 100); do
+	tui_message | grepq "attach $tr" && break
+	sleep 0.1
+done
 m=$(tui_message)
 if grepq "attach $tr: already traced by pid $sp" <<<"$m" && tui_screen | grepq "CPU%  OFF%  SYS/s WAITING      COMMAND" &&
    tui_keys q && tui_wait_for "EXITED 0" 3; then
