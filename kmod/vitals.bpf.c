@@ -13,7 +13,9 @@
  *   sched    sched_switch (switch-in of a task that was runnable)
  *            label: priority; weight: us since it was queued (the
  *            kernel's sched_info.last_queued, by the run queue's clock)
- *   block    sched_wakeup of a task that slept in TASK_UNINTERRUPTIBLE
+ *   block    sched_switch too: the switch-in of a task that slept in
+ *            TASK_UNINTERRUPTIBLE (from its switch-out to its wakeup, the
+ *            kernel's sched_info.last_queued: no program on every wakeup)
  *            label: priority; weight: us asleep
  *   blkio    block_rq_issue           label: pid, dev; weight: sectors
  *            block_rq_complete adds the device latency to the process
@@ -69,6 +71,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile __u32 self_tgid = 0;
 const volatile __u64 sched_min_ns = 50000; /* delay-qualifying threshold */
+/* sched_switch carries two vitals; each may be off alone (--disable) */
+const volatile __u32 sched_off = 0;
+const volatile __u32 block_off = 0;
 /* Beside a trace (engine/vitals-trace.c): count only the processes of
  * `tgids`, the off-CPU tracer's map (kmod/offcpu.bpf.c, value 1 = traced),
  * which the loader shares with this object.  Off: no lookup at all. */
@@ -887,8 +892,18 @@ int vitals_l2miss(struct bpf_perf_event_data *ctx)
  * the kernel's own (sched_info.last_queued, set when the task was queued on
  * this run queue: at its wakeup, or when it was preempted; the run queue's
  * clock was read by __schedule just before), and per-thread storage is
- * touched only for a task going into uninterruptible sleep or one with a
- * parked sample.  A wait that a migration split counts its last part.
+ * touched only for a task going into uninterruptible sleep, one coming
+ * back from it, or one with a parked sample.  A wait that a migration
+ * split counts its last part.
+ *
+ * Block: a task switched out in TASK_UNINTERRUPTIBLE (not NOLOAD: an idle
+ * kernel thread) is stamped with its run queue's clock; at its next
+ * switch-in its sleep ended when it was queued (last_queued, the same
+ * clock), so the sleep is known without a program on every wakeup -- the
+ * kernel's sched_contributes_to_load bit, set at that switch-out, says
+ * which switch-ins to look at.  (A wakeup on one CPU and a migration to
+ * another before it ran moves last_queued to the migration: the sleep
+ * then includes the first part of its run-queue wait.)
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
@@ -901,12 +916,12 @@ int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	if (prev->pid) {
 		if (nparked)
 			unpark(ctx, prev);
-		if ((prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
+		if (!block_off && (prev_state & 2 /* TASK_UNINTERRUPTIBLE */) &&
 		    !(prev_state & 0x400 /* TASK_NOLOAD: idle */)) {
 			sp = bpf_task_storage_get(&tstates, prev, 0,
 						  BPF_LOCAL_STORAGE_GET_F_CREATE);
 			if (sp) {
-				sp->ts = bpf_ktime_get_ns();
+				sp->ts = prev->se.cfs_rq->rq->clock;
 				sp->kind = TS_BLOCKED;
 			}
 		}
@@ -916,30 +931,23 @@ int BPF_PROG(vitals_sched_switch, bool preempt, struct task_struct *prev,
 	since = next->sched_info.last_queued;
 	if (!since)
 		return 0;
+	if (!block_off &&
+	    BPF_CORE_READ_BITFIELD(next, sched_contributes_to_load)) {
+		sp = bpf_task_storage_get(&tstates, next, 0, 0);
+		if (sp && sp->kind == TS_BLOCKED) {
+			sp->kind = 0;
+			if (since > sp->ts && since - sp->ts >= sched_min_ns)
+				event_task(VITALS_BLOCK, next,
+					   (since - sp->ts) / 1000, next->prio,
+					   0);
+		}
+	}
+	if (sched_off)
+		return 0;
 	now = next->se.cfs_rq->rq->clock;
 	if (now > since && now - since >= sched_min_ns)
 		event_task(VITALS_SCHED, next, (now - since) / 1000,
 			   next->prio, 0);
-	return 0;
-}
-
-/* The end of an uninterruptible sleep (the kernel marks the task that
- * slept so: sched_contributes_to_load); other wake-ups cost two loads. */
-SEC("tp_btf/sched_wakeup")
-int BPF_PROG(vitals_sched_wakeup, struct task_struct *t)
-{
-	__u64 now;
-	struct tstate *sp;
-
-	if (!t->pid || !BPF_CORE_READ_BITFIELD(t, sched_contributes_to_load))
-		return 0;
-	sp = bpf_task_storage_get(&tstates, t, 0, 0);
-	if (!sp || sp->kind != TS_BLOCKED)
-		return 0;
-	sp->kind = 0;
-	now = bpf_ktime_get_ns();
-	if (now - sp->ts >= sched_min_ns)
-		event_task(VITALS_BLOCK, t, (now - sp->ts) / 1000, t->prio, 0);
 	return 0;
 }
 

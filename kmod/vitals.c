@@ -451,7 +451,6 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 #define TP(p, name, vit)                                                      \
 	tps[ntps++] = (struct tpdef){ skel->progs.p, name, vit }
 	TP(vitals_sched_switch, "sched_switch", VITALS_SCHED);
-	TP(vitals_sched_wakeup, "sched_wakeup", VITALS_BLOCK);
 	TP(vitals_block_rq_issue, "block_rq_issue", VITALS_BLKIO);
 	TP(vitals_block_rq_complete, "block_rq_complete", VITALS_BLKIO);
 	TP(vitals_mm_page_alloc, "mm_page_alloc", VITALS_KMEM);
@@ -493,13 +492,24 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 			bpf_program__set_autoload(tps[i].prog, false);
 		}
 	}
+	/* sched_switch carries sched and block: loaded while either is on
+	 * (block has no program of its own; a kernel without sched_switch
+	 * turned both off above) */
+	if (v->o.disable && name_in_list(v->o.disable, "block"))
+		vitals_off(v, VITALS_BLOCK, VITALS_OFF, "disabled by --disable");
+	skel->rodata->sched_off = v->state[VITALS_SCHED] == VITALS_OFF;
+	skel->rodata->block_off = v->state[VITALS_BLOCK] == VITALS_OFF;
+	bpf_program__set_autoload(skel->progs.vitals_sched_switch,
+				  !skel->rodata->sched_off ||
+					  !skel->rodata->block_off);
 	if (!tp_exists(btf, "sched_process_exec") ||
 	    !bpf_program__autoload(skel->progs.vitals_sched_switch))
 		bpf_program__set_autoload(skel->progs.vitals_exec, false);
 	btf__free(btf);
 	/* A vital needs all of its programs (lock: begin and end). */
 	for (i = 0; i < ntps; i++)
-		if (v->state[tps[i].vital] == VITALS_OFF)
+		if (v->state[tps[i].vital] == VITALS_OFF &&
+		    tps[i].prog != skel->progs.vitals_sched_switch)
 			bpf_program__set_autoload(tps[i].prog, false);
 	if (fentry) {
 		if (v->o.disable && name_in_list(v->o.disable, "syscall")) {
@@ -559,6 +569,10 @@ static int vitals_open_bpf_try(struct vitals *v, int use_fentry,
 					    tps[i].tp, strerror(errno));
 		}
 		if (!l) {
+			if (tps[i].prog == skel->progs.vitals_sched_switch)
+				vitals_off(v, VITALS_BLOCK, VITALS_OFF,
+					   "attaching %s: %s", tps[i].tp,
+					   strerror(errno));
 			vitals_off(v, vit, VITALS_OFF, "attaching %s: %s",
 				   tps[i].tp, strerror(errno));
 			continue;

@@ -3,10 +3,12 @@
 # vitals-load.c) under `propel vitals record`: each shows up in its vital,
 # under its own pid, with a plausible stack; the busy-loop rule flags the
 # spinners (3 of them on 2 cores, so they also wait to run) and the
-# blocking rule flags the fsync writer or the lock contenders.
+# blocking rule flags the fsync writer or the lock contenders.  Then
+# block alone, with sched off (--disable sched): sched_switch carries both,
+# so the fsync writer's sleeps are still counted, and no wait to run is.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 29
+expect_checks 30
 need_bpf vitals-workloads
 d=$(tmpdir); trap 'rm -rf "$d"' EXIT
 gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
@@ -106,3 +108,19 @@ lat = db.execute("SELECT sum(aux) FROM vitals_values WHERE vital = 'blkio' AND p
                  (pids["fsync"],)).fetchone()[0] or 0
 ok("vitals-fsync-blkio-latency", lat > 0, "no device latency for the fsync writer's requests")
 PY
+
+# phase 3: block without sched (one program carries both)
+"$PROPEL" vitals record -o "$d/blk.db" --duration 3 --epoch 1 --disable sched 2>"$d/blk.err" &
+rec=$!
+wait_vitals "$d/blk.err" $rec
+"$L" fsync 2 "$d" & fp=$!
+wait $fp
+wait $rec || fail vitals-block-without-sched "exit $?: $(cat "$d/blk.err")"
+read -r nblk nsched <<<"$(sqlite3 -separator ' ' "$d/blk.db" \
+	"SELECT (SELECT coalesce(sum(value), 0) FROM vitals_values WHERE vital = 'block' AND pid = $fp),
+	        (SELECT count(*) FROM vitals_values WHERE vital = 'sched')")"
+if [ "${nblk:-0}" -ge 1000 ] 2>/dev/null && [ "${nsched:-1}" = 0 ]; then
+	pass vitals-block-without-sched
+else
+	fail vitals-block-without-sched "block of the fsync writer ${nblk:-?} us (want >= 1000), sched rows ${nsched:-?} (want 0)"
+fi
