@@ -399,47 +399,6 @@ static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
 	return d;
 }
 
-/*
- * A file:line answer of kind for addr from m's memo: 1 (0 with *file and
- * *line set, or -ENOENT, in *err) or 0 (not known: ask libdw).
- */
-static int symbols_memo_line(struct symbols_mod *m, int kind, uint64_t addr,
-			     const char **file, int *line, int *err)
-{
-	struct symcache *c = symbols_memo(m);
-	const char *s = NULL;
-	int ln = 0;
-
-	switch (symcache_get(c, addr - m->bias, kind, &s, &ln)) {
-	case 1:
-		*file = s;
-		*line = ln;
-		*err = 0;
-		return 1;
-	case 0:
-		*err = -ENOENT;
-		return 1;
-	}
-	return 0;
-}
-
-/* Remember libdw's file:line answer (err 0 or -ENOENT); *file then points
- * into the memo, which lives as long as m. */
-static int symbols_memo_line_put(struct symbols_mod *m, int kind,
-				 uint64_t addr, const char **file, int *line,
-				 int err)
-{
-	const char *s;
-
-	if (err && err != -ENOENT)
-		return err;
-	s = symcache_put(m->memo, addr - m->bias, kind, !err,
-			 err ? NULL : *file, err ? 0 : *line);
-	if (s)
-		*file = s;
-	return err;
-}
-
 static int symbols_srcline_uncached(struct symbols_mod *m, uint64_t addr,
 				    const char **file, int *line)
 {
@@ -471,17 +430,46 @@ static int symbols_decl_of(Dwarf_Die *sub, const char **file, int *line)
 	return 0;
 }
 
-int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
-		    int *line)
+/*
+ * A file:line answer (kind SYMCACHE_SRC or _DECL) for addr: from m's memo,
+ * else from lookup (libdw), remembered.  *file points into the memo, which
+ * lives as long as m.  0 or -ENOENT.
+ */
+static int symbols_line(struct symbols_mod *m, int kind, uint64_t addr,
+			const char **file, int *line,
+			int (*lookup)(struct symbols_mod *, uint64_t,
+				      const char **, int *))
 {
-	int err;
+	struct symcache *c;
+	const char *s = NULL;
+	int ln = 0, err;
 
 	if (!m || !m->mod)
 		return -ENOENT;
-	if (symbols_memo_line(m, SYMCACHE_SRC, addr, file, line, &err))
+	c = symbols_memo(m);
+	switch (symcache_get(c, addr - m->bias, kind, &s, &ln)) {
+	case 1:
+		*file = s;
+		*line = ln;
+		return 0;
+	case 0:
+		return -ENOENT;
+	}
+	err = lookup(m, addr, file, line);
+	if (err && err != -ENOENT)
 		return err;
-	err = symbols_srcline_uncached(m, addr, file, line);
-	return symbols_memo_line_put(m, SYMCACHE_SRC, addr, file, line, err);
+	s = symcache_put(c, addr - m->bias, kind, !err, err ? NULL : *file,
+			 err ? 0 : *line);
+	if (s)
+		*file = s;
+	return err;
+}
+
+int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
+		    int *line)
+{
+	return symbols_line(m, SYMCACHE_SRC, addr, file, line,
+			    symbols_srcline_uncached);
 }
 
 static int symbols_decl_uncached(struct symbols_mod *m, uint64_t addr,
@@ -513,14 +501,8 @@ static int symbols_decl_uncached(struct symbols_mod *m, uint64_t addr,
 int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 		 int *line)
 {
-	int err;
-
-	if (!m || !m->mod)
-		return -ENOENT;
-	if (symbols_memo_line(m, SYMCACHE_DECL, addr, file, line, &err))
-		return err;
-	err = symbols_decl_uncached(m, addr, file, line);
-	return symbols_memo_line_put(m, SYMCACHE_DECL, addr, file, line, err);
+	return symbols_line(m, SYMCACHE_DECL, addr, file, line,
+			    symbols_decl_uncached);
 }
 
 int symbols_comp_dirs(const char *path, char ***dirs, size_t *n)

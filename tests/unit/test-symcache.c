@@ -26,7 +26,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,17 +38,6 @@
 #define BIAS 0x555555554000ull
 
 static char dir[256], cache[300];
-
-static int sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
 
 /* The program: three functions, one called through the other. */
 static int build(const char *out, const char *fname, int pad,
@@ -71,7 +59,7 @@ static int build(const char *out, const char *fname, int pad,
 		   "int main(int argc, char **argv)\n"
 		   "{ return (int)beta(argc, argv[0]); }\n", fname, fname);
 	fclose(f);
-	return sh("gcc -g -O0 %s -o %s %s", extra, out, src);
+	return CHECK_SH("gcc -g -O0 %s -o %s %s", extra, out, src);
 }
 
 /* name of every function symbol of path, with its address (nm) */
@@ -293,7 +281,7 @@ static void check_content_changes(const char *prog)
 
 	/* a stripped copy keeps the build-id: not the unstripped answers */
 	snprintf(cp, sizeof(cp), "%s/stripped", dir);
-	sh("strip --strip-all -o %s %s", cp, prog);
+	CHECK_SH("strip --strip-all -o %s %s", cp, prog);
 	ref(cp, want, sizeof(want));
 	run(cp, got, sizeof(got), &st);
 	CHECK("symcache-stripped-copy", !strcmp(got, want) &&
@@ -330,7 +318,7 @@ static void check_debug_file_appears(void)
 	snprintf(dbg, sizeof(dbg), "%s/linked.debug", dir);
 	snprintf(away, sizeof(away), "%s/linked.debug.away", dir);
 	if (build(p, "zeta", 1, "") ||
-	    sh("objcopy --only-keep-debug %s %s && strip --strip-debug %s &&"
+	    CHECK_SH("objcopy --only-keep-debug %s %s && strip --strip-debug %s &&"
 	       " objcopy --add-gnu-debuglink=%s %s", p, dbg, p, dbg, p)) {
 		CHECK("symcache-debug-file-appears", 0, "cannot make %s", p);
 		return;
@@ -438,7 +426,7 @@ int main(void)
 		return 0;
 	}
 	snprintf(dir, sizeof(dir), "%s", CHECK_TMP("symcache"));
-	sh("rm -rf %s && mkdir -p %s", dir, dir);
+	CHECK_SH("rm -rf %s && mkdir -p %s", dir, dir);
 	snprintf(cache, sizeof(cache), "%s/cache", dir);
 	setenv("PROPEL_SYMBOL_CACHE", cache, 1);
 	unsetenv("PROPEL_SYMBOL_CACHE_MAX");
@@ -461,6 +449,6 @@ int main(void)
 	check_debug_file_appears();
 	check_where(prog);
 	if (!failures)
-		sh("rm -rf %s", dir);
+		CHECK_SH("rm -rf %s", dir);
 	return failures ? 1 : 0;
 }
