@@ -11,12 +11,23 @@
  * dynsym) is libdwfl's: dwfl_module_addrinfo() loads the symbol table on
  * first use and falls back through dwfl_standard_find_debuginfo (which asks
  * libdebuginfod last) to the auxiliary .gnu_debugdata table and .dynsym.
- * tests/unit/test-ingest.c proves each one on a stripped fixture.
+ * tests/unit/test-symsrc.c proves each one on a stripped fixture.
+ *
+ * Every answer (name, declaration, source line, parameters) goes through
+ * the module's memo, engine/symcache.h, which also keeps it on disk: the
+ * first lookup of a module computes its identity (symbols_ident: what the
+ * answers depend on, read from the ELF headers and symbol tables and the
+ * places a debug file is looked for, never from DWARF) and reads the
+ * answers earlier runs saved; only an address not among them reaches
+ * libdwfl, and with it the decompression of a library's debug sections
+ * (libc's is ~10 MB, inflated by every dwarf_begin_elf).
+ * tests/unit/test-symcache.c proves the cache gives libdwfl's answers.
  *
  * Demangling uses the C++ runtime's __cxa_demangle (libstdc++ is linked into
  * propel), so names match what c++filt prints.
  */
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <errno.h>
@@ -25,10 +36,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/symbols-scope.h"
 #include "engine/symbols.h"
+#include "engine/symcache.h"
+#include "share/hash.h"
 #include "share/log.h"
 
 #define PR_DOMAIN "symbols"
@@ -44,11 +58,10 @@ struct symbols_mod {
 	Dwfl *dwfl;	 /* NULL: the file could not be read */
 	Dwfl_Module *mod;
 	uint64_t low, high;
-	/* names already looked up (forked children share a module): an
-	 * open-addressing table, addr -> name; 0 = empty */
-	uint64_t *nc_addr;
-	char **nc_name;
-	size_t nc_cap, nc_used;
+	/* the answers given so far, and those of earlier runs (symcache.h),
+	 * by file address; made on the first lookup */
+	struct symcache *memo;
+	int memo_tried;
 	/* symbols_decl's index of the units' code ranges (symbols-scope.h) */
 	struct symbols_scope *scope;
 };
@@ -76,12 +89,17 @@ void symbols_free(struct symbols *sy)
 		return;
 	for (m = sy->mods; m; m = n) {
 		n = m->next;
+		if (m->memo && propel_log_enabled(PR_DOMAIN)) {
+			struct symcache_stats st;
+
+			symcache_stats(m->memo, &st);
+			propel_log(PR_DOMAIN, "%s: %u answers read from the cache, %u hits,"
+				   " %u misses", m->path, st.loaded, st.hits,
+				   st.misses);
+		}
+		symcache_close(m->memo);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
-		for (size_t i = 0; i < m->nc_cap; i++)
-			free(m->nc_name[i]);
-		free(m->nc_addr);
-		free(m->nc_name);
 		symbols_scope_free(m->scope);
 		free(m->path);
 		free(m);
@@ -132,6 +150,11 @@ struct symbols_mod *symbols_module(struct symbols *sy, const char *path,
 	return m;
 }
 
+void symbols_cache_stats(struct symbols_mod *m, struct symcache_stats *st)
+{
+	symcache_stats(m ? m->memo : NULL, st);
+}
+
 int symbols_contains(struct symbols_mod *m, uint64_t addr)
 {
 	return m && m->mod && addr >= m->low && addr < m->high;
@@ -163,83 +186,200 @@ char *symbols_fallback_name(const char *path, uint64_t bias, uint64_t addr)
 	return asprintf(&s, "%s+0x%" PRIx64, base, addr - bias) < 0 ? NULL : s;
 }
 
-static size_t symbols_nc_slot(const struct symbols_mod *m, uint64_t addr)
-{
-	size_t i = (size_t)((addr * 0x9E3779B97F4A7C15ull) >> 20) & (m->nc_cap - 1);
+/* ---- the module's identity, for its cache file (symcache.h) ---- */
 
-	while (m->nc_addr[i] && m->nc_addr[i] != addr)
-		i = (i + 1) & (m->nc_cap - 1);
-	return i;
+static uint64_t symbols_fnv_stat(uint64_t h, const char *path)
+{
+	struct stat sb;
+
+	h = propel_fnv(h, path, strlen(path) + 1);
+	if (stat(path, &sb))
+		return propel_fnv(h, "-", 1);
+	h = propel_fnv(h, &sb.st_size, sizeof(sb.st_size));
+	h = propel_fnv(h, &sb.st_mtim, sizeof(sb.st_mtim));
+	h = propel_fnv(h, &sb.st_ino, sizeof(sb.st_ino));
+	return propel_fnv(h, &sb.st_dev, sizeof(sb.st_dev));
 }
 
-/* Remember a name (best effort: a failed allocation only costs time). */
-static void symbols_nc_put(struct symbols_mod *m, uint64_t addr,
-			   const char *name)
+/* The places libdwfl's standard search (dwfl_standard_find_debuginfo, our
+ * callback) looks for a separate debug file of path, in its order: by
+ * build-id under /usr/lib/debug, then by .gnu_debuglink beside the file,
+ * in its .debug/ and under /usr/lib/debug (for the file and, if it is a
+ * symlink, its target), then debuginfod when DEBUGINFOD_URLS is set (its
+ * client's cache file of the build-id). */
+static uint64_t symbols_debug_places(uint64_t h, const char *path,
+				     const char *bid, const char *link)
 {
-	size_t i;
+	static const char *const fmt[] = { "%s/%s", "%s/.debug/%s",
+					   "/usr/lib/debug%s/%s" };
+	const char *v, *base;
+	char *real = realpath(path, NULL), *p = NULL, *dir;
+	const char *names[2] = { path, real && strcmp(real, path) ? real : NULL };
+	size_t i, k;
 
-	if (!addr)
-		return;
-	if (m->nc_used * 2 >= m->nc_cap) {
-		size_t ncap = m->nc_cap ? m->nc_cap * 2 : 1024, j;
-		uint64_t *na = calloc(ncap, sizeof(*na));
-		char **nn = calloc(ncap, sizeof(*nn));
-		struct symbols_mod old = *m;
-
-		if (!na || !nn) {
-			free(na);
-			free(nn);
-			return;
-		}
-		m->nc_addr = na;
-		m->nc_name = nn;
-		m->nc_cap = ncap;
-		for (j = 0; j < old.nc_cap; j++)
-			if (old.nc_addr[j]) {
-				i = symbols_nc_slot(m, old.nc_addr[j]);
-				m->nc_addr[i] = old.nc_addr[j];
-				m->nc_name[i] = old.nc_name[j];
+	if (*bid && asprintf(&p, "/usr/lib/debug/.build-id/%.2s/%s.debug", bid,
+			     bid + 2) >= 0) {
+		h = symbols_fnv_stat(h, p);
+		free(p);
+	}
+	for (k = 0; link && k < 2 && names[k]; k++) {
+		dir = strdup(names[k]);
+		if (!dir)
+			break;
+		base = strrchr(dir, '/');
+		if (base)
+			dir[base - dir] = 0;
+		for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++)
+			if (asprintf(&p, fmt[i], base ? dir : ".", link) >= 0) {
+				h = symbols_fnv_stat(h, p);
+				free(p);
 			}
-		free(old.nc_addr);
-		free(old.nc_name);
+		free(dir);
 	}
-	i = symbols_nc_slot(m, addr);
-	if (m->nc_addr[i])
-		return;
-	m->nc_name[i] = strdup(name);
-	if (m->nc_name[i]) {
-		m->nc_addr[i] = addr;
-		m->nc_used++;
+	free(real);
+	v = getenv("DEBUGINFOD_URLS");
+	if (v && *v && *bid) {
+		h = propel_fnv(h, v, strlen(v) + 1);
+		if ((v = getenv("DEBUGINFOD_CACHE_PATH")) && *v)
+			i = (size_t)asprintf(&p, "%s/%s/debuginfo", v, bid);
+		else if ((v = getenv("XDG_CACHE_HOME")) && *v)
+			i = (size_t)asprintf(&p, "%s/debuginfod_client/%s/debuginfo",
+					     v, bid);
+		else
+			i = (size_t)asprintf(&p, "%s/.cache/debuginfod_client/%s"
+					     "/debuginfo", getenv("HOME") ?: "", bid);
+		if (i != (size_t)-1) {
+			h = symbols_fnv_stat(h, p);
+			free(p);
+		}
 	}
+	return h;
+}
+
+/*
+ * *key and *stamp (malloc'd) of m for symcache_open: the key is the
+ * build-id (when there is one: the linker's digest of the file, DWARF
+ * included) followed by a digest of what else names come from in the file
+ * itself -- every section's header, the symbol and string tables and the
+ * MiniDebugInfo -- so a stripped copy, which keeps the build-id, is
+ * another key; a file without a build-id adds its path, size, mtime and
+ * inode.  The stamp is the state (each one's size, mtime and inode, or
+ * absence) of the places a separate debug file is looked for.  0 or
+ * -ENOENT.
+ */
+static int symbols_ident(struct symbols_mod *m, char **key, char **stamp)
+{
+	const unsigned char *bits = NULL;
+	char bid[81] = "", *link_dup = NULL;
+	const char *link = NULL, *name;
+	uint64_t h = PROPEL_FNV_INIT, st = PROPEL_FNV_INIT;
+	GElf_Addr vaddr;
+	GElf_Word crc = 0;
+	Dwarf_Addr dbias;
+	GElf_Shdr sh;
+	Elf_Scn *scn = NULL;
+	Elf_Data *d;
+	size_t shstrndx;
+	Elf *elf;
+	int nb, i;
+
+	elf = dwfl_module_getelf(m->mod, &dbias);
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOENT;
+	nb = dwfl_module_build_id(m->mod, &bits, &vaddr);
+	for (i = 0; i < nb && i < 40; i++)
+		snprintf(bid + 2 * i, 3, "%02x", bits[i]);
+	if (nb <= 0)
+		h = symbols_fnv_stat(h, m->path);
+	while ((scn = elf_nextscn(elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOENT;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name)
+			h = propel_fnv(h, name, strlen(name) + 1);
+		h = propel_fnv(h, &sh.sh_type, sizeof(sh.sh_type));
+		h = propel_fnv(h, &sh.sh_flags, sizeof(sh.sh_flags));
+		h = propel_fnv(h, &sh.sh_addr, sizeof(sh.sh_addr));
+		h = propel_fnv(h, &sh.sh_size, sizeof(sh.sh_size));
+		if (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM &&
+		    sh.sh_type != SHT_STRTAB &&
+		    !(name && !strcmp(name, ".gnu_debugdata")))
+			continue;
+		if (sh.sh_type == SHT_NOBITS || !(d = elf_rawdata(scn, NULL)))
+			continue;
+		h = propel_fnv(h, d->d_buf, d->d_size);
+	}
+	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (link) {
+		link_dup = strdup(link);
+		st = propel_fnv(st, &crc, sizeof(crc));
+	}
+	st = symbols_debug_places(st, m->path, bid, link_dup);
+	free(link_dup);
+	if (asprintf(key, "%s-%016" PRIx64, *bid ? bid : "nobid", h) < 0)
+		return -ENOMEM;
+	if (asprintf(stamp, "%016" PRIx64, st) < 0) {
+		free(*key);
+		*key = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The module's memo (symcache.h), opened on first use: with its file when
+ * the cache is on and the module's identity is known, else for this run
+ * only.  NULL when memory ran out (every lookup is then made). */
+static struct symcache *symbols_memo(struct symbols_mod *m)
+{
+	char *dir, *key = NULL, *stamp = NULL;
+
+	if (m->memo_tried)
+		return m->memo;
+	m->memo_tried = 1;
+	dir = symcache_dir();
+	if (dir && symbols_ident(m, &key, &stamp))
+		pr_dbg("%s: no identity for the symbol cache", m->path);
+	free(dir);
+	m->memo = symcache_open(key, stamp);
+	free(key);
+	free(stamp);
+	return m->memo;
 }
 
 static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
-				   uint64_t *offset);
+				   uint64_t *offset, int *found);
 
 char *symbols_name(struct symbols_mod *m, uint64_t addr, uint64_t *offset)
 {
+	struct symcache *c = NULL;
+	const char *s;
 	char *name;
+	int found = 0;
 
-	if (m && !offset && m->nc_cap) {
-		size_t i = symbols_nc_slot(m, addr);
-
-		if (m->nc_addr[i] == addr)
-			return strdup(m->nc_name[i]);
+	if (m && m->mod && !offset && (c = symbols_memo(m))) {
+		switch (symcache_get(c, addr - m->bias, SYMCACHE_NAME, &s, NULL)) {
+		case 1:
+			return strdup(s);
+		case 0:
+			return symbols_fallback_name(m->path, m->bias, addr);
+		}
 	}
-	name = symbols_name_uncached(m, addr, offset);
-	if (m && name && !offset)
-		symbols_nc_put(m, addr, name);
+	name = symbols_name_uncached(m, addr, offset, &found);
+	if (c && name)
+		symcache_put(c, addr - m->bias, SYMCACHE_NAME, found, name, 0);
 	return name;
 }
 
+/* *found: 1 when a symbol named it, 0 for a fallback name. */
 static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
-				   uint64_t *offset)
+				   uint64_t *offset, int *found)
 {
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *name = NULL;
 	char *d, *at;
 
+	*found = 0;
 	if (m && m->mod)
 		name = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL,
 					    NULL, NULL);
@@ -255,18 +395,17 @@ static char *symbols_name_uncached(struct symbols_mod *m, uint64_t addr,
 	d = symbols_demangle(name);
 	if (d && (at = strchr(d, '@')) && at != d && !strchr(d, '('))
 		*at = 0;
+	*found = 1;
 	return d;
 }
 
-int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
-		    int *line)
+static int symbols_srcline_uncached(struct symbols_mod *m, uint64_t addr,
+				    const char **file, int *line)
 {
 	Dwfl_Line *l;
 	const char *f;
 	int ln = 0;
 
-	if (!m || !m->mod)
-		return -ENOENT;
 	l = dwfl_module_getsrc(m->mod, addr);
 	if (!l)
 		return -ENOENT;
@@ -291,15 +430,55 @@ static int symbols_decl_of(Dwarf_Die *sub, const char **file, int *line)
 	return 0;
 }
 
-int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
-		 int *line)
+/*
+ * A file:line answer (kind SYMCACHE_SRC or _DECL) for addr: from m's memo,
+ * else from lookup (libdw), remembered.  *file points into the memo, which
+ * lives as long as m.  0 or -ENOENT.
+ */
+static int symbols_line(struct symbols_mod *m, int kind, uint64_t addr,
+			const char **file, int *line,
+			int (*lookup)(struct symbols_mod *, uint64_t,
+				      const char **, int *))
+{
+	struct symcache *c;
+	const char *s = NULL;
+	int ln = 0, err;
+
+	if (!m || !m->mod)
+		return -ENOENT;
+	c = symbols_memo(m);
+	switch (symcache_get(c, addr - m->bias, kind, &s, &ln)) {
+	case 1:
+		*file = s;
+		*line = ln;
+		return 0;
+	case 0:
+		return -ENOENT;
+	}
+	err = lookup(m, addr, file, line);
+	if (err && err != -ENOENT)
+		return err;
+	s = symcache_put(c, addr - m->bias, kind, !err, err ? NULL : *file,
+			 err ? 0 : *line);
+	if (s)
+		*file = s;
+	return err;
+}
+
+int symbols_srcline(struct symbols_mod *m, uint64_t addr, const char **file,
+		    int *line)
+{
+	return symbols_line(m, SYMCACHE_SRC, addr, file, line,
+			    symbols_srcline_uncached);
+}
+
+static int symbols_decl_uncached(struct symbols_mod *m, uint64_t addr,
+				 const char **file, int *line)
 {
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu, *scopes = NULL, sub;
 	int n, i, err = -ENOENT;
 
-	if (!m || !m->mod)
-		return -ENOENT;
 	cu = dwfl_module_addrdie(m->mod, addr, &bias);
 	if (!cu)
 		return -ENOENT;
@@ -317,6 +496,13 @@ int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
 	}
 	free(scopes);
 	return err;
+}
+
+int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
+		 int *line)
+{
+	return symbols_line(m, SYMCACHE_DECL, addr, file, line,
+			    symbols_decl_uncached);
 }
 
 int symbols_comp_dirs(const char *path, char ***dirs, size_t *n)
@@ -430,7 +616,8 @@ static void symbols_type_code(Dwarf_Die *die, char *out, size_t n)
 	}
 }
 
-int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
+static int symbols_params_uncached(struct symbols_mod *m, uint64_t addr,
+				   char **sig)
 {
 	Dwarf_Addr bias = 0, entry;
 	Dwarf_Die *cu, *scopes = NULL, *fn = NULL, child;
@@ -441,9 +628,6 @@ int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
 	const char *name;
 	int n, i, k, err = -ENOENT;
 
-	*sig = NULL;
-	if (!m || !m->mod)
-		return -ENOENT;
 	/* a clone gcc made (fib.constprop.0, .isra.N, .part.N): arguments
 	 * dropped or reshaped, its DWARF the original's: not trusted */
 	name = dwfl_module_addrname(m->mod, addr);
@@ -486,5 +670,28 @@ int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
 	err = *sig ? 0 : -ENOMEM;
 out:
 	free(scopes);
+	return err;
+}
+
+int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig)
+{
+	struct symcache *c;
+	const char *s;
+	int err;
+
+	*sig = NULL;
+	if (!m || !m->mod)
+		return -ENOENT;
+	c = symbols_memo(m);
+	switch (symcache_get(c, addr - m->bias, SYMCACHE_PARAMS, &s, NULL)) {
+	case 1:
+		*sig = strdup(s);
+		return *sig ? 0 : -ENOMEM;
+	case 0:
+		return -ENOENT;
+	}
+	err = symbols_params_uncached(m, addr, sig);
+	if (!err || err == -ENOENT)
+		symcache_put(c, addr - m->bias, SYMCACHE_PARAMS, !err, *sig, 0);
 	return err;
 }

@@ -6,7 +6,9 @@
  *
  * A struct symbols is a cache: one Dwfl per (path, bias), shared by every
  * process image that mapped the same file at the same place (forked
- * children, repeated runs).  Addresses given to the lookups are run-time
+ * children, repeated runs).  Each module's answers are also kept between
+ * propel processes (engine/symcache.h), so the debug information of a
+ * library every run maps (libc's) is read once, not by every command.  Addresses given to the lookups are run-time
  * addresses (file address + bias).  Lookups never fail hard: a stripped
  * binary gives what .dynsym knows, an unreadable file gives "?".
  *
@@ -77,6 +79,13 @@ int symbols_decl(struct symbols_mod *m, uint64_t addr, const char **file,
  * .constprop.N .isra.N .part.N, or DWARF says DW_CC_nocall), -ENOMEM.
  */
 int symbols_params(struct symbols_mod *m, uint64_t addr, char **sig);
+
+/*
+ * What the module's cache of answers (engine/symcache.h: kept between runs
+ * under $PROPEL_SYMBOL_CACHE) did so far; zeros before its first lookup.
+ */
+struct symcache_stats;
+void symbols_cache_stats(struct symbols_mod *m, struct symcache_stats *st);
 
 /* Demangle a C++ symbol (malloc'd copy of name when it is not mangled). */
 char *symbols_demangle(const char *name);

@@ -49,6 +49,9 @@
 : "${O:=build}"
 : "${PROPEL:=$PROPEL_TOP/$O/propel}"
 export O
+# the build's symbol cache, as tests/run.sh sets it (a suite run alone)
+: "${PROPEL_SYMBOL_CACHE:=$PROPEL_TOP/$O/symbol-cache}"
+export PROPEL_SYMBOL_CACHE
 AGENT_SO=$PROPEL_TOP/$O/libpropel-agent.so
 export PROPEL_TOP PROPEL
 pass() { echo "PASS $1"; }

@@ -58,6 +58,9 @@ if ! [[ $jobs =~ ^[1-9][0-9]*$ ]]; then
 fi
 O=${O:-build}
 export PROPEL_TOP=$PWD PROPEL=$PWD/$O/propel O
+# the build's own symbol cache (engine/symcache.h): a fresh clone's run
+# starts from an empty one, and the user's ~/.cache is left alone
+export PROPEL_SYMBOL_CACHE=${PROPEL_SYMBOL_CACHE:-$PWD/$O/symbol-cache}
 pats=("$@")
 pass=0 fail=0 skip=0
 logdir=$O/test-logs

@@ -12,11 +12,14 @@
 #                    name as in the reference.
 # The same calls are traced in each run, so the runs are compared event by
 # event (replay --format=jsonl, func of each entry).
+# The symbol cache (engine/symcache.h): the unstripped program's functions
+# rows (name, module, declaration) and call sites the same with the cache
+# off, cold, warm, and with every cache file truncated.
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 5
+expect_checks 6
 [ -x "$PROPEL" ] || { fail symbols "no $PROPEL"; exit 1; }
-for t in gcc strip objcopy nm xz addr2line; do
+for t in gcc strip objcopy nm xz addr2line sqlite3; do
 	command -v $t >/dev/null || { skip symbols "$t not installed"; exit 77; }
 done
 fx=$PROPEL_TOP/tests/fixtures/symbols
@@ -89,3 +92,26 @@ if diff -q "$d/full.funcs" "$d/mini.funcs" >/dev/null; then
 else
 	fail symbols/minidebuginfo-names "$(diff "$d/full.funcs" "$d/mini.funcs" | head -4 | tr '\n' ' ')"
 fi
+
+# the symbol cache: the same rows off, cold, warm, over corrupt files
+rows() { # rows CACHE NAME: the session's names and lines
+	PROPEL_SYMBOL_CACHE=$1 "$PROPEL" record -o "$d/$2.db" -- "$d/full/names" \
+		>/dev/null 2>"$d/$2.err" || return 1
+	sqlite3 "$d/$2.db" "SELECT name, replace(module, '$d', ''), file, line
+		FROM functions ORDER BY addr - (SELECT min(addr) FROM functions f2
+		WHERE f2.module = functions.module), module;
+		SELECT file, line FROM callsites ORDER BY id" >"$d/$2.rows"
+}
+why=
+rows off c-off && rows "$d/sc" c-cold && rows "$d/sc" c-warm || why="record failed: $(tail -2 "$d"/c-*.err)"
+nsc=$(ls "$d/sc" 2>/dev/null | grep -c '\.sym$')
+for f in "$d"/sc/*.sym; do [ -f "$f" ] && truncate -s 100 "$f"; done
+[ -z "$why" ] && { rows "$d/sc" c-bad || why="record over truncated files failed: $(tail -2 "$d/c-bad.err")"; }
+for r in c-cold c-warm c-bad; do
+	[ -z "$why" ] && ! cmp -s "$d/c-off.rows" "$d/$r.rows" &&
+		why="$r differs from off: $(diff "$d/c-off.rows" "$d/$r.rows" | head -3 | tr '\n' ' ')"
+done
+[ -z "$why" ] && { [ "$nsc" -ge 2 ] && grepq '^main|/full/names|.*/names\.c|[0-9]' "$d/c-off.rows" &&
+	grepq '^read|.*libc\.so\.6|' "$d/c-off.rows" ||
+	why="$nsc cache files; rows: $(head -3 "$d/c-off.rows" | tr '\n' ' ')"; }
+[ -z "$why" ] && pass symbols/cache-same-rows || fail symbols/cache-same-rows "$why"

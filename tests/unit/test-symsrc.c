@@ -14,6 +14,7 @@
  * (engine/ingest-warm.h) gives the same rows.
  */
 #include "tests/unit/ingest-lib.h"
+#include "tests/unit/check.h"
 #include "engine/ingest-warm.h"
 #include "engine/symbols.h"
 
@@ -44,17 +45,6 @@ struct symvar {
 static struct symvar sv[SV_N];
 static struct bin svlib;	/* fix.c as a shared library */
 
-static int sh(const char *fmt, ...)
-{
-	char cmd[8192];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 static void random_hex(char *out, int n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -72,7 +62,7 @@ static int sv_build(const char *dir)
 	char opt[256], name[64];
 	int k;
 
-	if (sh("mkdir -p %s/strip %s/dbg %s/srv", dir, dir, dir))
+	if (CHECK_SH("mkdir -p %s/strip %s/dbg %s/srv", dir, dir, dir))
 		return -1;
 	for (k = 0; k < SV_N; k++) {
 		struct symvar *v = &sv[k];
@@ -86,13 +76,13 @@ static int sv_build(const char *dir)
 		snprintf(v->file, sizeof(v->file), "%s/strip/%s", dir, name);
 	}
 	/* .symtab: the binary as built */
-	if (sh("cp %s %s", sv[SV_SYMTAB].b.path, sv[SV_SYMTAB].file) ||
+	if (CHECK_SH("cp %s %s", sv[SV_SYMTAB].b.path, sv[SV_SYMTAB].file) ||
 	    /* .dynsym only: -rdynamic exports main, mid, leaf */
-	    sh("strip --strip-all -o %s %s", sv[SV_DYNSYM].file,
+	    CHECK_SH("strip --strip-all -o %s %s", sv[SV_DYNSYM].file,
 	       sv[SV_DYNSYM].b.path) ||
 	    /* MiniDebugInfo, as Fedora makes it (gdb manual, "MiniDebugInfo"):
 	     * the function symbols .dynsym lacks, in an xz'd ELF */
-	    sh("cd %s/dbg && b=%s &&"
+	    CHECK_SH("cd %s/dbg && b=%s &&"
 	       " nm -D $b --format=posix --defined-only | awk '{print $1}' |"
 	       " sort >mini.dyn &&"
 	       " nm $b --format=posix --defined-only |"
@@ -106,15 +96,15 @@ static int sv_build(const char *dir)
 	       " objcopy --add-section .gnu_debugdata=mini.debugdata.xz %s",
 	       dir, sv[SV_MINI].b.path, sv[SV_MINI].file, sv[SV_MINI].file) ||
 	    /* separate debug files: kept away from the binary's directory */
-	    sh("objcopy --only-keep-debug %s %s/dbg/buildid.debug && strip"
+	    CHECK_SH("objcopy --only-keep-debug %s %s/dbg/buildid.debug && strip"
 	       " --strip-all -o %s %s",
 	       sv[SV_BUILDID].b.path, dir, sv[SV_BUILDID].file,
 	       sv[SV_BUILDID].b.path) ||
-	    sh("objcopy --only-keep-debug %s %s/srv/debuginfod.debug && strip"
+	    CHECK_SH("objcopy --only-keep-debug %s %s/srv/debuginfod.debug && strip"
 	       " --strip-all -o %s %s",
 	       sv[SV_DEBUGINFOD].b.path, dir, sv[SV_DEBUGINFOD].file,
 	       sv[SV_DEBUGINFOD].b.path) ||
-	    sh("strip --strip-all -o %s %s", sv[SV_NONE].file, sv[SV_NONE].b.path))
+	    CHECK_SH("strip --strip-all -o %s %s", sv[SV_NONE].file, sv[SV_NONE].b.path))
 		return -1;
 	return bin_build(&svlib, "gcc", csrc,
 			 "-O0 -shared -fPIC -fvisibility=hidden", "libfix.so");
@@ -220,7 +210,7 @@ static void check_warm(const char *dir, const char *sess, const char *cold)
 	snprintf(wdir, sizeof(wdir), "%s/warm", dir);
 	snprintf(db, sizeof(db), "%s/warm.db", dir);
 	snprintf(path, sizeof(path), "%s/6100.sl.map", wdir);
-	if (sh("rm -rf %s && cp -r %s %s", wdir, sess, wdir) ||
+	if (CHECK_SH("rm -rf %s && cp -r %s %s", wdir, sess, wdir) ||
 	    !(w = ingest_warm_new(wdir))) {
 		printf("FAIL symbols-warm: cannot copy %s\n", sess);
 		nfail++;
@@ -388,7 +378,7 @@ static pid_t debuginfod_start(const char *dir, int *port)
 
 			if (waitpid(pid, &st, WNOHANG) == pid)
 				break;
-			if (sh("curl -sf -o /dev/null http://127.0.0.1:%d/buildid/"
+			if (CHECK_SH("curl -sf -o /dev/null http://127.0.0.1:%d/buildid/"
 			       "%s/debuginfo",
 			       *port, sv[SV_DEBUGINFOD].id) == 0)
 				return pid;
@@ -409,7 +399,7 @@ static void check_symbol_sources(void)
 
 	snprintf(dir, sizeof(dir), "%s/symbols", tmp);
 	snprintf(sess, sizeof(sess), "%s/session", dir);
-	if (sh("mkdir -p %s", sess) || sv_build(dir)) {
+	if (CHECK_SH("mkdir -p %s", sess) || sv_build(dir)) {
 		printf("FAIL symbols-fixtures: cannot build the stripped variants\n");
 		nfail++;
 		return;
@@ -420,9 +410,9 @@ static void check_symbol_sources(void)
 		for (k = 0; k < SV_N; k++)
 			for (j = 0; j < k; j++)
 				distinct &= strcmp(sv[k].id, sv[j].id) != 0;
-		check(distinct && sh("readelf -S %s | grep -q gnu_debugdata",
+		check(distinct && CHECK_SH("readelf -S %s | grep -q gnu_debugdata",
 				     sv[SV_MINI].file) == 0 &&
-			      sh("readelf -S %s | grep -q '\\.symtab'",
+			      CHECK_SH("readelf -S %s | grep -q '\\.symtab'",
 				 sv[SV_NONE].file) != 0,
 		      "symbols-fixtures", "build-ids not distinct, or strip failed");
 	}
@@ -489,7 +479,7 @@ static void check_symbol_sources(void)
 		 sv[SV_BUILDID].id + 2);
 	if (access(dbgdir, F_OK) != 0)
 		made_dir = 1;
-	if (sh("mkdir -p %s 2>/dev/null && cp %s/dbg/buildid.debug %s 2>/dev/null",
+	if (CHECK_SH("mkdir -p %s 2>/dev/null && cp %s/dbg/buildid.debug %s 2>/dev/null",
 	       dbgdir, dir, dbgfile) == 0) {
 		snprintf(db, sizeof(db), "%s/buildid.db", dir);
 		if (!sv_ingest(sess, db)) {
