@@ -147,20 +147,25 @@ fi
 # read the kernel's set of traced tgids while CMD sleeps
 if command -v bpftool >/dev/null; then
 	"$PROPEL" record -o "$d/fk.db" --vitals -- \
-		sh -c "echo \$\$ >'$d/fk.pid'; sleep 2" >/dev/null 2>"$d/fk.e" & rp=$!
+		sh -c "echo \$\$ >'$d/fk.pid'; sleep 4" >/dev/null 2>"$d/fk.e" & rp=$!
 	for i in $(seq 100); do [ -s "$d/fk.pid" ] && break; sleep 0.05; done
-	sleep 0.3
+	sp=$(cat "$d/fk.pid" 2>/dev/null)
 	# propel's own maps (their ids from its descriptors: other suites'
-	# collectors come and go meanwhile), the one named tgids dumped
-	keys=$(for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/$rp/fdinfo/* 2>/dev/null | sort -u); do
-		bpftool map show id "$id" 2>/dev/null | grep -q " name tgids " &&
-			bpftool map dump id "$id" -j 2>/dev/null
-	done | python3 -c 'import json, sys
+	# collectors come and go meanwhile), the one named tgids dumped; until
+	# it holds CMD (read once after a fixed 0.3 s it was empty at a load of
+	# 19), while CMD sleeps
+	for i in $(seq 30); do
+		keys=$(for id in $(sed -n 's/^map_id:[[:space:]]*//p' /proc/$rp/fdinfo/* 2>/dev/null | sort -u); do
+			bpftool map show id "$id" 2>/dev/null | grep -q " name tgids " &&
+				bpftool map dump id "$id" -j 2>/dev/null
+		done | python3 -c 'import json, sys
 for line in sys.stdin.read().replace("][", "]\n[").splitlines():
     for e in json.loads(line) if line.strip() else []:
         print(e["formatted"]["key"])')
+		[ -n "$sp" ] && grep -qx "$sp" <<<"$keys" && break
+		sleep 0.1
+	done
 	wait $rp
-	sp=$(cat "$d/fk.pid" 2>/dev/null)
 	if [ -n "$sp" ] && grep -qx "$sp" <<<"$keys" && ! grep -qx "$rp" <<<"$keys"; then
 		pass vitals-trace/propel-forks-untraced
 	else
