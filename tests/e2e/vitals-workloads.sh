@@ -16,8 +16,9 @@ gcc -O1 -g -fno-omit-frame-pointer -o "$d/vitals-load" \
 	{ fail vitals-workloads-build "cannot build the fixture"; exit 1; }
 L=$d/vitals-load
 
-# phase 1: spinners
-"$PROPEL" vitals record -o "$d/spin.db" --duration 4 --epoch 1 2>"$d/spin.err" &
+# phase 1: spinners (3 s each, the recording 6 s: at a load of 15 the
+# spinners started late enough that a 4-s recording ended before them)
+"$PROPEL" vitals record -o "$d/spin.db" --duration 6 --epoch 1 2>"$d/spin.err" &
 rec=$!
 wait_vitals "$d/spin.err" $rec
 for i in 1 2 3; do "$L" spin 3 & echo $! >>"$d/spin.pids"; done
