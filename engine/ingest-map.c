@@ -265,16 +265,30 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		in->st->bad_map_lines++;
 		return 0;
 	}
-	p = ingest_proc_new(in, key);
+	/* read before while the run went (engine/ingest-live.c): on from
+	 * where that stopped */
+	p = ingest_proc_find(in, key);
+	if (!p)
+		p = ingest_proc_new(in, key);
 	if (!p) {
 		fclose(f);
 		return -ENOMEM;
+	}
+	have_p = p->map_have_p;
+	if (p->map_off && fseek(f, p->map_off, SEEK_SET) < 0) {
+		fclose(f);
+		return 0;
 	}
 	if (strchr(key, '.'))
 		snprintf(nonce, sizeof(nonce), "%s", strchr(key, '.') + 1);
 	/* The P line comes first; the row is inserted as soon as it is read
 	 * (or before the first other line, if it is missing). */
 	while ((len = getline(&line, &cap, f)) > 0) {
+		/* the agent appends a line with one write: one without its
+		 * newline yet is read at the next call */
+		if (in->live && line[len - 1] != '\n')
+			break;
+		p->map_off += len;
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
 		if (line[0] == 'P' && !have_p) {
@@ -370,8 +384,11 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		if (err)
 			break;
 	}
-	if (!err && !have_p)
+	if (!err && !have_p && !in->live) {
 		err = ingest_proc_insert(in, p, nonce, NULL);
+		have_p = !err;
+	}
+	p->map_have_p = have_p;
 	free(line);
 	free(exe);
 	fclose(f);
