@@ -114,6 +114,15 @@ struct ingest {
 	int live; /* the run goes on: whole map lines only (ingest-live.c) */
 	int began; /* the transaction is open */
 	uint64_t t_start; /* propel_mono_ns() at ingest_dir_begin */
+	/* lookups left for later while the run goes (ingest_defer) */
+	struct ingest_defer {
+		int64_t row;
+		struct symbols_mod *sm;
+		uint64_t addr;
+		int site; /* 1: a callsites row's line, 0: a function's */
+	} *defer;
+	size_t ndefer, capdefer, defer_done;
+	sqlite3_stmt *upd_defer[2];
 };
 
 /* State of one ring walk. */
@@ -203,5 +212,8 @@ int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
 			      const char *nonce, const char *exe);
 int ingest_map(struct ingest *in, const char *dir, const char *name,
 		      char **cause);
+int ingest_defer(struct ingest *in, int64_t row, struct symbols_mod *sm,
+		 uint64_t addr, int site);
+int ingest_defer_run(struct ingest *in, size_t max);
 
 #endif

@@ -162,7 +162,7 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 					     m ? m->bias : 0, addr);
 	if (!name)
 		return -ENOMEM;
-	if (m && m->sm && !(flags & MAP_F_PLT))
+	if (m && m->sm && !(flags & MAP_F_PLT) && !in->live)
 		symbols_decl(m->sm, addr, &file, &ln);
 	sqlite3_bind_int64(st, 1, p->row);
 	sqlite3_bind_int64(st, 2, (int64_t)addr);
@@ -180,6 +180,9 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
 	p->func_mod[funcid] = mi;
+	if (m && m->sm && !(flags & MAP_F_PLT) && in->live &&
+	    (err = ingest_defer(in, p->func_row[funcid], m->sm, addr, 0)))
+		return err;
 	if (flags & MAP_F_VALUES) {
 		if (ingest_grow((void **)&p->valued, &p->nvalcap, funcid, 1, 0))
 			return -ENOMEM;
@@ -226,7 +229,7 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 	for (i = 0; !sm && i < p->nmods; i++)
 		if (symbols_contains(p->mods[i].sm, addr))
 			sm = p->mods[i].sm;
-	if (sm)
+	if (sm && !in->live)
 		symbols_srcline(sm, addr, &file, &ln);
 	sqlite3_bind_int64(st, 1, p->row);
 	sqlite3_bind_int64(st, 2, (int64_t)addr);
@@ -240,6 +243,9 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->site_row[siteid] = sqlite3_last_insert_rowid(in->db);
 	p->site_func[siteid] = funcid;
+	if (sm && in->live &&
+	    (err = ingest_defer(in, p->site_row[siteid], sm, addr, 1)))
+		return err;
 	in->st->callsites++;
 	return 0;
 }
@@ -394,5 +400,61 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 	fclose(f);
 	if (err == -EIO)
 		return ingest_sql_err(in, cause);
+	return err;
+}
+
+/*
+ * While the run goes (in->live) a function's declaration and a call
+ * site's line -- the lookups that read a module's debug information, the
+ * costly ones -- are left for later: the row is made at once (its id is
+ * what the walk needs), and ingest_defer_run fills them in when the live
+ * thread has nothing else to do, and at the end what is left, so that
+ * the rows are those ingest_map makes in one go.
+ */
+int ingest_defer(struct ingest *in, int64_t row, struct symbols_mod *sm,
+		 uint64_t addr, int site)
+{
+	if (in->ndefer == in->capdefer) {
+		size_t nc = in->capdefer ? 2 * in->capdefer : 256;
+		struct ingest_defer *nd = realloc(in->defer, nc * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		in->defer = nd;
+		in->capdefer = nc;
+	}
+	in->defer[in->ndefer++] = (struct ingest_defer){ row, sm, addr, site };
+	return 0;
+}
+
+/* Up to max of the lookups left (ingest_defer); 0 or -EIO. */
+int ingest_defer_run(struct ingest *in, size_t max)
+{
+	static const char *const sql[] = {
+		"UPDATE functions SET file=?1, line=?2 WHERE id=?3",
+		"UPDATE callsites SET file=?1, line=?2 WHERE id=?3",
+	};
+	int err = 0;
+
+	for (; !err && max && in->defer_done < in->ndefer; max--) {
+		const struct ingest_defer *d = &in->defer[in->defer_done++];
+		sqlite3_stmt **st = &in->upd_defer[d->site];
+		const char *file = NULL;
+		int ln = 0;
+
+		if (d->site)
+			symbols_srcline(d->sm, d->addr, &file, &ln);
+		else
+			symbols_decl(d->sm, d->addr, &file, &ln);
+		if (!file)
+			continue;
+		if (!*st && sqlite3_prepare_v2(in->db, sql[d->site], -1, st,
+					       NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_text(*st, 1, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(*st, 2, ln);
+		sqlite3_bind_int64(*st, 3, d->row);
+		err = ingest_step(*st);
+	}
 	return err;
 }
