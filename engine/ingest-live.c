@@ -21,8 +21,6 @@
  * ingest_live_end stops the thread and reads on (ingest_dir_rest).
  */
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 
 #include "engine/ingest-int.h"
@@ -251,10 +249,8 @@ static void *live_main(void *arg)
 {
 	struct ingest_live *lv = arg;
 
-	/* behind the drain and the traced program */
-	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10) < 0) {
-		/* as it was */
-	}
+	/* behind the drain (nice -10), beside the program: the work is the
+	 * user's wait either way, done now where a core is idle */
 	live_open(lv);
 	while (!lv->stop) {
 		struct timespec until;

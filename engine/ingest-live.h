@@ -22,7 +22,10 @@
  * caller ingests the directory as before (with the symbols made so far).
  * Nothing of the raw trace is changed: propel killed mid-run leaves the
  * directory for `propel recover`, which ignores the session file in it.
- * The thread runs at nice +10: behind the drain and the program.
+ * The thread runs at propel's priority: behind the drain (nice -10), and
+ * beside the program, whose idle second core it is meant to use.
+ * PROPEL_NO_LIVE_INGEST=1 in record's environment stores the session
+ * after the run only, as before (tests/e2e/drain-live.sh compares them).
  */
 #ifndef PROPEL_ENGINE_INGEST_LIVE_H
 #define PROPEL_ENGINE_INGEST_LIVE_H
