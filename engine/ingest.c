@@ -2,7 +2,8 @@
  * engine/ingest.c - ring and map files into the session store (see
  * engine/ingest.h; formats in share/ring.h and share/record.h).
  *
- * Order of work in ingest_dir():
+ * Order of work in ingest_dir() (engine/ingest-dir.c; record begins it
+ * while the run goes, engine/ingest-live.h):
  *   1. list the directory; every *.map becomes a process image
  *      (ingest_map, engine/ingest-map.c: processes row, functions and
  *      callsites symbolized once -- into a symbols cache that record may
