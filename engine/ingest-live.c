@@ -21,6 +21,7 @@
  * ingest_live_end stops the thread and reads on (ingest_dir_rest).
  */
 #include <pthread.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 
 #include "engine/ingest-int.h"
@@ -34,6 +35,7 @@
  * to this much, the rest at the end */
 #define LIVE_RESERVE ((size_t)1 << 36)
 #define LIVE_PART 8 /* sub-buffers read between looks at stop */
+#define LIVE_MIN_FREE ((uint64_t)256 << 20) /* free space to begin with */
 
 struct live_map {
 	char *name;
@@ -69,10 +71,18 @@ static void live_fail(struct ingest_live *lv, int err, char *cause)
 static void live_open(struct ingest_live *lv)
 {
 	struct ingest *in = &lv->in;
+	struct statvfs vs;
 	struct utsname un;
 	char *cause = NULL;
 	int err;
 
+	/* where the rings are short of room the session is not made
+	 * beside them: their spools need it more */
+	if (statvfs(lv->dir, &vs) == 0 &&
+	    (uint64_t)vs.f_bavail * vs.f_frsize < LIVE_MIN_FREE) {
+		live_fail(lv, -ENOSPC, NULL);
+		return;
+	}
 	err = session_open(lv->path, SESSION_CREATE, &lv->s, &cause);
 	if (err) {
 		lv->s = NULL;
@@ -400,10 +410,16 @@ int ingest_live_end(struct ingest_live *lv, struct session **s,
 	free(names);
 	*st = lv->st;
 	if (err) {
-		if (err == -ENOMEM)
-			propel_cause(cause, err, "%s: out of memory", lv->dir);
+		/* (a full disk, most likely): dropped, its room freed, and
+		 * ingested as before -- into the caller's file */
+		pr_dbg("live ingest: the rest failed (%s): ingested again",
+		       cause && *cause ? *cause : strerror(-err));
+		if (cause) {
+			free(*cause);
+			*cause = NULL;
+		}
 		*sy = live_drop(lv);
-		return err == -EAGAIN ? -EIO : err;
+		return -EAGAIN;
 	}
 	*s = lv->s;
 	lv->s = NULL;

@@ -18,8 +18,11 @@
  *
  * A walk whose depth turns out to go below its start is undone and
  * walked again at the end (ingest_spec_undo), as ever.  A thread that
- * meets an error stops storing; the end then rolls it all back and the
- * caller ingests the directory as before (with the symbols made so far).
+ * meets an error stops storing, and an end that fails drops what it
+ * stored: the caller then ingests the directory as before, into its own
+ * file (with the symbols made so far).  Nothing is begun where the
+ * directory's file system has less than 256 MB free (the spools come
+ * first).
  * Nothing of the raw trace is changed: propel killed mid-run leaves the
  * directory for `propel recover`, which ignores the session file in it.
  * The thread runs at propel's priority: behind the drain (nice -10), and
@@ -45,10 +48,9 @@ int ingest_live_start(const char *dir, struct ingest_live **out);
  * The run has ended and the drain has made its last copy: stop the
  * thread and store the rest.  0: the session is complete in dir's
  * INGEST_LIVE_DB, open as *s (the caller closes it), st filled.
- * -EAGAIN: nothing kept (never begun, or given up): the caller ingests
- * dir as before, with *sy (the symbols made so far, the caller's to
- * free).  Else -errno with *cause (the session file is removed).
- * Frees lv in every case.
+ * -EAGAIN: nothing kept (never begun, given up, or the end failed):
+ * the caller ingests dir as before, with *sy (the symbols made so far,
+ * the caller's to free).  Frees lv in every case.
  */
 int ingest_live_end(struct ingest_live *lv, struct session **s,
 		    struct ingest_stats *st, struct symbols **sy,
