@@ -40,6 +40,7 @@ struct ingest_mod {
 	uint64_t bias;
 	char *path;
 	struct symbols_mod *sm;
+	int opened; /* sm looked up (ingest_mod_sm) */
 };
 
 struct ingest_proc {
@@ -117,7 +118,8 @@ struct ingest {
 	/* lookups left for later while the run goes (ingest_defer) */
 	struct ingest_defer {
 		int64_t row;
-		struct symbols_mod *sm;
+		struct ingest_proc *p;
+		int funcid; /* the function's, or the site's caller's */
 		uint64_t addr;
 		int site; /* 1: a callsites row's line, 0: a function's */
 	} *defer;
@@ -212,8 +214,11 @@ int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
 			      const char *nonce, const char *exe);
 int ingest_map(struct ingest *in, const char *dir, const char *name,
 		      char **cause);
-int ingest_defer(struct ingest *in, int64_t row, struct symbols_mod *sm,
-		 uint64_t addr, int site);
+int ingest_defer(struct ingest *in, int64_t row, struct ingest_proc *p,
+		 int funcid, uint64_t addr, int site);
+struct symbols_mod *ingest_mod_sm(struct ingest *in, struct ingest_mod *m);
+struct symbols_mod *ingest_site_sm(struct ingest *in, struct ingest_proc *p,
+				   int funcid, uint64_t addr);
 int ingest_defer_run(struct ingest *in, size_t max);
 
 #endif

@@ -226,6 +226,20 @@ static void live_begin(struct ingest_live *lv)
 		live_fail(lv, err, cause);
 }
 
+/* The pages of bytes a..b of r, walked, out of the mapping (the file
+ * keeps them: a walk again, should it be undone, reads them anew): the
+ * end's munmap of a spool of hundreds of MB no longer waits for them. */
+static void live_unmap(const struct ingest_ring *r, size_t a, size_t b)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	a = (a + pg - 1) / pg * pg;
+	b = b / pg * pg;
+	if (b > a && madvise((char *)r->h + a, b - a, MADV_DONTNEED) < 0) {
+		/* kept mapped: the end unmaps them */
+	}
+}
+
 /* What the drain has copied since the last round.  1: some was read. */
 static int live_walk(struct ingest_live *lv)
 {
@@ -233,7 +247,7 @@ static int live_walk(struct ingest_live *lv)
 	const struct propel_ring_hdr *h = r->h;
 	size_t ring = propel_ring_size(h->sub_count, h->sub_recs);
 	uint64_t to = __atomic_load_n(&h->drained, __ATOMIC_ACQUIRE);
-	uint64_t max = (r->maplen - ring) / propel_ring_sub_bytes(h);
+	uint64_t max = (r->maplen - ring) / propel_ring_sub_bytes(h), from;
 	int err;
 
 	if (to > max)
@@ -247,11 +261,14 @@ static int live_walk(struct ingest_live *lv)
 	/* after reading how far: the lines of every id in those */
 	if (live_maps(lv))
 		return 0;
-	err = ingest_walk_part(&lv->w, lv->w.skip, to);
+	from = lv->w.skip;
+	err = ingest_walk_part(&lv->w, from, to);
 	if (err) {
 		live_fail(lv, err, NULL);
 		return 0;
 	}
+	live_unmap(r, ring + from * propel_ring_sub_bytes(h),
+		   ring + to * propel_ring_sub_bytes(h));
 	return 1;
 }
 

@@ -213,7 +213,7 @@ static int64_t ingest_signal_site(struct ingest *in, struct ingest_proc *p,
 	if (p->npcsites >= INGEST_MAX_PCSITES)
 		return 0;
 	for (i = 0; i < p->nmods && !file; i++)
-		if (symbols_contains(p->mods[i].sm, pc))
+		if (symbols_contains(ingest_mod_sm(in, &p->mods[i]), pc))
 			symbols_srcline(p->mods[i].sm, pc, &file, &ln);
 	if (file) {
 		sqlite3_bind_int64(st, 1, p->row);
