@@ -216,7 +216,11 @@ static void live_begin(struct ingest_live *lv)
 		if (!err)
 			lv->begun = 1;
 		pr_log("store", "live: begun at %" PRIu64 " sub-buffer(s) "
-		       "drained", in->nrings ? in->rings[0].h->drained : 0);
+		       "drained, %.1f ms after the ring's start",
+		       in->nrings ? in->rings[0].h->drained : 0,
+		       in->nrings ? (double)(propel_mono_ns() -
+					     in->rings[0].h->mono0_ns) / 1e6
+				  : 0.0);
 		break;
 	}
 	for (i = 0; i < n; i++)
