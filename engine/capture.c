@@ -21,6 +21,7 @@
 #include "share/proc.h"
 #include "inject/inject.h"
 #include "engine/ingest.h"
+#include "engine/ingest-live.h"
 #include "engine/symbols.h"
 #include "engine/session.h"
 #include "inject/tracer.h"
@@ -173,6 +174,8 @@ void capture_each_map(const char *dir, void (*fn)(void *arg, pid_t pid),
 
 void capture_abort(struct capture *c)
 {
+	ingest_live_abort(c->live);
+	c->live = NULL;
 	if (c->dir[0])
 		capture_remove_dir(c->dir);
 	if (c->tmp)
@@ -206,6 +209,43 @@ static void capture_kept(char **cause, const char *dir)
 	*cause = s;
 }
 
+/*
+ * The session stored live (in the session directory, engine/ingest-live.h)
+ * to c->tmp: renamed where that is the same file system, else copied
+ * (tmpfs to the disk: a few MB, a few ms).  0 or -errno with *cause.
+ */
+static int capture_move_live(struct capture *c, char **cause)
+{
+	char from[PATH_MAX], buf[1 << 16];
+	int in, out, err = 0;
+	ssize_t n;
+
+	snprintf(from, sizeof(from), "%s/%s", c->dir, INGEST_LIVE_DB);
+	if (rename(from, c->tmp) == 0)
+		return 0;
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	out = open(c->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || write(out, buf, n) != n) {
+			err = -(errno ? errno : EIO);
+			break;
+		}
+	}
+	if (in < 0 || out < 0)
+		err = -errno;
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) < 0 && !err)
+		err = -errno;
+	unlink(from);
+	if (err)
+		return propel_cause(cause, err, "%s: %s", c->tmp,
+				    strerror(-err));
+	return 0;
+}
+
 int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 		      const struct capture_host *hosts, size_t nhosts,
 		      char **cause)
@@ -214,13 +254,33 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 	struct session *s = NULL;
 	char warn[512], key[128];
 	size_t i;
-	int err;
+	int err, live = 0;
 
 	memset(&st, 0, sizeof(st));
-	err = session_open(c->tmp, SESSION_CREATE, &s, cause);
-	if (err)
-		goto fail;
-	if (!nhosts) {
+	if (c->live) { /* stored as the run went: the rest, or as before */
+		struct symbols *sy = NULL;
+
+		err = ingest_live_end(c->live, &s, &st, &sy, cause);
+		c->live = NULL;
+		if (err == -EAGAIN) {
+			symbols_free(c->sy);
+			c->sy = sy;
+			err = 0;
+		} else {
+			symbols_free(sy);
+			if (err)
+				goto fail;
+			live = 1;
+			if (ingest_warning(&st, warn, sizeof(warn)))
+				propel_report("warning", 0, warn);
+		}
+	}
+	if (!live) {
+		err = session_open(c->tmp, SESSION_CREATE, &s, cause);
+		if (err)
+			goto fail;
+	}
+	if (!nhosts && !live) {
 		err = ingest_dir_symbols(s, c->dir, c->sy, &st, cause);
 		if (!err && ingest_warning(&st, warn, sizeof(warn)))
 			propel_report("warning", 0, warn);
@@ -251,6 +311,8 @@ int capture_end_hosts(struct capture *c, int argc, char *const *argv,
 		propel_cause(cause, err, "cannot store the session");
 		goto fail;
 	}
+	if (live && (err = capture_move_live(c, cause)))
+		goto fail;
 	if (rename(c->tmp, c->db) < 0) {
 		err = propel_cause(cause, -errno, "%s: %s", c->db,
 				   strerror(errno));

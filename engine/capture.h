@@ -19,6 +19,9 @@ struct capture {
 	char *tmp;          /* written here, renamed to db at the end */
 	struct symbols *sy; /* warmed while the run went (engine/ingest-warm.h),
 			     * for the ingest; freed by capture_end/abort */
+	struct ingest_live *live; /* record: the session stored as it went
+				   * (engine/ingest-live.h); ended by
+				   * capture_end/abort */
 };
 
 /*

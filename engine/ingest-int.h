@@ -40,6 +40,7 @@ struct ingest_mod {
 	uint64_t bias;
 	char *path;
 	struct symbols_mod *sm;
+	int opened; /* sm looked up (ingest_mod_sm) */
 };
 
 struct ingest_proc {
@@ -77,6 +78,10 @@ struct ingest_proc {
 		int64_t row;
 	} *pcsites;
 	size_t npcsites;
+	/* its map file read up to map_off (whole lines; the P line seen:
+	 * map_have_p), to be read on from there (engine/ingest-live.c) */
+	long map_off;
+	int map_have_p;
 };
 
 struct ingest_ring {
@@ -84,6 +89,7 @@ struct ingest_ring {
 	struct ingest_proc *proc;
 	const struct propel_ring_hdr *h;
 	size_t size;
+	size_t maplen; /* mapped: size, or more (ingest_ring_open's reserve) */
 };
 
 struct ingest {
@@ -106,6 +112,19 @@ struct ingest {
 	char host[65];
 	int64_t offset_ns; /* added to the host's CLOCK_MONOTONIC (follow.c) */
 	const char *dir; /* the session directory being read */
+	int live; /* the run goes on: whole map lines only (ingest-live.c) */
+	int began; /* the transaction is open */
+	uint64_t t_start; /* propel_mono_ns() at ingest_dir_begin */
+	/* lookups left for later while the run goes (ingest_defer) */
+	struct ingest_defer {
+		int64_t row;
+		struct ingest_proc *p;
+		int funcid; /* the function's, or the site's caller's */
+		uint64_t addr;
+		int site; /* 1: a callsites row's line, 0: a function's */
+	} *defer;
+	size_t ndefer, capdefer, defer_done;
+	sqlite3_stmt *upd_defer[2];
 };
 
 /* State of one ring walk. */
@@ -151,6 +170,14 @@ struct ingest_walk {
 	int64_t first_ns, last_ns;
 	uint64_t nins;
 	int err;
+	uint64_t skip; /* spool sub-buffers read already (ingest_walk_part) */
+};
+
+/* What a walk in one stored, for its undo (engine/ingest.c). */
+struct ingest_spec {
+	int64_t seq;      /* the writer's next id before the walk */
+	size_t npcsites;  /* the process's signal sites before it */
+	uint64_t callsites;
 };
 
 /* engine/ingest.c */
@@ -158,6 +185,25 @@ int ingest_sql_err(struct ingest *in, char **cause);
 int ingest_step(sqlite3_stmt *st);
 void ingest_bind_text(sqlite3_stmt *st, int i, const char *s);
 int ingest_grow(void **arr, uint32_t *n, uint32_t want, size_t elem, int fill);
+
+/* engine/ingest.c: one ring's walk (see there) */
+int ingest_thread_begin(struct ingest *in, struct ingest_ring *r,
+			struct ingest_walk *w, struct ingest_spec *sp);
+int ingest_walk_part(struct ingest_walk *w, uint64_t from, uint64_t to);
+int ingest_thread(struct ingest *in, struct ingest_ring *r,
+		  struct ingest_walk *lw, const struct ingest_spec *lsp,
+		  char **cause);
+/* engine/ingest-dir.c: the directory, and (ingest-live.c) the live one */
+int ingest_dir_begin(struct ingest *in, char **cause);
+int ingest_ring_open(struct ingest *in, const char *dir, const char *name,
+		     size_t reserve, char **cause);
+void ingest_calibrate(struct ingest *in);
+int ingest_ring_cmp(const void *a, const void *b);
+int ingest_dir_rest(struct ingest *in, char **names, size_t nnames,
+		    struct ingest_walk *lw, const struct ingest_spec *lsp,
+		    char **cause);
+int ingest_dir_end(struct ingest *in, int err, char **cause);
+int ingest_dir_names(const char *dir, char ***names, size_t *n);
 
 /* engine/ingest-map.c: a map file becomes a process image (its row, and
  * its modules, functions and call sites symbolized once) */
@@ -168,5 +214,11 @@ int ingest_proc_insert(struct ingest *in, struct ingest_proc *p,
 			      const char *nonce, const char *exe);
 int ingest_map(struct ingest *in, const char *dir, const char *name,
 		      char **cause);
+int ingest_defer(struct ingest *in, int64_t row, struct ingest_proc *p,
+		 int funcid, uint64_t addr, int site);
+struct symbols_mod *ingest_mod_sm(struct ingest *in, struct ingest_mod *m);
+struct symbols_mod *ingest_site_sm(struct ingest *in, struct ingest_proc *p,
+				   int funcid, uint64_t addr);
+int ingest_defer_run(struct ingest *in, size_t max);
 
 #endif

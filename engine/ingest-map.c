@@ -84,6 +84,35 @@ static int ingest_mod_of(struct ingest_proc *p, uint32_t modid)
 	return -1;
 }
 
+/* m's symbols, the module opened at the first call: while the run goes
+ * (in->live) only what the walk needs is looked up at once, and a
+ * function named by the agent needs nothing of its module */
+struct symbols_mod *ingest_mod_sm(struct ingest *in, struct ingest_mod *m)
+{
+	if (!m->opened) {
+		m->opened = 1;
+		m->sm = m->path ? symbols_module(in->sy, m->path, m->bias,
+						 NULL) : NULL;
+	}
+	return m->sm;
+}
+
+/* The module of a call site of function funcid at addr: its caller's,
+ * else the one that contains it; NULL when none. */
+struct symbols_mod *ingest_site_sm(struct ingest *in, struct ingest_proc *p,
+				   int funcid, uint64_t addr)
+{
+	struct symbols_mod *sm = NULL;
+
+	if (funcid >= 0 && (uint32_t)funcid < p->nfunc &&
+	    p->func_mod[funcid] >= 0)
+		sm = ingest_mod_sm(in, &p->mods[p->func_mod[funcid]]);
+	for (size_t i = 0; !sm && i < p->nmods; i++)
+		if (symbols_contains(ingest_mod_sm(in, &p->mods[i]), addr))
+			sm = p->mods[i].sm;
+	return sm;
+}
+
 static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
 			  const char *line)
 {
@@ -100,7 +129,10 @@ static int ingest_map_mod(struct ingest *in, struct ingest_proc *p,
 	nm->id = mm.id;
 	nm->bias = mm.bias;
 	nm->path = strdup(mm.path);
-	nm->sm = nm->path ? symbols_module(in->sy, nm->path, mm.bias, NULL) : NULL;
+	nm->sm = NULL;
+	nm->opened = 0;
+	if (!in->live) /* else at its first use (ingest_mod_sm) */
+		ingest_mod_sm(in, nm);
 	return 0;
 }
 
@@ -155,14 +187,14 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 	 * exporter read this row (never "?": see engine/symbols.h). */
 	if (*given && strcmp(given, "-") != 0)
 		name = symbols_demangle(given);
-	else if (m && m->sm)
+	else if (m && ingest_mod_sm(in, m))
 		name = symbols_name(m->sm, addr, NULL);
 	else
 		name = symbols_fallback_name(m ? m->path : NULL,
 					     m ? m->bias : 0, addr);
 	if (!name)
 		return -ENOMEM;
-	if (m && m->sm && !(flags & MAP_F_PLT))
+	if (m && !(flags & MAP_F_PLT) && !in->live && ingest_mod_sm(in, m))
 		symbols_decl(m->sm, addr, &file, &ln);
 	sqlite3_bind_int64(st, 1, p->row);
 	sqlite3_bind_int64(st, 2, (int64_t)addr);
@@ -180,12 +212,16 @@ static int ingest_map_func(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->func_row[funcid] = sqlite3_last_insert_rowid(in->db);
 	p->func_mod[funcid] = mi;
+	if (m && !(flags & MAP_F_PLT) && in->live &&
+	    (err = ingest_defer(in, p->func_row[funcid], p, (int)funcid,
+				addr, 0)))
+		return err;
 	if (flags & MAP_F_VALUES) {
 		if (ingest_grow((void **)&p->valued, &p->nvalcap, funcid, 1, 0))
 			return -ENOMEM;
 		p->valued[funcid] = (uint8_t)(flags & MAP_F_VALUES);
 		p->nvalued++;
-		if ((flags & MAP_F_ARGS) && m && m->sm &&
+		if ((flags & MAP_F_ARGS) && m && ingest_mod_sm(in, m) &&
 		    (err = ingest_map_params(in, p->func_row[funcid], m->sm,
 					     addr)))
 			return err;
@@ -204,7 +240,6 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 	struct symbols_mod *sm = NULL;
 	const char *file = NULL;
 	sqlite3_stmt *st = in->ins_site;
-	size_t i;
 
 	if (map_line_site(line, &ms))
 		return -EINVAL;
@@ -220,12 +255,8 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 			return -ENOMEM;
 		p->nsite = n;
 	}
-	if (funcid >= 0 && (uint32_t)funcid < p->nfunc &&
-	    p->func_mod[funcid] >= 0)
-		sm = p->mods[p->func_mod[funcid]].sm;
-	for (i = 0; !sm && i < p->nmods; i++)
-		if (symbols_contains(p->mods[i].sm, addr))
-			sm = p->mods[i].sm;
+	if (!in->live)
+		sm = ingest_site_sm(in, p, funcid, addr);
 	if (sm)
 		symbols_srcline(sm, addr, &file, &ln);
 	sqlite3_bind_int64(st, 1, p->row);
@@ -240,6 +271,9 @@ static int ingest_map_site(struct ingest *in, struct ingest_proc *p,
 		return err;
 	p->site_row[siteid] = sqlite3_last_insert_rowid(in->db);
 	p->site_func[siteid] = funcid;
+	if (in->live &&
+	    (err = ingest_defer(in, p->site_row[siteid], p, funcid, addr, 1)))
+		return err;
 	in->st->callsites++;
 	return 0;
 }
@@ -265,16 +299,30 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		in->st->bad_map_lines++;
 		return 0;
 	}
-	p = ingest_proc_new(in, key);
+	/* read before while the run went (engine/ingest-live.c): on from
+	 * where that stopped */
+	p = ingest_proc_find(in, key);
+	if (!p)
+		p = ingest_proc_new(in, key);
 	if (!p) {
 		fclose(f);
 		return -ENOMEM;
+	}
+	have_p = p->map_have_p;
+	if (p->map_off && fseek(f, p->map_off, SEEK_SET) < 0) {
+		fclose(f);
+		return 0;
 	}
 	if (strchr(key, '.'))
 		snprintf(nonce, sizeof(nonce), "%s", strchr(key, '.') + 1);
 	/* The P line comes first; the row is inserted as soon as it is read
 	 * (or before the first other line, if it is missing). */
 	while ((len = getline(&line, &cap, f)) > 0) {
+		/* the agent appends a line with one write: one without its
+		 * newline yet is read at the next call */
+		if (in->live && line[len - 1] != '\n')
+			break;
+		p->map_off += len;
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 			line[--len] = 0;
 		if (line[0] == 'P' && !have_p) {
@@ -370,12 +418,79 @@ int ingest_map(struct ingest *in, const char *dir, const char *name,
 		if (err)
 			break;
 	}
-	if (!err && !have_p)
+	if (!err && !have_p && !in->live) {
 		err = ingest_proc_insert(in, p, nonce, NULL);
+		have_p = !err;
+	}
+	p->map_have_p = have_p;
 	free(line);
 	free(exe);
 	fclose(f);
 	if (err == -EIO)
 		return ingest_sql_err(in, cause);
+	return err;
+}
+
+/*
+ * While the run goes (in->live) a function's declaration and a call
+ * site's line -- the lookups that read a module's debug information, the
+ * costly ones -- are left for later: the row is made at once (its id is
+ * what the walk needs), and ingest_defer_run fills them in when the live
+ * thread has nothing else to do, and at the end what is left, so that
+ * the rows are those ingest_map makes in one go.
+ */
+int ingest_defer(struct ingest *in, int64_t row, struct ingest_proc *p,
+		 int funcid, uint64_t addr, int site)
+{
+	if (in->ndefer == in->capdefer) {
+		size_t nc = in->capdefer ? 2 * in->capdefer : 256;
+		struct ingest_defer *nd = realloc(in->defer, nc * sizeof(*nd));
+
+		if (!nd)
+			return -ENOMEM;
+		in->defer = nd;
+		in->capdefer = nc;
+	}
+	in->defer[in->ndefer++] =
+		(struct ingest_defer){ row, p, funcid, addr, site };
+	return 0;
+}
+
+/* Up to max of the lookups left (ingest_defer); 0 or -EIO. */
+int ingest_defer_run(struct ingest *in, size_t max)
+{
+	static const char *const sql[] = {
+		"UPDATE functions SET file=?1, line=?2 WHERE id=?3",
+		"UPDATE callsites SET file=?1, line=?2 WHERE id=?3",
+	};
+	int err = 0;
+
+	for (; !err && max && in->defer_done < in->ndefer; max--) {
+		const struct ingest_defer *d = &in->defer[in->defer_done++];
+		sqlite3_stmt **st = &in->upd_defer[d->site];
+		const char *file = NULL;
+		int ln = 0;
+
+		struct symbols_mod *sm;
+
+		if (d->site) {
+			sm = ingest_site_sm(in, d->p, d->funcid, d->addr);
+			if (sm)
+				symbols_srcline(sm, d->addr, &file, &ln);
+		} else if (d->p->func_mod[d->funcid] >= 0 &&
+			   (sm = ingest_mod_sm(in, &d->p->mods[
+				   d->p->func_mod[d->funcid]]))) {
+			symbols_decl(sm, d->addr, &file, &ln);
+		}
+		if (!file)
+			continue;
+		if (!*st && sqlite3_prepare_v2(in->db, sql[d->site], -1, st,
+					       NULL) != SQLITE_OK)
+			return -EIO;
+		sqlite3_bind_text(*st, 1, file, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(*st, 2, ln);
+		sqlite3_bind_int64(*st, 3, d->row);
+		err = ingest_step(*st);
+	}
 	return err;
 }

@@ -42,6 +42,7 @@
 #include "engine/capture.h"
 #include "engine/follow.h"
 #include "engine/ingest.h"
+#include "engine/ingest-live.h"
 #include "engine/ingest-warm.h"
 #include "engine/run.h"
 #include "engine/session.h"
@@ -520,9 +521,14 @@ static int run_start_local(struct run *r)
 		r->dr = NULL;
 		return err;
 	}
-	/* the ingest's symbol work while the run goes: without it, the
-	 * ingest does it all at the end */
-	if (ingest_warm_start(r->cap.dir, &r->warm))
+	/* record, drained: the session stored as the run goes (its symbol
+	 * work too); else the ingest's symbol work while the run goes:
+	 * without either, the ingest does it all at the end */
+	if (o->kind == RUN_RECORD && r->dr &&
+	    !getenv("PROPEL_NO_LIVE_INGEST") &&
+	    ingest_live_start(r->cap.dir, &r->cap.live))
+		r->cap.live = NULL;
+	if (!r->cap.live && ingest_warm_start(r->cap.dir, &r->warm))
 		r->warm = NULL;
 	if (o->kind == RUN_RECORD) {
 		/* orphaned descendants are re-parented to us, not to init */

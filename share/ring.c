@@ -65,6 +65,12 @@ static int walk_sub(const struct propel_ring_hdr *h, uint64_t k,
 int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
 		     propel_ring_fn fn, void *arg)
 {
+	return propel_ring_walk_from(h, file_size, 0, fn, arg);
+}
+
+int propel_ring_walk_from(const struct propel_ring_hdr *h, size_t file_size,
+			  uint64_t from, propel_ring_fn fn, void *arg)
+{
 	uint64_t commits = __atomic_load_n(&h->commits, __ATOMIC_ACQUIRE);
 	uint64_t n = h->sub_count, k, first, spooled = 0;
 	size_t ring = propel_ring_size(h->sub_count, h->sub_recs);
@@ -79,7 +85,7 @@ int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
 		size_t sb = propel_ring_sub_bytes(h);
 
 		spooled = (file_size - ring) / sb;
-		for (k = 0; k < spooled; k++) {
+		for (k = from; k < spooled; k++) {
 			const struct propel_rec *r =
 				(const struct propel_rec *)(sp + k * sb);
 

@@ -172,6 +172,10 @@ static inline struct propel_rec *propel_ring_sub(struct propel_ring_hdr *h,
 typedef int (*propel_ring_fn)(const struct propel_rec *r, void *arg);
 int propel_ring_walk(const struct propel_ring_hdr *h, size_t file_size,
 		     propel_ring_fn fn, void *arg);
+/* The same, the spool's first `from` sub-buffers left out: the rest of a
+ * walk that read them while the drain went (engine/ingest-live.c). */
+int propel_ring_walk_from(const struct propel_ring_hdr *h, size_t file_size,
+			  uint64_t from, propel_ring_fn fn, void *arg);
 
 /* Check a mapped header; 0 or -EINVAL/-EPROTO with *why set. */
 int propel_ring_check(const struct propel_ring_hdr *h, size_t file_size,
