@@ -38,12 +38,12 @@ static void th_case_late(void)
 	snprintf(out, sizeof(out), "%s/deep.out", th_tmp);
 	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-late-%d",
 		 getpid());
-	if (th_sh("gcc -O2 -pthread -rdynamic -o %s %s/tests/fixtures/hijack/deep.c",
+	if (CHECK_SH("gcc -O2 -pthread -rdynamic -o %s %s/tests/fixtures/hijack/deep.c",
 		  exe, th_top)) {
 		th_fail("late", "cannot build %s", exe);
 		return;
 	}
-	th_sh("mkdir -p %s", dir);
+	CHECK_SH("mkdir -p %s", dir);
 	pid = th_spawn(argv, out);
 	th_sleep_ms(100);
 	/* the real agent loaded and switched off, for its pad */
@@ -147,5 +147,5 @@ out:
 	}
 	free(cause);
 	th_kill(pid);
-	th_sh("rm -rf %s", dir);
+	CHECK_SH("rm -rf %s", dir);
 }

@@ -42,6 +42,7 @@
 #include "inject/inject.h"
 #include "share/agent-abi.h"
 #include "share/clock.h"
+#include "tests/unit/check.h"
 
 #define TH_JEMALLOC "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
@@ -98,23 +99,12 @@ static void th_sleep_ms(int ms)
 	usleep(ms * 1000);
 }
 
-static int th_sh(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
 /* prog: slow-ctor.c linked against lib<name>.so, built from src with
  * flags (a library whose start-up runs before main). */
 static int th_slow_start(const char *prog, const char *name, const char *src,
 			 const char *flags)
 {
-	return th_sh("gcc %s -shared -fPIC -o %s/lib%s.so "
+	return CHECK_SH("gcc %s -shared -fPIC -o %s/lib%s.so "
 		     "%s/tests/fixtures/hijack/%s && "
 		     "gcc -O2 -o %s %s/tests/fixtures/hijack/slow-ctor.c "
 		     "-Wl,--no-as-needed -L%s -l%s -Wl,-rpath,%s",
@@ -147,19 +137,19 @@ static int th_build(void)
 	snprintf(th_tmp, sizeof(th_tmp), "/tmp/propel-hijack.XXXXXX");
 	if (!mkdtemp(th_tmp))
 		return -1;
-	if (th_sh("mkdir -p %s", th_fix))
+	if (CHECK_SH("mkdir -p %s", th_fix))
 		return -1;
-	if (th_sh("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/target.c",
+	if (CHECK_SH("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/target.c",
 		  th_target, th_top))
 		return -1;
-	if (th_sh("gcc -O2 -pthread -rdynamic -o %s "
+	if (CHECK_SH("gcc -O2 -pthread -rdynamic -o %s "
 		  "%s/tests/fixtures/hijack/trap-target.c",
 		  th_trap, th_top))
 		return -1;
-	if (th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
+	if (CHECK_SH("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c", th_churn,
 		  th_top))
 		return -1;
-	if (th_sh("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/setxid.c",
+	if (CHECK_SH("gcc -O2 -pthread -o %s %s/tests/fixtures/hijack/setxid.c",
 		  th_setxid, th_top))
 		return -1;
 	if (th_slow_start(th_ctor, "slow-ctor", "slow-ctor-lib.c", "-O2") ||
@@ -169,15 +159,15 @@ static int th_build(void)
 	/* the same on jemalloc (redis-server's allocator, interposed on
 	 * libc's malloc), when it is installed (libjemalloc2) */
 	if (access(TH_JEMALLOC, R_OK) ||
-	    th_sh("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c %s", th_churn_je,
+	    CHECK_SH("gcc -O2 -o %s %s/tests/fixtures/hijack/churn.c %s", th_churn_je,
 		  th_top, TH_JEMALLOC))
 		th_churn_je[0] = 0;
-	if (th_sh("gcc -O0 -g -fno-omit-frame-pointer -fPIC -shared "
+	if (CHECK_SH("gcc -O0 -g -fno-omit-frame-pointer -fPIC -shared "
 		  "-fvisibility=hidden -I%s -o %s "
 		  "%s/tests/fixtures/hijack/fake-agent.c",
 		  th_top, th_agent, th_top))
 		return -1;
-	if (th_sh("gcc -O2 -static -o %s %s/tests/fixtures/hijack/static-spin.c "
+	if (CHECK_SH("gcc -O2 -static -o %s %s/tests/fixtures/hijack/static-spin.c "
 		  "2>/dev/null",
 		  th_static, th_top))
 		th_static[0] = 0;
@@ -688,7 +678,7 @@ static void th_case_inject(void)
 		char other[PATH_MAX + 64];
 
 		snprintf(other, sizeof(other), "%s/libpropel-agent-other.so", th_tmp);
-		th_sh("cp %s %s", th_agent, other);
+		CHECK_SH("cp %s %s", th_agent, other);
 		err = inject_agent_start(p.pid, other, dir, 0, &cause);
 		if (!err || !th_one_line(cause) ||
 		    !strstr(cause, "another propel build"))
@@ -970,12 +960,12 @@ static void th_case_agent(void)
 	else
 		snprintf(so, sizeof(so), "%s/%s/libpropel-agent.so", th_top, o);
 	if (access(so, R_OK) ||
-	    th_sh("nm -D %s 2>/dev/null | grep -q ' T propel_agent_start$'", so)) {
+	    CHECK_SH("nm -D %s 2>/dev/null | grep -q ' T propel_agent_start$'", so)) {
 		th_skip("real_agent", "libpropel-agent.so not built with the ABI");
 		return;
 	}
 	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
-	th_sh("mkdir -p %s", dir);
+	CHECK_SH("mkdir -p %s", dir);
 	th_start_target(&p, "agent");
 	th_lease_gone(p.pid, so, dir);
 	err = inject_agent_start(p.pid, so, dir, 0, &cause);
@@ -1000,7 +990,7 @@ static void th_case_agent(void)
 out:
 	free(cause);
 	th_kill(p.pid);
-	th_sh("rm -rf %s", dir);
+	CHECK_SH("rm -rf %s", dir);
 }
 
 /* The tracer of a call killed while the call runs (a propel killed during
@@ -1081,7 +1071,7 @@ static void th_case_dies(void)
 	else
 		snprintf(so, sizeof(so), "%s/%s/libpropel-agent.so", th_top, o);
 	snprintf(dir, sizeof(dir), "/dev/shm/propel/test-hijack-%d", getpid());
-	th_sh("mkdir -p %s", dir);
+	CHECK_SH("mkdir -p %s", dir);
 	for (int pad = 0; pad < 3; pad++) {
 		for (int user = 0; user < 2; user++) {
 			snprintf(name, sizeof(name), "dies_%s%s", pads[pad],
@@ -1117,7 +1107,7 @@ static void th_case_dies(void)
 		}
 	}
 	free(cause);
-	th_sh("rm -rf %s", dir);
+	CHECK_SH("rm -rf %s", dir);
 }
 
 /* One hold of the trap target: call fn (trap_arm / trap_disarm) with every
@@ -1472,6 +1462,6 @@ int main(int argc, char **argv)
 		if (th_want(cases[i].name))
 			cases[i].fn();
 	if (!getenv("TH_KEEP"))
-		th_sh("rm -rf %s", th_tmp);
+		CHECK_SH("rm -rf %s", th_tmp);
 	return th_failed ? 1 : 0;
 }
