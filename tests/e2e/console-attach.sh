@@ -279,9 +279,16 @@ done
 tui_start 80 24 "cd $d/empty && $PROPEL"
 tui_wait_for "PID USER" 3
 tui_keys / ; tui_keys "sleep $secs" Enter
-# (until the list shows it, then until the attach answers: fixed sleeps
-# of 1.3 and 0.5 s were too short on a loaded machine)
-tui_wait_for "sleep $secs" 10
+# (until the list shows the tracee's row and only strace's beside it --
+# the filter's own text is on the screen at once, and tmux's send-keys
+# of it is a process that matches while it runs --, then until the
+# attach answers: fixed sleeps of 1.3 and 0.5 s were too short on a
+# loaded machine)
+for _ in $(seq 100); do
+	scr=$(tui_screen)
+	grepq -E "^ *$tr " <<<"$scr" && grepq " 2 match " <<<"$scr" && break
+	sleep 0.1
+done
 tui_keys End
 tui_keys a
 for _ in $(seq 100); do
