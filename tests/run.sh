@@ -148,6 +148,7 @@ report() {
 		f=$((f + 1)); echo "FAIL $name: ran $n of $m checks" >>"$log"
 	fi
 	pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+	[ "$f" -gt 0 ] && failed+=("$name: $(grep -m3 '^FAIL' "$log" | cut -c1-160 | paste -sd'|')")
 	printf '%-40s ' "$name"
 	if [ "$f" -gt 0 ]; then
 		echo "FAIL ($p passed, $f failed, $s skipped) $took"
@@ -161,6 +162,7 @@ report() {
 	fi
 }
 
+failed=()
 # the running suites: pid -> name, start time
 declare -A run_name run_t0
 start() {
@@ -237,5 +239,10 @@ done
 while [ ${#run_name[@]} -gt 0 ]; do reap; done
 # (only suites that still exist: a removed one's time goes with it)
 for n in "${!last[@]}"; do [ -x "$O/tests/$n" ] || [ -f "tests/$n.sh" ] && echo "$n ${last[$n]} ${cpu_of[$n]:-}"; done | sort >"$times.new" && mv "$times.new" "$times"
+# the failures again at the end (a log cut in the middle still names them)
+if [ ${#failed[@]} -gt 0 ]; then
+	echo "failed:"
+	printf '  %s\n' "${failed[@]}"
+fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
