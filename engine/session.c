@@ -23,6 +23,7 @@ struct session {
 	sqlite3_stmt *chunk_ins, *chunk_body_ins, *chunk_body_get;
 	int64_t *warned; /* session_warn_once's keys */
 	size_t nwarned;
+	int quiet; /* session_quiet: every warning said */
 };
 
 struct session_rows {
@@ -353,6 +354,8 @@ int session_warn_once(struct session *s, int64_t key)
 	int64_t *n;
 	size_t i;
 
+	if (s->quiet)
+		return 0;
 	for (i = 0; i < s->nwarned; i++)
 		if (s->warned[i] == key)
 			return 0;
@@ -362,6 +365,11 @@ int session_warn_once(struct session *s, int64_t key)
 	s->warned = n;
 	s->warned[s->nwarned++] = key;
 	return 1;
+}
+
+void session_quiet(struct session *s)
+{
+	s->quiet = 1;
 }
 
 sqlite3 *session_db(struct session *s)

@@ -120,6 +120,10 @@ void session_close(struct session *s);
 #define SESSION_WARN_INDEX (-1) /* the chunk index is cut short */
 #define SESSION_WARN_NAMES (-2) /* function and call site names cut short */
 int session_warn_once(struct session *s, int64_t key);
+/* Every warning about s counted as said (0 from session_warn_once): a
+ * second reader of a file whose first reader says them (a TUI view's
+ * background analysis, tui/bg.c). */
+void session_quiet(struct session *s);
 sqlite3 *session_db(struct session *s);
 const char *session_path(struct session *s);
 

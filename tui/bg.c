@@ -18,6 +18,8 @@ static void *bg_run(void *arg)
 		usleep((useconds_t)atoi(delay) * 1000);
 	if (session_open(bg->path, SESSION_READ, &bg->own, &cause))
 		bg->own = NULL;
+	else /* the foreground's reader says what is wrong with the file */
+		session_quiet(bg->own);
 	bg->fn(bg->own, bg->own ? NULL : cause ? cause : "cannot open the "
 							 "session", bg->arg);
 	free(cause);

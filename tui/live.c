@@ -37,6 +37,7 @@
 #include "engine/session.h"
 #include "share/log.h"
 #include "tui/live.h"
+#include "tui/screen.h"
 #include "tui/view.h"
 
 #define LIVE_FIRST_SNAP_S 1.0 /* the first snapshot after the attach */
@@ -101,7 +102,7 @@ static int live_log_open(struct tui_live *l, char **cause)
 	if (fd < 0)
 		return propel_cause(cause, -errno, "%s: %s", l->log,
 				    strerror(errno));
-	l->saved_err = fcntl(2, F_DUPFD_CLOEXEC, 3);
+	l->saved_err = fcntl(screen_stderr_fd(), F_DUPFD_CLOEXEC, 3);
 	dup2(fd, 2);
 	close(fd);
 	return 0;
@@ -111,7 +112,7 @@ static void live_log_close(struct tui_live *l)
 {
 	if (l->saved_err < 0)
 		return;
-	dup2(l->saved_err, 2);
+	screen_stderr_back(l->saved_err);
 	close(l->saved_err);
 	l->saved_err = -1;
 }

@@ -12,13 +12,23 @@
  * State (one terminal per process): initialized between screen_init and
  * screen_fini; screen_fini is idempotent and is what restores the terminal
  * on every exit path of the TUI.
+ *
+ * The terminal is ours while the TUI runs: a stderr that is the terminal
+ * is pointed at a memory file meanwhile (a line written there by anything
+ * in the process, a view's background thread or a library, would land in
+ * the middle of the drawing and stay there, curses not knowing of it:
+ * tui-chunked's damaged-chunk line hidden under one, fresh-clone runs).
+ * What arrives is shown on the message line; screen_fini writes all of it
+ * to the real stderr, so nothing said is lost.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -48,6 +58,101 @@ static int prompt_on, prompt_done;
 static char *prompt_line;
 static char prompt_text[64];
 static FILE *rl_null;
+
+/* stderr while the screen is up: the real one saved, the memory file's
+ * bytes read up to err_seen */
+static int err_saved = -1, err_mem = -1;
+static off_t err_seen;
+
+static void err_capture(void)
+{
+	if (err_mem >= 0 || !isatty(STDERR_FILENO))
+		return;
+	fflush(stderr);
+	err_mem = memfd_create("propel-tui-stderr", MFD_CLOEXEC);
+	if (err_mem < 0)
+		return;
+	err_saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (err_saved < 0 || dup2(err_mem, STDERR_FILENO) < 0) {
+		if (err_saved >= 0)
+			close(err_saved);
+		close(err_mem);
+		err_saved = err_mem = -1;
+		return;
+	}
+	err_seen = 0;
+}
+
+/* the last line written to stderr since the last call, on the message
+ * line as an error */
+static void err_poll(void)
+{
+	char buf[4096], *nl, *end, *line;
+	off_t size;
+	ssize_t n;
+
+	if (err_mem < 0)
+		return;
+	size = lseek(err_mem, 0, SEEK_END);
+	if (size <= err_seen)
+		return;
+	if (size - err_seen > (off_t)sizeof(buf) - 1)
+		err_seen = size - (off_t)sizeof(buf) + 1;
+	n = pread(err_mem, buf, sizeof(buf) - 1, err_seen);
+	if (n <= 0)
+		return;
+	err_seen += n;
+	buf[n] = 0;
+	end = buf + n;
+	while (end > buf && (end[-1] == '\n' || end[-1] == '\r'))
+		*--end = 0;
+	if (end == buf)
+		return;
+	nl = strrchr(buf, '\n');
+	line = nl ? nl + 1 : buf;
+	/* the message line says no program name */
+	if (!strncmp(line, propel_progname, strlen(propel_progname)) &&
+	    !strncmp(line + strlen(propel_progname), ": ", 2))
+		line += strlen(propel_progname) + 2;
+	n = end - line < (ssize_t)sizeof(screen_msg) - 1
+		    ? end - line : (ssize_t)sizeof(screen_msg) - 1;
+	memcpy(screen_msg, line, (size_t)n);
+	screen_msg[n] = 0;
+	screen_msg_err = 1;
+}
+
+int screen_stderr_fd(void)
+{
+	return err_saved >= 0 ? err_saved : STDERR_FILENO;
+}
+
+void screen_stderr_back(int saved)
+{
+	dup2(err_mem >= 0 ? err_mem : saved, STDERR_FILENO);
+}
+
+/* stderr back to the terminal (over a redirect of fd 2 made meanwhile:
+ * its owner puts it back with screen_stderr_back), and what was written
+ * meanwhile on it */
+static void err_release(void)
+{
+	char buf[8192];
+	off_t off = 0;
+	ssize_t n;
+
+	if (err_mem < 0)
+		return;
+	fflush(stderr);
+	dup2(err_saved, STDERR_FILENO);
+	close(err_saved);
+	while ((n = pread(err_mem, buf, sizeof(buf), off)) > 0) {
+		if (write(STDERR_FILENO, buf, (size_t)n) != n)
+			break;
+		off += n;
+	}
+	close(err_mem);
+	err_saved = err_mem = -1;
+}
 
 static int attr_to_curses(int attr)
 {
@@ -559,6 +664,7 @@ int screen_init(char **cause)
 	rl_completion_query_items = 1000;
 	rl_bind_key('\t', rl_complete);
 	rl_variable_bind("show-all-if-ambiguous", "on");
+	err_capture();
 	return 0;
 }
 
@@ -572,6 +678,7 @@ void screen_fini(void)
 	curs_set(1);
 	endwin();
 	screen_up = 0;
+	err_release();
 	if (rl_null) {
 		rl_outstream = NULL;
 		fclose(rl_null);
@@ -602,6 +709,7 @@ void screen_end_frame(void)
 {
 	struct screen_rect r = { 0, LINES - 1, COLS, 1 };
 
+	err_poll();
 	screen_clear_row(&r, 0, 0, SA_NORMAL);
 	if (prompt_on) {
 		char buf[600];

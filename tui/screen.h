@@ -133,6 +133,16 @@ void screen_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Take the terminal: fails with *cause when stdin/stdout is not a tty. */
 int screen_init(char **cause);
 void screen_fini(void);
+/*
+ * While the screen is up, a stderr that was the terminal goes to a memory
+ * file (shown on the message line, written out by screen_fini).  For a
+ * redirect of fd 2 of its own (tui/live.c's log): screen_stderr_fd() is
+ * the terminal's stderr to save, screen_stderr_back(saved) puts fd 2 back
+ * where it belongs now (the memory file while the screen is up, else
+ * saved).
+ */
+int screen_stderr_fd(void);
+void screen_stderr_back(int saved);
 void screen_size(int *cols, int *rows);
 void screen_begin_frame(void);
 void screen_end_frame(void);
