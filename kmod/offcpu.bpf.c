@@ -4,10 +4,17 @@
  * per traced thread, each span off the CPU of at least min_ns with its
  * reason, sent through a ring buffer; nothing else leaves the kernel.
  *
- * Per thread, in task storage (struct ostate): whether it is traced (decided
- * once per generation of the `tgids` map), when it was switched out, when it
- * was woken, why it sleeps, and since when it waits on a contended kernel
- * lock.  Transitions:
+ * Per traced thread, in the `ostates` hash by thread id (struct ostate):
+ * when it was switched out, when it was woken, why it sleeps, and since
+ * when it waits on a contended kernel lock; an entry is made when a thread
+ * of a traced process (the `tgids` map) is first switched out, checked
+ * again once per generation of `tgids`, and deleted when the thread exits
+ * (its start time tells a reused id).  Not task storage: a tracing
+ * program's task-storage helpers fail (NULL) while another one is inside
+ * one on the same CPU, and these programs run preemptible: a vitals or
+ * lock program preempted there made sched_switch lose a switch-out stamp,
+ * the span of a sleep missing altogether (vitals-trace attach-naps, 1 run
+ * in 18 beside two spinners).  A hash lookup takes no lock.  Transitions:
  *
  *   on-CPU --sched_switch(prev)--> off (off_ts, reason; preempted: runnable)
  *   off --sched_wakeup--> runnable (wake_ts)
@@ -17,7 +24,7 @@
  * saved registers (bpf_task_pt_regs) give the syscall it is in (orig_ax)
  * and the descriptor (di), whose inode mode tells a pipe from a socket.  No
  * syscall hook: a syscall costs the machine nothing more.  A switch of an
- * untraced task costs one task-storage lookup.
+ * untraced task costs two hash lookups (its thread, its process).
  *
  * sched_process_fork adds a traced (or parent-only) process's children to
  * `tgids` before they first run; signal_deliver sends each signal a traced
@@ -39,6 +46,8 @@ const volatile __u64 min_ns = 1000000;
  * a thread decided untraced before is looked up again. */
 __u32 gen = 1;
 __u64 lost = 0;
+__u64 nostate = 0; /* a traced thread's entry not made: ostates full */
+__u64 unseen = 0;  /* switch-ins not seen (offcpu_switch) */
 
 #define TGID_TRACED 1
 #define TGID_PARENT 2 /* its children are traced, not itself */
@@ -57,11 +66,12 @@ struct {
 } spans SEC(".maps");
 
 struct ostate {
+	__u64 start;   /* the thread's start_time: a reused id is another */
 	__u64 off_ts;  /* switched out; 0: on a CPU (or never seen off) */
 	__u64 wake_ts; /* runnable since; 0: not woken yet */
 	__u64 lock_ts; /* waiting on a contended kernel lock since */
 	__u32 gen;     /* of the decision below */
-	__u16 traced;  /* 1 traced, 2 not */
+	__u16 traced;  /* 1 traced, 2 not (its process no longer is) */
 	__u16 reason;
 	__u16 nr;
 	__u16 pad;
@@ -70,11 +80,35 @@ struct ostate {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
 	__type(value, struct ostate);
 } ostates SEC(".maps");
+
+/* Whether task t's process is traced now. */
+static __always_inline int tgid_traced(struct task_struct *t)
+{
+	__u32 tgid = t->tgid, *v;
+
+	if (tgid == self_tgid || !t->mm)
+		return 0; /* ourselves, kernel threads */
+	if (trace_all)
+		return 1;
+	v = bpf_map_lookup_elem(&tgids, &tgid);
+	return v && *v == TGID_TRACED;
+}
+
+/* Task t's entry, whoever t is (NULL: none, or of an earlier thread of
+ * that id). */
+static __always_inline struct ostate *state_of(struct task_struct *t)
+{
+	__u32 tid = t->pid;
+	struct ostate *o = bpf_map_lookup_elem(&ostates, &tid);
+
+	return o && o->start == t->start_time ? o : 0;
+}
 
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
@@ -196,40 +230,91 @@ static __always_inline void classify(struct task_struct *t, struct ostate *o,
 }
 
 /* The state of task t (which must be current or about to be switched out),
- * created when missing; NULL when t is not traced. */
+ * made when missing; NULL when t is not traced. */
 static __always_inline struct ostate *traced_state(struct task_struct *t)
 {
-	struct ostate *o;
-	__u32 tgid, *v, g = gen;
+	struct ostate *o, fresh = {};
+	__u32 tid = t->pid, g = gen;
 
-	o = bpf_task_storage_get(&ostates, t, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!o)
-		return 0;
-	if (o->gen != g) {
-		tgid = t->tgid;
-		o->gen = g;
-		if (tgid == self_tgid || !t->mm)
-			o->traced = 2; /* ourselves, kernel threads */
-		else if (trace_all)
-			o->traced = 1;
-		else {
-			v = bpf_map_lookup_elem(&tgids, &tgid);
-			o->traced = v && *v == TGID_TRACED ? 1 : 2;
+	o = bpf_map_lookup_elem(&ostates, &tid);
+	if (o && o->start == t->start_time) {
+		if (o->gen != g) {
+			o->gen = g;
+			o->traced = tgid_traced(t) ? 1 : 2;
 		}
+		return o->traced == 1 ? o : 0;
 	}
-	return o->traced == 1 ? o : 0;
+	if (!tgid_traced(t))
+		return 0;
+	fresh.start = t->start_time;
+	fresh.gen = g;
+	fresh.traced = 1;
+	if (bpf_map_update_elem(&ostates, &tid, &fresh, BPF_ANY)) {
+		__sync_fetch_and_add(&nostate, 1);
+		return 0;
+	}
+	return bpf_map_lookup_elem(&ostates, &tid);
+}
+
+/* A span of the thread t whose state is o: off the CPU from o->off_ts for
+ * dur, the last runq of it waiting for a CPU. */
+static __always_inline void send_span(struct task_struct *t, struct ostate *o,
+				      __u64 dur, __u64 runq)
+{
+	struct offcpu_span *s;
+
+	if (dur < min_ns)
+		return;
+	s = bpf_ringbuf_reserve(&spans, sizeof(*s), 0);
+	if (!s) {
+		__sync_fetch_and_add(&lost, 1);
+		return;
+	}
+	s->ts_ns = o->off_ts;
+	s->dur_ns = dur;
+	s->runq_ns = runq;
+	s->tgid = t->tgid;
+	s->tid = t->pid;
+	/* blocked for less than the threshold, then waiting for a CPU: the
+	 * run queue is why */
+	s->reason = dur - runq < min_ns ? OFFCPU_RUNQ : o->reason;
+	s->nr = o->nr;
+	s->fd = o->fd;
+	s->state = o->state;
+	s->kind = OFFCPU_EV_SPAN;
+	bpf_ringbuf_submit(s, 0);
 }
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns(), dur, runq;
-	struct offcpu_span *s;
+	__u64 now = bpf_ktime_get_ns(), runq;
 	struct ostate *o;
 
 	if (prev->pid && (o = traced_state(prev))) {
+		/* still off since its last switch-out, yet running: its
+		 * switch-in was not seen.  This kernel fires no sched_switch
+		 * and no sched_wakeup while some tasks are current (a
+		 * Firecracker guest's init threads: bpftrace sees none
+		 * either), so a thread woken and switched in there is back
+		 * unseen (vitals-trace attach-naps lost a 60-ms nap 1 run in
+		 * 20 beside two spinners).  Its last switch-in: now less the
+		 * CPU time of the slice ending (update_curr ran before the
+		 * tracepoint; set_next_entity set prev_sum_exec_runtime) */
+		if (o->off_ts) {
+			__u64 slice = BPF_CORE_READ(prev, se.sum_exec_runtime) -
+				      BPF_CORE_READ(prev, se.prev_sum_exec_runtime);
+			__u64 in = now > slice ? now - slice : now;
+
+			if (in > o->off_ts) {
+				runq = o->wake_ts > o->off_ts && o->wake_ts <= in
+					       ? in - o->wake_ts
+					       : 0;
+				send_span(prev, o, in - o->off_ts, runq);
+				__sync_fetch_and_add(&unseen, 1);
+			}
+		}
 		o->off_ts = now;
 		o->state = prev_state;
 		if ((prev_state & 0xff) == 0) {
@@ -245,32 +330,11 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 	}
 	if (!next->pid)
 		return 0;
-	o = bpf_task_storage_get(&ostates, next, 0, 0);
+	o = state_of(next);
 	if (!o || o->traced != 1 || !o->off_ts)
 		return 0;
-	dur = now - o->off_ts;
-	if (dur >= min_ns) {
-		runq = o->wake_ts && o->wake_ts <= now ? now - o->wake_ts : 0;
-		s = bpf_ringbuf_reserve(&spans, sizeof(*s), 0);
-		if (!s) {
-			__sync_fetch_and_add(&lost, 1);
-		} else {
-			s->ts_ns = o->off_ts;
-			s->dur_ns = dur;
-			s->runq_ns = runq;
-			s->tgid = next->tgid;
-			s->tid = next->pid;
-			/* blocked for less than the threshold, then waiting
-			 * for a CPU: the run queue is why */
-			s->reason = dur - runq < min_ns ? OFFCPU_RUNQ
-							: o->reason;
-			s->nr = o->nr;
-			s->fd = o->fd;
-			s->state = o->state;
-			s->kind = OFFCPU_EV_SPAN;
-			bpf_ringbuf_submit(s, 0);
-		}
-	}
+	runq = o->wake_ts && o->wake_ts <= now ? now - o->wake_ts : 0;
+	send_span(next, o, now - o->off_ts, runq);
 	o->off_ts = 0;
 	o->wake_ts = 0;
 	return 0;
@@ -278,7 +342,7 @@ int BPF_PROG(offcpu_switch, bool preempt, struct task_struct *prev,
 
 static __always_inline void on_wakeup(struct task_struct *p)
 {
-	struct ostate *o = bpf_task_storage_get(&ostates, p, 0, 0);
+	struct ostate *o = state_of(p);
 
 	if (o && o->off_ts && !o->wake_ts)
 		o->wake_ts = bpf_ktime_get_ns();
@@ -339,7 +403,7 @@ int BPF_PROG(offcpu_contention_begin, void *lock, unsigned int flags)
 
 	if (flags & 1 /* LCB_F_SPIN */)
 		return 0;
-	o = bpf_task_storage_get(&ostates, t, 0, 0);
+	o = state_of(t);
 	if (o && o->traced == 1)
 		o->lock_ts = bpf_ktime_get_ns();
 	return 0;
@@ -349,9 +413,21 @@ SEC("tp_btf/contention_end")
 int BPF_PROG(offcpu_contention_end, void *lock, int ret)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct ostate *o = bpf_task_storage_get(&ostates, t, 0, 0);
+	struct ostate *o = state_of(t);
 
 	if (o)
 		o->lock_ts = 0;
+	return 0;
+}
+
+/* a thread's entry goes with it (every thread's exit passes here) */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(offcpu_exit, struct task_struct *p)
+{
+	__u32 tid = p->pid;
+	struct ostate *o = bpf_map_lookup_elem(&ostates, &tid);
+
+	if (o && o->start == p->start_time)
+		bpf_map_delete_elem(&ostates, &tid);
 	return 0;
 }

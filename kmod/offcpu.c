@@ -229,6 +229,11 @@ int offcpu_open(const struct offcpu_opts *o, struct offcpu **out, char **cause)
 	if (!err)
 		err = offcpu_attach(oc, oc->skel->progs.offcpu_signal,
 				    "signals (signal_deliver)", 1, cause);
+	if (!err) /* without it, an exited thread's entry stays until its
+		   * id is reused (the entry tells a reused id) */
+		err = offcpu_attach(oc, oc->skel->progs.offcpu_exit,
+				    "thread exits (sched_process_exit)", 1,
+				    cause);
 	if (!err &&
 	    bpf_program__autoload(oc->skel->progs.offcpu_contention_begin)) {
 		err = offcpu_attach(oc, oc->skel->progs.offcpu_contention_begin,
@@ -292,7 +297,12 @@ int offcpu_poll(struct offcpu *oc, int timeout_ms,
 	return n < 0 && n != -EINTR ? n : 0;
 }
 
-uint64_t offcpu_lost(struct offcpu *oc) { return oc->skel->bss->lost; }
+/* spans the ring buffer had no room for, and traced threads whose state
+ * could not be kept (ostates full): their spans are lost too */
+uint64_t offcpu_lost(struct offcpu *oc)
+{
+	return oc->skel->bss->lost + oc->skel->bss->nostate;
+}
 
 const char *offcpu_notes(struct offcpu *oc) { return oc->notes; }
 
@@ -305,6 +315,9 @@ void offcpu_close(struct offcpu *oc)
 {
 	if (!oc)
 		return;
+	if (oc->skel && oc->skel->bss)
+		pr_dbg("switch-ins not seen (spans ended by the slice): %llu",
+		       (unsigned long long)oc->skel->bss->unseen);
 	ring_buffer__free(oc->rb);
 	offcpu_bpf__destroy(oc->skel);
 	free(oc);
