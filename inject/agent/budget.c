@@ -30,7 +30,10 @@
  * time per record of its stamp run; runs slower than BUDGET_BLOCKED_NS
  * per record (a blocking call, a preemption) say nothing about short
  * calls and are left out of the means.  The agent's estimated share of the
- * thread's time is calls x BUDGET_CALL_NS / duration.  While it exceeds
+ * thread's time is calls x BUDGET_CALL_NS / its time on the CPU in the
+ * sub-buffer (the runs that neither blocked nor were preempted: the same
+ * decisions on a loaded machine as on an idle one); rates below are per
+ * second of that time too.  While it exceeds
  * --budget PCT (default 5), functions are untraced in two tiers, each
  * most frequent first.  Every candidate (a) fires at least
  * BUDGET_RATE_MIN times a second on the thread, (b) with a mean under
@@ -426,9 +429,12 @@ static void fstat_call(uint32_t id, uint32_t inside, uint32_t t,
 }
 
 /* The time per record of each stamp run (records sharing a tsc), from
- * the next run's stamp; the last run's from the sub-buffer's end. */
-static void runs_time(uint32_t n, uint64_t end_tsc, double ns_per_tick)
+ * the next run's stamp; the last run's from the sub-buffer's end.  Returns
+ * the thread's time on the CPU in the sub-buffer: its runs but those that
+ * blocked or were preempted (over BUDGET_BLOCKED_NS a record). */
+static double runs_time(uint32_t n, uint64_t end_tsc, double ns_per_tick)
 {
+	double busy = 0;
 	uint32_t i = 0;
 
 	while (i < n) {
@@ -441,9 +447,12 @@ static void runs_time(uint32_t n, uint64_t end_tsc, double ns_per_tick)
 			nx = sub[j].w0 >> 4;
 		v = nx > t ? (uint32_t)((double)(nx - t) * ns_per_tick / (j - i))
 			   : 0;
+		if (v <= BUDGET_BLOCKED_NS)
+			busy += (double)v * (j - i);
 		for (; i < j; i++)
 			tau[i] = v ? v : 1;
 	}
+	return busy;
 }
 
 /* The calls of one sub-buffer, into fst; how many. */
@@ -626,7 +635,7 @@ static void thread_sample(struct athread *t)
 		__atomic_load_n(&t->ring, __ATOMIC_ACQUIRE);
 	struct propel_ring_hdr h;
 	uint64_t k, t0, t1, calls, commits;
-	double ns_per_tick;
+	double ns_per_tick, busy, wall;
 	uint32_t n;
 
 	if (!hp || t->dead || ag_mem_read((uint64_t)hp, &h, sizeof(h)) < 0 ||
@@ -651,9 +660,16 @@ static void thread_sample(struct athread *t)
 		     &commits, sizeof(commits)) < 0 ||
 	    commits - k >= h.sub_count)
 		return;
-	runs_time(n, propel_rec_tsc60(t1), ns_per_tick);
+	/* the share of the thread's time on the CPU, not of the wall clock:
+	 * on a loaded machine the sub-buffer's wall time holds the thread's
+	 * waits for a CPU, and the same calls looked cheaper (budget's
+	 * hot/tail: twist kept, under the budget by the wall clock, 1
+	 * fresh-clone run in 6); a thread that blocks is judged by the work
+	 * it does */
+	busy = runs_time(n, propel_rec_tsc60(t1), ns_per_tick);
+	wall = (double)(t1 - t0) * ns_per_tick;
 	calls = sub_scan(n);
-	thread_decide(calls, (double)(t1 - t0) * ns_per_tick);
+	thread_decide(calls, busy > 0 && busy < wall ? busy : wall);
 }
 
 void budget_tick(void)
