@@ -127,6 +127,8 @@ struct ingest {
 	sqlite3_stmt *upd_defer[2];
 };
 
+#define INGEST_CHAIN_MAX 32
+
 /* State of one ring walk. */
 struct ingest_walk {
 	struct ingest *in;
@@ -165,8 +167,15 @@ struct ingest_walk {
 		uint32_t func, site;
 	} *lost;
 	size_t nlost, caplost;
+	/* the frames open when the ring began, innermost first, as the
+	 * outermost calls' sites tell them (engine/ingest.c ingest_chain_note):
+	 * chain[k].site is chain[k]'s call site in chain[k + 1] */
+	struct ingest_lost chain[INGEST_CHAIN_MAX];
+	uint32_t nchain;
 	/* pass 2 */
 	int64_t depth;
+	uint32_t nopen; /* rebuilt frames of chain[] still open (depth 0..) */
+	uint32_t open[INGEST_CHAIN_MAX]; /* their functions, outermost first */
 	int64_t first_ns, last_ns;
 	uint64_t nins;
 	int err;

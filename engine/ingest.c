@@ -304,6 +304,75 @@ static int ingest_args(struct ingest_walk *w, const uint64_t *v)
 	return argchunk_add(in->args, w->last_id, v);
 }
 
+/*
+ * An entry at the ring's outermost level (pass 1 or 3): which traced
+ * function made the call (its site's owner) is a frame open when the ring
+ * began, and when it changes, the frame before returned unrecorded (a
+ * frame open at an attach returns through its original address) into its
+ * caller, the new owner: an nginx worker attached in epoll_wait shows
+ * ngx_epoll_process_events, then ngx_process_events_and_timers, then
+ * ngx_worker_process_cycle.  Pass 2 opens them all, outermost first, so
+ * that a request's call path is the same in the first loop iteration as
+ * in the later ones (one guessed frame made the first iterations' paths
+ * differ from the later ones', and a diagnosis comparing a flow of each
+ * took every frame above the request for a difference).
+ */
+static void ingest_chain_note(struct ingest_walk *w, uint32_t a, uint32_t b)
+{
+	const struct ingest_proc *p = w->p;
+	int32_t owner;
+	uint32_t k, n = w->nchain;
+
+	if (b >= p->nsite || (owner = p->site_func[b]) < 0)
+		return;
+	/* a call site of a frame learned already */
+	for (k = 0; k + 1 < n; k++)
+		if (w->chain[k + 1].func == (uint32_t)owner &&
+		    w->chain[k].func == a && w->chain[k].site == PROPEL_SITE_NONE)
+			w->chain[k].site = b;
+	if (n && w->chain[n - 1].func == (uint32_t)owner)
+		return;
+	for (k = 0; k < n; k++)
+		if (w->chain[k].func == (uint32_t)owner)
+			return; /* back in a frame left: not a caller */
+	if (n == INGEST_CHAIN_MAX)
+		return;
+	if (n && w->chain[n - 1].func == a)
+		w->chain[n - 1].site = b;
+	w->chain[n].func = (uint32_t)owner;
+	w->chain[n].site = PROPEL_SITE_NONE;
+	w->nchain = n + 1;
+}
+
+/* Pass 2, an entry right under the open frames of chain[] (depth
+ * w->nopen) made from a site of an outer one of them: the frames between
+ * returned unrecorded, closed here (an exit each, arg0 = 1 as an unwound
+ * one's: no return was seen). */
+static int ingest_chain_pop(struct ingest_walk *w, uint64_t tsc, uint32_t b)
+{
+	const struct ingest_proc *p = w->p;
+	int32_t owner;
+	int64_t j;
+	int err = 0;
+
+	if (b >= p->nsite || (owner = p->site_func[b]) < 0 ||
+	    w->open[w->nopen - 1] == (uint32_t)owner)
+		return 0;
+	for (j = (int64_t)w->nopen - 2; j >= 0; j--)
+		if (w->open[j] == (uint32_t)owner)
+			break;
+	if (j < 0)
+		return 0;
+	while (!err && w->nopen > (uint32_t)j + 1) {
+		w->nopen--;
+		w->depth--;
+		err = ingest_insert(w, tsc, SK_EXIT, w->depth,
+				    ingest_func(p, w->open[w->nopen]), 0, 1, 1, 0,
+				    0);
+	}
+	return err;
+}
+
 /* One decoded event (ARGs folded in). */
 /* A LOST record's depth change: the agent's shadow depth moved by b over
  * the a records it dropped, one level per entry or exit at most.  More
@@ -332,6 +401,8 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 			if (!w->saw_call)
 				w->first_entry_site = b;
 			w->saw_call = 1;
+			if (!w->d)
+				ingest_chain_note(w, a, b);
 			w->d++;
 		} else if (type == PROPEL_REC_EXIT) {
 			w->saw_call = 1;
@@ -376,7 +447,12 @@ static int ingest_event(struct ingest_walk *w, unsigned type, uint64_t tsc,
 	switch (type) {
 	case PROPEL_REC_ENTRY: { /* arg2: a directive's value, when recorded */
 		int dir = a < p->nvalcap && (p->valued[a] & 4) && narg > 0;
-		int err = ingest_insert(w, tsc, SK_ENTRY, w->depth++,
+		int err = w->nopen && w->depth == w->nopen
+				  ? ingest_chain_pop(w, tsc, b)
+				  : 0;
+
+		if (!err)
+			err = ingest_insert(w, tsc, SK_ENTRY, w->depth++,
 					ingest_func(p, a), ingest_site(p, b),
 					dir ? 3 : 0, 0, 0,
 					dir ? (int64_t)arg[0] : 0);
@@ -456,9 +532,17 @@ ingest_call(struct ingest_walk *w, unsigned type, uint64_t tsc, uint32_t a,
 		w->last_a = a;
 		if (type != PROPEL_REC_EXIT && !w->saw_call)
 			w->first_entry_site = b;
+		if (type != PROPEL_REC_EXIT && !w->d)
+			ingest_chain_note(w, a, b);
 		w->saw_call = 1;
 		w->d += type == PROPEL_REC_ENTRY ? 1
 			: type == PROPEL_REC_EXIT ? -1 : 0;
+	}
+	if (w->nopen && type != PROPEL_REC_EXIT && w->depth == w->nopen) {
+		int err = ingest_chain_pop(w, tsc, b);
+
+		if (err)
+			return err;
 	}
 	func = ingest_func(p, a);
 	ev.func = func > 0 ? func : 0;
@@ -803,7 +887,18 @@ int ingest_thread(struct ingest *in, struct ingest_ring *r,
 	psite = w.nlost ? w.lost[w.nlost - 1].site : w.first_entry_site;
 	if (psite < p->nsite && p->site_func[psite] >= 0)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
-	shift = -w.min + (parent ? 1 : 0);
+	/* the frames open at the ring's start beyond that one, from the
+	 * outermost calls' sites: only when no exit took the depth below
+	 * its start (lost frames: their exits name them) */
+	if (!parent || w.nlost || w.min < 0 ||
+	    w.chain[0].func != (uint32_t)p->site_func[psite])
+		w.nchain = parent ? 1 : 0;
+	if (parent) {
+		w.chain[0].func = (uint32_t)p->site_func[psite];
+		if (w.nchain == 1)
+			w.chain[0].site = PROPEL_SITE_NONE;
+	}
+	shift = -w.min + w.nchain;
 
 	if (one && (shift || parent || w.nlost)) {
 		pr_dbg("%s: depth from %" PRId64 ": walked again", r->path,
@@ -820,11 +915,20 @@ int ingest_thread(struct ingest *in, struct ingest_ring *r,
 	}
 	w.pass = 2;
 	w.depth = 0;
-	if (!one && w.n && parent) {
-		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++, parent,
-				    0, 1, 1, 0, 0);
+	w.nopen = 0;
+	/* outermost first; each but the outermost at its call site */
+	for (i = w.nchain; !err && !one && w.n && i-- > 0;) {
+		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++,
+				    ingest_func(p, w.chain[i].func),
+				    ingest_site(p, w.chain[i].site), 1, 1, 0,
+				    0);
+		w.open[w.nopen++] = w.chain[i].func;
 		in->st->rebuilt_frames++;
 	}
+	/* what the lost frames' exits close is below; only the chain's
+	 * frames close unrecorded */
+	if (w.nlost)
+		w.nopen = 0;
 	for (i = w.nlost; !err && i-- > 0;) {
 		err = ingest_insert(&w, w.first_tsc, SK_ENTRY, w.depth++,
 				    ingest_func(p, w.lost[i].func),
