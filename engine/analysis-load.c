@@ -33,6 +33,7 @@ struct analysis_load {
 	 * untraced.h): left out of the whole session, their frames' depths
 	 * with them (the open ones of the walked thread, outermost first) */
 	struct untraced_marks *gone;
+	const struct untraced_marks *also; /* of the sessions compared (pid 0) */
 	int gone_depth[64];
 	int ngone;
 	int next; /* keep the thread's next event (analysis/lifecycle.h) */
@@ -47,7 +48,8 @@ static int analysis_load_gone(struct analysis_load *l,
 	int n = 0;
 
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) &&
-	    untraced_marks_find(l->gone, ev->pid, ev->func)) {
+	    (untraced_marks_find(l->gone, ev->pid, ev->func) ||
+	     untraced_marks_find(l->also, 0, ev->func))) {
 		if (ev->kind == SK_ENTRY && !ev->leaf && l->ngone < 64)
 			l->gone_depth[l->ngone++] = ev->depth;
 		else if (ev->kind == SK_EXIT && l->ngone &&
@@ -111,7 +113,7 @@ static int analysis_load_event(const struct replay_event *ev, void *arg)
 		l->ngone = 0;
 		first = 1;
 	}
-	if (l->gone && analysis_load_gone(l, ev, &depth)) {
+	if ((l->gone || l->also) && analysis_load_gone(l, ev, &depth)) {
 		if (l->cuts)
 			l->seen++; /* the ordinals are replay's */
 		return 0;
@@ -294,6 +296,15 @@ int analysis_load(struct session *s, struct trace **out, char **cause)
 {
 	struct analysis_load l = { 0 };
 
+	return analysis_load_walk(s, &l, out, cause);
+}
+
+int analysis_load_also(struct session *s, const struct untraced_marks *also,
+		       struct trace **out, char **cause)
+{
+	struct analysis_load l = { 0 };
+
+	l.also = also;
 	return analysis_load_walk(s, &l, out, cause);
 }
 

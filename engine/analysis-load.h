@@ -17,6 +17,12 @@ struct session;
 
 /* 0 and *out (trace_finish done), or -errno with *cause. */
 int analysis_load(struct session *s, struct trace **out, char **cause);
+/* analysis_load also dropping the functions of also (pid 0 marks,
+ * engine/untraced.h untraced_marks_names): sessions compared with each
+ * other, each loaded with every one's. */
+struct untraced_marks;
+int analysis_load_also(struct session *s, const struct untraced_marks *also,
+		       struct trace **out, char **cause);
 
 /*
  * Only the events that can cut a thread into flows (analysis/flows.h):

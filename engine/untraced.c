@@ -219,6 +219,41 @@ struct untraced_marks *untraced_marks_dynamic(sqlite3 *db)
 		0);
 }
 
+struct untraced_marks *untraced_marks_names(sqlite3 *const *dbs, size_t n)
+{
+	struct untraced_marks *all = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		struct untraced_marks *m = untraced_marks_sql(
+			dbs[i],
+			"SELECT DISTINCT 0, f.name, 'rate' FROM untraced u"
+			" JOIN functions f ON f.id = u.func"
+			" WHERE u.reason = 'rate' AND ?1 = ?1",
+			0);
+		struct untraced_mark *nv;
+
+		if (!m)
+			continue;
+		if (!all) {
+			all = m;
+			continue;
+		}
+		nv = realloc(all->v, (all->n + m->n) * sizeof(*nv));
+		if (!nv) {
+			untraced_marks_free(m);
+			continue;
+		}
+		all->v = nv;
+		memcpy(all->v + all->n, m->v, m->n * sizeof(*nv));
+		all->n += m->n;
+		free(m->v);
+		free(m);
+	}
+	if (all) /* (duplicates are harmless to bsearch) */
+		qsort(all->v, all->n, sizeof(*all->v), untraced_mark_cmp);
+	return all;
+}
+
 const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,
 				const char *caller)
 {

@@ -42,6 +42,12 @@ void untraced_marks_free(struct untraced_marks *m);
  * analyses drop them from the whole session (engine/analysis-load.c)
  * and flows before and after the decision compare alike. */
 struct untraced_marks *untraced_marks_dynamic(sqlite3 *db);
+/* The names the dynamic rule untraced in any of n sessions, as marks of
+ * pid 0 (find with pid 0): sessions compared with each other drop them
+ * all alike (a reference whose budget kept ngx_http_create_request,
+ * compared with a session whose budget untraced it after 3.5 s, differed
+ * in every request's path below it).  NULL when none. */
+struct untraced_marks *untraced_marks_names(sqlite3 *const *dbs, size_t n);
 
 /* Each row, the process pid's only if pid > 0, by process then time:
  * fn's non-zero return ends the walk and is returned; -ENOENT: the

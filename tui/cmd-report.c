@@ -34,6 +34,7 @@
 #include "engine/directives.h"
 #include "engine/hang-load.h"
 #include "engine/session.h"
+#include "engine/untraced.h"
 #include "share/json.h"
 #include "share/log.h"
 #include "tui/cmd.h"
@@ -92,8 +93,36 @@ static const char *cmd_report_base(const char *p)
 	return b ? b + 1 : p;
 }
 
+/* The functions the budget untraced in the session or any reference:
+ * left out of all of them alike (engine/untraced.h untraced_marks_names),
+ * else a function one session's budget untraced after a while and the
+ * other's kept puts a difference in every request's path below it.
+ * NULL: none (or a session that does not open: said by its load). */
+static struct untraced_marks *cmd_report_untraced(const char *db,
+						  const struct report_opts *o)
+{
+	struct session *s[1 + REPORT_MAXREF] = { NULL };
+	sqlite3 *dbs[1 + REPORT_MAXREF];
+	struct untraced_marks *m;
+	size_t i, n = 0;
+
+	for (i = 0; i <= o->nref && i < 1 + REPORT_MAXREF; i++) {
+		char *cause = NULL;
+
+		if (session_open(i ? o->ref[i - 1] : db, SESSION_READ, &s[n],
+				 &cause) == 0)
+			dbs[n] = session_db(s[n]), n++;
+		free(cause);
+	}
+	m = untraced_marks_names(dbs, n);
+	for (i = 0; i < n; i++)
+		session_close(s[i]);
+	return m;
+}
+
 static int cmd_report_load(const char *path, const struct report_opts *o,
 			   int by_process, int quiet, struct profiles_space *sp,
+			   const struct untraced_marks *also,
 			   struct report_run *r, char **cause)
 {
 	struct flows_opts fo = { 0 };
@@ -118,7 +147,7 @@ static int cmd_report_load(const char *path, const struct report_opts *o,
 	if (!err)
 		err = analysis_stdio_chans(s, &r->skip);
 	if (!err)
-		err = analysis_load(s, &r->t, cause);
+		err = analysis_load_also(s, also, &r->t, cause);
 	if (!err && !quiet && o->mode != REPORT_FLOWS) /* hangs rank first */
 		err = hang_load(s, r->t, o->precision_ns, &r->hl, cause);
 	session_close(s);
@@ -812,15 +841,27 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 						    o->normal, ref[0].path,
 						    ref[0].nunits);
 			ni = (size_t)o->normal - 1;
-		} else { /* n_1: the nearest reference flow */
-			double bd = -1;
+		} else {
+			/* the reference flow of the most similar coverage
+			 * (self-propelled §5: "the anomalous flow with the most
+			 * similar coverage"): the fewest paths in one and not
+			 * the other, so that what differs is the problem and
+			 * not a request that took another branch early (a
+			 * fresh connection's, a cache miss's, ranked first by
+			 * time); of those, the nearest by the profile */
+			double bc = -1, bd = -1;
 
 			for (i = 0; i < nref; i++)
 				for (j = 0; j < ref[i].nunits; j++) {
+					double c = profiles_distance(
+						a, &ref[i].prof[j],
+						PROFILES_COVERAGE);
 					double d = profiles_distance(
 						a, &ref[i].prof[j], o->profile);
 
-					if (bd < 0 || d < bd) {
+					if (bc < 0 || c < bc ||
+					    (c == bc && d < bd)) {
+						bc = c;
 						bd = d;
 						nrun = &ref[i];
 						ni = j;
@@ -964,6 +1005,7 @@ static int cmd_report_exec(int argc, char **argv)
 	struct report_opts o = { 0 };
 	struct report_run run = { 0 }, ref[REPORT_MAXREF];
 	struct profiles_space sp = { 0 };
+	struct untraced_marks *also = NULL;
 	const char *db = PROPEL_SESSION_DEFAULT;
 	char *cause = NULL, what[320];
 	int c, err = 0, ret = 0;
@@ -1111,9 +1153,12 @@ static int cmd_report_exec(int argc, char **argv)
 		return err ? 1 : 0;
 	}
 	setvbuf(stdout, obuf, _IOFBF, sizeof(obuf));
-	err = cmd_report_load(db, &o, o.by_process, 0, &sp, &run, &cause);
+	if (o.nref && o.mode != REPORT_FLOWS)
+		also = cmd_report_untraced(db, &o);
+	err = cmd_report_load(db, &o, o.by_process, 0, &sp, also, &run,
+			      &cause);
 	for (i = 0; !err && i < o.nref && o.mode != REPORT_FLOWS; i++) {
-		err = cmd_report_load(o.ref[i], &o, o.by_process, 1, &sp,
+		err = cmd_report_load(o.ref[i], &o, o.by_process, 1, &sp, also,
 				      &ref[i], &cause);
 		if (!err)
 			err = cmd_report_same_program(&run, &ref[i], &cause);
@@ -1150,6 +1195,7 @@ static int cmd_report_exec(int argc, char **argv)
 	for (i = 0; i < o.nref; i++)
 		cmd_report_run_release(&ref[i]);
 	profiles_space_release(&sp);
+	untraced_marks_free(also);
 	directives_release(&o.dirs);
 	return ret;
 }
