@@ -29,6 +29,13 @@
 #   reference/rootcause  --rootcause --reference OK.db: the odd flow
 #                        against a reference flow; quota_exceeded in the
 #                        first five paths
+#   reference/untraced   the session with compute (on every request's
+#                        path) marked untraced by the budget (a `rate` row
+#                        of table untraced, as attach writes it), the
+#                        reference without: compute is left out of both,
+#                        no path of the delta goes through it (only the
+#                        session's left out, the reference flow's
+#                        handle_request > compute was a difference)
 #   failstop/hang        a worker blocked for ever (then killed): fail_stop
 #                        names it, last_func read, the text stack goes
 #                        through wait_for_lock; its flow ranks first and
@@ -48,7 +55,7 @@
 #   help                 --help prints the usage, exit 0
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 27
+expect_checks 28
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -188,6 +195,20 @@ if [ -f "$t/rare-O2.db" ] && record ok O2; then
 		pass reference/rootcause
 	else
 		fail reference/rootcause "$(head -c 600 "$t/refrc.json") $(head -c 200 "$t/ref.err")"
+	fi
+	cp "$db" "$t/untr.db"
+	sqlite3 "$t/untr.db" "CREATE TABLE IF NOT EXISTS untraced(proc INTEGER,
+		func INTEGER, reason TEXT, ts_ns INTEGER, insns INTEGER, rate INTEGER,
+		mean_ns INTEGER, sites INTEGER); INSERT INTO untraced SELECT f.proc,
+		f.id, 'rate', 1000000, 0, 50000, 20, 1 FROM functions f
+		WHERE f.name LIKE 'compute%'" 2>"$t/ref.err"
+	"$PROPEL" report --rootcause --reference "$ok" --format=json "$t/untr.db" >"$t/untr.json" 2>>"$t/ref.err"
+	if [ "$(sqlite3 "$t/untr.db" "SELECT count(*) FROM untraced")" -gt 0 ] &&
+		pytest "$t/untr.json" "j['anomalous'] == $ODD and not any(n(f) == 'compute' for p in j['paths'] for f in p['path'] + p['merged_last'])" &&
+		rc_has "$t/untr.json" quota_exceeded; then
+		pass reference/untraced
+	else
+		fail reference/untraced "$(head -c 600 "$t/untr.json") $(head -c 200 "$t/ref.err")"
 	fi
 fi
 

@@ -666,6 +666,50 @@ static void check_walked_again(void)
 	q_close(s);
 }
 
+/* A ring begun inside leaf, called by mid, called by main (an attach):
+ * the frames open are learned from the owners of the outermost calls'
+ * sites -- leaf's call from mid's site, then, mid having returned
+ * unrecorded, mid's from main's -- and opened outermost first (main,
+ * mid at its call site); mid's frame closes, unwound, when main calls
+ * mid again, so that leaf's path is main > mid > leaf both times (one
+ * guessed frame made it mid > leaf, then mid > mid > leaf). */
+static void check_open_chain(void)
+{
+	char dir[300], db[300], *cause = NULL;
+	struct ingest_stats st;
+	struct session *s;
+	struct tw w;
+	int err;
+
+	snprintf(dir, sizeof(dir), "%s/chain", tmp);
+	snprintf(db, sizeof(db), "%s/chain.db", tmp);
+	mkdir(dir, 0755);
+	map_c(dir, 6100, 1, "e6", &c0, 0);
+	tw_open(&w, dir, 6100, "e6", 6100, 16, 64);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
+	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
+	tw_put(&w, PROPEL_REC_ENTRY, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 2, 2);
+	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	tw_close(&w);
+	err = session_open(db, SESSION_CREATE, &s, &cause);
+	if (!err)
+		err = ingest_dir(s, dir, &st, &cause);
+	check(err == 0 && st.rebuilt_frames == 2, "chain-ingest",
+	      "err %d rebuilt %" PRIu64, err, st.rebuilt_frames);
+	if (err)
+		return;
+	CHECK_Q("chain-frames",
+		"1|0|main|1|0;1|1|mid|1|1;1|2|leaf|NULL|1;2|2|leaf|0|1;"
+		"2|1|mid|1|0;1|1|mid|NULL|1;1|2|leaf|NULL|1;2|2|leaf|0|1;"
+		"2|1|mid|0|1;", s,
+		"SELECT e.kind, e.depth, f.name, e.arg0, e.site IS NOT NULL FROM"
+		" events e LEFT JOIN functions f ON f.id = e.func WHERE"
+		" e.tid = 6100 ORDER BY e.id");
+	q_close(s);
+}
+
 /* Rss of this process's mapping that starts at p, in bytes; -1 if none. */
 static long long rss_of(const void *p)
 {
@@ -775,7 +819,7 @@ static void check_mapped_ahead(void)
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 55\n");
+	printf("CHECKS 57\n");
 	fflush(stdout);
 	char dir[300], db[300], *cause = NULL;
 	struct ingest_stats st;
@@ -836,6 +880,7 @@ int main(int argc, char **argv)
 	}
 	check_short_names();
 	check_walked_again();
+	check_open_chain();
 	check_mapped_ahead();
 
 	/* a missing directory is an error with a cause */
