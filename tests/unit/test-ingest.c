@@ -675,10 +675,17 @@ static void check_walked_again(void)
  * guessed frame made it mid > leaf, then mid > mid > leaf). */
 static void check_open_chain(void)
 {
+	/* type, function, site: leaf from mid's site; mid from main's */
+	static const unsigned recs[][3] = {
+		{ PROPEL_REC_ENTRY, 2, 1 }, { PROPEL_REC_EXIT, 2, 1 },
+		{ PROPEL_REC_ENTRY, 1, 0 }, { PROPEL_REC_ENTRY, 2, 2 },
+		{ PROPEL_REC_EXIT, 2, 2 },  { PROPEL_REC_EXIT, 1, 0 },
+	};
 	char dir[300], db[300], *cause = NULL;
 	struct ingest_stats st;
 	struct session *s;
 	struct tw w;
+	size_t i;
 	int err;
 
 	snprintf(dir, sizeof(dir), "%s/chain", tmp);
@@ -686,12 +693,8 @@ static void check_open_chain(void)
 	mkdir(dir, 0755);
 	map_c(dir, 6100, 1, "e6", &c0, 0);
 	tw_open(&w, dir, 6100, "e6", 6100, 16, 64);
-	tw_put(&w, PROPEL_REC_ENTRY, 2, 1);
-	tw_put(&w, PROPEL_REC_EXIT, 2, 1);
-	tw_put(&w, PROPEL_REC_ENTRY, 1, 0);
-	tw_put(&w, PROPEL_REC_ENTRY, 2, 2);
-	tw_put(&w, PROPEL_REC_EXIT, 2, 2);
-	tw_put(&w, PROPEL_REC_EXIT, 1, 0);
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+		tw_put(&w, recs[i][0], recs[i][1], recs[i][2]);
 	tw_close(&w);
 	err = session_open(db, SESSION_CREATE, &s, &cause);
 	if (!err)
