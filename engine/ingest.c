@@ -887,20 +887,23 @@ int ingest_thread(struct ingest *in, struct ingest_ring *r,
 	psite = w.nlost ? w.lost[w.nlost - 1].site : w.first_entry_site;
 	if (psite < p->nsite && p->site_func[psite] >= 0)
 		parent = ingest_func(p, (uint32_t)p->site_func[psite]);
-	/* the frames open at the ring's start beyond that one, from the
-	 * outermost calls' sites: only when no exit took the depth below
-	 * its start (lost frames: their exits name them) */
-	if (!parent || w.nlost || w.min < 0 ||
-	    w.chain[0].func != (uint32_t)p->site_func[psite])
-		w.nchain = parent ? 1 : 0;
-	if (parent) {
-		w.chain[0].func = (uint32_t)p->site_func[psite];
-		if (w.nchain == 1)
+	/* the frames open at the ring's start, from the outermost calls'
+	 * sites, when no exit took the depth below its start (lost frames:
+	 * their exits name them, and the outermost one's site its caller);
+	 * the first call may have none (a call in flight at the attach,
+	 * adopted: a schedd attached in read) */
+	if (w.nlost || w.min < 0 || !w.nchain ||
+	    (parent && w.chain[0].func != (uint32_t)p->site_func[psite])) {
+		w.nchain = 0;
+		if (parent) {
+			w.chain[0].func = (uint32_t)p->site_func[psite];
 			w.chain[0].site = PROPEL_SITE_NONE;
+			w.nchain = 1;
+		}
 	}
 	shift = -w.min + w.nchain;
 
-	if (one && (shift || parent || w.nlost)) {
+	if (one && (shift || w.nchain || w.nlost)) {
 		pr_dbg("%s: depth from %" PRId64 ": walked again", r->path,
 			 shift);
 		err = ingest_spec_undo(in, p, &sp);

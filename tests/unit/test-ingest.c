@@ -681,6 +681,14 @@ static void check_open_chain(void)
 		{ PROPEL_REC_ENTRY, 1, 0 }, { PROPEL_REC_ENTRY, 2, 2 },
 		{ PROPEL_REC_EXIT, 2, 2 },  { PROPEL_REC_EXIT, 1, 0 },
 	};
+	/* the first call in flight at the attach (adopted: no site), then
+	 * leaf from mid's site, mid from main's: the same frames */
+	static const unsigned adopted[][3] = {
+		{ PROPEL_REC_ENTRY, 2, PROPEL_SITE_NONE },
+		{ PROPEL_REC_EXIT, 2, PROPEL_SITE_NONE },
+		{ PROPEL_REC_ENTRY, 2, 1 }, { PROPEL_REC_EXIT, 2, 1 },
+		{ PROPEL_REC_ENTRY, 1, 0 }, { PROPEL_REC_EXIT, 1, 0 },
+	};
 	char dir[300], db[300], *cause = NULL;
 	struct ingest_stats st;
 	struct session *s;
@@ -696,10 +704,14 @@ static void check_open_chain(void)
 	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
 		tw_put(&w, recs[i][0], recs[i][1], recs[i][2]);
 	tw_close(&w);
+	tw_open(&w, dir, 6100, "e6", 6101, 16, 64);
+	for (i = 0; i < sizeof(adopted) / sizeof(adopted[0]); i++)
+		tw_put(&w, adopted[i][0], adopted[i][1], adopted[i][2]);
+	tw_close(&w);
 	err = session_open(db, SESSION_CREATE, &s, &cause);
 	if (!err)
 		err = ingest_dir(s, dir, &st, &cause);
-	check(err == 0 && st.rebuilt_frames == 2, "chain-ingest",
+	check(err == 0 && st.rebuilt_frames == 4, "chain-ingest",
 	      "err %d rebuilt %" PRIu64, err, st.rebuilt_frames);
 	if (err)
 		return;
@@ -710,6 +722,13 @@ static void check_open_chain(void)
 		"SELECT e.kind, e.depth, f.name, e.arg0, e.site IS NOT NULL FROM"
 		" events e LEFT JOIN functions f ON f.id = e.func WHERE"
 		" e.tid = 6100 ORDER BY e.id");
+	CHECK_Q("chain-adopted-first",
+		"1|0|main|1|0;1|1|mid|1|1;1|2|leaf|NULL|0;2|2|leaf|0|0;"
+		"1|2|leaf|NULL|1;2|2|leaf|0|1;2|1|mid|1|0;1|1|mid|NULL|1;"
+		"2|1|mid|0|1;", s,
+		"SELECT e.kind, e.depth, f.name, e.arg0, e.site IS NOT NULL FROM"
+		" events e LEFT JOIN functions f ON f.id = e.func WHERE"
+		" e.tid = 6101 ORDER BY e.id");
 	q_close(s);
 }
 
@@ -822,7 +841,7 @@ static void check_mapped_ahead(void)
 int main(int argc, char **argv)
 {
 	/* how many PASS/FAIL lines follow (tests/run.sh holds us to it) */
-	printf("CHECKS 57\n");
+	printf("CHECKS 58\n");
 	fflush(stdout);
 	char dir[300], db[300], *cause = NULL;
 	struct ingest_stats st;
