@@ -346,8 +346,8 @@ static void ingest_chain_note(struct ingest_walk *w, uint32_t a, uint32_t b)
 
 /* Pass 2, an entry right under the open frames of chain[] (depth
  * w->nopen) made from a site of an outer one of them: the frames between
- * returned unrecorded, closed here (an exit each, arg0 = 1 as an unwound
- * one's: no return was seen). */
+ * returned unrecorded, closed here (an exit each, arg0 = 2: made here,
+ * as a rebuilt entry's arg0 is 1; replay says "rebuilt" of both). */
 static int ingest_chain_pop(struct ingest_walk *w, uint64_t tsc, uint32_t b)
 {
 	const struct ingest_proc *p = w->p;
@@ -367,7 +367,7 @@ static int ingest_chain_pop(struct ingest_walk *w, uint64_t tsc, uint32_t b)
 		w->nopen--;
 		w->depth--;
 		err = ingest_insert(w, tsc, SK_EXIT, w->depth,
-				    ingest_func(p, w->open[w->nopen]), 0, 1, 1, 0,
+				    ingest_func(p, w->open[w->nopen]), 0, 1, 2, 0,
 				    0);
 	}
 	return err;

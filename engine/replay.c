@@ -258,7 +258,11 @@ static void replay_fill(const struct replay_names *nm, int64_t pid,
 		ev->has_arg[i] = !!(se->has & (SE_ARG0 << i));
 		ev->arg[i] = se->arg[i];
 	}
-	ev->rebuilt = ev->kind == SK_ENTRY && ev->has_arg[0] && ev->arg[0] == 1;
+	/* made by ingest: an entry rebuilt for a lost or open frame (arg0
+	 * 1), the exit closing an open one that returned unseen (2) */
+	ev->rebuilt = ev->has_arg[0] &&
+		      ((ev->kind == SK_ENTRY && ev->arg[0] == 1) ||
+		       (ev->kind == SK_EXIT && ev->arg[0] == 2));
 	ev->dur_ns = -1;
 }
 

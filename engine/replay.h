@@ -42,7 +42,8 @@ struct replay_event {
 	 */
 	int leaf;
 	int64_t dur_ns;
-	int rebuilt;	  /* entry rebuilt from a lost frame (arg0 = 1) */
+	int rebuilt;	  /* made by ingest: an entry of a lost or open frame
+			   * (arg0 = 1), an open frame's exit (arg0 = 2) */
 	/*
 	 * send/recv (engine/session.h, table comm): chan and peer (NULL when
 	 * the agent could not name the channel), the stream offset of the

@@ -717,14 +717,14 @@ static void check_open_chain(void)
 		return;
 	CHECK_Q("chain-frames",
 		"1|0|main|1|0;1|1|mid|1|1;1|2|leaf|NULL|1;2|2|leaf|0|1;"
-		"2|1|mid|1|0;1|1|mid|NULL|1;1|2|leaf|NULL|1;2|2|leaf|0|1;"
+		"2|1|mid|2|0;1|1|mid|NULL|1;1|2|leaf|NULL|1;2|2|leaf|0|1;"
 		"2|1|mid|0|1;", s,
 		"SELECT e.kind, e.depth, f.name, e.arg0, e.site IS NOT NULL FROM"
 		" events e LEFT JOIN functions f ON f.id = e.func WHERE"
 		" e.tid = 6100 ORDER BY e.id");
 	CHECK_Q("chain-adopted-first",
 		"1|0|main|1|0;1|1|mid|1|1;1|2|leaf|NULL|0;2|2|leaf|0|0;"
-		"1|2|leaf|NULL|1;2|2|leaf|0|1;2|1|mid|1|0;1|1|mid|NULL|1;"
+		"1|2|leaf|NULL|1;2|2|leaf|0|1;2|1|mid|2|0;1|1|mid|NULL|1;"
 		"2|1|mid|0|1;", s,
 		"SELECT e.kind, e.depth, f.name, e.arg0, e.site IS NOT NULL FROM"
 		" events e LEFT JOIN functions f ON f.id = e.func WHERE"
