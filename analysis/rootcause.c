@@ -50,11 +50,13 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 {
 	struct rf_proc {
 		int64_t pid, last_ts;
+		int64_t at; /* last_ts on the common end (below) */
 		size_t thread; /* the thread to report */
 		int clean, signalled;
 	} *pr;
 	size_t np = 0, i, k, n, nlive = 0, cand = (size_t)-1;
 	double sum = 0, sq = 0, mean, sd;
+	int64_t end = 0;
 
 	memset(out, 0, sizeof(*out));
 	pr = calloc(t->nth + 1, sizeof(*pr));
@@ -99,13 +101,28 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 		if (pr[i].signalled)
 			pr[i].clean = 0;
 		nlive += !pr[i].clean;
+		if (p && p->stop_ns > end)
+			end = p->stop_ns;
+	}
+	/* a process whose tracing was switched off (the end of an attach
+	 * stops them one after another, tens of ms apart under load) is
+	 * judged by its silence before its own stop: its last event moved by
+	 * the time it was stopped before the last one (three-tier: a busy
+	 * nginx stopped first was a fail-stop beside the backends) */
+	for (i = 0; i < np; i++) {
+		const struct trace_process *p = trace_process_get(t, pr[i].pid);
+
+		pr[i].at = pr[i].last_ts;
+		if (p && p->stop_ns > 0 && !p->exited && !p->signal &&
+		    p->stop_ns >= pr[i].last_ts)
+			pr[i].at += end - p->stop_ns;
 	}
 	/* the population: processes that did not end cleanly (daemons still
 	 * running, crashed, killed), when two or more; a helper's clean exit
 	 * dates its end, not the system's */
 	for (i = 0, n = 0; i < np; i++)
 		if (nlive < 2 || !pr[i].clean) {
-			sum += (double)pr[i].last_ts;
+			sum += (double)pr[i].at;
 			n++;
 		}
 	out->nproc = n;
@@ -116,18 +133,18 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 	mean = sum / (double)n;
 	for (i = 0; i < np; i++)
 		if (nlive < 2 || !pr[i].clean)
-			sq += ((double)pr[i].last_ts - mean) *
-			      ((double)pr[i].last_ts - mean);
+			sq += ((double)pr[i].at - mean) *
+			      ((double)pr[i].at - mean);
 	sd = sqrt(sq / (double)n);
 	out->mean_ns = mean;
 	out->sd_ns = sd;
 	for (i = 0; i < np; i++)
 		if (!pr[i].clean && !rootcause_idle(t, pr[i].thread) &&
-		    (cand == (size_t)-1 || pr[i].last_ts < pr[cand].last_ts))
+		    (cand == (size_t)-1 || pr[i].at < pr[cand].at))
 			cand = i;
 	if (cand != (size_t)-1 &&
-	    mean - (double)pr[cand].last_ts > (double)precision_ns &&
-	    mean - (double)pr[cand].last_ts >= z * sd) {
+	    mean - (double)pr[cand].at > (double)precision_ns &&
+	    mean - (double)pr[cand].at >= z * sd) {
 		const struct trace_thread *th = &t->th[pr[cand].thread];
 		const struct trace_event *last = &t->ev[th->first + th->n - 1];
 		size_t j;

@@ -11,7 +11,10 @@
  * mean and deviation are those of the processes that did not end cleanly
  * when there are two or more (the paper's hosts are long-running daemons:
  * short-lived helpers that exited early would hide the one that stopped),
- * else of all.  It is reported as fail-stop when mean - its timestamp
+ * else of all.  A process whose tracing was switched off (trace_process
+ * stop_ns: the end of an attach stops the processes one after another)
+ * counts with its last timestamp moved by how much earlier than the last
+ * one it was stopped: its silence before its own stop is what is judged.  It is reported as fail-stop when mean - its timestamp
  * exceeds both the clock precision and z standard deviations.  A process
  * still alive at the end whose last event is inside a wait for input
  * (poll, accept, read, waitpid...) that it waited in before, by the same

@@ -84,6 +84,8 @@ struct trace_process {
 	uint32_t exe;	 /* interned path, 0 unknown */
 	uint32_t name;	 /* interned program name shown (session_proc_name),
 			  * 0 unknown */
+	int64_t stop_ns; /* tracing switched off in it (a detach, the end of
+			  * an attach), 0 unknown: its trace ends there */
 };
 
 struct trace_path {

@@ -188,7 +188,9 @@ static int analysis_load_tables(struct session *s, struct trace *t)
 		return err;
 	if (sqlite3_prepare_v2(db,
 			       "SELECT pid, start_ns, exit_status, signal, exe, "
-			       SESSION_PROC_COMM_SQL " FROM processes ORDER BY id",
+			       SESSION_PROC_COMM_SQL ", (SELECT value FROM meta"
+			       " WHERE key = 'stopped.' || pid) FROM processes"
+			       " ORDER BY id",
 			       -1, &st, NULL) != SQLITE_OK)
 		return -EIO;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -197,6 +199,7 @@ static int analysis_load_tables(struct session *s, struct trace *t)
 
 		p.pid = sqlite3_column_int64(st, 0);
 		p.start_ns = sqlite3_column_int64(st, 1);
+		p.stop_ns = sqlite3_column_int64(st, 6); /* NULL: 0 */
 		p.exited = sqlite3_column_type(st, 2) != SQLITE_NULL;
 		p.status = sqlite3_column_int(st, 2);
 		p.signal = sqlite3_column_int(st, 3);

@@ -386,6 +386,16 @@ static int ingest_finish_procs(struct ingest *in)
 		}
 		sqlite3_bind_int64(st, 5, p->row);
 		rc = ingest_step(st);
+		/* when tracing ended in it: a detach stops the processes one
+		 * after another, and the first stopped is not the first to
+		 * stop working (analysis/rootcause.c) */
+		if (!rc && p->stop_ns > 0) {
+			char key[48], v[24];
+
+			snprintf(key, sizeof(key), "stopped.%u", p->pid);
+			snprintf(v, sizeof(v), "%lld", (long long)p->stop_ns);
+			rc = session_meta_set(in->s, key, v) ? -EIO : 0;
+		}
 	}
 	sqlite3_finalize(st);
 	if (rc)

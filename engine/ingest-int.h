@@ -59,6 +59,8 @@ struct ingest_proc {
 	int detached; /* an X line: the agent was switched off, the process lives on */
 	int execd;    /* a later image of the same pid exists: this one exec'd */
 	int64_t born_ns; /* creation of its oldest ring (CLOCK_MONOTONIC), 0 none */
+	int64_t stop_ns; /* the agent switched off (a stopped ring's last
+			  * stamp, the trace's clock), 0 none */
 	int64_t e_status;
 	int has_exit_rec;
 	int64_t exit_rec_status;

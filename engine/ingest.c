@@ -945,8 +945,13 @@ int ingest_thread(struct ingest *in, struct ingest_ring *r,
 	/* records dropped after the last gap the agent closed: at the end */
 	if (h->flags & PROPEL_RING_F_NOSPACE)
 		in->st->rings_nospace++;
-	if (h->flags & PROPEL_RING_F_STOPPED)
+	if (h->flags & PROPEL_RING_F_STOPPED) {
+		int64_t stop = ingest_ns(&w, h->tsc_last);
+
 		p->detached = 1; /* (its X line may be lost) */
+		if (stop > p->stop_ns) /* ring_close stamped it then */
+			p->stop_ns = stop;
+	}
 	if (!err && h->version >= 2 && h->dropped > w.lost_sum) {
 		err = ingest_insert(&w, w.last_tsc, SK_LOST, w.depth, 0, 0, 1,
 				    (int64_t)(h->dropped - w.lost_sum), 0, 0);

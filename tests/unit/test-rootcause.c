@@ -24,6 +24,11 @@
  *                      there for the first time: it is the one
  *   failstop/wrapped   a wrapped ring (rebuilt entries) still gives the
  *                      whole stack of the last function
+ *   failstop/detach-order  four busy processes, each with its last event
+ *                      1 ms before its own stop, stopped 30 ms apart (the
+ *                      end of an attach stops them one after another):
+ *                      none; the same with the first stopped silent 2 s
+ *                      before its stop: it is the one
  *   window             three identical processes; one changes behaviour
  *                      in the third window: that window is found
  */
@@ -377,6 +382,44 @@ static void test_failstop(void)
 	trace_free(t);
 }
 
+static struct trace *detached(int64_t silent)
+{
+	struct trace *t = trace_new();
+	int64_t pid;
+
+	for (pid = 1; pid <= 4; pid++) {
+		int64_t stop = 100 * S + (pid - 1) * 30000000LL;
+		struct trace_process p = { .pid = pid, .stop_ns = stop };
+
+		tb_thread(t, pid, pid);
+		tb_ev(t, pid * 10, 0, TK_ENTRY, 0, "main", NULL);
+		tb_ev(t, pid * 10 + 1, stop - (pid == 1 ? silent : 1000000),
+		      TK_ENTRY, 1, "render", "w.c:4");
+		if (trace_process_add(t, &p))
+			abort();
+	}
+	if (trace_finish(t))
+		abort();
+	return t;
+}
+
+static void test_failstop_detach(void)
+{
+	struct rootcause_failstop fs;
+	struct trace *t = detached(1000000);
+	int none;
+
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fs);
+	none = !fs.found;
+	trace_free(t);
+	t = detached(2 * S);
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fs);
+	CHECK("failstop/detach-order", none && fs.found && fs.pid == 1,
+	      "busy, stopped in turn: %s; silent 2 s: found %d pid %lld",
+	      none ? "none" : "found", fs.found, (long long)fs.pid);
+	trace_free(t);
+}
+
 static void test_window(void)
 {
 	struct trace *t = trace_new();
@@ -412,10 +455,11 @@ static void test_window(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(13);
+	CHECKS_EXPECT(14);
 	test_fig4();
 	test_ranks_callsite();
 	test_failstop();
+	test_failstop_detach();
 	test_window();
 	return failures ? 1 : 0;
 }
