@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "engine/vitals-sym.h"
+#include "share/clock.h"
 
 struct vitals_ksym {
 	uint64_t addr;
@@ -100,6 +101,7 @@ struct vitals_sym {
 	int nfiles;
 	uint64_t tick;
 	struct vitals_sym_ent cache[VITALS_SYM_CACHE];
+	uint64_t load_cpu_ns; /* this thread's CPU reading files (file_read) */
 };
 
 static const Dwfl_Callbacks vitals_sym_cb = {
@@ -476,9 +478,18 @@ static struct vitals_file *file_get(struct vitals_sym *vs, uint32_t pid,
 		snprintf(line, sizeof(line), "/proc/%u/root%s", pid, path);
 		fd = open(line, O_RDONLY | O_CLOEXEC);
 	}
-	if (fd >= 0)
+	if (fd >= 0) {
+		uint64_t c0 = propel_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
 		file_read(f, path[0] ? path : line, fd);
+		vs->load_cpu_ns += propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+	}
 	return f;
+}
+
+uint64_t vitals_sym_load_cpu_ns(const struct vitals_sym *vs)
+{
+	return vs ? vs->load_cpu_ns : 0;
 }
 
 /* Name of link-time address a of f (pointer into f, or buf). */

@@ -28,5 +28,9 @@ const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
 /* Drop the per-process caches (at an epoch's end: pids come and go);
  * the files' symbols stay. */
 void vitals_sym_forget(struct vitals_sym *vs);
+/* The calling thread's CPU time spent reading a file's symbols, once per
+ * file per run, so far (engine/vitals-collect.c leaves it out of its
+ * symbolizing budget). */
+uint64_t vitals_sym_load_cpu_ns(const struct vitals_sym *vs);
 
 #endif
