@@ -59,7 +59,8 @@ set -uo pipefail
 . "$PROPEL_TOP/tests/fixtures/tui/tui-lib.sh"
 faults=(slow crash hang)
 # THREE_TIER_FAULTS="hang": only those (a look at one; the count follows);
-# THREE_TIER_KEEP=DIR: the sessions and logs are copied there
+# THREE_TIER_KEEP=DIR: the sessions and logs are copied there (a run with
+# a failed check keeps its sessions in /tmp/three-tier-failed anyway)
 [ -n "${THREE_TIER_FAULTS:-}" ] && read -ra faults <<<"$THREE_TIER_FAULTS"
 expect_checks $((5 * ${#faults[@]}))
 [[ " ${faults[*]} " == *" hang "* ]] && expect_checks 1
@@ -84,7 +85,15 @@ stack_stop() {
 	BACKEND_MASTER=
 	real_cleanup
 }
-trap 'tui_stop; stack_stop; [ -n "${THREE_TIER_KEEP:-}" ] && cp -r "$t"/. "$THREE_TIER_KEEP"/; rm -rf "$t"' EXIT
+# a failed check keeps the sessions (without the stacks' logs) for a look,
+# in /tmp/three-tier-failed (the last failing run's; said on the line)
+keep_failed() {
+	grep -q '^FAIL' "$t"/*.out 2>/dev/null || return 0
+	rm -rf /tmp/three-tier-failed && mkdir -p /tmp/three-tier-failed &&
+		cp "$t"/*.db "$t"/*.out /tmp/three-tier-failed/ 2>/dev/null
+	echo "three-tier: sessions of the failed run kept in /tmp/three-tier-failed"
+}
+trap 'tui_stop; stack_stop; keep_failed; [ -n "${THREE_TIER_KEEP:-}" ] && cp -r "$t"/. "$THREE_TIER_KEEP"/; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
 
 pytest() { # FILE EXPR [ARG...]: EXPR over the JSON j of FILE
