@@ -228,7 +228,7 @@ struct untraced_marks *untraced_marks_names(sqlite3 *const *dbs, size_t n)
 			dbs[i],
 			"SELECT DISTINCT 0, f.name, 'rate' FROM untraced u"
 			" JOIN functions f ON f.id = u.func"
-			" WHERE u.reason = 'rate' AND ?1 = ?1",
+			" WHERE u.reason = 'rate'",
 			0);
 		struct untraced_mark *nv;
 
