@@ -118,6 +118,20 @@ static int hg_blocked_cmp(const void *a, const void *b)
 	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
+/* Where process pid's recording ended: the session's end, or before it
+ * when its tracing was switched off earlier (trace_process stop_ns: the
+ * end of an attach stops the processes one after another, 0.7 s apart
+ * on a loaded host): it cannot be seen to read, answer or return after
+ * that, so a stop or a wait is judged up to there. */
+static int64_t hg_end(const struct hg *g, int64_t pid)
+{
+	const struct trace_process *pr = trace_process_get(g->t, pid);
+
+	if (pr && pr->stop_ns > 0 && pr->stop_ns < g->h->end_ns)
+		return pr->stop_ns;
+	return g->h->end_ns;
+}
+
 /* The processes, their programs, and each thread's end. */
 static int hg_threads(struct hg *g)
 {
@@ -217,7 +231,7 @@ static int hg_threads(struct hg *g)
 						      * process record decides */
 			g->p[j].status = (int)last->arg;
 		}
-		if (ended || !top || h->end_ns - last->ts_ns <= g->floor)
+		if (ended || !top || hg_end(g, th->pid) - last->ts_ns <= g->floor)
 			continue;
 		g->tstop[k] = h->nblocked;
 		h->blocked[h->nblocked].pid = th->pid;
@@ -496,7 +510,8 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			const struct hang_comm *c = &g->in->comm[g->order[since]];
 			const struct trace_event *e = &t->ev[c->ev];
 
-			age = g->h->end_ns - e->ts_ns;
+			/* B is seen to read or answer until its end */
+			age = hg_end(g, B->p->pid) - e->ts_ns;
 			m = hg_maxwait(g, w == HANG_REPLY, A->p->prog, B->p->prog);
 			if (age <= g->floor || age <= 2 * *m)
 				continue;
@@ -712,7 +727,7 @@ static int hg_alone(struct hg *g, struct hg_proc *p)
 	const struct trace *t = g->t;
 	struct hang_chain c = { 0 };
 	struct hang_member m;
-	int64_t dur = g->h->end_ns - b->since_ns, last = INT64_MIN;
+	int64_t dur = hg_end(g, p->pid) - b->since_ns, last = INT64_MIN;
 	size_t cap = 0, i;
 	int err;
 

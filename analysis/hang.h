@@ -13,10 +13,12 @@
  * What a trace says at its end, per thread: its last event, and the
  * innermost call open at it (an entry without exit: the call it is in).
  * A thread *stopped* when it is inside a call and has no event in the
- * session's last floor_ns: the clock precision, or 1/20 of the session
- * when longer (each process's recording ends when its agent is switched
- * off, one after another: tens of ms apart on a loaded machine, which
- * must not read as a stop).  The list of stopped threads is by the time
+ * last floor_ns of its process's recording: the clock precision, or 1/20
+ * of the session when longer.  A process's recording ends at the
+ * session's end, or where its tracing was switched off (trace_process
+ * stop_ns: each agent is switched off in turn, one after another, 0.7 s
+ * apart on a loaded machine, which must not read as a stop: redis
+ * switched off first, its clients' later requests unread).  The list of stopped threads is by the time
  * of their last event, earliest first.
  *
  * Wait-for edges, from the channels the engine matched (each send and
@@ -36,7 +38,7 @@
  * stopped, or it crashed or exited) or A's own thread is stuck in the wait
  * (stopped in a write with bytes unread, or after its request) -- bytes a
  * running reader never read are most often a channel it closed -- and
- * when it has lasted (to the session's end) more
+ * when it has lasted (to the end of B's recording) more
  * than floor_ns and more than twice the longest wait of the
  * same kind between the same two programs that did end (a reply that
  * came, bytes that were read: the system's own measure of "slow") -- so

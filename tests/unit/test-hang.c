@@ -38,6 +38,12 @@
  *                    1.5 ms at the end (under 2 x 1 ms) is not
  *   empty            an empty trace: no chain, nothing stopped
  *   sendcall         write, __GI___libc_write, sendmsg yes; read, poll no
+ *   switched-off     the end of an attach switched redis off at 21 ms, the
+ *                    backend at 40, nginx at 45, the session ends at 600
+ *                    ms: the backend's request at 21.5 ms, unread by
+ *                    redis, is no wait, and nobody stopped (each judged
+ *                    to its own recording's end: three-tier's slow run
+ *                    ranked such a "hang" first)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -446,9 +452,68 @@ static void test_nomsg(void)
 	trace_free(b.t);
 }
 
+static void hb_proc_stop(struct trace *t, int64_t pid, const char *exe,
+			 int64_t stop)
+{
+	struct trace_process p = { 0 };
+
+	p.pid = pid;
+	p.exe = trace_intern(t, exe);
+	p.stop_ns = stop;
+	if (trace_process_add(t, &p))
+		abort();
+}
+
+static void test_switched_off(void)
+{
+	static const char *const chan[] = { "tcp:a>b", "tcp:b>c" };
+	struct hb b = { .t = trace_new() };
+	struct hang_input in;
+	struct hang *h;
+
+	hb_proc_stop(b.t, 100, "/usr/sbin/nginx", 45 * MS);
+	hb_proc_stop(b.t, 200, "/opt/backend", 40 * MS);
+	hb_proc_stop(b.t, 300, "/usr/bin/redis-server", 21 * MS);
+	tb_thread(b.t, 100, 100);
+	tb_ev(b.t, 100, 0, TK_ENTRY, 0, "main", "n.c:1");
+	hb_comm(&b, 101, 10 * MS, TK_SEND, 50, 0, 0);
+	hb_comm(&b, 102, 11 * MS, TK_RECV, 80, 0, 0);
+	hb_comm(&b, 103, 20 * MS, TK_SEND, 50, 0, 50);
+	tb_ev(b.t, 104, 20 * MS + 100000, TK_ENTRY, 1, "epoll_wait", "n.c:2");
+	tb_thread(b.t, 200, 200);
+	tb_ev(b.t, 200, 0, TK_ENTRY, 0, "main", "b.c:1");
+	hb_comm(&b, 201, 10 * MS + 100, TK_RECV, 50, 0, 0);
+	hb_comm(&b, 202, 10 * MS + 200, TK_SEND, 10, 1, 0);
+	hb_comm(&b, 203, 10 * MS + 300, TK_RECV, 10, 1, 0);
+	hb_comm(&b, 204, 10 * MS + 400, TK_SEND, 80, 0, 0);
+	hb_comm(&b, 205, 20 * MS + 100000, TK_RECV, 50, 0, 50);
+	hb_comm(&b, 206, 21 * MS + 500000, TK_SEND, 10, 1, 10);
+	tb_ev(b.t, 207, 21 * MS + 600000, TK_ENTRY, 1, "read", "b.c:2");
+	tb_thread(b.t, 300, 300);
+	tb_ev(b.t, 300, 0, TK_ENTRY, 0, "main", "r.c:1");
+	hb_comm(&b, 301, 10 * MS + 250, TK_RECV, 10, 1, 0);
+	hb_comm(&b, 302, 10 * MS + 260, TK_SEND, 10, 1, 0);
+	tb_ev(b.t, 303, 10 * MS + 300000, TK_ENTRY, 1, "epoll_wait", "r.c:2");
+	tb_thread(b.t, 900, 900); /* the rest of the system, running */
+	tb_ev(b.t, 900, 0, TK_ENTRY, 0, "main", "o.c:1");
+	tb_ev(b.t, 901, 600 * MS, TK_EXIT, 0, "main", NULL);
+	tb_msg(b.t, 101, 201);
+	tb_msg(b.t, 202, 301);
+	tb_msg(b.t, 302, 203);
+	tb_msg(b.t, 204, 102);
+	tb_msg(b.t, 103, 205);
+	h = hb_done(&b, &in, chan, 2);
+	CHECK("switched-off", h->nchain == 0 && h->nedges == 0 && h->nblocked == 0,
+	      "%zu chains, %zu edges, %zu stopped (first pid %lld)", h->nchain,
+	      h->nedges, h->nblocked,
+	      h->nblocked ? (long long)h->blocked[0].pid : -1LL);
+	hang_free(h);
+	trace_free(b.t);
+}
+
 int main(void)
 {
-	CHECKS_EXPECT(13);
+	CHECKS_EXPECT(14);
 	test_unread();
 	test_reply();
 	test_killed();
@@ -456,6 +521,7 @@ int main(void)
 	test_alone();
 	test_cycle();
 	test_nomsg();
+	test_switched_off();
 	CHECK("sendcall",
 	      hang_is_send_call("write") &&
 		      hang_is_send_call("__GI___libc_write") &&
