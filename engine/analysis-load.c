@@ -29,9 +29,10 @@ struct analysis_load {
 	size_t ordcap;
 	uint32_t seen;
 	int all; /* analysis_load_ord: every event is kept */
-	/* functions the cost budget untraced mid-session (engine/
-	 * untraced.h): left out of the whole session, their frames' depths
-	 * with them (the open ones of the walked thread, outermost first) */
+	/* functions the cost budget untraced mid-session in any process
+	 * (engine/untraced.h, pid 0): left out of the whole session, their
+	 * frames' depths with them (the open ones of the walked thread,
+	 * outermost first) */
 	struct untraced_marks *gone;
 	const struct untraced_marks *also; /* of the sessions compared (pid 0) */
 	int gone_depth[64];
@@ -48,7 +49,7 @@ static int analysis_load_gone(struct analysis_load *l,
 	int n = 0;
 
 	if ((ev->kind == SK_ENTRY || ev->kind == SK_EXIT) &&
-	    (untraced_marks_find(l->gone, ev->pid, ev->func) ||
+	    (untraced_marks_find(l->gone, 0, ev->func) ||
 	     untraced_marks_find(l->also, 0, ev->func))) {
 		if (ev->kind == SK_ENTRY && !ev->leaf && l->ngone < 64)
 			l->gone_depth[l->ngone++] = ev->depth;
@@ -271,7 +272,11 @@ static int analysis_load_walk(struct session *s, struct analysis_load *l,
 				    session_path(s));
 	if (!l->cuts)
 		analysis_load_reserve(s, l->t);
-	l->gone = untraced_marks_dynamic(session_db(s));
+	{
+		sqlite3 *db = session_db(s);
+
+		l->gone = untraced_marks_names(&db, 1);
+	}
 	err = replay_walk(s, NULL, analysis_load_event, l, cause);
 	untraced_marks_free(l->gone);
 	l->gone = NULL;

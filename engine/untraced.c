@@ -208,17 +208,6 @@ struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid)
 		pid);
 }
 
-struct untraced_marks *untraced_marks_dynamic(sqlite3 *db)
-{
-	return untraced_marks_sql(
-		db,
-		"SELECT DISTINCT p.pid, f.name, 'rate' FROM untraced u"
-		" JOIN processes p ON p.id = u.proc"
-		" JOIN functions f ON f.id = u.func"
-		" WHERE u.reason = 'rate' AND (?1 <= 0 OR p.pid = ?1)",
-		0);
-}
-
 struct untraced_marks *untraced_marks_names(sqlite3 *const *dbs, size_t n)
 {
 	struct untraced_marks *all = NULL;

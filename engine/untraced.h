@@ -37,16 +37,17 @@ struct untraced_marks *untraced_marks_load(sqlite3 *db, int64_t pid);
 const char *untraced_marks_find(const struct untraced_marks *m, int64_t pid,
 				const char *caller);
 void untraced_marks_free(struct untraced_marks *m);
-/* The functions the dynamic rule untraced, as marks (find: non-NULL when
- * (pid, name) is one): traced before the decision, not after, so the
- * analyses drop them from the whole session (engine/analysis-load.c)
- * and flows before and after the decision compare alike. */
-struct untraced_marks *untraced_marks_dynamic(sqlite3 *db);
 /* The names the dynamic rule untraced in any of n sessions, as marks of
- * pid 0 (find with pid 0): sessions compared with each other drop them
- * all alike (a reference whose budget kept ngx_http_create_request,
- * compared with a session whose budget untraced it after 3.5 s, differed
- * in every request's path below it).  NULL when none. */
+ * pid 0 (find with pid 0): traced before the decision, not after, so the
+ * analyses drop them from every process of the session and of the
+ * sessions compared with it (engine/analysis-load.c), and flows before
+ * and after the decision, or through a process whose budget decided and
+ * one whose budget did not, compare alike (three-tier hang/rootcause: a
+ * backend worker that untraced strlen below redis_send, compared with
+ * another worker's flow that kept it, ranked that path first; a reference
+ * whose budget kept ngx_http_create_request, compared with a session
+ * whose budget untraced it after 3.5 s, differed in every request's path
+ * below it).  NULL when none. */
 struct untraced_marks *untraced_marks_names(sqlite3 *const *dbs, size_t n);
 
 /* Each row, the process pid's only if pid > 0, by process then time:

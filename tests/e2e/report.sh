@@ -36,6 +36,10 @@
 #                        no path of the delta goes through it (only the
 #                        session's left out, the reference flow's
 #                        handle_request > compute was a difference)
+#   rootcause/untraced-one-worker  the session alone with compute marked
+#                        untraced in the odd request's worker only: left
+#                        out of every worker's flows alike (it was a
+#                        difference of the normal flow, in another worker)
 #   failstop/hang        a worker blocked for ever (then killed): fail_stop
 #                        names it, last_func read, the text stack goes
 #                        through wait_for_lock; its flow ranks first and
@@ -55,7 +59,7 @@
 #   help                 --help prints the usage, exit 0
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 28
+expect_checks 29
 t=$(tmpdir)
 trap 'rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -209,6 +213,23 @@ if [ -f "$t/rare-O2.db" ] && record ok O2; then
 		pass reference/untraced
 	else
 		fail reference/untraced "$(head -c 600 "$t/untr.json") $(head -c 200 "$t/ref.err")"
+	fi
+	# within one session alike: a function the budget untraced in one
+	# worker only (the odd request's) is left out of every worker's flows
+	cp "$db" "$t/untr1.db"
+	sqlite3 "$t/untr1.db" "CREATE TABLE IF NOT EXISTS untraced(proc INTEGER,
+		func INTEGER, reason TEXT, ts_ns INTEGER, insns INTEGER, rate INTEGER,
+		mean_ns INTEGER, sites INTEGER); INSERT INTO untraced SELECT f.proc,
+		f.id, 'rate', 1000000, 0, 50000, 20, 1 FROM functions f
+		JOIN processes p ON p.id = f.proc
+		WHERE f.name LIKE 'compute%' AND p.pid = ${oddpid:-0}" 2>"$t/ref.err"
+	"$PROPEL" report --rootcause --format=json "$t/untr1.db" >"$t/untr1.json" 2>>"$t/ref.err"
+	if [ "$(sqlite3 "$t/untr1.db" "SELECT count(*) FROM untraced")" -gt 0 ] &&
+		pytest "$t/untr1.json" "j['anomalous'] == $ODD and not any(n(f) == 'compute' for p in j['paths'] for f in p['path'] + p['merged_last'])" &&
+		rc_has "$t/untr1.json" quota_exceeded; then
+		pass rootcause/untraced-one-worker
+	else
+		fail rootcause/untraced-one-worker "$(head -c 600 "$t/untr1.json") $(head -c 200 "$t/ref.err")"
 	fi
 fi
 
