@@ -265,9 +265,11 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,chan,dir,"
 		"peer,offset,hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
 		"INSERT OR REPLACE INTO params(func,sig) VALUES(?,?)",
+		"INSERT INTO holds(pid,tid,ts_ns,dur_ns) VALUES(?,?,?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
-				 &in->ins_thread, &in->ins_comm, &in->ins_params };
+				 &in->ins_thread, &in->ins_comm, &in->ins_params,
+				 &in->ins_hold };
 	size_t i;
 
 	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
@@ -559,6 +561,7 @@ int ingest_dir_end(struct ingest *in, int err, char **cause)
 	sqlite3_finalize(in->ins_site);
 	sqlite3_finalize(in->ins_thread);
 	sqlite3_finalize(in->ins_comm);
+	sqlite3_finalize(in->ins_hold);
 	argchunk_writer_free(in->args);
 	sqlite3_finalize(in->ins_params);
 	sqlite3_finalize(in->upd_defer[0]);

@@ -100,6 +100,7 @@ struct ingest {
 	struct ingest_stats *st;
 	struct symbols *sy;
 	sqlite3_stmt *ins_proc, *ins_func, *ins_site, *ins_thread, *ins_comm;
+	sqlite3_stmt *ins_hold;
 	sqlite3_stmt *ins_params;     /* --args: what DWARF declares */
 	struct argchunk_writer *args; /* --args: the registers */
 	struct chunk_writer *cw; /* events, compressed per thread */

@@ -241,6 +241,7 @@ static int64_t ingest_signal_site(struct ingest *in, struct ingest_proc *p,
  */
 #define INGEST_COMM_OFFSET 1u
 #define INGEST_COMM_DGRAM 2u
+#define INGEST_COMM_HELD 4u /* a fourth ARG: when the agent began holding */
 
 static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		       uint32_t fd, uint32_t bytes, const uint64_t *arg,
@@ -278,7 +279,21 @@ static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		sqlite3_bind_int64(st, 12, (int64_t)arg[0]);
 	else
 		sqlite3_bind_null(st, 12);
-	return ingest_step(st);
+	err = ingest_step(st);
+	/* the agent held the send for its propagation request: propel's
+	 * time, not the program's (table holds, engine/session.c) */
+	if (!err && send && (fl & INGEST_COMM_HELD) && narg > 3 && arg[3] &&
+	    arg[3] < tsc && w->in->ins_hold) {
+		int64_t a = ingest_ns(w, arg[3]);
+
+		st = w->in->ins_hold;
+		sqlite3_bind_int64(st, 1, w->r->h->pid);
+		sqlite3_bind_int64(st, 2, w->r->h->tid);
+		sqlite3_bind_int64(st, 3, a);
+		sqlite3_bind_int64(st, 4, ingest_ns(w, tsc) - a);
+		err = ingest_step(st);
+	}
+	return err;
 }
 
 /* How many ARGs follow an ENTRY (EXIT) record of func: a directive's
@@ -597,6 +612,10 @@ static int ingest_rec1(const struct propel_rec *r, void *arg)
 		if (w->pend_type && w->pend_n < w->pend_want) {
 			w->pend_arg[w->pend_n++] =
 				(uint64_t)r->b << 32 | (uint64_t)r->a;
+			/* a held send: one more (share/record.h) */
+			if (w->pend_n == 2 && w->pend_type == PROPEL_REC_SEND &&
+			    ((w->pend_arg[1] >> 32) & INGEST_COMM_HELD))
+				w->pend_want = 4;
 			if (w->pend_n == w->pend_want)
 				return ingest_flush(w) ? 1 : 0;
 		} else if (w->pass != 2 && !w->arg_orphan_ok) {

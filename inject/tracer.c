@@ -864,8 +864,15 @@ int tracer_detach_all(const char *dir, const char *agent,
 		      void *arg)
 {
 	pid_t *pids = NULL;
-	int n = tracer_traced_pids(dir, agent, &pids), i, ok = 0;
+	int n, i, ok = 0, fd;
+	char stop[PATH_MAX];
 
+	/* no agent waits for an answer to a propagation request now */
+	snprintf(stop, sizeof(stop), "%s/" PROPEL_STOPPING_FILE, dir);
+	fd = open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	n = tracer_traced_pids(dir, agent, &pids);
 	for (i = 0; i < n; i++) {
 		char *cause = NULL;
 		int err = inject_agent_stop(pids[i], &cause);

@@ -114,6 +114,12 @@ struct propel_thread_hint {
 /* ... or at most this, once the tracer has taken the request (renamed it
  * <...>.peer.taken) and is injecting the peer */
 #define PROPEL_PROPAGATE_TAKEN_MS 5000
+/* ... or not at all once the session's end began: the tracer makes this
+ * file in the directory before it switches the agents off one after
+ * another (tracer_detach_all), and answers no request after it (an
+ * agent waiting for an answer then held a backend's reply 1 s, past its
+ * own switch-off: a fail-stop in the diagnosis) */
+#define PROPEL_STOPPING_FILE "stopping"
 /* --timing=exact: every record stamped with its own rdtsc; without it a
  * thread stamps one call record in PROPEL_STAMP_EVERY (and every other
  * record: communication, signals, calls into untraced code that may

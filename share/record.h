@@ -27,7 +27,10 @@
  *   SEND, RECV     fd                   bytes (the call's result); followed by
  *                                       ARG(stream offset, or datagram hash),
  *                                       ARG(channel id | flags << 32: 1 offset,
- *                                       2 hash), ARG(TSC at the call's entry)
+ *                                       2 hash, 4 held), ARG(TSC at the call's
+ *                                       entry), and when held ARG(TSC when the
+ *                                       agent began holding the send for its
+ *                                       propagation request: propagate.c)
  *                                       (inject/agent/comm.c)
  *   LOST           records dropped      the shadow depth's change over the gap (int32)
  *   CALL           function id          call-site id: a whole call of a function

@@ -375,6 +375,8 @@ struct athread {
 	struct comm_pend {
 		uint64_t slot;   /* its shadow entry's return slot */
 		uint64_t tsc;    /* when it was entered */
+		uint64_t held;   /* TSC when its propagation request began
+				  * holding it (propagate.c), 0 not held */
 		uint64_t a[6];   /* its arguments */
 		uint64_t stk;    /* the 7th (on the stack), or 0 */
 		int64_t off;     /* stream offset learned at entry, or -1 */
@@ -597,7 +599,8 @@ void comm_fork_parent(void);
 void comm_fork_child(void); /* after map_replay: the C lines again */
 /* propagate.c: ask that the peer of channel chan (its C line numbers in
  * line) be traced, and wait for the answer (bounded) */
-void propagate_ask(uint32_t chan, const char *line);
+/* 1 when it waited for the tracer's answer (the send was held) */
+int propagate_ask(uint32_t chan, const char *line);
 
 /* callback.c: functions entered from code the agent does not trace */
 int cb_args_unseen(const struct ag_frame *fr); /* hot: worth a look? */

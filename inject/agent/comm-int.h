@@ -11,6 +11,7 @@
 
 #define COMM_F_OFFSET 1u /* ARG 1 is a stream offset */
 #define COMM_F_DGRAM 2u  /* ARG 1 is a datagram's hash */
+#define COMM_F_HELD 4u   /* ARG 3 follows: when the send began to be held */
 #define COMM_CHAN_NONE 0xffffffffu
 
 #define COMM_SHARED 1u   /* TCP: another process may use it: ask each time */

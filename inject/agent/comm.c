@@ -865,13 +865,16 @@ static void comm_learn(int fd, unsigned ct, int send)
  * peer be traced (propagate.c), before the bytes leave.  k and a are the
  * call's kind and arguments (a datagram's channel is its destination's).
  */
-static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
+/* The channel's first send asks the tracer for its peer: the TSC when
+ * that began if the send was held for the answer, else 0. */
+static uint64_t comm_propagate(int fd, unsigned ct, uint32_t k,
+			       const uint64_t *a)
 {
 	struct comm_fd *c = &comm_fds[fd];
 	uint32_t id = c->chan;
 	const struct comm_chan *ch;
 	char l[40], p[40], line[200];
-	uint64_t bit;
+	uint64_t bit, held;
 
 	if (ct == CT_UDP || ct == CT_UDGRAM) {
 		const void *sa = NULL;
@@ -896,23 +899,25 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 				comm_inaddr(&la, ll, c->laddr, &c->alen,
 					    &c->lport);
 			if (!c->lport)
-				return;
+				return 0;
 		}
 		id = comm_dgram_chan(fd, ct, sa, salen, 0);
 	}
 	if (id == COMM_CHAN_NONE || id >= comm_nchans)
-		return;
+		return 0;
 	bit = 1ull << (id % 64);
 	if ((__atomic_load_n(&comm_asked[id / 64], __ATOMIC_RELAXED) & bit) ||
 	    (__atomic_fetch_or(&comm_asked[id / 64], bit, __ATOMIC_RELAXED) & bit))
-		return; /* asked already (a plain load first: no write per send) */
+		return 0; /* asked already (a plain load first: no write per send) */
 	ch = &comm_chans[id];
 	comm_hex(l, ch->laddr, ch->alen);
 	comm_hex(p, ch->paddr, ch->alen);
 	snprintf(line, sizeof(line), "%s %s %u %s %u %llu %llu\n",
 		 comm_type_name[ch->type], l, ch->lport, p, ch->pport,
 		 (unsigned long long)ch->lino, (unsigned long long)ch->pino);
-	propagate_ask(id, line);
+	held = propel_rdtsc();
+	if (!propagate_ask(id, line))
+		held = 0;
 	/*
 	 * Pipes and UNIX streams: the reader was injected just now, after
 	 * the positions file was made; its first read would take its
@@ -937,6 +942,7 @@ static void comm_propagate(int fd, unsigned ct, uint32_t k, const uint64_t *a)
 					 (int64_t)ag_mono_ns(), __ATOMIC_RELEASE);
 		}
 	}
+	return held;
 }
 
 /*
@@ -1031,6 +1037,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 	p->fd = fd;
 	p->fd2 = (int32_t)fr->rdx;
 	p->off = -1;
+	p->held = 0;
 	p->a[0] = fr->rdi;
 	p->a[1] = fr->rsi;
 	p->a[2] = fr->rdx;
@@ -1047,7 +1054,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		comm_inflight(p, fd, ct, 0);
 		comm_inflight(p, p->fd2, ct2, 1);
 		if (ct2 != CT_OTHER && (ag_cfg.flags & PROPEL_START_FOLLOW))
-			comm_propagate(p->fd2, ct2, k, p->a);
+			p->held = comm_propagate(p->fd2, ct2, k, p->a);
 		errno = saved;
 	} else if (comm_is_send(k) || comm_is_recv(k) || k == IC_SENDFILE) {
 		struct comm_fd *c = &comm_fds[fd];
@@ -1058,7 +1065,7 @@ int comm_enter(struct athread *t, struct ag_frame *fr, struct ag_func *f,
 		comm_learn(fd, ct, !comm_is_recv(k));
 		comm_inflight(p, fd, ct, !comm_is_recv(k));
 		if (!comm_is_recv(k) && (ag_cfg.flags & PROPEL_START_FOLLOW))
-			comm_propagate(fd, ct, k, p->a);
+			p->held = comm_propagate(fd, ct, k, p->a);
 		/* an unconnected UDP socket read with no address asked for:
 		 * ask for it on the program's behalf (recvfrom receives
 		 * exactly what recv or read would have); not at a hooked
@@ -1145,11 +1152,15 @@ static void comm_emit_fd(struct athread *t, struct comm_pend *p, int fd,
 	default:
 		return;
 	}
+	if (send && p->held)
+		fl |= COMM_F_HELD;
 	rec_put(t, send ? PROPEL_REC_SEND : PROPEL_REC_RECV, (uint32_t)fd,
 		n > UINT32_MAX ? UINT32_MAX : (uint32_t)n);
 	rec_put64(t, arg);
 	rec_put64(t, (uint64_t)chan | fl << 32);
 	rec_put64(t, send ? p->tsc : 0);
+	if (fl & COMM_F_HELD)
+		rec_put64(t, p->held);
 }
 
 static void comm_emit(struct athread *t, struct comm_pend *p, uint64_t n,

@@ -24,7 +24,12 @@
  * PROPEL_PROPAGATE_MS * 5 requests are still written but not waited for.
  * A tracer whose end the lease saw (ag_coord_gone: its pidfd readable) is
  * not waited for at all: a wait under way ends at once, so a killed
- * propeld costs the program no more than a poll's wake-up.
+ * propeld costs the program no more than a poll's wake-up; nor one that
+ * began to switch the agents off (PROPEL_STOPPING_FILE in the directory):
+ * a wait under way ends, no request is made.
+ * A send that waited is marked held (comm.c, COMM_F_HELD: the time from
+ * the request to the answer is propel's, not the program's, and the
+ * analyses leave it out: analysis/trace.h trace_away).
  * Nothing here touches the bytes sent; errno is kept; no malloc, no lock
  * (a vfork child may be here).
  */
@@ -41,11 +46,11 @@
 /* no wait before this (ag_mono_ns), after an unanswered request */
 static volatile uint64_t propagate_quiet_until;
 
-void propagate_ask(uint32_t chan, const char *line)
+int propagate_ask(uint32_t chan, const char *line)
 {
 	struct timespec nap = { 0, 50 * 1000 };
-	char tmp[720], path[700], taken[720];
-	int saved = errno, fd;
+	char tmp[720], path[700], taken[720], stop[700];
+	int saved = errno, fd, waited = 0;
 	size_t n = strlen(line);
 	uint64_t start;
 
@@ -53,6 +58,9 @@ void propagate_ask(uint32_t chan, const char *line)
 		 (int)syscall(SYS_getpid), (int)ag_gettid(), chan);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	snprintf(taken, sizeof(taken), "%s.taken", path);
+	snprintf(stop, sizeof(stop), "%s/" PROPEL_STOPPING_FILE, ag_cfg.dir);
+	if (access(stop, F_OK) == 0)
+		goto out; /* the session is ending: no new peer */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto out;
@@ -79,6 +87,12 @@ void propagate_ask(uint32_t chan, const char *line)
 		}
 		if (ag_coord_gone)
 			break; /* the tracer ended (the lease saw it) */
+		if (access(stop, F_OK) == 0) {
+			/* the session's end began: no answer comes */
+			unlink(path);
+			unlink(taken);
+			break;
+		}
 		if (ag_mono_ns() > start + bound * 1000 * 1000) {
 			/* no answer: the send goes on */
 			unlink(path);
@@ -89,9 +103,11 @@ void propagate_ask(uint32_t chan, const char *line)
 			break;
 		}
 		nanosleep(&nap, NULL);
+		waited = 1;
 		if (nap.tv_nsec < 1000 * 1000)
 			nap.tv_nsec *= 2;
 	}
 out:
 	errno = saved;
+	return waited;
 }

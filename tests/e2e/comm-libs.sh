@@ -39,6 +39,11 @@
 #                          (2 s slower went past the 5-s bound of a taken
 #                          request, PROPEL_PROPAGATE_TAKEN_MS, when the
 #                          injection itself took over 3 s at a load of 12)
+#   record/held-send       the third round's session holds curl's request
+#                          as held (table holds) >= 1.2 s, up to the send
+#                          itself: propel's time, which the analyses leave
+#                          out of the thread's (analysis/trace.h
+#                          trace_away)
 #   record/posix-spawn     a program starting 20 `seq 1 1000` by posix_spawnp
 #                          with their stdout dup2'd onto its pipe (the spawn
 #                          child runs libc's dup2 and close on the parent's
@@ -52,7 +57,7 @@
 #                          to them; both processes unharmed
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 7
+expect_checks 8
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 check_py=$PROPEL_TOP/tests/e2e/comm-libs-check.py
@@ -155,6 +160,16 @@ if command -v curl > /dev/null; then
 	[ $ok = 1 ] && pass record/threaded-server || fail record/threaded-server "$why"
 	[ $ok = 1 ] || slow=0 slow_why=${slow_why:-"rounds 1-2 failed"}
 	[ $slow = 1 ] && pass record/slow-injection || fail record/slow-injection "$slow_why"
+	# the third round's hold: curl's request waited for the injection
+	held=$(sqlite3 "$t/ts3.db" "SELECT h.dur_ns, h.ts_ns + h.dur_ns = (SELECT
+		min(c.ts_ns) FROM comm c WHERE c.pid = h.pid AND c.kind = 10)
+		FROM holds h JOIN processes p ON p.pid = h.pid
+		WHERE p.exe LIKE '%/curl' ORDER BY h.dur_ns DESC LIMIT 1" 2>&1)
+	if [ "${held#*|}" = 1 ] && [ "${held%|*}" -ge 1200000000 ] 2>/dev/null; then
+		pass record/held-send
+	else
+		fail record/held-send "curl's longest hold (ns|ends at its first send): '$held'"
+	fi
 fi
 
 # ---- posix_spawn: its child runs libc's dup2/close on our memory ----

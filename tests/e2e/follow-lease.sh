@@ -15,9 +15,19 @@
 #                     (its map file's X line, 2.6 s after the kill at most:
 #                     before, it recorded on until propel ended)
 #   client-ok         the client ran to its end (exit 0, its echo read back)
+#   send-while-stopping  the session's end began (the tracer made
+#                     PROPEL_STOPPING_FILE in the directory, as
+#                     tracer_detach_all does before it switches the agents
+#                     off): a client's first send on a new channel takes
+#                     under 300 ms with its peer's injection made 2.5 s
+#                     slower (PROPEL_TEST_PEER_DELAY_MS): no request, no
+#                     wait (it waited for the injection: an attach's end,
+#                     detaching one process after another, answered
+#                     nobody, and a backend's reply waited past its own
+#                     switch-off: three-tier slow's fail-stop)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 3
+expect_checks 4
 t=$(tmpdir)
 trap 'kill -9 $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -97,3 +107,42 @@ num_lt send-after-kill "$took" 0.3 "first send after the kill (s)"
 if [ "$rc" -eq 0 ]; then pass client-ok
 else fail client-ok "propel record exited $rc: $(tail -2 "$t/err")"; fi
 rm -rf "$sdir"
+
+# ---- the session's end began: no wait for a peer ----
+cat >"$t/client2.py" <<EOF
+import os, socket, sys, time
+for _ in range(400):
+    if os.path.exists("$t/go"):
+        break
+    time.sleep(0.025)
+else:
+    sys.exit(3)
+s = socket.create_connection(("127.0.0.1", $port))
+t0 = time.monotonic()
+s.sendall(b"ping")
+print("send %.3f" % (time.monotonic() - t0), flush=True)
+sys.exit(0 if s.recv(64) == b"ping" else 4)
+EOF
+PROPEL_TEST_PEER_DELAY_MS=2500 timeout 60 "$PROPEL" record --follow -o "$t/s2.db" -- \
+	"$py" "$t/client2.py" >"$t/out2" 2>"$t/err2" &
+rp=$!
+sdir=
+for ((i = 0; i < 200; i++)); do
+	cpid=$(pgrep -f "^$py $t/client2.py" | head -1)
+	[ -n "$cpid" ] && sdir=$(grep -o '/dev/shm/propel/[^ ]*\.ring' "/proc/$cpid/maps" 2>/dev/null | head -1)
+	[ -n "$sdir" ] && break
+	sleep 0.05
+done
+sdir=${sdir%/*}
+[ -n "$sdir" ] && : >"$sdir/stopping"
+touch "$t/go"
+wait "$rp"
+rc=$?
+took=$(awk '/^send / { print $2 }' "$t/out2")
+if [ -z "$sdir" ]; then
+	fail send-while-stopping "the client's agent directory not found"
+elif [ "$rc" -ne 0 ]; then
+	fail send-while-stopping "propel record exited $rc: $(tail -2 "$t/err2")"
+else
+	num_lt send-while-stopping "$took" 0.3 "first send once the end began (s)"
+fi
