@@ -435,9 +435,10 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 					a = a < w0 ? w0 : a;
 					b = b > w1 ? w1 : b;
 				}
-				if (b <= a)
+				/* less its waits for a CPU: the host's */
+				dt = b - a - trace_away_within(t, th, a, b);
+				if (dt <= 0)
 					continue;
-				dt = b - a;
 
 				if ((k = PATHK(e->after)) == TRACE_NONE ||
 				    !(ce = profiles_cell(&tb, u, k))) {

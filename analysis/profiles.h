@@ -14,7 +14,16 @@
  *              with the thread going on to another unit's events (the
  *              message-switch rule), the time after the run's last send
  *              (a server's loop waiting in poll after its answer, the
- *              time until another request arrives, which load sets)
+ *              time until another request arrives, which load sets);
+ *              nor is a thread's time away from its program
+ *              (trace_away): a wait for a CPU (the session's off-CPU
+ *              spans, runnable but not running), the host's -- a
+ *              request whose nginx waited 52 ms for a CPU between its
+ *              recv and its send to the backend, on a loaded host, is
+ *              no slower than the others -- or a send propel's agent
+ *              held until the tracer injected its peer, propel's (140
+ *              ms for nginx's first send on a new upstream connection
+ *              while propeld injected redis)
  *   comm       the fraction of the unit's bytes sent from the path
  *   composite  time and comm side by side (two vectors, one distance)
  * The distance is the L1 (Manhattan) norm of the difference.

@@ -108,14 +108,23 @@ void rootcause_failstop(const struct trace *t, int64_t precision_ns, double z,
 	 * stops them one after another, tens of ms apart under load) is
 	 * judged by its silence before its own stop: its last event moved by
 	 * the time it was stopped before the last one (three-tier: a busy
-	 * nginx stopped first was a fail-stop beside the backends) */
+	 * nginx stopped first was a fail-stop beside the backends); and its
+	 * silence does not count the time it was away (analysis/trace.h: it
+	 * waited for a CPU, 80 ms in a write on a loaded host, or propel held
+	 * it), which moves its last event later by that much */
 	for (i = 0; i < np; i++) {
 		const struct trace_process *p = trace_process_get(t, pr[i].pid);
+		int64_t own = t->end_ts;
 
 		pr[i].at = pr[i].last_ts;
 		if (p && p->stop_ns > 0 && !p->exited && !p->signal &&
-		    p->stop_ns >= pr[i].last_ts)
+		    p->stop_ns >= pr[i].last_ts) {
 			pr[i].at += end - p->stop_ns;
+			own = p->stop_ns;
+		}
+		if (!pr[i].clean && !pr[i].signalled)
+			pr[i].at += trace_away_within(t, pr[i].thread,
+						      pr[i].last_ts, own);
 	}
 	/* the population: processes that did not end cleanly (daemons still
 	 * running, crashed, killed), when two or more; a helper's clean exit

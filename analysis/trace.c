@@ -74,6 +74,7 @@ void trace_free(struct trace *t)
 	free(t->strhash);
 	free(t->pathhash);
 	free(t->msg);
+	free(t->aw);
 	free(t);
 }
 
@@ -196,6 +197,7 @@ int trace_thread_begin(struct trace *t, int64_t pid, int64_t tid)
 	th->tid = tid;
 	th->first = t->nev;
 	th->n = 0;
+	th->aw_first = th->aw_n = 0;
 	return 0;
 }
 
@@ -236,6 +238,98 @@ int trace_process_add(struct trace *t, const struct trace_process *p)
 		return -ENOMEM;
 	t->proc[t->nproc++] = *p;
 	return 0;
+}
+
+int trace_away_add(struct trace *t, int64_t pid, int64_t tid, int64_t a,
+		   int64_t b)
+{
+	if (b <= a)
+		return 0;
+	if (trace_grow((void **)&t->aw, &t->awcap, t->naw + 1, sizeof(*t->aw)))
+		return -ENOMEM;
+	t->aw[t->naw].pid = pid;
+	t->aw[t->naw].tid = tid;
+	t->aw[t->naw].a = a;
+	t->aw[t->naw++].b = b;
+	return 0;
+}
+
+static int trace_away_cmp(const void *x, const void *y)
+{
+	const struct trace_away *p = x, *q = y;
+
+	if (p->pid != q->pid)
+		return p->pid < q->pid ? -1 : 1;
+	if (p->tid != q->tid)
+		return p->tid < q->tid ? -1 : 1;
+	return p->a < q->a ? -1 : p->a > q->a;
+}
+
+/* Each thread's times away: sorted, overlaps merged, found by (pid,
+ * tid). */
+static void trace_away_threads(struct trace *t)
+{
+	size_t i, n = 0;
+
+	if (!t->naw)
+		return;
+	qsort(t->aw, t->naw, sizeof(*t->aw), trace_away_cmp);
+	for (i = 0; i < t->naw; i++) {
+		struct trace_away *l = n ? &t->aw[n - 1] : NULL;
+
+		if (l && l->pid == t->aw[i].pid && l->tid == t->aw[i].tid &&
+		    t->aw[i].a <= l->b) {
+			if (t->aw[i].b > l->b)
+				l->b = t->aw[i].b;
+		} else {
+			t->aw[n++] = t->aw[i];
+		}
+	}
+	t->naw = n;
+	for (i = 0; i < t->nth; i++) {
+		struct trace_thread *th = &t->th[i];
+		size_t lo = 0, hi = t->naw;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			const struct trace_away *r = &t->aw[mid];
+
+			if (r->pid < th->pid ||
+			    (r->pid == th->pid && r->tid < th->tid))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		th->aw_first = lo;
+		while (lo < t->naw && t->aw[lo].pid == th->pid &&
+		       t->aw[lo].tid == th->tid)
+			lo++;
+		th->aw_n = lo - th->aw_first;
+	}
+}
+
+int64_t trace_away_within(const struct trace *t, size_t th, int64_t a,
+			  int64_t b)
+{
+	const struct trace_away *r;
+	size_t lo, hi, end;
+	int64_t sum = 0;
+
+	if (th >= t->nth || !t->th[th].aw_n || b <= a)
+		return 0;
+	lo = t->th[th].aw_first;
+	end = hi = lo + t->th[th].aw_n;
+	while (lo < hi) { /* the first wait that ends after a */
+		size_t mid = (lo + hi) / 2;
+
+		if (t->aw[mid].b <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (r = &t->aw[lo]; r < &t->aw[end] && r->a < b; r++)
+		sum += (r->b < b ? r->b : b) - (r->a > a ? r->a : a);
+	return sum;
 }
 
 const struct trace_process *trace_process_get(const struct trace *t,
@@ -386,6 +480,7 @@ int trace_finish(struct trace *t)
 		}
 	}
 	free(child);
+	trace_away_threads(t);
 	return trace_paths(t);
 }
 

@@ -7,8 +7,10 @@
  * uses), or by hand in tests/unit/: trace_new, then per thread
  * trace_thread_begin + trace_add (events in time order), trace_message
  * for each matched pair (by event id), trace_process for what is known of
- * a process, and trace_finish, which resolves the messages and computes
- * each event's call path.  After trace_finish the trace is read-only.
+ * a process, trace_away_add for each time a thread was away (a wait for a
+ * CPU, a send propel held), and
+ * trace_finish, which resolves the messages and computes each event's
+ * call path.  After trace_finish the trace is read-only.
  *
  * Call paths (self-propelled §5.1, fixed): a path is the chain of
  * (function, call site) pairs from the thread's outermost traced frame,
@@ -74,6 +76,17 @@ struct trace_event {
 struct trace_thread {
 	int64_t pid, tid;
 	size_t first, n; /* its events: ev[first .. first + n) */
+	size_t aw_first, aw_n; /* its times away: aw[aw_first ..) */
+};
+
+/* A time the thread was away from its program: runnable but waiting for
+ * a CPU (the session's off-CPU spans, `--vitals`: engine/offcpu-store.h
+ * runq_ns), the host's time; or held by propel's agent in a send until
+ * the tracer injected the peer (table holds), propel's.  Not the
+ * program's (analysis/profiles.h). */
+struct trace_away {
+	int64_t pid, tid;
+	int64_t a, b; /* [a, b) */
 };
 
 struct trace_process {
@@ -110,6 +123,8 @@ struct trace {
 	size_t strhcap, pathhcap;
 	int64_t (*msg)[2];
 	size_t nmsg, msgcap;
+	struct trace_away *aw; /* by thread, then time (trace_finish) */
+	size_t naw, awcap;
 	int64_t first_pid; /* the first traced process (trace_finish) */
 	int64_t end_ts;	   /* the latest event of all (trace_finish) */
 	size_t nrecv_matched;
@@ -132,8 +147,16 @@ int trace_add(struct trace *t, const struct trace_event *e);
 int trace_message(struct trace *t, int64_t send_id, int64_t recv_id);
 /* What the session knows of a process.  0 or -ENOMEM. */
 int trace_process_add(struct trace *t, const struct trace_process *p);
+/* A time away of thread (pid, tid), [a, b), in any order (overlapping
+ * ones, a hold during which the thread also waited for a CPU, count
+ * once).  0 or -ENOMEM. */
+int trace_away_add(struct trace *t, int64_t pid, int64_t tid, int64_t a,
+		   int64_t b);
 /* Resolve messages, compute paths and the first process.  0 or -ENOMEM. */
 int trace_finish(struct trace *t);
+/* How much of [a, b) thread th (index in t->th) was away. */
+int64_t trace_away_within(const struct trace *t, size_t th, int64_t a,
+			  int64_t b);
 
 const char *trace_str(const struct trace *t, uint32_t i);
 /* The process record of pid, NULL when unknown. */

@@ -13,6 +13,7 @@
 #include "analysis/flows.h"
 #include "analysis/lifecycle.h"
 #include "engine/analysis-load.h"
+#include "engine/offcpu-store.h"
 #include "engine/replay.h"
 #include "engine/session.h"
 #include "engine/untraced.h"
@@ -261,6 +262,38 @@ static void analysis_load_targets(struct session *s, struct trace *t)
 	free(v);
 }
 
+static int analysis_load_runq(int64_t pid, int64_t tid, int64_t a,
+			      int64_t b, void *arg)
+{
+	return trace_away_add(arg, pid, tid, a, b);
+}
+
+/* The times each thread was away from its program (analysis/trace.h):
+ * its waits for a CPU (--vitals), the sends propel's agent held (table
+ * holds; none in a session written before it). */
+static int analysis_load_away(struct session *s, struct trace *t)
+{
+	sqlite3_stmt *st;
+	int err = offcpu_store_runq_each(s, analysis_load_runq, t), rc;
+
+	if (err || sqlite3_prepare_v2(session_db(s),
+				      "SELECT pid, tid, ts_ns, dur_ns FROM holds"
+				      " WHERE dur_ns > 0",
+				      -1, &st, NULL) != SQLITE_OK)
+		return err;
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t a = sqlite3_column_int64(st, 2);
+
+		err = trace_away_add(t, sqlite3_column_int64(st, 0),
+				     sqlite3_column_int64(st, 1), a,
+				     a + sqlite3_column_int64(st, 3));
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = -EIO;
+	sqlite3_finalize(st);
+	return err;
+}
+
 static int analysis_load_walk(struct session *s, struct analysis_load *l,
 			      struct trace **out, char **cause)
 {
@@ -282,6 +315,8 @@ static int analysis_load_walk(struct session *s, struct analysis_load *l,
 	l->gone = NULL;
 	if (!err)
 		err = analysis_load_tables(s, l->t);
+	if (!err)
+		err = analysis_load_away(s, l->t);
 	if (!err)
 		err = trace_finish(l->t);
 	if (!err)

@@ -134,6 +134,40 @@ int offcpu_store_present(struct session *s)
 	return yes;
 }
 
+int offcpu_store_runq_each(struct session *s,
+			   int (*fn)(int64_t pid, int64_t tid, int64_t a,
+				     int64_t b, void *arg),
+			   void *arg)
+{
+	sqlite3_stmt *st;
+	int rc, k, r = 0;
+
+	if (!offcpu_store_present(s))
+		return 0;
+	/* a session from before the host column: every span */
+	for (k = 0; k < 2; k++)
+		if (sqlite3_prepare_v2(
+			    session_db(s),
+			    k ? "SELECT pid, tid, ts_ns + dur_ns - runq_ns,"
+				" ts_ns + dur_ns FROM offcpu WHERE runq_ns > 0"
+			      : "SELECT pid, tid, ts_ns + dur_ns - runq_ns,"
+				" ts_ns + dur_ns FROM offcpu o WHERE runq_ns > 0"
+				" AND (host IS NULL OR host IN (SELECT host"
+				" FROM processes p WHERE p.pid = o.pid))",
+			    -1, &st, NULL) == SQLITE_OK)
+			break;
+	if (k == 2)
+		return -EIO;
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW)
+		r = fn(sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+		       sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+		       arg);
+	if (!r && rc != SQLITE_DONE)
+		r = -EIO;
+	sqlite3_finalize(st);
+	return r;
+}
+
 int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 		       int64_t t1, struct offcpu_row **rows, size_t *n)
 {

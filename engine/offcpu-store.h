@@ -72,6 +72,16 @@ int offcpu_store_present(struct session *s);
 int offcpu_store_range(struct session *s, int64_t pid, int64_t tid, int64_t t0,
 		       int64_t t1, struct offcpu_row **rows, size_t *n);
 /*
+ * Each wait for a CPU of the session's spans (runq_ns > 0: the span's
+ * last runq_ns, [ts + dur - runq, ts + dur)), of a pid as
+ * OFFCPU_STORE_OF_PID: fn's non-zero return ends the walk and is
+ * returned.  0 (none when the session has no table) or -EIO.
+ */
+int offcpu_store_runq_each(struct session *s,
+			   int (*fn)(int64_t pid, int64_t tid, int64_t a,
+				     int64_t b, void *arg),
+			   void *arg);
+/*
  * How much of [t0, t1] (a call) the spans rows[0..n) cover: the off-CPU
  * ns, and in *main the index of the span that covers most of it (-1 when
  * none overlaps).  Returns the off-CPU ns.

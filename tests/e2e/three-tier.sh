@@ -18,7 +18,9 @@
 #   FAULT/first      the faulty flow ranks first in --suspects (slow:
 #                    --profile composite, a performance problem, with
 #                    --reference a session of the same stack and load
-#                    with no fault; the others the default coverage,
+#                    with no fault, both attached with --vitals, so that
+#                    a request whose nginx waited 50 ms for a CPU is not
+#                    slow; the others the default coverage,
 #                    alone): slow and
 #                    crash: the default --rootcause takes the top flow
 #                    (and for crash the flow of the crashed worker's last
@@ -205,7 +207,12 @@ faulty_func() {
 # propel attach --follow to nginx's worker for 8 s; crash and hang are
 # armed 4.5 s into the attach
 load_attach() {
-	local d=$1 db=$2 f=$3
+	local d=$1 db=$2 f=$3 vitals=()
+	# slow, a performance problem, and its reference: --vitals, as an
+	# operator diagnosing latency on a loaded host runs it (the time a
+	# thread waited for a CPU is the host's, not the request's: README
+	# "Diagnosis"); crash and hang, a change of control flow, without
+	[ "$f" = slow ] || [ "$f" = none ] && vitals=(--vitals)
 	# wrk stands for clients on other machines: it runs under a tracer of
 	# its own (strace, its seccomp filter stopping no system call), so
 	# propel's --follow may not inject it and says so in one line
@@ -215,7 +222,7 @@ load_attach() {
 		"http://127.0.0.1:$NGINX_PORT/item/7" >"$d/wrk.out" 2>&1 &
 	WRK_PID=$!
 	sleep 1
-	timeout -k 5 90 "$PROPEL" attach --follow --mode full --duration 8 -o "$db" "$NGINX_WORKER" \
+	timeout -k 5 90 "$PROPEL" attach --follow "${vitals[@]}" --mode full --duration 8 -o "$db" "$NGINX_WORKER" \
 		>"$d/attach.out" 2>"$d/attach.err" &
 	ATTACH_PID=$!
 	if [ "$f" != slow ] && [ "$f" != none ]; then

@@ -29,6 +29,8 @@
  *                      end of an attach stops them one after another):
  *                      none; the same with the first stopped silent 2 s
  *                      before its stop: it is the one
+ *   failstop/away      the same silent 2 s, all but 1 ms of it waiting for
+ *                      a CPU (trace_away: a loaded host): none
  *   window             three identical processes; one changes behaviour
  *                      in the third window: that window is found
  */
@@ -382,7 +384,7 @@ static void test_failstop(void)
 	trace_free(t);
 }
 
-static struct trace *detached(int64_t silent)
+static struct trace *detached_away(int64_t silent, int64_t away)
 {
 	struct trace *t = trace_new();
 	int64_t pid;
@@ -397,10 +399,19 @@ static struct trace *detached(int64_t silent)
 		      TK_ENTRY, 1, "render", "w.c:4");
 		if (trace_process_add(t, &p))
 			abort();
+		/* its silence, all of it waiting for a CPU */
+		if (pid == 1 && away && trace_away_add(t, 1, 1, stop - silent,
+							stop - silent + away))
+			abort();
 	}
 	if (trace_finish(t))
 		abort();
 	return t;
+}
+
+static struct trace *detached(int64_t silent)
+{
+	return detached_away(silent, 0);
 }
 
 static void test_failstop_detach(void)
@@ -417,6 +428,12 @@ static void test_failstop_detach(void)
 	CHECK("failstop/detach-order", none && fs.found && fs.pid == 1,
 	      "busy, stopped in turn: %s; silent 2 s: found %d pid %lld",
 	      none ? "none" : "found", fs.found, (long long)fs.pid);
+	trace_free(t);
+	t = detached_away(2 * S, 2 * S - 1000000);
+	rootcause_failstop(t, ROOTCAUSE_PRECISION_NS, ROOTCAUSE_Z, &fs);
+	CHECK("failstop/away", !fs.found,
+	      "silent 2 s waiting for a CPU: found %d pid %lld", fs.found,
+	      (long long)fs.pid);
 	trace_free(t);
 }
 
@@ -455,7 +472,7 @@ static void test_window(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(14);
+	CHECKS_EXPECT(15);
 	test_fig4();
 	test_ranks_callsite();
 	test_failstop();

@@ -4,6 +4,10 @@
  *   profile/fig1       anomaly-diagnosis Figure 1: g spends 60% in A and
  *                      40% in B, h 75% and 25%: time profiles (0.6, 0.4)
  *                      and (0.75, 0.25), L1 distance 0.3
+ *   profile/runq       h of fig1 again, its A 80 and B 45 with waits for a
+ *                      CPU of 15 (in A) and 10 (5 in A, 5 in B): the time
+ *                      it ran is g's, 60 and 40, distance 0 (another
+ *                      thread's wait counts nowhere)
  *   profile/callsite   one function called from two sites: two paths
  *   profile/comm       bytes sent per path, normalized
  *   profile/blocked    a thread whose trace stops inside a call spends the
@@ -153,6 +157,37 @@ static void test_profiles(void)
 		      fabs(d - 0.3) < 1e-9 &&
 		      profiles_distance(&p[0], &p[1], PROFILES_COVERAGE) == 0,
 	      "A %g B %g d %g", a ? a->time : -1, b ? b->time : -1, d);
+	profiles_free(p, n);
+	trace_free(t);
+
+	/* h again, slower only by its waits for a CPU: the same profile */
+	t = trace_new();
+	tb_thread(t, 1, 1); /* g */
+	tb_ev(t, 1, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 2, 60, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 3, 60, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 4, 100, TK_EXIT, 0, "B", NULL);
+	tb_full(t, 5, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	tb_thread(t, 2, 2); /* h: A 80, B 45, of which 20 and 5 waits */
+	tb_ev(t, 11, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, 12, 80, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, 13, 80, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, 14, 125, TK_EXIT, 0, "B", NULL);
+	tb_full(t, 15, 125, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	if (trace_away_add(t, 2, 2, 75, 85) || trace_away_add(t, 2, 2, 5, 20) ||
+	    trace_away_add(t, 1, 7, 0, 50) || trace_finish(t))
+		abort();
+	p = by_process(&sp, t, &n);
+	d = profiles_distance(&p[0], &p[1], PROFILES_TIME);
+	CHECK("profile/runq",
+	      n == 2 && p[1].total_ns == 100 && p[0].total_ns == 100 &&
+		      fabs(entry_of(&sp, &p[1], "A@")->time - 0.6) < 1e-9 &&
+		      fabs(d) < 1e-9 && trace_away_within(t, 1, 0, 125) == 25 &&
+		      trace_away_within(t, 1, 78, 200) == 7 &&
+		      trace_away_within(t, 0, 0, 100) == 0,
+	      "h %lld ns, A %g, d %g", (long long)p[1].total_ns,
+	      entry_of(&sp, &p[1], "A@") ? entry_of(&sp, &p[1], "A@")->time : -1,
+	      d);
 	profiles_free(p, n);
 	trace_free(t);
 
@@ -578,7 +613,7 @@ static void test_cut(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(18);
+	CHECKS_EXPECT(19);
 	test_profiles();
 	test_knn();
 	test_delta();
