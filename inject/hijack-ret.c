@@ -115,6 +115,14 @@ int hj_ret_frame(const struct user_regs_struct *saved, const void *xstate,
 		return -ENOMEM;
 
 	hj_regs_resumed(saved, &r);
+	/* a call the kernel restarts by its restart block (nanosleep, poll
+	 * with a timeout: -ERESTART_RESTARTBLOCK) is made again whole: the
+	 * rt_sigreturn that reads this frame sets that block to fail with
+	 * EINTR (restore_sigcontext), which the program would have seen --
+	 * a sleep a little longer instead (test-hijack late-sleep) */
+	if ((long long)saved->orig_rax >= 0 &&
+	    (long long)saved->rax == -HJ_ERESTART_RESTARTBLOCK)
+		r.rax = saved->orig_rax;
 	memset(&uc, 0, sizeof(uc));
 	uc.flags = HJ_UC_FP_XSTATE | HJ_UC_SIGCONTEXT_SS;
 	uc.ss_flags = HJ_SS_INVALID_MODE;
