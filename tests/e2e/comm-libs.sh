@@ -242,7 +242,10 @@ wp=$(pgrep -f "^$t/writer" | head -1)
 cp=$(pgrep -P "$(ps -o ppid= -p "$wp" | tr -d ' ')" -x cat | head -1)
 bad=
 for round in 1 2; do
-	if ! "$PROPEL" attach --follow -o "$t/a$round.db" --duration 1 "$wp" > "$t/a$round.err" 2>&1 ||
+	# 2 s: the writer's first send waits for cat's injection (again in
+	# the second session), which can take most of a 1-s session under
+	# load (4 sends instead of ~46 in one fresh clone's make test J=2)
+	if ! "$PROPEL" attach --follow -o "$t/a$round.db" --duration 2 "$wp" > "$t/a$round.err" 2>&1 ||
 	   ! "$PROPEL" replay --format=jsonl "$t/a$round.db" > "$t/a$round.jsonl"; then
 		bad="session $round: $(tail -1 "$t/a$round.err")"; break
 	fi
