@@ -265,7 +265,7 @@ static int ingest_prepare(struct ingest *in, char **cause)
 		"INSERT INTO comm(event,pid,tid,ts_ns,kind,fd,bytes,chan,dir,"
 		"peer,offset,hash) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)",
 		"INSERT OR REPLACE INTO params(func,sig) VALUES(?,?)",
-		"INSERT INTO holds(pid,tid,ts_ns,dur_ns) VALUES(?,?,?,?)",
+		"INSERT INTO holds(event,pid,tid,ts_ns,dur_ns) VALUES(?,?,?,?,?)",
 	};
 	sqlite3_stmt **out[] = { &in->ins_proc, &in->ins_func, &in->ins_site,
 				 &in->ins_thread, &in->ins_comm, &in->ins_params,

@@ -287,10 +287,11 @@ static int ingest_comm(struct ingest_walk *w, unsigned type, uint64_t tsc,
 		int64_t a = ingest_ns(w, arg[3]);
 
 		st = w->in->ins_hold;
-		sqlite3_bind_int64(st, 1, w->r->h->pid);
-		sqlite3_bind_int64(st, 2, w->r->h->tid);
-		sqlite3_bind_int64(st, 3, a);
-		sqlite3_bind_int64(st, 4, ingest_ns(w, tsc) - a);
+		sqlite3_bind_int64(st, 1, w->last_id);
+		sqlite3_bind_int64(st, 2, w->r->h->pid);
+		sqlite3_bind_int64(st, 3, w->r->h->tid);
+		sqlite3_bind_int64(st, 4, a);
+		sqlite3_bind_int64(st, 5, ingest_ns(w, tsc) - a);
 		err = ingest_step(st);
 	}
 	return err;
@@ -797,8 +798,9 @@ static int ingest_walk(struct ingest_walk *w)
  * caller was open -- pass 2 would shift by nothing and rebuild nothing.
  * So pass 2's events are stored during pass 1's walk (pass 3, from
  * depth 0) and kept when the walk confirms that; otherwise what the walk
- * stored is deleted (ingest_spec_undo: its chunks, comm and argchunks
- * rows, the callsites rows its signals made) and pass 2 runs as ever.
+ * stored is deleted (ingest_spec_undo: its chunks, comm, holds and
+ * argchunks rows, the callsites rows its signals made) and pass 2 runs as
+ * ever.
  * Either way the session is the same, row for row.
  */
 static void ingest_spec_mark(struct ingest *in, struct ingest_proc *p,
@@ -817,6 +819,7 @@ static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
 		" (SELECT id FROM chunks WHERE first_seq >= ?1)",
 		"DELETE FROM chunks WHERE first_seq >= ?1",
 		"DELETE FROM comm WHERE event >= ?1",
+		"DELETE FROM holds WHERE event >= ?1",
 		"DELETE FROM argchunks WHERE first >= ?1",
 		"DELETE FROM callsites WHERE id = ?1",
 	};
@@ -824,14 +827,14 @@ static int ingest_spec_undo(struct ingest *in, struct ingest_proc *p,
 	int err = 0;
 
 	for (size_t i = 0; !err && i < sizeof(sql) / sizeof(sql[0]); i++) {
-		size_t k = i == 4 ? sp->npcsites : 0, n = i == 4 ? p->npcsites : 1;
+		size_t k = i == 5 ? sp->npcsites : 0, n = i == 5 ? p->npcsites : 1;
 
 		if (sqlite3_prepare_v2(in->db, sql[i], -1, &st, NULL) != SQLITE_OK)
 			return -EIO;
 		for (; !err && k < n; k++) {
-			if (i == 4 && !p->pcsites[k].row)
+			if (i == 5 && !p->pcsites[k].row)
 				continue;
-			sqlite3_bind_int64(st, 1, i == 4 ? p->pcsites[k].row
+			sqlite3_bind_int64(st, 1, i == 5 ? p->pcsites[k].row
 							  : sp->seq);
 			err = ingest_step(st);
 		}

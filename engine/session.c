@@ -60,9 +60,10 @@ static const char schema[] =
 	" tid INTEGER, ts_ns INTEGER, kind INTEGER, fd INTEGER, bytes INTEGER,"
 	" chan TEXT, dir INTEGER, peer TEXT, offset INTEGER, hash INTEGER);"
 	/* sends the agent held for a propagation request, from ts_ns
-	 * (inject/agent/propagate.c): propel's time in the thread */
-	"CREATE TABLE IF NOT EXISTS holds(pid INTEGER, tid INTEGER,"
-	" ts_ns INTEGER, dur_ns INTEGER);"
+	 * (inject/agent/propagate.c): propel's time in the thread; event
+	 * is the send's (comm) */
+	"CREATE TABLE IF NOT EXISTS holds(event INTEGER PRIMARY KEY,"
+	" pid INTEGER, tid INTEGER, ts_ns INTEGER, dur_ns INTEGER);"
 	/* --args (engine/callvals.h): the entries' argument registers
 	 * (argchunks, engine/argchunk.h; argvals, a row per entry, in the
 	 * sessions written before), and a function's arguments as DWARF
