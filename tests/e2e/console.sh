@@ -140,6 +140,12 @@ cat "$d/fifo$tag" >/dev/null & kv_cat=$!
 dd if=/dev/zero of=/dev/null bs=1 count=999999999$tag 2>/dev/null & kv_dd=$!
 kv_line() { # pid filter-text: the process's line after 2.5 s of figures
 	tui_keys / ; tui_keys "$2" Enter
+	# (once the filter shows it: a loaded machine's tmux and redraw can
+	# take longer than the figures' 2.5 s, and the line was not there yet)
+	for ((i = 0; i < 50; i++)); do
+		tui_screen | grepq -E "^ *$1 " && break
+		sleep 0.2
+	done
 	sleep 2.5
 	tui_screen | grep -E "^ *$1 " | head -1
 }
