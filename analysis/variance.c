@@ -15,6 +15,8 @@
  * over the threshold (a loaded host's jitter: cv 0.106 spread over four
  * stage functions gave each a quarter) explains little, one far over it
  * (a 5 ms fault in 1 request of 20: cv 5.4) keeps its shares whole.
+ * A function traced late (attach --adaptive deepens as it goes) is judged
+ * over the group's units since, with their own mean, variance and scale.
  */
 #include <errno.h>
 #include <math.h>
@@ -48,14 +50,46 @@ static int share_cmp(const void *a, const void *b)
 	return x > y ? -1 : x < y;
 }
 
-/* The shares of group [lo, hi) of idx into best (per function). */
+static int start_idx_cmp(const void *a, const void *b, void *arg)
+{
+	const struct variance_unit *u = arg;
+	int64_t x = u[*(const size_t *)a].start_ns, y = u[*(const size_t *)b].start_ns;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Over the units of [lo, hi) that began at from or later (by is their
+ * indices by start, sum and sq the suffix sums of their durations and
+ * squares): n, mean, var into *n, *mean, *var. */
+static void group_since(const struct variance_unit *u, const size_t *by,
+			const double *sum, const double *sq, size_t n0,
+			int64_t from, size_t *n, double *mean, double *var)
+{
+	size_t a = 0, b = n0;
+
+	while (a < b) { /* the first that began at from or later */
+		size_t m = (a + b) / 2;
+
+		if (u[by[m]].start_ns < from)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*n = n0 - a;
+	*mean = variance_mean(*n, sum[a]);
+	*var = variance_var(*n, sum[a], sq[a]);
+}
+
+/* The shares of group [lo, hi) of idx into best (per function); a
+ * function traced late (from_ns) over the units since. */
 static void group_shares(const struct variance_unit *u, const size_t *idx,
 			 size_t lo, size_t hi, double *sx, double *sxd,
 			 struct variance_func *best, size_t gi, uint32_t nfunc,
-			 double scale)
+			 double p95, const int64_t *from_ns, size_t *by,
+			 double *sum, double *sq)
 {
 	size_t n = hi - lo;
-	double sd = 0, sdd = 0, mean, var;
+	double sd = 0, sdd = 0, mean, var, scale;
 
 	for (size_t i = lo; i < hi; i++) {
 		double d = (double)u[idx[i]].dur_ns;
@@ -67,6 +101,19 @@ static void group_shares(const struct variance_unit *u, const size_t *idx,
 	var = variance_var(n, sd, sdd);
 	if (var <= 0)
 		return;
+	scale = variance_scale(mean, var, p95);
+	if (from_ns) { /* the units by start, suffix sums of dur and dur^2 */
+		for (size_t i = 0; i < n; i++)
+			by[i] = idx[lo + i];
+		qsort_r(by, n, sizeof(*by), start_idx_cmp, (void *)u);
+		sum[n] = sq[n] = 0;
+		for (size_t i = n; i-- > 0;) {
+			double d = (double)u[by[i]].dur_ns;
+
+			sum[i] = sum[i + 1] + d;
+			sq[i] = sq[i + 1] + d * d;
+		}
+	}
 	memset(sx, 0, nfunc * sizeof(*sx));
 	memset(sxd, 0, nfunc * sizeof(*sxd));
 	for (size_t i = lo; i < hi; i++) {
@@ -75,18 +122,26 @@ static void group_shares(const struct variance_unit *u, const size_t *idx,
 		for (size_t k = 0; k < x->nown; k++) {
 			uint32_t f = x->own[k].func;
 
-			if (f >= nfunc)
+			if (f >= nfunc ||
+			    (from_ns && from_ns[f] > 0 && x->start_ns < from_ns[f]))
 				continue;
 			sx[f] += (double)x->own[k].ns;
 			sxd[f] += (double)x->own[k].ns * (double)x->dur_ns;
 		}
 	}
 	for (uint32_t f = 0; f < nfunc; f++) {
-		double s;
+		double s, fm = mean, fv = var, fs = scale;
+		size_t fn = n;
 
 		if (!sx[f])
 			continue;
-		s = scale * variance_share(n, sx[f], sxd[f], mean, var);
+		if (from_ns && from_ns[f] > 0) {
+			group_since(u, by, sum, sq, n, from_ns[f], &fn, &fm, &fv);
+			if (fn < VARIANCE_MIN_UNITS || fv <= 0)
+				continue; /* too few units since: no share */
+			fs = variance_scale(fm, fv, p95);
+		}
+		s = fs * variance_share(fn, sx[f], sxd[f], fm, fv);
 		if (s > best[f].share) {
 			best[f].share = s;
 			best[f].group = gi;
@@ -95,9 +150,12 @@ static void group_shares(const struct variance_unit *u, const size_t *idx,
 }
 
 int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
-		     struct variance *out)
+		     const int64_t *from_ns, struct variance *out)
 {
 	size_t *idx = malloc((n + 1) * sizeof(*idx));
+	size_t *by = from_ns ? malloc((n + 1) * sizeof(*by)) : NULL;
+	double *sum = from_ns ? malloc((n + 1) * sizeof(*sum)) : NULL;
+	double *sq = from_ns ? malloc((n + 1) * sizeof(*sq)) : NULL;
 	int64_t *d = malloc((n + 1) * sizeof(*d));
 	double *sx = calloc(nfunc + 1, sizeof(*sx));
 	double *sxd = calloc(nfunc + 1, sizeof(*sxd));
@@ -106,7 +164,8 @@ int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!idx || !d || !sx || !sxd || !best)
+	if (!idx || !d || !sx || !sxd || !best ||
+	    (from_ns && (!by || !sum || !sq)))
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		idx[i] = i;
@@ -142,8 +201,8 @@ int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
 		g->problem = variance_problem(g->n, g->mean_ns, var, (double)p95);
 		if (g->problem)
 			group_shares(u, idx, lo, lo + keep, sx, sxd, best,
-				     out->ng, nfunc,
-				     variance_scale(g->mean_ns, var, (double)p95));
+				     out->ng, nfunc, (double)p95, from_ns, by,
+				     sum, sq);
 		out->ng++;
 	}
 	out->f = calloc(nfunc + 1, sizeof(*out->f));
@@ -158,6 +217,9 @@ int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
 	err = 0;
 out:
 	free(idx);
+	free(by);
+	free(sum);
+	free(sq);
 	free(d);
 	free(sx);
 	free(sxd);

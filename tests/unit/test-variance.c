@@ -7,7 +7,10 @@
  * CV threshold is a problem whose shares the scale 1 - (0.1/cv)^2 makes
  * small; a quiet group is no problem; a group under VARIANCE_MIN_UNITS
  * is none whatever its CV; a group slower than the 95th percentile of
- * all units is a problem with its shares unscaled.
+ * all units is a problem with its shares unscaled; a function traced only
+ * from the middle of the units on (attach --adaptive deepening), at a
+ * steady time, takes a share from the step its tracing made (0.4) unless
+ * it is judged over the units since it was traced (0).
  */
 #include <math.h>
 #include <stdio.h>
@@ -99,7 +102,7 @@ static void test_analyze(void)
 	/* path 3: too few units, high cv */
 	for (size_t i = 380; i < N; i++)
 		unit_set(i, 3, 4000, i % 2 ? 4000 : 0);
-	err = variance_analyze(u, N, 12, &v);
+	err = variance_analyze(u, N, 12, NULL, &v);
 	CHECK("analyze/ok", !err && v.ng == 4, "err %d ng %zu", err, v.ng);
 	if (err)
 		return;
@@ -123,10 +126,45 @@ static void test_analyze(void)
 	variance_release(&v);
 }
 
+/* 200 units of one path by start: f0 jitters +-1500, f1 steady, f2
+ * traced from unit 100 on (0 before: untraced) at a steady 3000 */
+static void test_late(void)
+{
+	static struct variance_unit lu[200];
+	static struct variance_own lo[200][3];
+	int64_t from[3] = { 0, 0, 100 * 1000 };
+	struct variance v;
+	double without, with, f0;
+	int err;
+
+	for (size_t i = 0; i < 200; i++) {
+		lo[i][0] = (struct variance_own){ 0, 4000 + (i % 2 ? 1500 : -1500) };
+		lo[i][1] = (struct variance_own){ 1, 4000 };
+		lo[i][2] = (struct variance_own){ 2, i < 100 ? 0 : 3000 };
+		lu[i] = (struct variance_unit){ .path = 0, .start_ns = (int64_t)i * 1000,
+						.own = lo[i], .nown = 3 };
+		lu[i].dur_ns = lo[i][0].ns + lo[i][1].ns + lo[i][2].ns;
+	}
+	err = variance_analyze(lu, 200, 3, NULL, &v);
+	without = err ? -1 : share_of(&v, 2);
+	if (!err)
+		variance_release(&v);
+	err = err ? err : variance_analyze(lu, 200, 3, from, &v);
+	with = err ? -1 : share_of(&v, 2);
+	f0 = err ? -1 : share_of(&v, 0);
+	CHECK("analyze/traced-late",
+	      !err && without > VARIANCE_NOISE && with >= 0 && with < 0.05 &&
+		      f0 > 0.3,
+	      "f2 %g without its start, %g with; f0 %g", without, with, f0);
+	if (!err)
+		variance_release(&v);
+}
+
 int main(void)
 {
-	CHECKS_EXPECT(9);
+	CHECKS_EXPECT(10);
 	test_stat();
 	test_analyze();
+	test_late();
 	return failures ? 1 : 0;
 }
