@@ -54,7 +54,7 @@ struct variance {
  * VARIANCE_MIN_UNITS at least (the units before held none of its time,
  * untraced, not unspent -- and, with less instrumentation, were faster:
  * a function attach --adaptive traced 16 s into a clean nginx took 0.29
- * of a group's variance from that alone). */
+ * of a group's variance, the noise line 0.2). */
 int variance_analyze(const struct variance_unit *u, size_t n, uint32_t nfunc,
 		     const int64_t *from_ns, struct variance *out);
 void variance_release(struct variance *v);
