@@ -167,7 +167,7 @@ EOF
 	if j "$t/none.sus" "j['fail_stop'] is None and j['steady_dropped'] > 0 and [s['score'] for s in j['scores'] if s['id'] == 1] == [0] and all(s['score'] == 0 for s in j['scores'] if s['rank'] > [x['rank'] for x in j['scores'] if x['id'] == 1][0])"; then
 		pass batch/steady
 	else
-		fail batch/steady "$(head -c 600 "$t/none.sus")"
+		fail batch/steady "$(tr -d "\n" <"$t/none.sus" | head -c 1500)"
 	fi
 else
 	fail batch/flows "record: $(head -c 300 "$t/none.err")"

@@ -122,4 +122,5 @@ num_lt vitals-history-ring-rotated "$rspan" $((week * 95 / 100))
 "$PROPEL" vitals report --format=jsonl --from -1d "$d/ring.db" | grep -c '"kind":"value"' >"$d/n"
 # the report reads it (how much is left depends on the largest epoch the
 # machine made: room for it is kept free)
-num_ge vitals-history-ring-report "$(cat "$d/n")" 3
+num_ge vitals-history-ring-report "$(cat "$d/n")" 3 "value rows in the last day (the ring kept $(sqlite3 -separator ' ' "$d/ring.db" \
+	"SELECT (SELECT count(*) FROM vitals_epochs), 'epochs,', (SELECT count(*) FROM vitals_summary), 'summarized'" 2>&1), $(stat -c %s "$d/ring.db") bytes)"
