@@ -57,7 +57,8 @@ struct vitals_collect {
 	char *cause;
 	struct vitals_collect_stats stats;
 	uint64_t t0;
-	uint64_t burst;	    /* the most bytes one epoch's write added */
+	uint64_t burst;	    /* the most bytes one recent epoch's write
+			     * added (decaying: 1/64 an epoch) */
 	double warp;	    /* PROPEL_VITALS_WARP (1: off) */
 	uint64_t warp_base; /* CLOCK_REALTIME at the start */
 };
@@ -371,6 +372,11 @@ static void write_epoch(struct vitals_collect *vc, const struct vitals_epoch *e)
 	if (vitals_store_commit(vc->st))
 		goto fail;
 	used1 = vitals_store_used_bytes(vc->st);
+	/* the largest recent epoch, not the largest ever: one large epoch
+	 * (a busy machine's first, every process new to it) kept room for
+	 * its like free for the rest of the run, and a 0.25-MiB ring held
+	 * one epoch's values of its last day (vitals-history, fcr3) */
+	vc->burst -= vc->burst / 64;
 	if (used1 > used0 && used1 - used0 > vc->burst)
 		vc->burst = used1 - used0;
 	/* beside a trace every sample and value is of a traced process:
