@@ -609,6 +609,18 @@ static int manage(int sig, const struct sigaction *act)
 	struct sigaction ours = *act;
 
 	ours.sa_flags |= SA_SIGINFO;
+	/* the agent's own signals (quiesce.c's queued SIGTRAP, asking a
+	 * thread where it is) must not cut a blocking call short: with the
+	 * program's flags (SIG_DFL's: none) a hot fixture's reader thread,
+	 * asked just as it entered read() on a pipe, got EINTR and ended,
+	 * and its writers blocked for ever (budget hot/record-keeps, 1
+	 * record in 6 beside two spinners).  A program handler's own
+	 * SA_RESTART choice stands, but for SIGTRAP, whose only
+	 * asynchronous sender here is the agent */
+	if (sig == SIGTRAP ||
+	    (!(act->sa_flags & SA_SIGINFO) &&
+	     (act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN)))
+		ours.sa_flags |= SA_RESTART;
 	ours.sa_sigaction = sig_wrapper;
 	if (sigaction(sig, &ours, NULL) < 0)
 		return -1;
