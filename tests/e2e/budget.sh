@@ -38,6 +38,9 @@
 #     hot/all             attach --all: nothing untraced, mix in the trace
 #     hot/record-keeps    record (no --budget) keeps every call: mix's
 #                         calls are all there, nothing untraced
+#     hot/record-again    30 more records beside two spinning processes,
+#                         each ends (the agent's queued SIGTRAP restarts
+#                         the log reader's read: 1 record in 6 hung before)
 #   Debian's nginx (1 worker) under wrk, attached 4 s (the budget default):
 #     nginx/attach        attach exits 0, wrk saw no error
 #     nginx/dynamic       at least one function untraced by its rate
@@ -55,7 +58,7 @@
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/real/servers.sh"
-expect_checks 20
+expect_checks 21
 need_root || exit 0
 t=$(tmpdir)
 chmod 755 "$t"
@@ -164,6 +167,24 @@ rc=$?
 mixes=$(grep -c '| *mix();' "$t/hot-rec.txt")
 echo "  record: $mixes calls of mix (want $((64 * 1024 * 3)))"
 check hot/record-keeps eval "[ $rc -eq 0 ] && [ $mixes -eq $((64 * 1024 * 3)) ] && ! grep -q '^# untraced' '$t/hot-rec.txt'"
+
+# the agent's queued SIGTRAP (quiesce.c) must not cut the log reader's
+# read() short: 30 more records beside two spinners (a reader asked just
+# as it entered read() got EINTR and ended, its writers blocked for ever:
+# 1 record in 6 before SA_RESTART)
+( while :; do :; done ) & sp1=$!
+( while :; do :; done ) & sp2=$!
+hung=0 runs=0
+for i in $(seq 30); do
+	timeout -k 2 20 "$PROPEL" record -o "$t/again.db" -- "$t/hot" "$t/stop3" >"$t/again.out" 2>&1
+	r=$?
+	runs=$((runs + 1))
+	[ $r -eq 0 ] || { hung=$((hung + 1)); echo "  record again $i: status $r: $(tail -1 "$t/again.out")"; }
+	rm -f "$t/again.db"
+done
+kill $sp1 $sp2 2>/dev/null
+wait $sp1 $sp2 2>/dev/null
+check hot/record-again test "$runs" -eq 30 -a "$hung" -eq 0
 
 # --- nginx --------------------------------------------------------------------
 NGINX_BIN=/usr/sbin/nginx
