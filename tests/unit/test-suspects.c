@@ -123,6 +123,18 @@ static const struct profiles_entry *entry_of(struct profiles_space *sp,
 	return NULL;
 }
 
+/* A process's thread (begun by the caller) that runs A until a_end, then
+ * B until b_end, and exits; event ids id0 + 1 .. id0 + 5 */
+static void ab_process(struct trace *t, int64_t id0, int64_t a_end,
+		       int64_t b_end)
+{
+	tb_ev(t, id0 + 1, 0, TK_ENTRY, 0, "A", NULL);
+	tb_ev(t, id0 + 2, a_end, TK_EXIT, 0, "A", NULL);
+	tb_ev(t, id0 + 3, a_end, TK_ENTRY, 0, "B", NULL);
+	tb_ev(t, id0 + 4, b_end, TK_EXIT, 0, "B", NULL);
+	tb_full(t, id0 + 5, b_end, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+}
+
 static void test_profiles(void)
 {
 	struct profiles_space sp = { 0 };
@@ -133,17 +145,9 @@ static void test_profiles(void)
 	double d;
 
 	tb_thread(t, 1, 1); /* g */
-	tb_ev(t, 1, 0, TK_ENTRY, 0, "A", NULL);
-	tb_ev(t, 2, 60, TK_EXIT, 0, "A", NULL);
-	tb_ev(t, 3, 60, TK_ENTRY, 0, "B", NULL);
-	tb_ev(t, 4, 100, TK_EXIT, 0, "B", NULL);
-	tb_full(t, 5, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	ab_process(t, 0, 60, 100);
 	tb_thread(t, 2, 2); /* h */
-	tb_ev(t, 11, 0, TK_ENTRY, 0, "A", NULL);
-	tb_ev(t, 12, 75, TK_EXIT, 0, "A", NULL);
-	tb_ev(t, 13, 75, TK_ENTRY, 0, "B", NULL);
-	tb_ev(t, 14, 100, TK_EXIT, 0, "B", NULL);
-	tb_full(t, 15, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	ab_process(t, 10, 75, 100);
 	if (trace_finish(t))
 		abort();
 	p = by_process(&sp, t, &n);
@@ -163,17 +167,9 @@ static void test_profiles(void)
 	/* h again, slower only by its waits for a CPU: the same profile */
 	t = trace_new();
 	tb_thread(t, 1, 1); /* g */
-	tb_ev(t, 1, 0, TK_ENTRY, 0, "A", NULL);
-	tb_ev(t, 2, 60, TK_EXIT, 0, "A", NULL);
-	tb_ev(t, 3, 60, TK_ENTRY, 0, "B", NULL);
-	tb_ev(t, 4, 100, TK_EXIT, 0, "B", NULL);
-	tb_full(t, 5, 100, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	ab_process(t, 0, 60, 100);
 	tb_thread(t, 2, 2); /* h: A 80, B 45, of which 20 and 5 waits */
-	tb_ev(t, 11, 0, TK_ENTRY, 0, "A", NULL);
-	tb_ev(t, 12, 80, TK_EXIT, 0, "A", NULL);
-	tb_ev(t, 13, 80, TK_ENTRY, 0, "B", NULL);
-	tb_ev(t, 14, 125, TK_EXIT, 0, "B", NULL);
-	tb_full(t, 15, 125, TK_PROCESS_EXIT, 0, NULL, NULL, 0, 0, 0, 0);
+	ab_process(t, 10, 80, 125);
 	if (trace_away_add(t, 2, 2, 75, 85) || trace_away_add(t, 2, 2, 5, 20) ||
 	    trace_away_add(t, 1, 7, 0, 50) || trace_finish(t))
 		abort();
