@@ -386,10 +386,42 @@ struct athread *thread_get(void)
 	return t;
 }
 
-/* A thread first seen at a hooked entry (callback.c, a send inside an
- * untraced library): its ring, made now if the agent's lock is free (this
- * very thread may hold it: a signal handler calling write inside the
- * agent), else NULL and the call passes unrecorded. */
+/*
+ * A thread first seen at a hooked entry (callback.c, a send inside an
+ * untraced library) or returning from a call adopted at injection: its
+ * ring, made under the agent's lock.  Another thread may hold the lock
+ * (patching a callee, the budget's round): this one waits for it up to
+ * HOOKED_WAIT_MS -- under load the holder can be off its CPU for tens of
+ * ms, and a thread-per-connection server's first recv passed unrecorded
+ * (comm-libs record/threaded-server, 1 run in 10 beside two spinners).
+ * The wait is bounded: the holder may itself wait on something this
+ * thread holds (a malloc arena, the loader's lock).  This very thread may
+ * hold the lock (a signal handler calling write inside the agent): NULL
+ * at once, and the call passes unrecorded.
+ */
+#define HOOKED_WAIT_MS 1000
+
+static int lock_hooked(void)
+{
+	struct timespec until;
+
+	if (pthread_mutex_trylock(&ag_lock) == 0)
+		return 0;
+	/* (glibc records the owner of every kind of mutex) */
+	if (__atomic_load_n(&ag_lock.__data.__owner, __ATOMIC_RELAXED) ==
+	    (int)ag_gettid())
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += HOOKED_WAIT_MS / 1000;
+	until.tv_nsec += (HOOKED_WAIT_MS % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_clocklock(&ag_lock, CLOCK_MONOTONIC, &until) ? -1
+									   : 0;
+}
+
 struct athread *thread_get_hooked(void)
 {
 	sigset_t all, old;
@@ -401,7 +433,7 @@ struct athread *thread_get_hooked(void)
 		return NULL;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (pthread_mutex_trylock(&ag_lock) == 0) {
+	if (lock_hooked() == 0) {
 		map_batch_begin();
 		t = ag_active ? thread_get() : NULL;
 		map_batch_end();
