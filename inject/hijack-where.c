@@ -48,6 +48,33 @@ int hijack_call_thread_file(struct hijack *h, char *path, size_t n)
 	return q.in;
 }
 
+struct hj_where_q {
+	uint64_t pc;
+	char *out;
+	size_t n;
+};
+
+static int hj_where_step(const struct propel_map *m, void *arg)
+{
+	struct hj_where_q *q = arg;
+	const char *base = strrchr(m->path, '/');
+
+	if (q->pc < m->lo || q->pc >= m->hi)
+		return 0;
+	snprintf(q->out, q->n, "%s+%#llx", base ? base + 1 : *m->path ? m->path
+								   : "anonymous",
+		 (unsigned long long)(q->pc - m->lo + m->off));
+	return 1;
+}
+
+void hijack_where(pid_t pid, uint64_t pc, char *out, size_t n)
+{
+	struct hj_where_q q = { pc, out, n };
+
+	if (propel_maps_each(pid, hj_where_step, &q) != 1)
+		snprintf(out, n, "%#llx", (unsigned long long)pc);
+}
+
 /* No separate debug files: the unwinder reads .eh_frame from the module
  * itself (and never waits on a debuginfod server). */
 static int hj_no_debuginfo(Dwfl_Module *mod, void **userdata,

@@ -1317,14 +1317,22 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 			goto others;
 		}
 		if (err == -ETIMEDOUT) {
-			propel_cause(cause, err,
-				     "call to %#llx in thread %d did not return "
-				     "within %d ms: abandoned",
-				     (unsigned long long)fn, t->tid,
-				     h->timeout_ms);
+			char fw[PATH_MAX / 4], tw[PATH_MAX / 4];
+
 			ptrace(PTRACE_INTERRUPT, t->tid, 0, 0);
 			for (int k = 0; k < 1000 && !hj_stop_step(h, t); k++)
 				usleep(1000);
+			/* where it stayed: the next look starts there */
+			hijack_where(h->pid, fn, fw, sizeof(fw));
+			hijack_where(h->pid, t->regs.rip, tw, sizeof(tw));
+			propel_cause(cause, err,
+				     "call to %s in thread %d did not return "
+				     "within %d ms: abandoned (it was at %s, "
+				     "syscall %lld)",
+				     fw, t->tid, h->timeout_ms, tw,
+				     t->state == HJ_STOPPED
+					     ? (long long)t->regs.orig_rax
+					     : -2LL);
 			goto restore;
 		}
 		if ((status >> 16) == 0) {

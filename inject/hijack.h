@@ -98,6 +98,10 @@ int hijack_call_thread_file(struct hijack *h, char *path, size_t n);
  * (unwound through .eh_frame with libdwfl), else 0. */
 int hijack_call_thread_calls_from(struct hijack *h, const char *lib);
 
+/* pc of pid as FILE+OFFSET (the file's basename and the offset in it), or
+ * the bare address outside any mapping, in out[n]. */
+void hijack_where(pid_t pid, uint64_t pc, char *out, size_t n);
+
 /* The system call the thread that will run calls was stopped in (its
  * number), or -1 if it was stopped in user code. */
 long hijack_call_thread_syscall(struct hijack *h);
