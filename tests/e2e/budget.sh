@@ -108,7 +108,7 @@ for i in $(seq 10); do
 		if grep -qE '^#   pid [0-9]+ mix: .*untraced after' "$t/cyc.txt"; then
 			cyc=$((cyc + 1))
 		else
-			echo "  cycle $i: mix not untraced; untraced: $(grep -E '^#   pid' "$t/cyc.txt" | cut -d: -f1 | awk '{print $4}' | tr '\n' ' ')"
+			echo "  cycle $i: mix not untraced; untraced: $(grep -E '^#   pid' "$t/cyc.txt" | cut -d: -f1 | awk '{print $4}' | tr '\n' ' '); recorded $(sqlite3 "$t/cyc.db" 'SELECT (max(end_ns) - min(start_ns)) / 1000000 FROM processes' 2>&1) ms; $(tail -2 "$t/cyc.log" | tr '\n' ' ')"
 		fi
 	else
 		echo "  cycle $i: attach exited $?: $(tail -2 "$t/cyc.log" | tr '\n' ' ')"
