@@ -306,9 +306,13 @@ case_redis_attach() { # DURATION_ARGS KILL_LO KILL_HI NAME
 	redis_fresh "$d" || { fail "soak/$name" "redis did not start"; return; }
 	for ((r = 1; r <= rounds; r++)); do
 		k=$(rand_ms "$2" "$3")
+		# its mappings before and after, so that a harmed round's crash
+		# address can be placed: the program's text, the agent's stubs
+		cat /proc/"$REDIS_PID"/maps >"$d/maps-before.log" 2>&1
 		"$PROPEL" attach -o "$d/s.db" $1 "$REDIS_PID" >"$d/attach.out" 2>&1 &
 		cur_propel=$!
 		kill_propel_at "$k"
+		cat /proc/"$REDIS_PID"/maps >"$d/maps-after.log" 2>&1
 		settle "$REDIS_PID"
 		why=$(redis_judge "$d" "$REDIS_PID")
 		recover_bg
