@@ -479,6 +479,41 @@ int cursor_goto_ts(struct cursor *c, int64_t ts_ns, char **cause)
 	return cursor_goto(c, bt, bi, cause);
 }
 
+/* thread t's first event at lo or after, if before hi; else -1 */
+static int64_t first_within(const struct recon *r, int t, int64_t lo,
+			    int64_t hi)
+{
+	int64_t i;
+
+	if (!r->threads[t].n)
+		return -1;
+	i = recon_at_ts(r, t, lo - 1);
+	i = i < 0 ? 0 : i + 1;
+	return i < r->threads[t].n && ev_ts(r, t, i) >= lo && ev_ts(r, t, i) < hi
+		       ? i
+		       : -1;
+}
+
+int cursor_goto_ts_range(struct cursor *c, int64_t lo, int64_t hi,
+			 char **cause)
+{
+	int t, bt = -1;
+	int64_t i, bi = -1;
+
+	if (c->t < c->r->nthreads && (i = first_within(c->r, c->t, lo, hi)) >= 0)
+		return cursor_goto(c, c->t, i, cause);
+	for (t = 0; t < c->r->nthreads; t++) {
+		i = first_within(c->r, t, lo, hi);
+		if (i >= 0 && (bt < 0 || ev_ts(c->r, t, i) < ev_ts(c->r, bt, bi))) {
+			bt = t;
+			bi = i;
+		}
+	}
+	if (bt >= 0)
+		return cursor_goto(c, bt, bi, cause);
+	return cursor_goto_ts(c, hi - 1, cause);
+}
+
 int cursor_switch_thread(struct cursor *c, long n, char **cause)
 {
 	struct recon *r = c->r;

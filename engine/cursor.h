@@ -82,6 +82,11 @@ int cursor_goto(struct cursor *c, int thread, int64_t idx, char **cause);
 int cursor_goto_event(struct cursor *c, int64_t id, char **cause);
 /* Last event at or before ts in the current thread (else in any thread). */
 int cursor_goto_ts(struct cursor *c, int64_t ts_ns, char **cause);
+/* A time typed to a precision ("+2.137 ms" is [2.1365, 2.1375) ms): the
+ * first event in [lo, hi), in the current thread if it has one there, else
+ * the earliest of any thread's; without one, cursor_goto_ts(hi - 1). */
+int cursor_goto_ts_range(struct cursor *c, int64_t lo, int64_t hi,
+			 char **cause);
 /* Switch to thread N (1-based as listed, or a tid), at the cursor's time. */
 int cursor_switch_thread(struct cursor *c, long n, char **cause);
 

@@ -157,18 +157,24 @@ static int cmd_goto(struct tui *t, int argc, char **argv, char **cause)
 	 * session's first event) */
 	if (argv[1][0] == '+' || argc > 2 || strpbrk(argv[1], "nums.")) {
 		char text[128] = "";
-		int64_t ns;
+		int64_t ns, half;
 		int k;
 
 		for (k = 1; k < argc; k++)
 			snprintf(text + strlen(text), sizeof(text) - strlen(text),
 				 "%s%s", k > 1 ? " " : "", argv[k]);
-		if (tui_parse_time(text, &ns))
+		if (tui_parse_time(text, &ns, &half))
 			return propel_cause(cause, -EINVAL,
 					    "bad time \"%s\" (usage: goto +TIME: "
 					    "a number and ns, us, ms or s)",
 					    text);
-		return cursor_goto_ts(t->c, t->r->first_ts + ns, cause);
+		/* the first event the status line would show at that
+		 * time: it rounds to its last digit (an event at +1.2476 ms
+		 * reads "+1.248 ms", and the last one at or before 1.248 ms
+		 * was an earlier event, "+1.247 ms") */
+		return cursor_goto_ts_range(t->c, t->r->first_ts + ns - half,
+					    t->r->first_ts + ns + half + (half == 0),
+					    cause);
 	}
 	if (argv[1][0] == '@') {
 		v = strtoll(argv[1] + 1, &end, 0);

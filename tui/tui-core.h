@@ -56,9 +56,11 @@ void tui_describe_ev(struct view *v, int t, int64_t idx,
 /* a duration in uftrace's units ("2.137 us"); a time as the status line
  * shows it, from the session's first event ("+2.137 ms"); and back (a
  * number with ns, us, ms or s, or seconds alone; a leading '+' allowed):
- * 0 and *ns, or -EINVAL */
+ * 0 and *ns, or -EINVAL; *half (if not NULL): half the unit of its last
+ * digit in ns, the rounding the status line's figure hides ("+2.137 ms":
+ * 500) */
 void tui_time(struct view *v, int64_t ts, char *buf, int size);
-int tui_parse_time(const char *text, int64_t *ns);
+int tui_parse_time(const char *text, int64_t *ns, int64_t *half);
 const char *tui_signame(int signo);
 /* line with its tabs expanded to 8 columns (malloc'd; NULL: ENOMEM) */
 char *tui_expand_tabs(const char *line);

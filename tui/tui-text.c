@@ -48,7 +48,7 @@ void tui_time(struct view *v, int64_t ts, char *buf, int size)
 		memmove(buf, buf + 1, strlen(buf));
 }
 
-int tui_parse_time(const char *text, int64_t *ns)
+int tui_parse_time(const char *text, int64_t *ns, int64_t *half)
 {
 	static const struct {
 		const char *unit;
@@ -58,17 +58,29 @@ int tui_parse_time(const char *text, int64_t *ns)
 	char *end;
 	double d;
 	size_t k;
+	int digits;
 
 	while (*text == ' ' || *text == '+')
 		text++;
 	if (!*text || (!isdigit((unsigned char)*text) && *text != '.'))
 		return -EINVAL;
 	d = strtod(text, &end);
+	{
+		const char *dot = memchr(text, '.', (size_t)(end - text));
+
+		digits = dot ? (int)(end - dot - 1) : 0;
+	}
 	while (*end == ' ')
 		end++;
 	for (k = 0; k < sizeof(units) / sizeof(units[0]); k++)
 		if (strcmp(end, units[k].unit) == 0) {
+			double h = units[k].ns / 2;
+
 			*ns = (int64_t)(d * units[k].ns + 0.5);
+			for (int j = 0; j < digits; j++)
+				h /= 10;
+			if (half)
+				*half = h < 1 ? 0 : (int64_t)h;
 			return 0;
 		}
 	return -EINVAL;

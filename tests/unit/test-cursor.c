@@ -312,6 +312,28 @@ static void test_bt(struct recon *r, struct cursor *c)
 	      "%d frames", n);
 }
 
+/* A time typed as shown, to a precision: the first event in [lo, hi).
+ * Line L is at 1000 + 10 L ns; thread 1 holds lines 1, 4-12, 18-20. */
+static void test_goto_range(struct cursor *c)
+{
+	cursor_goto_event(c, 1, NULL);
+	/* "1.06" typed for line 6's 1060, read as [1055, 1065): the last
+	 * event at or before 1055 is line 5's, the one shown is line 6's */
+	cursor_goto_ts_range(c, 1055, 1065, NULL);
+	CHECK("cursor/goto-range-first-within", at(c, 6), "at %lld",
+	      (long long)cursor_event_id(c));
+	/* none of thread 1's there: thread 2's line 2 (1020) */
+	cursor_goto_event(c, 1, NULL);
+	cursor_goto_ts_range(c, 1018, 1025, NULL);
+	CHECK("cursor/goto-range-other-thread", at(c, 2), "at %lld",
+	      (long long)cursor_event_id(c));
+	/* none at all in the range: the last at or before it */
+	cursor_goto_event(c, 1, NULL);
+	cursor_goto_ts_range(c, 1011, 1019, NULL);
+	CHECK("cursor/goto-range-none-before", at(c, 1), "at %lld",
+	      (long long)cursor_event_id(c));
+}
+
 static void test_continue(struct recon *r, struct cursor *c)
 {
 	char *cause = NULL;
@@ -391,7 +413,7 @@ static void test_wrapped(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(34);
+	CHECKS_EXPECT(37);
 	const char *path = CHECK_TMP("cursor.db");
 	struct session *s = synth_session(path, trace);
 	struct recon *r = NULL;
@@ -409,6 +431,7 @@ int main(void)
 	test_send_recv(r, c);
 	test_bt(r, c);
 	test_continue(r, c);
+	test_goto_range(c);
 	test_wrapped();
 	cursor_free(c);
 	recon_free(r);
