@@ -7,8 +7,11 @@
 # opens nothing) serving two 4 KiB files from a FUSE file system
 # (tests/real/slowfs.py) whose file slow.html is read 5 ms slower than
 # index.html: a slow disk under one file.  wrk asks for slow.html in 1
-# request of 20 (a Lua request function), attach --adaptive 20 s under it:
-#   slowfile/attach     attach --adaptive --duration 20 exits 0
+# request of 20 (a Lua request function), attach --adaptive 20 s under it,
+# with --vitals: the worker's waits for a CPU are time away, not its
+# functions' (analysis/trace.h; README "Diagnosis"): on a loaded host a
+# clean run named ngx_http_process_request at 26% (fcr6, J=2)
+#   slowfile/attach     attach --adaptive --vitals --duration 20 exits 0
 #   slowfile/first      report --variance names the C library's file read
 #                       (pread64, pread, read, preadv*) first, with a share
 #                       above 0.5 (found within the 20 s, so within 60 s)
@@ -93,7 +96,7 @@ run() {
 		"http://127.0.0.1:$NGINX_PORT/" >"$t/$1.wrk" 2>&1 &
 	local w=$! rc
 	sleep 1
-	"$PROPEL" attach --adaptive -o "$t/$1.db" --duration 20 "$NGINX_WORKER" \
+	"$PROPEL" attach --adaptive --vitals -o "$t/$1.db" --duration 20 "$NGINX_WORKER" \
 		>"$t/$1.attach" 2>&1
 	rc=$?
 	[ $rc -eq 0 ] || sed "s/^/  $1 attach ($rc): /" "$t/$1.attach"
