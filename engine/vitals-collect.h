@@ -66,7 +66,8 @@ const char *vitals_collect_summary(struct vitals_collect *vc);
 struct vitals_collect_stats {
 	uint64_t epochs, samples, bpf_run_ns, user_run_ns, wall_ns;
 	uint64_t kernel_bytes, kernel_bytes_vital, file_bytes;
-	uint64_t unsymbolized; /* samples stored with user addresses only */
+	uint64_t unsymbolized; /* samples stored with a user frame left as an
+				* address for lack of time */
 	uint64_t epochs_full;  /* epochs lost: the file was at --max-size */
 	unsigned ncpus;
 	/* with opts.profile (or kernel.bpf_stats_enabled): per program */

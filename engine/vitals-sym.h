@@ -25,12 +25,18 @@ const char *vitals_sym_kernel(struct vitals_sym *vs, uint64_t addr, char *buf,
 /* Name of a user address in process pid (pointer into a cache, or buf). */
 const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
 			    uint64_t addr, char *buf, size_t n);
+/* With quick set, a user address whose file's symbols were not read yet
+ * is left as "0x..." instead of reading them: what is known already (the
+ * files read, each process's maps, which are read even then because they
+ * go with the process) still names frames.  For a symbolizer out of time. */
+void vitals_sym_set_quick(struct vitals_sym *vs, int quick);
 /* Drop the per-process caches (at an epoch's end: pids come and go);
  * the files' symbols stay. */
 void vitals_sym_forget(struct vitals_sym *vs);
-/* The calling thread's CPU time spent reading a file's symbols, once per
- * file per run, so far (engine/vitals-collect.c leaves it out of its
- * symbolizing budget). */
-uint64_t vitals_sym_load_cpu_ns(const struct vitals_sym *vs);
+/* The calling thread's CPU time and the clock's time spent reading files'
+ * symbols (once per file per run) so far: engine/vitals-collect.c leaves
+ * them out of its symbolizing budget. */
+void vitals_sym_load_time(const struct vitals_sym *vs, uint64_t *cpu_ns,
+			  uint64_t *wall_ns);
 
 #endif

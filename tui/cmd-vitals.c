@@ -161,7 +161,7 @@ static int cmd_vitals_record(int argc, char **argv)
 
 		fprintf(stderr,
 			"propel: vitals: %" PRIu64 " epochs, %" PRIu64
-			" samples (%" PRIu64 " with user addresses only) in %.1f s;"
+			" samples (%" PRIu64 " with user frames unnamed for time) in %.1f s;"
 			" collector cpu %.3f%% (bpf %.3f%%, "
 			"thread %.3f%%) of %u cores; kernel maps %" PRIu64
 			" KiB (%" PRIu64 " KiB per vital); file %" PRIu64 " KiB\n",

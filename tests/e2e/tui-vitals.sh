@@ -92,7 +92,7 @@ if grep -q '^user stack' <<<"$scr" && grep -q '^kernel stack' <<<"$scr" &&
 	grep -q 'vvspin' <<<"$scr" && grep -qE '#[0-9]+ +(load_spin|main)' <<<"$scr"; then
 	pass tui-vitals-stack
 else
-	fail tui-vitals-stack "$(head -8 <<<"$scr")"
+	fail tui-vitals-stack "$(head -8 <<<"$scr") -- $(tail -1 "$t/rec.err")"
 fi
 tui_keys BSpace
 tui_keys BSpace
