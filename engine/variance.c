@@ -262,9 +262,10 @@ static void print(const struct variance_view *vv, int json)
 		       (long long)vv->total, (long long)vv->estimated);
 		return;
 	}
-	printf("groups (flows of one path; a problem: cv > %.2g or mean above "
-	       "the 95th percentile of all, at least %d flows)\n",
-	       VARIANCE_CV, VARIANCE_MIN_UNITS);
+	printf("groups (flows of one path; a problem: cv > %.2g and a std "
+	       "dev over %.0f us, or mean above the 95th percentile of all, "
+	       "at least %d flows)\n",
+	       VARIANCE_CV, VARIANCE_FLOOR_NS / 1000, VARIANCE_MIN_UNITS);
 	for (size_t i = 0; i < vv->ng; i++) /* a long path cut (JSON: whole) */
 		printf("  %c %3zu  %6zu flows  cv %.3f  p95 %.3f ms  %.160s%s\n",
 		       vv->g[i].problem ? '!' : ' ', i, vv->g[i].flows,

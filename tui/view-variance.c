@@ -51,8 +51,10 @@ static void vp_work(struct session *s, const char *cause, void *arg)
 	else if (!vp->vv.nf)
 		snprintf(vp->err, sizeof(vp->err),
 			 "no function explains a group's variance: no group "
-			 "of %d flows or more varies (cv > %.2g) or is slow",
-			 VARIANCE_MIN_UNITS, VARIANCE_CV);
+			 "of %d flows or more varies (cv > %.2g, std dev "
+			 "over %.0f us) or is slow",
+			 VARIANCE_MIN_UNITS, VARIANCE_CV,
+			 VARIANCE_FLOOR_NS / 1000);
 	free(why);
 }
 

@@ -23,32 +23,45 @@
 
 static void test_stat(void)
 {
-	/* durations 10, 10, 10, 30: mean 15, var 75 */
-	double sd = 60, sdd = 100 * 3 + 900;
+	/* durations 1, 1, 1, 3 ms: mean 1.5 ms, var 0.75 ms^2 (in ns) */
+	const double M = 1.5e6, V = 7.5e11;
+	double sd = 6e6, sdd = 1e12 * 3 + 9e12;
 
 	CHECK("stat/mean-var",
-	      variance_mean(4, sd) == 15 && variance_var(4, sd, sdd) == 75,
+	      variance_mean(4, sd) == M && fabs(variance_var(4, sd, sdd) - V) < 1,
 	      "mean %g var %g", variance_mean(4, sd), variance_var(4, sd, sdd));
-	/* cv = sqrt(75) / 15 = 0.577 */
-	CHECK("stat/high-cv", variance_high_cv(15, 75) &&
-			      !variance_high_cv(15, 0.01 * 225 * 0.99),
+	/* cv = sqrt(0.75) / 1.5 = 0.577 */
+	CHECK("stat/high-cv", variance_high_cv(M, V) &&
+			      !variance_high_cv(M, 0.01 * M * M * 0.99),
 	      "cv 0.577 not high, or cv 0.0995 high");
-	CHECK("stat/problem", !variance_problem(29, 15, 75, 1e9) &&
-			      variance_problem(30, 15, 75, 1e9) &&
-			      !variance_problem(30, 15, 1, 1e9) &&
-			      variance_problem(30, 15, 1, 10),
+	CHECK("stat/problem", !variance_problem(29, M, V, 1e12) &&
+			      variance_problem(30, M, V, 1e12) &&
+			      !variance_problem(30, M, 1, 1e12) &&
+			      variance_problem(30, M, 1, 10),
 	      "units, cv or slowness misjudged");
 	/* cv 0.577: 1 - (0.1 / 0.577)^2 = 0.97; slow: 1 */
-	CHECK("stat/scale", fabs(variance_scale(15, 75, 1e9) - 0.97) < 1e-9 &&
-			    variance_scale(15, 75, 10) == 1 &&
-			    variance_scale(15, 1, 1e9) == 0,
-	      "scale %g", variance_scale(15, 75, 1e9));
+	CHECK("stat/scale", fabs(variance_scale(M, V, 1e12) - 0.97) < 1e-9 &&
+			    variance_scale(M, V, 10) == 1 &&
+			    variance_scale(M, 1, 1e12) == 0,
+	      "scale %g", variance_scale(M, V, 1e12));
+	/* the same cv at 15 us (std dev 8.7 us, under the floor): jitter;
+	 * at 150 us (87 us) a problem whose shares are of the variance
+	 * above the floor's, 1 - 20^2 / 87^2 = 0.947 */
+	CHECK("stat/floor", !variance_high_cv(M / 100, V / 1e4) &&
+			    !variance_problem(30, M / 100, V / 1e4, 1e12) &&
+			    variance_scale(M / 100, V / 1e4, 1e12) == 0 &&
+			    variance_high_cv(M / 10, V / 100) &&
+			    fabs(variance_scale(M / 10, V / 100, 1e12) -
+				 (1 - 4e8 / 7.5e9)) < 1e-9,
+	      "cv 0.577 at 15 us a problem, or at 150 us scaled %g",
+	      variance_scale(M / 10, V / 100, 1e12));
 	/* own time equal to the duration: all of the variance */
-	CHECK("stat/share", fabs(variance_share(4, sd, sdd, 15, 75) - 1) < 1e-9,
-	      "share %g", variance_share(4, sd, sdd, 15, 75));
+	CHECK("stat/share", fabs(variance_share(4, sd, sdd, M, V) - 1) < 1e-9,
+	      "share %g", variance_share(4, sd, sdd, M, V));
 }
 
 #define N 400
+#define U 100 /* ns per unit of the durations below (0.4 ms a function) */
 
 static struct variance_unit u[N];
 static struct variance_own own[N][3];
@@ -92,16 +105,16 @@ static void test_analyze(void)
 
 	/* path 0: the fault (5 ms in 1 of 20) in f1; 100 units */
 	for (size_t i = 0; i < 100; i++)
-		unit_set(i, 0, 4000, i % 20 == 7 ? 5000000 : 0);
+		unit_set(i, 0, 4000 * U, i % 20 == 7 ? 5000000 : 0);
 	/* path 1: jitter, cv just over 0.1 (f1 +-1300 of 12000) */
 	for (size_t i = 100; i < 300; i++)
-		unit_set(i, 1, 4000, i % 2 ? 1300 : -1300);
+		unit_set(i, 1, 4000 * U, i % 2 ? 1300 * U : -1300 * U);
 	/* path 2: quiet */
 	for (size_t i = 300; i < 380; i++)
-		unit_set(i, 2, 4000, (int64_t)(i % 3));
+		unit_set(i, 2, 4000 * U, (int64_t)(i % 3) * U);
 	/* path 3: too few units, high cv */
 	for (size_t i = 380; i < N; i++)
-		unit_set(i, 3, 4000, i % 2 ? 4000 : 0);
+		unit_set(i, 3, 4000 * U, i % 2 ? 4000 * U : 0);
 	err = variance_analyze(u, N, 12, NULL, &v);
 	CHECK("analyze/ok", !err && v.ng == 4, "err %d ng %zu", err, v.ng);
 	if (err)
@@ -138,9 +151,9 @@ static void test_late(void)
 	int err;
 
 	for (size_t i = 0; i < 200; i++) {
-		lo[i][0] = (struct variance_own){ 0, 4000 + (i % 2 ? 1500 : -1500) };
-		lo[i][1] = (struct variance_own){ 1, 4000 };
-		lo[i][2] = (struct variance_own){ 2, i < 100 ? 0 : 3000 };
+		lo[i][0] = (struct variance_own){ 0, (4000 + (i % 2 ? 1500 : -1500)) * U };
+		lo[i][1] = (struct variance_own){ 1, 4000 * U };
+		lo[i][2] = (struct variance_own){ 2, i < 100 ? 0 : 3000 * U };
 		lu[i] = (struct variance_unit){ .path = 0, .start_ns = (int64_t)i * 1000,
 						.own = lo[i], .nown = 3 };
 		lu[i].dur_ns = lo[i][0].ns + lo[i][1].ns + lo[i][2].ns;
@@ -162,7 +175,7 @@ static void test_late(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(10);
+	CHECKS_EXPECT(11);
 	test_stat();
 	test_analyze();
 	test_late();
