@@ -14,8 +14,10 @@
  * scratch session every LIVE_SNAP_S, ranked by view_flows_rank, as the
  * flows pane ranks a stored session); before the first one the pane
  * says it is reading, never an empty list as if there were none.
- * The traced processes of this kernel (tui/live.h live_pids), busiest
- * first, LIVE_PROCS_SHOWN of them, with the process view's figures (CPU%
+ * The traced processes of this kernel (tui/live.h live_pids), the one
+ * attached to first (always on screen: with --follow its busier children
+ * and peers had pushed it under "and 1 more"), then the busiest,
+ * LIVE_PROCS_SHOWN of them, with the process view's figures (CPU%
  * from /proc over the core's tick, OFF%, SYS/s and WAITING from the
  * kernel's view, engine/node-vitals.h): the vital signs beside the
  * flows.  The status line: `attached to PID (COMMAND)`, events (the larger of
@@ -69,7 +71,8 @@ static void live_view_tick(struct view *v)
 	pid_t pids[LIVE_PIDS_MAX];
 	long hz = sysconf(_SC_CLK_TCK);
 	double now = propel_mono_s();
-	int n, i, j, k = 0;
+	const char *comm;
+	int n, i, j, k = 0, root, follow;
 
 	if (!l)
 		return;
@@ -92,6 +95,15 @@ static void live_view_tick(struct view *v)
 		k++;
 	}
 	qsort(next, k, sizeof(next[0]), live_proc_busier);
+	live_target(l, &root, &comm, &follow);
+	for (i = 1; i < k; i++)
+		if (next[i].st.pid == root) { /* the attached one first */
+			struct live_proc r = next[i];
+
+			memmove(&next[1], &next[0], i * sizeof(next[0]));
+			next[0] = r;
+			break;
+		}
 	memcpy(lv->procs, next, k * sizeof(next[0]));
 	lv->nprocs = k;
 }

@@ -12,7 +12,8 @@
 #   attach/flows-10s      the pane lists at least 5 flows, ranked, within
 #                         10 s of `A`
 #   attach/vitals-beside  above the flows, the traced processes with their
-#                         vital signs: dist-front's line (pid, command)
+#                         vital signs: dist-front's line (pid, command),
+#                         first as the one attached to,
 #                         with CPU%, OFF%, a measured SYS/s (BPF, not "-")
 #                         and what it waits in (engine/node-vitals.h)
 #   attach/resize-live    resized to 120x40 while attached: the pane
@@ -159,7 +160,10 @@ else
 fi
 
 # the vital signs of the traced processes beside the flows
-vl=$(tui_screen | grep -E "^ +$front dist-front +[0-9.]+ +[0-9.]+ +[0-9.]+[kM]? +[a-z]" | head -1)
+# (the one attached to first: below its busier child and peers it had
+# been "and 1 more", fcr4)
+vl=$(tui_screen | grep -A1 "^TRACED  *PID COMMAND" | sed -n 2p |
+	grep -E "^ +$front dist-front +[0-9.]+ +[0-9.]+ +[0-9.]+[kM]? +[a-z]")
 if tui_screen | grepq "^TRACED  *PID COMMAND  *CPU%  *OFF%  *SYS/s WAITING" && [ -n "$vl" ]; then
 	pass "attach/vitals-beside:$(sed 's/  */ /g' <<<"$vl")"
 else
