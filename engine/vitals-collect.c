@@ -200,22 +200,21 @@ static void pend_symbolize(struct vitals_collect *vc, unsigned budget_ms,
 			uint64_t lcpu, lwall;
 
 			vitals_sym_load_time(vc->sym, &lcpu, &lwall);
-			if (propel_mono_ns() - wall0 - (lwall - lwall0) >=
-				    wall_max ||
-			    propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 -
-					    (lcpu - lcpu0) >=
-				    cpu_max) {
-				if (!all)
-					break;
+			late = propel_mono_ns() - wall0 - (lwall - lwall0) >=
+				       wall_max ||
+			       propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0 -
+					       (lcpu - lcpu0) >=
+				       cpu_max;
+			if (late && !all)
+				break;
+			if (late)
 				pr_dbg("symbolizing late after %zu of %zu "
 				       "samples (%.1f ms reading files)",
 				       vc->nsym, vc->npend,
 				       (lwall - lwall0) / 1e6);
-				late = 1;
-			}
-			vitals_sym_set_quick(vc->sym, late ||
-							      lwall - lwall0 >=
-								      wall_max);
+			/* past its time, or the files' reading past its own */
+			vitals_sym_set_quick(vc->sym,
+					     late || lwall - lwall0 >= wall_max);
 		}
 		p = &vc->pend[vc->nsym]; /* the drain may have moved it */
 		p->kstack = stack_text(vc, &p->raw, 0, NULL);

@@ -488,14 +488,15 @@ static struct vitals_file *file_get(struct vitals_sym *vs, uint32_t pid,
 	if (fd >= 0) {
 		uint64_t c0 = propel_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 
-		uint64_t w0 = propel_mono_ns();
+		uint64_t w0 = propel_mono_ns(), cpu, wall;
 
 		file_read(f, path[0] ? path : line, fd);
-		vs->load_cpu_ns += propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-		vs->load_wall_ns += propel_mono_ns() - w0;
+		cpu = propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+		wall = propel_mono_ns() - w0;
+		vs->load_cpu_ns += cpu;
+		vs->load_wall_ns += wall;
 		pr_dbg("symbols of %s: %zu functions in %.1f ms (cpu %.1f ms)",
-		       f->base, f->nfn, (propel_mono_ns() - w0) / 1e6,
-		       (propel_clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0) / 1e6);
+		       f->base, f->nfn, wall / 1e6, cpu / 1e6);
 	}
 	return f;
 }
