@@ -344,15 +344,7 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
  * PROPEL_PROPAGATE_MS). */
 static void pd_test_delay(void)
 {
-	const char *v = getenv("PROPEL_TEST_PEER_DELAY_MS");
-	long ms = v ? strtol(v, NULL, 10) : 0;
-
-	if (ms > 0 && ms < 60000) {
-		struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
-
-		while (nanosleep(&t, &t) < 0 && errno == EINTR)
-			;
-	}
+	propel_test_delay("PROPEL_TEST_PEER_DELAY_MS");
 }
 
 static void pd_on_peer(const struct tracer_peer *req, void *arg)

@@ -120,6 +120,13 @@ struct propel_thread_hint {
  * agent waiting for an answer then held a backend's reply 1 s, past its
  * own switch-off: a fail-stop in the diagnosis) */
 #define PROPEL_STOPPING_FILE "stopping"
+/* attach: before an exec the agent asks the coordinator to follow it (a
+ * <pid>.<tid>.exec file, inject/tracer.h) and waits for the answer at most
+ * this, or until the lease sees the coordinator end or the session's end
+ * begins.  Its answer is a PTRACE_SEIZE, quick once the coordinator runs;
+ * beside a loaded J=2 test run it took up to 224 ms in 500 execs, and the
+ * 500 ms this bound used to be lost a child 1 run in ~100 */
+#define PROPEL_EXEC_HANDOFF_MS 2000
 /* --timing=exact: every record stamped with its own rdtsc; without it a
  * thread stamps one call record in PROPEL_STAMP_EVERY (and every other
  * record: communication, signals, calls into untraced code that may

@@ -17,7 +17,9 @@
 #ifndef PROPEL_SHARE_CLOCK_H
 #define PROPEL_SHARE_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 /* clock c in nanoseconds */
@@ -56,6 +58,26 @@ static inline double propel_clock_s(clockid_t c)
 static inline double propel_mono_s(void)
 {
 	return propel_clock_s(CLOCK_MONOTONIC);
+}
+
+/* sleep ms milliseconds, whatever signals arrive meanwhile */
+static inline void propel_sleep_ms(long ms)
+{
+	struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&t, &t) < 0 && errno == EINTR)
+		;
+}
+
+/* A test switch: sleep as many milliseconds as the environment variable
+ * var says (0 < ms < 60000), as a loaded host would make that step slow. */
+static inline void propel_test_delay(const char *var)
+{
+	const char *v = getenv(var);
+	long ms = v ? strtol(v, NULL, 10) : 0;
+
+	if (ms > 0 && ms < 60000)
+		propel_sleep_ms(ms);
 }
 
 static inline uint64_t propel_rdtsc(void)

@@ -895,35 +895,57 @@ static int exec_setid(const char *file, int search)
 }
 
 /*
- * Under attach, just before an exec: ask the coordinator (tui/cmd-attach.c,
+ * Under attach, just before an exec: ask the coordinator (engine/run.c,
  * inject/tracer.c) to follow this thread into the new image.  The request
  * is an empty file <pid>.<tid>.exec in the session directory; the
  * coordinator seizes the thread with PTRACE_O_TRACEEXEC and removes the
  * file (or removes it because it cannot), then injects the agent again
- * when the new image reaches main.  We wait at most 500 ms for the file to
- * go: without a coordinator an exec is late, never lost.  No malloc, no
+ * when the new image reaches main.  We wait for the file to go at most
+ * PROPEL_EXEC_HANDOFF_MS, less if the lease sees the coordinator end or
+ * the session's end begins (PROPEL_STOPPING_FILE): without an answer the
+ * exec is late, never lost, its new image untraced and a W line says so;
+ * the execs of the next PROPEL_EXEC_HANDOFF_MS * 5 do not ask (a stuck
+ * coordinator would stall a program that execs often).  No malloc, no
  * lock: a vfork child runs this too.
  */
+static volatile uint64_t exec_quiet_until; /* ag_mono_ns: no asking before */
+
 static void exec_handoff_wait(void)
 {
-	struct timespec nap = { 0, 100 * 1000 };
-	char path[700];
+	struct timespec nap = { 0, 50 * 1000 };
+	char path[700], stop[700];
 	uint64_t end;
 	int fd;
 
+	snprintf(stop, sizeof(stop), "%s/" PROPEL_STOPPING_FILE, ag_cfg.dir);
+	if (ag_coord_gone || ag_mono_ns() < exec_quiet_until ||
+	    access(stop, F_OK) == 0)
+		return;
 	snprintf(path, sizeof(path), "%s/%d.%d.exec", ag_cfg.dir,
 		 (int)syscall(SYS_getpid), (int)ag_gettid());
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	close(fd);
-	end = ag_mono_ns() + 500ull * 1000 * 1000;
+	end = ag_mono_ns() + PROPEL_EXEC_HANDOFF_MS * 1000ull * 1000;
 	while (access(path, F_OK) == 0) {
+		if (ag_coord_gone || access(stop, F_OK) == 0) {
+			unlink(path);
+			return; /* nobody will answer */
+		}
 		if (ag_mono_ns() > end) {
 			unlink(path);
+			exec_quiet_until = ag_mono_ns() +
+					   PROPEL_EXEC_HANDOFF_MS * 5000000ull;
+			ag_warn("exec of process %d not followed: the coordinator "
+				"did not answer in %d ms; its new image is "
+				"untraced", (int)syscall(SYS_getpid),
+				PROPEL_EXEC_HANDOFF_MS);
 			return;
 		}
 		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 1000 * 1000)
+			nap.tv_nsec *= 2;
 	}
 }
 
