@@ -59,6 +59,9 @@ LONG=${BENCH_VITALS_LONG:-${short:+$DUR}}
 LONG=${LONG:-700}
 bad=0
 oops() { echo "bench-vitals: $*"; bad=1; }
+# short mode: where the time went, a line per step ("  .. 12 s: what"),
+# so that a run stopped by bench-short's time limit says where it was
+progress() { [ -z "$short" ] || echo "  .. $SECONDS s: $*"; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 
 cat >"$d/sysloop.c" <<'C'
@@ -321,7 +324,10 @@ b0= vit= bt= b1=
 : >"$d/floors"
 for pass in $(seq "${npasses:-2}"); do
 	b0=$(min2 "$b0" "$(best)")
-	start_vitals; vit=$(min2 "$vit" "$(best)"); stop_vitals
+	progress "baseline"
+	start_vitals; progress "collector started"
+	vit=$(min2 "$vit" "$(best)"); stop_vitals
+	progress "collector measured and stopped"
 	hook=$(grep -o "syscalls via [^;]*" "$d/v.err" | head -1)
 	if command -v bpftrace >/dev/null; then
 		bpftrace -e 'tracepoint:raw_syscalls:sys_enter { @ = count(); }' >"$d/bt.out" 2>&1 &
@@ -330,6 +336,7 @@ for pass in $(seq "${npasses:-2}"); do
 		sleep 1
 		bt=$(min2 "$bt" "$(best)")
 		kill -INT $btpid; wait $btpid 2>/dev/null
+		progress "bpftrace"
 	fi
 	if [ -n "$floor" ]; then
 		for m in tp_btf raw_tp fentry perf "perf-sample 1000"; do
@@ -343,6 +350,7 @@ for pass in $(seq "${npasses:-2}"); do
 				echo "$m|refused $(sed 's/^refused: //' "$d/fl.out")" >>"$d/floors"
 			fi
 			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
+			progress "floor $m"
 		done
 	fi
 	b1=$(min2 "$b1" "$(best)")
@@ -359,6 +367,7 @@ for pass in $(seq "${npasses:-2}"); do
 			kill $flpid 2>/dev/null; wait $flpid 2>/dev/null
 		done
 		fb=$(min2 "$fb" "$(bestf)")
+		progress "fault floors"
 	fi
 done
 # ns more per fault / per allocation with an empty program there (>= 0)

@@ -332,18 +332,23 @@ done
 late=
 [[ " $modes " = *" record "* ]] && [[ " ${names[*]} " = *" ind_vcall "* ]] &&
 	[[ " ${GOLDEN_LEVELS:-O0 O2 O3} " = *" O3 "* ]] && late=1 && n=$((n + 1))
-# golden/spawn_cxx.O0.attach-slow: the attach again with the coordinator
-# answering each exec request 800 ms late (PROPEL_TEST_EXEC_DELAY_MS,
-# inject/tracer.c), as a loaded host's scheduler made it: every child is
-# still followed (the agent waited 500 ms and went on: a child lost 1 run
-# in ~100 of J=2 test runs); and the unanswered case above
+# golden/spawn_cxx.O0.attach-slow: the attach again with a coordinator
+# slow as a loaded host made it: 300 ms from the injection to its loop
+# (PROPEL_TEST_AFTER_INJECT_MS, engine/run.c) and each exec request
+# answered 800 ms late (PROPEL_TEST_EXEC_DELAY_MS, inject/tracer.c):
+# every child is still followed.  Before, the requests' watch began
+# after the injection, so an exec made meanwhile was never seen, and the
+# agent waited 500 ms and went on: fresh-clone J=2 runs lost spawn_cxx's
+# popen child (2 runs in 3) and lifecycle's spawner's first exec.  And
+# the unanswered case above.
 slow=
 [[ " $modes " = *" attach "* ]] && [[ " ${names[*]} " = *" spawn_cxx "* ]] &&
 	[[ " ${GOLDEN_LEVELS:-O0 O2 O3} " = *" O0 "* ]] && slow=1 && n=$((n + 2))
 expect_checks $n
 [ -n "$late" ] && PROPEL_TEST_LEASE_SPIN_MS=400 one ind_vcall O3 lease-late
 if [ -n "$slow" ]; then
-	PROPEL_TEST_EXEC_DELAY_MS=800 one_attach spawn_cxx O0 slow
+	PROPEL_TEST_AFTER_INJECT_MS=300 PROPEL_TEST_EXEC_DELAY_MS=800 \
+		one_attach spawn_cxx O0 slow
 	attach_unanswered
 fi
 for name in "${names[@]}"; do
