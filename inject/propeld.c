@@ -338,15 +338,6 @@ static int pd_follow_peer(struct pd *d, const struct peer_addr *a, pid_t except,
 
 /* ---- requests from the agents (inject/tracer.h) ---- */
 
-/* A test switch: PROPEL_TEST_PEER_DELAY_MS makes each local peer's
- * injection that much slower, as a large process on a loaded host is
- * (tests/e2e/comm-libs.sh: the agent must wait for a taken request past
- * PROPEL_PROPAGATE_MS). */
-static void pd_test_delay(void)
-{
-	propel_test_delay("PROPEL_TEST_PEER_DELAY_MS");
-}
-
 static void pd_on_peer(const struct tracer_peer *req, void *arg)
 {
 	struct pd *d = arg;
@@ -373,7 +364,10 @@ static void pd_on_peer(const struct tracer_peer *req, void *arg)
 		wire_sendf(d->out, WIRE_PEER, "%u %s", p->id, req->line);
 		return;
 	}
-	pd_test_delay();
+	/* a test switch: each local peer's injection that much slower, as
+	 * a large process on a loaded host is (tests/e2e/comm-libs.sh: the
+	 * agent must wait for a taken request past PROPEL_PROPAGATE_MS) */
+	propel_test_delay("PROPEL_TEST_PEER_DELAY_MS");
 	r = pd_follow_peer(d, &a, req->pid, NULL, &cause);
 	if (r == -ENOENT) {
 		char name[96];

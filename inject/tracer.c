@@ -563,39 +563,13 @@ void tracer_free(struct tracer *tr)
 
 #define TR_STARTUP_MS 3000 /* exec to the agent's load, at most */
 
-/* 1 if the program pid runs asks for a dynamic loader (a PT_INTERP
- * header): the kernel maps the program's segments before the loader's,
- * so between the two its maps show no loader although one comes (a
- * record/lingering run at load 6 ended while its traced `sleep` was
- * there, 7 runs in 60). */
-static int exe_dynamic(pid_t pid)
-{
-	char path[64];
-	Elf64_Ehdr eh;
-	Elf64_Phdr ph;
-	int fd, i, interp = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    eh.e_phentsize == sizeof(ph))
-		for (i = 0; i < eh.e_phnum && i < 256 && !interp; i++)
-			interp = pread(fd, &ph, sizeof(ph),
-				       (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) ==
-					 (ssize_t)sizeof(ph) &&
-				 ph.p_type == PT_INTERP;
-	close(fd);
-	return interp;
-}
-
 /*
  * 1 if pid has just exec'd a program that is about to load the agent: its
  * environment preloads it and the dynamic loader is mapped or about to be
- * (exe_dynamic; a static program never loads it), or the exec is still
+ * (the program has a PT_INTERP: the kernel maps its segments before the
+ * loader's, and a look between the two sees no loader -- a
+ * record/lingering run at load 6 ended while its traced `sleep` was
+ * there, 7 looks in 60 runs; a static program never loads it), or the exec is still
  * under way (the new image's environment is not set up yet:
  * /proc/PID/environ is empty), and the exec was less than TR_STARTUP_MS
  * ago (one whose agent failed to load is let go after that).
@@ -613,7 +587,7 @@ int tracer_exec_pending(pid_t pid, const char *agent, int dynamic)
 		if (!strncmp(p, "LD_PRELOAD=", 11) && strstr(p, agent))
 			found = 1;
 	}
-	if (n > 0 && (!found || (!dynamic && !exe_dynamic(pid))))
+	if (n > 0 && (!found || (!dynamic && hijack_exe_dynamic(pid) != 1)))
 		return 0; /* n == 0: not set up yet */
 	/* the process's start is its fork; the exec came after, so this
 	 * bounds the wait from above */
