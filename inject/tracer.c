@@ -637,8 +637,9 @@ static int maps_session_step(const struct propel_map *m, void *arg)
 	return 0;
 }
 
-/* The files pid holds open, counted as its mappings are (an agent whose
- * threads have no ring yet holds only its map file). */
+/* The map files pid holds open, counted as its mappings are: an active
+ * agent holds its session's open (one whose threads have no ring yet holds
+ * nothing else); no other file of a session stays open in a program. */
 static void fds_session(pid_t pid, struct maps_session_q *q)
 {
 	char path[64], link[PATH_MAX];
@@ -648,7 +649,7 @@ static void fds_session(pid_t pid, struct maps_session_q *q)
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
 	d = opendir(path);
-	while (d && !q->ours && (e = readdir(d))) {
+	while (d && !q->ours && !q->other && (e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/fd/%.16s", (int)pid,
@@ -657,7 +658,8 @@ static void fds_session(pid_t pid, struct maps_session_q *q)
 		if (n <= 0)
 			continue;
 		link[n] = 0;
-		tr_session_file(q, link);
+		if (n > 4 && !strcmp(link + n - 4, ".map"))
+			tr_session_file(q, link);
 	}
 	if (d)
 		closedir(d);
@@ -710,12 +712,19 @@ static int map_file_live(const char *dir, pid_t pid)
 }
 
 /*
- * 1 if pid is alive and this session's: it maps or holds open a file
- * under dir/; or it has the agent library mapped and holds no file of
- * another session, and its map file in dir does not say it detached (an
- * agent switched off beside running threads, its code left for a
- * detach; an agent whose map file the program closed); or it is about to
- * load the agent (tracer_exec_pending).  A child of ours (child non-zero)
+ * 1 if pid is alive and this session's: it maps files under dir/ and
+ * none of another session; or it holds a file of dir open (an active
+ * agent holds its map file open, and one session's at a time); or,
+ * holding no session's file open, it maps a file of dir, or has the agent
+ * library mapped and its map file in dir does not say it detached (an
+ * agent switched off beside running threads, its code left for a detach;
+ * an agent whose map file the program closed); or it is about to load the
+ * agent (tracer_exec_pending).  Mappings of other sessions' files alone
+ * prove nothing: an agent leaves its comm position files mapped after
+ * its session (comm-stream.c, a thread may still hold one), so a daemon
+ * followed before holds old sessions' files -- and was taken for another
+ * session's: an attach of it ended at once, its code left patched (CI,
+ * soak batch-follow/restored).  A child of ours (child non-zero)
  * whose memory is already gone but that is not a zombie yet is exiting:
  * its own children are about to be handed to us, so it counts until it
  * is a zombie.
@@ -730,13 +739,19 @@ static int maps_session(pid_t pid, const char *dir, const char *agent,
 	snprintf(q.pre, sizeof(q.pre), "%s/", dir);
 	if (propel_maps_each((int)pid, maps_session_step, &q) < 0)
 		return 0;
-	if (q.ours)
+	if (q.ours && !q.other)
 		return 1;
-	if (q.loaded && !q.other)
-		fds_session(pid, &q);
-	if (q.ours)
-		return 1;
-	if (q.loaded && !q.other && map_file_live(dir, pid))
+	if (q.loaded) {
+		struct maps_session_q f = { .agent = agent };
+
+		memcpy(f.pre, q.pre, sizeof(f.pre));
+		fds_session(pid, &f);
+		if (f.ours)
+			return 1;
+		if (f.other)
+			return 0; /* an agent of another session, active */
+	}
+	if (q.ours || (q.loaded && map_file_live(dir, pid)))
 		return 1;
 	/* no mappings: not set up yet (forked, not run), or in the middle
 	 * of an exec (the old mm gone, the new one not shown yet): alive

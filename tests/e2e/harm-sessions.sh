@@ -27,11 +27,19 @@
 #                        "X n" within 3 s (its code restored by A's
 #                        propeld; the lease alone leaves "X 0 inert");
 #                        end: A exits 0
-# Needs root (ptrace).  About 20 s.
+# And a process that still maps an old session's files (an agent leaves
+# its comm position files mapped after its session: a daemon followed
+# before holds them) but holds none open and has no ring of the new
+# session yet (Debian's python3, idle in a sleep) is the new session's:
+#   stale/lasts     `propel attach --duration 2` of it traces for its 2 s
+#                   (the old rule took it for another session's: the
+#                   attach ended at its first count, after ~50 ms)
+#   stale/restored  its text equals its file after the attach
+# Needs root (ptrace).  About 25 s.
 # propel-test: takes 20
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 8
+expect_checks 10
 need_root harm-sessions || exit 0
 t=$(tmpdir)
 srv= a= b= apid=
@@ -169,3 +177,51 @@ round() { # kill | end
 
 round kill
 round end
+
+# stale: python3 maps a file of an old session's directory, closes and
+# unlinks it (as the agent does its position files) and sleeps (ctypes:
+# the mmap module would keep a descriptor of the file)
+stale() {
+	local d=$t/stale old py t0 t1 ms out why=
+	mkdir -p "$d"
+	old=$(mktemp -d /dev/shm/propel/d999999-1-XXXXXX)
+	/usr/bin/python3 -c '
+import ctypes, os, sys, time
+p = sys.argv[1] + "/chan.tmp.1.1"
+fd = os.open(p, os.O_RDWR | os.O_CREAT, 0o600); os.ftruncate(fd, 4096)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+a = libc.mmap(None, 4096, 3, 1, fd, 0)  # PROT_READ|PROT_WRITE, MAP_SHARED
+if a in (None, ctypes.c_void_p(-1).value):
+    sys.exit("mmap: " + os.strerror(ctypes.get_errno()))
+os.close(fd); os.unlink(p)
+print("ready", flush=True)
+time.sleep(60)' "$old" >"$d/py.out" 2>&1 &
+	py=$!
+	srv=$py
+	if ! poll_for 10 grep -q ready "$d/py.out"; then
+		fail stale/lasts "python3 did not start: $(tail -1 "$d/py.out")"
+		fail stale/restored "python3 did not start"
+		return
+	fi
+	t0=$(date +%s%N)
+	out=$("$PROPEL" attach -o "$d/s.db" --duration 2 "$py" 2>&1)
+	rc=$?
+	t1=$(date +%s%N)
+	ms=$(((t1 - t0) / 1000000))
+	[ "$rc" -eq 0 ] || why="$why attach exited $rc: $(echo "$out" | tail -1);"
+	[ "$ms" -ge 2000 ] || why="$why attach ended after $ms ms of --duration 2;"
+	if [ -n "$why" ]; then fail stale/lasts "$why"; else pass stale/lasts; fi
+	if out=$(text_restored "$py"); then
+		pass stale/restored
+	else
+		fail stale/restored "python3's text after the attach: $out"
+	fi
+	kill "$py" 2>/dev/null
+	wait "$py" 2>/dev/null
+	srv=
+	rm -rf "$old"
+}
+stale
