@@ -1,8 +1,8 @@
 /*
  * analysis/chan-role.c - see analysis/chan-role.h.  The ends of every
- * tcp/udp channel are sorted once; an end's count is its run's length in
- * that order (n log n: a session under load holds thousands of
- * connections).
+ * tcp/udp channel are sorted once into the distinct ends, each with its
+ * count; the sides are a union-find with each end's parity against its
+ * root (n log n: a session under load holds thousands of connections).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -55,37 +55,55 @@ static int chan_role_cmp(const void *a, const void *b)
 	return c;
 }
 
-/* how many of v[0..m) equal k */
-static size_t chan_role_count(const struct chan_role_end *v, size_t m,
-			      const struct chan_role_end *k)
+/* The index of k in the distinct ends u[0..nu). */
+static size_t chan_role_find(const struct chan_role_end *u, size_t nu,
+			     const struct chan_role_end *k)
 {
-	size_t lo = 0, hi = m, a;
+	size_t lo = 0, hi = nu;
 
-	while (lo < hi) { /* the first not below k */
+	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (chan_role_cmp(&v[mid], k) < 0)
+		if (chan_role_cmp(&u[mid], k) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	a = lo;
-	hi = m;
-	while (lo < hi) { /* the first above k */
-		size_t mid = (lo + hi) / 2;
+	return lo;
+}
 
-		if (chan_role_cmp(&v[mid], k) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
+/* Union-find with the parity of each end against its root (the side it
+ * is on); odd[root]: the component has a channel whose ends are on one
+ * side. */
+static size_t chan_role_root(size_t *up, uint8_t *par, size_t x, uint8_t *p)
+{
+	size_t r = x, y;
+	uint8_t q = 0, t;
+
+	while (up[r] != r) {
+		q ^= par[r];
+		r = up[r];
 	}
-	return lo - a;
+	*p = q;
+	while (up[x] != r) { /* path halving keeps each parity to the root */
+		y = up[x];
+		t = par[x];
+		up[x] = r;
+		par[x] = q;
+		q ^= t;
+		x = y;
+	}
+	return r;
 }
 
 int chan_role_servers(const char *const *chan, size_t n, uint8_t *srv)
 {
 	struct chan_role_end *v = malloc((2 * n + 1) * sizeof(*v)), k1, k2;
-	size_t i, m = 0;
+	struct chan_role_end *u = NULL;
+	size_t i, m = 0, nu = 0, *cnt = NULL, *up = NULL;
+	size_t *side[2] = { NULL, NULL };
+	uint8_t *par = NULL, *odd = NULL;
+	int err = -ENOMEM;
 
 	if (!v)
 		return -ENOMEM;
@@ -96,17 +114,82 @@ int chan_role_servers(const char *const *chan, size_t n, uint8_t *srv)
 			v[m++] = k2;
 		}
 	qsort(v, m, sizeof(*v), chan_role_cmp);
+	/* the distinct ends, each with its count (the channels naming it) */
+	u = malloc((m + 1) * sizeof(*u));
+	cnt = malloc((m + 1) * sizeof(*cnt));
+	up = malloc((m + 1) * sizeof(*up));
+	side[0] = calloc(m + 1, sizeof(size_t));
+	side[1] = calloc(m + 1, sizeof(size_t));
+	par = calloc(m + 1, 1);
+	odd = calloc(m + 1, 1);
+	if (!u || !cnt || !up || !side[0] || !side[1] || !par || !odd)
+		goto out;
+	for (i = 0; i < m; i++) {
+		if (!nu || chan_role_cmp(&u[nu - 1], &v[i])) {
+			u[nu] = v[i];
+			cnt[nu] = 0;
+			up[nu] = nu;
+			nu++;
+		}
+		cnt[nu - 1]++;
+	}
+	/* each channel joins its two ends on opposite sides */
 	for (i = 0; i < n; i++) {
-		size_t c1, c2;
+		size_t a, b, ra, rb;
+		uint8_t pa, pb;
+
+		if (chan_role_end(chan[i], 1, &k1.s, &k1.n) ||
+		    chan_role_end(chan[i], 2, &k2.s, &k2.n))
+			continue;
+		a = chan_role_find(u, nu, &k1);
+		b = chan_role_find(u, nu, &k2);
+		ra = chan_role_root(up, par, a, &pa);
+		rb = chan_role_root(up, par, b, &pb);
+		if (ra == rb) {
+			if (pa == pb)
+				odd[ra] = 1;
+			continue;
+		}
+		up[rb] = ra;
+		par[rb] = pa ^ pb ^ 1;
+		odd[ra] |= odd[rb];
+	}
+	for (i = 0; i < nu; i++) {
+		uint8_t p;
+		size_t r = chan_role_root(up, par, i, &p);
+
+		side[p][r]++;
+	}
+	for (i = 0; i < n; i++) {
+		size_t a, b, r, s0, s1;
+		uint8_t pa, pb;
 
 		srv[i] = 0;
 		if (chan_role_end(chan[i], 1, &k1.s, &k1.n) ||
 		    chan_role_end(chan[i], 2, &k2.s, &k2.n))
 			continue;
-		c1 = chan_role_count(v, m, &k1);
-		c2 = chan_role_count(v, m, &k2);
-		srv[i] = c1 > c2 ? 1 : c2 > c1 ? 2 : 0;
+		a = chan_role_find(u, nu, &k1);
+		b = chan_role_find(u, nu, &k2);
+		r = chan_role_root(up, par, a, &pa);
+		chan_role_root(up, par, b, &pb);
+		s0 = side[0][r];
+		s1 = side[1][r];
+		if (!odd[r] && pa != pb && s0 != s1) {
+			/* the listening side: the one with fewer ends */
+			srv[i] = pa == (s0 < s1 ? 0 : 1) ? 1 : 2;
+			continue;
+		}
+		srv[i] = cnt[a] > cnt[b] ? 1 : cnt[b] > cnt[a] ? 2 : 0;
 	}
+	err = 0;
+out:
 	free(v);
-	return 0;
+	free(u);
+	free(cnt);
+	free(up);
+	free(side[0]);
+	free(side[1]);
+	free(par);
+	free(odd);
+	return err;
 }

@@ -5,15 +5,25 @@
  * (analysis/hang.c, through engine/hang-load.c) share.  Pure: no I/O.
  *
  * A channel "tcp:E1>E2" (engine/chan.h: both endpoints, named the same at
- * both ends) has a server end when other channels share it and not the
- * other: a listening address, which every connection accepted there
- * names, while the connecting end is an ephemeral port of its own.  An
- * event whose peer (the other end as its program sees it) is the server
- * end was made by the client, the end that opened the channel.  With no
- * end shared more than the other (a single connection, pipes, UNIX
- * sockets) the role is unknown, and callers fall back to the first
- * speaker -- which a recording that begins mid-conversation (attach
- * under load) misreads.
+ * both ends) joins a listening address, which every connection accepted
+ * there names, and the connecting end's ephemeral port.  An address is one
+ * or the other for the whole session, so the ends of all channels split
+ * in two sides, each channel joining one end of each (the graph of ends
+ * is bipartite): the listening side is the one with fewer ends (a server
+ * accepts many connections; an ephemeral port that Linux reuses for a
+ * connection to another server still sits on the clients' side: counting
+ * each end's channels alone took it for a listening port -- the submitter
+ * of the batch system, its port reused by a shadow's connection to the
+ * startd, became the schedd's client-of-record, and the schedd's last
+ * notice read as a request the submitter never answered: a "hang" ranked
+ * over the shadow's crash).  Where the sides are as many, or a channel
+ * joins two ends of one side (an address reused both ways, UDP peers), a
+ * channel's server end is the end more other channels share; none more:
+ * unknown.  An event whose peer (the other end as its program sees it) is
+ * the server end was made by the client, the end that opened the channel.
+ * With the role unknown (a single connection, pipes, UNIX sockets)
+ * callers fall back to the first speaker -- which a recording that begins
+ * mid-conversation (attach under load) misreads.
  *
  * The engine names each event's peer end (chan_role_peer_end, from table
  * comm's peer: engine/analysis-load.c into trace_event.peer_end,
@@ -30,8 +40,9 @@
 int chan_role_peer_end(const char *chan, const char *peer);
 
 /*
- * srv[i] (i < n) = the server end of chan[i]: 1 or 2, the end more other
- * channels share; 0 unknown (not tcp/udp, NULL, or neither shared more).
+ * srv[i] (i < n) = the server end of chan[i]: 1 or 2, the end on the
+ * listening side (else the end more other channels share); 0 unknown
+ * (not tcp/udp, NULL, or neither).
  * chan[] holds distinct names (other strings are ignored).  0 or -ENOMEM.
  */
 int chan_role_servers(const char *const *chan, size_t n, uint8_t *srv);

@@ -40,6 +40,12 @@
  *               per request read, none at the back end's replies; a
  *               client whose first event is a reply's read stays a
  *               client (a flow per message it sends)
+ *   roles       the listening side (chan_role_servers): the submitter's
+ *               port reused by another process's connection to a third
+ *               server (two channels name it, one the schedd's listening
+ *               address) stays on the clients' side; a proxy's two
+ *               servers; a single connection and a triangle of UDP peers
+ *               (no two sides) fall back to the counts
  *   kinds       each flow's start function (flows_kinds)
  *   no-messages a trace without communication, and one whose first
  *               process neither receives nor sends a byte: no automatic
@@ -49,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/chan-role.h"
 #include "analysis/flows-start.h"
 #include "analysis/flows.h"
 #include "analysis/trace.h"
@@ -515,9 +522,52 @@ static void test_no_messages(void)
 	trace_free(t);
 }
 
+static void test_roles(void)
+{
+	/* schedd listens on :38273, the submitter connects from :41180;
+	 * a shadow's later connection to the startd (:9000) got :41180
+	 * again; the schedd's own claims come from :5001, :5002 */
+	static const char *const reuse[] = {
+		"tcp:127.0.0.1:38273>127.0.0.1:41180",
+		"tcp:127.0.0.1:41180>127.0.0.1:9000",
+		"tcp:127.0.0.1:5001>127.0.0.1:9000",
+		"tcp:127.0.0.1:9000>127.0.0.1:5002",
+		"unix:12-13",
+	};
+	/* wrk -> nginx :80, nginx -> redis :6379, two connections each */
+	static const char *const proxy[] = {
+		"tcp:10.0.0.1:80>10.0.0.2:40001",
+		"tcp:10.0.0.2:40002>10.0.0.1:80",
+		"tcp:10.0.0.1:50001>10.0.0.3:6379",
+		"tcp:10.0.0.3:6379>10.0.0.1:50002",
+	};
+	/* one connection; UDP peers in a triangle, one end shared more */
+	static const char *const other[] = {
+		"tcp:1.1.1.1:1>1.1.1.2:2",
+		"udp:2.2.2.1:53>2.2.2.2:53",
+		"udp:2.2.2.2:53>2.2.2.3:53",
+		"udp:2.2.2.3:53>2.2.2.1:53",
+		"udp:2.2.2.1:53>2.2.2.4:7",
+	};
+	uint8_t s[5];
+
+	CHECK("roles/reused-port",
+	      !chan_role_servers(reuse, 5, s) && s[0] == 1 && s[1] == 2 &&
+		      s[2] == 2 && s[3] == 1 && s[4] == 0,
+	      "%d %d %d %d %d", s[0], s[1], s[2], s[3], s[4]);
+	CHECK("roles/proxy",
+	      !chan_role_servers(proxy, 4, s) && s[0] == 1 && s[1] == 2 &&
+		      s[2] == 2 && s[3] == 1,
+	      "%d %d %d %d", s[0], s[1], s[2], s[3]);
+	CHECK("roles/fallback",
+	      !chan_role_servers(other, 5, s) && s[0] == 0 && s[1] == 1 &&
+		      s[2] == 0 && s[3] == 2 && s[4] == 1,
+	      "%d %d %d %d %d", s[0], s[1], s[2], s[3], s[4]);
+}
+
 int main(void)
 {
-	CHECKS_EXPECT(12);
+	CHECKS_EXPECT(15);
 	test_client();
 	test_server();
 	test_traced_client();
@@ -527,6 +577,7 @@ int main(void)
 	test_mid_client();
 	test_untraced_receiver();
 	test_skip();
+	test_roles();
 	test_no_messages();
 	return failures ? 1 : 0;
 }
