@@ -95,6 +95,10 @@ int64_t comm_backlog(int fd, unsigned ct, int out);
  * = 1 then); NULL when it cannot be made. */
 struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
 			      unsigned ct, int out, int *made_here);
+/* A new session: the positions files of the last one are forgotten (its
+ * directory's, not this one's; they stay mapped: a thread inside a read
+ * when the session ended may still count into one). */
+void comm_ctr_forget(void);
 
 enum { COMM_PEER_NONE, COMM_PEER_LIVE, COMM_PEER_GONE };
 

@@ -217,6 +217,11 @@ out:
 	return c;
 }
 
+void comm_ctr_forget(void)
+{
+	memset(comm_ctr_cache, 0, sizeof(comm_ctr_cache));
+}
+
 /* ---- AF_UNIX streams whose other end is not named (yet, or any more) ---- */
 
 /*

@@ -177,7 +177,11 @@ void comm_start(int late)
 		__atomic_store_n(&comm_fdtype, p, __ATOMIC_RELEASE);
 		return;
 	}
-	/* a later session: its map file knows none of our channels */
+	/* a later session: its map file knows none of our channels, and
+	 * its directory holds positions files of its own (a pipe's count
+	 * kept in the last session's file disagreed with its reader's new
+	 * one: comm.sh attach/late-pipe-again) */
+	comm_ctr_forget();
 	memset(comm_fdtype, CT_UNKNOWN, COMM_FD_MAX);
 	memset(comm_asked, 0, sizeof(comm_asked));
 	comm_nchans = 0;

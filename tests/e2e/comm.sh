@@ -36,6 +36,13 @@
 #                         from the writer's count and the backlog): both
 #                         unharmed, every recv after the first traced write
 #                         matched and wholly inside its write
+#   attach/late-pipe-again  the writer traced alone by a first `attach
+#                         --duration 1` (its agent counts the pipe's bytes
+#                         in that session's positions file), then both in
+#                         a second session: the second one's counts are
+#                         its own (comm_start forgets the first session's
+#                         files), every recv after the writer's first
+#                         traced send matched and wholly inside its write
 #   attach/late-pipe-blocked  the same with a writer that pauses 200 ms
 #                         after each chunk, the reader attached first, while
 #                         it waits inside read(): that read is adopted in
@@ -56,7 +63,7 @@
 #   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 11
+expect_checks 12
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -178,11 +185,17 @@ late_pipe() {
 	local name=$1 pause=$2 order=$3 d=$t/$2$3 rp wp arc rrc out
 	[ -x "$t/stream" ] || return
 	mkdir -p "$d"
-	"$t/stream" pipe "$d/wpid" 3 $pause >"$d/pipe.out" 2>&1 &
+	"$t/stream" pipe "$d/wpid" "${4:-3}" $pause >"$d/pipe.out" 2>&1 &
 	rp=$!
 	for i in $(seq 1 50); do [ -s "$d/wpid" ] && break; sleep 0.05; done
 	wp=$(cat "$d/wpid")
 	sleep 0.7
+	if [ $order = again ]; then
+		timeout 60 "$PROPEL" attach --duration 1 --mode full \
+			-o "$d/first.db" "$wp" >"$d/first.out" 2>&1 ||
+			{ fail "$name" "the first attach: $(tail -1 "$d/first.out")"; wait $rp; return; }
+		order=wr
+	fi
 	if [ $order = wr ]; then set -- "$wp" "$rp"; else set -- "$rp" "$wp"; fi
 	timeout 60 "$PROPEL" attach --mode full -o "$d/p.db" "$@" >"$d/attach.out" 2>&1
 	arc=$?
@@ -210,6 +223,7 @@ sys.exit(0 if s == r and s > 0 else 1)' "$d/p.jsonl"); then
 	fi
 }
 late_pipe attach/late-pipe 0 wr
+late_pipe attach/late-pipe-again 0 again 5
 late_pipe attach/late-pipe-blocked 200 rw
 
 # ---- IPv6 and dual stack ----
