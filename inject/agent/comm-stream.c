@@ -121,6 +121,21 @@ static struct {
 } comm_ctr_cache[COMM_CTR_CACHE];
 
 /*
+ * Each positions file is a mapping of its own and stays mapped (a thread
+ * may be inside a call counting into one: nothing tells when the last
+ * stops), and a process has vm.max_map_count (65,530) in all: a client of
+ * a local service that made 32,765 UNIX connections under record would
+ * have had none left for its own malloc or threads (two files a
+ * connection).  So a process maps at most COMM_CTR_MAPS of them over its
+ * life; past that, new pipes and UNIX streams are recorded without
+ * offsets (matched as a channel whose files could not be made), and the
+ * session says so once.
+ */
+#define COMM_CTR_MAPS 8192
+static unsigned comm_ctr_maps;
+static int comm_ctr_full_said;
+
+/*
  * The positions of the direction flowing into inode ino (a pipe, or the
  * receiving socket), made if new with the backlog that fd (of type ct,
  * the sending end if out) sees; *made = 1 then.  NULL when the file cannot
@@ -164,6 +179,14 @@ struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
 	if (comm_ctr_cache[slot].ino == ino && comm_ctr_cache[slot].c &&
 	    comm_ctr_cache[slot].kind == kind[0])
 		return comm_ctr_cache[slot].c;
+	if (__atomic_load_n(&comm_ctr_maps, __ATOMIC_RELAXED) >= COMM_CTR_MAPS) {
+		if (!__atomic_exchange_n(&comm_ctr_full_said, 1,
+					 __ATOMIC_RELAXED))
+			ag_warn("offsets of new pipes and UNIX streams off: "
+				"%d positions files mapped, the most a "
+				"process keeps", COMM_CTR_MAPS);
+		return NULL;
+	}
 	snprintf(path, sizeof(path), "%s/chan.%s.%llu", ag_cfg.dir, kind,
 		 (unsigned long long)ino);
 	c = comm_ctr_map(path);
@@ -210,6 +233,7 @@ struct comm_ctr *comm_ctr_get(const char *kind, uint64_t ino, int fd,
 	if (!c)
 		return NULL;
 out:
+	__atomic_fetch_add(&comm_ctr_maps, 1, __ATOMIC_RELAXED);
 	comm_ctr_cache[slot].c = NULL;
 	comm_ctr_cache[slot].ino = ino;
 	comm_ctr_cache[slot].kind = kind[0];
@@ -220,6 +244,7 @@ out:
 void comm_ctr_forget(void)
 {
 	memset(comm_ctr_cache, 0, sizeof(comm_ctr_cache));
+	comm_ctr_full_said = 0; /* each session's map file says it */
 }
 
 /* ---- AF_UNIX streams whose other end is not named (yet, or any more) ---- */

@@ -57,13 +57,20 @@
 #                         channel (the IPv4-mapped address named as IPv4),
 #                         and IPv6 on ::1: every recv matched, offsets
 #                         cover the stream
+#   record/churn          tests/fixtures/comm/churn.c: 5,000 UNIX stream
+#                         connections (two positions files each): the
+#                         client gains at most 8,192 + 64 mappings
+#                         (COMM_CTR_MAPS: each file stays mapped, and a
+#                         process has vm.max_map_count in all), every byte
+#                         comes back, record says once that the offsets of
+#                         new channels are off, and the session replays
 #   hot/plain-read        reads of a regular file: the agent looks at the
 #                         descriptor once (one fstat), not per call
 # propel-test: takes 35
 #   (seconds, alone: tests/run.sh -j starts the longest suites first)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
-expect_checks 12
+expect_checks 13
 t=$(tmpdir)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$t"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -225,6 +232,30 @@ sys.exit(0 if s == r and s > 0 else 1)' "$d/p.jsonl"); then
 late_pipe attach/late-pipe 0 wr
 late_pipe attach/late-pipe-again 0 again 5
 late_pipe attach/late-pipe-blocked 200 rw
+
+# ---- a process's positions files are bounded ----
+if $cc -O2 -g -Wall -o "$t/churn" "$fix/churn.c"; then
+	d=$t/churn.d
+	mkdir -p "$d"
+	timeout 120 "$PROPEL" record -o "$d/c.db" -- "$t/churn" "$d" 5000 \
+		>"$d/out" 2>"$d/err"
+	rc=$?
+	maps=$(awk '$1 == "mappings" { print $2 }' "$d/out")
+	said=$(grep -c "offsets of new pipes and UNIX streams off: 8192 positions files mapped" "$d/err")
+	if [ $rc -ne 0 ] || ! grep -qx ok "$d/out"; then
+		fail record/churn "status $rc: $(tail -2 "$d/out" "$d/err" | tr '\n' ' ')"
+	elif ! [ "${maps:-999999}" -le $((8192 + 64)) ]; then
+		fail record/churn "the client gained ${maps:-no count of} mappings in 5000 connections (at most $((8192 + 64)))"
+	elif [ "$said" -ne 1 ]; then
+		fail record/churn "record said $said times that the offsets are off: $(head -c 300 "$d/err")"
+	elif ! "$PROPEL" replay "$d/c.db" >/dev/null 2>"$d/replay.err"; then
+		fail record/churn "replay: $(head -c 200 "$d/replay.err")"
+	else
+		pass record/churn
+	fi
+else
+	fail record/churn "cannot build tests/fixtures/comm/churn.c"
+fi
 
 # ---- IPv6 and dual stack ----
 py=/usr/bin/python3
