@@ -135,9 +135,10 @@ stop_service() {
 # that it had switched itself off -- inert, after its lease -- and restores
 # its code) and no thread is ptraced
 detached() {
-	local p s
+	local p s out
 	for p in "$@"; do
-		"$PROPEL" detach "$p" 2>&1 | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p"; return 1; }
+		out=$("$PROPEL" detach "$p" 2>&1)
+		echo "$out" | grepq -E 'already off|had switched itself off' || { echo "agent still on in $p: $out"; return 1; }
 		for s in /proc/"$p"/task/*/status; do
 			[ "$(awk '/^TracerPid:/ {print $2}' "$s")" = 0 ] || { echo "$p still ptraced"; return 1; }
 		done
@@ -498,11 +499,22 @@ pdir=$(ring_dir "$pd" "$since" d)
 kill -9 $ap
 wait $cl
 crc=$?
-sleep 1
+# propeld switches each agent off in turn (a ptrace stop and a call each),
+# then ends; an agent it missed switches itself off 2 s later (the lease):
+# each map file of fe and be in propeld's directory ends with its X line
+# once that is done
+off_in() { # PID: every map file of PID in $pdir ends "X ..."
+	local m
+	for m in "$pdir"/"$1".*.map; do
+		[ -f "$m" ] && tail -1 "$m" | grep -q '^X ' || return 1
+	done
+}
+agents_off() { ! running "$pd" && off_in $fe && off_in $be; }
+wait_until 10 agents_off
 if [ $crc -ne 0 ]; then
 	fail $name "the client was harmed: $(cat "$d/cl.out")"
 elif ! why=$(detached $fe $be 2>&1); then
-	fail $name "$why"
+	fail $name "$why (propeld $pd $(running "$pd" && echo "still runs" || echo ended); fe $fe be $be; $(for m in "$pdir"/$fe.*.map "$pdir"/$be.*.map; do echo "$(basename "$m"): $(tail -1 "$m" 2>/dev/null)"; done | tr '\n' ' '))"
 elif ! (cd "$d" && timeout 60 "$PROPEL" recover -o "$d/r.db" "$pdir") >"$d/recover.out" 2>&1; then
 	fail $name "recover $pdir: $(head -c 300 "$d/recover.out")"
 elif ! why=$(traced "$d/r.db" $cl $fe $be); then
