@@ -151,6 +151,21 @@ struct {
 	__type(value, struct vitals_seen);
 } seen SEC(".maps");
 
+/* Samples per vital since the start: see struct vitals_tally. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VITALS_NR);
+	__type(key, __u32);
+	__type(value, struct vitals_tally);
+} tally SEC(".maps");
+
+static __always_inline struct vitals_tally *tally_of(__u32 vital)
+{
+	__u32 k = vital < VITALS_NR ? vital : 0;
+
+	return bpf_map_lookup_elem(&tally, &k);
+}
+
 /* Where a sample is built before it is sent. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -536,9 +551,9 @@ __noinline int vitals_seen_before(__u32 vital, __u64 h)
  * epoch are (they are what coverage is made of; the loader is behind and
  * will drop someone).
  */
-__noinline int vitals_power(__u32 vital, __u32 old, __u32 new, __u32 cell)
+__noinline int vitals_power(__u32 vital, __u32 old, __u32 new)
 {
-	struct vitals_cell *c;
+	struct vitals_tally *ty;
 	__u32 k;
 
 	k = tshift[vital < VITALS_NR ? vital : 0];
@@ -548,9 +563,9 @@ __noinline int vitals_power(__u32 vital, __u32 old, __u32 new, __u32 cell)
 		return 0;
 	if (bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >=
 	    VITALS_RING_BYTES / 2) {
-		c = bpf_map_lookup_elem(&cells, &cell);
-		if (c)
-			c->nshed++;
+		ty = tally_of(vital);
+		if (ty)
+			ty->nshed++;
 		return 0;
 	}
 	return 1;
@@ -621,7 +636,7 @@ static __always_inline int vitals_account(__u32 vital, struct who *w,
 	 * t = 2^k either */
 	if ((old ^ new) <= old)
 		return 0;
-	return vitals_power(vital, old, new, *keyp);
+	return vitals_power(vital, old, new);
 }
 
 /* A sample's head but its comm. */
@@ -690,6 +705,17 @@ static __always_inline long send_wire(void *ctx, struct vitals_wire *s)
 	return bpf_ringbuf_output(&samples, s, size, wake_flags());
 }
 
+/* Send s counted: counted first (see struct vitals_tally). */
+static __always_inline void send_counted(void *ctx, struct vitals_wire *s,
+					 struct vitals_tally *ty)
+{
+	ty->nsampled++;
+	if (send_wire(ctx, s)) {
+		ty->nsampled--;
+		ty->ndropped++;
+	}
+}
+
 /*
  * Is the kernel stack of a sample of the current task worth its walk (the
  * costliest part of a sample)?  Not where the trigger's kernel path is
@@ -713,14 +739,17 @@ static __always_inline int kstack_wanted(__u32 vital, __u64 d0)
 /* The tail of a sample of the current task (out of line: see
  * vitals_slot_evict): the head is in the per-CPU scratch (emit_current),
  * cell is the key of the cell that counts it. */
-__noinline int vitals_send_current(void *ctx VITALS_ARG_CTX, __u32 cell)
+__noinline int vitals_send_current(void *ctx VITALS_ARG_CTX)
 {
 	__u32 zero = 0;
 	struct vitals_wire *s = bpf_map_lookup_elem(&scratch, &zero);
-	struct vitals_cell *c = bpf_map_lookup_elem(&cells, &cell);
+	struct vitals_tally *ty;
 	struct task_struct *leader;
 
-	if (!s || !c)
+	if (!s)
+		return 0;
+	ty = tally_of(s->vital);
+	if (!ty)
 		return 0;
 	leader = bpf_get_current_task_btf()->group_leader;
 	s->comm[0] = 0;
@@ -731,10 +760,7 @@ __noinline int vitals_send_current(void *ctx VITALS_ARG_CTX, __u32 cell)
 				  ? bpf_get_stack(ctx, s->stack,
 						  VITALS_STACK_DEPTH * 8, 0)
 				  : 0;
-	if (send_wire(ctx, s))
-		c->ndropped++;
-	else
-		c->nsampled++;
+	send_counted(ctx, s, ty);
 	return 0;
 }
 
@@ -742,7 +768,7 @@ __noinline int vitals_send_current(void *ctx VITALS_ARG_CTX, __u32 cell)
  * rest (comm, stacks, the ring) in vitals_send_current. */
 static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 					 __u64 label, __u64 weight,
-					 __u64 counter, __u32 cell,
+					 __u64 counter,
 					 __u64 d0, __u64 d1, __u64 d2, __u64 d3)
 {
 	__u32 zero = 0;
@@ -755,7 +781,7 @@ static __always_inline void emit_current(void *ctx, __u32 vital, struct who *w,
 	s->data[1] = d1;
 	s->data[2] = d2;
 	s->data[3] = d3;
-	vitals_send_current(ctx, cell);
+	vitals_send_current(ctx);
 }
 
 /* An event of the current task, whose who_current() is in w. */
@@ -773,8 +799,8 @@ static __always_inline void event_who(void *ctx, __u32 vital, struct who *w,
 				       few; finer buckets sampled a busy
 				       machine's every cpu tick */
 	if (vitals_account(vital, w, label, weight, &counter, &c, &cell) && c)
-		emit_current(ctx, vital, w, label, weight, counter, cell, d0,
-			     d1, d2, d3);
+		emit_current(ctx, vital, w, label, weight, counter, d0, d1, d2,
+			     d3);
 }
 
 static __always_inline void event_current_l(void *ctx, __u32 vital,
@@ -823,27 +849,20 @@ static __always_inline void park(__u32 vital, struct who *w, __u64 label,
 static __always_inline void unpark(void *ctx, struct task_struct *t)
 {
 	struct vitals_wire *p = bpf_task_storage_get(&pending, t, 0, 0), *s;
-	struct vitals_cell *c;
-	__u32 vital, zero = 0;
+	struct vitals_tally *ty;
+	__u32 zero = 0;
 
 	if (!p)
 		return;
 	s = bpf_map_lookup_elem(&scratch, &zero);
-	vital = p->vital;
-	if (vital >= VITALS_NR)
-		vital = 0;
-	c = cell_of(parity & 1, vital, 0);
+	ty = tally_of(p->vital);
 	if (s) {
 		__builtin_memcpy(s, p, sizeof(*s));
 		if (s->kstack_bytes <= 0)
 			s->kstack_bytes = bpf_get_stack(ctx, s->stack,
 							VITALS_STACK_DEPTH * 8, 0);
-		if (c) {
-			if (send_wire(ctx, s))
-				c->ndropped++;
-			else
-				c->nsampled++;
-		}
+		if (ty)
+			send_counted(ctx, s, ty);
 	}
 	if (bpf_task_storage_delete(&pending, t) == 0)
 		__sync_fetch_and_sub(&nparked, 1);
@@ -1046,8 +1065,8 @@ static __always_inline void on_syscall(void *ctx, struct pt_regs *regs,
 	label = (ulabel(&w, sp, LBL_SP) & ~0xffULL) ^ (id << 48);
 	if (vitals_account(VITALS_SYSCALL, &w, label, 1, &counter, &c,
 			   &cell) && c)
-		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, cell,
-			     id, regs->di, sp, 0);
+		emit_current(ctx, VITALS_SYSCALL, &w, label, 1, counter, id,
+			     regs->di, sp, 0);
 }
 
 /* The cheapest hook: a trampoline on the syscall table's dispatcher, where

@@ -163,10 +163,16 @@ struct vitals {
 	int epfd; /* the ring's epoll set plus wake_fd */
 	size_t cell_size; /* one CPU's value, rounded to 8 */
 	void *cellbuf;    /* ncpus_possible values */
+	/* the tally's sums at the last epoch's end (struct vitals_tally) */
+	uint64_t tally_last[VITALS_NR][3];
 	uint64_t epoch_user0; /* thread CPU at the epoch's start */
 	const char *sys_hook;
 #endif
 };
+
+/* the per-CPU values of `tally` are read as an array of them */
+_Static_assert(sizeof(struct vitals_tally) % 8 == 0,
+	       "a per-CPU value is a multiple of 8 bytes");
 
 static void vitals_off(struct vitals *v, int vital, int state, const char *fmt,
 		       ...) __attribute__((format(printf, 4, 5)));
@@ -899,7 +905,26 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 	nanosleep(&ts, NULL); /* programs running on the old copy finish */
 	ring_buffer__consume(v->rb);
 
-	/* the per-CPU cells: totals, per-process cache; then clear them */
+	/* the samples counted since the last epoch (the ring was read
+	 * after they were counted: see struct vitals_tally) */
+	for (vit = 0; vit < VITALS_NR; vit++) {
+		uint64_t sum[3] = { 0, 0, 0 }, *last = v->tally_last[vit];
+		const struct vitals_tally *ty = v->cellbuf;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(v->skel->maps.tally), &vit,
+					v->cellbuf))
+			continue;
+		for (c = 0; c < v->ncpus_possible; c++, ty++) {
+			sum[0] += ty->nsampled;
+			sum[1] += ty->ndropped;
+			sum[2] += ty->nshed;
+		}
+		e->sampled[vit] += sum[0] - last[0];
+		e->dropped[vit] += sum[1] - last[1];
+		e->shed[vit] += sum[2] - last[2];
+		memcpy(last, sum, sizeof(sum));
+	}
+	/* the per-CPU cells: per-process cache; then clear them */
 	for (vit = 0; vit < VITALS_NR; vit++) {
 		for (ch = 0; ch < VITALS_HCA_CHUNKS; ch++) {
 			uint32_t k = (old * VITALS_NR + vit) * VITALS_HCA_CHUNKS + ch;
@@ -912,9 +937,6 @@ static int vitals_end_epoch_bpf(struct vitals *v, struct vitals_epoch *e)
 						       c * v->cell_size);
 				int s;
 
-				e->sampled[vit] += cell->nsampled;
-				e->dropped[vit] += cell->ndropped;
-				e->shed[vit] += cell->nshed;
 				for (s = 0; s < VITALS_PSLOTS && !err; s++) {
 					const struct vitals_pslot *sl = &cell->slot[s];
 
