@@ -86,8 +86,16 @@ ok("vitals-history-report-all", not bad and len(ea) >= 50 and
    any(o["kind"] == "summary" for o in allr), f"{len(ea)} epochs with values")
 # a window holds exactly the epochs that overlap it
 want = overlap(last - 4 * D, last - 3 * D)
+# (where the collector fell behind: the longest wall time between two
+# epoch starts, PROPEL_VITALS_WARP undone, and where in the run it was)
+gaps = [((ea[i + 1][0] - ea[i][0]) / 10080e9, (ea[i][0] - ea[0][0]) / 10080e9)
+        for i in range(len(ea) - 1)] or [(0, 0)]
+gap = max(gaps)
 ok("vitals-history-report-day", ed == want and len(ed) >= 5,
-   f"{len(ed)} epochs, want the {len(want)} of the whole history in that day")
+   f"{len(ed)} epochs, want the {len(want)} of the whole history in that day "
+   f"(of {len(ea)} in all; the longest wall gap between epochs {gap[0]:.2f} s, "
+   f"{gap[1]:.1f} s into the run; the collector said: "
+   f"{(open(f'{d}/week.err').read().strip().splitlines() or [''])[-1]})")
 want = overlap(last - 3600 * 10**9, last)
 ok("vitals-history-report-hour", eh == want and len(eh) >= 1,
    f"{len(eh)} epochs in the last hour, want {len(want)}")
