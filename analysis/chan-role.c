@@ -72,6 +72,20 @@ static size_t chan_role_find(const struct chan_role_end *u, size_t nu,
 	return lo;
 }
 
+/* The indices in u[0..nu) of chan's two ends; -1 when it has none. */
+static int chan_role_pair(const char *chan, const struct chan_role_end *u,
+			  size_t nu, size_t *a, size_t *b)
+{
+	struct chan_role_end k1, k2;
+
+	if (chan_role_end(chan, 1, &k1.s, &k1.n) ||
+	    chan_role_end(chan, 2, &k2.s, &k2.n))
+		return -1;
+	*a = chan_role_find(u, nu, &k1);
+	*b = chan_role_find(u, nu, &k2);
+	return 0;
+}
+
 /* Union-find with the parity of each end against its root (the side it
  * is on); odd[root]: the component has a channel whose ends are on one
  * side. */
@@ -138,11 +152,8 @@ int chan_role_servers(const char *const *chan, size_t n, uint8_t *srv)
 		size_t a, b, ra, rb;
 		uint8_t pa, pb;
 
-		if (chan_role_end(chan[i], 1, &k1.s, &k1.n) ||
-		    chan_role_end(chan[i], 2, &k2.s, &k2.n))
+		if (chan_role_pair(chan[i], u, nu, &a, &b))
 			continue;
-		a = chan_role_find(u, nu, &k1);
-		b = chan_role_find(u, nu, &k2);
 		ra = chan_role_root(up, par, a, &pa);
 		rb = chan_role_root(up, par, b, &pb);
 		if (ra == rb) {
@@ -165,11 +176,8 @@ int chan_role_servers(const char *const *chan, size_t n, uint8_t *srv)
 		uint8_t pa, pb;
 
 		srv[i] = 0;
-		if (chan_role_end(chan[i], 1, &k1.s, &k1.n) ||
-		    chan_role_end(chan[i], 2, &k2.s, &k2.n))
+		if (chan_role_pair(chan[i], u, nu, &a, &b))
 			continue;
-		a = chan_role_find(u, nu, &k1);
-		b = chan_role_find(u, nu, &k2);
 		r = chan_role_root(up, par, a, &pa);
 		chan_role_root(up, par, b, &pb);
 		s0 = side[0][r];
