@@ -224,10 +224,44 @@ verdict_flush() {
 keep_files() { # CASE ROUND
 	mkdir -p "$keep/$1-$2"
 	cp "$t"/*/*.log "$t"/*/*.out "$t"/*.out "$keep/$1-$2/" 2>/dev/null
+	mv "$t"/snap/* "$keep/$1-$2/" 2>/dev/null
+}
+# snap_harm PIDS...: what a harmed server was doing, kept with the round
+# (keep_files): a hang leaves nothing in a log.  Per pid, each thread's
+# state, wait channel, syscall and kernel stack, a backtrace of every
+# thread (gdb, when installed: the agent's frames are named by its
+# symbols), and the tails of its map files in the session directory
+# (what its agent said last), before the round's recover removes them.
+snap_harm() {
+	local p task m
+	mkdir -p "$t/snap"
+	for p in "$@"; do
+		[ -d /proc/"$p" ] || continue
+		{
+			grep -E '^(State|TracerPid|SigPnd|ShdPnd|SigBlk)' /proc/"$p"/status
+			for task in /proc/"$p"/task/*; do
+				echo "== task ${task##*/} $(cat "$task"/comm) $(sed 's/.*) //' "$task"/stat | cut -d' ' -f1) wchan $(cat "$task"/wchan)"
+				echo "syscall $(cat "$task"/syscall)"
+				cat "$task"/stack 2>/dev/null
+			done
+			command -v gdb >/dev/null &&
+				timeout 30 gdb -batch -nx -p "$p" -ex 'thread apply all bt 25' 2>&1 | grep -E '^(Thread|#)'
+			for m in "${sdir:-/nonexistent}"/"$p".*.map; do
+				[ -f "$m" ] && { echo "== tail of $m"; tail -20 "$m"; }
+			done
+		} >"$t/snap/threads.$p" 2>&1
+	done
 }
 verdict_now() { # CASE ROUND KILL_MS WHY
 	if [ -n "$4" ]; then
 		echo "round $2 $1: HARM (kill at $(ms_s "$3") s):$4"
+		local f
+		for f in "$keep/$1-$2"/threads.*; do
+			[ -f "$f" ] || continue
+			echo "    pid ${f##*.} (snap_harm; all of it in $f):"
+			grep -E '^(State|TracerPid|== |#[0-7] |Thread )' "$f" | cut -c1-200 | head -80 | sed 's/^/      /'
+			grep -A20 '^== tail of' "$f" | tail -6 | sed 's/^/      /'
+		done
 		harms="$harms round $2:$4"
 		nharm=$((nharm + 1))
 	else
@@ -283,6 +317,7 @@ redis_judge() { # DIR PIDS...: the round's harm
 		why="$why load: ${be:-redis-benchmark ended}"
 	fi
 	why="$why$(off_check "$@")"
+	[ -n "$why" ] && snap_harm "${@:2}"
 	echo "$why"
 }
 
@@ -439,6 +474,7 @@ nginx_judge() {
 	[ -n "$s" ] && why="$why $(echo "$s" | head -1);"
 	[ -z "$why" ] && why=$(nginx_answers)
 	why="$why$(off_check "$NGINX_MASTER" "$NGINX_WORKER")"
+	[ -n "$why" ] && snap_harm "$NGINX_MASTER" "$NGINX_WORKER"
 	echo "$why"
 }
 # wrk for one round, in the background, from before the attach until the
@@ -557,6 +593,7 @@ case_batch_follow() {
 		# shadows forked by the scheduler are short-lived: their agents
 		# end with them; the daemons must be switched off
 		why="$why$(off_check $pids)"
+		[ -n "$why" ] && snap_harm $pids
 		if [ -z "$why" ]; then
 			rm -rf "$batch_dir/out2"; mkdir -p "$batch_dir/out2"
 			if ! timeout 60 "$O_ABS/apps/batch-submit" "$(cat "$batch_dir/schedd")" 3 \
