@@ -55,9 +55,12 @@
 #                  sshd's log has no fatal error
 #
 #   python/record  `propel record --follow -- curl` of a 200 KB random file
-#                  from Debian's python3 -m http.server (the interpreter,
-#                  stripped, dispatching through its own function pointers;
-#                  a thread per request): python3 is injected when curl
+#                  from python3 -m http.server (the python3 first on the
+#                  user's PATH, $PROPEL_PATH_PYTHON3 under tests/run.sh:
+#                  Debian's, or a version manager's such as pyenv's
+#                  3.11, which keeps its symbols; the interpreter
+#                  dispatches through its own function pointers, a thread
+#                  per request): python3 is injected when curl
 #                  connects; every recv matched, offsets agreeing; the file
 #                  byte-identical; the interpreter's own calls are in the
 #                  trace (>= 100 functions, _PyEval_EvalFrameDefault and
@@ -376,7 +379,7 @@ p=$t/py
 mkdir -p "$p"
 head -c 200000 /dev/urandom >"$p/data"
 port=$(real_port)
-(cd "$p" && exec python3 -m http.server "$port" --bind 127.0.0.1 >"$p/srv.log" 2>&1) &
+(cd "$p" && exec "${PROPEL_PATH_PYTHON3:-python3}" -m http.server "$port" --bind 127.0.0.1 >"$p/srv.log" 2>&1) &
 py_pid=$!
 if ! real_wait_port "$port"; then
 	fail python/record "python3 -m http.server did not start: $(tail -2 "$p/srv.log")"
