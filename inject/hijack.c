@@ -119,6 +119,7 @@ struct hijack {
 	/* the way back from a call (hijack_set_return): a pad ending in
 	 * rt_sigreturn, and where it leaves rax (0: nowhere) */
 	uint64_t ret_pad, ret_result;
+	int escaped; /* the last call's thread came back by itself */
 };
 
 /* ---- small helpers ---------------------------------------------------- */
@@ -1038,6 +1039,11 @@ int hijack_set_call_thread(struct hijack *h, pid_t tid)
 	return 0;
 }
 
+int hijack_call_escaped(const struct hijack *h)
+{
+	return h->escaped;
+}
+
 pid_t hijack_call_thread(struct hijack *h)
 {
 	struct hj_thread *t = hj_call_thread(h);
@@ -1167,6 +1173,7 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 	int cont = PTRACE_CONT;
 	size_t i;
 
+	h->escaped = 0;
 	if (!t)
 		return propel_cause(cause, -ESRCH, "no stopped thread to call from");
 	if (nargs < 0 || nargs > 6)
@@ -1265,6 +1272,11 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 		goto restore;
 	}
 	t->state = HJ_RUNNING;
+	/* a test switch (tests/e2e/harm-escape.sh): propel that late at the
+	 * pad, as a loaded machine keeps it off its CPU; the thread comes
+	 * back by itself */
+	if (poll)
+		propel_test_delay("PROPEL_TEST_PAD_LATE_MS");
 
 	end = hj_now_ms() + h->timeout_ms;
 	for (;;) {
@@ -1291,6 +1303,7 @@ int hijack_call(struct hijack *h, uint64_t fn, const uint64_t *args, int nargs,
 				 * ran on a moment) */
 				escaped = t->regs.rip < h->ret_pad ||
 					  t->regs.rip >= h->ret_pad + HIJACK_PAD_SIZE;
+				h->escaped = escaped;
 				if (escaped)
 					pr_dbg("call thread %d came back by "
 					       "itself: rip %#llx sp %#llx, the "

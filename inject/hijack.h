@@ -139,6 +139,12 @@ int hijack_stage(struct hijack *h, const void *buf, size_t n, uint64_t *addr);
 #define HIJACK_PAD_SIZE 128
 void hijack_set_return(struct hijack *h, uint64_t pad, uint64_t result);
 
+/* 1 if the last hijack_call's thread came back by itself: taken after its
+ * pad ran out (we were late), it has run the program since and is held
+ * wherever it was then -- not where hijack_attach found it, nor anywhere
+ * a caller chose (inject.c looks again before its next call). */
+int hijack_call_escaped(const struct hijack *h);
+
 /* glibc's __restore_rt in the target's libc (`mov $15, %rax; syscall`), a
  * pad for hijack_set_return; 0 when none is found (inject/hijack-ret.c). */
 uint64_t hijack_restore_rt(struct hijack *h);

@@ -14,9 +14,13 @@
  *   other thread stopped -> propel_agent_lease(NULL) (a lease the start
  *   found, if none runs yet) -> detach.  Every call returns the safe way
  *   (hijack_set_return): a propel killed at any moment of this leaves the
- *   target running, its agent off within the lease.  inject_agent_start_held is the same
- *   work in a hold the caller owns (inject/tracer.c injects a new image,
- *   stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC seize).
+ *   target running, its agent off within the lease.  A call whose thread
+ *   came back by itself (propel late at the pad: hijack_call_escaped)
+ *   leaves it wherever the program had taken it: looked at again
+ *   (inject_safe_point) before the next call.  inject_agent_start_held is
+ *   the same work in a hold the caller owns (inject/tracer.c injects a new
+ *   image, stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC
+ *   seize).
  * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
  *   -> detach.
  * An agent is recognised by a mapped file whose name contains
@@ -319,7 +323,7 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	struct propel_thread_hint *hints = NULL;
 	uint64_t fn, ahints, adir, args[4], ret = 0;
 	size_t n = 0;
-	int err;
+	int err, escaped;
 
 	/* the target has its own cwd: give it an absolute path */
 	inject_abs_path(agent_so, so, sizeof(so));
@@ -375,6 +379,14 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	    (int32_t)ret < 0)
 		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
 		       strerror(-(int32_t)ret));
+	/* a call thread that came back by itself (we were late at its pad)
+	 * has run the program since and is held wherever it was then: the
+	 * start runs there only where the first look would have let it */
+	if (hijack_call_escaped(h)) {
+		err = inject_safe_point(h, cause);
+		if (err)
+			return err;
+	}
 	err = hijack_sym(h, so, PROPEL_AGENT_START_SYM, &fn, cause);
 	if (err)
 		return err;
@@ -395,6 +407,7 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	args[3] = flags | (inject_same_pidns(hijack_pid(h))
 				   ? PROPEL_START_NEED_LEASE : 0);
 	err = hijack_call(h, fn, args, 4, 0, &ret, cause);
+	escaped = hijack_call_escaped(h);
 	if (err)
 		goto out;
 	if ((int32_t)ret < 0) {
@@ -408,13 +421,23 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 		goto out;
 	}
 	/* the lease thread (it needs malloc's locks: the others run); an
-	 * agent without it (a test's fake) goes on without a lease */
+	 * agent without it (a test's fake) goes on without a lease.  After
+	 * a start whose thread came back by itself, not asked where that
+	 * thread is now unless it is safe there (inside malloc, a thread
+	 * made would wait on the arena lock it holds); inside the agent,
+	 * the agent answers EAGAIN to a thread that holds its lock.  The
+	 * lease taken before the start, if any, watches all the same. */
 	args[0] = 0;
-	if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
-	    !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL) &&
-	    (int32_t)ret < 0)
+	if (escaped && inject_safe_point(h, NULL)) {
+		pr_dbg("lease in %d: not asked again (the start's thread came "
+		       "back by itself to where no call is safe)",
+		       (int)hijack_pid(h));
+	} else if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
+		   !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL) &&
+		   (int32_t)ret < 0) {
 		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
-			 strerror(-(int32_t)ret));
+		       strerror(-(int32_t)ret));
+	}
 out:
 	free(hints);
 	return err;

@@ -1138,6 +1138,11 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	if (pthread_mutex_trylock(&ag_lock) != 0)
 		return -EAGAIN;
 	ag_no_traps = 1;
+	{
+		const char *hold = getenv("PROPEL_TEST_SLOW_HOLD_MS");
+
+		slow_test_hold_ms = hold ? (uint32_t)strtoul(hold, NULL, 10) : 0;
+	}
 	if (flags >> PROPEL_START_RING_SHIFT)
 		ag_cfg.ring_kb = (flags >> PROPEL_START_RING_SHIFT) * 64;
 	err = start_common(session_dir, flags & 0xff, 0);
@@ -1322,6 +1327,9 @@ AG_EXPORT int propel_agent_stop(void)
 	return n;
 }
 
+/* how long propel_agent_lease(NULL) waits for another thread's ag_lock */
+#define LEASE_LOCK_WAIT_MS 1000
+
 AG_EXPORT int propel_agent_lease(const char *session_dir)
 {
 	sigset_t all, old;
@@ -1329,16 +1337,25 @@ AG_EXPORT int propel_agent_lease(const char *session_dir)
 
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	/* before the start, the call thread may have been stopped inside the
-	 * agent's lock (an earlier session's agent, still active): never wait
-	 * for it -- that thread is this one (nginx's worker hung so in the
-	 * soak).  After a start, the start took the lock: nobody holds it. */
-	if (session_dir && pthread_mutex_trylock(&ag_lock) != 0) {
+	/*
+	 * The call thread may be inside the agent's lock, and then it is
+	 * this thread that holds it: never wait for it.  Before the start,
+	 * an earlier session's agent (still active) may have had it there
+	 * when the injector stopped it.  After the start too: a propel late
+	 * at the start's pad (a loaded machine keeping it off its CPU for
+	 * the pad's ~0.1 s) finds the thread gone back to the program by
+	 * itself, and takes it back wherever it is by then -- in a slow
+	 * path, this lock held.  Waiting here, nginx's worker hung for ever
+	 * on its own lock in soak nginx-attach (propel killed during this
+	 * call), its lease thread behind it in lease_expire, every later
+	 * start answering EAGAIN (tests/e2e/harm-escape.sh).  Another
+	 * holder (the lease thread's budget round; a program thread: they
+	 * run during this call) is waited for a while after the start.
+	 */
+	if (slow_lock_bounded(session_dir ? 0 : LEASE_LOCK_WAIT_MS) != 0) {
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		return -EAGAIN;
 	}
-	if (!session_dir)
-		pthread_mutex_lock(&ag_lock);
 	/* before the start: the lease watches already, so that a propel
 	 * killed during the start leaves no agent on for ever */
 	if (session_dir && !ag_active && lease_find(session_dir) < 0)

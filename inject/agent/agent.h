@@ -454,6 +454,8 @@ void signals_uninstall(void);
 void signals_trap_check(void);
 void func_resolve(struct ag_func *f); /* instrument a callee first */
 void slow_lock(sigset_t *old);
+int slow_lock_bounded(unsigned ms); /* 0, -EDEADLK (this thread's), -ETIMEDOUT */
+extern uint32_t slow_test_hold_ms;
 uint32_t intercept_kind(const char *name);
 const char *intercept_at(size_t i, uint32_t *kind); /* NULL past the last */
 extern struct ag_func **ag_funcs_by_id;

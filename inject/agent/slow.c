@@ -387,6 +387,41 @@ struct athread *thread_get(void)
 }
 
 /*
+ * ag_lock within ms milliseconds: 0, or -EDEADLK at once when this very
+ * thread holds it (glibc records the owner of every kind of mutex), or
+ * -ETIMEDOUT.  A thread that waits for a lock it holds waits for ever:
+ * an injector's call may find its thread anywhere inside the agent (a
+ * signal handler's write inside the agent, or a call thread that went
+ * back to the program by itself and was taken back in a slow path, see
+ * agent.c propel_agent_lease), so no entry of the agent that can run on
+ * such a thread waits without this.  The holder is waited for, for a
+ * bound: it may itself wait on something this thread holds (a malloc
+ * arena, the loader's lock).  ms 0: a trylock.
+ */
+int slow_lock_bounded(unsigned ms)
+{
+	struct timespec until;
+
+	if (pthread_mutex_trylock(&ag_lock) == 0)
+		return 0;
+	if (__atomic_load_n(&ag_lock.__data.__owner, __ATOMIC_RELAXED) ==
+	    (int)ag_gettid())
+		return -EDEADLK;
+	if (!ms)
+		return -ETIMEDOUT;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	return pthread_mutex_clocklock(&ag_lock, CLOCK_MONOTONIC, &until)
+		       ? -ETIMEDOUT
+		       : 0;
+}
+
+/*
  * A thread first seen at a hooked entry (callback.c, a send inside an
  * untraced library) or returning from a call adopted at injection: its
  * ring, made under the agent's lock.  Another thread may hold the lock
@@ -394,33 +429,10 @@ struct athread *thread_get(void)
  * HOOKED_WAIT_MS -- under load the holder can be off its CPU for tens of
  * ms, and a thread-per-connection server's first recv passed unrecorded
  * (comm-libs record/threaded-server, 1 run in 10 beside two spinners).
- * The wait is bounded: the holder may itself wait on something this
- * thread holds (a malloc arena, the loader's lock).  This very thread may
- * hold the lock (a signal handler calling write inside the agent): NULL
- * at once, and the call passes unrecorded.
+ * This very thread may hold the lock (a signal handler calling write
+ * inside the agent): NULL at once, and the call passes unrecorded.
  */
 #define HOOKED_WAIT_MS 1000
-
-static int lock_hooked(void)
-{
-	struct timespec until;
-
-	if (pthread_mutex_trylock(&ag_lock) == 0)
-		return 0;
-	/* (glibc records the owner of every kind of mutex) */
-	if (__atomic_load_n(&ag_lock.__data.__owner, __ATOMIC_RELAXED) ==
-	    (int)ag_gettid())
-		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += HOOKED_WAIT_MS / 1000;
-	until.tv_nsec += (HOOKED_WAIT_MS % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	return pthread_mutex_clocklock(&ag_lock, CLOCK_MONOTONIC, &until) ? -1
-									   : 0;
-}
 
 struct athread *thread_get_hooked(void)
 {
@@ -433,7 +445,7 @@ struct athread *thread_get_hooked(void)
 		return NULL;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if (lock_hooked() == 0) {
+	if (slow_lock_bounded(HOOKED_WAIT_MS) == 0) {
 		map_batch_begin();
 		t = ag_active ? thread_get() : NULL;
 		map_batch_end();
@@ -1343,6 +1355,21 @@ static void directive_tail(struct athread *t, struct ag_func *f,
 		s->site |= SH_HOOK;
 }
 
+/* A test switch (tests/e2e/harm-escape.sh): PROPEL_TEST_SLOW_HOLD_MS, read
+ * by an attach's start, keeps ag_lock that long in the first slow-path
+ * entry after it, as a thread preempted there on a loaded machine would
+ * (every signal is blocked: the sleep is whole) */
+uint32_t slow_test_hold_ms;
+
+static void slow_test_hold(void)
+{
+	struct timespec ts = { slow_test_hold_ms / 1000,
+			       (long)(slow_test_hold_ms % 1000) * 1000000L };
+
+	slow_test_hold_ms = 0;
+	nanosleep(&ts, NULL);
+}
+
 static void enter_slow(struct ag_frame *fr, int tail)
 {
 	struct ag_site *site = fr->site;
@@ -1360,6 +1387,8 @@ static void enter_slow(struct ag_frame *fr, int tail)
 		slow_unlock(&old);
 		return;
 	}
+	if (slow_test_hold_ms)
+		slow_test_hold();
 	if (in_vfork_child()) {
 		/* only the exec intercepts run in a vfork child (the exec'd
 		 * image's environment); it instruments and records nothing */
