@@ -17,10 +17,10 @@
  *   target running, its agent off within the lease.  A call whose thread
  *   came back by itself (propel late at the pad: hijack_call_escaped)
  *   leaves it wherever the program had taken it: looked at again
- *   (inject_safe_point) before the next call.  inject_agent_start_held is
- *   the same work in a hold the caller owns (inject/tracer.c injects a new
- *   image, stopped at main, in a hold adopted from its PTRACE_O_TRACEEXEC
- *   seize).
+ *   (inject_safe_point) before the next call, its errno read anew
+ *   (inject_errno).  inject_agent_start_held is the same work in a hold
+ *   the caller owns (inject/tracer.c injects a new image, stopped at main,
+ *   in a hold adopted from its PTRACE_O_TRACEEXEC seize).
  * inject_agent_stop:   attach -> find the mapped agent -> propel_agent_stop()
  *   -> detach.
  * An agent is recognised by a mapped file whose name contains
@@ -124,6 +124,17 @@ static void inject_agent_return(struct hijack *h, const char *so)
  * errno is at the call thread's fs_base + the offset in that GOT slot.
  * The value goes back with one write before the detach.  A libc whose
  * code is another (or a static target) is left as it was.
+ *
+ * A call into the agent may come back by itself (propel late at its pad:
+ * hijack_call_escaped): the thread returns to the program straight from
+ * the agent, and the program runs on, held again only later.  So the value
+ * is also written before each call into the agent (inject_agent_run:
+ * dlopen's clobber undone), whose entry points hand back the errno they
+ * were called with (inject/agent/agent.c): a call that comes back by itself
+ * leaves the program its own.  After one, the program's errno is its own
+ * again, perhaps a fresh one it is about to look at (EINTR from
+ * epoll_wait): it is read anew at the thread's new stop, never the stale
+ * value written over it (tests/e2e/harm-errno-escape.sh).
  */
 struct inject_errno {
 	uint64_t at;
@@ -159,6 +170,23 @@ static void inject_errno_restore(struct hijack *h, const struct inject_errno *e)
 {
 	if (e->at)
 		hijack_write(h, e->at, &e->v, sizeof(e->v));
+}
+
+/* A call into the agent (inject_agent_return's way back) with the call
+ * thread's errno as the program had it (inject_errno): written before it,
+ * read anew after a call whose thread came back by itself. */
+static int inject_agent_run(struct hijack *h, struct inject_errno *e,
+			    uint64_t fn, const uint64_t *args, int nargs,
+			    unsigned flags, uint64_t *ret, char **cause)
+{
+	int err;
+
+	inject_errno_restore(h, e);
+	err = hijack_call(h, fn, args, nargs, flags, ret, cause);
+	if (hijack_call_escaped(h) && e->at &&
+	    hijack_read(h, e->at, &e->v, sizeof(e->v)))
+		e->at = 0; /* unknown now: better left alone than made stale */
+	return err;
 }
 
 /* dlopen of the agent in the target. */
@@ -315,9 +343,9 @@ static int inject_same_pidns(pid_t pid)
 	return na > 0 && na == nb && !memcmp(a, b, (size_t)na);
 }
 
-int inject_agent_start_held(struct hijack *h, const char *agent_so,
-			    const char *session_dir, uint32_t flags,
-			    char **cause)
+static int inject_start(struct hijack *h, const char *agent_so,
+			const char *session_dir, uint32_t flags,
+			struct inject_errno *e, char **cause)
 {
 	char so[PATH_MAX + 64];
 	struct propel_thread_hint *hints = NULL;
@@ -375,7 +403,8 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
 	    !hijack_stage(h, session_dir, strlen(session_dir) + 1, &adir) &&
 	    (args[0] = adir,
-	     !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL)) &&
+	     !inject_agent_run(h, e, fn, args, 1, HIJACK_OTHERS_RUN, &ret,
+			       NULL)) &&
 	    (int32_t)ret < 0)
 		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
 		       strerror(-(int32_t)ret));
@@ -406,7 +435,7 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 	args[2] = n;
 	args[3] = flags | (inject_same_pidns(hijack_pid(h))
 				   ? PROPEL_START_NEED_LEASE : 0);
-	err = hijack_call(h, fn, args, 4, 0, &ret, cause);
+	err = inject_agent_run(h, e, fn, args, 4, 0, &ret, cause);
 	escaped = hijack_call_escaped(h);
 	if (err)
 		goto out;
@@ -433,13 +462,29 @@ int inject_agent_start_held(struct hijack *h, const char *agent_so,
 		       "back by itself to where no call is safe)",
 		       (int)hijack_pid(h));
 	} else if (!hijack_sym(h, so, PROPEL_AGENT_LEASE_SYM, &fn, NULL) &&
-		   !hijack_call(h, fn, args, 1, HIJACK_OTHERS_RUN, &ret, NULL) &&
+		   !inject_agent_run(h, e, fn, args, 1, HIJACK_OTHERS_RUN,
+				     &ret, NULL) &&
 		   (int32_t)ret < 0) {
 		pr_dbg("lease in %d: %s", (int)hijack_pid(h),
 		       strerror(-(int32_t)ret));
 	}
 out:
 	free(hints);
+	return err;
+}
+
+/* (the call thread's errno as the hold found it, whatever the calls did:
+ * inject_errno) */
+int inject_agent_start_held(struct hijack *h, const char *agent_so,
+			    const char *session_dir, uint32_t flags,
+			    char **cause)
+{
+	struct inject_errno e;
+	int err;
+
+	inject_errno_save(h, &e);
+	err = inject_start(h, agent_so, session_dir, flags, &e, cause);
+	inject_errno_restore(h, &e);
 	return err;
 }
 
@@ -452,15 +497,11 @@ int inject_agent_start(pid_t pid, const char *agent_so, const char *session_dir,
 	/* -EAGAIN: a thread of an earlier session's agent was stopped inside
 	 * the agent's lock; let the process run a moment and ask again */
 	for (int tries = 0;; tries++) {
-		struct inject_errno e;
-
 		err = hijack_attach(pid, &h, cause);
 		if (err)
 			return err;
-		inject_errno_save(h, &e);
 		err = inject_agent_start_held(h, agent_so, session_dir, flags,
 					      cause);
-		inject_errno_restore(h, &e);
 		e2 = hijack_detach(h);
 		h = NULL;
 		if (err != -EAGAIN || tries == 200)
@@ -502,7 +543,7 @@ static int inject_agent_call(pid_t pid, const char *sym, int safe,
 
 		inject_errno_save(h, &e);
 		inject_agent_return(h, so);
-		err = hijack_call(h, fn, NULL, 0, 0, &ret, cause);
+		err = inject_agent_run(h, &e, fn, NULL, 0, 0, &ret, cause);
 		inject_errno_restore(h, &e);
 	}
 	if (!err)

@@ -1120,11 +1120,22 @@ static int start_common_in(const char *dir, uint32_t flags, int need_coord)
 	return 0;
 }
 
-/* ---- exported interface ---- */
+/*
+ * ---- exported interface ----
+ *
+ * Each entry point runs on a program thread that the injector borrowed
+ * (inject/inject.c) and hands it back its errno as it was called with,
+ * whatever its work left there (files not found, maps, waits): a call
+ * whose injector came late to its pad goes back to the program by itself
+ * (tramp.S propel_agent_return), and the program may look at errno next
+ * -- a call of its own failed just before the thread was stopped
+ * (tests/e2e/harm-errno-escape.sh).  The injector writes the program's
+ * value before each call.
+ */
 
-AG_EXPORT int propel_agent_start(const char *session_dir,
-				 const struct propel_thread_hint *hints,
-				 uint32_t nhints, uint32_t flags)
+static int agent_start(const char *session_dir,
+		       const struct propel_thread_hint *hints, uint32_t nhints,
+		       uint32_t flags)
 {
 	int err;
 	uint32_t i;
@@ -1179,6 +1190,16 @@ AG_EXPORT int propel_agent_start(const char *session_dir,
 	}
 	pthread_mutex_unlock(&ag_lock);
 	return err;
+}
+
+AG_EXPORT int propel_agent_start(const char *session_dir,
+				 const struct propel_thread_hint *hints,
+				 uint32_t nhints, uint32_t flags)
+{
+	int e = errno, r = agent_start(session_dir, hints, nhints, flags);
+
+	errno = e;
+	return r;
 }
 
 /* Stop recording, with ag_lock held, and write no code: what is safe
@@ -1304,7 +1325,7 @@ void agent_inert_locked(const char *why)
 	agent_stop_lines(why, 0, 1);
 }
 
-AG_EXPORT int propel_agent_stop(void)
+static int agent_stop(void)
 {
 	int n, cut, was_inert = ag_inert;
 
@@ -1327,10 +1348,18 @@ AG_EXPORT int propel_agent_stop(void)
 	return n;
 }
 
+AG_EXPORT int propel_agent_stop(void)
+{
+	int e = errno, r = agent_stop();
+
+	errno = e;
+	return r;
+}
+
 /* how long propel_agent_lease(NULL) waits for another thread's ag_lock */
 #define LEASE_LOCK_WAIT_MS 1000
 
-AG_EXPORT int propel_agent_lease(const char *session_dir)
+static int agent_lease(const char *session_dir)
 {
 	sigset_t all, old;
 	int r;
@@ -1363,6 +1392,14 @@ AG_EXPORT int propel_agent_lease(const char *session_dir)
 	r = ag_active || (session_dir && lease_cur) ? lease_spawn() : 0;
 	pthread_mutex_unlock(&ag_lock);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
+}
+
+AG_EXPORT int propel_agent_lease(const char *session_dir)
+{
+	int e = errno, r = agent_lease(session_dir);
+
+	errno = e;
 	return r;
 }
 
