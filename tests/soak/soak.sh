@@ -317,7 +317,7 @@ redis_judge() { # DIR PIDS...: the round's harm
 		why="$why load: ${be:-redis-benchmark ended}"
 	fi
 	why="$why$(off_check "$@")"
-	[ -n "$why" ] && snap_harm "${@:2}"
+	[ -n "$why" ] && snap_harm "$@"
 	echo "$why"
 }
 
