@@ -1438,7 +1438,7 @@ slot:
 	 * data) go back only while they are still ours: the thread held and
 	 * about to resume from saved (or never resumed).  A thread that came
 	 * back by itself (escaped: the pad's rt_sigreturn ran because we were
-	 * late, a loaded machine starving propel for the pad's ~0.1 s) has
+	 * late, a loaded machine starving propel for the pad's ~0.4 s) has
 	 * run the program since, and that stack is its own again: its live
 	 * frames may lie there now, and the old bytes written over them were
 	 * its next return address -- spin's worker jumped to the base of its

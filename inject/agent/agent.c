@@ -1372,7 +1372,7 @@ static int agent_lease(const char *session_dir)
 	 * an earlier session's agent (still active) may have had it there
 	 * when the injector stopped it.  After the start too: a propel late
 	 * at the start's pad (a loaded machine keeping it off its CPU for
-	 * the pad's ~0.1 s) finds the thread gone back to the program by
+	 * the pad's ~0.4 s) finds the thread gone back to the program by
 	 * itself, and takes it back wherever it is by then -- in a slow
 	 * path, this lock held.  Waiting here, nginx's worker hung for ever
 	 * on its own lock in soak nginx-attach (propel killed during this

@@ -995,10 +995,17 @@ ag_tramp_fret:
  * propel_agent_return (share/agent-abi.h): where the injector's calls into
  * the agent return (inject/hijack.h hijack_set_return).  rax and "back"
  * for the injector, which polls them and takes the thread here; then, if
- * it has not (it died), after about 2e8 TSC cycles of yields (a bound in
- * time: a yield may give the CPU away for a whole slice) rt_sigreturn of
- * the signal frame it built below the call (inject/hijack-ret.c) puts the
- * thread back as it was held.  Alone in its 128 bytes (HIJACK_PAD_SIZE):
+ * it has not (it died), after about 1e9 TSC cycles of yields (a bound in
+ * time, ~0.3-0.5 s at 2-3.5 GHz: a yield may give the CPU away for a whole
+ * slice) rt_sigreturn of the signal frame it built below the call
+ * (inject/hijack-ret.c) puts the thread back as it was held.  The bound
+ * is what a propel killed mid-call costs the program (a pause), and what
+ * a propel merely late may be before the thread goes back by itself: at
+ * 2e8 (~77 ms here) a loaded machine kept propel off its CPU that long,
+ * and the thread, gone back to the program, ran where no call was meant
+ * to find it -- a followed exec's child ran to its end untraced
+ * (fcr3 golden spawn.O0.attach), nginx's worker was taken back inside
+ * the agent's lock (956adfc).  Alone in its 128 bytes (HIJACK_PAD_SIZE):
  * a thread stopped there has not returned to the program yet.
  */
 	.text
@@ -1018,7 +1025,7 @@ propel_agent_return:
 	shl	$32, %rdx
 	or	%rax, %rdx
 	sub	%r8, %rdx
-	cmp	$200000000, %rdx
+	cmp	$1000000000, %rdx
 	jb	1b
 	mov	$15, %eax			/* SYS_rt_sigreturn */
 	syscall

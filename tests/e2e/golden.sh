@@ -344,8 +344,19 @@ late=
 slow=
 [[ " $modes " = *" attach "* ]] && [[ " ${names[*]} " = *" spawn_cxx "* ]] &&
 	[[ " ${GOLDEN_LEVELS:-O0 O2 O3} " = *" O0 "* ]] && slow=1 && n=$((n + 2))
+# golden/spawn.O0.attach-pad-late: the attach again with propel 150 ms
+# late at every call's pad (PROPEL_TEST_PAD_LATE_MS, inject/hijack.c), as
+# a loaded machine keeps it off its CPU: the pad waits for it
+# (inject/agent/tramp.S, ~0.4 s), so each exec'd child is still injected
+# at its main.  At ~77 ms each child's thread went back to the program by
+# itself from propel_agent_lease, ran to its end untraced, and the exec
+# was "not followed: libpropel-agent.so is not mapped" (fcr3, J=2)
+padlate=
+[[ " $modes " = *" attach "* ]] && [[ " ${names[*]} " = *" spawn "* ]] &&
+	[[ " ${GOLDEN_LEVELS:-O0 O2 O3} " = *" O0 "* ]] && padlate=1 && n=$((n + 1))
 expect_checks $n
 [ -n "$late" ] && PROPEL_TEST_LEASE_SPIN_MS=400 one ind_vcall O3 lease-late
+[ -n "$padlate" ] && PROPEL_TEST_PAD_LATE_MS=150 one_attach spawn O0 pad-late
 if [ -n "$slow" ]; then
 	PROPEL_TEST_AFTER_INJECT_MS=300 PROPEL_TEST_EXEC_DELAY_MS=800 \
 		one_attach spawn_cxx O0 slow

@@ -17,8 +17,8 @@
 # The fixture tests/fixtures/signal/errno-escape.c sets errno to a mark of
 # its own before each 1 ms sleep and reports a pass after which errno is
 # not its mark: "other" (what a call left: 1) or "stale" (an earlier
-# pass's mark, written back: 2).  PROPEL_TEST_PAD_LATE_MS=300 makes every
-# agent call come back by itself (the pad yields ~0.1 s), so the program
+# pass's mark, written back: 2).  PROPEL_TEST_PAD_LATE_MS=1000 makes every
+# agent call come back by itself (the pad yields ~0.4 s), so the program
 # makes ~200 passes in each, and the stop propel takes it back at is
 # another pass's: the old code's write before the detach was stale in
 # every hold (unless the thread was taken back between a pass's check and
@@ -82,7 +82,7 @@ if [ -s "$t/out" ]; then
 	echo "  before any attach: $(head -3 "$t/out" | tr '\n' ';')"
 fi
 : >"$t/out"
-PROPEL_TEST_PAD_LATE_MS=300 PROPEL_DEBUG=hijack PROPEL_LOG="$t/log" \
+PROPEL_TEST_PAD_LATE_MS=1000 PROPEL_DEBUG=hijack PROPEL_LOG="$t/log" \
 	timeout 60 "$PROPEL" attach -o "$t/a.db" --duration 1 "$pid" >"$t/a.out" 2>&1
 rc=$?
 esc=$(grep -c "came back by itself" "$t/log" 2>/dev/null)
@@ -108,7 +108,7 @@ fi
 
 # ---- detach: the status and stop holds, the same way ----
 : >"$t/out"
-PROPEL_TEST_PAD_LATE_MS=300 PROPEL_DEBUG=hijack PROPEL_LOG="$t/dlog" \
+PROPEL_TEST_PAD_LATE_MS=1000 PROPEL_DEBUG=hijack PROPEL_LOG="$t/dlog" \
 	timeout 60 "$PROPEL" detach "$pid" >"$t/d.out" 2>&1
 rc=$?
 esc=$(grep -c "came back by itself" "$t/dlog" 2>/dev/null)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/e2e/harm-escape.sh - never harm the target (issue 30) when propel
 # comes late to a call's pad and the call thread goes back to the program
-# by itself (the pad yields ~0.1 s, then rt_sigreturn: inject/hijack-ret.c,
+# by itself (the pad yields ~0.4 s, then rt_sigreturn: inject/hijack-ret.c,
 # inject/agent/tramp.S propel_agent_return).  propel then takes the thread
 # back wherever it is by then, and its next call runs there.
 #
@@ -96,7 +96,7 @@ counting() {
 
 # ---- late: an attach whose every call's thread comes back by itself ----
 t0=${EPOCHREALTIME/./}
-PROPEL_TEST_PAD_LATE_MS=300 timeout 60 "$PROPEL" attach -o "$t/l.db" --duration 1 "$pid" >"$t/l.out" 2>&1
+PROPEL_TEST_PAD_LATE_MS=1000 timeout 60 "$PROPEL" attach -o "$t/l.db" --duration 1 "$pid" >"$t/l.out" 2>&1
 rc=$?
 ms=$(((${EPOCHREALTIME/./} - t0) / 1000))
 r=$(text_restored "$pid")
@@ -109,11 +109,14 @@ fi
 
 # ---- killed: propel killed while it makes those calls ----
 since=$(date +%s)
-PROPEL_TEST_PAD_LATE_MS=300 "$PROPEL" attach -o "$t/k.db" "$pid" >"$t/k.out" 2>&1 &
+PROPEL_TEST_PAD_LATE_MS=1000 "$PROPEL" attach -o "$t/k.db" "$pid" >"$t/k.out" 2>&1 &
 ap=$!
 map=
 wait_until 10 eval 'sd=$(ring_dir "$ap" "$since") && map=$(ls "$sd"/"$pid".*.map 2>/dev/null | head -1) && [ -n "$map" ]'
-sleep 1
+# the map file is the start's; propel takes the thread back 1 s later
+# (the pad gave up after ~0.4 s, the thread is in its 1 s hold) and calls
+# propel_agent_lease(NULL) there: killed during that call
+sleep 1.6
 kill -9 "$ap"
 wait "$ap" 2>/dev/null
 ap=

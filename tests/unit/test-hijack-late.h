@@ -6,7 +6,7 @@
  *
  * A call into the agent returns into its pad (propel_agent_return), which
  * says "done" and, if the injector has not taken the thread within about
- * 0.1 s, puts it back itself with the signal frame below the call
+ * 0.4 s (1e9 TSC cycles), puts it back itself with the signal frame below the call
  * (inject/hijack-ret.c).  On a loaded machine the injector can be that
  * late (propel starved of CPU beside make test J=2): the thread has gone
  * on with the program by the time it is taken back, its new frames where
@@ -14,7 +14,7 @@
  * bytes back there -- over live return addresses: spin's worker jumped
  * to the base of its stack mapping (capture attach/200-cycles) and
  * nginx's to 0.  Here the injector is made late by stopping it
- * (SIGSTOP) for 0.6 s; deep.c's worker, armed by the call, is 200 frames
+ * (SIGSTOP) for 1.5 s; deep.c's worker, armed by the call, is 200 frames
  * below the call's sp when it is taken back, and checks every frame on
  * its way up 3 s later.
  */
@@ -101,7 +101,7 @@ static void th_case_late(void)
 	close(pp[0]);
 	th_sleep_ms(10); /* into deep_arm's 50 ms */
 	kill(tr, SIGSTOP);
-	th_sleep_ms(600); /* the pad gives up, the worker goes down */
+	th_sleep_ms(1500); /* the pad gives up, the worker goes down */
 	kill(tr, SIGCONT);
 	waitpid(tr, &st, 0);
 	tr = -1;

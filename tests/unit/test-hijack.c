@@ -1069,8 +1069,9 @@ static int th_dies_once(struct th_proc *p, const char *so, int pad_kind,
 	th_sleep_ms(100);
 	kill(tr, SIGKILL);
 	waitpid(tr, &st, 0);
-	/* the usleep ends 200 ms later, the agent's pad yields a moment */
-	th_sleep_ms(400);
+	/* the usleep ends 200 ms later, the agent's pad yields up to ~0.5 s
+	 * (1e9 TSC cycles: inject/agent/tramp.S) */
+	th_sleep_ms(1200);
 	return th_healthy(p, 300, why, wn);
 }
 
