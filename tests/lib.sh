@@ -192,6 +192,13 @@ wait_until() {
 		sleep 0.02
 	done
 }
+# counter_moves FILE: the number a program keeps writing to FILE (its
+# passes so far) changes within 1 s -- the program runs on
+counter_moves() {
+	local a
+	a=$(cat "$1" 2>/dev/null || echo 0)
+	wait_until 1 eval "[ \"\$(cat '$1' 2>/dev/null || echo 0)\" != '$a' ]"
+}
 # free_port [N]: N ports in a row (default 1) free now on 127.0.0.1, TCP
 # and UDP, chosen at random below the kernel's ephemeral range (which the
 # outgoing connections of a load generator beside this suite take from:

@@ -65,11 +65,7 @@ wait_until 5 test -s "$t/out.count"
 
 count() { cat "$t/out.count" 2>/dev/null || echo 0; }
 # counting: the program's count moves within 1 s
-counting() {
-	local a
-	a=$(count)
-	wait_until 1 eval '[ "$(count)" != "$a" ]'
-}
+counting() { counter_moves "$t/out.count"; }
 # wrong KIND: the fixture's lines of that kind so far (count, first one)
 wrong() {
 	local n

@@ -88,11 +88,7 @@ wait_until 5 test -s "$t/count"
 
 count() { cat "$t/count" 2>/dev/null || echo 0; }
 # counting PID: the program's count moves within 1 s
-counting() {
-	local a
-	a=$(count)
-	wait_until 1 eval '[ "$(count)" != "$a" ]'
-}
+counting() { counter_moves "$t/count"; }
 
 # ---- late: an attach whose every call's thread comes back by itself ----
 t0=${EPOCHREALTIME/./}
