@@ -5,7 +5,9 @@
  * Each call is one complete hold: attach, do the work, detach; the target
  * runs untouched between calls.  Callers: `propel attach` (engine/run.c),
  * propeld, tests/unit/test-hijack.c.  Errors: 0 or -errno with a one-line
- * cause ("propel: attach PID: <cause>").
+ * cause ("propel: attach PID: <cause>").  The call thread's errno is as
+ * the program left it when each hold ends, also after a call whose thread
+ * went back to the program by itself (inject.c inject_agent_run).
  */
 #ifndef PROPEL_INJECT_INJECT_H
 #define PROPEL_INJECT_INJECT_H

@@ -44,10 +44,13 @@
  *   propel_agent_result[2] (data): where the injector's calls into the
  *       agent return: the pad stores rax in propel_agent_result[0], 1 in
  *       [1] (the injector polls it and takes the thread there), and after
- *       a moment makes the rt_sigreturn of the signal frame the injector
- *       built below the call (inject/hijack-ret.c), so that a thread whose
- *       propel is killed during the call goes on as it was.  Not a
- *       function to call.
+ *       ~0.4 s (1e9 TSC cycles of yields) makes the rt_sigreturn of the
+ *       signal frame the injector built below the call
+ *       (inject/hijack-ret.c), so that a thread whose propel is killed
+ *       during the call (or kept off its CPU that long) goes on as it
+ *       was.  The entry points above keep the call thread's errno as they
+ *       found it, so a thread that goes on by itself sees its own errno.
+ *       Not a function to call.
  *
  * The coordinator (the propel process that owns the session) writes
  * PROPEL_COORD_FILE in the session directory before any agent starts:
