@@ -115,7 +115,7 @@ static char *stack_text(struct vitals_collect *vc, const struct vitals_sample *s
 		}
 		if (user) {
 			name = vitals_sym_user(vc->sym, s->tgid,
-					       i ? ips[i] - 1 : ips[i], buf,
+					       i ? ips[i] - 1 : ips[i], !i, buf,
 					       sizeof(buf));
 			if (raw && name[0] == '0' && name[1] == 'x')
 				(*raw)++;

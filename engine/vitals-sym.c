@@ -8,8 +8,11 @@
  * User: symbols are kept per executable file, not per process.  A pid's
  * executable mappings are read from /proc/PID/maps on first use (kept
  * until vitals_sym_forget, the least recently used of VITALS_SYM_PIDS
- * going first; re-read once for an address in none of them: an exec, a
- * new library); a mapping names its file by device and inode, and each
+ * going first); an address in none of them re-reads them -- an exec, a
+ * new library: every time for a sample's PC (never an unwinder's guess)
+ * unless they were read within the last millisecond, once for a deeper
+ * frame; a read that fails (the process is gone) keeps the maps it had
+ * and stops the re-reads for good; a mapping names its file by device and inode, and each
  * file is opened once for the whole run (through /proc/PID/map_files, so a
  * file of another mount namespace or one deleted since is still found),
  * reported to libdwfl at its link-time addresses (which also finds its
@@ -89,7 +92,9 @@ struct vitals_map {
 struct vitals_pid {
 	uint32_t pid;
 	int ok;	       /* maps read */
-	int refreshed; /* re-read once for an unknown address */
+	int refreshed; /* re-read for an unknown deeper frame */
+	int gone;      /* a read failed: the maps kept are its last */
+	uint64_t read_ns; /* when they were read (monotonic) */
 	struct vitals_map *maps;
 	size_t nmaps;
 };
@@ -240,17 +245,26 @@ static int map_cmp(const void *a, const void *b)
 }
 
 /* Read pid's executable mappings; 0 or -errno. */
+/* Read the pid's executable mappings; on failure (gone, permission) the
+ * ones it had stay, and -errno.  A process whose first user frames were
+ * sampled in the shell that forked it, then in taskset, then in its own
+ * program had its maps read in the middle of that chain: with one
+ * re-read, every later frame of its program stayed an address
+ * (vitals-workloads: a spinner's 8 samples "0x5635dd89b3c8"). */
 static int pid_read_maps(struct vitals_pid *p)
 {
 	char path[64], line[4608];
-	size_t cap = 0;
+	struct vitals_map *maps = NULL;
+	size_t cap = 0, nmaps = 0;
 	FILE *f;
 
-	pid_release(p);
 	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
 	f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		p->gone = 1;
 		return -errno;
+	}
+	p->read_ns = propel_mono_ns();
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, end, off, ino;
 		unsigned maj, min;
@@ -263,16 +277,16 @@ static int pid_read_maps(struct vitals_pid *p)
 			   perms, &off, &maj, &min, &ino, &pos) < 7 ||
 		    !strchr(perms, 'x'))
 			continue;
-		if (p->nmaps == cap) {
+		if (nmaps == cap) {
 			struct vitals_map *n;
 
 			cap = cap ? 2 * cap : 32;
-			n = realloc(p->maps, cap * sizeof(*n));
+			n = realloc(maps, cap * sizeof(*n));
 			if (!n)
 				break;
-			p->maps = n;
+			maps = n;
 		}
-		m = &p->maps[p->nmaps++];
+		m = &maps[nmaps++];
 		memset(m, 0, sizeof(*m));
 		m->start = start;
 		m->end = end;
@@ -287,7 +301,11 @@ static int pid_read_maps(struct vitals_pid *p)
 		}
 	}
 	fclose(f);
-	qsort(p->maps, p->nmaps, sizeof(*p->maps), map_cmp);
+	if (nmaps)
+		qsort(maps, nmaps, sizeof(*maps), map_cmp);
+	pid_release(p);
+	p->maps = maps;
+	p->nmaps = nmaps;
 	return 0;
 }
 
@@ -540,7 +558,8 @@ static const char *file_name_at(const struct vitals_file *f, uint64_t a,
 }
 
 static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
-					uint64_t addr, char *buf, size_t n)
+					uint64_t addr, int pc, char *buf,
+					size_t n)
 {
 	struct vitals_pid *p = pid_get(vs, pid);
 	const struct vitals_map *m = p->ok ? pid_find_map(p, addr) : NULL;
@@ -548,11 +567,13 @@ static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
 	uint64_t off;
 	int i;
 
-	if (!m && p->ok && !p->refreshed) {
+	if (!m && p->ok && !p->gone &&
+	    (pc ? propel_mono_ns() - p->read_ns >= 1000000 : !p->refreshed)) {
 		/* mapped since its maps were read (an exec, a library) */
-		p->refreshed = 1;
-		p->ok = pid_read_maps(p) == 0;
-		m = p->ok ? pid_find_map(p, addr) : NULL;
+		if (!pc)
+			p->refreshed = 1;
+		pid_read_maps(p);
+		m = pid_find_map(p, addr);
 	}
 	if (!m) {
 		snprintf(buf, n, "0x%" PRIx64, addr);
@@ -580,7 +601,7 @@ static const char *vitals_sym_user_slow(struct vitals_sym *vs, uint32_t pid,
 }
 
 const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
-			    uint64_t addr, char *buf, size_t n)
+			    uint64_t addr, int pc, char *buf, size_t n)
 {
 	uint64_t h = (addr ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
 	struct vitals_sym_ent *e = &vs->cache[h >> 51 & (VITALS_SYM_CACHE - 1)];
@@ -588,7 +609,7 @@ const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
 
 	if (e->name && e->pid == pid && e->addr == addr)
 		return e->name;
-	name = vitals_sym_user_slow(vs, pid, addr, buf, n);
+	name = vitals_sym_user_slow(vs, pid, addr, pc, buf, n);
 	if (name[0] == '0' && name[1] == 'x')
 		return name; /* unresolved: may resolve on a later try */
 	free(e->name);

@@ -22,9 +22,11 @@ void vitals_sym_free(struct vitals_sym *vs);
 /* Name of a kernel text address (pointer into the table, or buf). */
 const char *vitals_sym_kernel(struct vitals_sym *vs, uint64_t addr, char *buf,
 			      size_t n);
-/* Name of a user address in process pid (pointer into a cache, or buf). */
+/* Name of a user address in process pid (pointer into a cache, or buf).
+ * pc: addr is the sample's PC, not a return address the unwinder found
+ * (an address of no mapping then means the process mapped new code). */
 const char *vitals_sym_user(struct vitals_sym *vs, uint32_t pid,
-			    uint64_t addr, char *buf, size_t n);
+			    uint64_t addr, int pc, char *buf, size_t n);
 /* With quick set, a user address whose file's symbols were not read yet
  * is left as "0x..." instead of reading them: what is known already (the
  * files read, each process's maps, which are read even then because they
