@@ -488,13 +488,19 @@ static void hg_channel(struct hg *g, size_t a, size_t b)
 			}
 			w = HANG_UNREAD;
 		}
-		if (w == HANG_NONE && B->nsend &&
+		if (w == HANG_NONE && (B->nsend || x == client) &&
 		    x == (client != SIZE_MAX ? client : first)) {
 			/* a request not answered: the requester is the one
 			 * that opened the channel (else that spoke first: a
 			 * recording that began mid-conversation can mislead
-			 * it) */
-			for (i = B->last_send + 1; i < b; i++)
+			 * it).  A channel B never answered on is a
+			 * request/reply one only when A is known to have
+			 * opened it: a client's first request on a new
+			 * connection (nginx's to an upstream that hung
+			 * reading redis: without it, the chain through nginx
+			 * began at a later request's unread bytes, and redis's
+			 * unread reply came first, three-tier fcr6) */
+			for (i = B->nsend ? B->last_send + 1 : a; i < b; i++)
 				if (t->ev[g->in->comm[g->order[i]].ev].pid ==
 					    A->p->pid &&
 				    t->ev[g->in->comm[g->order[i]].ev].kind == TK_SEND)

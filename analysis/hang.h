@@ -32,8 +32,10 @@
  *           byte -- a writer blocked on a full buffer, or bytes queued;
  *   reply   B read it all and has answered on C before (a request/reply
  *           channel), A being the client of C (hang_comm.client; unknown:
- *           the one that spoke first on it): A waits for B's answer
- *           since its first send after B's last one.
+ *           the one that spoke first on it), or B never answered on C and
+ *           A is known to have opened it (a client's first request on a
+ *           new connection): A waits for B's answer since its first send
+ *           after B's last one.
  * A wait is an edge A -> B when B stopped making progress (a thread of it
  * stopped, or it crashed or exited) or A's own thread is stuck in the wait
  * (stopped in a write with bytes unread, or after its request) -- bytes a

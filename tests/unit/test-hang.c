@@ -18,6 +18,16 @@
  *                    bytes at 22 ms), the flow event the backend's read
  *                    (the member that stopped);
  *                    the text names the wait and the head's call
+ *   chain/new-conn   the same, but the client's second request goes on a
+ *                    new connection it opened (chan 2; the engine knows
+ *                    the client), which the backend read and never
+ *                    answered on, and a third request's 50 bytes on
+ *                    chan 0 at 30 ms stay unread: the client waits for a
+ *                    reply since 20 ms, its chain first (three-tier fcr6:
+ *                    no reply wait on a channel never answered on, and
+ *                    redis's unread reply came first); with the opener
+ *                    not known, the chain through the client is the
+ *                    unread bytes at 30 ms, after redis's
  *   chain/inflight   the same with the session ending 2.1 ms after the
  *                    request (within the precision): no chain
  *   chain/killed     the backend crashed (signal 11) on the client's
@@ -65,6 +75,7 @@ struct hb {
 	int64_t cid[64];
 	int64_t coff[64];
 	uint32_t cch[64];
+	int8_t opened[64]; /* 1: its process opened the channel (known) */
 };
 
 static void hb_proc(struct trace *t, int64_t pid, const char *exe)
@@ -100,7 +111,8 @@ static struct hang *hb_done(struct hb *b, struct hang_input *in,
 		b->c[i].ev = tb_find(b->t, b->cid[i]);
 		b->c[i].chan = b->cch[i];
 		b->c[i].offset = b->coff[i];
-		b->c[i].client = -1; /* the engine's guess: none here */
+		/* the engine's guess: none here, unless the test says */
+		b->c[i].client = b->opened[i] ? 1 : -1;
 	}
 	memset(in, 0, sizeof(*in));
 	in->t = b->t;
@@ -166,14 +178,19 @@ static void test_unread(void)
 	trace_free(b.t);
 }
 
-/* client 100 -> backend 200 (tcp chan 0), backend -> redis 300 (chan 1) */
-static struct hang *reply_trace(struct hb *b, struct hang_input *in,
-				int64_t end)
+/* client 100 -> backend 200 (tcp chan 0), backend -> redis 300 (chan 1);
+ * newconn: request 2 on chan 2, which the client opened (opened: the
+ * engine knows it), and a request 3 on chan 0 never read */
+static struct hang *reply_trace_on(struct hb *b, struct hang_input *in,
+				   int64_t end, int newconn, int opened)
 {
-	static const char *const chan[] = { "tcp:a>b", "tcp:b>c" };
+	static const char *const chan[] = { "tcp:a>b", "tcp:b>c", "tcp:a>b2" };
+	uint32_t c2 = newconn ? 2 : 0;
+	int64_t o2 = newconn ? 0 : 50;
 
 	b->t = trace_new();
 	b->nc = 0;
+	memset(b->opened, 0, sizeof(b->opened));
 	hb_proc(b->t, 100, "/usr/sbin/nginx");
 	hb_proc(b->t, 200, "/opt/backend");
 	hb_proc(b->t, 300, "/usr/bin/redis-server");
@@ -181,7 +198,10 @@ static struct hang *reply_trace(struct hb *b, struct hang_input *in,
 	tb_ev(b->t, 100, 0, TK_ENTRY, 0, "main", "n.c:1");
 	hb_comm(b, 101, 10 * MS, TK_SEND, 50, 0, 0);	 /* request 1 */
 	hb_comm(b, 102, 11 * MS, TK_RECV, 80, 0, 0);	 /* answer 1 */
-	hb_comm(b, 103, 20 * MS, TK_SEND, 50, 0, 50);	 /* request 2 */
+	hb_comm(b, 103, 20 * MS, TK_SEND, 50, c2, o2);	 /* request 2 */
+	b->opened[b->nc - 1] = newconn && opened;
+	if (newconn)
+		hb_comm(b, 106, 30 * MS, TK_SEND, 50, 0, 50); /* request 3 */
 	tb_ev(b->t, 104, end, TK_ENTRY, 1, "epoll_wait", "n.c:2");
 	tb_thread(b->t, 200, 200);
 	tb_ev(b->t, 200, 0, TK_ENTRY, 0, "main", "b.c:1");
@@ -189,7 +209,7 @@ static struct hang *reply_trace(struct hb *b, struct hang_input *in,
 	hb_comm(b, 202, 10 * MS + 200, TK_SEND, 10, 1, 0);  /* ask redis */
 	hb_comm(b, 203, 10 * MS + 300, TK_RECV, 10, 1, 0);
 	hb_comm(b, 204, 10 * MS + 400, TK_SEND, 80, 0, 0);  /* answer 1 */
-	hb_comm(b, 205, 20 * MS + 100, TK_RECV, 50, 0, 50);
+	hb_comm(b, 205, 20 * MS + 100, TK_RECV, 50, c2, o2);
 	hb_comm(b, 206, 21 * MS, TK_SEND, 10, 1, 10);	 /* ask again */
 	tb_ev(b->t, 207, 21 * MS + 100, TK_ENTRY, 1, "read", "b.c:2");
 	tb_thread(b->t, 300, 300);
@@ -205,7 +225,13 @@ static struct hang *reply_trace(struct hb *b, struct hang_input *in,
 	tb_msg(b->t, 204, 102);
 	tb_msg(b->t, 103, 205);
 	tb_msg(b->t, 206, 303);
-	return hb_done(b, in, chan, 2);
+	return hb_done(b, in, chan, 3);
+}
+
+static struct hang *reply_trace(struct hb *b, struct hang_input *in,
+				int64_t end)
+{
+	return reply_trace_on(b, in, end, 0, 0);
 }
 
 static void test_reply(void)
@@ -235,6 +261,37 @@ static void test_reply(void)
 	h = reply_trace(&b, &in, 21 * MS + 500000);
 	CHECK("chain/inflight", h->nchain == 0 && h->nedges == 0,
 	      "%zu chains, %zu edges", h->nchain, h->nedges);
+	hang_free(h);
+	trace_free(b.t);
+
+	memset(&b, 0, sizeof(b));
+	h = reply_trace_on(&b, &in, 5000 * MS, 1, 1);
+	c = h->nchain == 2 ? h->chain : NULL;
+	{
+		struct hb b2;
+		struct hang *h2;
+		const struct hang_chain *c2;
+
+		memset(&b2, 0, sizeof(b2));
+		h2 = reply_trace_on(&b2, &in, 5000 * MS, 1, 0);
+		c2 = h2->nchain == 2 ? h2->chain : NULL;
+		CHECK("chain/new-conn",
+		      c && c[0].n == 2 && c[0].m[0].pid == 100 &&
+			      c[0].m[0].wait == HANG_REPLY &&
+			      c[0].m[0].chan == 2 &&
+			      c[0].m[0].wait_since_ns == 20 * MS &&
+			      c[0].head_pid == 200 && c[1].m[0].pid == 300 &&
+			      c2 && c2[0].m[0].pid == 300 &&
+			      c2[1].m[0].pid == 100 &&
+			      c2[1].m[0].wait == HANG_UNREAD &&
+			      c2[1].m[0].wait_since_ns == 30 * MS,
+		      "opener known: %zu chains, first %lld; not known: %zu "
+		      "chains, first %lld",
+		      h->nchain, c ? (long long)c[0].m[0].pid : -1LL,
+		      h2->nchain, c2 ? (long long)c2[0].m[0].pid : -1LL);
+		hang_free(h2);
+		trace_free(b2.t);
+	}
 	hang_free(h);
 	trace_free(b.t);
 }
@@ -513,7 +570,7 @@ static void test_switched_off(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(14);
+	CHECKS_EXPECT(15);
 	test_unread();
 	test_reply();
 	test_killed();
