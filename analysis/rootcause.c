@@ -204,6 +204,8 @@ struct rc_item {
 	const struct profiles_entry *e;
 	const struct profile *from;
 	int keep;
+	int variation;
+	size_t seen;
 };
 
 static int rc_u32_cmp(const void *a, const void *b)
@@ -231,6 +233,8 @@ static int rc_time_cmp(const void *a, const void *b)
 	const struct rootcause_path *x = *(struct rootcause_path *const *)a;
 	const struct rootcause_path *y = *(struct rootcause_path *const *)b;
 
+	if (x->variation != y->variation)
+		return x->variation - y->variation;
 	if (x->rel_ts != y->rel_ts)
 		return x->rel_ts < y->rel_ts ? -1 : 1;
 	if (x->side != y->side)
@@ -243,6 +247,8 @@ static int rc_len_cmp(const void *a, const void *b)
 	const struct rootcause_path *x = *(struct rootcause_path *const *)a;
 	const struct rootcause_path *y = *(struct rootcause_path *const *)b;
 
+	if (x->variation != y->variation)
+		return x->variation - y->variation;
 	if (x->len != y->len)
 		return x->len < y->len ? -1 : 1;
 	return rc_time_cmp(a, b);
@@ -289,8 +295,37 @@ static int rc_delta(const struct profile *p, const struct profile *q, int side,
 	return 0;
 }
 
+/* How many of the others (a and nm left out) took path k. */
+static size_t rc_seen(uint32_t k, const struct profile *a,
+		      const struct profile *nm,
+		      const struct profile *const *others, size_t nothers,
+		      size_t *among)
+{
+	size_t i, seen = 0;
+
+	*among = 0;
+	for (i = 0; i < nothers; i++) {
+		const struct profiles_entry *o;
+
+		if (others[i] == a || others[i] == nm)
+			continue;
+		(*among)++;
+		o = profiles_find(others[i], k);
+		seen += o && o->cov;
+	}
+	return seen;
+}
+
 int rootcause_paths(struct profiles_space *sp, const struct profile *a,
 		    const struct profile *nm, struct rootcause *out)
+{
+	return rootcause_paths_among(sp, a, nm, NULL, 0, out);
+}
+
+int rootcause_paths_among(struct profiles_space *sp, const struct profile *a,
+			  const struct profile *nm,
+			  const struct profile *const *others, size_t nothers,
+			  struct rootcause *out)
 {
 	struct rc_item *it = NULL;
 	struct rootcause_path **order = NULL;
@@ -344,6 +379,15 @@ int rootcause_paths(struct profiles_space *sp, const struct profile *a,
 			it[j++] = it[i];
 	n = j;
 	out->delta_pruned = n;
+	/* normal variations: Δa taken by another flow, Δn by few */
+	for (i = 0; nothers && i < n; i++) {
+		size_t among;
+
+		it[i].seen = rc_seen(it[i].k, a, nm, others, nothers, &among);
+		it[i].variation = among && (it[i].side == 0
+						    ? it[i].seen > 0
+						    : 2 * it[i].seen < among);
+	}
 	/* merging: same side, same parent */
 	qsort(it, n, sizeof(*it), rc_group_cmp);
 	out->p = calloc(n + 1, sizeof(*out->p));
@@ -370,9 +414,15 @@ int rootcause_paths(struct profiles_space *sp, const struct profile *a,
 			err = -ENOMEM;
 			goto out;
 		}
-		for (rp->nlast = 0; rp->nlast < j - i; rp->nlast++)
-			rp->last[rp->nlast] =
-				t->path[it[i + rp->nlast].e->path].func;
+		rp->variation = 1;
+		for (rp->nlast = 0; rp->nlast < j - i; rp->nlast++) {
+			const struct rc_item *m = &it[i + rp->nlast];
+
+			rp->last[rp->nlast] = t->path[m->e->path].func;
+			rp->variation &= m->variation;
+			if (m->seen > rp->seen)
+				rp->seen = m->seen;
+		}
 	}
 	order = malloc((out->n + 1) * sizeof(*order));
 	if (!order) {

@@ -32,7 +32,17 @@
  * prefix is also in the set is dropped; paths left that differ only in
  * the last call are merged (main -> [A, D]); each kept path is ranked by
  * its first occurrence (time from its flow's start) and by length
- * (shorter first, then earlier), over both sides together.
+ * (shorter first, then earlier), over both sides together.  Given the
+ * flows the normal one was drawn from (rootcause_paths_among), a path
+ * that is a normal variation in coverage (§4.2: "slight differences in
+ * system load or program input between flows", which "can occur even
+ * before the root cause") ranks after every path that is not, in both
+ * orders: a path of Δa that another of those flows took too (the paper's
+ * Δa is "absent from all normal ones"; a request that opened a fresh
+ * upstream connection, or missed a cache, like a few others did), and a
+ * path of Δn that fewer than half of them took (the normal flow's own
+ * detour, not what normal flows do).  A merged path is one when all its
+ * members are.
  *
  * Anomalous time window (§5.3): the processes' traces cut into windows of
  * equal length; in each window the processes' time profiles are scored
@@ -77,6 +87,9 @@ struct rootcause_path {
 	uint32_t len;		/* frames of path */
 	int64_t first_ts, rel_ts;
 	size_t rank_time, rank_length;
+	int variation;		/* a normal variation (rootcause_paths_among) */
+	size_t seen;		/* of the others, how many took the path (a
+				 * merged path: its member seen most) */
 };
 
 struct rootcause {
@@ -89,6 +102,12 @@ struct rootcause {
 /* a: anomalous profile, nm: normal; both from one profiles_space. */
 int rootcause_paths(struct profiles_space *sp, const struct profile *a,
 		    const struct profile *nm, struct rootcause *out);
+/* The same, with the nothers flows nm was drawn from (a and nm may be
+ * among them: they are skipped), which tell the normal variations. */
+int rootcause_paths_among(struct profiles_space *sp, const struct profile *a,
+			  const struct profile *nm,
+			  const struct profile *const *others, size_t nothers,
+			  struct rootcause *out);
 void rootcause_release(struct rootcause *rc);
 
 /*

@@ -788,6 +788,41 @@ out:
 	return err;
 }
 
+/* The flows the normal one is drawn from, which tell a normal variation
+ * in coverage (analysis/rootcause.h): the references' flows, else the
+ * session's; of the anomalous flow's kind (the function its start event
+ * is in) when the flows have kinds.  NULL with *n 0 when out of memory
+ * (the paths are then ranked without). */
+static const struct profile **cmd_report_others(const struct report_run *r,
+						size_t ai,
+						const struct report_run *ref,
+						size_t nref, size_t *n)
+{
+	const struct report_run *runs = nref ? ref : r;
+	size_t nruns = nref ? nref : 1, i, j, m = 0;
+	const struct profile **o;
+	const char *kind = r->f->per_process
+				   ? NULL
+				   : trace_str(r->t, flows_start_func(r->t, r->f,
+								      ai));
+
+	*n = 0;
+	for (i = 0; i < nruns; i++)
+		m += runs[i].nunits;
+	o = calloc(m + 1, sizeof(*o));
+	if (!o)
+		return NULL;
+	for (i = 0; i < nruns; i++)
+		for (j = 0; j < runs[i].nunits; j++)
+			if (!kind || runs[i].f->per_process ||
+			    !strcmp(kind, trace_str(runs[i].t,
+						    flows_start_func(runs[i].t,
+								     runs[i].f,
+								     j))))
+				o[(*n)++] = &runs[i].prof[j];
+	return o;
+}
+
 static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 				size_t nref, struct profiles_space *sp,
 				const struct report_opts *o, char **cause)
@@ -890,7 +925,14 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 					    r->path);
 	}
 	nm = &nrun->prof[ni];
-	err = rootcause_paths(sp, a, nm, &rc);
+	{
+		size_t nothers;
+		const struct profile **others =
+			cmd_report_others(r, ai, ref, nref, &nothers);
+
+		err = rootcause_paths_among(sp, a, nm, others, nothers, &rc);
+		free(others);
+	}
 	if (err)
 		return err;
 	if (o->json) {
@@ -910,9 +952,10 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 			}
 			printf("], \"side\": \"%s\", \"rank_time\": %zu, "
 			       "\"rank_length\": %zu, \"first_ts_ns\": %" PRId64
-			       "}",
+			       ", \"variation\": %s, \"seen\": %zu}",
 			       p->side ? "normal" : "anomalous", p->rank_time,
-			       p->rank_length, p->first_ts);
+			       p->rank_length, p->first_ts,
+			       p->variation ? "true" : "false", p->seen);
 		}
 		fputs("\n]}\n", stdout);
 	} else {
@@ -921,17 +964,21 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 		printf("delta: %zu paths (only in one of the two), %zu after "
 		       "prefix pruning, %zu after merging\n",
 		       rc.delta_raw, rc.delta_pruned, rc.n);
-		printf("%5s %5s %-9s %12s  %s\n", "TIME", "LEN", "SIDE",
-		       "FIRST(+ms)", "PATH");
+		printf("(SEEN: how many other flows took the path; a normal "
+		       "variation -- a path another flow took too, or one few "
+		       "flows take -- ranks last)\n");
+		printf("%5s %5s %-9s %12s %5s  %s\n", "TIME", "LEN", "SIDE",
+		       "FIRST(+ms)", "SEEN", "PATH");
 		for (i = 0; i < rc.n; i++) {
 			const struct rootcause_path *p = &rc.p[i];
 			const char *fn[REPORT_MAXPATH];
 			size_t n = trace_path_funcs(p->t, p->path, fn,
 						    REPORT_MAXPATH);
 
-			printf("%5zu %5zu %-9s %12.3f  ", p->rank_time,
+			printf("%5zu %5zu %-9s %12.3f %4zu%c  ", p->rank_time,
 			       p->rank_length, p->side ? "normal" : "anomalous",
-			       (double)p->rel_ts / 1e6);
+			       (double)p->rel_ts / 1e6, p->seen,
+			       p->variation ? '~' : ' ');
 			for (j = 0; j + 1 < n && j < REPORT_MAXPATH; j++)
 				printf("%s > ", fn[j]);
 			if (p->nlast > 1) {

@@ -84,8 +84,18 @@ static void rootcause_view_load(struct session *s, const char *nos,
 			;
 		rv->normal = suspects_nearest(rv->prof, rv->f->n, rv->anom,
 					      PROFILES_COVERAGE);
-		err = rootcause_paths(&rv->sp, &rv->prof[rv->anom],
-				      &rv->prof[rv->normal], &rv->rc);
+		/* the other flows tell the normal variations (as report
+		 * --rootcause: those of the anomalous flow's kind there) */
+		const struct profile **others =
+			calloc(rv->f->n + 1, sizeof(*others));
+		size_t k;
+
+		for (k = 0; others && k < rv->f->n; k++)
+			others[k] = &rv->prof[k];
+		err = rootcause_paths_among(&rv->sp, &rv->prof[rv->anom],
+					    &rv->prof[rv->normal], others,
+					    others ? rv->f->n : 0, &rv->rc);
+		free(others);
 	}
 	free(sc);
 	if (!err && !(rv->order = calloc(rv->rc.n + 1, sizeof(*rv->order))))

@@ -8,6 +8,14 @@
  *   paths/normal-side  a path only in the normal flow is in Δn
  *   paths/ranks        two kept paths: the earlier but longer one is first
  *                      by time and second by length
+ *   paths/variation    §4.2's normal variations: five flows, the
+ *                      anomalous one opened a connection (main>Net>Conn,
+ *                      early) as flow 3 did too, and took the fault
+ *                      (main>App>Fault, late); the normal one reused a
+ *                      connection (main>Net>Reuse, as 2 of the 3 others
+ *                      did) and logged (main>Log, as 1 of 3 did): given
+ *                      the others, Conn and Log are variations and rank
+ *                      last, Fault before them; without, Conn first
  *   paths/callsite     §5.1: the same function reached from another call
  *                      site is a difference (it was not in the prototype)
  *   failstop/blocked   four processes; one stopped 60 s before the others
@@ -219,6 +227,105 @@ static void test_ranks_callsite(void)
 	      "raw %zu kept %zu", rc.delta_raw, rc.n);
 	rootcause_release(&rc);
 	profiles_free(p, 2);
+	trace_free(t);
+	profiles_space_release(&sp);
+}
+
+/* One flow of paths/variation: main > Net > net, main > App > app, and
+ * main > Log > Line when log. */
+static void var_flow(struct trace *t, int64_t pid, int64_t *id,
+		     const char *net, const char *app, int log)
+{
+	int64_t ts = 0;
+
+	tb_thread(t, pid, pid);
+	call(t, id, &ts, 0, "main", NULL);
+	call(t, id, &ts, 1, "Net", "m.c:1");
+	call(t, id, &ts, 2, net, "n.c:1");
+	ret(t, id, &ts, 2, net);
+	ret(t, id, &ts, 1, "Net");
+	call(t, id, &ts, 1, "App", "m.c:2");
+	call(t, id, &ts, 2, app, "a.c:1");
+	ret(t, id, &ts, 2, app);
+	ret(t, id, &ts, 1, "App");
+	if (log) {
+		call(t, id, &ts, 1, "Log", "m.c:3");
+		call(t, id, &ts, 2, "Line", "l.c:1");
+		ret(t, id, &ts, 2, "Line");
+		ret(t, id, &ts, 1, "Log");
+	}
+	ret(t, id, &ts, 0, "main");
+}
+
+static void test_variation(void)
+{
+	struct profiles_space sp = { 0 };
+	struct trace *t = trace_new();
+	struct profile *p = NULL;
+	const struct profile *others[5];
+	struct rootcause rc, rc0;
+	uint32_t *of;
+	int64_t *pids, id = 1;
+	size_t n, i, a = 9, nm = 9;
+	const struct rootcause_path *conn = NULL, *fault = NULL, *logp = NULL,
+				    *reuse = NULL, *conn0 = NULL;
+	int ok;
+
+	var_flow(t, 1, &id, "Conn", "Fault", 0); /* anomalous */
+	var_flow(t, 2, &id, "Reuse", "Work", 1); /* normal */
+	var_flow(t, 3, &id, "Conn", "Work", 0);
+	var_flow(t, 4, &id, "Reuse", "Work", 1);
+	var_flow(t, 5, &id, "Reuse", "Work", 0);
+	if (trace_finish(t) || profiles_units_by_process(t, &of, &pids, &n) ||
+	    n != 5 || profiles_build(&sp, t, of, n, &p))
+		abort();
+	for (i = 0; i < n; i++) {
+		others[i] = &p[i];
+		if (pids[i] == 1)
+			a = i;
+		if (pids[i] == 2)
+			nm = i;
+	}
+	if (a == 9 || nm == 9)
+		abort();
+	ok = !rootcause_paths_among(&sp, &p[a], &p[nm], others, n, &rc) &&
+	     !rootcause_paths(&sp, &p[a], &p[nm], &rc0);
+	for (i = 0; ok && i < rc.n; i++) {
+		const char *last = trace_str(t, rc.p[i].last[0]);
+
+		if (!strcmp(last, "Conn"))
+			conn = &rc.p[i];
+		else if (!strcmp(last, "Fault"))
+			fault = &rc.p[i];
+		else if (!strcmp(last, "Log"))
+			logp = &rc.p[i];
+		else if (!strcmp(last, "Reuse"))
+			reuse = &rc.p[i];
+	}
+	for (i = 0; ok && i < rc0.n; i++)
+		if (!strcmp(trace_str(t, rc0.p[i].last[0]), "Conn"))
+			conn0 = &rc0.p[i];
+	CHECK("paths/variation",
+	      ok && rc.n == 5 && conn && fault && logp && reuse && conn0 &&
+		      conn->variation && conn->seen == 1 && logp->variation &&
+		      logp->seen == 1 && !fault->variation && fault->seen == 0 &&
+		      !reuse->variation && reuse->seen == 2 &&
+		      fault->rank_time < conn->rank_time &&
+		      fault->rank_time < logp->rank_time &&
+		      fault->rank_length < conn->rank_length &&
+		      conn->rank_time >= 4 && logp->rank_time >= 4 &&
+		      conn0->rank_time == 1 && !conn0->variation,
+	      "%zu paths; conn %d/%zu t%zu, fault t%zu, log %d t%zu, "
+	      "without others conn t%zu",
+	      rc.n, conn ? conn->variation : -1, conn ? conn->seen : 0,
+	      conn ? conn->rank_time : 0, fault ? fault->rank_time : 0,
+	      logp ? logp->variation : -1, logp ? logp->rank_time : 0,
+	      conn0 ? conn0->rank_time : 0);
+	rootcause_release(&rc);
+	rootcause_release(&rc0);
+	free(of);
+	free(pids);
+	profiles_free(p, n);
 	trace_free(t);
 	profiles_space_release(&sp);
 }
@@ -472,9 +579,10 @@ static void test_window(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(15);
+	CHECKS_EXPECT(16);
 	test_fig4();
 	test_ranks_callsite();
+	test_variation();
 	test_failstop();
 	test_failstop_detach();
 	test_window();
