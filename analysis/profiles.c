@@ -547,8 +547,9 @@ const struct profiles_entry *profiles_find(const struct profile *p,
 }
 
 /* One component of the difference; x or y may be NULL (zero). */
-static double profiles_component(const struct profiles_entry *x,
-				 const struct profiles_entry *y, int kind)
+static inline __attribute__((always_inline)) double
+profiles_component(const struct profiles_entry *x,
+		   const struct profiles_entry *y, int kind)
 {
 	double cx, cy, tx, ty, sx, sy;
 
@@ -570,21 +571,46 @@ static double profiles_component(const struct profiles_entry *x,
 	}
 }
 
+/* The merge of two profiles' sorted entries, for one kind known at
+ * compile time (profiles_distance below: the k-NN scores of a session of
+ * 1,400 flows made two million of these, and the kind's switch and the
+ * call per entry were half of `report --suspects`). */
+static inline __attribute__((always_inline)) double
+profiles_distance_of(const struct profile *a, const struct profile *b,
+		     int kind)
+{
+	const struct profiles_entry *x = a->e, *xe = a->e + a->n;
+	const struct profiles_entry *y = b->e, *ye = b->e + b->n;
+	double d = 0;
+
+	while (x < xe && y < ye) {
+		if (x->k < y->k)
+			d += profiles_component(x++, NULL, kind);
+		else if (y->k < x->k)
+			d += profiles_component(NULL, y++, kind);
+		else
+			d += profiles_component(x++, y++, kind);
+	}
+	for (; x < xe; x++)
+		d += profiles_component(x, NULL, kind);
+	for (; y < ye; y++)
+		d += profiles_component(NULL, y, kind);
+	return d;
+}
+
 double profiles_distance(const struct profile *a, const struct profile *b,
 			 int kind)
 {
-	size_t i = 0, j = 0;
-	double d = 0;
-
-	while (i < a->n || j < b->n) {
-		if (j == b->n || (i < a->n && a->e[i].k < b->e[j].k))
-			d += profiles_component(&a->e[i++], NULL, kind);
-		else if (i == a->n || b->e[j].k < a->e[i].k)
-			d += profiles_component(NULL, &b->e[j++], kind);
-		else
-			d += profiles_component(&a->e[i++], &b->e[j++], kind);
+	switch (kind) {
+	case PROFILES_COVERAGE:
+		return profiles_distance_of(a, b, PROFILES_COVERAGE);
+	case PROFILES_TIME:
+		return profiles_distance_of(a, b, PROFILES_TIME);
+	case PROFILES_COMM:
+		return profiles_distance_of(a, b, PROFILES_COMM);
+	default:
+		return profiles_distance_of(a, b, PROFILES_COMPOSITE);
 	}
-	return d;
 }
 
 uint32_t profiles_max_delta(const struct profile *p, const struct profile *q,
