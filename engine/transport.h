@@ -53,6 +53,7 @@ struct transport {
 	int64_t deadline_ns; /* CLOCK_MONOTONIC: give up then */
 	int rounds;         /* clock exchange: answers so far */
 	int64_t t1_ns, best_ns; /* the TIME in flight went out at t1 */
+	int64_t clock0_ns;  /* the exchange's first TIME went out */
 };
 
 enum { TRANSPORT_HELLO, TRANSPORT_CLOCK, TRANSPORT_UP };
@@ -65,9 +66,11 @@ int transport_start(const char *host, uint32_t flags, struct transport **out,
 
 /* One step on the way: readable says t->from has something (else only
  * the deadline is looked at).  1: up (HELLO read, clock aligned: an
- * NTP-style exchange, best of several round trips, offset and error
- * bound half the best round trip; one kernel: 0 and 0 unless
- * PROPEL_CLOCK_EXCHANGE=1), 0: not yet, -errno with *cause: failed. */
+ * NTP-style exchange, best of 8 round trips or more while the best is
+ * slow -- up to 256 of them or 250 ms, until one takes under 50 us --,
+ * offset and error bound half the best round trip; one kernel: 0 and 0
+ * unless PROPEL_CLOCK_EXCHANGE=1), 0: not yet, -errno with *cause:
+ * failed. */
 int transport_step(struct transport *t, int readable, char **cause);
 
 /* transport_start, then transport_step until up, waiting.  0 with *out,
