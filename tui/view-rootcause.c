@@ -1,8 +1,10 @@
 /*
  * tui/view-rootcause.c - the root-cause pane (`:view rootcause`): the call
  * paths only in the anomalous flow (the fail-stop process's, else the top
- * suspect) or only in its nearest normal flow (analysis/rootcause.h:
- * prefix-pruned, merged), as `propel report --rootcause` prints them:
+ * suspect) or only in its normal flow (the neighbour that set its score
+ * among eight or more flows of its kind, else its nearest;
+ * analysis/rootcause.h: prefix-pruned, merged, the normal variations
+ * last), as `propel report --rootcause` prints them:
  * the anomalous side's paths first, each with its values (when it first
  * ran, from its flow's start; its frames) and apart from them its two
  * ranks (by that time, by length).  Enter moves the cursor to the path's
@@ -82,19 +84,34 @@ static void rootcause_view_load(struct session *s, const char *nos,
 		for (rv->anom = 0; rv->anom < rv->f->n && sc[rv->anom].rank != 1;
 		     rv->anom++)
 			;
-		rv->normal = suspects_nearest(rv->prof, rv->f->n, rv->anom,
-					      PROFILES_COVERAGE);
-		/* the other flows tell the normal variations (as report
-		 * --rootcause: those of the anomalous flow's kind there) */
+		/* as `report --rootcause` picks them: the normal flow is the
+		 * neighbour that set the anomalous one's score among the
+		 * flows of its kind (eight or more: k >= 2), else its
+		 * nearest; the flows of its kind tell the normal variations */
+		uint32_t *kinds = NULL;
 		const struct profile **others =
 			calloc(rv->f->n + 1, sizeof(*others));
-		size_t k;
+		size_t k, g = 0, n = 0;
 
-		for (k = 0; others && k < rv->f->n; k++)
-			others[k] = &rv->prof[k];
+		if (rv->anom < rv->f->n && !flows_kinds(rv->t, rv->f, &kinds))
+			for (k = 0; k < rv->f->n; k++)
+				if (kinds[k] == kinds[rv->anom]) {
+					g++;
+					if (others)
+						others[n++] = &rv->prof[k];
+				}
+		if (rv->anom < rv->f->n && kinds &&
+		    sc[rv->anom].why == SUSPECTS_KNN && sc[rv->anom].nb_ref == 0 &&
+		    sc[rv->anom].nb != rv->anom && suspects_k(g) >= 2)
+			rv->normal = sc[rv->anom].nb;
+		else
+			rv->normal = suspects_nearest(rv->prof, rv->f->n,
+						      rv->anom,
+						      PROFILES_COVERAGE);
+		free(kinds);
 		err = rootcause_paths_among(&rv->sp, &rv->prof[rv->anom],
-					    &rv->prof[rv->normal], others,
-					    others ? rv->f->n : 0, &rv->rc);
+					    &rv->prof[rv->normal], others, n,
+					    &rv->rc);
 		free(others);
 	}
 	free(sc);

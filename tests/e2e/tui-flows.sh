@@ -22,6 +22,10 @@
 #                        the odd request waited longer for its worker, as
 #                        on a loaded machine): its values (time from the
 #                        flow's start, 5 frames) apart from its ranks
+#   tui-rootcause/as-report  the pane compares the same two flows as
+#                        `propel report --rootcause` (the normal one: the
+#                        neighbour that set the odd flow's score, not its
+#                        nearest) and ranks its first path the same
 #   tui-rootcause/sides  the anomalous side's rows red, the normal side's
 #                        green (colour pairs: SGR 31 and 32, capture-pane -e)
 #   tui-rootcause/goto   Enter: the cursor at the path's first occurrence,
@@ -29,7 +33,7 @@
 #                        message says which flow and process it went to
 . "$(dirname "$0")/../fixtures/tui/tui-lib.sh"
 set -uo pipefail
-expect_checks 8
+expect_checks 9
 command -v tmux >/dev/null || { skip tui-flows "tmux not installed"; exit 77; }
 d=$(tmpdir); trap 'tui_stop; rm -rf "$d"' EXIT
 export PROPEL_TEST_QUIET=1
@@ -118,6 +122,15 @@ if grep -qE '^flow 5 \(anomalous\) vs flow [0-9]+: [0-9]+ paths differ, [0-9]+ p
 	pass tui-rootcause/list
 else
 	fail tui-rootcause/list "$(head -5 <<<"$scr" | tr '\n' '|')"
+fi
+# the same comparison as report --rootcause
+"$PROPEL" report --rootcause --format=json "$d/s.db" >"$d/rc.json" 2>"$d/rc.err"
+want=$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["anomalous"], j["normal"])' "$d/rc.json" 2>/dev/null)
+got=$(grep -oE '^flow [0-9]+ \(anomalous\) vs flow [0-9]+' <<<"$scr" | awk '{ print $2, $6 }')
+if [ -n "$want" ] && [ "$got" = "$want" ]; then
+	pass tui-rootcause/as-report
+else
+	fail tui-rootcause/as-report "the pane compares '${got:-?}', report --rootcause '${want:-?}' ($(head -c 200 "$d/rc.err"))"
 fi
 # the sides in colour pairs: anomalous red (SGR 31), normal green (32)
 scre=$(tmx capture-pane -e -p -t t)
