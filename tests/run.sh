@@ -27,11 +27,14 @@
 # in the suite (about N seconds alone), else by name after those.  A
 # suite's share of a core is its CPU time over its wall time there (1
 # when not known: a suite that mostly waits -- on its servers, sleeps,
-# timeouts -- takes less); suites start while the shares of those
-# running add up to at most N, at most 2N suites at a time (-j 1: one
-# after another; a suite further down the list starts when the next one
-# does not fit and it does).  The fixtures several suites share are built
-# once, first (tests/build-fixtures.sh).
+# timeouts -- takes less), or N/100 for a suite with the line
+#     # propel-test: share N
+# (one whose load runs at nice 19 and takes whatever CPU the others
+# leave: its CPU says nothing of its need); suites start while the shares
+# of those running add up to at most N, at most 3N suites at a time (-j
+# 1: one after another; a suite further down the list starts when the
+# next one does not fit and it does).  The fixtures several suites share
+# are built once, first (tests/build-fixtures.sh).
 #
 # -n prints the suites in the order they would start, and runs none.
 #
@@ -107,6 +110,8 @@ done
 marked() { grep -qE "^[[:space:]/*#]*propel-test: $2[[:space:]]*(\*/)?[[:space:]]*\$" "${src[$1]}" 2>/dev/null; }
 # takes NAME: N of the suite's line "# propel-test: takes N", or nothing
 takes() { sed -nE 's/^[[:space:]/*#]*propel-test: takes ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
+# fixed_share NAME: N of the suite's line "# propel-test: share N", or nothing
+fixed_share() { sed -nE 's/^[[:space:]/*#]*propel-test: share ([0-9]+)[[:space:]]*(\*\/)?[[:space:]]*$/\1/p' "${src[$1]}" 2>/dev/null | head -1; }
 # the order: alone first (by name), then the longest first
 declare -A last cpu_of share
 for f in tests/suite-times "$times"; do
@@ -118,7 +123,9 @@ done
 # share NAME: the suite's share of a core, in hundredths (1..100)
 for n in "${names[@]}"; do
 	share[$n]=100
-	if [ -n "${last[$n]:-}" ] && [ -n "${cpu_of[$n]:-}" ] && [ "${last[$n]}" -gt 0 ]; then
+	if fs=$(fixed_share "$n") && [ -n "$fs" ]; then
+		share[$n]=$fs
+	elif [ -n "${last[$n]:-}" ] && [ -n "${cpu_of[$n]:-}" ] && [ "${last[$n]}" -gt 0 ]; then
 		share[$n]=$((cpu_of[$n] * 100 / last[$n]))
 		[ "${share[$n]}" -gt 100 ] && share[$n]=100
 		[ "${share[$n]}" -lt 1 ] && share[$n]=1
@@ -221,8 +228,10 @@ for n in $order; do
 	fi
 	pending+=("$n")
 done
-# at most 2N suites at a time (-j 1: one)
-most=$((jobs > 1 ? 2 * jobs : 1))
+# at most 3N suites at a time (-j 1: one): 2N left a fresh clone's run
+# at 1.6 of 2 cores with four mostly waiting suites (fcr8, 603 s; 558 s
+# at 3N, fcr9)
+most=$((jobs > 1 ? 3 * jobs : 1))
 # busy: the shares of the running suites, in hundredths of a core
 busy() {
 	local pid b=0

@@ -41,9 +41,11 @@
 #   fv/unharmed every traced process has its agent off afterwards, and no
 #               part of the service saw a bad byte; propeld detached none
 #               but the traced processes (not its collectors)
-# propel-test: alone
-#   (three sets of BPF collectors load here, a few seconds each under load,
-#   and fv/order holds cross-host times to the clock exchange's bound)
+# (It ran alone: three sets of BPF collectors load here, a few seconds
+# each under load, and fv/order holds cross-host times to the clock
+# exchange's bound.  The exchange takes more round trips under load now
+# (4ed072e), and beside the other suites of a fresh clone's run (fcr9)
+# every check passed.)
 . "$(dirname "$0")/../lib.sh"
 . "$PROPEL_TOP/tests/netns-lib.sh"
 set -uo pipefail

@@ -5,6 +5,9 @@
 # propel-test: takes 60
 #   (seconds, alone: tests/run.sh -j starts the longest suites first; one
 #   case a suite, so that two run side by side)
+# propel-test: share 30
+#   (redis-benchmark, its load, runs at nice 19 and takes what the
+#   suites beside it leave: its CPU is not this suite's need)
 . "$(dirname "$0")/../lib.sh"
 set -uo pipefail
 . "$PROPEL_TOP/tests/soak/suite.sh"
