@@ -268,24 +268,38 @@ static size_t suspects_kind(size_t n, const uint32_t *group, size_t u,
 }
 
 /* Whether every unit of u's kind but u has path k. */
+/* Does unit j vote on what every other unit of u's kind entered: of u's
+ * kind, not u, and complete (a unit the window cut lacks the paths run
+ * before it began: it cannot say a path is not every request's) -- unless
+ * every other unit of the kind was cut (cut_all), then all of them. */
+static int suspects_voter(size_t n, const uint32_t *group, const uint8_t *cut,
+			  int cut_all, size_t u, size_t j)
+{
+	(void)n;
+	return j != u && (!group || group[j] == group[u]) &&
+	       (cut_all || !cut || !cut[j]);
+}
+
 static int suspects_all_others(const struct profile *T, size_t n,
-			       const uint32_t *group, size_t u, uint32_t k)
+			       const uint32_t *group, const uint8_t *cut,
+			       int cut_all, size_t u, uint32_t k)
 {
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		if (j != u && (!group || group[j] == group[u]) &&
+		if (suspects_voter(n, group, cut, cut_all, u, j) &&
 		    !suspects_has(&T[j], k))
 			return 0;
 	return 1;
 }
 
 /* The first unit u of a kind of g units, in steady state into p (room for
- * T[u].n + T[o].n entries, o another unit of the kind): its paths no
- * other unit has out, the paths every other unit has and it has not in
- * (their mean values); *ndropped counts both. */
+ * T[u].n + T[o].n entries, o another unit of the kind, a voter): its
+ * paths no other unit has out, the paths every other voter has and it
+ * has not in (their mean values); *ndropped counts both. */
 static void suspects_steady_one(const struct profile *T, size_t n,
-				const uint32_t *group, size_t u, size_t o,
+				const uint32_t *group, const uint8_t *cut,
+				int cut_all, size_t u, size_t o,
 				struct profile *p, size_t *ndropped)
 {
 	size_t i, j, w = 0, g = 0;
@@ -305,13 +319,13 @@ static void suspects_steady_one(const struct profile *T, size_t n,
 		p->e[w++] = *e;
 	}
 	for (j = 0; j < n; j++)
-		g += j != u && (!group || group[j] == group[u]);
+		g += suspects_voter(n, group, cut, cut_all, u, j);
 	for (i = 0; i < T[o].n; i++) {
 		struct profiles_entry *e;
 		uint32_t k = T[o].e[i].k;
 
 		if (suspects_has(&T[u], k) || !suspects_has(&T[o], k) ||
-		    !suspects_all_others(T, n, group, u, k))
+		    !suspects_all_others(T, n, group, cut, cut_all, u, k))
 			continue;
 		e = &p->e[w++];
 		*e = T[o].e[i];
@@ -319,7 +333,7 @@ static void suspects_steady_one(const struct profile *T, size_t n,
 		e->cov = 1;
 		e->time = e->comm = 0;
 		for (j = 0; j < n; j++)
-			if (j != u && (!group || group[j] == group[u])) {
+			if (suspects_voter(n, group, cut, cut_all, u, j)) {
 				const struct profiles_entry *x =
 					profiles_find(&T[j], k);
 
@@ -345,8 +359,16 @@ static void suspects_steady_one(const struct profile *T, size_t n,
 int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
 		    struct profile **out, size_t *ndropped)
 {
+	return suspects_steady_cut(T, n, group, NULL, out, ndropped);
+}
+
+int suspects_steady_cut(const struct profile *T, size_t n,
+			const uint32_t *group, const uint8_t *cut,
+			struct profile **out, size_t *ndropped)
+{
 	struct profile *p = calloc(n + 1, sizeof(*p));
-	size_t u, first, g, o;
+	size_t u, first, g, o, j;
+	int cut_all = 0;
 
 	*ndropped = 0;
 	if (!p)
@@ -354,7 +376,14 @@ int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
 	for (u = 0; u < n; u++) {
 		p[u] = T[u];
 		g = suspects_kind(n, group, u, &first);
-		for (o = u + 1; o < n && group && group[o] != group[u]; o++)
+		/* the voters: the kind's complete units, else all of them */
+		for (j = 0, cut_all = 1; cut && j < n && cut_all; j++)
+			cut_all = !suspects_voter(n, group, cut, 0, u, j);
+		if (!cut)
+			cut_all = 0;
+		for (o = u + 1; o < n && !suspects_voter(n, group, cut, cut_all,
+							 u, o);
+		     o++)
 			;
 		if (g < SUSPECTS_STEADY_MIN || first != u)
 			o = n; /* as it is */
@@ -365,7 +394,8 @@ int suspects_steady(const struct profile *T, size_t n, const uint32_t *group,
 			return -ENOMEM;
 		}
 		if (o < n) {
-			suspects_steady_one(T, n, group, u, o, &p[u], ndropped);
+			suspects_steady_one(T, n, group, cut, cut_all, u, o,
+					    &p[u], ndropped);
 		} else {
 			memcpy(p[u].e, T[u].e, T[u].n * sizeof(*p[u].e));
 			p[u].n = T[u].n;
@@ -387,7 +417,7 @@ int suspects_rank_cut(const struct profile *T, size_t n,
 {
 	struct profile *st = NULL;
 	size_t nd;
-	int err = suspects_steady(T, n, group, &st, &nd);
+	int err = suspects_steady_cut(T, n, group, cut, &st, &nd);
 
 	if (!err)
 		err = suspects_score_cut(st, n, group, NULL, 0, NULL, kind,

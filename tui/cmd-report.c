@@ -611,8 +611,8 @@ static int cmd_report_scores(const struct report_run *r,
 			trace_str(r->t, flows_start_func(r->t, r->f, i)));
 	if (kinds) {
 		/* in steady state, the references as the session */
-		err = suspects_steady(r->prof, r->nunits, rs->group, &rs->T,
-				      &rs->ndropped);
+		err = suspects_steady_cut(r->prof, r->nunits, rs->group,
+					  rs->cut, &rs->T, &rs->ndropped);
 		for (i = 0, k = 0; !err && i < nref; i++) {
 			struct profile *st = NULL;
 

@@ -31,6 +31,10 @@
  *                      one-time c and s left out and the d every later
  *                      one takes put in (3 paths): it scores 0, not 3; a
  *                      later {abdz} still scores 1 and ranks first
+ *   order/steady-cut   {abcs, ab, abd, abd, abd}, the first two cut by
+ *                      the window: the complete units vote, d goes into
+ *                      the first, it scores 0 and ranks last; the second
+ *                      scores 1 (without the cut the first scored > 0)
  *   order/kinds        {abc, abc, abc} and {q} of another kind: q, alone
  *                      in its kind, scores 0 (4 against the others); a
  *                      reference of its kind gives it its distance
@@ -405,6 +409,35 @@ static void test_order(void)
 	profiles_free(p, n);
 	trace_free(t);
 
+	/* the first two units cut (a process reached during the second):
+	 * d, which every complete unit entered, is added to the first in
+	 * steady state; without the cut, the second's lack of it kept it out */
+	{
+		static const char *const late[] = { "abcs", "ab", "abd", "abd",
+						    "abd" };
+		static const uint8_t cut[] = { 1, 1, 0, 0, 0 };
+		double s0 = -1;
+
+		t = sets(late, 5);
+		p = by_process(&sp, t, &n);
+		ok = !suspects_steady(p, n, NULL, &st, &nd) &&
+		     !suspects_score_cut(st, n, NULL, NULL, 0, NULL,
+					 PROFILES_COVERAGE, cut, sc);
+		s0 = sc[0].score;
+		profiles_free(st, n);
+		ok = ok && s0 > 0 &&
+		     !suspects_rank_cut(p, n, NULL, PROFILES_COVERAGE,
+					(size_t)-1, cut, sc) &&
+		     sc[0].score == 0 && sc[1].score == 1 &&
+		     sc[0].rank == 5 && sc[1].rank == 4;
+		CHECK("order/steady-cut", ok,
+		      "without the cut %g; with it %g (rank %zu), the second "
+		      "%g (rank %zu)",
+		      s0, sc[0].score, sc[0].rank, sc[1].score, sc[1].rank);
+		profiles_free(p, n);
+		trace_free(t);
+	}
+
 	t = sets(two, 4);
 	r = sets(qref, 1);
 	p = by_process(&sp, t, &n);
@@ -609,7 +642,7 @@ static void test_cut(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(19);
+	CHECKS_EXPECT(20);
 	test_profiles();
 	test_knn();
 	test_delta();
