@@ -109,6 +109,20 @@ static pid_t chain_start(int *from, int *to)
 	return pid;
 }
 
+/* Let the chain's child exec once more and read the address(es) its new
+ * image writes, then wait past the re-read's millisecond.  0 or 1. */
+static int chain_next(int to, int from, uint64_t *a, uint64_t *b,
+		      const char *which)
+{
+	if (write(to, "x", 1) != 1 || read(from, a, sizeof(*a)) != sizeof(*a) ||
+	    (b && read(from, b, sizeof(*b)) != sizeof(*b))) {
+		printf("FAIL vitals-sym: the chain's %s exec\n", which);
+		return 1;
+	}
+	usleep(2000);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char buf[128];
@@ -185,21 +199,12 @@ int main(int argc, char **argv)
 		}
 		n = vitals_sym_user(vs, (uint32_t)pid, two, 1, buf, sizeof(buf));
 		snprintf(n1, sizeof(n1), "%s", n); /* maps: the fork's */
-		if (write(to, "x", 1) != 1 ||
-		    read(from, &hop, sizeof(hop)) != sizeof(hop)) {
-			printf("FAIL vitals-sym: the chain's first exec\n");
+		if (chain_next(to, from, &hop, NULL, "first"))
 			return 1;
-		}
-		usleep(2000); /* past the re-read's millisecond */
 		n = vitals_sym_user(vs, (uint32_t)pid, hop, 1, buf, sizeof(buf));
 		snprintf(n2, sizeof(n2), "%s", n);
-		if (write(to, "x", 1) != 1 ||
-		    read(from, &stay, sizeof(stay)) != sizeof(stay) ||
-		    read(from, &stay2, sizeof(stay2)) != sizeof(stay2)) {
-			printf("FAIL vitals-sym: the chain's second exec\n");
+		if (chain_next(to, from, &stay, &stay2, "second"))
 			return 1;
-		}
-		usleep(2000); /* past the re-read's millisecond */
 		n = vitals_sym_user(vs, (uint32_t)pid, stay, 1, buf, sizeof(buf));
 		snprintf(n3, sizeof(n3), "%s", n);
 		CHECK("exec-chain", !strcmp(n1, "vsym_probe_two") &&
