@@ -295,7 +295,8 @@ static int rc_delta(const struct profile *p, const struct profile *q, int side,
 	return 0;
 }
 
-/* How many of the others (a and nm left out) took path k. */
+/* How many of the others (a and nm left out) took path k; *among: how
+ * many others there are. */
 static size_t rc_seen(uint32_t k, const struct profile *a,
 		      const struct profile *nm,
 		      const struct profile *const *others, size_t nothers,

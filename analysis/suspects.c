@@ -272,10 +272,9 @@ static size_t suspects_kind(size_t n, const uint32_t *group, size_t u,
  * kind, not u, and complete (a unit the window cut lacks the paths run
  * before it began: it cannot say a path is not every request's) -- unless
  * every other unit of the kind was cut (cut_all), then all of them. */
-static int suspects_voter(size_t n, const uint32_t *group, const uint8_t *cut,
+static int suspects_voter(const uint32_t *group, const uint8_t *cut,
 			  int cut_all, size_t u, size_t j)
 {
-	(void)n;
 	return j != u && (!group || group[j] == group[u]) &&
 	       (cut_all || !cut || !cut[j]);
 }
@@ -287,7 +286,7 @@ static int suspects_all_others(const struct profile *T, size_t n,
 	size_t j;
 
 	for (j = 0; j < n; j++)
-		if (suspects_voter(n, group, cut, cut_all, u, j) &&
+		if (suspects_voter(group, cut, cut_all, u, j) &&
 		    !suspects_has(&T[j], k))
 			return 0;
 	return 1;
@@ -319,7 +318,7 @@ static void suspects_steady_one(const struct profile *T, size_t n,
 		p->e[w++] = *e;
 	}
 	for (j = 0; j < n; j++)
-		g += suspects_voter(n, group, cut, cut_all, u, j);
+		g += suspects_voter(group, cut, cut_all, u, j);
 	for (i = 0; i < T[o].n; i++) {
 		struct profiles_entry *e;
 		uint32_t k = T[o].e[i].k;
@@ -333,7 +332,7 @@ static void suspects_steady_one(const struct profile *T, size_t n,
 		e->cov = 1;
 		e->time = e->comm = 0;
 		for (j = 0; j < n; j++)
-			if (suspects_voter(n, group, cut, cut_all, u, j)) {
+			if (suspects_voter(group, cut, cut_all, u, j)) {
 				const struct profiles_entry *x =
 					profiles_find(&T[j], k);
 
@@ -368,7 +367,7 @@ int suspects_steady_cut(const struct profile *T, size_t n,
 {
 	struct profile *p = calloc(n + 1, sizeof(*p));
 	size_t u, first, g, o, j;
-	int cut_all = 0;
+	int cut_all;
 
 	*ndropped = 0;
 	if (!p)
@@ -376,17 +375,19 @@ int suspects_steady_cut(const struct profile *T, size_t n,
 	for (u = 0; u < n; u++) {
 		p[u] = T[u];
 		g = suspects_kind(n, group, u, &first);
-		/* the voters: the kind's complete units, else all of them */
-		for (j = 0, cut_all = 1; cut && j < n && cut_all; j++)
-			cut_all = !suspects_voter(n, group, cut, 0, u, j);
-		if (!cut)
-			cut_all = 0;
-		for (o = u + 1; o < n && !suspects_voter(n, group, cut, cut_all,
-							 u, o);
-		     o++)
-			;
-		if (g < SUSPECTS_STEADY_MIN || first != u)
-			o = n; /* as it is */
+		o = n; /* as it is */
+		if (g >= SUSPECTS_STEADY_MIN && first == u) {
+			/* the voters: the kind's complete units, else all */
+			for (j = 0; cut && j < n &&
+				    !suspects_voter(group, cut, 0, u, j);
+			     j++)
+				;
+			cut_all = cut && j == n;
+			for (o = u + 1;
+			     o < n && !suspects_voter(group, cut, cut_all, u, o);
+			     o++)
+				;
+		}
 		p[u].e = malloc((T[u].n + (o < n ? T[o].n : 0) + 1) *
 				sizeof(*p[u].e));
 		if (!p[u].e) {
