@@ -290,6 +290,10 @@ static int profiles_thread_ended(const struct trace *t, size_t i)
  * thread was given the unit's work by a message) and ends with the
  * thread going on to another unit's events: after its last send (the
  * answer, or the request passed on), the thread waits for its next work.
+ * A run the thread's events end with (the trace ended before its next
+ * work came) is idle after its last send only when that send answered on
+ * the channel the work came by: a thread that passed the request on and
+ * waits for the reply is still the unit's.
  */
 static size_t profiles_idle_from(const struct trace *t, const uint32_t *unit_of,
 				 size_t first, size_t end, size_t i)
@@ -302,7 +306,9 @@ static size_t profiles_idle_from(const struct trace *t, const uint32_t *unit_of,
 	for (r1 = r0; r1 < end && unit_of[r1] == u; r1++)
 		if (t->ev[r1].kind == TK_SEND)
 			last = r1;
-	if (t->ev[r0].kind != TK_RECV || r1 == end)
+	if (t->ev[r0].kind != TK_RECV || last == SIZE_MAX)
+		return SIZE_MAX;
+	if (r1 == end && (!t->ev[r0].arg || t->ev[last].arg != t->ev[r0].arg))
 		return SIZE_MAX;
 	return last;
 }

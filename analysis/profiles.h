@@ -15,6 +15,11 @@
  *              message-switch rule), the time after the run's last send
  *              (a server's loop waiting in poll after its answer, the
  *              time until another request arrives, which load sets);
+ *              a run the trace ends in, after a last send on the channel
+ *              its recv came by (answered: redis waiting in epoll_wait
+ *              when the recording stopped, 10 ms that ranked its flow
+ *              over the slow ones); not after a send elsewhere (the
+ *              request passed on, its reply owed);
  *              nor is a thread's time away from its program
  *              (trace_away): a wait for a CPU (the session's off-CPU
  *              spans, runnable but not running), the host's -- a

@@ -54,8 +54,12 @@
  *                      in poll (950 ns after the first, to the end after
  *                      the second): the first flow's time is its 10 ns in
  *                      handle, not its loop's wait for the second request
- *                      (10 + 950 before); the second keeps its open poll
- *                      (the thread stopped in it: 10 + 960)
+ *                      (10 + 950 before)
+ *   profiles/idle-end  the second too: the trace ends in the poll after
+ *                      an answer on the channel its request came by (10,
+ *                      not 10 + 960 as before)
+ *   profiles/owed      the second request passed on to a back end, the
+ *                      trace ending in the wait for its reply: 10 + 960
  *   cut/rank           {abc} x3, {abcd}, {abcd} and {axyz} cut, k = 1:
  *                      without cuts {axyz} ranks first and the two {abcd}
  *                      score 0; with them the complete {abcd} scores 1
@@ -519,22 +523,28 @@ static void test_cut_began(void)
 	      a[0], a[1], a[2], nb, b[0], b[1], b[2]);
 }
 
-static void test_idle(void)
+/* A server answers two requests on K; its second answer is its last send
+ * before the trace ends in its loop's poll (answer 1), or the second
+ * request is passed on to a back end on B and the trace ends in the wait
+ * for the reply (answer 0).  The time per flow: *t0, *t1. */
+static int test_idle_one(int answer, int64_t *t0, int64_t *t1)
 {
 	static const char *K = "tcp:10.0.0.1:80>10.0.0.9:51000";
+	static const char *B = "tcp:10.0.0.1:41000>10.0.0.2:9000";
 	struct profiles_space sp = { 0 };
 	struct trace *t = trace_new();
 	struct flows *f = NULL;
 	struct profile *p = NULL;
 	int64_t i;
-	int ok;
+	size_t n = 0;
 
 	tb_thread(t, 1, 1);
 	for (i = 0; i < 2; i++) {
 		comm(t, 10 * i + 1, 1000 * i + 10, TK_RECV, 50, K);
 		tb_ev(t, 10 * i + 2, 1000 * i + 20, TK_ENTRY, 0, "handle", "h.c:1");
 		tb_ev(t, 10 * i + 3, 1000 * i + 30, TK_EXIT, 0, "handle", NULL);
-		comm(t, 10 * i + 4, 1000 * i + 40, TK_SEND, 100, K);
+		comm(t, 10 * i + 4, 1000 * i + 40, TK_SEND, 100,
+		     i == 1 && !answer ? B : K);
 		tb_ev(t, 10 * i + 5, 1000 * i + 50, TK_ENTRY, 0, "poll", "l.c:1");
 		if (i == 0)
 			tb_ev(t, 6, 1000, TK_EXIT, 0, "poll", NULL);
@@ -543,17 +553,37 @@ static void test_idle(void)
 	tb_ev(t, 100, 2010, TK_ENTRY, 0, "other", "o.c:1");
 	if (trace_finish(t))
 		abort();
-	ok = !flows_build(t, NULL, &f) && f->n == 2 &&
-	     !profiles_build(&sp, t, f->of, f->n, &p) && p[0].total_ns == 10 &&
-	     p[1].total_ns == 10 + 960;
-	CHECK("profiles/idle", ok, "%zu flows, time %lld and %lld ns",
-	      f ? f->n : 0, p ? (long long)p[0].total_ns : -1,
-	      p && f && f->n > 1 ? (long long)p[1].total_ns : -1);
-	if (p)
+	*t0 = *t1 = -1;
+	if (!flows_build(t, NULL, &f) &&
+	    !profiles_build(&sp, t, f->of, f->n, &p)) {
+		n = f->n;
+		*t0 = p[0].total_ns;
+		*t1 = n > 1 ? p[1].total_ns : -1;
 		profiles_free(p, f->n);
+	}
 	profiles_space_release(&sp);
 	flows_free(f);
 	trace_free(t);
+	return (int)n;
+}
+
+/* The wait of a server's loop after its answer is no flow's time, also
+ * when the trace ends in it (profiles/idle-end: the old rule counted it,
+ * and an idle redis's 10 ms ranked its flow over three-tier's slow
+ * ones); a wait for a reply owed is (profiles/owed). */
+static void test_idle_end(void)
+{
+	int64_t a0, a1, b0, b1;
+	int na = test_idle_one(1, &a0, &a1), nb = test_idle_one(0, &b0, &b1);
+
+	CHECK("profiles/idle", na == 2 && a0 == 10, "%d flows, time %lld ns",
+	      na, (long long)a0);
+	CHECK("profiles/idle-end", na == 2 && a1 == 10,
+	      "%d flows, time %lld and %lld ns", na, (long long)a0,
+	      (long long)a1);
+	CHECK("profiles/owed", nb == 2 && b0 == 10 && b1 == 10 + 960,
+	      "%d flows, time %lld and %lld ns", nb, (long long)b0,
+	      (long long)b1);
 }
 
 static void test_cut(void)
@@ -642,13 +672,13 @@ static void test_cut(void)
 
 int main(void)
 {
-	CHECKS_EXPECT(20);
+	CHECKS_EXPECT(22);
 	test_profiles();
 	test_knn();
 	test_delta();
 	test_order();
 	test_cut();
 	test_cut_began();
-	test_idle();
+	test_idle_end();
 	return failures ? 1 : 0;
 }
