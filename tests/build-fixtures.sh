@@ -48,7 +48,11 @@ run() {
 
 headers=("$src"/*.h)
 [ -e "${headers[0]}" ] || headers=()
-for lvl in O0 O2 O3; do
+# level LVL: every fixture at -LVL into $out/LVL (the three levels build
+# side by side)
+level() {
+	local lvl=$1 d f b name
+	local -a flags libs dep
 	d=$out/$lvl
 	mkdir -p "$d"
 	flags=(-$lvl -g -Wall -Wextra $extra)
@@ -74,4 +78,14 @@ for lvl in O0 O2 O3; do
 		*) run "$CC" "${flags[@]}" -o "$d/$name" "$f" "${libs[@]}" ;;
 		esac
 	done
+}
+pids=()
+for lvl in O0 O2 O3; do
+	level "$lvl" &
+	pids+=($!)
 done
+rc=0
+for p in "${pids[@]}"; do
+	wait "$p" || rc=1
+done
+exit $rc
