@@ -1,8 +1,9 @@
 /*
  * inject/peer.c - the process behind a peer address (see inject/peer.h).
  *
- * Sockets are found with NETLINK_SOCK_DIAG (inet_diag: every TCP or UDP
- * socket of this network namespace with its addresses and inode), then
+ * Sockets are found with NETLINK_SOCK_DIAG (inet_diag: a TCP peer by its
+ * addresses, else the listeners; every UDP socket of this network
+ * namespace with its addresses and inode), then
  * the inode among /proc/PID/fd links ("socket:[N]", "pipe:[N]"), from a
  * scan of /proc kept while it is current (peer_holders).  It runs once per
  * new channel, never on a traced program's path.
@@ -233,6 +234,8 @@ static int peer_wild(const uint32_t *diag, int fam)
  * One NETLINK_SOCK_DIAG dump: req (len bytes, NLM_F_DUMP set) sent, each
  * answer given to each(h, arg).  0 or -errno.
  */
+unsigned long peer_diag_records;
+
 static int peer_dump(void *req, size_t len,
 		     void (*each)(const struct nlmsghdr *h, void *arg),
 		     void *arg)
@@ -263,6 +266,7 @@ static int peer_dump(void *req, size_t len,
 				done = 1;
 				break;
 			}
+			peer_diag_records++;
 			each(h, arg);
 		}
 	}
@@ -300,12 +304,12 @@ static void peer_inet_each(const struct nlmsghdr *h, void *arg)
 }
 
 /*
- * Dump the sockets of family fam and protocol proto: ino[1] the exact
- * connected socket of a's peer end, ino[0] a listener or bound socket on
- * the peer's port (left alone when not found).
+ * Dump the sockets of family fam and protocol proto in states (a bit per
+ * state): ino[1] the exact connected socket of a's peer end, ino[0] a
+ * listener or bound socket on the peer's port (left alone when not found).
  */
-static int peer_diag(int fam, int proto, const struct peer_addr *a,
-		     uint64_t ino[2])
+static int peer_diag(int fam, int proto, uint32_t states,
+		     const struct peer_addr *a, uint64_t ino[2])
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -319,8 +323,82 @@ static int peer_diag(int fam, int proto, const struct peer_addr *a,
 	req.nlh.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
 	req.r.sdiag_family = (uint8_t)fam;
 	req.r.sdiag_protocol = (uint8_t)proto;
-	req.r.idiag_states = ~0u;
+	req.r.idiag_states = states;
 	return peer_dump(&req, sizeof(req), peer_inet_each, &q);
+}
+
+/*
+ * The peer end of TCP channel a by its four addresses, one lookup in the
+ * kernel's hash (inet_diag without NLM_F_DUMP) instead of a dump of every
+ * socket: on a host whose clients churn (thousands of connections, most
+ * in TIME_WAIT) each dump took ~200 ms of propeld's CPU, and nginx under
+ * wrk waited that long for each of its 8 connections' first answers.
+ * fam AF_INET (a's IPv4 addresses), or AF_INET6 (a's IPv6 ones, or the
+ * IPv4 ones mapped: a dual-stack socket).  A connected socket's inode
+ * goes to ino[1]; the kernel answers with the listener when no
+ * connection matches (ino[0]); a socket with no inode (TIME_WAIT)
+ * counts as none.  0 (found or not) or -errno.
+ */
+static int peer_tcp_exact(int fam, const struct peer_addr *a, uint64_t ino[2])
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req;
+	union {
+		char b[4096];
+		struct nlmsghdr h; /* aligned */
+	} u;
+	uint8_t *src = (uint8_t *)req.r.id.idiag_src;
+	uint8_t *dst = (uint8_t *)req.r.id.idiag_dst;
+	const struct inet_diag_msg *m;
+	ssize_t n;
+	int fd, err = 0;
+
+	memset(&req, 0, sizeof(req));
+	req.nlh.nlmsg_len = sizeof(req);
+	req.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	req.nlh.nlmsg_flags = NLM_F_REQUEST;
+	req.r.sdiag_family = (uint8_t)fam;
+	req.r.sdiag_protocol = IPPROTO_TCP;
+	req.r.idiag_states = ~0u;
+	/* the peer's socket: its own end first */
+	req.r.id.idiag_sport = htons(a->pport);
+	req.r.id.idiag_dport = htons(a->lport);
+	if (fam == AF_INET || a->alen == 16) {
+		memcpy(src, a->paddr, (size_t)a->alen);
+		memcpy(dst, a->laddr, (size_t)a->alen);
+	} else {
+		src[10] = src[11] = dst[10] = dst[11] = 0xff;
+		memcpy(src + 12, a->paddr, 4);
+		memcpy(dst + 12, a->laddr, 4);
+	}
+	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -errno;
+	if (send(fd, &req, sizeof(req), 0) < 0 ||
+	    (n = recv(fd, u.b, sizeof(u.b), 0)) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	close(fd);
+	if (!NLMSG_OK(&u.h, (size_t)n))
+		return -EPROTO;
+	if (u.h.nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(&u.h);
+
+		return e->error == -ENOENT ? 0 : e->error;
+	}
+	if (u.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+	    u.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return -EPROTO;
+	m = NLMSG_DATA(&u.h);
+	peer_diag_records++;
+	if (m->idiag_inode)
+		ino[m->idiag_state == PEER_TCP_LISTEN ? 0 : 1] = m->idiag_inode;
+	return 0;
 }
 
 struct peer_unix_find {
@@ -652,6 +730,7 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 	      char **cause)
 {
 	uint64_t ino[2] = { 0, 0 };
+	uint32_t states = ~0u;
 	int err = 0, proto, n = 0;
 	char name[96];
 
@@ -694,14 +773,30 @@ int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 		proto = IPPROTO_UDP;
 	else
 		return propel_cause(cause, -EINVAL, "%s: unknown kind", name);
-	err = peer_diag(AF_INET6, proto, a, ino);
-	if (a->alen == 4 && !err)
-		err = peer_diag(AF_INET, proto, a, ino);
+	/* TCP: the connected socket by one lookup (an IPv4 one: then as a
+	 * dual-stack socket's), then only the listeners (the connection
+	 * still waits in the accept queue: the listener's holder takes it);
+	 * a lookup refused (an old kernel): every socket, as for UDP */
+	if (proto == IPPROTO_TCP) {
+		err = peer_tcp_exact(a->alen == 4 ? AF_INET : AF_INET6, a, ino);
+		if (!err && !ino[1] && a->alen == 4)
+			err = peer_tcp_exact(AF_INET6, a, ino);
+		if (!err && ino[1])
+			n = peer_holders("socket", ino[1], except, 0, pids, max);
+		if (!err)
+			states = 1u << PEER_TCP_LISTEN;
+		err = 0;
+	}
+	if (n == 0 && !ino[0]) {
+		err = peer_diag(AF_INET6, proto, states, a, ino);
+		if (a->alen == 4 && !err)
+			err = peer_diag(AF_INET, proto, states, a, ino);
+	}
 	if (err)
 		return propel_cause(cause, err, "sock_diag: %s", strerror(-err));
 	/* the connected socket; if no process holds it yet (it waits in
 	 * the accept queue), the listener's */
-	if (ino[1])
+	if (n == 0 && ino[1] && states == ~0u)
 		n = peer_holders("socket", ino[1], except, 0, pids, max);
 	if (n == 0 && ino[0])
 		n = peer_holders("socket", ino[0], except, 0, pids, max);

@@ -53,6 +53,10 @@ int peer_is_local(const struct peer_addr *a);
 int peer_find(const struct peer_addr *a, pid_t except, pid_t *pids, int max,
 	      char **cause);
 
+/* The socket records sock_diag has given peer_find so far: what its
+ * lookups cost (a dump reads every socket of the namespace). */
+extern unsigned long peer_diag_records;
+
 /* This host's addresses, comma-separated, into buf (for the HELLO). */
 void peer_local_addrs(char *buf, size_t size);
 
