@@ -115,3 +115,10 @@ check slowfile/first q slowfile "d['functions'] and d['functions'][0]['func'] in
 check slowfile/few q slowfile "d['total'] > 0 and 0 < d['patched'] <= 0.15 * d['total']"
 run clean 0 || echo "  clean: attach failed"
 check clean/names-none q clean "d['total'] > 0 and not [f for f in d['functions'] if f['share'] >= 0.2]"
+if ! q clean "d['total'] > 0 and not [f for f in d['functions'] if f['share'] >= 0.2]"; then
+	# (once in ~16 fresh-clone runs: ngx_http_process_request at 0.65 of
+	# a group of 488 flows, cv 2.9, on a host loaded more than any rerun
+	# could make it: the session is kept for the cause)
+	cp "$t/clean.db" "${TMPDIR:-/tmp}/adaptive-real-clean.$$.db" 2>/dev/null &&
+		echo "  kept the session: ${TMPDIR:-/tmp}/adaptive-real-clean.$$.db"
+fi
