@@ -259,7 +259,12 @@ DIST_FN __attribute__((noinline)) size_t dist_send(int fd, int type, int kind,
 /*
  * Receive one message from a stream and check it.  Returns its size;
  * *type is its type (DT_STOP: a stop).  0 at EOF or when stopped by a
- * signal.  want_seq 0 accepts any sequence number.
+ * signal, *type then -1 (no type: a caller that checks only the type,
+ * as the client and the front end do for a reply, sees no reply -- left
+ * as it was, the previous call's DT_REP in the same stack slot read as
+ * one, and a client whose front end had died of a corrupt message went
+ * on and exited 0: dist corrupt/front, fcr18).  want_seq 0 accepts any
+ * sequence number.
  */
 DIST_FN __attribute__((noinline)) size_t dist_recv(int fd, int kind,
 						   uint32_t want_seq,
@@ -270,6 +275,7 @@ DIST_FN __attribute__((noinline)) size_t dist_recv(int fd, int kind,
 	struct dist_hdr h;
 	ssize_t r = dist_read_all(fd, buf, sizeof(h));
 
+	*type = -1;
 	if (r == 0 || r == -2)
 		return 0;
 	if (r < 0) {
