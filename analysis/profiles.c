@@ -284,33 +284,62 @@ static int profiles_thread_ended(const struct trace *t, size_t i)
 }
 
 /*
- * The idle tail of the run of thread events in one unit that holds event
- * i ([first, end) the thread's events): the index from which the run's
- * time is no unit's, or SIZE_MAX.  A run that began with a recv (the
- * thread was given the unit's work by a message) and ends with the
- * thread going on to another unit's events: after its last send (the
- * answer, or the request passed on), the thread waits for its next work.
- * A run the thread's events end with (the trace ended before its next
- * work came) is idle after its last send only when that send answered on
- * the channel the work came by: a thread that passed the request on and
- * waits for the reply is still the unit's.
+ * Where each unit's time on one thread ([first, end) its events) stops
+ * being the unit's: idle[u], the index of the unit's last send on the
+ * thread, or SIZE_MAX.  A unit given to the thread by a message (its first
+ * event there a recv) is done with it at its last send (the answer, or
+ * the request passed on): what the thread does in the unit after it --
+ * its loop's wait for the next work, a timer's round between -- is no
+ * request's.  Over the unit's events on the thread, not one run of them:
+ * a timer's round that no flow holds splits them (redis's serverCron
+ * between two waits in epoll_wait), and the run after it, begun by no
+ * recv, counted whole.  When the thread's events end in the unit (the
+ * trace ended before its next work came), only if one of its sends
+ * answered on the channel the work came by, not necessarily the last:
+ * redis writes a turn's replies together, and a unit's last send was the
+ * other client's reply -- its wait to the end of the trace, 89 ms of
+ * epoll_wait, ranked an idle flow over the slow ones (three-tier
+ * slow/first, fcr19).  A thread that passed the request on and waits for
+ * the reply is still the unit's.
  */
-static size_t profiles_idle_from(const struct trace *t, const uint32_t *unit_of,
-				 size_t first, size_t end, size_t i)
-{
-	uint32_t u = unit_of[i];
-	size_t r0 = i, r1 = i, last = SIZE_MAX;
+struct profiles_idle_tab {
+	size_t *idle;	   /* per unit: the result */
+	size_t *recv;	   /* per unit: its first event, when a recv */
+	uint8_t *seen;	   /* per unit: 1 met on this thread, 2 answered */
+	uint32_t *touched; /* the units met, in order */
+};
 
-	while (r0 > first && unit_of[r0 - 1] == u)
-		r0--;
-	for (r1 = r0; r1 < end && unit_of[r1] == u; r1++)
-		if (t->ev[r1].kind == TK_SEND)
-			last = r1;
-	if (t->ev[r0].kind != TK_RECV || last == SIZE_MAX)
-		return SIZE_MAX;
-	if (r1 == end && (!t->ev[r0].arg || t->ev[last].arg != t->ev[r0].arg))
-		return SIZE_MAX;
-	return last;
+static void profiles_idle(const struct trace *t, const uint32_t *unit_of,
+			  size_t nunits, size_t first, size_t end,
+			  struct profiles_idle_tab *it)
+{
+	uint32_t lastu = end > first ? unit_of[end - 1] : TRACE_NONE;
+	size_t i, nt = 0;
+
+	for (i = first; i < end; i++) {
+		uint32_t u = unit_of[i];
+
+		if (u == TRACE_NONE || u >= nunits)
+			continue;
+		if (!it->seen[u]) {
+			it->seen[u] = 1;
+			it->touched[nt++] = u;
+			it->idle[u] = SIZE_MAX;
+			it->recv[u] = t->ev[i].kind == TK_RECV ? i : SIZE_MAX;
+		}
+		if (it->recv[u] != SIZE_MAX && t->ev[i].kind == TK_SEND) {
+			it->idle[u] = i;
+			if (t->ev[i].arg && t->ev[i].arg == t->ev[it->recv[u]].arg)
+				it->seen[u] |= 2; /* answered */
+		}
+	}
+	for (i = 0; i < nt; i++) {
+		uint32_t u = it->touched[i];
+
+		if (u == lastu && !(it->seen[u] & 2))
+			it->idle[u] = SIZE_MAX; /* a reply owed */
+		it->seen[u] = 0;
+	}
 }
 
 /* The first event of [lo, hi) (one thread's) at or after ts. */
@@ -341,6 +370,7 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 {
 	int win = w1 > w0;
 	struct profiles_table tb = { .last_key = UINT64_MAX };
+	struct profiles_idle_tab it = { 0 };
 	struct profile *p;
 	uint32_t *pathk;
 	size_t i, th, est;
@@ -348,7 +378,11 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 
 	p = calloc(nunits + 1, sizeof(*p));
 	pathk = malloc(t->npath * sizeof(*pathk));
-	if (!p || !pathk) {
+	it.idle = malloc((nunits + 1) * sizeof(*it.idle));
+	it.recv = malloc((nunits + 1) * sizeof(*it.recv));
+	it.seen = calloc(nunits + 1, 1);
+	it.touched = malloc((nunits + 1) * sizeof(*it.touched));
+	if (!p || !pathk || !it.idle || !it.recv || !it.seen || !it.touched) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -383,7 +417,8 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 			hi = profiles_first_at(t, lo, hi, w1);
 		}
 		size_t end = t->th[th].first + t->th[th].n;
-		size_t idle = SIZE_MAX;
+
+		profiles_idle(t, unit_of, nunits, t->th[th].first, end, &it);
 
 		for (i = lo; i < hi; i++) {
 			const struct trace_event *e = &t->ev[i];
@@ -392,10 +427,6 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 
 			if (u == TRACE_NONE || u >= nunits)
 				continue;
-			if (i == lo || unit_of[i - 1] != u)
-				idle = profiles_idle_from(t, unit_of,
-							  t->th[th].first, end,
-							  i);
 			if (!win || (e->ts_ns >= w0 && e->ts_ns < w1)) {
 				p[u].nevents++;
 				if (e->ts_ns < p[u].first_ts)
@@ -428,7 +459,7 @@ int profiles_build_window(struct profiles_space *sp, const struct trace *t,
 			}
 			/* the time to the thread's next event, both in the unit; from
 			 * a thread's last event in a call, to the end of the trace */
-			if (e->after && i < idle) {
+			if (e->after && i < it.idle[u]) {
 				int64_t a = e->ts_ns, b = a, dt;
 
 				if (i + 1 < t->nev && t->ev[i + 1].thread == e->thread) {
@@ -467,6 +498,10 @@ out:
 	free(tb.cell);
 	free(tb.unit);
 	free(pathk);
+	free(it.idle);
+	free(it.recv);
+	free(it.seen);
+	free(it.touched);
 	if (err) {
 		profiles_free(p, nunits);
 		return err;
