@@ -193,9 +193,18 @@ sleep 0.3
 # whole: the list and the status of one refresh.  Each capture of its own
 # could see another refresh, which listed this check's own grep (its
 # arguments name dist-back): 2 lines counted, "3 match" in the status.
+# A line matches by the process's whole command line, which the screen
+# cuts: another suite's `tmux -L propel-tui-N ...` whose arguments name
+# dist-back was listed as "tmux -L propel-tui-13500" (fcr20).  So a line
+# whose cut command does not show it counts as other only when its
+# process's command line (or a gone one's) does not name it either.
 scr=$(tui_screen)
 n=$(sed -n '3,22p' <<<"$scr" | grep -cE '^ *[0-9]+ ')
-other=$(sed -n '3,22p' <<<"$scr" | grep -E '^ *[0-9]+ ' | grep -vc 'dist-back')
+other=0
+for p in $(sed -n '3,22p' <<<"$scr" | grep -E '^ *[0-9]+ ' | grep -v 'dist-back' | awk '{ print $1 }'); do
+	[ -r "/proc/$p/cmdline" ] && ! tr '\0' ' ' <"/proc/$p/cmdline" | grepq dist-back &&
+		other=$((other + 1))
+done
 if [ "$n" -ge 1 ] && [ "$other" -eq 0 ] && grepq -E "^ *$back .*dist-back" <<<"$scr" &&
    tail -n 2 <<<"$scr" | head -n 1 | grepq "$n match /dist-back"; then
 	pass console/filter
