@@ -926,9 +926,17 @@ static int cmd_report_rootcause(struct report_run *r, struct report_run *ref,
 	}
 	nm = &nrun->prof[ni];
 	{
-		size_t nothers;
+		/* the flows a normal variation is seen in: the references',
+		 * else the session's -- unless --normal names the normal flow
+		 * (the flows are classified already, as in §5.1): the others
+		 * of the session are not known normal, and a fault they share
+		 * (condor's perbatch: every job but the first) read as a
+		 * variation and ranked last */
+		size_t nothers = 0;
 		const struct profile **others =
-			cmd_report_others(r, ai, ref, nref, &nothers);
+			o->normal && !nref
+				? NULL
+				: cmd_report_others(r, ai, ref, nref, &nothers);
 
 		err = rootcause_paths_among(sp, a, nm, others, nothers, &rc);
 		free(others);
