@@ -231,8 +231,10 @@ static int peer_wild(const uint32_t *diag, int fam)
 }
 
 /*
- * One NETLINK_SOCK_DIAG dump: req (len bytes, NLM_F_DUMP set) sent, each
- * answer given to each(h, arg).  0 or -errno.
+ * One NETLINK_SOCK_DIAG request: req (len bytes) sent, each answer given
+ * to each(h, arg).  A dump (NLM_F_DUMP) reads to its end; a lookup of one
+ * socket reads its one answer, and its error (-ENOENT: no such socket) is
+ * returned.  0 or -errno.
  */
 unsigned long peer_diag_records;
 
@@ -240,7 +242,11 @@ static int peer_dump(void *req, size_t len,
 		     void (*each)(const struct nlmsghdr *h, void *arg),
 		     void *arg)
 {
-	char buf[16384];
+	int one = !(((struct nlmsghdr *)req)->nlmsg_flags & NLM_F_DUMP);
+	union {
+		char b[16384];
+		struct nlmsghdr h; /* aligned */
+	} u;
 	int fd, done = 0, err = 0;
 
 	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
@@ -252,23 +258,26 @@ static int peer_dump(void *req, size_t len,
 		return err;
 	}
 	while (!done) {
-		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		ssize_t n = recv(fd, u.b, sizeof(u.b), 0);
 		struct nlmsghdr *h;
 
 		if (n <= 0) {
 			err = n < 0 ? -errno : 0;
 			break;
 		}
-		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
-		     h = NLMSG_NEXT(h, n)) {
+		for (h = &u.h; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
 			if (h->nlmsg_type == NLMSG_DONE ||
 			    h->nlmsg_type == NLMSG_ERROR) {
+				if (one && h->nlmsg_type == NLMSG_ERROR)
+					err = ((const struct nlmsgerr *)
+						       NLMSG_DATA(h))->error;
 				done = 1;
 				break;
 			}
 			peer_diag_records++;
 			each(h, arg);
 		}
+		done |= one;
 	}
 	close(fd);
 	return err;
@@ -327,6 +336,17 @@ static int peer_diag(int fam, int proto, uint32_t states,
 	return peer_dump(&req, sizeof(req), peer_inet_each, &q);
 }
 
+/* a lookup's answer: the socket's inode, by its state */
+static void peer_exact_each(const struct nlmsghdr *h, void *arg)
+{
+	const struct inet_diag_msg *m = NLMSG_DATA(h);
+	uint64_t *ino = arg;
+
+	if (h->nlmsg_type == SOCK_DIAG_BY_FAMILY &&
+	    h->nlmsg_len >= NLMSG_LENGTH(sizeof(*m)) && m->idiag_inode)
+		ino[m->idiag_state == PEER_TCP_LISTEN ? 0 : 1] = m->idiag_inode;
+}
+
 /*
  * The peer end of TCP channel a by its four addresses, one lookup in the
  * kernel's hash (inet_diag without NLM_F_DUMP) instead of a dump of every
@@ -345,15 +365,9 @@ static int peer_tcp_exact(int fam, const struct peer_addr *a, uint64_t ino[2])
 		struct nlmsghdr nlh;
 		struct inet_diag_req_v2 r;
 	} req;
-	union {
-		char b[4096];
-		struct nlmsghdr h; /* aligned */
-	} u;
 	uint8_t *src = (uint8_t *)req.r.id.idiag_src;
 	uint8_t *dst = (uint8_t *)req.r.id.idiag_dst;
-	const struct inet_diag_msg *m;
-	ssize_t n;
-	int fd, err = 0;
+	int err;
 
 	memset(&req, 0, sizeof(req));
 	req.nlh.nlmsg_len = sizeof(req);
@@ -374,31 +388,8 @@ static int peer_tcp_exact(int fam, const struct peer_addr *a, uint64_t ino[2])
 		memcpy(dst + 12, a->laddr, 4);
 	}
 	req.r.id.idiag_cookie[0] = req.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
-	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	if (fd < 0)
-		return -errno;
-	if (send(fd, &req, sizeof(req), 0) < 0 ||
-	    (n = recv(fd, u.b, sizeof(u.b), 0)) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	close(fd);
-	if (!NLMSG_OK(&u.h, (size_t)n))
-		return -EPROTO;
-	if (u.h.nlmsg_type == NLMSG_ERROR) {
-		const struct nlmsgerr *e = NLMSG_DATA(&u.h);
-
-		return e->error == -ENOENT ? 0 : e->error;
-	}
-	if (u.h.nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-	    u.h.nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
-		return -EPROTO;
-	m = NLMSG_DATA(&u.h);
-	peer_diag_records++;
-	if (m->idiag_inode)
-		ino[m->idiag_state == PEER_TCP_LISTEN ? 0 : 1] = m->idiag_inode;
-	return 0;
+	err = peer_dump(&req, sizeof(req), peer_exact_each, ino);
+	return err == -ENOENT ? 0 : err;
 }
 
 struct peer_unix_find {

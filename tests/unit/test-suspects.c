@@ -575,6 +575,16 @@ static int test_idle_one(int answer, int64_t *t0, int64_t *t1)
 	return (int)n;
 }
 
+/* Thread 1 of t: a request on K (ids 1-4), 10 ns in handle, answered on K */
+static void answered(struct trace *t, const char *K)
+{
+	tb_thread(t, 1, 1);
+	comm(t, 1, 10, TK_RECV, 50, K);
+	tb_ev(t, 2, 20, TK_ENTRY, 0, "handle", "h.c:1");
+	tb_ev(t, 3, 30, TK_EXIT, 0, "handle", NULL);
+	comm(t, 4, 40, TK_SEND, 100, K);
+}
+
 /* The time of one unit, the first thread's events of t (but those with
  * ids skip_a and skip_b: in no unit), set by hand as flows_build left
  * them for redis in three-tier; t is freed.  -1 when it fails. */
@@ -613,11 +623,7 @@ static void test_idle_runs(void)
 	struct trace *t = trace_new();
 	int64_t ns;
 
-	tb_thread(t, 1, 1);
-	comm(t, 1, 10, TK_RECV, 50, K);
-	tb_ev(t, 2, 20, TK_ENTRY, 0, "handle", "h.c:1");
-	tb_ev(t, 3, 30, TK_EXIT, 0, "handle", NULL);
-	comm(t, 4, 40, TK_SEND, 100, K);
+	answered(t, K);
 	tb_ev(t, 5, 50, TK_ENTRY, 0, "poll", "l.c:1");
 	tb_ev(t, 6, 400, TK_EXIT, 0, "poll", NULL);
 	tb_ev(t, 7, 410, TK_ENTRY, 0, "cron", "l.c:2");
@@ -642,11 +648,7 @@ static void test_idle_answered(void)
 	struct trace *t = trace_new();
 	int64_t ns;
 
-	tb_thread(t, 1, 1);
-	comm(t, 1, 10, TK_RECV, 50, K);
-	tb_ev(t, 2, 20, TK_ENTRY, 0, "handle", "h.c:1");
-	tb_ev(t, 3, 30, TK_EXIT, 0, "handle", NULL);
-	comm(t, 4, 40, TK_SEND, 100, K);
+	answered(t, K);
 	comm(t, 5, 45, TK_SEND, 100, L);
 	tb_ev(t, 6, 50, TK_ENTRY, 0, "poll", "l.c:1");
 	tb_thread(t, 2, 2); /* the trace ends at 1000 */
